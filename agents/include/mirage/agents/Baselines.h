@@ -1,0 +1,23 @@
+#pragma once
+// The baseline policies every learned agent is measured against.
+#include "mirage/core/Policy.h"
+
+namespace mirage {
+
+// Submits only when the predecessor ends (the episode's fallback does it): what chaining with
+// `sbatch` at the end of the job script, or --dependency=afterany, amounts to.
+class ReactivePolicy final : public Policy {
+ public:
+  std::string name() const override { return "reactive"; }
+  Decision decide(const Observation&) override { return Decision::wait(); }
+};
+
+// Submits once the predecessor's remaining time falls below the mean queue wait of the last
+// 100 started jobs (Mirage's `average` baseline).
+class AveragePolicy final : public Policy {
+ public:
+  std::string name() const override { return "average"; }
+  Decision decide(const Observation& obs) override;
+};
+
+}  // namespace mirage

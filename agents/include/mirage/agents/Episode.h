@@ -1,0 +1,111 @@
+#pragma once
+// One chaining episode (the Mirage protocol): from a simulator state at the sample time, the
+// predecessor is submitted; every decision_interval the policy sees an Observation and says
+// wait or submit; if it never submits, the successor is submitted reactive_lead before the
+// predecessor's end (as a job script's last line would); the episode ends when the successor
+// starts. Longer chains repeat this at every boundary.
+#include <memory>
+#include <vector>
+
+#include "mirage/core/Campaign.h"
+#include "mirage/core/FeatureEncoder.h"
+#include "mirage/core/Policy.h"
+#include "mirage/simulator/Simulator.h"
+
+namespace mirage {
+
+struct ChainSpec {
+  int nodes = 1;
+  int gpus_per_node = 0;
+  Seconds time_limit = 2880 * kMinute;
+  Seconds runtime = 2880 * kMinute;  // each segment runs its full limit, as in Mirage
+  int segments = 2;
+  OverlapMode overlap = OverlapMode::kConcurrent;
+  Seconds handoff_grace = 5 * kMinute;  // hand-off: the predecessor stops this long after
+};
+
+struct EpisodeConfig {
+  ChainSpec chain;
+  Seconds decision_interval = FeatureEncoder::kSpacing;
+  Seconds max_wait = 2 * kDay;  // the longest wait a segment is allowed before the cut-off
+  Seconds reactive_lead = 60;   // the fallback submission, this long before the predecessor ends
+  // Trace time an episode may need after its sample time: the limit plus the longest wait,
+  // for each boundary.
+  Seconds horizon() const {
+    return static_cast<Seconds>(chain.segments - 1) * (chain.time_limit + max_wait);
+  }
+};
+
+struct BoundaryOutcome {
+  Seconds predecessor_submit = 0;
+  Seconds predecessor_start = 0;
+  Seconds predecessor_end = 0;  // its natural end (start + runtime): what the gap is measured to
+  Seconds successor_submit = 0;
+  Seconds successor_start = 0;  // the cut-off time when truncated
+  bool truncated = false;       // the successor had not started by the cut-off
+  Seconds gap() const { return successor_start - predecessor_end; }
+  Seconds interruption() const { return gap() > 0 ? gap() : 0; }
+  // Overlap: GPU time held twice. In hand-off mode the predecessor stops after handoff_grace.
+  Seconds overlap(const ChainSpec& chain) const {
+    const Seconds o = gap() < 0 ? -gap() : 0;
+    return chain.overlap == OverlapMode::kHandoff ? std::min(o, chain.handoff_grace) : o;
+  }
+};
+
+struct EpisodeResult {
+  Seconds sample_time = 0;
+  std::vector<BoundaryOutcome> boundaries;
+  bool truncated() const;
+};
+
+// Where an episode starts: the simulator at the sample time and the history observed so far.
+struct EpisodeStart {
+  Seconds sample_time = 0;
+  Simulator sim;
+  ObservationBuilder history;
+  Seconds deadline = 0;       // nothing of the episode is simulated past this (end of usable trace)
+  Seconds next_snapshot = 0;  // the next instant on the snapshot grid
+};
+
+// Who decides: a Policy, or the oracle with its what-if forks.
+class Decider {
+ public:
+  virtual ~Decider() = default;
+  // Called at each decision instant, with the simulator at that instant.
+  virtual bool submit_now(const Simulator& sim, const Observation& obs, SimJobIndex predecessor,
+                          Seconds fallback_time) = 0;
+  // Called when a new boundary begins (the predecessor just started, or the chain moved on).
+  virtual void begin_boundary() {}
+};
+
+class PolicyDecider final : public Decider {
+ public:
+  explicit PolicyDecider(Policy& policy) : policy_(policy) {}
+  bool submit_now(const Simulator&, const Observation& obs, SimJobIndex, Seconds) override {
+    return policy_.decide(obs).action == Action::kSubmitNow;
+  }
+  void begin_boundary() override { policy_.reset(); }
+
+ private:
+  Policy& policy_;
+};
+
+// The bound no single-submission policy can beat: at the boundary's first decision it tries
+// every decision instant (and the fallback) on a fork and keeps the one with the smallest |gap|.
+class OracleDecider final : public Decider {
+ public:
+  explicit OracleDecider(const EpisodeConfig& config) : config_(config) {}
+  bool submit_now(const Simulator& sim, const Observation& obs, SimJobIndex predecessor,
+                  Seconds fallback_time) override;
+  void begin_boundary() override { chosen_ = -1; }
+
+ private:
+  const EpisodeConfig& config_;
+  Seconds chosen_ = -1;
+};
+
+SimJobSpec segment_job(const ChainSpec& chain);
+
+EpisodeResult run_episode(EpisodeStart start, Decider& decider, const EpisodeConfig& config);
+
+}  // namespace mirage

@@ -1,0 +1,71 @@
+#pragma once
+// `mirage eval`: every policy on the same sample episodes, with the metrics of the Mirage paper.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mirage/agents/Episode.h"
+#include "mirage/traces/Trace.h"
+
+namespace mirage {
+
+enum class EpisodeStartMode {
+  kForkReplay,  // fork a full replay of the trace at the sample time: queues carry over
+  kPeerWarmup,  // Mirage's own protocol: empty cluster, jobs of [t, t+5 d], predecessor at t+2 d
+};
+
+struct EvalConfig {
+  ClusterSpec cluster;
+  EpisodeConfig episode;
+  Seconds from = 0;  // sample times: from, from + every, ... < to
+  Seconds to = 0;
+  Seconds every = 4 * kHour;
+  EpisodeStartMode start_mode = EpisodeStartMode::kForkReplay;
+  std::vector<std::string> policies;  // names; "reactive" is always evaluated (it sets buckets)
+  int threads = 0;                    // 0: all cores
+};
+
+struct SampleOutcome {
+  Seconds sample_time = 0;
+  std::string bucket;  // by reactive's interruption: low, medium, heavy
+  EpisodeResult episode;
+};
+
+struct BucketMetrics {
+  std::size_t samples = 0;
+  double mean_interruption_h = 0;
+  double zero_interruption_share = 0;
+  double mean_overlap_h = 0;
+  double p90_interruption_h = 0;
+  double interruption_reduction = 0;  // 1 - mean interruption / reactive's, same samples
+};
+
+struct PolicyMetrics {
+  BucketMetrics overall;
+  std::map<std::string, BucketMetrics> buckets;  // low, medium, heavy (only those with samples)
+};
+
+struct EvalReport {
+  std::vector<Seconds> sample_times;
+  std::size_t dropped_past_horizon = 0;  // samples whose episode would outrun the trace
+  std::size_t truncated = 0;             // episodes cut off at max_wait (counted, kept)
+  std::map<std::string, std::vector<SampleOutcome>> outcomes;  // policy -> per sample
+  std::map<std::string, PolicyMetrics> metrics;
+  double wall_seconds = 0;
+};
+
+// Load bucket of a sample from reactive's interruption: low <= 2 h, medium 2-12 h, heavy > 12 h.
+std::string load_bucket(Seconds reactive_interruption);
+
+// Progress: (episodes done, episodes total).
+using EvalProgress = std::function<void(std::size_t, std::size_t)>;
+
+EvalReport evaluate(const Trace& trace, const EvalConfig& config,
+                    const EvalProgress& progress = {});
+
+// Metrics of one policy's outcomes against reactive's on the same samples.
+PolicyMetrics compute_metrics(const std::vector<SampleOutcome>& policy,
+                              const std::vector<SampleOutcome>& reactive, const ChainSpec& chain);
+
+}  // namespace mirage

@@ -1,0 +1,142 @@
+#include "mirage/agents/Episode.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace mirage {
+
+bool EpisodeResult::truncated() const {
+  return std::any_of(boundaries.begin(), boundaries.end(),
+                     [](const BoundaryOutcome& b) { return b.truncated; });
+}
+
+SimJobSpec segment_job(const ChainSpec& chain) {
+  SimJobSpec s;
+  s.nodes = chain.nodes;
+  s.gpus_per_node = chain.gpus_per_node;
+  s.time_limit = chain.time_limit;
+  s.runtime = chain.runtime;
+  return s;
+}
+
+namespace {
+
+// Advances `e` until `job` starts or `until`, taking a snapshot at every grid instant passed.
+// Returns true if the job started.
+bool wait_for_start(EpisodeStart& e, SimJobIndex job, Seconds until, Seconds interval) {
+  while (true) {
+    const Seconds stop = std::min(e.next_snapshot, until);
+    if (e.sim.run_until_started(job, stop)) return true;
+    if (e.sim.now() < stop) e.sim.run_until(stop);
+    if (stop == e.next_snapshot) {
+      e.history.add(e.sim.snapshot());
+      e.next_snapshot += interval;
+    }
+    if (stop >= until) return false;
+  }
+}
+
+}  // namespace
+
+bool OracleDecider::submit_now(const Simulator& sim, const Observation&, SimJobIndex,
+                               Seconds fallback_time) {
+  if (chosen_ < 0) {
+    // Try each decision instant from now on, plus the fallback, each on its own fork.
+    const SimJobSpec succ = segment_job(config_.chain);
+    Simulator probe = sim.fork();
+    Seconds best_abs = -1;
+    Seconds predecessor_end = fallback_time + config_.reactive_lead;
+    const Seconds deadline = fallback_time + config_.max_wait + config_.reactive_lead;
+    std::vector<Seconds> candidates;
+    for (Seconds c = sim.now(); c < fallback_time; c += config_.decision_interval)
+      candidates.push_back(c);
+    candidates.push_back(fallback_time);
+    for (Seconds c : candidates) {
+      probe.run_until(c);
+      Simulator what_if = probe.fork();
+      const SimJobIndex s = what_if.submit(succ);
+      what_if.run_until_started(s, deadline);
+      const Seconds start =
+          what_if.state(s) == SimJobState::kPending ? deadline : what_if.start_time(s);
+      const Seconds gap = start - predecessor_end;
+      // Ties go to the later submission: the same gap for less time in the queue.
+      if (best_abs < 0 || std::llabs(gap) <= best_abs) {
+        best_abs = std::llabs(gap);
+        chosen_ = c;
+      }
+    }
+  }
+  return sim.now() >= chosen_;
+}
+
+EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig& config) {
+  EpisodeResult result;
+  result.sample_time = e.sample_time;
+  const ChainSpec& chain = config.chain;
+  const Seconds interval = config.decision_interval;
+  const SimJobSpec seg = segment_job(chain);
+
+  SimJobIndex pred = e.sim.submit(seg);
+  Seconds pred_submit = e.sim.now();
+  if (!wait_for_start(e, pred, e.deadline, interval)) {
+    BoundaryOutcome b;
+    b.predecessor_submit = pred_submit;
+    b.truncated = true;
+    b.successor_start = e.deadline;
+    b.predecessor_start = b.predecessor_end = e.deadline;
+    result.boundaries.push_back(b);
+    return result;
+  }
+  for (int k = 0; k + 1 < chain.segments; ++k) {
+    BoundaryOutcome b;
+    b.predecessor_submit = pred_submit;
+    b.predecessor_start = e.sim.start_time(pred);
+    b.predecessor_end = b.predecessor_start + std::min(seg.runtime, seg.time_limit);
+    const Seconds fallback =
+        std::max(b.predecessor_start, b.predecessor_end - config.reactive_lead);
+    decider.begin_boundary();
+
+    CampaignView view;
+    view.predecessor_limit = seg.time_limit;
+    view.predecessor_nodes = seg.nodes;
+    view.predecessor_gpus_per_node = seg.gpus_per_node;
+    view.predecessor_waited = b.predecessor_start - pred_submit;
+    view.predecessor_running = true;
+    view.successor_nodes = seg.nodes;
+    view.successor_gpus_per_node = seg.gpus_per_node;
+    view.successor_limit = seg.time_limit;
+
+    bool submitted = false;
+    while (e.next_snapshot < fallback) {
+      e.sim.run_until(e.next_snapshot);
+      e.history.add(e.sim.snapshot());
+      e.next_snapshot += interval;
+      view.predecessor_run = e.sim.now() - b.predecessor_start;
+      const Observation obs = e.history.build(view);
+      if (decider.submit_now(e.sim, obs, pred, fallback)) {
+        submitted = true;
+        break;
+      }
+    }
+    if (!submitted) e.sim.run_until(fallback);
+    b.successor_submit = e.sim.now();
+    const SimJobIndex succ = e.sim.submit(seg);
+    const Seconds cutoff = std::min(e.deadline, b.predecessor_end + config.max_wait);
+    if (wait_for_start(e, succ, cutoff, interval)) {
+      b.successor_start = e.sim.start_time(succ);
+    } else {
+      b.successor_start = cutoff;
+      b.truncated = true;
+    }
+    if (chain.overlap == OverlapMode::kHandoff && b.successor_start < b.predecessor_end &&
+        !b.truncated)
+      e.sim.end_early(pred, b.successor_start + chain.handoff_grace);
+    result.boundaries.push_back(b);
+    if (b.truncated) break;
+    pred = succ;
+    pred_submit = b.successor_submit;
+  }
+  return result;
+}
+
+}  // namespace mirage

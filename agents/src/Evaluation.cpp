@@ -1,0 +1,255 @@
+#include "mirage/agents/Evaluation.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "mirage/agents/PolicyRegistry.h"
+
+namespace mirage {
+namespace {
+
+constexpr Seconds kPeerSlice = 5 * kDay;
+constexpr Seconds kPeerWarmup = 2 * kDay;
+
+Seconds next_grid(Seconds t, Seconds interval) {
+  return (t / interval + 1) * interval;
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+double mean_interruption(const EpisodeResult& e) {
+  if (e.boundaries.empty()) return 0;
+  double s = 0;
+  for (const auto& b : e.boundaries) s += static_cast<double>(b.interruption());
+  return s / static_cast<double>(e.boundaries.size());
+}
+
+std::vector<SimJobSpec> fitting_jobs(const Trace& trace, const ClusterSpec& c) {
+  std::vector<Job> keep;
+  for (const Job& j : trace.jobs)
+    if (j.nodes <= c.nodes &&
+        (c.allocation != AllocationMode::kGpuGranular || j.gpus_per_node <= c.gpus_per_node))
+      keep.push_back(j);
+  return to_sim_jobs(keep);
+}
+
+// Builds the start states of a batch of samples, in time order.
+class StartStates {
+ public:
+  StartStates(const Trace& trace, const EvalConfig& config)
+      : config_(config),
+        jobs_(
+            std::make_shared<const std::vector<SimJobSpec>>(fitting_jobs(trace, config.cluster))) {
+    if (config.start_mode == EpisodeStartMode::kForkReplay) {
+      base_.emplace(config.cluster, jobs_);
+      base_->set_recording(false);
+    }
+  }
+
+  Seconds trace_end() const { return jobs_->empty() ? 0 : jobs_->back().submit; }
+
+  EpisodeStart at(Seconds t) {
+    const Seconds interval = config_.episode.decision_interval;
+    if (config_.start_mode == EpisodeStartMode::kForkReplay) {
+      // Snapshots only over the last day before the first sample (the window is 24 h).
+      if (next_snapshot_ == 0)
+        next_snapshot_ = next_grid(t - FeatureEncoder::kWindow * interval - 1, interval);
+      while (next_snapshot_ <= t) {
+        base_->run_until(next_snapshot_);
+        history_.add(base_->snapshot());
+        next_snapshot_ += interval;
+      }
+      base_->run_until(t);
+      return EpisodeStart{t, base_->fork(), history_, trace_end(), next_snapshot_};
+    }
+    // Mirage's protocol: an empty cluster with only the jobs submitted in [t, t + 5 days].
+    auto lo = std::lower_bound(jobs_->begin(), jobs_->end(), t,
+                               [](const SimJobSpec& s, Seconds v) { return s.submit < v; });
+    auto hi = std::lower_bound(lo, jobs_->end(), t + kPeerSlice,
+                               [](const SimJobSpec& s, Seconds v) { return s.submit < v; });
+    Simulator sim(config_.cluster, std::make_shared<const std::vector<SimJobSpec>>(lo, hi));
+    sim.set_recording(false);
+    ObservationBuilder history;
+    Seconds snap = next_grid(t - 1, interval);
+    const Seconds submit_at = t + kPeerWarmup;
+    while (snap <= submit_at) {
+      sim.run_until(snap);
+      history.add(sim.snapshot());
+      snap += interval;
+    }
+    sim.run_until(submit_at);
+    // Their simulator runs the slice to its end: no cut-off but the episode's max wait.
+    return EpisodeStart{t, std::move(sim), std::move(history), submit_at + 60 * kDay, snap};
+  }
+
+ private:
+  const EvalConfig& config_;
+  std::shared_ptr<const std::vector<SimJobSpec>> jobs_;
+  std::optional<Simulator> base_;
+  ObservationBuilder history_;
+  Seconds next_snapshot_ = 0;
+};
+
+}  // namespace
+
+std::string load_bucket(Seconds reactive_interruption) {
+  if (reactive_interruption <= 2 * kHour) return "low";
+  if (reactive_interruption <= 12 * kHour) return "medium";
+  return "heavy";
+}
+
+PolicyMetrics compute_metrics(const std::vector<SampleOutcome>& policy,
+                              const std::vector<SampleOutcome>& reactive, const ChainSpec& chain) {
+  struct Acc {
+    std::vector<double> interruptions, overlaps;
+    double reactive_sum = 0;
+    std::size_t samples = 0;
+  };
+  std::map<std::string, Acc> acc;
+  for (std::size_t i = 0; i < policy.size(); ++i) {
+    for (const std::string& key : {std::string("overall"), policy[i].bucket}) {
+      Acc& a = acc[key];
+      ++a.samples;
+      for (const auto& b : policy[i].episode.boundaries) {
+        a.interruptions.push_back(static_cast<double>(b.interruption()) / kHour);
+        a.overlaps.push_back(static_cast<double>(b.overlap(chain)) / kHour);
+      }
+      for (const auto& b : reactive[i].episode.boundaries)
+        a.reactive_sum += static_cast<double>(b.interruption()) / kHour;
+    }
+  }
+  auto finish = [](const Acc& a) {
+    BucketMetrics m;
+    m.samples = a.samples;
+    const double n = static_cast<double>(a.interruptions.size());
+    if (n == 0) return m;
+    double sum = 0, zero = 0, over = 0;
+    for (double x : a.interruptions) {
+      sum += x;
+      zero += x <= 0 ? 1 : 0;
+    }
+    for (double x : a.overlaps) over += x;
+    m.mean_interruption_h = sum / n;
+    m.zero_interruption_share = zero / n;
+    m.mean_overlap_h = over / n;
+    m.p90_interruption_h = quantile(a.interruptions, 0.9);
+    const double reactive_mean = a.reactive_sum / n;
+    m.interruption_reduction = reactive_mean > 0 ? 1.0 - m.mean_interruption_h / reactive_mean : 0;
+    return m;
+  };
+  PolicyMetrics pm;
+  for (const auto& [key, a] : acc) {
+    if (key == "overall")
+      pm.overall = finish(a);
+    else
+      pm.buckets[key] = finish(a);
+  }
+  return pm;
+}
+
+EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProgress& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (config.every <= 0) throw std::invalid_argument("the sample spacing must be positive");
+  if (config.episode.chain.segments < 2) throw std::invalid_argument("a chain needs 2+ segments");
+  std::vector<std::string> policies = {"reactive"};
+  for (const auto& p : config.policies)
+    if (std::find(policies.begin(), policies.end(), p) == policies.end()) policies.push_back(p);
+  for (const auto& p : policies)
+    if (p != kOracleName) (void)make_policy(p);  // fail early on an unknown name
+
+  EvalReport report;
+  StartStates starts(trace, config);
+  // Samples whose episode would need trace data past the end of the log are dropped.
+  const Seconds need =
+      config.start_mode == EpisodeStartMode::kPeerWarmup ? kPeerSlice : config.episode.horizon();
+  for (Seconds t = config.from; t < config.to; t += config.every) {
+    if (t + need > starts.trace_end())
+      ++report.dropped_past_horizon;
+    else
+      report.sample_times.push_back(t);
+  }
+  for (const auto& p : policies) report.outcomes[p].resize(report.sample_times.size());
+
+  const std::size_t total = report.sample_times.size() * policies.size();
+  std::atomic<std::size_t> done{0};
+  const int threads =
+      config.threads > 0 ? config.threads : std::max(1u, std::thread::hardware_concurrency());
+  // Start states are made in time order on this thread (the base replay only moves forward),
+  // a batch at a time to bound memory; the episodes of a batch run on all threads.
+  const std::size_t batch = static_cast<std::size_t>(threads) * 4;
+  std::mutex progress_mutex;
+  for (std::size_t b0 = 0; b0 < report.sample_times.size(); b0 += batch) {
+    const std::size_t b1 = std::min(report.sample_times.size(), b0 + batch);
+    std::vector<EpisodeStart> batch_starts;
+    for (std::size_t i = b0; i < b1; ++i) batch_starts.push_back(starts.at(report.sample_times[i]));
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto worker = [&] {
+      try {
+        while (true) {
+          const std::size_t task = next.fetch_add(1);
+          if (task >= batch_starts.size() * policies.size()) return;
+          const std::size_t s = task / policies.size();
+          const std::string& name = policies[task % policies.size()];
+          EpisodeStart start{batch_starts[s].sample_time, batch_starts[s].sim.fork(),
+                             batch_starts[s].history, batch_starts[s].deadline,
+                             batch_starts[s].next_snapshot};
+          EpisodeResult r;
+          if (name == kOracleName) {
+            OracleDecider oracle(config.episode);
+            r = run_episode(std::move(start), oracle, config.episode);
+          } else {
+            auto policy = make_policy(name);
+            PolicyDecider decider(*policy);
+            r = run_episode(std::move(start), decider, config.episode);
+          }
+          SampleOutcome& out = report.outcomes[name][b0 + s];
+          out.sample_time = r.sample_time;
+          out.episode = std::move(r);
+          const std::size_t d = ++done;
+          if (progress) {
+            std::lock_guard lock(progress_mutex);
+            progress(d, total);
+          }
+        }
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        failure = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  // Buckets come from reactive's interruption on the same sample.
+  const auto& reactive = report.outcomes.at("reactive");
+  for (auto& [name, outs] : report.outcomes)
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      outs[i].bucket = load_bucket(static_cast<Seconds>(mean_interruption(reactive[i].episode)));
+      if (name == "reactive" && outs[i].episode.truncated()) ++report.truncated;
+    }
+  for (const auto& [name, outs] : report.outcomes)
+    report.metrics[name] = compute_metrics(outs, reactive, config.episode.chain);
+  report.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace mirage

@@ -1,0 +1,82 @@
+#include "ClusterOptions.h"
+
+#include "mirage/core/Error.h"
+
+namespace mirage::cli {
+
+void ClusterOptions::add_to(CLI::App& cmd) {
+  cmd.add_option("--nodes", nodes, "Nodes in the machine (default: from the trace header)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--gpus-per-node", gpus_per_node, "GPUs per node")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--allocation", allocation, "whole-node (exclusive) or gpu (GPU-granular)")
+      ->check(CLI::IsMember({"whole-node", "gpu"}))
+      ->capture_default_str();
+  cmd.add_option("--backfill", backfill,
+                 "Backfill: slurm (reserve for every job tested), easy (only the top job), none")
+      ->check(CLI::IsMember({"easy", "slurm", "none"}))
+      ->capture_default_str();
+  cmd.add_option("--sched-interval", sched_interval, "sched_interval (s)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--bf-interval", bf_interval, "bf_interval (s)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--bf-window", bf_window_min, "bf_window (minutes)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--bf-resolution", bf_resolution, "bf_resolution (s)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--bf-max-job-test", bf_max_job_test, "bf_max_job_test")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--priority-weight-age", weight_age, "PriorityWeightAge")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--priority-weight-job-size", weight_job_size, "PriorityWeightJobSize")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--priority-max-age", max_age_min, "PriorityMaxAge (minutes)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
+ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
+  ClusterSpec spec;
+  spec.nodes = nodes > 0 ? nodes : trace.machine_nodes;
+  if (spec.nodes <= 0)
+    throw InputError({trace.source, 0, "--nodes"},
+                     "the trace does not say how many nodes the machine has; give --nodes");
+  spec.gpus_per_node = gpus_per_node > 0 ? gpus_per_node : trace.machine_gpus_per_node;
+  if (allocation == "gpu") {
+    spec.allocation = AllocationMode::kGpuGranular;
+    if (spec.gpus_per_node <= 0)
+      throw InputError({"", 0, "--gpus-per-node"}, "GPU-granular allocation needs --gpus-per-node");
+  }
+  spec.scheduler.backfill = *parse_backfill_mode(backfill);
+  spec.scheduler.sched_interval = sched_interval;
+  spec.scheduler.bf_interval = bf_interval;
+  spec.scheduler.bf_window = bf_window_min * kMinute;
+  spec.scheduler.bf_resolution = bf_resolution;
+  spec.scheduler.bf_max_job_test = bf_max_job_test;
+  spec.priority.weight_age = weight_age;
+  spec.priority.weight_job_size = weight_job_size;
+  spec.priority.max_age = max_age_min * kMinute;
+  return spec;
+}
+
+void TraceOptions::add_to(CLI::App& cmd) {
+  cmd.add_option("--format", format, "Trace format: auto, swf, sacct, sacct-fixed")
+      ->capture_default_str();
+  cmd.add_flag("--lenient", lenient,
+               "Skip malformed rows (and jobs larger than the machine) and count them");
+}
+
+TraceReadOptions TraceOptions::to_read_options() const {
+  TraceReadOptions r;
+  r.format = parse_trace_format(format);
+  r.lenient = lenient;
+  return r;
+}
+
+}  // namespace mirage::cli

@@ -1,0 +1,40 @@
+#pragma once
+// The machine and scheduler flags shared by `simulate`, `eval` (and later `train`), named after
+// slurm.conf's parameters.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "mirage/core/ClusterSpec.h"
+#include "mirage/traces/Trace.h"
+
+namespace mirage::cli {
+
+struct ClusterOptions {
+  int nodes = 0;
+  int gpus_per_node = 0;
+  std::string allocation = "whole-node";
+  std::string backfill = "slurm";
+  Seconds sched_interval = 60;
+  Seconds bf_interval = 30;
+  Seconds bf_window_min = 1440;
+  Seconds bf_resolution = 60;
+  int bf_max_job_test = 500;
+  double weight_age = 1000;
+  double weight_job_size = 1000;
+  Seconds max_age_min = 7 * 24 * 60;
+
+  void add_to(CLI::App& cmd);
+  // The spec for `trace`: the node count falls back to the trace header; a clear error if
+  // neither says.
+  ClusterSpec to_spec(const Trace& trace) const;
+};
+
+// Reading a trace with the shared --format / --lenient flags.
+struct TraceOptions {
+  std::string format = "auto";
+  bool lenient = false;
+  void add_to(CLI::App& cmd);
+  TraceReadOptions to_read_options() const;
+};
+
+}  // namespace mirage::cli

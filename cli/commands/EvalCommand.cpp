@@ -1,0 +1,271 @@
+// mirage eval: every policy on the same chaining episodes of a trace, with Mirage's metrics.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ClusterOptions.h"
+#include "Commands.h"
+#include "Progress.h"
+#include "mirage/agents/Evaluation.h"
+#include "mirage/agents/PolicyRegistry.h"
+#include "mirage/core/Error.h"
+
+namespace mirage::cli {
+namespace {
+
+struct EvalOptions {
+  std::string trace;
+  TraceOptions trace_options;
+  ClusterOptions cluster;
+  int chain_nodes = 1;
+  int chain_gpus_per_node = 0;
+  int segments = 2;
+  Seconds limit_min = 2880;
+  std::string overlap = "concurrent";
+  std::string from, to;
+  std::string every = "4h";
+  std::string max_wait = "2d";
+  std::string start = "fork";
+  std::string policies = "reactive,average,oracle";
+  int threads = 0;
+  bool json = false;
+  std::string out;
+};
+
+Seconds parse_time_flag(const std::string& text, const char* flag) {
+  auto t = parse_iso_time(text);
+  if (!t)
+    throw InputError({"", 0, flag}, "expected a date YYYY-MM-DD[THH:MM:SS], got '" + text + "'");
+  return *t;
+}
+
+Seconds parse_duration_flag(const std::string& text, const char* flag) {
+  auto d = parse_short_duration(text);
+  if (!d || *d <= 0)
+    throw InputError({"", 0, flag}, "expected a duration such as 4h, 30m, 2d; got '" + text + "'");
+  return *d;
+}
+
+nlohmann::json to_json(const BucketMetrics& m) {
+  return {{"samples", m.samples},
+          {"mean_interruption_h", m.mean_interruption_h},
+          {"zero_interruption_share", m.zero_interruption_share},
+          {"mean_overlap_h", m.mean_overlap_h},
+          {"p90_interruption_h", m.p90_interruption_h},
+          {"interruption_reduction", m.interruption_reduction}};
+}
+
+void print_row(const std::string& name, const BucketMetrics& m) {
+  fmt::print("  {:<12} {:>7} {:>10.2f} h {:>8.1f}% {:>9.2f} h {:>8.2f} h {:>9.1f}%\n", name,
+             m.samples, m.mean_interruption_h, 100 * m.zero_interruption_share, m.mean_overlap_h,
+             m.p90_interruption_h, 100 * m.interruption_reduction);
+}
+
+void write_samples_csv(const std::filesystem::path& path, const EvalReport& r,
+                       const ChainSpec& chain) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path.string());
+  f << "policy,sample_time,bucket,boundary,predecessor_submit,predecessor_start,predecessor_end,"
+       "successor_submit,successor_start,gap_s,interruption_s,overlap_s,truncated\n";
+  for (const auto& [name, outs] : r.outcomes)
+    for (const auto& o : outs)
+      for (std::size_t k = 0; k < o.episode.boundaries.size(); ++k) {
+        const auto& b = o.episode.boundaries[k];
+        f << name << ',' << format_iso_time(o.sample_time) << ',' << o.bucket << ',' << k << ','
+          << format_iso_time(b.predecessor_submit) << ',' << format_iso_time(b.predecessor_start)
+          << ',' << format_iso_time(b.predecessor_end) << ',' << format_iso_time(b.successor_submit)
+          << ',' << format_iso_time(b.successor_start) << ',' << b.gap() << ',' << b.interruption()
+          << ',' << b.overlap(chain) << ',' << (b.truncated ? 1 : 0) << '\n';
+      }
+}
+
+// A gnuplot script with the data inline: CDF of the gap (hours) per policy, one panel for all
+// samples and one per load bucket. Rendered to SVG when gnuplot is installed.
+void write_plot(const std::filesystem::path& dir, const EvalReport& r) {
+  const std::vector<std::string> panels = {"all", "low", "medium", "heavy"};
+  std::ostringstream gp;
+  for (const auto& [name, outs] : r.outcomes)
+    for (const auto& panel : panels) {
+      std::vector<double> gaps;
+      for (const auto& o : outs)
+        if (panel == "all" || o.bucket == panel)
+          for (const auto& b : o.episode.boundaries)
+            gaps.push_back(static_cast<double>(b.gap()) / 3600);
+      std::sort(gaps.begin(), gaps.end());
+      gp << "$" << name << "_" << panel << " << EOD\n";
+      for (std::size_t i = 0; i < gaps.size(); ++i)
+        gp << gaps[i] << ' ' << static_cast<double>(i + 1) / static_cast<double>(gaps.size())
+           << '\n';
+      if (gaps.empty()) gp << "NaN NaN\n";
+      gp << "EOD\n";
+    }
+  gp << "set terminal svg size 1600,420 dynamic font 'sans,11'\n"
+     << "set output '" << (dir / "gap_cdf.svg").string() << "'\n"
+     << "set multiplot layout 1,4 title 'CDF of the gap (successor start - predecessor end)'\n"
+     << "set xlabel 'gap (h)'\nset ylabel 'share of samples'\nset yrange [0:1]\nset grid\n"
+     << "set key bottom right\n";
+  for (const auto& panel : panels) {
+    gp << "set title '" << panel << "'\nplot ";
+    bool first = true;
+    for (const auto& [name, outs] : r.outcomes) {
+      gp << (first ? "" : ", ") << "$" << name << "_" << panel
+         << " using 1:2 with steps lw 2 title '" << name << "'";
+      first = false;
+    }
+    gp << "\n";
+  }
+  gp << "unset multiplot\n";
+  const auto script = dir / "gap_cdf.gp";
+  std::ofstream(script) << gp.str();
+  const std::string cmd = "gnuplot '" + script.string() + "' 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0)
+    fmt::print(stderr, "mirage eval: gnuplot not available; the plot script is {}\n",
+               script.string());
+}
+
+int run_eval(const EvalOptions& o) {
+  Trace trace = read_trace(o.trace, o.trace_options.to_read_options());
+
+  EvalConfig c;
+  c.cluster = o.cluster.to_spec(trace);
+  c.episode.chain.nodes = o.chain_nodes;
+  c.episode.chain.gpus_per_node = o.chain_gpus_per_node;
+  c.episode.chain.segments = o.segments;
+  c.episode.chain.time_limit = c.episode.chain.runtime = o.limit_min * kMinute;
+  c.episode.chain.overlap = *parse_overlap_mode(o.overlap);
+  c.episode.max_wait = parse_duration_flag(o.max_wait, "--max-wait");
+  if (c.episode.chain.nodes > c.cluster.nodes)
+    throw InputError({"", 0, "--chain-nodes"},
+                     fmt::format("the chain needs {} nodes but the machine has {}",
+                                 c.episode.chain.nodes, c.cluster.nodes));
+  c.from = parse_time_flag(o.from, "--from");
+  c.to = parse_time_flag(o.to, "--to");
+  if (c.to <= c.from) throw InputError({"", 0, "--to"}, "must be after --from");
+  c.every = parse_duration_flag(o.every, "--every");
+  c.start_mode = o.start == "peer" ? EpisodeStartMode::kPeerWarmup : EpisodeStartMode::kForkReplay;
+  c.threads = o.threads;
+  std::stringstream ss(o.policies);
+  for (std::string p; std::getline(ss, p, ',');)
+    if (!p.empty()) {
+      if (!is_known_policy(p)) (void)make_policy(p);  // throws the clear error
+      c.policies.push_back(p);
+    }
+
+  Progress progress("eval: episodes");
+  EvalReport r = evaluate(trace, c, [&](std::size_t d, std::size_t t) { progress.update(d, t); });
+  progress.finish();
+  if (r.dropped_past_horizon)
+    fmt::print(stderr,
+               "mirage eval: warning: {} sample(s) dropped: their episode would need trace data "
+               "past the end of the log ({} after the sample time)\n",
+               r.dropped_past_horizon, format_slurm_duration(c.episode.horizon()));
+  if (r.truncated)
+    fmt::print(stderr, "mirage eval: warning: {} episode(s) cut off at --max-wait {}\n",
+               r.truncated, o.max_wait);
+
+  if (!o.out.empty()) {
+    std::filesystem::create_directories(o.out);
+    write_samples_csv(std::filesystem::path(o.out) / "samples.csv", r, c.episode.chain);
+    write_plot(o.out, r);
+  }
+  if (o.json) {
+    nlohmann::json j;
+    j["trace"] = trace.source;
+    j["samples"] = r.sample_times.size();
+    j["dropped_past_horizon"] = r.dropped_past_horizon;
+    j["wall_seconds"] = r.wall_seconds;
+    for (const auto& [name, m] : r.metrics) {
+      nlohmann::json p = to_json(m.overall);
+      for (const auto& [bucket, bm] : m.buckets) p["buckets"][bucket] = to_json(bm);
+      if (!p.contains("buckets")) p["buckets"] = nlohmann::json::object();
+      j["policies"][name] = p;
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print(
+      "trace {}  machine {} nodes  chain {} node(s) x {} segments, {} min limit, {}  start {}\n",
+      trace.source, c.cluster.nodes, c.episode.chain.nodes, c.episode.chain.segments, o.limit_min,
+      o.overlap, o.start);
+  fmt::print("samples {} from {} every {} ({} dropped past the horizon); {:.1f} s\n",
+             r.sample_times.size(), o.from, o.every, r.dropped_past_horizon, r.wall_seconds);
+  for (const std::string& bucket :
+       {std::string("overall"), std::string("low"), std::string("medium"), std::string("heavy")}) {
+    fmt::print("\n{}\n  {:<12} {:>7} {:>12} {:>9} {:>11} {:>10} {:>10}\n", bucket, "policy",
+               "samples", "mean int.", "zero int.", "overlap", "p90 int.", "reduction");
+    bool any = false;
+    for (const auto& name : [&] {
+           std::vector<std::string> order = {"reactive"};
+           for (const auto& p : c.policies)
+             if (p != "reactive") order.push_back(p);
+           return order;
+         }()) {
+      const PolicyMetrics& m = r.metrics.at(name);
+      if (bucket == "overall") {
+        print_row(name, m.overall);
+        any = true;
+      } else if (auto it = m.buckets.find(bucket); it != m.buckets.end()) {
+        print_row(name, it->second);
+        any = true;
+      }
+    }
+    if (!any) fmt::print("  (no samples)\n");
+  }
+  if (!o.out.empty()) fmt::print("\nper-sample CSV and plot in {}\n", o.out);
+  return 0;
+}
+
+}  // namespace
+
+void register_eval_command(CLI::App& app) {
+  auto o = std::make_shared<EvalOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "eval", "Evaluate submission policies on chaining episodes replayed from a trace");
+  cmd->add_option("--trace", o->trace, "Trace file (SWF, sacct; .gz read directly)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  o->trace_options.add_to(*cmd);
+  o->cluster.add_to(*cmd);
+  cmd->add_option("--chain-nodes", o->chain_nodes, "Nodes per segment of the chain")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--chain-gpus-per-node", o->chain_gpus_per_node, "GPUs per node per segment")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--segments", o->segments, "Segments in each chain (2: one boundary)")
+      ->check(CLI::Range(2, 100))
+      ->capture_default_str();
+  cmd->add_option("--limit", o->limit_min, "Each segment's time limit and runtime (minutes)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--overlap", o->overlap, "concurrent or handoff")
+      ->check(CLI::IsMember({"concurrent", "handoff"}))
+      ->capture_default_str();
+  cmd->add_option("--from", o->from, "First sample time (YYYY-MM-DD[THH:MM:SS], UTC)")->required();
+  cmd->add_option("--to", o->to, "Samples before this time")->required();
+  cmd->add_option("--every", o->every, "Spacing of sample times (e.g. 4h)")->capture_default_str();
+  cmd->add_option("--max-wait", o->max_wait, "Longest wait a segment is allowed before the cut-off")
+      ->capture_default_str();
+  cmd->add_option("--start", o->start,
+                  "fork: fork a full replay at each sample (queues carry over); peer: Mirage's "
+                  "protocol (empty cluster, jobs of [t, t+5d], predecessor at t+2d)")
+      ->check(CLI::IsMember({"fork", "peer"}))
+      ->capture_default_str();
+  cmd->add_option("--policies", o->policies,
+                  "Comma-separated policy names (reactive, average, oracle)")
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Worker threads (0: all cores)")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object instead of tables");
+  cmd->add_option("--out", o->out, "Directory for per-sample CSV and the gap CDF plot (SVG)");
+  cmd->callback([o] {
+    const int rc = run_eval(*o);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace mirage::cli

@@ -1,0 +1,27 @@
+// The `mirage` command: offline tools (trace, simulate) and, later, the campaign client.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "Commands.h"
+#include "mirage/core/Error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"mirage: keep long GPU training campaigns running on Slurm without gaps"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "mirage 0.1.0");
+  mirage::cli::register_trace_commands(app);
+  mirage::cli::register_simulate_command(app);
+  mirage::cli::register_eval_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const mirage::InputError& e) {
+    std::cerr << "mirage: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "mirage: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,56 @@
+#pragma once
+// The machine and its scheduler configuration. Parameter names follow slurm.conf
+// (SchedulerParameters and the multifactor priority plugin) so that users recognise them.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "mirage/core/Time.h"
+
+namespace mirage {
+
+enum class BackfillMode {
+  kNone,   // main scheduler only: strict priority order
+  kEasy,   // reserve only for the highest-priority blocked job (EASY backfilling)
+  kSlurm,  // reserve for every job tested, as Slurm's backfill plugin does
+};
+std::string_view to_string(BackfillMode mode);
+std::optional<BackfillMode> parse_backfill_mode(std::string_view text);
+
+enum class AllocationMode {
+  kWholeNode,    // a job owns its nodes exclusively (OverSubscribe=EXCLUSIVE), as in the traces
+  kGpuGranular,  // a job takes gpus_per_node GPUs on each of its nodes; nodes are shared
+};
+std::string_view to_string(AllocationMode mode);
+
+struct SchedulerParameters {
+  Seconds sched_interval = 60;  // main scheduler period (it also runs on every submit and end)
+  Seconds bf_interval = 30;     // backfill period
+  Seconds bf_window = 1440 * kMinute;  // how far ahead backfill plans (slurm.conf gives minutes)
+  Seconds bf_resolution = 60;          // time granularity of backfill's plan
+  int bf_max_job_test = 500;           // jobs backfill considers per pass
+  BackfillMode backfill = BackfillMode::kSlurm;
+};
+
+struct PriorityParameters {
+  // Multifactor priority: age and job size, normalised to [0, 1] and weighted as in slurm.conf.
+  double weight_age = 1000;       // PriorityWeightAge
+  double weight_job_size = 1000;  // PriorityWeightJobSize
+  Seconds max_age = 7 * kDay;     // PriorityMaxAge
+  bool favor_small = false;       // PriorityFavorSmall
+};
+
+struct ClusterSpec {
+  int nodes = 0;
+  int gpus_per_node = 0;  // 0 for CPU-only machines
+  AllocationMode allocation = AllocationMode::kWholeNode;
+  SchedulerParameters scheduler;
+  PriorityParameters priority;
+
+  // Total allocation units a job size is measured against (nodes, or GPUs when GPU-granular).
+  long long capacity_units() const {
+    return allocation == AllocationMode::kGpuGranular ? 1LL * nodes * gpus_per_node : nodes;
+  }
+};
+
+}  // namespace mirage

@@ -1,0 +1,55 @@
+#pragma once
+// THE feature encoder: every policy, live or simulated, sees queues through this one class.
+// Its version is written into every model file and checked on load; change the features and
+// you must bump kVersion.
+//
+// Per snapshot (Mirage's features, normalised; Mirage fed raw values):
+//   pending: count, total size, time limit p0/25/50/75/100, time waited p0/25/50/75/100
+//   running: count, total size, time limit p0..p100, time waited p0..p100, time run p0..p100
+// Counts and sizes are divided by the machine's node count, so machines of any size compare;
+// times go through log1p(hours) / log1p(48), so 0 -> 0 and 48 h -> 1 with a long tail kept.
+// Campaign: predecessor limit, size, waited, run, remaining; successor size and limit; recent
+// mean wait of started jobs.
+#include <array>
+#include <deque>
+#include <vector>
+
+#include "mirage/core/Observation.h"
+#include "mirage/core/QueueSnapshot.h"
+
+namespace mirage {
+
+class FeatureEncoder {
+ public:
+  static constexpr int kVersion = 1;
+  static constexpr int kWindow = 144;       // snapshots in an observation
+  static constexpr Seconds kSpacing = 600;  // seconds between snapshots
+  static constexpr int kPerSnapshot = 29;
+  static constexpr int kCampaignFeatures = 8;
+  static constexpr int kInputSize = kWindow * kPerSnapshot + kCampaignFeatures;
+
+  using SnapshotFeatures = std::array<float, kPerSnapshot>;
+
+  static SnapshotFeatures encode_snapshot(const QueueSnapshot& snapshot);
+  static std::array<float, kCampaignFeatures> encode_campaign(const Observation& obs);
+  // The model input: the window (oldest first) followed by the campaign features.
+  static std::vector<float> encode(const Observation& obs);
+  // Time normalisation used throughout.
+  static float time_feature(Seconds seconds);
+};
+
+// Keeps the last kWindow encoded snapshots and builds Observations from them. The simulator's
+// episodes and the daemon's poller both feed one of these.
+class ObservationBuilder {
+ public:
+  void add(const QueueSnapshot& snapshot);
+  Observation build(const CampaignView& campaign) const;
+  bool empty() const { return history_.empty(); }
+  Seconds last_time() const { return last_.time; }
+
+ private:
+  std::deque<FeatureEncoder::SnapshotFeatures> history_;
+  QueueSnapshot last_;
+};
+
+}  // namespace mirage

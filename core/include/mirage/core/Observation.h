@@ -1,0 +1,36 @@
+#pragma once
+// What a policy sees at a decision: the encoded recent history of the queue, the latest raw
+// snapshot, and the campaign's own state. Built the same way live and in simulation.
+#include <vector>
+
+#include "mirage/core/QueueSnapshot.h"
+
+namespace mirage {
+
+// The campaign as the policy may know it at the decision instant.
+struct CampaignView {
+  Seconds predecessor_limit = 0;
+  int predecessor_nodes = 0;
+  int predecessor_gpus_per_node = 0;
+  Seconds predecessor_waited = 0;  // how long it waited (or has waited so far, if pending)
+  Seconds predecessor_run = 0;     // how long it has run so far (0 while pending)
+  bool predecessor_running = false;
+  int successor_nodes = 0;
+  int successor_gpus_per_node = 0;
+  Seconds successor_limit = 0;
+
+  Seconds predecessor_remaining() const {
+    return predecessor_running ? predecessor_limit - predecessor_run : predecessor_limit;
+  }
+};
+
+struct Observation {
+  Seconds time = 0;
+  int encoder_version = 0;
+  CampaignView campaign;
+  QueueSnapshot latest;       // the queue now
+  std::vector<float> window;  // FeatureEncoder::kWindow snapshots x kPerSnapshot, oldest first
+  int window_filled = 0;      // how many of the window's snapshots are real (the rest are zero)
+};
+
+}  // namespace mirage

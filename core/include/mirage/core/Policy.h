@@ -1,0 +1,28 @@
+#pragma once
+// A policy decides, at each decision instant, whether to submit the next segment now.
+#include <memory>
+#include <string>
+
+#include "mirage/core/Observation.h"
+
+namespace mirage {
+
+enum class Action { kWait, kSubmitNow };
+
+struct Decision {
+  Action action = Action::kWait;
+  double confidence = 1.0;  // in [0, 1]; learned agents may report less
+  static Decision wait() { return {Action::kWait, 1.0}; }
+  static Decision submit() { return {Action::kSubmitNow, 1.0}; }
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string name() const = 0;
+  virtual Decision decide(const Observation& obs) = 0;
+  // Called before each new episode (or campaign boundary) for policies that keep state.
+  virtual void reset() {}
+};
+
+}  // namespace mirage

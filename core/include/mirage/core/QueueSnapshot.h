@@ -1,0 +1,38 @@
+#pragma once
+// The state of one partition at one instant: what a policy may know about the queue. Produced
+// identically by the simulator and by the daemon's Slurm poller.
+#include <vector>
+
+#include "mirage/core/Time.h"
+
+namespace mirage {
+
+struct PendingJobView {
+  Seconds time_limit = 0;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  Seconds waited = 0;  // time in the queue so far
+};
+
+struct RunningJobView {
+  Seconds time_limit = 0;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  Seconds waited = 0;  // how long it waited before it started
+  Seconds run = 0;     // time run so far
+};
+
+struct QueueSnapshot {
+  Seconds time = 0;  // Unix seconds of the observation
+  int total_nodes = 0;
+  int gpus_per_node = 0;
+  std::vector<PendingJobView> pending;
+  std::vector<RunningJobView> running;
+  // Mean queue wait of the most recently started jobs (up to kRecentStarts of them), as the
+  // `average` baseline uses; recent_starts says how many were seen.
+  static constexpr int kRecentStarts = 100;
+  double recent_mean_wait_s = 0;
+  int recent_starts = 0;
+};
+
+}  // namespace mirage

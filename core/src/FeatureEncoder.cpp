@@ -1,0 +1,109 @@
+#include "mirage/core/FeatureEncoder.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mirage {
+namespace {
+
+// p0, p25, p50, p75, p100 of `v` (sorted in place), each through time_feature; zeros if empty.
+void percentiles(std::vector<Seconds>& v, float* out) {
+  if (v.empty()) {
+    std::fill(out, out + 5, 0.f);
+    return;
+  }
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size() - 1;
+  for (int q = 0; q <= 4; ++q) {
+    const std::size_t k = (n * static_cast<std::size_t>(q) + 2) / 4;
+    out[q] = FeatureEncoder::time_feature(v[k]);
+  }
+}
+
+}  // namespace
+
+float FeatureEncoder::time_feature(Seconds seconds) {
+  static const double kScale = std::log1p(48.0);
+  const double hours = static_cast<double>(std::max<Seconds>(0, seconds)) / 3600.0;
+  return static_cast<float>(std::log1p(hours) / kScale);
+}
+
+FeatureEncoder::SnapshotFeatures FeatureEncoder::encode_snapshot(const QueueSnapshot& q) {
+  SnapshotFeatures f{};
+  const float nodes = static_cast<float>(std::max(1, q.total_nodes));
+  std::vector<Seconds> a, b, c;
+  a.reserve(q.pending.size());
+  b.reserve(q.pending.size());
+  long long size = 0;
+  for (const auto& p : q.pending) {
+    a.push_back(p.time_limit);
+    b.push_back(p.waited);
+    size += p.nodes;
+  }
+  f[0] = static_cast<float>(q.pending.size()) / nodes;
+  f[1] = static_cast<float>(size) / nodes;
+  percentiles(a, &f[2]);
+  percentiles(b, &f[7]);
+  a.clear();
+  b.clear();
+  size = 0;
+  for (const auto& r : q.running) {
+    a.push_back(r.time_limit);
+    b.push_back(r.waited);
+    c.push_back(r.run);
+    size += r.nodes;
+  }
+  f[12] = static_cast<float>(q.running.size()) / nodes;
+  f[13] = static_cast<float>(size) / nodes;
+  percentiles(a, &f[14]);
+  percentiles(b, &f[19]);
+  percentiles(c, &f[24]);
+  return f;
+}
+
+std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_campaign(
+    const Observation& obs) {
+  const CampaignView& c = obs.campaign;
+  const float nodes = static_cast<float>(std::max(1, obs.latest.total_nodes));
+  return {time_feature(c.predecessor_limit),
+          static_cast<float>(c.predecessor_nodes) / nodes,
+          time_feature(c.predecessor_waited),
+          time_feature(c.predecessor_run),
+          time_feature(c.predecessor_remaining()),
+          static_cast<float>(c.successor_nodes) / nodes,
+          time_feature(c.successor_limit),
+          time_feature(static_cast<Seconds>(obs.latest.recent_mean_wait_s))};
+}
+
+std::vector<float> FeatureEncoder::encode(const Observation& obs) {
+  std::vector<float> x;
+  x.reserve(kInputSize);
+  x.insert(x.end(), obs.window.begin(), obs.window.end());
+  x.resize(static_cast<std::size_t>(kWindow * kPerSnapshot), 0.f);
+  const auto c = encode_campaign(obs);
+  x.insert(x.end(), c.begin(), c.end());
+  return x;
+}
+
+void ObservationBuilder::add(const QueueSnapshot& snapshot) {
+  history_.push_back(FeatureEncoder::encode_snapshot(snapshot));
+  if (history_.size() > static_cast<std::size_t>(FeatureEncoder::kWindow)) history_.pop_front();
+  last_ = snapshot;
+}
+
+Observation ObservationBuilder::build(const CampaignView& campaign) const {
+  Observation o;
+  o.time = last_.time;
+  o.encoder_version = FeatureEncoder::kVersion;
+  o.campaign = campaign;
+  o.latest = last_;
+  o.window_filled = static_cast<int>(history_.size());
+  // Oldest first; missing history (a fresh start) is zero-padded at the front.
+  o.window.assign(static_cast<std::size_t>((FeatureEncoder::kWindow - o.window_filled) *
+                                           FeatureEncoder::kPerSnapshot),
+                  0.f);
+  for (const auto& f : history_) o.window.insert(o.window.end(), f.begin(), f.end());
+  return o;
+}
+
+}  // namespace mirage

@@ -1,0 +1,137 @@
+#include "mirage/core/Time.h"
+
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+#include <vector>
+
+namespace mirage {
+namespace {
+
+// Digits only: a sign or space inside a timestamp or duration is malformed, not a value.
+bool parse_int(std::string_view text, long long& out) {
+  if (text.empty()) return false;
+  for (char c : text)
+    if (c < '0' || c > '9') return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
+long long days_from_civil(long long y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const long long era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<long long>(doe) - 719468;
+}
+
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  size_t begin = 0;
+  while (true) {
+    size_t pos = text.find(sep, begin);
+    parts.push_back(text.substr(begin, pos - begin));
+    if (pos == std::string_view::npos) break;
+    begin = pos + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+std::optional<Seconds> parse_iso_time(std::string_view text) {
+  long long y, mo, d, h = 0, mi = 0, s = 0;
+  if (text.size() < 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
+  if (!parse_int(text.substr(0, 4), y) || !parse_int(text.substr(5, 2), mo) ||
+      !parse_int(text.substr(8, 2), d))
+    return std::nullopt;
+  if (text.size() > 10) {
+    if (text.size() != 19 || (text[10] != 'T' && text[10] != ' ') || text[13] != ':' ||
+        text[16] != ':')
+      return std::nullopt;
+    if (!parse_int(text.substr(11, 2), h) || !parse_int(text.substr(14, 2), mi) ||
+        !parse_int(text.substr(17, 2), s))
+      return std::nullopt;
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return std::nullopt;
+  return days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * kDay +
+         h * kHour + mi * kMinute + s;
+}
+
+std::string format_iso_time(Seconds t) {
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
+std::optional<Seconds> parse_slurm_duration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  long long days = 0;
+  std::string_view rest = text;
+  bool has_days = false;
+  if (auto dash = text.find('-'); dash != std::string_view::npos) {
+    if (!parse_int(text.substr(0, dash), days) || days < 0) return std::nullopt;
+    rest = text.substr(dash + 1);
+    has_days = true;
+  }
+  auto parts = split(rest, ':');
+  std::vector<long long> v;
+  for (auto p : parts) {
+    long long x;
+    if (!parse_int(p, x) || x < 0) return std::nullopt;
+    v.push_back(x);
+  }
+  long long secs = 0;
+  if (has_days) {  // D-HH, D-HH:MM, D-HH:MM:SS
+    if (v.size() == 1)
+      secs = v[0] * kHour;
+    else if (v.size() == 2)
+      secs = v[0] * kHour + v[1] * kMinute;
+    else if (v.size() == 3)
+      secs = v[0] * kHour + v[1] * kMinute + v[2];
+    else
+      return std::nullopt;
+  } else {  // MM, MM:SS, HH:MM:SS
+    if (v.size() == 1)
+      secs = v[0] * kMinute;
+    else if (v.size() == 2)
+      secs = v[0] * kMinute + v[1];
+    else if (v.size() == 3)
+      secs = v[0] * kHour + v[1] * kMinute + v[2];
+    else
+      return std::nullopt;
+  }
+  return days * kDay + secs;
+}
+
+std::string format_slurm_duration(Seconds s) {
+  char buf[48];
+  const bool neg = s < 0;
+  if (neg) s = -s;
+  long long d = s / kDay, h = (s % kDay) / kHour, m = (s % kHour) / kMinute, sec = s % kMinute;
+  if (d > 0)
+    std::snprintf(buf, sizeof buf, "%s%lld-%02lld:%02lld:%02lld", neg ? "-" : "", d, h, m, sec);
+  else
+    std::snprintf(buf, sizeof buf, "%s%02lld:%02lld:%02lld", neg ? "-" : "", h, m, sec);
+  return buf;
+}
+
+std::optional<Seconds> parse_short_duration(std::string_view text) {
+  if (text.size() < 2) return std::nullopt;
+  long long n;
+  if (!parse_int(text.substr(0, text.size() - 1), n) || n < 0) return std::nullopt;
+  switch (text.back()) {
+    case 's': return n;
+    case 'm': return n * kMinute;
+    case 'h': return n * kHour;
+    case 'd': return n * kDay;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace mirage

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package mirage needs on a fresh Debian bookworm machine (run as root).
+# Idempotent: packages already present are skipped by apt.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+packages=(
+  build-essential cmake pkg-config git ca-certificates clang-format
+  # the fixed stack
+  libslurm-dev libboost-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
+  libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libtorch-dev libgloo-dev
+  # a real Slurm cluster on this machine for integration tests (DESIGN.md section 6)
+  slurmctld slurmd slurm-client munge
+  # plots for `mirage eval --out`
+  gnuplot-nox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+echo "install-deps: all ${#packages[@]} packages present"

@@ -1,0 +1,55 @@
+#pragma once
+// The backfill scheduler's plan: free resources over future time as a step function.
+//
+// One representation serves both allocation modes. In GPU-granular mode each "slot" is a node
+// and its value is the node's free GPUs; a job needs `count` slots with at least `units` free.
+// In whole-node mode nodes are interchangeable, so the profile holds a single slot whose value
+// is the number of free nodes, and a job needs that one slot with `units` = its node count.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "mirage/core/Time.h"
+
+namespace mirage {
+
+struct ResourceRequest {
+  int count = 1;  // slots needed
+  int units = 1;  // free units needed in each slot
+};
+
+struct Placement {
+  Seconds start = 0;
+  std::vector<std::uint16_t> slots;  // which slots (GPU mode: node indices)
+};
+
+class AvailabilityProfile {
+ public:
+  // All `slots` have `capacity` units free from `now` on.
+  AvailabilityProfile(Seconds now, int slots, int capacity);
+
+  // Marks `units` of `slot` as in use from now until `end`.
+  void occupy_until(int slot, int units, Seconds end);
+
+  // Earliest start in [now, latest_start] where `request` fits for `duration`, with the slots
+  // it would use; nullopt when none.
+  std::optional<Placement> earliest_start(const ResourceRequest& request, Seconds duration,
+                                          Seconds latest_start) const;
+
+  // Takes `units` on each of `placement.slots` over [placement.start, placement.start+duration).
+  void reserve(const Placement& placement, int units, Seconds duration);
+
+  // Units free on `slot` right now.
+  int free_now(int slot) const { return free_[slot]; }
+  int slots() const { return slots_; }
+
+ private:
+  std::size_t split_at(Seconds t);  // ensures a breakpoint at t; returns its index
+  int at(std::size_t segment, int slot) const { return free_[segment * slots_ + slot]; }
+
+  int slots_;
+  std::vector<Seconds> times_;  // segment i covers [times_[i], times_[i+1]); the last is open
+  std::vector<int> free_;       // segments x slots, row-major
+};
+
+}  // namespace mirage

@@ -1,0 +1,170 @@
+#pragma once
+// An event-driven, deterministic Slurm-like scheduler simulator. Time jumps from event to event
+// (arrivals, job ends, --begin times, scheduler passes); nothing ticks per second or per minute.
+//
+// What it models (DESIGN.md section 2): multifactor priority with age (counted from the moment a
+// job becomes eligible, so frozen while a dependency or --begin holds it; capped at
+// PriorityMaxAge) and job size; the main scheduler (priority order, stops at the first job that
+// does not fit), run after every event; the backfill scheduler every bf_interval, planning with
+// time limits (never true runtimes) at bf_resolution over bf_window, testing at most
+// bf_max_job_test jobs, with EASY or Slurm-style reservations; whole-node or GPU-granular
+// allocation; jobs end at min(runtime, time limit); afterany dependencies, --begin,
+// cancellation and early termination (the hand-off signal).
+//
+// fork() copies the whole mutable state: the trace itself is shared and immutable, and the
+// per-job outcome log is not carried into forks, so a fork costs O(jobs in the system).
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "mirage/core/ClusterSpec.h"
+#include "mirage/core/Job.h"
+#include "mirage/core/QueueSnapshot.h"
+
+namespace mirage {
+
+// Index of a job inside one simulation: trace jobs are 0..trace_size-1 in submit order;
+// jobs submitted through Simulator::submit follow.
+using SimJobIndex = std::uint32_t;
+
+// A job as the simulator needs it. The runtime is the truth the scheduler never sees.
+struct SimJobSpec {
+  Seconds submit = 0;
+  Seconds time_limit = 0;
+  Seconds runtime = 0;  // true runtime; the job ends at min(runtime, time_limit)
+  int nodes = 1;
+  int gpus_per_node = 0;  // used in GPU-granular mode; 0 there means all GPUs of each node
+  Seconds begin = 0;      // --begin: not eligible before this instant (0: no constraint)
+  std::optional<SimJobIndex> after_any;  // --dependency=afterany:<job>
+};
+
+enum class SimJobState : std::uint8_t { kFuture, kPending, kRunning, kDone, kCancelled };
+
+struct JobOutcome {
+  SimJobIndex job = 0;
+  Seconds start = kUnknownTime;
+  Seconds end = kUnknownTime;
+};
+
+// Converts normalised trace jobs into simulator jobs (runtime from recorded start/end).
+std::vector<SimJobSpec> to_sim_jobs(const std::vector<Job>& jobs);
+
+class Simulator {
+ public:
+  // `jobs` must be sorted by submit time. Throws std::invalid_argument when a job cannot ever
+  // fit the machine or has a non-positive size, naming the job.
+  Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobSpec>> jobs);
+
+  // Processes every event with time <= t, then sets now() to t.
+  void run_until(Seconds t);
+  // Runs until no job is left pending or running and the trace is exhausted.
+  void run_to_completion();
+  // Runs until `job` has started (or ended/cancelled), or until `deadline`; returns true if it
+  // started.
+  bool run_until_started(SimJobIndex job, Seconds deadline);
+
+  Seconds now() const { return now_; }
+
+  // Submits a job at now() (its submit field is overwritten with now()). Returns its index.
+  SimJobIndex submit(SimJobSpec spec);
+  // Cancels a pending job, or ends a running one now.
+  void cancel(SimJobIndex job);
+  // Makes a running job end at `at` (>= now) if that is before its natural end: the hand-off.
+  void end_early(SimJobIndex job, Seconds at);
+
+  SimJobState state(SimJobIndex job) const;
+  Seconds start_time(SimJobIndex job) const;  // kUnknownTime until started
+  Seconds end_time(SimJobIndex job) const;    // kUnknownTime until ended (expected end not given)
+
+  QueueSnapshot snapshot() const;
+
+  // A copy of the whole state that evolves independently; it does not record outcomes.
+  Simulator fork() const;
+
+  // Outcomes of every job that has ended, in end order (only when recording; on by default).
+  const std::vector<JobOutcome>& outcomes() const { return outcomes_; }
+  void set_recording(bool on) { recording_ = on; }
+
+  const ClusterSpec& spec() const { return spec_; }
+  const SimJobSpec& job(SimJobIndex j) const;
+  std::size_t trace_size() const { return trace_->size(); }
+  std::size_t pending_count() const;
+  std::size_t running_count() const { return running_.size(); }
+
+  // Counters, for benchmarks and tests.
+  struct Counters {
+    std::uint64_t events = 0;
+    std::uint64_t main_passes = 0;
+    std::uint64_t backfill_passes = 0;
+    std::uint64_t backfill_starts = 0;
+  };
+  const Counters& counters() const { return counters_; }
+
+ private:
+  static constexpr Seconds kNever = INT64_MAX;
+  struct RunningJob {
+    SimJobIndex job;
+    Seconds start;
+    Seconds end;           // actual end: min(runtime, limit), or earlier when ended early
+    Seconds expected_end;  // start + time limit: what the scheduler plans with
+    std::vector<std::uint16_t> gpu_nodes;  // GPU-granular: the nodes it holds
+  };
+  struct PerJob {
+    SimJobState state = SimJobState::kFuture;
+    Seconds start = kUnknownTime;
+    Seconds end = kUnknownTime;
+  };
+  struct Ranked {
+    SimJobIndex job;
+    double priority;
+  };
+
+  void process_events_at(Seconds t);
+  void arrive(SimJobIndex j);
+  void become_eligible_or_hold(SimJobIndex j);
+  void complete(SimJobIndex j, SimJobState final_state);
+  void start_job(std::size_t eligible_pos, const std::vector<std::uint16_t>* nodes);
+  void release(const RunningJob& r);
+  void main_schedule();
+  void backfill_schedule();
+  void mark_dirty(bool main_too);
+  double priority_of(const SimJobSpec& s, Seconds eligible_since) const;
+  bool before(const Ranked& a, const Ranked& b) const;
+  Seconds next_event_time() const;
+  bool fits_now(const SimJobSpec& s) const;
+  int gpus_needed(const SimJobSpec& s) const;
+
+  ClusterSpec spec_;
+  std::shared_ptr<const std::vector<SimJobSpec>> trace_;
+  std::vector<SimJobSpec> extra_;  // jobs submitted through submit()
+  Seconds now_ = 0;
+  std::size_t next_arrival_ = 0;  // cursor into *trace_
+
+  // Pending, eligible jobs with the moment they became eligible (age counts from there).
+  std::vector<std::pair<SimJobIndex, Seconds>> eligible_;
+  std::vector<std::pair<Seconds, SimJobIndex>> begin_heap_;  // held by --begin (min-heap)
+  std::vector<SimJobIndex> dependency_held_;                 // held by afterany
+  std::vector<RunningJob> running_;                          // min-heap by end
+  std::vector<PerJob> state_;  // every job: trace jobs first, then extra ones
+
+  int free_nodes_ = 0;                    // whole-node mode
+  std::vector<std::uint16_t> free_gpus_;  // GPU-granular mode, per node
+
+  bool main_needed_ = false;  // something changed since the last main-scheduler pass
+  bool dirty_ = false;        // something changed since the last backfill pass
+  Seconds next_backfill_ = 0;
+  Seconds last_backfill_ = INT64_MIN / 2;
+  // Waits of the last QueueSnapshot::kRecentStarts started jobs (a ring), for snapshots.
+  std::array<Seconds, QueueSnapshot::kRecentStarts> recent_waits_{};
+  int recent_count_ = 0;
+  int recent_pos_ = 0;
+  Seconds recent_sum_ = 0;
+  bool recording_ = true;
+  std::vector<JobOutcome> outcomes_;
+  Counters counters_;
+};
+
+}  // namespace mirage

@@ -1,0 +1,488 @@
+#include "mirage/simulator/Simulator.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "mirage/simulator/AvailabilityProfile.h"
+
+namespace mirage {
+namespace {
+
+Seconds round_up(Seconds t, Seconds step) {
+  if (step <= 1) return t;
+  const Seconds r = t % step;
+  return r == 0 ? t : t + (step - r);
+}
+
+// Min-heap on actual end time; ties by job index for determinism.
+struct LaterEnd {
+  template <class R>
+  bool operator()(const R& a, const R& b) const {
+    return a.end != b.end ? a.end > b.end : a.job > b.job;
+  }
+};
+
+struct LaterBegin {
+  bool operator()(const std::pair<Seconds, SimJobIndex>& a,
+                  const std::pair<Seconds, SimJobIndex>& b) const {
+    return a > b;
+  }
+};
+
+}  // namespace
+
+std::vector<SimJobSpec> to_sim_jobs(const std::vector<Job>& jobs) {
+  std::vector<SimJobSpec> out;
+  out.reserve(jobs.size());
+  for (const Job& j : jobs) {
+    SimJobSpec s;
+    s.submit = j.submit;
+    s.runtime = std::max<Seconds>(0, j.runtime());
+    s.time_limit = j.time_limit > 0 ? j.time_limit : std::max<Seconds>(1, s.runtime);
+    s.nodes = j.nodes;
+    s.gpus_per_node = j.gpus_per_node;
+    out.push_back(s);
+  }
+  return out;
+}
+
+Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobSpec>> jobs)
+    : spec_(std::move(spec)), trace_(std::move(jobs)) {
+  if (spec_.nodes <= 0) throw std::invalid_argument("the machine needs at least one node");
+  if (spec_.allocation == AllocationMode::kGpuGranular && spec_.gpus_per_node <= 0)
+    throw std::invalid_argument("GPU-granular allocation needs gpus_per_node > 0");
+  if (spec_.nodes > 65535) throw std::invalid_argument("at most 65535 nodes are supported");
+  const auto& t = *trace_;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const SimJobSpec& s = t[i];
+    const std::string who = "job #" + std::to_string(i);
+    if (s.nodes <= 0) throw std::invalid_argument(who + " asks for a non-positive node count");
+    if (s.nodes > spec_.nodes)
+      throw std::invalid_argument(who + " asks for " + std::to_string(s.nodes) +
+                                  " nodes but the machine has " + std::to_string(spec_.nodes));
+    if (spec_.allocation == AllocationMode::kGpuGranular && s.gpus_per_node > spec_.gpus_per_node)
+      throw std::invalid_argument(who + " asks for " + std::to_string(s.gpus_per_node) +
+                                  " GPUs per node but nodes have " +
+                                  std::to_string(spec_.gpus_per_node));
+    if (s.time_limit <= 0 || s.runtime < 0)
+      throw std::invalid_argument(who + " has a non-positive time limit or negative runtime");
+    if (i > 0 && s.submit < t[i - 1].submit)
+      throw std::invalid_argument("jobs must be sorted by submit time (" + who + ")");
+  }
+  state_.resize(t.size());
+  free_nodes_ = spec_.nodes;
+  if (spec_.allocation == AllocationMode::kGpuGranular)
+    free_gpus_.assign(static_cast<std::size_t>(spec_.nodes),
+                      static_cast<std::uint16_t>(spec_.gpus_per_node));
+  now_ = t.empty() ? 0 : t.front().submit;
+  if (spec_.scheduler.bf_interval <= 0) spec_.scheduler.bf_interval = 1;
+}
+
+const SimJobSpec& Simulator::job(SimJobIndex j) const {
+  return j < trace_->size() ? (*trace_)[j] : extra_[j - trace_->size()];
+}
+
+SimJobState Simulator::state(SimJobIndex j) const {
+  return state_.at(j).state;
+}
+Seconds Simulator::start_time(SimJobIndex j) const {
+  return state_.at(j).start;
+}
+Seconds Simulator::end_time(SimJobIndex j) const {
+  const PerJob& p = state_.at(j);
+  return p.state == SimJobState::kDone || p.state == SimJobState::kCancelled ? p.end : kUnknownTime;
+}
+
+std::size_t Simulator::pending_count() const {
+  return eligible_.size() + begin_heap_.size() + dependency_held_.size();
+}
+
+int Simulator::gpus_needed(const SimJobSpec& s) const {
+  return s.gpus_per_node > 0 ? s.gpus_per_node : spec_.gpus_per_node;
+}
+
+// ---- events ----------------------------------------------------------------------------------
+
+Seconds Simulator::next_event_time() const {
+  Seconds t = kNever;
+  if (next_arrival_ < trace_->size()) t = std::min(t, (*trace_)[next_arrival_].submit);
+  if (!running_.empty()) t = std::min(t, running_.front().end);
+  if (!begin_heap_.empty()) t = std::min(t, begin_heap_.front().first);
+  if (dirty_ && spec_.scheduler.backfill != BackfillMode::kNone && !eligible_.empty())
+    t = std::min(t, next_backfill_);
+  return t;
+}
+
+void Simulator::mark_dirty(bool main_too) {
+  if (!dirty_ || next_backfill_ < now_) {
+    dirty_ = true;
+    const Seconds bf = spec_.scheduler.bf_interval;
+    // The next backfill tick at or after now (ticks sit on multiples of bf_interval).
+    next_backfill_ = std::max(round_up(now_, bf), last_backfill_ + bf);
+  }
+  // A start frees nothing, so it gives the main scheduler nothing new to try.
+  if (main_too) main_needed_ = true;
+}
+
+void Simulator::run_until(Seconds t) {
+  while (true) {
+    if (main_needed_) main_schedule();
+    const Seconds next = next_event_time();
+    if (next > t) break;
+    process_events_at(next);
+  }
+  if (t > now_) now_ = t;
+}
+
+void Simulator::run_to_completion() {
+  while (true) {
+    if (main_needed_) main_schedule();
+    const Seconds next = next_event_time();
+    if (next == kNever) break;
+    process_events_at(next);
+  }
+}
+
+bool Simulator::run_until_started(SimJobIndex j, Seconds deadline) {
+  while (state_.at(j).state == SimJobState::kPending ||
+         state_.at(j).state == SimJobState::kFuture) {
+    if (main_needed_) {
+      main_schedule();
+      continue;
+    }
+    const Seconds next = next_event_time();
+    if (next > deadline || next == kNever) {
+      if (deadline > now_ && deadline != kNever) now_ = deadline;
+      break;
+    }
+    process_events_at(next);
+  }
+  const auto st = state_.at(j).state;
+  return st == SimJobState::kRunning || st == SimJobState::kDone;
+}
+
+void Simulator::process_events_at(Seconds t) {
+  now_ = t;
+  ++counters_.events;
+  // Ends first, so that what they free is usable by what arrives at the same instant.
+  while (!running_.empty() && running_.front().end <= t) {
+    std::pop_heap(running_.begin(), running_.end(), LaterEnd{});
+    RunningJob r = std::move(running_.back());
+    running_.pop_back();
+    release(r);
+    complete(r.job, SimJobState::kDone);
+  }
+  while (next_arrival_ < trace_->size() && (*trace_)[next_arrival_].submit <= t) {
+    arrive(static_cast<SimJobIndex>(next_arrival_));
+    ++next_arrival_;
+  }
+  while (!begin_heap_.empty() && begin_heap_.front().first <= t) {
+    std::pop_heap(begin_heap_.begin(), begin_heap_.end(), LaterBegin{});
+    const SimJobIndex j = begin_heap_.back().second;
+    begin_heap_.pop_back();
+    become_eligible_or_hold(j);
+  }
+  if (main_needed_) main_schedule();
+  if (dirty_ && t >= next_backfill_ && spec_.scheduler.backfill != BackfillMode::kNone) {
+    backfill_schedule();
+    last_backfill_ = t;
+    dirty_ = false;
+  }
+}
+
+void Simulator::arrive(SimJobIndex j) {
+  state_[j].state = SimJobState::kPending;
+  const SimJobSpec& s = job(j);
+  if (s.begin > now_) {
+    begin_heap_.emplace_back(s.begin, j);
+    std::push_heap(begin_heap_.begin(), begin_heap_.end(), LaterBegin{});
+    return;
+  }
+  become_eligible_or_hold(j);
+}
+
+void Simulator::become_eligible_or_hold(SimJobIndex j) {
+  const SimJobSpec& s = job(j);
+  if (s.after_any) {
+    const auto dep = state_.at(*s.after_any).state;
+    if (dep != SimJobState::kDone && dep != SimJobState::kCancelled) {
+      dependency_held_.push_back(j);
+      return;
+    }
+  }
+  // Age counts from here: a held job accrues none.
+  eligible_.push_back({j, now_});
+  mark_dirty(true);
+}
+
+void Simulator::complete(SimJobIndex j, SimJobState final_state) {
+  PerJob& p = state_[j];
+  p.state = final_state;
+  p.end = now_;
+  if (recording_) outcomes_.push_back({j, p.start, p.end});
+  mark_dirty(true);
+  if (dependency_held_.empty()) return;
+  // Release jobs waiting on this one (afterany: whatever the outcome).
+  std::vector<SimJobIndex> released;
+  std::erase_if(dependency_held_, [&](SimJobIndex h) {
+    if (job(h).after_any == j) {
+      released.push_back(h);
+      return true;
+    }
+    return false;
+  });
+  for (SimJobIndex h : released) become_eligible_or_hold(h);
+}
+
+// ---- resources ---------------------------------------------------------------------------------
+
+bool Simulator::fits_now(const SimJobSpec& s) const {
+  if (spec_.allocation == AllocationMode::kWholeNode) return s.nodes <= free_nodes_;
+  const int g = gpus_needed(s);
+  int usable = 0;
+  for (auto f : free_gpus_) usable += f >= g;
+  return usable >= s.nodes;
+}
+
+void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint16_t>* nodes) {
+  const SimJobIndex j = eligible_[eligible_pos].first;
+  eligible_[eligible_pos] = eligible_.back();
+  eligible_.pop_back();
+  const SimJobSpec& s = job(j);
+  RunningJob r;
+  r.job = j;
+  r.start = now_;
+  r.end = now_ + std::min(s.runtime, s.time_limit);
+  r.expected_end = now_ + s.time_limit;
+  if (spec_.allocation == AllocationMode::kWholeNode) {
+    free_nodes_ -= s.nodes;
+  } else {
+    const int g = gpus_needed(s);
+    if (nodes) {
+      r.gpu_nodes = *nodes;
+    } else {
+      for (int n = 0; n < spec_.nodes && static_cast<int>(r.gpu_nodes.size()) < s.nodes; ++n)
+        if (free_gpus_[n] >= g) r.gpu_nodes.push_back(static_cast<std::uint16_t>(n));
+    }
+    for (auto n : r.gpu_nodes) free_gpus_[n] = static_cast<std::uint16_t>(free_gpus_[n] - g);
+  }
+  state_[j].state = SimJobState::kRunning;
+  state_[j].start = now_;
+  const Seconds wait = now_ - s.submit;
+  recent_sum_ += wait - recent_waits_[static_cast<std::size_t>(recent_pos_)];
+  recent_waits_[static_cast<std::size_t>(recent_pos_)] = wait;
+  recent_pos_ = (recent_pos_ + 1) % QueueSnapshot::kRecentStarts;
+  recent_count_ = std::min(recent_count_ + 1, QueueSnapshot::kRecentStarts);
+  running_.push_back(std::move(r));
+  std::push_heap(running_.begin(), running_.end(), LaterEnd{});
+  mark_dirty(false);
+}
+
+void Simulator::release(const RunningJob& r) {
+  const SimJobSpec& s = job(r.job);
+  if (spec_.allocation == AllocationMode::kWholeNode) {
+    free_nodes_ += s.nodes;
+  } else {
+    const int g = gpus_needed(s);
+    for (auto n : r.gpu_nodes) free_gpus_[n] = static_cast<std::uint16_t>(free_gpus_[n] + g);
+  }
+}
+
+// ---- scheduling --------------------------------------------------------------------------------
+
+double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const {
+  const PriorityParameters& p = spec_.priority;
+  double age = 0;
+  if (p.max_age > 0) {
+    age = static_cast<double>(std::min(now_ - eligible_since, p.max_age)) /
+          static_cast<double>(p.max_age);
+  }
+  const double units = spec_.allocation == AllocationMode::kGpuGranular
+                           ? static_cast<double>(s.nodes) * gpus_needed(s)
+                           : static_cast<double>(s.nodes);
+  double size = units / static_cast<double>(spec_.capacity_units());
+  if (p.favor_small) size = 1.0 - size;
+  return p.weight_age * age + p.weight_job_size * size;
+}
+
+// True when a should run before b: higher priority, then earlier submit, then lower index.
+bool Simulator::before(const Ranked& a, const Ranked& b) const {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  const Seconds sa = job(a.job).submit, sb = job(b.job).submit;
+  if (sa != sb) return sa < sb;
+  return a.job < b.job;
+}
+
+void Simulator::main_schedule() {
+  main_needed_ = false;
+  ++counters_.main_passes;
+  // Start jobs in priority order until the first that does not fit. Only the best job is needed
+  // each round, so a linear scan beats sorting the whole queue after every event.
+  while (!eligible_.empty()) {
+    std::size_t best = 0;
+    Ranked best_r{eligible_[0].first, priority_of(job(eligible_[0].first), eligible_[0].second)};
+    for (std::size_t i = 1; i < eligible_.size(); ++i) {
+      Ranked r{eligible_[i].first, priority_of(job(eligible_[i].first), eligible_[i].second)};
+      if (before(r, best_r)) {
+        best = i;
+        best_r = r;
+      }
+    }
+    if (!fits_now(job(best_r.job))) break;
+    start_job(best, nullptr);
+  }
+}
+
+void Simulator::backfill_schedule() {
+  if (eligible_.empty()) return;
+  const SchedulerParameters& sp = spec_.scheduler;
+  const bool whole_node = spec_.allocation == AllocationMode::kWholeNode;
+  // Reservations are rebuilt from scratch each pass (Slurm keeps none between passes), so a
+  // pass on a machine with nothing free cannot start anything: skip it.
+  if (whole_node ? free_nodes_ == 0
+                 : std::all_of(free_gpus_.begin(), free_gpus_.end(), [](auto f) { return f == 0; }))
+    return;
+  ++counters_.backfill_passes;
+
+  // Jobs in priority order, at most bf_max_job_test of them.
+  std::vector<Ranked> order;
+  order.reserve(eligible_.size());
+  for (const auto& [j, since] : eligible_) order.push_back({j, priority_of(job(j), since)});
+  const std::size_t tested = std::min<std::size_t>(
+      order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
+  auto cmp = [this](const Ranked& a, const Ranked& b) { return before(a, b); };
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(tested), order.end(),
+                    cmp);
+
+  // The plan: what running jobs hold until their expected ends (time limits, not runtimes),
+  // rounded up to bf_resolution as Slurm's plan is.
+  const Seconds res = std::max<Seconds>(1, sp.bf_resolution);
+  AvailabilityProfile profile(now_, whole_node ? 1 : spec_.nodes,
+                              whole_node ? spec_.nodes : spec_.gpus_per_node);
+  for (const RunningJob& r : running_) {
+    const Seconds end = round_up(r.expected_end, res);
+    const SimJobSpec& s = job(r.job);
+    if (whole_node) {
+      profile.occupy_until(0, s.nodes, end);
+    } else {
+      for (auto n : r.gpu_nodes) profile.occupy_until(n, gpus_needed(s), end);
+    }
+  }
+  const Seconds latest_start = now_ + sp.bf_window;
+  int free_now = whole_node ? free_nodes_ : 0;
+  bool reserved_one = false;
+  std::vector<SimJobIndex> to_start;
+  std::vector<std::vector<std::uint16_t>> to_start_nodes;
+  for (std::size_t k = 0; k < tested; ++k) {
+    const SimJobIndex j = order[k].job;
+    const SimJobSpec& s = job(j);
+    const Seconds duration = round_up(s.time_limit, res);
+    const ResourceRequest req =
+        whole_node ? ResourceRequest{1, s.nodes} : ResourceRequest{s.nodes, gpus_needed(s)};
+    // EASY: once the top blocked job holds a reservation, others may only start now.
+    const bool may_reserve = sp.backfill == BackfillMode::kSlurm || !reserved_one;
+    const Seconds horizon = may_reserve ? latest_start : now_;
+    auto placement = profile.earliest_start(req, duration, horizon);
+    if (!placement) continue;
+    if (placement->start == now_) {
+      profile.reserve(*placement, req.units, duration);
+      to_start.push_back(j);
+      to_start_nodes.push_back(placement->slots);
+      if (whole_node) {
+        free_now -= s.nodes;
+        if (free_now == 0 && sp.backfill == BackfillMode::kEasy) break;
+      }
+    } else {
+      profile.reserve(*placement, req.units, duration);
+      reserved_one = true;
+    }
+  }
+  for (std::size_t k = 0; k < to_start.size(); ++k) {
+    auto pos = std::find_if(eligible_.begin(), eligible_.end(),
+                            [&](const auto& e) { return e.first == to_start[k]; });
+    start_job(static_cast<std::size_t>(pos - eligible_.begin()),
+              whole_node ? nullptr : &to_start_nodes[k]);
+    ++counters_.backfill_starts;
+  }
+}
+
+// ---- external actions --------------------------------------------------------------------------
+
+SimJobIndex Simulator::submit(SimJobSpec s) {
+  if (s.nodes <= 0 || s.nodes > spec_.nodes)
+    throw std::invalid_argument("submitted job asks for " + std::to_string(s.nodes) +
+                                " nodes; the machine has " + std::to_string(spec_.nodes));
+  if (s.time_limit <= 0) throw std::invalid_argument("submitted job needs a positive time limit");
+  s.submit = now_;
+  extra_.push_back(s);
+  const auto j = static_cast<SimJobIndex>(trace_->size() + extra_.size() - 1);
+  state_.push_back({});
+  arrive(j);
+  main_needed_ = true;
+  return j;
+}
+
+void Simulator::cancel(SimJobIndex j) {
+  PerJob& p = state_.at(j);
+  if (p.state == SimJobState::kPending) {
+    std::erase_if(eligible_, [&](const auto& e) { return e.first == j; });
+    std::erase(dependency_held_, j);
+    std::erase_if(begin_heap_, [&](const auto& e) { return e.second == j; });
+    std::make_heap(begin_heap_.begin(), begin_heap_.end(), LaterBegin{});
+    complete(j, SimJobState::kCancelled);
+  } else if (p.state == SimJobState::kRunning) {
+    end_early(j, now_);
+    auto it = std::find_if(running_.begin(), running_.end(),
+                           [&](const RunningJob& r) { return r.job == j; });
+    RunningJob r = std::move(*it);
+    running_.erase(it);
+    std::make_heap(running_.begin(), running_.end(), LaterEnd{});
+    release(r);
+    complete(j, SimJobState::kCancelled);
+  } else if (p.state == SimJobState::kFuture) {
+    throw std::invalid_argument("cannot cancel a job that has not been submitted yet");
+  }
+}
+
+void Simulator::end_early(SimJobIndex j, Seconds at) {
+  for (RunningJob& r : running_) {
+    if (r.job == j) {
+      r.end = std::min(r.end, std::max(at, now_));
+      std::make_heap(running_.begin(), running_.end(), LaterEnd{});
+      return;
+    }
+  }
+}
+
+QueueSnapshot Simulator::snapshot() const {
+  QueueSnapshot q;
+  q.time = now_;
+  q.total_nodes = spec_.nodes;
+  q.gpus_per_node = spec_.gpus_per_node;
+  auto add_pending = [&](SimJobIndex j) {
+    const SimJobSpec& s = job(j);
+    q.pending.push_back({s.time_limit, s.nodes, s.gpus_per_node, now_ - s.submit});
+  };
+  for (const auto& e : eligible_) add_pending(e.first);
+  for (const auto& e : begin_heap_) add_pending(e.second);
+  for (SimJobIndex j : dependency_held_) add_pending(j);
+  for (const RunningJob& r : running_) {
+    const SimJobSpec& s = job(r.job);
+    q.running.push_back(
+        {s.time_limit, s.nodes, s.gpus_per_node, r.start - s.submit, now_ - r.start});
+  }
+  q.recent_starts = recent_count_;
+  q.recent_mean_wait_s = recent_count_ > 0 ? static_cast<double>(recent_sum_) / recent_count_ : 0.0;
+  return q;
+}
+
+Simulator Simulator::fork() const {
+  Simulator copy = *this;
+  copy.recording_ = false;
+  copy.outcomes_.clear();
+  copy.outcomes_.shrink_to_fit();
+  return copy;
+}
+
+}  // namespace mirage

@@ -1,0 +1,324 @@
+// Behaviour of the event-driven simulator: each test pins one scheduling rule on a tiny machine.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+
+#include "mirage/simulator/SimulationSummary.h"
+#include "mirage/simulator/Simulator.h"
+
+namespace mirage {
+namespace {
+
+SimJobSpec make_job(Seconds submit, int nodes, Seconds limit, Seconds runtime, int gpus = 0) {
+  SimJobSpec s;
+  s.submit = submit;
+  s.nodes = nodes;
+  s.time_limit = limit;
+  s.runtime = runtime;
+  s.gpus_per_node = gpus;
+  return s;
+}
+
+ClusterSpec machine(int nodes, BackfillMode bf = BackfillMode::kSlurm) {
+  ClusterSpec c;
+  c.nodes = nodes;
+  c.scheduler.backfill = bf;
+  c.scheduler.bf_interval = 10;
+  c.scheduler.bf_resolution = 1;
+  c.scheduler.bf_window = 1000000;
+  return c;
+}
+
+Simulator run(const ClusterSpec& c, std::vector<SimJobSpec> jobs) {
+  Simulator sim(c, std::make_shared<const std::vector<SimJobSpec>>(std::move(jobs)));
+  sim.run_to_completion();
+  return sim;
+}
+
+TEST(Simulator, StartsJobsAtSubmitWhenTheyFit) {
+  auto sim = run(machine(4), {make_job(0, 2, 100, 50), make_job(5, 2, 100, 70)});
+  EXPECT_EQ(sim.start_time(0), 0);
+  EXPECT_EQ(sim.end_time(0), 50);
+  EXPECT_EQ(sim.start_time(1), 5);
+  EXPECT_EQ(sim.end_time(1), 75);
+}
+
+TEST(Simulator, JobsEndAtTheirTimeLimit) {
+  auto sim = run(machine(1), {make_job(0, 1, 60, 500)});
+  EXPECT_EQ(sim.end_time(0), 60);
+}
+
+// The scenario behind the backfill tests: A holds 3 of 4 nodes until 100; B needs all 4.
+std::vector<SimJobSpec> blocked_top_job() {
+  return {make_job(0, 3, 100, 100),   // A
+          make_job(1, 4, 100, 100),   // B: top job, reserved at 100
+          make_job(2, 1, 50, 50),     // C: ends before B's reservation: backfillable
+          make_job(3, 1, 200, 200)};  // D: would delay B: must wait
+}
+
+TEST(Simulator, MainSchedulerStopsAtFirstJobThatDoesNotFit) {
+  auto sim = run(machine(4, BackfillMode::kNone), blocked_top_job());
+  EXPECT_EQ(sim.start_time(1), 100);
+  EXPECT_EQ(sim.start_time(2), 200);  // C waits behind B without backfill
+  EXPECT_EQ(sim.start_time(3), 200);
+}
+
+TEST(Simulator, BackfillStartsShortJobOnNextBackfillTick) {
+  for (auto mode : {BackfillMode::kEasy, BackfillMode::kSlurm}) {
+    auto sim = run(machine(4, mode), blocked_top_job());
+    EXPECT_EQ(sim.start_time(2), 10) << to_string(mode);   // first bf_interval tick after submit
+    EXPECT_EQ(sim.start_time(1), 100) << to_string(mode);  // B not delayed
+    EXPECT_EQ(sim.start_time(3), 200) << to_string(mode);  // D would have crossed B's start
+  }
+}
+
+TEST(Simulator, BackfillPlansWithTimeLimitsNotRuntimes) {
+  // C really runs 10 s, but its 150 s limit crosses B's reservation, so backfill must not start it.
+  auto jobs = blocked_top_job();
+  jobs[2] = make_job(2, 1, 150, 10);
+  auto sim = run(machine(4, BackfillMode::kSlurm), jobs);
+  EXPECT_EQ(sim.start_time(1), 100);
+  EXPECT_GE(sim.start_time(2), 200);
+}
+
+TEST(Simulator, SlurmStyleReservesForEveryTestedJobEasyOnlyForTheTop) {
+  // A (2 nodes) runs to 100, A2 (1 node) to 50: one node free now. B (4 nodes) is reserved at
+  // 100. C (2 nodes, 40 s) fits in [50, 90). D (1 node, 80 s) fits now under EASY, but under
+  // Slurm-style it would take a node C's reservation needs at 50.
+  std::vector<SimJobSpec> jobs = {make_job(0, 2, 100, 100), make_job(0, 1, 50, 50),
+                                  make_job(1, 4, 100, 100), make_job(2, 2, 40, 40),
+                                  make_job(3, 1, 80, 80)};
+  auto easy = run(machine(4, BackfillMode::kEasy), jobs);
+  auto slurm = run(machine(4, BackfillMode::kSlurm), jobs);
+  EXPECT_EQ(easy.start_time(4), 10);
+  EXPECT_EQ(slurm.start_time(3), 50);
+  EXPECT_GE(slurm.start_time(4), 200);
+  EXPECT_EQ(easy.start_time(2), 100);
+  EXPECT_EQ(slurm.start_time(2), 100);
+}
+
+TEST(Simulator, AgeCanOutweighSize) {
+  // Two nodes, busy until 200. X (1 node) waited since 10, Y (2 nodes) since 20. With a strong
+  // age weight X goes first; with none, Y's size wins.
+  std::vector<SimJobSpec> jobs = {make_job(0, 2, 200, 200), make_job(10, 1, 50, 50),
+                                  make_job(20, 2, 50, 50)};
+  ClusterSpec c = machine(2, BackfillMode::kNone);
+  c.priority.weight_age = 1000;
+  c.priority.max_age = 1000;
+  c.priority.weight_job_size = 10;
+  auto aged = run(c, jobs);
+  EXPECT_EQ(aged.start_time(1), 200);
+  EXPECT_EQ(aged.start_time(2), 250);
+  c.priority.weight_age = 0;
+  auto sized = run(c, jobs);
+  EXPECT_EQ(sized.start_time(2), 200);
+  EXPECT_EQ(sized.start_time(1), 250);
+}
+
+TEST(Simulator, RejectsJobsNotSortedBySubmit) {
+  EXPECT_THROW(Simulator(machine(1), std::make_shared<const std::vector<SimJobSpec>>(std::vector{
+                                         make_job(20, 1, 1, 1), make_job(10, 1, 1, 1)})),
+               std::invalid_argument);
+}
+
+TEST(Simulator, LargerJobsGetHigherPriorityBySize) {
+  ClusterSpec c = machine(4, BackfillMode::kNone);
+  c.priority.weight_age = 0;
+  auto sim = run(c, {make_job(0, 4, 100, 100), make_job(10, 1, 50, 50), make_job(20, 4, 50, 50)});
+  EXPECT_EQ(sim.start_time(2), 100);  // the 4-node job overtakes the older 1-node job
+  EXPECT_EQ(sim.start_time(1), 150);
+}
+
+TEST(Simulator, AgeIsFrozenWhileADependencyHoldsTheJob) {
+  // One node. A runs 0..100. H (afterany A) was submitted at 5, Z at 50. When A ends, H has aged
+  // nothing while held, so Z (eligible since 50) goes first.
+  ClusterSpec c = machine(1, BackfillMode::kNone);
+  c.priority.weight_job_size = 0;
+  Simulator sim(
+      c, std::make_shared<const std::vector<SimJobSpec>>(std::vector{make_job(0, 1, 100, 100)}));
+  sim.run_until(5);
+  SimJobSpec h = make_job(0, 1, 30, 30);
+  h.after_any = 0;
+  const SimJobIndex hi = sim.submit(h);
+  sim.run_until(50);
+  const SimJobIndex zi = sim.submit(make_job(0, 1, 30, 30));
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(zi), 100);
+  EXPECT_EQ(sim.start_time(hi), 130);
+}
+
+TEST(Simulator, AfterAnyWaitsForThePredecessorToEnd) {
+  Simulator sim(machine(4), std::make_shared<const std::vector<SimJobSpec>>(
+                                std::vector{make_job(0, 1, 100, 80)}));
+  SimJobSpec s = make_job(0, 1, 100, 10);
+  s.after_any = 0;
+  const SimJobIndex j = sim.submit(s);
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(j), 80);
+}
+
+TEST(Simulator, BeginTimeDelaysEligibility) {
+  Simulator sim(machine(4), std::make_shared<const std::vector<SimJobSpec>>());
+  SimJobSpec s = make_job(0, 1, 100, 10);
+  s.begin = 500;
+  const SimJobIndex j = sim.submit(s);
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(j), 500);
+}
+
+TEST(Simulator, CancelRemovesPendingAndEndsRunningJobs) {
+  Simulator sim(machine(1, BackfillMode::kNone),
+                std::make_shared<const std::vector<SimJobSpec>>(
+                    std::vector{make_job(0, 1, 100, 100), make_job(1, 1, 100, 100)}));
+  sim.run_until(10);
+  EXPECT_EQ(sim.state(1), SimJobState::kPending);
+  sim.cancel(1);
+  EXPECT_EQ(sim.state(1), SimJobState::kCancelled);
+  sim.cancel(0);
+  EXPECT_EQ(sim.end_time(0), 10);
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(1), kUnknownTime);
+}
+
+TEST(Simulator, EndEarlyShortensARunningJob) {
+  Simulator sim(machine(1), std::make_shared<const std::vector<SimJobSpec>>(
+                                std::vector{make_job(0, 1, 1000, 1000)}));
+  sim.run_until(100);
+  sim.end_early(0, 300);
+  sim.run_to_completion();
+  EXPECT_EQ(sim.end_time(0), 300);
+}
+
+TEST(Simulator, GpuGranularAllocationSharesNodes) {
+  ClusterSpec c = machine(2);
+  c.gpus_per_node = 4;
+  c.allocation = AllocationMode::kGpuGranular;
+  // Four 1-node 2-GPU jobs fit at once on 2 nodes x 4 GPUs; the fifth waits.
+  std::vector<SimJobSpec> jobs;
+  for (int i = 0; i < 5; ++i) jobs.push_back(make_job(i, 1, 100, 100, 2));
+  auto sim = run(c, jobs);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(sim.start_time(i), i);
+  EXPECT_EQ(sim.start_time(4), 100);
+}
+
+TEST(Simulator, GpuGranularBackfillKeepsNodeIdentity) {
+  // Node 0 has 2 free GPUs until 100 and node 1 is full until 100. A 2-node job is the top job,
+  // reserved at 100; a 1-node 2-GPU job ending before 100 backfills onto node 0.
+  ClusterSpec c = machine(2, BackfillMode::kSlurm);
+  c.gpus_per_node = 4;
+  c.allocation = AllocationMode::kGpuGranular;
+  auto sim = run(c, {make_job(0, 1, 100, 100, 2), make_job(0, 1, 100, 100, 4),
+                     make_job(1, 2, 100, 100, 4), make_job(2, 1, 50, 50, 2)});
+  EXPECT_EQ(sim.start_time(2), 100);
+  // The main scheduler stops at B; backfill places it on node 0 at its first tick.
+  EXPECT_EQ(sim.start_time(3), 10);
+}
+
+TEST(Simulator, RejectsAJobLargerThanTheMachine) {
+  EXPECT_THROW(Simulator(machine(4), std::make_shared<const std::vector<SimJobSpec>>(
+                                         std::vector{make_job(0, 5, 10, 10)})),
+               std::invalid_argument);
+}
+
+TEST(Simulator, SnapshotShowsPendingAndRunningJobs) {
+  Simulator sim(machine(4, BackfillMode::kNone),
+                std::make_shared<const std::vector<SimJobSpec>>(blocked_top_job()));
+  sim.run_until(50);
+  QueueSnapshot q = sim.snapshot();
+  EXPECT_EQ(q.time, 50);
+  ASSERT_EQ(q.running.size(), 1u);
+  EXPECT_EQ(q.running[0].run, 50);
+  EXPECT_EQ(q.running[0].nodes, 3);
+  ASSERT_EQ(q.pending.size(), 3u);
+  Seconds waited = 0;
+  for (const auto& p : q.pending) waited += p.waited;
+  EXPECT_EQ(waited, 49 + 48 + 47);
+}
+
+std::vector<SimJobSpec> random_jobs(int n, int machine_nodes, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<SimJobSpec> jobs;
+  Seconds t = 0;
+  for (int i = 0; i < n; ++i) {
+    // Mean size about machine/8 and mean runtime about 5000 s: offered load about 0.95, so
+    // queues build and drain as on a busy real machine.
+    const int nodes = 1 + static_cast<int>(rng() % static_cast<unsigned>(machine_nodes / 4));
+    const Seconds limit = 600 + static_cast<Seconds>(rng() % 12000);
+    const Seconds runtime = static_cast<Seconds>(rng() % static_cast<unsigned>(limit + 1000));
+    const double mean_gap = 5000.0 * (1 + machine_nodes / 4) / 2 / machine_nodes / 0.95;
+    t += static_cast<Seconds>(std::exponential_distribution<double>(1.0 / mean_gap)(rng));
+    jobs.push_back(make_job(t, nodes, limit, runtime));
+  }
+  return jobs;
+}
+
+TEST(Simulator, ForkThenRunGivesTheSameFutureAsTheOriginal) {
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(random_jobs(2000, 32, 7));
+  ClusterSpec c = machine(32);
+  Simulator a(c, jobs);
+  a.run_until((*jobs)[1000].submit);
+  Simulator b = a.fork();
+  a.run_to_completion();
+  b.run_to_completion();
+  for (SimJobIndex j = 0; j < jobs->size(); ++j) ASSERT_EQ(a.start_time(j), b.start_time(j)) << j;
+}
+
+TEST(Simulator, ForkEvolvesIndependently) {
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(random_jobs(500, 16, 3));
+  Simulator a(machine(16), jobs);
+  a.run_until((*jobs)[200].submit);
+  Simulator b = a.fork();
+  const SimJobIndex extra = b.submit(make_job(0, 16, 100000, 100000));
+  b.run_to_completion();
+  a.run_to_completion();
+  EXPECT_EQ(a.outcomes().size(), jobs->size());
+  EXPECT_TRUE(b.outcomes().empty());  // forks do not record
+  EXPECT_EQ(b.state(extra), SimJobState::kDone);
+  bool differs = false;
+  for (SimJobIndex j = 0; j < jobs->size(); ++j) differs |= a.start_time(j) != b.start_time(j);
+  EXPECT_TRUE(differs);  // a whole-machine job delays someone in the fork only
+}
+
+TEST(Simulator, ReplayIsDeterministic) {
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(random_jobs(3000, 64, 11));
+  Simulator a(machine(64), jobs), b(machine(64), jobs);
+  a.run_to_completion();
+  b.run_to_completion();
+  for (SimJobIndex j = 0; j < jobs->size(); ++j) ASSERT_EQ(a.start_time(j), b.start_time(j));
+}
+
+TEST(Simulator, NeverOversubscribesTheMachineAndNeverStartsBeforeSubmit) {
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(random_jobs(3000, 32, 5));
+  for (auto mode : {BackfillMode::kNone, BackfillMode::kEasy, BackfillMode::kSlurm}) {
+    Simulator sim(machine(32, mode), jobs);
+    sim.run_to_completion();
+    std::vector<std::pair<Seconds, int>> deltas;
+    for (SimJobIndex j = 0; j < jobs->size(); ++j) {
+      ASSERT_GE(sim.start_time(j), (*jobs)[j].submit);
+      deltas.push_back({sim.start_time(j), (*jobs)[j].nodes});
+      deltas.push_back({sim.end_time(j), -(*jobs)[j].nodes});
+    }
+    std::sort(deltas.begin(), deltas.end(), [](auto x, auto y) {
+      return x.first != y.first ? x.first < y.first : x.second < y.second;  // ends first
+    });
+    int used = 0;
+    for (auto [t, d] : deltas) {
+      used += d;
+      ASSERT_LE(used, 32) << "at " << t << " with " << to_string(mode);
+    }
+  }
+}
+
+TEST(Simulator, BackfillReducesWaitsOnABusyMachine) {
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(random_jobs(3000, 32, 9));
+  Simulator none(machine(32, BackfillMode::kNone), jobs),
+      slurm(machine(32, BackfillMode::kSlurm), jobs);
+  none.run_to_completion();
+  slurm.run_to_completion();
+  EXPECT_LT(summarize(slurm, 1).mean_wait_s, summarize(none, 1).mean_wait_s);
+  EXPECT_GT(slurm.counters().backfill_starts, 0u);
+}
+
+}  // namespace
+}  // namespace mirage

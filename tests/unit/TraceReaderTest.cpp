@@ -1,0 +1,651 @@
+// Trace readers (SWF, sacct --parsable2, sacct fixed/tab), gzip input, quirk handling, strict
+// and lenient modes, statistics; on small in-memory texts and on the real logs in the shared
+// traces folder (read from there, never copied into the repository).
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "mirage/core/Error.h"
+#include "mirage/core/Time.h"
+#include "mirage/traces/Trace.h"
+#include "mirage/traces/TraceStats.h"
+
+namespace mirage {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kShared = MIRAGE_SHARED_TRACES;
+const std::string kSource = MIRAGE_SOURCE_DIR;
+
+Trace read(std::string_view text, TraceFormat format = TraceFormat::kAuto, bool lenient = false,
+           const std::string& name = "x.swf") {
+  TraceReadOptions options;
+  options.format = format;
+  options.lenient = lenient;
+  return read_trace_text(text, name, options);
+}
+
+Trace read_lenient(std::string_view text, const std::string& name = "x.swf") {
+  return read(text, TraceFormat::kAuto, true, name);
+}
+
+// The error a strict read throws (fails the test when none is thrown).
+InputError read_error(std::string_view text, const std::string& name = "x.swf",
+                      TraceFormat format = TraceFormat::kAuto) {
+  try {
+    read(text, format, false, name);
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an InputError";
+  return InputError(SourceLocation{}, "none thrown");
+}
+
+std::size_t count(const std::map<std::string, std::size_t>& m, const std::string& key) {
+  auto it = m.find(key);
+  return it == m.end() ? 0 : it->second;
+}
+
+// A real log from the shared folder; its absence is a failure, not a skip.
+std::string shared_file(const std::string& relative) {
+  const std::string path = kShared + "/" + relative;
+  EXPECT_TRUE(fs::exists(path)) << "the shared real traces are missing: " << path
+                                << " (tests read real logs from ../shared/traces)";
+  return path;
+}
+
+// One SWF row from the fields that matter; the rest are -1.
+std::string swf_row(long id, long submit, long wait, long runtime, long alloc, long requested,
+                    long limit, long user = 1, long partition = 1) {
+  return std::to_string(id) + " " + std::to_string(submit) + " " + std::to_string(wait) + " " +
+         std::to_string(runtime) + " " + std::to_string(alloc) + " -1 -1 " +
+         std::to_string(requested) + " " + std::to_string(limit) + " -1 1 " + std::to_string(user) +
+         " 1 -1 -1 " + std::to_string(partition) + " -1 -1\n";
+}
+
+const std::string kSwfHeader =
+    "; Version: 2.2\n"
+    "; UnixStartTime: 1000000\n"
+    "; MaxNodes: 4 (a note the reader ignores)\n"
+    "; MaxProcs: 16\n"
+    ";\n";
+
+// ---------------------------------------------------------------------------------------------
+// SWF
+
+TEST(TraceReaderTest, ReadsSwfHeaderAndNormalisesTimes) {
+  const Trace t = read(kSwfHeader + swf_row(7, 100, 50, 300, 8, 8, 600, 42, 2));
+  EXPECT_EQ(t.format, TraceFormat::kSwf);
+  EXPECT_EQ(t.unix_start_time, 1000000);
+  EXPECT_EQ(t.machine_nodes, 4);  // MaxProcs 16 > MaxNodes 4: 4 processors per node
+  ASSERT_EQ(t.jobs.size(), 1u);
+  const Job& j = t.jobs[0];
+  EXPECT_EQ(j.id, 7);
+  EXPECT_EQ(j.submit, 1000100);  // UnixStartTime + submit field
+  EXPECT_EQ(j.start, 1000150);   // + wait
+  EXPECT_EQ(j.end, 1000450);     // + run time
+  EXPECT_EQ(j.time_limit, 600);
+  EXPECT_EQ(j.nodes, 2);  // 8 processors / 4 per node
+  EXPECT_EQ(j.user, "42");
+  EXPECT_EQ(j.partition, "2");
+  EXPECT_EQ(j.gpus_per_node, 0);
+  EXPECT_EQ(t.report.rows, 1u);
+  EXPECT_EQ(t.report.jobs, 1u);
+  EXPECT_TRUE(t.report.skipped.empty());
+  EXPECT_TRUE(t.report.adjusted.empty());
+}
+
+TEST(TraceReaderTest, SwfProcessorsRoundUpToWholeNodesAndFallBackToRequested) {
+  const Trace t = read(kSwfHeader + swf_row(1, 0, 0, 10, 5, 5, 60) +  // 5 procs -> 2 nodes
+                       swf_row(2, 1, 0, 10, -1, 9, 60) +              // requested 9 -> 3 nodes
+                       swf_row(3, 2, 0, 10, 0, 1, 60));               // allocated 0: requested
+  ASSERT_EQ(t.jobs.size(), 3u);
+  EXPECT_EQ(t.jobs[0].nodes, 2);
+  EXPECT_EQ(t.jobs[1].nodes, 3);
+  EXPECT_EQ(t.jobs[2].nodes, 1);
+  EXPECT_EQ(count(t.report.adjusted, "size from requested processors"), 2u);
+}
+
+TEST(TraceReaderTest, SwfWithEqualOrMissingMaxNodesCountsProcessorsAsNodes) {
+  const Trace equal = read("; MaxNodes: 240\n; MaxProcs: 240\n" + swf_row(1, 0, 0, 10, 7, 7, 60));
+  EXPECT_EQ(equal.machine_nodes, 240);
+  EXPECT_EQ(equal.jobs.at(0).nodes, 7);
+  const Trace procs_only = read("; MaxProcs: 128\n" + swf_row(1, 0, 0, 10, 7, 7, 60));
+  EXPECT_EQ(procs_only.machine_nodes, 128);
+  EXPECT_EQ(procs_only.jobs.at(0).nodes, 7);
+  const Trace none = read(swf_row(1, 0, 0, 10, 7, 7, 60));
+  EXPECT_EQ(none.machine_nodes, 0);
+  EXPECT_EQ(none.unix_start_time, 0);
+  EXPECT_EQ(none.jobs.at(0).submit, 0);
+}
+
+TEST(TraceReaderTest, SwfMissingTimeLimitUsesRuntimeAndCountsIt) {
+  const Trace t = read(kSwfHeader + swf_row(1, 0, 0, 500, 4, 4, -1) +
+                       swf_row(2, 0, 0, 0, 4, 4, -1));  // zero runtime: a one-minute limit
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.jobs[0].time_limit, 500);
+  EXPECT_EQ(t.jobs[1].time_limit, kMinute);
+  EXPECT_EQ(count(t.report.adjusted, "missing time limit: used runtime"), 2u);
+}
+
+TEST(TraceReaderTest, SkipsRowsWithMissingFieldsAndCountsThem) {
+  const Trace t = read(kSwfHeader + swf_row(1, 0, 0, -1, 4, 4, 60) +  // missing runtime
+                       swf_row(2, -1, 0, 10, 4, 4, 60) +              // missing submit
+                       swf_row(3, 0, -1, 10, 4, 4, 60) +              // missing wait
+                       swf_row(4, 0, 0, 10, -1, -1, 60) +             // missing size
+                       swf_row(5, 0, 0, -20, 4, 4, 60) +              // negative runtime
+                       swf_row(6, 0, -5, 10, 4, 4, 60) +              // negative wait
+                       swf_row(7, 0, 0, 10, 4, 4, 60));               // fine
+  EXPECT_EQ(t.report.rows, 7u);
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].id, 7);
+  EXPECT_EQ(count(t.report.skipped, "missing runtime"), 1u);
+  EXPECT_EQ(count(t.report.skipped, "missing submit time"), 1u);
+  EXPECT_EQ(count(t.report.skipped, "missing wait time"), 1u);
+  EXPECT_EQ(count(t.report.skipped, "missing size"), 1u);
+  EXPECT_EQ(count(t.report.skipped, "negative runtime"), 1u);
+  EXPECT_EQ(count(t.report.skipped, "started before submit"), 1u);
+  EXPECT_EQ(t.report.skipped_total(), 6u);
+  EXPECT_FALSE(t.report.examples.empty());
+  EXPECT_NE(t.report.examples[0].find("x.swf:6:"), std::string::npos) << t.report.examples[0];
+}
+
+TEST(TraceReaderTest, KeepsAndCountsZeroRuntimeOverrunsAndJobsLargerThanTheMachine) {
+  const Trace t = read(kSwfHeader + swf_row(1, 0, 0, 0, 4, 4, 60) +  // zero runtime
+                       swf_row(2, 0, 0, 90, 4, 4, 60) +              // ran past its limit
+                       swf_row(3, 0, 0, 10, 20, 20, 60));            // 5 nodes on a 4-node machine
+  ASSERT_EQ(t.jobs.size(), 3u);
+  EXPECT_EQ(count(t.report.adjusted, "zero runtime"), 1u);
+  EXPECT_EQ(count(t.report.adjusted, "ran past its time limit"), 1u);
+  EXPECT_EQ(count(t.report.adjusted, "larger than the machine"), 1u);
+  EXPECT_EQ(t.jobs[2].nodes, 5);
+  EXPECT_TRUE(t.report.skipped.empty());
+}
+
+TEST(TraceReaderTest, SortsOutOfOrderRowsAndCountsThem) {
+  const Trace t = read(kSwfHeader + swf_row(1, 10, 0, 5, 1, 1, 60) +
+                       swf_row(2, 5, 0, 5, 1, 1, 60) +  // earlier than job 1
+                       swf_row(3, 20, 0, 5, 1, 1, 60) +
+                       swf_row(4, 10, 0, 5, 1, 1, 60) +  // earlier than job 3, ties job 1
+                       swf_row(5, 30, 0, 5, 1, 1, 60));
+  EXPECT_EQ(count(t.report.adjusted, "out of submit order"), 2u);
+  std::vector<JobId> ids;
+  for (const Job& j : t.jobs) ids.push_back(j.id);
+  EXPECT_EQ(ids, (std::vector<JobId>{2, 1, 4, 3, 5}));  // stable: 1 stays before 4
+}
+
+TEST(TraceReaderTest, AcceptsFractionalNumbersAndCrlfLineEndings) {
+  const Trace t = read(
+      "; MaxNodes: 8\r\n; MaxProcs: 8\r\n"
+      "1 0 0 99.6 2 1.5 -1 2 120 -1 1 1 1 -1 -1 1 -1 -1\r\n"
+      "\r\n"
+      "2 5 0 10 1 -1 -1 1 60 -1 1 1 1 -1 -1 1 -1 -1");  // no final newline
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(t.jobs[0].end - t.jobs[0].start, 100);
+  EXPECT_EQ(t.machine_nodes, 8);
+  EXPECT_EQ(t.report.rows, 2u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Strict and lenient modes
+
+TEST(TraceReaderTest, StrictModeNamesFileLineAndField) {
+  const std::string text = kSwfHeader + swf_row(1, 0, 0, 10, 1, 1, 60) +
+                           "2 5 0 abc 1 -1 -1 1 60 -1 1 1 1 -1 -1 1 -1 -1\n";
+  const InputError e = read_error(text, "x.swf");
+  EXPECT_STREQ(e.what(), "x.swf:7: field 'run time': expected an integer, got 'abc'");
+  EXPECT_EQ(e.where().file, "x.swf");
+  EXPECT_EQ(e.where().line, 7);
+  EXPECT_EQ(e.where().field, "run time");
+}
+
+TEST(TraceReaderTest, StrictModeRejectsWrongFieldCount) {
+  const InputError e = read_error(kSwfHeader + "1 2 3 4 5\n");
+  EXPECT_EQ(e.where().line, 6);
+  EXPECT_NE(std::string(e.what()).find("expected 18"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("got 5"), std::string::npos) << e.what();
+}
+
+TEST(TraceReaderTest, StrictModeRejectsUnusableHeaderValues) {
+  const InputError e = read_error("; MaxNodes: lots\n" + swf_row(1, 0, 0, 10, 1, 1, 60));
+  EXPECT_EQ(e.where().line, 1);
+  EXPECT_EQ(e.where().field, "MaxNodes");
+  // Lenient mode ignores the value and says so.
+  const Trace t = read_lenient("; MaxNodes: lots\n" + swf_row(1, 0, 0, 10, 1, 1, 60));
+  EXPECT_EQ(t.machine_nodes, 0);
+  EXPECT_EQ(t.jobs.size(), 1u);
+  ASSERT_FALSE(t.report.examples.empty());
+  EXPECT_NE(t.report.examples[0].find("x.swf:1: field 'MaxNodes'"), std::string::npos);
+}
+
+TEST(TraceReaderTest, LenientModeSkipsAndCountsBadRows) {
+  const std::string text = kSwfHeader + swf_row(1, 0, 0, 10, 1, 1, 60) +
+                           "2 5 0 abc 1 -1 -1 1 60 -1 1 1 1 -1 -1 1 -1 -1\n" +  // line 7
+                           "3 5 0 10 1\n" +                                     // line 8
+                           swf_row(4, 9, 0, 10, 1, 1, 60) +
+                           "5 x 0 10 1 -1 -1 1 60 -1 1 1 1 -1 -1 1 -1 -1\n";  // line 10
+  const Trace t = read_lenient(text);
+  EXPECT_EQ(t.report.rows, 5u);
+  EXPECT_EQ(t.jobs.size(), 2u);
+  EXPECT_EQ(count(t.report.skipped, "malformed run time"), 1u);
+  EXPECT_EQ(count(t.report.skipped, "malformed submit time"), 1u);
+  EXPECT_EQ(count(t.report.skipped, "malformed row (wrong field count)"), 1u);
+  EXPECT_EQ(t.report.rows, t.report.jobs + t.report.skipped_total());
+  ASSERT_EQ(t.report.examples.size(), 3u);
+  EXPECT_EQ(t.report.examples[0], "x.swf:7: field 'run time': expected an integer, got 'abc'");
+  EXPECT_NE(t.report.examples[1].find("x.swf:8:"), std::string::npos);
+  EXPECT_NE(t.report.examples[2].find("x.swf:10: field 'submit time'"), std::string::npos);
+}
+
+TEST(TraceReaderTest, LenientModeKeepsOnlyAFewExamples) {
+  std::string text = kSwfHeader;
+  for (int i = 0; i < 50; ++i) text += "1 2 3\n";
+  const Trace t = read_lenient(text);
+  EXPECT_EQ(count(t.report.skipped, "malformed row (wrong field count)"), 50u);
+  EXPECT_LE(t.report.examples.size(), 5u);
+  EXPECT_GE(t.report.examples.size(), 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Format detection and input
+
+const std::string kParsable =
+    "JobID|JobName|User|Partition|Submit|Start|End|Timelimit|NNodes|AllocTRES|State\n"
+    "100|train|alice|gpu|2023-01-01T00:00:00|2023-01-01T00:10:00|2023-01-01T02:10:00|2-00:00:00|2|"
+    "billing=8,cpu=8,gres/gpu=8,mem=100G,node=2|COMPLETED\n";
+
+const std::string kFixed =
+    "24779\n"
+    "       JobID    JobName    UID               Start              Submit                 End "
+    "  Priority TimelimitR ExitCode   NNodes\n"
+    "------------ ---------- ------ ------------------- ------------------- ------------------- "
+    "---------- ---------- -------- --------\n"
+    "478729\tdimer.10\t00000\t2022-11-01T15:34:14\t2022-10-05T11:52:48\t2022-11-03T15:34:15\t"
+    "1234\t2880\t0:0\t2\n"
+    "      478730   dimer.11  00000 2022-11-05T04:12:18 2022-10-05T11:52:49 2022-11-07T03:12:22 "
+    "      1234       2880      0:0        1\n";
+
+TEST(TraceReaderTest, DetectsFormatFromContent) {
+  EXPECT_EQ(read(kSwfHeader + swf_row(1, 0, 0, 10, 1, 1, 60)).format, TraceFormat::kSwf);
+  EXPECT_EQ(read("\n" + swf_row(1, 0, 0, 10, 1, 1, 60)).format, TraceFormat::kSwf);  // no header
+  EXPECT_EQ(read(kParsable).format, TraceFormat::kSacctParsable);
+  EXPECT_EQ(read(kFixed).format, TraceFormat::kSacctFixed);
+  EXPECT_EQ(read(kFixed.substr(kFixed.find('\n') + 1)).format, TraceFormat::kSacctFixed);
+
+  const InputError e = read_error("id,submit,runtime\n1,2,3\n", "jobs.csv");
+  EXPECT_EQ(e.where().file, "jobs.csv");
+  EXPECT_EQ(e.where().line, 1);
+  const std::string what = e.what();
+  EXPECT_NE(what.find("cannot detect trace format"), std::string::npos) << what;
+  EXPECT_NE(what.find("expected SWF, sacct --parsable2 or sacct fixed-column"), std::string::npos);
+  EXPECT_NE(what.find("use --format"), std::string::npos);
+  EXPECT_THROW(read(""), InputError);
+}
+
+TEST(TraceReaderTest, ExplicitFormatOverridesDetection) {
+  // A sacct file forced to SWF fails on its first row, naming the row.
+  const InputError e = read_error(kParsable, "jobs.txt", TraceFormat::kSwf);
+  EXPECT_EQ(e.where().line, 1);
+  // An empty file with an explicit format is simply an empty trace.
+  const Trace t = read("", TraceFormat::kSwf);
+  EXPECT_TRUE(t.jobs.empty());
+  EXPECT_EQ(t.format, TraceFormat::kSwf);
+}
+
+TEST(TraceReaderTest, ParsesFormatNames) {
+  for (TraceFormat f : {TraceFormat::kAuto, TraceFormat::kSwf, TraceFormat::kSacctParsable,
+                        TraceFormat::kSacctFixed})
+    EXPECT_EQ(parse_trace_format(to_string(f)), f);
+  EXPECT_EQ(parse_trace_format("sacct"), TraceFormat::kSacctParsable);
+  EXPECT_EQ(parse_trace_format("sacct-fixed"), TraceFormat::kSacctFixed);
+  EXPECT_THROW(parse_trace_format("csv"), InputError);
+}
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        fs::temp_directory_path() /
+        ("mirage-trace-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write_plain(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  std::string write_gzip(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    gzFile gz = gzopen(path.c_str(), "wb");
+    EXPECT_NE(gz, nullptr);
+    EXPECT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())),
+              static_cast<int>(text.size()));
+    gzclose(gz);
+    return path;
+  }
+  fs::path dir_;
+};
+
+using TraceFileTest = TempDir;
+
+TEST_F(TraceFileTest, ReadsGzipDirectly) {
+  std::string text = kSwfHeader;
+  for (int i = 0; i < 1000; ++i) text += swf_row(i + 1, i * 10, i % 7, 100 + i, 1 + i % 4, 1, 600);
+  // By magic bytes, whatever the name says.
+  const Trace gz = read_trace(write_gzip("trace.swf", text));
+  const Trace plain = read_trace(write_plain("trace.swf.gz", text));
+  ASSERT_EQ(gz.jobs.size(), 1000u);
+  ASSERT_EQ(plain.jobs.size(), 1000u);
+  EXPECT_EQ(gz.machine_nodes, 4);
+  for (std::size_t i = 0; i < gz.jobs.size(); ++i) {
+    EXPECT_EQ(gz.jobs[i].submit, plain.jobs[i].submit);
+    EXPECT_EQ(gz.jobs[i].end, plain.jobs[i].end);
+  }
+  EXPECT_EQ(gz.source, (dir_ / "trace.swf").string());
+}
+
+TEST_F(TraceFileTest, ErrorsNameTheFile) {
+  const std::string missing = (dir_ / "nope.swf").string();
+  try {
+    read_trace(missing);
+    FAIL() << "no error for a missing file";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, missing);
+  }
+  // gzip magic followed by garbage.
+  const std::string corrupt = write_plain("bad.gz", std::string("\x1f\x8b\x08\x00garbage", 11));
+  EXPECT_THROW(read_trace(corrupt), InputError);
+  // A strict error inside a file carries its path and line.
+  const std::string bad = write_plain("bad.swf", kSwfHeader + "1 2 3\n");
+  try {
+    read_trace(bad);
+    FAIL() << "no error for a malformed row";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, bad);
+    EXPECT_EQ(e.where().line, 6);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sacct
+
+TEST(TraceReaderTest, ReadsSacctParsableWithGpuTres) {
+  const std::string text =
+      kParsable +
+      "101|eval|bob|gpu|2023-01-01T01:00:00|2023-01-01T01:00:30|2023-01-01T01:30:30|UNLIMITED|1|"
+      "cpu=4,gres/gpu:a100=3,node=1|COMPLETED\n"
+      "102|cpu|carol|cpu|2023-01-01T02:00:00|2023-01-01T02:00:00|2023-01-01T02:00:00|30|1|"
+      "cpu=4,node=1|FAILED\n"
+      "103|odd|dave|gpu|2023-01-01T03:00:00|2023-01-01T03:00:00|2023-01-01T03:05:00|"
+      "Partition_Limit|2|gres/gpu=3,node=2|COMPLETED\n";
+  const Trace t = read(text, TraceFormat::kAuto, false, "jobs.txt");
+  EXPECT_EQ(t.format, TraceFormat::kSacctParsable);
+  EXPECT_EQ(t.machine_nodes, 0);
+  ASSERT_EQ(t.jobs.size(), 4u);
+  const Job& a = t.jobs[0];
+  EXPECT_EQ(a.id, 100);
+  EXPECT_EQ(a.user, "alice");
+  EXPECT_EQ(a.partition, "gpu");
+  EXPECT_EQ(a.submit, *parse_iso_time("2023-01-01T00:00:00"));
+  EXPECT_EQ(a.wait(), 600);
+  EXPECT_EQ(a.runtime(), 2 * kHour);
+  EXPECT_EQ(a.time_limit, 2 * kDay);
+  EXPECT_EQ(a.nodes, 2);
+  EXPECT_EQ(a.gpus_per_node, 4);                  // gres/gpu=8 over 2 nodes
+  EXPECT_EQ(t.jobs[1].gpus_per_node, 3);          // typed count when no untyped total
+  EXPECT_EQ(t.jobs[1].time_limit, 30 * kMinute);  // UNLIMITED: runtime stands in
+  EXPECT_EQ(t.jobs[2].gpus_per_node, 0);
+  EXPECT_EQ(t.jobs[2].time_limit, 30 * kMinute);  // bare number: minutes
+  EXPECT_EQ(t.jobs[3].gpus_per_node, 2);          // 3 GPUs on 2 nodes: rounded up
+  EXPECT_EQ(
+      count(t.report.adjusted, "no numeric time limit (UNLIMITED/Partition_Limit): used runtime"),
+      2u);
+  EXPECT_EQ(count(t.report.adjusted, "GPUs not divisible by nodes: rounded up per node"), 1u);
+  EXPECT_EQ(count(t.report.adjusted, "zero runtime"), 1u);
+}
+
+TEST(TraceReaderTest, ReadsSacctTimelimitRawUidAndReqTres) {
+  const std::string text =
+      "JobIDRaw|UID|Submit|Start|End|TimelimitRaw|NNodes|ReqTRES|AllocTRES\n"
+      "5|1001|2023-01-01T00:00:00|2023-01-01T00:00:00|2023-01-01T01:00:00|90|1|gres/gpu=2|\n";
+  const Trace t = read(text);
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].id, 5);
+  EXPECT_EQ(t.jobs[0].user, "1001");
+  EXPECT_EQ(t.jobs[0].time_limit, 90 * kMinute);
+  EXPECT_EQ(t.jobs[0].gpus_per_node, 2);  // AllocTRES empty: ReqTRES
+}
+
+TEST(TraceReaderTest, ReadsSacctParsableWithTrailingSeparator) {
+  // sacct --parsable (not --parsable2) ends every line with '|'.
+  const std::string text =
+      "JobID|Submit|Start|End|Timelimit|NNodes|\n"
+      "7|2023-01-01T00:00:00|2023-01-01T00:00:05|2023-01-01T00:01:05|00:10:00|3|\n";
+  const Trace t = read(text);
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].nodes, 3);
+  EXPECT_EQ(t.jobs[0].time_limit, 10 * kMinute);
+}
+
+TEST(TraceReaderTest, SkipsJobStepsAndNeverStartedJobs) {
+  const std::string h = "JobID|Submit|Start|End|Timelimit|NNodes|State\n";
+  const std::string text =
+      h +
+      "10|2023-01-01T00:00:00|2023-01-01T00:01:00|2023-01-01T00:02:00|01:00:00|1|COMPLETED\n"
+      "10.batch|2023-01-01T00:00:00|2023-01-01T00:01:00|2023-01-01T00:02:00||1|COMPLETED\n"
+      "10.extern|2023-01-01T00:00:00|2023-01-01T00:01:00|2023-01-01T00:02:00||1|COMPLETED\n"
+      "10.0|2023-01-01T00:00:00|2023-01-01T00:01:00|2023-01-01T00:02:00||1|COMPLETED\n"
+      "11|2023-01-01T00:05:00|Unknown|2023-01-01T00:07:00|01:00:00|1|CANCELLED by 5\n"
+      "12|2023-01-01T00:05:00|None|2023-01-01T00:07:00|01:00:00|1|CANCELLED by 5\n"
+      "13|2023-01-01T00:06:00|2023-01-01T00:06:30|Unknown|01:00:00|2|RUNNING\n"
+      "14_4|2023-01-01T00:07:00|2023-01-01T00:08:00|2023-01-01T00:09:00|01:00:00|1|COMPLETED\n"
+      "14_[5-9]|2023-01-01T00:07:00|Unknown|Unknown|01:00:00|1|PENDING\n"
+      "15+1|2023-01-01T00:07:00|2023-01-01T00:08:00|2023-01-01T00:09:00|01:00:00|1|COMPLETED\n"
+      "16|2023-01-01T00:08:00|2023-01-01T00:09:00|2023-01-01T00:08:30|01:00:00|1|COMPLETED\n"
+      "17|Unknown|Unknown|Unknown|01:00:00|1|PENDING\n"
+      "18|2023-01-01T00:09:00|2023-01-01T00:09:00|2023-01-01T00:10:00|01:00:00|0|COMPLETED\n";
+  const Trace t = read(text);
+  EXPECT_EQ(t.report.rows, 13u);
+  std::vector<JobId> ids;
+  for (const Job& j : t.jobs) ids.push_back(j.id);
+  EXPECT_EQ(ids, (std::vector<JobId>{10, 14, 15}));  // array task 14_4 kept as job 14
+  EXPECT_EQ(count(t.report.skipped, "job step"), 3u);
+  EXPECT_EQ(count(t.report.skipped, "never started"), 3u);
+  EXPECT_EQ(count(t.report.skipped, "not finished"), 1u);
+  EXPECT_EQ(count(t.report.skipped, "negative runtime"), 1u);
+  EXPECT_EQ(count(t.report.skipped, "missing submit time"), 1u);
+  EXPECT_EQ(count(t.report.skipped, "missing size"), 1u);
+  EXPECT_EQ(count(t.report.adjusted, "heterogeneous job component"), 1u);
+  EXPECT_EQ(t.report.rows, t.report.jobs + t.report.skipped_total());
+}
+
+TEST(TraceReaderTest, SacctStrictErrorsNameTheColumn) {
+  const std::string h = "JobID|Submit|Start|End|Timelimit|NNodes\n";
+  const InputError bad_time =
+      read_error(h + "1|2023-01-01T00:00:00|yesterday|2023-01-01T00:02:00|01:00:00|1\n", "s.txt");
+  EXPECT_STREQ(bad_time.what(),
+               "s.txt:2: field 'Start': expected a time YYYY-MM-DDTHH:MM:SS, got 'yesterday'");
+  const InputError bad_limit = read_error(
+      h + "1|2023-01-01T00:00:00|2023-01-01T00:01:00|2023-01-01T00:02:00|soon|1\n", "s.txt");
+  EXPECT_EQ(bad_limit.where().field, "Timelimit");
+  const InputError bad_count =
+      read_error(h + "1|2023-01-01T00:00:00|2023-01-01T00:01:00\n", "s.txt");
+  EXPECT_NE(std::string(bad_count.what()).find("expected 6 '|'-separated fields"),
+            std::string::npos);
+  const InputError bad_id = read_error(
+      h + "x1|2023-01-01T00:00:00|2023-01-01T00:01:00|2023-01-01T00:02:00|01:00:00|1\n", "s.txt");
+  EXPECT_EQ(bad_id.where().field, "JobID");
+  const InputError missing = read_error("JobID|Submit|Start|End|Timelimit\n", "s.txt");
+  EXPECT_EQ(missing.where().line, 1);
+  EXPECT_NE(std::string(missing.what()).find("NNodes"), std::string::npos) << missing.what();
+}
+
+TEST(TraceReaderTest, ReadsSacctFixedLayoutWithTabsOrColumns) {
+  const Trace t = read(kFixed, TraceFormat::kAuto, false, "ls6.log");
+  EXPECT_EQ(t.format, TraceFormat::kSacctFixed);
+  EXPECT_EQ(t.report.rows, 2u);
+  ASSERT_EQ(t.jobs.size(), 2u);
+  const Job& a = t.jobs[0];  // tab-separated row
+  EXPECT_EQ(a.id, 478729);
+  EXPECT_EQ(a.user, "00000");
+  EXPECT_EQ(a.submit, *parse_iso_time("2022-10-05T11:52:48"));
+  EXPECT_EQ(a.start, *parse_iso_time("2022-11-01T15:34:14"));
+  EXPECT_EQ(a.end, *parse_iso_time("2022-11-03T15:34:15"));
+  EXPECT_EQ(a.time_limit, 2880 * kMinute);  // TimelimitR(aw): minutes
+  EXPECT_EQ(a.nodes, 2);
+  const Job& b = t.jobs[1];  // space-aligned row, cut at the dash columns
+  EXPECT_EQ(b.id, 478730);
+  EXPECT_EQ(b.submit, *parse_iso_time("2022-10-05T11:52:49"));
+  EXPECT_EQ(b.nodes, 1);
+  EXPECT_EQ(b.time_limit, 2880 * kMinute);
+
+  // A tab row with a field missing is malformed, named by line.
+  const std::string broken = kFixed.substr(0, kFixed.find("478729")) +
+                             "478731\tx\t0\t2022-11-01T15:34:14\t2022-10-05T11:52:48\n";
+  const InputError e = read_error(broken, "ls6.log");
+  EXPECT_EQ(e.where().line, 4);
+  EXPECT_NE(std::string(e.what()).find("tab-separated"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+TEST(TraceReaderTest, ComputesStatsFromRecordedTimes) {
+  // Machine of 4 nodes; waits 0, 10, 20, 30, 100; runtimes 100 each on 2 nodes.
+  std::string text = kSwfHeader;
+  const long waits[] = {0, 10, 20, 30, 100};
+  for (int i = 0; i < 5; ++i) text += swf_row(i + 1, i * 100, waits[i], 100, 8, 8, 200);
+  const Trace t = read(text);
+  const TraceStats s = compute_trace_stats(t);
+  EXPECT_EQ(s.jobs, 5u);
+  EXPECT_EQ(s.first_submit, 1000000);
+  EXPECT_EQ(s.last_end, 1000000 + 400 + 100 + 100);
+  EXPECT_EQ(s.span, 600);
+  EXPECT_EQ(s.machine_nodes, 4);
+  EXPECT_EQ(s.largest_job_nodes, 2);
+  EXPECT_DOUBLE_EQ(s.load, 5.0 * 2 * 100 / (4.0 * 600));
+  EXPECT_DOUBLE_EQ(s.mean_wait_s, 32);
+  EXPECT_DOUBLE_EQ(s.median_wait_s, 20);
+  EXPECT_DOUBLE_EQ(s.p90_wait_s, 30 + 0.6 * 70);  // linear interpolation between ranks
+  EXPECT_DOUBLE_EQ(s.max_wait_s, 100);
+  EXPECT_DOUBLE_EQ(s.mean_runtime_s, 100);
+  EXPECT_DOUBLE_EQ(s.mean_time_limit_s, 200);
+
+  const TraceStats wider = compute_trace_stats(t, 8);
+  EXPECT_EQ(wider.machine_nodes, 8);
+  EXPECT_DOUBLE_EQ(wider.load, s.load / 2);
+}
+
+TEST(TraceReaderTest, StatsFallBackToLargestJobAndHandleEmptyTraces) {
+  const Trace t = read(kParsable);
+  const TraceStats s = compute_trace_stats(t);
+  EXPECT_EQ(s.machine_nodes, 2);  // no header: the largest job
+  EXPECT_GT(s.load, 0);
+  const TraceStats empty = compute_trace_stats(Trace{});
+  EXPECT_EQ(empty.jobs, 0u);
+  EXPECT_EQ(empty.span, 0);
+  EXPECT_EQ(empty.load, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real logs (shared folder) and the shipped samples
+
+TEST(TraceReaderTest, ReadsLs6FixedLayout) {
+  const std::string path = shared_file("gpu/tacc-ls6/ls6-a100-until-2023-02.log.gz");
+  const Trace t = read_trace(path);
+  EXPECT_EQ(t.format, TraceFormat::kSacctFixed);
+  EXPECT_GE(t.jobs.size(), 17900u);
+  EXPECT_LE(t.jobs.size(), 17999u);
+  EXPECT_EQ(t.report.rows, t.report.jobs + t.report.skipped_total());
+  const TraceStats s = compute_trace_stats(t);
+  EXPECT_GE(s.first_submit, *parse_iso_time("2022-10-01"));
+  EXPECT_LT(s.first_submit, *parse_iso_time("2022-11-01"));
+  EXPECT_LE(s.largest_job_nodes, 64);
+  EXPECT_GE(s.largest_job_nodes, 1);
+  EXPECT_TRUE(std::is_sorted(t.jobs.begin(), t.jobs.end(),
+                             [](const Job& a, const Job& b) { return a.submit < b.submit; }));
+  const auto two_days = std::count_if(t.jobs.begin(), t.jobs.end(),
+                                      [](const Job& j) { return j.time_limit == 2 * kDay; });
+  EXPECT_GT(two_days, 4000);  // the most common limit is 2880 minutes
+}
+
+TEST(TraceReaderTest, ReadsHpc2nSwf) {
+  const std::string path = shared_file("swf-classic/HPC2N-2002-2.2-cln.swf.gz");
+  const auto t0 = std::chrono::steady_clock::now();
+  const Trace t = read_trace(path);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  RecordProperty("read_seconds", std::to_string(seconds));
+  std::printf("HPC2N: %zu rows read in %.3f s\n", t.report.rows, seconds);
+  EXPECT_EQ(t.format, TraceFormat::kSwf);
+  EXPECT_EQ(t.report.rows, 202871u);  // MaxRecords in the header
+  EXPECT_EQ(t.report.jobs + t.report.skipped_total(), t.report.rows);
+  EXPECT_EQ(t.jobs.size(), t.report.jobs);
+  EXPECT_GT(t.jobs.size(), 202000u);
+  EXPECT_EQ(t.machine_nodes, 240);
+  EXPECT_EQ(t.unix_start_time, 1027839845);
+  EXPECT_GE(t.jobs.front().submit, t.unix_start_time);
+  for (const Job& j : t.jobs) {
+    ASSERT_GE(j.runtime(), 0) << "job " << j.id;
+    ASSERT_GE(j.wait(), 0) << "job " << j.id;
+    ASSERT_GE(j.nodes, 1) << "job " << j.id;
+    ASSERT_GT(j.time_limit, 0) << "job " << j.id;
+  }
+#ifdef __OPTIMIZE__  // only meaningful in an optimised (Release / RelWithDebInfo) build
+  EXPECT_LT(seconds, 2.0) << "reading 202,871 gzip'd SWF rows should take well under 2 s";
+#endif
+}
+
+TEST(TraceReaderTest, ReadsTheOtherClassicSwfLogs) {
+  struct Case {
+    const char* file;
+    std::size_t rows;
+    int nodes;
+  };
+  for (const Case& c : {Case{"swf-classic/CTC-SP2-1996-3.1-cln.swf.gz", 77222, 338},
+                        Case{"swf-classic/KTH-SP2-1996-2.1-cln.swf.gz", 28476, 100},
+                        Case{"swf-classic/SDSC-SP2-1998-4.2-cln.swf.gz", 59715, 128}}) {
+    const Trace t = read_trace(shared_file(c.file));
+    EXPECT_EQ(t.report.rows, c.rows) << c.file;
+    EXPECT_EQ(t.report.jobs + t.report.skipped_total(), t.report.rows) << c.file;
+    EXPECT_GT(t.jobs.size(), c.rows * 9 / 10) << c.file;
+    EXPECT_EQ(t.machine_nodes, c.nodes) << c.file;
+  }
+}
+
+TEST(TraceReaderTest, ShippedSamplesParseStrictlyWithNothingSkipped) {
+  const std::string dir = kSource + "/traces/samples/";
+  const Trace swf = read_trace(dir + "sample-gpu-cluster.swf");
+  EXPECT_EQ(swf.format, TraceFormat::kSwf);
+  EXPECT_EQ(swf.report.skipped_total(), 0u);
+  EXPECT_EQ(swf.machine_nodes, 32);
+  EXPECT_GE(swf.jobs.size(), 2500u);
+  EXPECT_LE(swf.jobs.size(), 3500u);
+  const TraceStats s = compute_trace_stats(swf);
+  EXPECT_GT(s.load, 0.6);
+  EXPECT_LT(s.load, 1.0);
+  EXPECT_GE(s.span, 18 * kDay);
+  EXPECT_LE(s.largest_job_nodes, 16);
+
+  const Trace sacct = read_trace(dir + "sample-sacct.txt");
+  EXPECT_EQ(sacct.format, TraceFormat::kSacctParsable);
+  EXPECT_EQ(sacct.report.skipped_total(), 0u);
+  EXPECT_GE(sacct.jobs.size(), 250u);
+  EXPECT_LE(sacct.jobs.size(), 350u);
+  EXPECT_TRUE(std::any_of(sacct.jobs.begin(), sacct.jobs.end(),
+                          [](const Job& j) { return j.gpus_per_node > 0; }));
+  for (const std::string name : {"sample-gpu-cluster.swf", "sample-sacct.txt"})
+    EXPECT_LT(fs::file_size(dir + name), 400u * 1024) << name;
+}
+
+}  // namespace
+}  // namespace mirage
