@@ -10,17 +10,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include "mirage/agents/EpisodeStarts.h"
 #include "mirage/agents/PolicyRegistry.h"
 
 namespace mirage {
 namespace {
-
-constexpr Seconds kPeerSlice = 5 * kDay;
-constexpr Seconds kPeerWarmup = 2 * kDay;
-
-Seconds next_grid(Seconds t, Seconds interval) {
-  return (t / interval + 1) * interval;
-}
 
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -37,72 +31,6 @@ double mean_interruption(const EpisodeResult& e) {
   for (const auto& b : e.boundaries) s += static_cast<double>(b.interruption());
   return s / static_cast<double>(e.boundaries.size());
 }
-
-std::vector<SimJobSpec> fitting_jobs(const Trace& trace, const ClusterSpec& c) {
-  std::vector<Job> keep;
-  for (const Job& j : trace.jobs)
-    if (j.nodes <= c.nodes &&
-        (c.allocation != AllocationMode::kGpuGranular || j.gpus_per_node <= c.gpus_per_node))
-      keep.push_back(j);
-  return to_sim_jobs(keep);
-}
-
-// Builds the start states of a batch of samples, in time order.
-class StartStates {
- public:
-  StartStates(const Trace& trace, const EvalConfig& config)
-      : config_(config),
-        jobs_(
-            std::make_shared<const std::vector<SimJobSpec>>(fitting_jobs(trace, config.cluster))) {
-    if (config.start_mode == EpisodeStartMode::kForkReplay) {
-      base_.emplace(config.cluster, jobs_);
-      base_->set_recording(false);
-    }
-  }
-
-  Seconds trace_end() const { return jobs_->empty() ? 0 : jobs_->back().submit; }
-
-  EpisodeStart at(Seconds t) {
-    const Seconds interval = config_.episode.decision_interval;
-    if (config_.start_mode == EpisodeStartMode::kForkReplay) {
-      // Snapshots only over the last day before the first sample (the window is 24 h).
-      if (next_snapshot_ == 0)
-        next_snapshot_ = next_grid(t - FeatureEncoder::kWindow * interval - 1, interval);
-      while (next_snapshot_ <= t) {
-        base_->run_until(next_snapshot_);
-        history_.add(base_->snapshot());
-        next_snapshot_ += interval;
-      }
-      base_->run_until(t);
-      return EpisodeStart{t, base_->fork(), history_, trace_end(), next_snapshot_};
-    }
-    // Mirage's protocol: an empty cluster with only the jobs submitted in [t, t + 5 days].
-    auto lo = std::lower_bound(jobs_->begin(), jobs_->end(), t,
-                               [](const SimJobSpec& s, Seconds v) { return s.submit < v; });
-    auto hi = std::lower_bound(lo, jobs_->end(), t + kPeerSlice,
-                               [](const SimJobSpec& s, Seconds v) { return s.submit < v; });
-    Simulator sim(config_.cluster, std::make_shared<const std::vector<SimJobSpec>>(lo, hi));
-    sim.set_recording(false);
-    ObservationBuilder history;
-    Seconds snap = next_grid(t - 1, interval);
-    const Seconds submit_at = t + kPeerWarmup;
-    while (snap <= submit_at) {
-      sim.run_until(snap);
-      history.add(sim.snapshot());
-      snap += interval;
-    }
-    sim.run_until(submit_at);
-    // Their simulator runs the slice to its end: no cut-off but the episode's max wait.
-    return EpisodeStart{t, std::move(sim), std::move(history), submit_at + 60 * kDay, snap};
-  }
-
- private:
-  const EvalConfig& config_;
-  std::shared_ptr<const std::vector<SimJobSpec>> jobs_;
-  std::optional<Simulator> base_;
-  ObservationBuilder history_;
-  Seconds next_snapshot_ = 0;
-};
 
 }  // namespace
 
@@ -172,16 +100,9 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
     if (p != kOracleName) (void)make_policy(p);  // fail early on an unknown name
 
   EvalReport report;
-  StartStates starts(trace, config);
-  // Samples whose episode would need trace data past the end of the log are dropped.
-  const Seconds need =
-      config.start_mode == EpisodeStartMode::kPeerWarmup ? kPeerSlice : config.episode.horizon();
-  for (Seconds t = config.from; t < config.to; t += config.every) {
-    if (t + need > starts.trace_end())
-      ++report.dropped_past_horizon;
-    else
-      report.sample_times.push_back(t);
-  }
+  EpisodeStarts starts(trace, config.cluster, config.episode, config.start_mode);
+  report.sample_times =
+      starts.sample_times(config.from, config.to, config.every, &report.dropped_past_horizon);
   for (const auto& p : policies) report.outcomes[p].resize(report.sample_times.size());
 
   const std::size_t total = report.sample_times.size() * policies.size();

@@ -6,14 +6,11 @@
 #include <vector>
 
 #include "mirage/agents/Episode.h"
+#include "mirage/agents/EpisodeStarts.h"
 #include "mirage/traces/Trace.h"
 
 namespace mirage {
 
-enum class EpisodeStartMode {
-  kForkReplay,  // fork a full replay of the trace at the sample time: queues carry over
-  kPeerWarmup,  // Mirage's own protocol: empty cluster, jobs of [t, t+5 d], predecessor at t+2 d
-};
 
 struct EvalConfig {
   ClusterSpec cluster;

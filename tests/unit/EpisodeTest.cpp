@@ -1,0 +1,389 @@
+// Chaining episodes, the oracle, the probes and the metrics: each test pins one promise of the
+// evaluation harness.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "mirage/agents/Baselines.h"
+#include "mirage/agents/Evaluation.h"
+#include "mirage/agents/PolicyRegistry.h"
+#include "mirage/agents/Probe.h"
+#include "mirage/core/Error.h"
+
+namespace mirage {
+namespace {
+
+constexpr Seconds kT0 = 1'700'000'000 / kDay * kDay;  // a midnight
+
+// A busy 16-node machine: mean size 3.5 nodes, mean runtime 3.25 h, a job every 2,600 s on
+// average: about 0.98 offered load over two weeks, so queues come and go.
+Trace busy_trace(unsigned seed, int days = 14) {
+  std::mt19937_64 rng(seed);
+  Trace t;
+  t.source = "synthetic";
+  t.machine_nodes = 16;
+  Seconds now = kT0;
+  JobId id = 1;
+  while (now < kT0 + days * kDay) {
+    now += static_cast<Seconds>(std::exponential_distribution<double>(1.0 / 2600)(rng));
+    Job j;
+    j.id = id++;
+    j.submit = now;
+    j.nodes = 1 + static_cast<int>(rng() % 6);
+    j.time_limit = (1 + static_cast<Seconds>(rng() % 12)) * kHour;
+    j.start = now;  // recorded start is unused by the simulator
+    j.end = now + static_cast<Seconds>(rng() % static_cast<unsigned>(j.time_limit));
+    t.jobs.push_back(j);
+  }
+  return t;
+}
+
+ClusterSpec cluster16() {
+  ClusterSpec c;
+  c.nodes = 16;
+  return c;
+}
+
+EpisodeConfig short_chain(int nodes = 4) {
+  EpisodeConfig e;
+  e.chain.nodes = nodes;
+  e.chain.time_limit = e.chain.runtime = 6 * kHour;
+  e.max_wait = kDay;
+  return e;
+}
+
+// Records every observation it is shown; never submits.
+class RecordingDecider final : public Decider {
+ public:
+  std::vector<Observation> seen;
+  bool submit_now(const Simulator&, const Observation& obs, SimJobIndex, Seconds) override {
+    seen.push_back(obs);
+    return false;
+  }
+};
+
+// Submits at a fixed instant.
+class FixedDecider final : public Decider {
+ public:
+  explicit FixedDecider(Seconds at) : at_(at) {}
+  bool submit_now(const Simulator& sim, const Observation&, SimJobIndex, Seconds) override {
+    return sim.now() >= at_;
+  }
+
+ private:
+  Seconds at_;
+};
+
+std::vector<Observation> observe(const Trace& trace, Seconds sample) {
+  EpisodeConfig cfg = short_chain();
+  EpisodeStarts starts(trace, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  RecordingDecider d;
+  run_episode(starts.at(sample), d, cfg);
+  return d.seen;
+}
+
+void expect_same_observation(const Observation& a, const Observation& b) {
+  ASSERT_EQ(a.time, b.time);
+  EXPECT_EQ(a.window, b.window);
+  EXPECT_EQ(FeatureEncoder::encode(a), FeatureEncoder::encode(b));
+  EXPECT_EQ(a.latest.pending.size(), b.latest.pending.size());
+  EXPECT_EQ(a.latest.running.size(), b.latest.running.size());
+  EXPECT_EQ(a.latest.recent_mean_wait_s, b.latest.recent_mean_wait_s);
+}
+
+TEST(Episode, ObservationsCarryNothingFromTheFutureOfTheTrace) {
+  const Trace base = busy_trace(1);
+  const Seconds sample = kT0 + 5 * kDay;
+  const auto a = observe(base, sample);
+  ASSERT_GT(a.size(), 10u);
+  const Seconds cut = a[5].time;  // decisions up to here must not see past it
+  // Same past, different future: every job submitted after `cut` changes size and length, and
+  // long jobs submitted shortly before it (so still running at `cut` in any schedule) get
+  // other true ends, later than `cut`.
+  Trace other = base;
+  std::size_t changed_running = 0;
+  for (Job& j : other.jobs) {
+    if (j.submit > cut) {
+      j.nodes = 1 + (j.nodes % 3);
+      j.end = j.start + (j.end - j.start) / 3;
+      j.time_limit = j.time_limit / 2 + kHour;
+    } else if (j.submit > cut - 2 * kHour && j.end - j.start > 3 * kHour) {
+      j.end = j.start + j.time_limit;  // runs its whole limit instead
+      ++changed_running;
+    }
+  }
+  EXPECT_GT(changed_running, 0u);
+  const auto b = observe(other, sample);
+  ASSERT_GT(b.size(), 5u);
+  for (std::size_t k = 0; k <= 5; ++k) expect_same_observation(a[k], b[k]);
+  // And the futures really differ, so the test could fail.
+  bool differs = false;
+  for (std::size_t k = 6; k < std::min(a.size(), b.size()); ++k)
+    differs |= FeatureEncoder::encode(a[k]) != FeatureEncoder::encode(b[k]);
+  EXPECT_TRUE(differs);
+}
+
+TEST(Episode, ReactiveSubmitsJustBeforeThePredecessorEnds) {
+  const Trace t = busy_trace(2);
+  EpisodeConfig cfg = short_chain();
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  ReactivePolicy reactive;
+  PolicyDecider d(reactive);
+  const auto r = run_episode(starts.at(kT0 + 4 * kDay), d, cfg);
+  ASSERT_EQ(r.boundaries.size(), 1u);
+  const auto& b = r.boundaries[0];
+  EXPECT_EQ(b.predecessor_end - b.predecessor_start, cfg.chain.time_limit);
+  EXPECT_EQ(b.successor_submit, b.predecessor_end - cfg.reactive_lead);
+  EXPECT_GE(b.successor_start, b.successor_submit);
+}
+
+TEST(Episode, OracleIsNeverWorseThanTheBaselinesOnAnySample) {
+  const Trace t = busy_trace(3);
+  EvalConfig c;
+  c.cluster = cluster16();
+  c.episode = short_chain(6);
+  c.from = kT0 + 3 * kDay;
+  c.to = kT0 + 10 * kDay;
+  c.every = 8 * kHour;
+  c.policies = {"reactive", "average", "oracle"};
+  c.threads = 2;
+  const EvalReport r = evaluate(t, c);
+  ASSERT_GE(r.sample_times.size(), 15u);
+  const auto& oracle = r.outcomes.at("oracle");
+  for (const std::string name : {"reactive", "average"}) {
+    const auto& other = r.outcomes.at(name);
+    for (std::size_t i = 0; i < oracle.size(); ++i)
+      EXPECT_LE(std::llabs(oracle[i].episode.boundaries[0].gap()),
+                std::llabs(other[i].episode.boundaries[0].gap()))
+          << name << " sample " << i;
+  }
+  EXPECT_LE(r.metrics.at("oracle").overall.mean_interruption_h,
+            r.metrics.at("reactive").overall.mean_interruption_h);
+  // Reactive interrupts somewhere on this busy machine, so the comparison means something.
+  EXPECT_GT(r.metrics.at("reactive").overall.mean_interruption_h, 0.0);
+}
+
+TEST(Episode, SamplesPastTheHorizonAreDroppedAndCounted) {
+  const Trace t = busy_trace(4, 10);
+  EvalConfig c;
+  c.cluster = cluster16();
+  c.episode = short_chain();
+  c.from = kT0 + 5 * kDay;
+  c.to = kT0 + 10 * kDay;  // the log ends at day 10; the horizon is 6 h + 1 day
+  c.every = 12 * kHour;
+  c.policies = {"reactive"};
+  const EvalReport r = evaluate(t, c);
+  EXPECT_EQ(r.sample_times.size() + r.dropped_past_horizon, 10u);
+  EXPECT_GE(r.dropped_past_horizon, 2u);
+  const Seconds last_submit = t.jobs.back().submit;
+  for (Seconds s : r.sample_times) EXPECT_LE(s + c.episode.horizon(), last_submit);
+}
+
+TEST(Episode, ProbeFeaturesAreExactlyWhatThePolicySaw) {
+  const Trace t = busy_trace(5);
+  EpisodeConfig cfg = short_chain();
+  const Seconds sample = kT0 + 6 * kDay;
+  EpisodeStarts s1(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  const ProbedEpisode probed = probe_episode(s1.at(sample), cfg);
+  EpisodeStarts s2(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  RecordingDecider rec;
+  run_episode(s2.at(sample), rec, cfg);
+  ASSERT_EQ(probed.decisions.size(), rec.seen.size());
+  ASSERT_GT(probed.decisions.size(), 30u);
+  for (std::size_t k = 0; k < rec.seen.size(); ++k)
+    ASSERT_EQ(probed.features(k), FeatureEncoder::encode(rec.seen[k])) << k;
+}
+
+TEST(Episode, ProbeGapsMatchEpisodesThatSubmitAtThatInstant) {
+  const Trace t = busy_trace(6);
+  EpisodeConfig cfg = short_chain(8);
+  const Seconds sample = kT0 + 7 * kDay;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  const EpisodeStart start = starts.at(sample);
+  const ProbedEpisode probed = probe_episode(
+      EpisodeStart{start.sample_time, start.sim.fork(), start.history, start.deadline,
+                   start.next_snapshot},
+      cfg);
+  for (std::size_t k : {std::size_t{0}, probed.decisions.size() / 2, probed.decisions.size() - 1}) {
+    FixedDecider d(probed.decisions[k].time);
+    const auto r = run_episode(EpisodeStart{start.sample_time, start.sim.fork(), start.history,
+                                            start.deadline, start.next_snapshot},
+                               d, cfg);
+    EXPECT_EQ(r.boundaries[0].successor_submit, probed.decisions[k].time);
+    EXPECT_EQ(r.boundaries[0].gap(), probed.decisions[k].gap_if_submitted) << k;
+  }
+}
+
+TEST(Episode, HandoffStopsThePredecessorSoonAfterTheSuccessorStarts) {
+  const Trace t = busy_trace(7);
+  EpisodeConfig cfg = short_chain(2);
+  cfg.chain.overlap = OverlapMode::kHandoff;
+  cfg.chain.segments = 3;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  FixedDecider early(0);  // submit at the first decision instant: the successor starts early
+  const auto r = run_episode(starts.at(kT0 + 3 * kDay), early, cfg);
+  ASSERT_EQ(r.boundaries.size(), 2u);
+  for (const auto& b : r.boundaries) {
+    EXPECT_LE(b.overlap(cfg.chain), cfg.chain.handoff_grace);
+    if (b.gap() < 0) {
+      EXPECT_EQ(b.overlap(cfg.chain), cfg.chain.handoff_grace);
+    }
+  }
+}
+
+TEST(Episode, LongerChainsReportOneOutcomePerBoundaryInOrder) {
+  const Trace t = busy_trace(8);
+  EpisodeConfig cfg = short_chain();
+  cfg.chain.segments = 4;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  ReactivePolicy reactive;
+  PolicyDecider d(reactive);
+  const auto r = run_episode(starts.at(kT0 + 2 * kDay), d, cfg);
+  ASSERT_EQ(r.boundaries.size(), 3u);
+  for (std::size_t k = 1; k < r.boundaries.size(); ++k) {
+    EXPECT_EQ(r.boundaries[k].predecessor_start, r.boundaries[k - 1].successor_start);
+    EXPECT_EQ(r.boundaries[k].predecessor_submit, r.boundaries[k - 1].successor_submit);
+  }
+}
+
+TEST(Episode, GpuGranularChainsRun) {
+  Trace t = busy_trace(9);
+  for (Job& j : t.jobs) j.gpus_per_node = 1 + static_cast<int>(j.id % 4);
+  ClusterSpec c = cluster16();
+  c.gpus_per_node = 4;
+  c.allocation = AllocationMode::kGpuGranular;
+  EpisodeConfig cfg = short_chain(2);
+  cfg.chain.gpus_per_node = 2;
+  EpisodeStarts starts(t, c, cfg, EpisodeStartMode::kForkReplay);
+  ReactivePolicy reactive;
+  PolicyDecider d(reactive);
+  const auto r = run_episode(starts.at(kT0 + 4 * kDay), d, cfg);
+  ASSERT_EQ(r.boundaries.size(), 1u);
+  EXPECT_FALSE(r.truncated());
+}
+
+TEST(Episode, PeerModeStartsFromAnEmptyClusterAfterTwoDaysOfWarmUp) {
+  const Trace t = busy_trace(10);
+  EpisodeConfig cfg = short_chain();
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kPeerWarmup);
+  const EpisodeStart s = starts.at(kT0 + 2 * kDay);
+  EXPECT_EQ(s.sim.now(), kT0 + 4 * kDay);
+  EXPECT_EQ(s.sim.trace_size() > 0, true);
+  for (SimJobIndex j = 0; j < s.sim.trace_size(); ++j) {
+    EXPECT_GE(s.sim.job(j).submit, kT0 + 2 * kDay);
+    EXPECT_LT(s.sim.job(j).submit, kT0 + 7 * kDay);
+  }
+}
+
+// ---- metrics and baselines -----------------------------------------------------------------
+
+SampleOutcome outcome(Seconds gap, const std::string& bucket) {
+  SampleOutcome o;
+  o.bucket = bucket;
+  BoundaryOutcome b;
+  b.predecessor_end = 100000;
+  b.successor_start = b.predecessor_end + gap;
+  o.episode.boundaries.push_back(b);
+  return o;
+}
+
+TEST(Metrics, InterruptionOverlapZeroShareAndReductionByBucket) {
+  ChainSpec chain;
+  const std::vector<SampleOutcome> reactive = {outcome(3600, "low"), outcome(7200, "low"),
+                                               outcome(10 * 3600, "medium")};
+  const std::vector<SampleOutcome> policy = {outcome(0, "low"), outcome(-1800, "low"),
+                                             outcome(5 * 3600, "medium")};
+  const PolicyMetrics m = compute_metrics(policy, reactive, chain);
+  EXPECT_EQ(m.overall.samples, 3u);
+  EXPECT_DOUBLE_EQ(m.overall.mean_interruption_h, 5.0 / 3);
+  EXPECT_DOUBLE_EQ(m.overall.zero_interruption_share, 2.0 / 3);
+  EXPECT_DOUBLE_EQ(m.overall.mean_overlap_h, 0.5 / 3);
+  EXPECT_DOUBLE_EQ(m.overall.interruption_reduction, 1 - (5.0 / 3) / (13.0 / 3));
+  ASSERT_EQ(m.buckets.count("low"), 1u);
+  EXPECT_EQ(m.buckets.at("low").samples, 2u);
+  EXPECT_DOUBLE_EQ(m.buckets.at("low").interruption_reduction, 1.0);
+  EXPECT_DOUBLE_EQ(m.buckets.at("medium").mean_interruption_h, 5.0);
+  EXPECT_EQ(m.buckets.count("heavy"), 0u);
+}
+
+TEST(Metrics, LoadBucketsFollowReactivesInterruption) {
+  EXPECT_EQ(load_bucket(0), "low");
+  EXPECT_EQ(load_bucket(2 * kHour), "low");
+  EXPECT_EQ(load_bucket(2 * kHour + 1), "medium");
+  EXPECT_EQ(load_bucket(12 * kHour), "medium");
+  EXPECT_EQ(load_bucket(12 * kHour + 1), "heavy");
+}
+
+TEST(Baselines, AverageSubmitsOnceRemainingTimeFallsBelowTheRecentMeanWait) {
+  AveragePolicy average;
+  Observation obs;
+  obs.latest.recent_starts = 100;
+  obs.latest.recent_mean_wait_s = 3 * kHour;
+  obs.campaign.predecessor_running = true;
+  obs.campaign.predecessor_limit = 48 * kHour;
+  obs.campaign.predecessor_run = 44 * kHour;
+  EXPECT_EQ(average.decide(obs).action, Action::kWait);
+  obs.campaign.predecessor_run = 45 * kHour;
+  EXPECT_EQ(average.decide(obs).action, Action::kSubmitNow);
+  obs.campaign.predecessor_running = false;
+  EXPECT_EQ(average.decide(obs).action, Action::kWait);
+}
+
+TEST(Baselines, ReactiveAlwaysWaitsForTheFallback) {
+  ReactivePolicy reactive;
+  Observation obs;
+  obs.campaign.predecessor_running = true;
+  obs.campaign.predecessor_limit = 100;
+  obs.campaign.predecessor_run = 99;
+  EXPECT_EQ(reactive.decide(obs).action, Action::kWait);
+}
+
+TEST(PolicyRegistry, CreatesBaselinesByNameAndNamesTheKnownOnesOnError) {
+  EXPECT_EQ(make_policy("reactive")->name(), "reactive");
+  EXPECT_EQ(make_policy("average")->name(), "average");
+  try {
+    make_policy("nope");
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("reactive, average, oracle"), std::string::npos);
+  }
+}
+
+// ---- the one encoder -----------------------------------------------------------------------
+
+TEST(FeatureEncoder, NormalisesTimesCountsAndSizes) {
+  EXPECT_FLOAT_EQ(FeatureEncoder::time_feature(0), 0.f);
+  EXPECT_FLOAT_EQ(FeatureEncoder::time_feature(48 * kHour), 1.f);
+  QueueSnapshot q;
+  q.total_nodes = 10;
+  q.pending = {{kHour, 2, 0, 600}, {2 * kHour, 4, 0, 1200}};
+  q.running = {{48 * kHour, 5, 0, 0, 3600}};
+  const auto f = FeatureEncoder::encode_snapshot(q);
+  EXPECT_FLOAT_EQ(f[0], 0.2f);   // 2 pending / 10 nodes
+  EXPECT_FLOAT_EQ(f[1], 0.6f);   // 6 pending nodes / 10
+  EXPECT_FLOAT_EQ(f[2], FeatureEncoder::time_feature(kHour));       // pending limit p0
+  EXPECT_FLOAT_EQ(f[6], FeatureEncoder::time_feature(2 * kHour));   // pending limit p100
+  EXPECT_FLOAT_EQ(f[12], 0.1f);  // 1 running / 10
+  EXPECT_FLOAT_EQ(f[13], 0.5f);
+  EXPECT_FLOAT_EQ(f[14], 1.f);   // running limit 48 h
+  EXPECT_FLOAT_EQ(f[28], FeatureEncoder::time_feature(3600));  // running time run p100
+}
+
+TEST(FeatureEncoder, ObservationsHaveAFixedSizeAndZeroPadShortHistory) {
+  ObservationBuilder b;
+  QueueSnapshot q;
+  q.total_nodes = 4;
+  q.pending = {{kHour, 1, 0, 60}};
+  b.add(q);
+  const Observation o = b.build(CampaignView{});
+  EXPECT_EQ(o.window_filled, 1);
+  EXPECT_EQ(o.encoder_version, FeatureEncoder::kVersion);
+  const auto x = FeatureEncoder::encode(o);
+  ASSERT_EQ(x.size(), static_cast<std::size_t>(FeatureEncoder::kInputSize));
+  for (int i = 0; i < (FeatureEncoder::kWindow - 1) * FeatureEncoder::kPerSnapshot; ++i)
+    ASSERT_EQ(x[static_cast<std::size_t>(i)], 0.f);
+  EXPECT_FLOAT_EQ(x[(FeatureEncoder::kWindow - 1) * FeatureEncoder::kPerSnapshot], 0.25f);
+}
+
+}  // namespace
+}  // namespace mirage
