@@ -5,7 +5,9 @@
 namespace mirage {
 namespace {
 
-Seconds next_grid(Seconds t, Seconds interval) { return (t / interval + 1) * interval; }
+Seconds next_grid(Seconds t, Seconds interval) {
+  return (t / interval + 1) * interval;
+}
 
 std::vector<SimJobSpec> fitting_jobs(const Trace& trace, const ClusterSpec& c) {
   std::vector<Job> keep;
@@ -33,8 +35,7 @@ EpisodeStarts::EpisodeStarts(const Trace& trace, const ClusterSpec& cluster,
 std::vector<Seconds> EpisodeStarts::sample_times(Seconds from, Seconds to, Seconds every,
                                                  std::size_t* dropped) const {
   // Trace time an episode needs after its sample time.
-  const Seconds need =
-      mode_ == EpisodeStartMode::kPeerWarmup ? kPeerSlice : episode_.horizon();
+  const Seconds need = mode_ == EpisodeStartMode::kPeerWarmup ? kPeerSlice : episode_.horizon();
   std::vector<Seconds> times;
   for (Seconds t = from; t < to; t += every) {
     if (t + need > trace_end()) {

@@ -1,15 +1,11 @@
 #include "mirage/agents/Evaluation.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <memory>
-#include <mutex>
-#include <optional>
 #include <stdexcept>
-#include <thread>
 
+#include "SampleTasks.h"
 #include "mirage/agents/EpisodeStarts.h"
 #include "mirage/agents/PolicyRegistry.h"
 
@@ -105,59 +101,25 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
       starts.sample_times(config.from, config.to, config.every, &report.dropped_past_horizon);
   for (const auto& p : policies) report.outcomes[p].resize(report.sample_times.size());
 
-  const std::size_t total = report.sample_times.size() * policies.size();
-  std::atomic<std::size_t> done{0};
-  const int threads =
-      config.threads > 0 ? config.threads : std::max(1u, std::thread::hardware_concurrency());
-  // Start states are made in time order on this thread (the base replay only moves forward),
-  // a batch at a time to bound memory; the episodes of a batch run on all threads.
-  const std::size_t batch = static_cast<std::size_t>(threads) * 4;
-  std::mutex progress_mutex;
-  for (std::size_t b0 = 0; b0 < report.sample_times.size(); b0 += batch) {
-    const std::size_t b1 = std::min(report.sample_times.size(), b0 + batch);
-    std::vector<EpisodeStart> batch_starts;
-    for (std::size_t i = b0; i < b1; ++i) batch_starts.push_back(starts.at(report.sample_times[i]));
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    auto worker = [&] {
-      try {
-        while (true) {
-          const std::size_t task = next.fetch_add(1);
-          if (task >= batch_starts.size() * policies.size()) return;
-          const std::size_t s = task / policies.size();
-          const std::string& name = policies[task % policies.size()];
-          EpisodeStart start{batch_starts[s].sample_time, batch_starts[s].sim.fork(),
-                             batch_starts[s].history, batch_starts[s].deadline,
-                             batch_starts[s].next_snapshot};
-          EpisodeResult r;
-          if (name == kOracleName) {
-            OracleDecider oracle(config.episode);
-            r = run_episode(std::move(start), oracle, config.episode);
-          } else {
-            auto policy = make_policy(name);
-            PolicyDecider decider(*policy);
-            r = run_episode(std::move(start), decider, config.episode);
-          }
-          SampleOutcome& out = report.outcomes[name][b0 + s];
-          out.sample_time = r.sample_time;
-          out.episode = std::move(r);
-          const std::size_t d = ++done;
-          if (progress) {
-            std::lock_guard lock(progress_mutex);
-            progress(d, total);
-          }
+  for_each_sample_task(
+      starts, report.sample_times, policies.size(), config.threads,
+      [&](std::size_t sample, std::size_t task, const EpisodeStart& start) {
+        const std::string& name = policies[task];
+        EpisodeResult r;
+        if (name == kOracleName) {
+          OracleDecider oracle(config.episode);
+          r = run_episode(copy_start(start), oracle, config.episode);
+        } else {
+          auto policy = make_policy(name);
+          PolicyDecider decider(*policy);
+          r = run_episode(copy_start(start), decider, config.episode);
         }
-      } catch (...) {
-        std::lock_guard lock(failure_mutex);
-        failure = std::current_exception();
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
-  }
+        // Each (sample, policy) slot is written by exactly one task.
+        SampleOutcome& out = report.outcomes.at(name)[sample];
+        out.sample_time = r.sample_time;
+        out.episode = std::move(r);
+      },
+      progress);
 
   // Buckets come from reactive's interruption on the same sample.
   const auto& reactive = report.outcomes.at("reactive");

@@ -1,10 +1,6 @@
 #include "mirage/agents/Probe.h"
 
-#include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
+#include "SampleTasks.h"
 
 namespace mirage {
 namespace {
@@ -68,44 +64,19 @@ ProbedEpisode probe_episode(EpisodeStart start, const EpisodeConfig& config) {
   return out;
 }
 
-std::vector<ProbedEpisode> probe_window(const Trace& trace, const ClusterSpec& cluster,
-                                        const EpisodeConfig& config, EpisodeStartMode mode,
-                                        Seconds from, Seconds to, Seconds every, int threads,
-                                        const std::function<void(std::size_t, std::size_t)>& progress) {
+std::vector<ProbedEpisode> probe_window(
+    const Trace& trace, const ClusterSpec& cluster, const EpisodeConfig& config,
+    EpisodeStartMode mode, Seconds from, Seconds to, Seconds every, int threads,
+    const std::function<void(std::size_t, std::size_t)>& progress) {
   EpisodeStarts starts(trace, cluster, config, mode);
   const std::vector<Seconds> times = starts.sample_times(from, to, every, nullptr);
   std::vector<ProbedEpisode> out(times.size());
-  const int n_threads =
-      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const std::size_t batch = static_cast<std::size_t>(n_threads) * 4;
-  std::atomic<std::size_t> done{0};
-  std::mutex mutex;
-  for (std::size_t b0 = 0; b0 < times.size(); b0 += batch) {
-    const std::size_t b1 = std::min(times.size(), b0 + batch);
-    std::vector<EpisodeStart> batch_starts;
-    for (std::size_t i = b0; i < b1; ++i) batch_starts.push_back(starts.at(times[i]));
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr failure;
-    auto worker = [&] {
-      try {
-        for (std::size_t i; (i = next.fetch_add(1)) < batch_starts.size();) {
-          out[b0 + i] = probe_episode(std::move(batch_starts[i]), config);
-          const std::size_t d = ++done;
-          if (progress) {
-            std::lock_guard lock(mutex);
-            progress(d, times.size());
-          }
-        }
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        failure = std::current_exception();
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int i = 0; i < n_threads; ++i) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
-  }
+  for_each_sample_task(
+      starts, times, 1, threads,
+      [&](std::size_t sample, std::size_t, const EpisodeStart& start) {
+        out[sample] = probe_episode(copy_start(start), config);
+      },
+      progress);
   return out;
 }
 

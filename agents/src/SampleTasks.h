@@ -1,0 +1,22 @@
+#pragma once
+// Runs independent per-sample work on all cores: start states are built in time order on the
+// calling thread (the base replay only moves forward), a batch at a time to bound memory, and
+// the tasks of a batch run on `threads` threads. The first exception is rethrown here.
+#include <functional>
+#include <vector>
+
+#include "mirage/agents/EpisodeStarts.h"
+
+namespace mirage {
+
+using SampleTask = std::function<void(std::size_t sample, std::size_t task, const EpisodeStart&)>;
+using TaskProgress = std::function<void(std::size_t done, std::size_t total)>;
+
+void for_each_sample_task(EpisodeStarts& starts, const std::vector<Seconds>& times,
+                          std::size_t tasks_per_sample, int threads, const SampleTask& run,
+                          const TaskProgress& progress);
+
+// A fork of `start` that a task may consume.
+EpisodeStart copy_start(const EpisodeStart& start);
+
+}  // namespace mirage
