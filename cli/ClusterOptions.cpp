@@ -6,7 +6,7 @@ namespace mirage::cli {
 
 void ClusterOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--nodes", nodes, "Nodes in the machine (default: from the trace header)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 65535));
   cmd.add_option("--gpus-per-node", gpus_per_node, "GPUs per node")->check(CLI::NonNegativeNumber);
   cmd.add_option("--allocation", allocation, "whole-node (exclusive) or gpu (GPU-granular)")
       ->check(CLI::IsMember({"whole-node", "gpu"}))

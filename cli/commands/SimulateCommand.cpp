@@ -72,6 +72,11 @@ int run_simulate(const SimulateOptions& o) {
     kept.push_back(j);
   }
   trace.jobs = std::move(kept);
+  if (trace.jobs.empty())
+    throw InputError({trace.source, 0, ""},
+                     fmt::format("no jobs to simulate ({} rows skipped while reading, {} larger "
+                                 "than the machine dropped)",
+                                 trace.report.skipped_total(), oversized));
 
   auto jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(trace.jobs));
   Simulator sim(spec, jobs);

@@ -206,6 +206,18 @@ TEST(TraceReaderTest, StrictModeNamesFileLineAndField) {
   EXPECT_EQ(e.where().field, "run time");
 }
 
+TEST(TraceReaderTest, NegativeSizeOtherThanMissingIsAnError) {
+  const std::string text = kSwfHeader + "1 0 0 10 -3 -1 -1 -3 60 -1 1 1 1 -1 -1 1 -1 -1\n";
+  const InputError e = read_error(text, "neg.swf");
+  EXPECT_EQ(e.where().line, 6);
+  EXPECT_NE(std::string(e.what()).find("processor count"), std::string::npos) << e.what();
+  TraceReadOptions lenient;
+  lenient.lenient = true;
+  const Trace t = read_trace_text(text, "neg.swf", lenient);
+  EXPECT_TRUE(t.jobs.empty());
+  EXPECT_EQ(t.report.skipped_total(), 1u);
+}
+
 TEST(TraceReaderTest, StrictModeRejectsWrongFieldCount) {
   const InputError e = read_error(kSwfHeader + "1 2 3 4 5\n");
   EXPECT_EQ(e.where().line, 6);

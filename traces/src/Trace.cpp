@@ -439,6 +439,9 @@ class SwfReader : public Reader {
     if (runtime < 0) return skip(line_no, Skip::kNegativeRuntime, "run time " + std::string(f[3]));
     if (wait == -1) return skip(line_no, Skip::kMissingWait);
     if (wait < 0) return skip(line_no, Skip::kStartedBeforeSubmit, "wait " + std::string(f[2]));
+    // -1 is SWF's "missing"; any other negative size is a broken row, not a quirk.
+    if (alloc < -1) bad_field(kSwfFieldNames[4], "a processor count (-1 when missing)", f[4]);
+    if (requested < -1) bad_field(kSwfFieldNames[7], "a processor count (-1 when missing)", f[7]);
     long long procs = alloc;
     if (procs <= 0) {
       if (requested <= 0) return skip(line_no, Skip::kMissingSize);
