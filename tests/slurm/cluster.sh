@@ -184,7 +184,7 @@ merge_kv() {
       found=0
       for i in "${!items[@]}"; do
         if [ "${items[$i]%%=*}" = "${item%%=*}" ]; then
-          items[$i]="$item"
+          items[i]="$item"
           found=1
         fi
       done
@@ -360,7 +360,20 @@ cmd_start() {
 }
 
 cmd_stop_daemons() {
-  local f n
+  local f n i
+  # Jobs still queued or running are cancelled first, so that no batch step outlives its slurmd.
+  if pid_alive "$(read_pid "$dir/run/slurmctld.pid")" && [ -f "$conf" ]; then
+    local ids
+    ids="$(timeout 10 squeue -h -o %i 2>/dev/null || true)"
+    if [ -n "$ids" ]; then
+      # shellcheck disable=SC2086
+      timeout 10 scancel $ids 2>/dev/null || true
+      for ((i = 0; i < 50; i++)); do
+        [ -z "$(timeout 10 squeue -h -o %i 2>/dev/null || true)" ] && break
+        sleep 0.2
+      done
+    fi
+  fi
   # Nodes first (they report completions to the controller), then the controller.
   for f in "$dir"/run/slurmd-*.pid; do
     [ -e "$f" ] || continue
@@ -370,19 +383,19 @@ cmd_stop_daemons() {
     stop_pidfile "$dir/run/slurmd-$n.pid" slurmd
   done
   stop_pidfile "$dir/run/slurmctld.pid" slurmctld
-  # Batch steps of jobs still running would otherwise outlive their slurmd.
-  local pid
-  for pid in $(pgrep -x slurmstepd 2>/dev/null || true); do
-    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$dir"; then
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  done
 }
 
 cmd_stop() {
   cmd_stop_daemons
+  # munged is shared by every cluster on the machine: end it only if this script started it and
+  # no other slurmctld or slurmd (another cluster directory) still needs it.
   if [ -f "$dir/munged.pid" ]; then
-    stop_pidfile "$dir/munged.pid" munged
+    if pgrep -x slurmctld >/dev/null 2>&1 || pgrep -x slurmd >/dev/null 2>&1; then
+      note "munged left running: other Slurm daemons on this machine still use it"
+      rm -f "$dir/munged.pid"
+    else
+      stop_pidfile "$dir/munged.pid" munged
+    fi
   fi
   note "stopped the cluster in $dir"
 }

@@ -47,7 +47,8 @@ long long to_int(std::string_view text, const SourceLocation& where) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (s.empty() || used != s.size()) throw InputError(where, "expected an integer, got '" + s + "'");
+  if (s.empty() || used != s.size())
+    throw InputError(where, "expected an integer, got '" + s + "'");
   return v;
 }
 
@@ -214,8 +215,8 @@ std::vector<WorkloadJob> read_workload_csv(const std::string& path) {
              j.runtime = to_int(f[4], at("runtime_s"));
              if (f.size() > 5 && !f[5].empty()) j.trace_id = to_int(f[5], at("trace_id"));
              if (j.id != static_cast<int>(jobs.size()))
-               throw InputError(at("id"), "ids must be 0, 1, 2, ... in order; got " +
-                                              std::to_string(j.id));
+               throw InputError(at("id"),
+                                "ids must be 0, 1, 2, ... in order; got " + std::to_string(j.id));
              if (j.nodes < 1) throw InputError(at("nodes"), "must be at least 1");
              if (j.limit < kMinute || j.limit % kMinute != 0)
                throw InputError(at("limit_s"), "must be whole minutes (Slurm's -t)");
@@ -255,8 +256,8 @@ std::vector<RealJob> read_jobcomp(const std::string& path, Seconds t0,
     auto time_of = [&](const char* key) {
       auto t = parse_iso_time(kv[key]);
       if (!t)
-        throw InputError({path, line_no, key}, "job " + name + ": expected a time, got '" +
-                                                   kv[key] + "'");
+        throw InputError({path, line_no, key},
+                         "job " + name + ": expected a time, got '" + kv[key] + "'");
       return *t - t0;
     };
     RealJob r;
@@ -385,27 +386,29 @@ SlurmConf read_slurm_conf(const std::string& path, ClusterSpec base) {
   const auto* ptype = get("prioritytype");
   const bool multifactor = ptype && ptype->first == "priority/multifactor";
   if (!multifactor) {
-    conf.notes.push_back("PriorityType is not priority/multifactor: every job has the same "
-                         "priority, so both sides schedule in submit order");
+    conf.notes.push_back(
+        "PriorityType is not priority/multifactor: every job has the same "
+        "priority, so both sides schedule in submit order");
   } else {
-    if (auto* v = get("priorityweightage")) s.priority.weight_age = to_double(v->first, where(v, "PriorityWeightAge"));
+    if (auto* v = get("priorityweightage"))
+      s.priority.weight_age = to_double(v->first, where(v, "PriorityWeightAge"));
     if (auto* v = get("priorityweightjobsize"))
       s.priority.weight_job_size = to_double(v->first, where(v, "PriorityWeightJobSize"));
     if (auto* v = get("prioritymaxage")) {
       auto d = parse_slurm_duration(v->first);
-      if (!d) throw InputError(where(v, "PriorityMaxAge"), "expected a duration, got '" + v->first + "'");
+      if (!d)
+        throw InputError(where(v, "PriorityMaxAge"), "expected a duration, got '" + v->first + "'");
       s.priority.max_age = *d;
     }
     if (auto* v = get("priorityfavorsmall")) s.priority.favor_small = lower(v->first) == "yes";
-    for (const char* k : {"priorityweightfairshare", "priorityweightpartition",
-                          "priorityweightqos", "priorityweightassoc", "priorityweighttres"}) {
+    for (const char* k : {"priorityweightfairshare", "priorityweightpartition", "priorityweightqos",
+                          "priorityweightassoc", "priorityweighttres"}) {
       auto* v = get(k);
       if (v && v->first != "0" && !v->first.empty())
         conf.notes.push_back(std::string(k) + "=" + v->first + " is not modelled by the simulator");
     }
     const auto* acct = get("accountingstoragetype");
-    if (s.priority.weight_age != 0 &&
-        (!acct || acct->first != "accounting_storage/slurmdbd")) {
+    if (s.priority.weight_age != 0 && (!acct || acct->first != "accounting_storage/slurmdbd")) {
       conf.notes.push_back(
           "PriorityWeightAge is ignored by Slurm 22.05 without SlurmDBD: the simulator uses 0");
       s.priority.weight_age = 0;

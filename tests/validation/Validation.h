@@ -16,7 +16,7 @@ namespace mirage::validation {
 // One job of the replayed workload. Times are compressed seconds; limit_s is whole minutes
 // (sbatch -t takes minutes) and runtime_s <= limit_s, so Slurm never kills a job.
 struct WorkloadJob {
-  int id = 0;                // 0..N-1 in submit order; the Slurm job name is "v<id>"
+  int id = 0;                 // 0..N-1 in submit order; the Slurm job name is "v<id>"
   Seconds submit_offset = 0;  // seconds after the replay's t0
   int nodes = 1;
   Seconds limit = 60;
@@ -26,10 +26,10 @@ struct WorkloadJob {
 
 struct CutOptions {
   std::size_t jobs = 300;
-  Seconds from = 0;        // the window starts at the first job submitted at or after this instant
-  double compress = 600;   // every duration and submit gap is divided by this
-  int max_nodes = 4;       // node counts are mapped to min(nodes, max_nodes)
-  Seconds min_runtime = 2;   // floor, so that Slurm's one-second granularity does not dominate
+  Seconds from = 0;         // the window starts at the first job submitted at or after this instant
+  double compress = 600;    // every duration and submit gap is divided by this
+  int max_nodes = 4;        // node counts are mapped to min(nodes, max_nodes)
+  Seconds min_runtime = 2;  // floor, so that Slurm's one-second granularity does not dominate
   Seconds max_runtime = 20;  // cap on the compressed runtime: bounds the replay's length
   Seconds limit_margin = 2;  // runtime <= limit - margin: no job races its own time limit
 };
@@ -83,16 +83,16 @@ SlurmConf read_slurm_conf(const std::string& path, ClusterSpec base);
 // How close a simulated run is to the real one.
 struct Agreement {
   std::size_t jobs = 0;
-  double mean_abs_error = 0;    // |sim start - real start|, seconds
+  double mean_abs_error = 0;  // |sim start - real start|, seconds
   double median_abs_error = 0;
   double p90_abs_error = 0;
   double max_abs_error = 0;
-  double mean_error = 0;        // signed: > 0 when the simulator starts jobs later
-  std::size_t pairs = 0;        // job pairs whose real starts are more than 1 s apart
-  double order_agreement = 0;   // share of those pairs in the same order (sim ties count half)
+  double mean_error = 0;       // signed: > 0 when the simulator starts jobs later
+  std::size_t pairs = 0;       // job pairs whose real starts are more than 1 s apart
+  double order_agreement = 0;  // share of those pairs in the same order (sim ties count half)
   double mean_wait_real = 0;
   double mean_wait_sim = 0;
-  Seconds makespan_real = 0;    // last end, seconds after t0
+  Seconds makespan_real = 0;  // last end, seconds after t0
   Seconds makespan_sim = 0;
 };
 
