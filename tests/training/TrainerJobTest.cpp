@@ -1,0 +1,361 @@
+// End-to-end behaviour of mirage-train-gpt (the tiny model on CPU), each test running the real
+// binary as child processes: resume equivalence, data parallelism over gloo, signals,
+// corrupt checkpoints, the hand-off between segments.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "CheckpointFile.h"
+#include "TrainState.h"
+#include "TrainerProcess.h"
+
+namespace mirage::training {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::TrainerProcess;
+
+constexpr const char* kTrainer = MIRAGE_TRAIN_GPT;
+
+struct StepLoss {
+  std::int64_t step;
+  double loss;
+};
+
+std::vector<StepLoss> read_metrics(const fs::path& file) {
+  std::vector<StepLoss> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    out.push_back({j["step"].get<std::int64_t>(), j["loss"].get<double>()});
+  }
+  return out;
+}
+
+std::optional<nlohmann::json> read_json(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const std::exception&) {
+    return std::nullopt;  // caught between writes cannot happen (atomic), but be lenient
+  }
+}
+
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return done();
+}
+
+// Whether the trainer's progress file reaches `step` while it runs (false as soon as it exits).
+bool reaches_step(TrainerProcess& trainer, const fs::path& progress, std::int64_t step) {
+  auto reached = [&] {
+    auto p = read_json(progress);
+    return p && (*p)["step"].get<std::int64_t>() >= step;
+  };
+  wait_until([&] { return reached() || !trainer.running(); }, 60s);
+  return reached() && trainer.running();
+}
+
+float max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  float worst = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    worst = std::max(worst, std::fabs(a[i] - b[i]));
+  }
+  return worst;
+}
+
+class TrainerJobTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "mirage-train-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    if (HasFailure()) {
+      std::cerr << "kept " << dir_ << " for inspection\n";
+    } else {
+      fs::remove_all(dir_);
+    }
+  }
+
+  // The tiny model at test size; `extra` flags follow (later flags win in CLI11).
+  std::vector<std::string> args(const fs::path& ckpt, std::vector<std::string> extra) const {
+    std::vector<std::string> a = {
+        kTrainer, "--model",          "tiny",       "--seq-len",   "32", "--batch",
+        "4",      "--threads",        "1",          "--log-every", "1",  "--checkpoint-minutes",
+        "0",      "--checkpoint-dir", ckpt.string()};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+
+  fs::path dir_;
+};
+
+// N steps, stop, resume, N more steps == 2N uninterrupted steps. Tolerance: none. On CPU with a
+// fixed thread count every operation repeats exactly, so the losses and the final weights must be
+// bit-identical; dropout is on, so this also proves the RNG state is restored.
+TEST_F(TrainerJobTest, ResumeEquivalence) {
+  const std::vector<std::string> common = {"--steps", "16", "--dropout", "0.1"};
+  auto whole = args(dir_ / "whole", common);
+  whole.insert(whole.end(), {"--metrics", (dir_ / "whole.jsonl").string()});
+  ASSERT_EQ(test::run_trainer(whole, {}, dir_ / "whole.log"), 0);
+
+  auto half = args(dir_ / "split", common);
+  half.insert(half.end(), {"--metrics", (dir_ / "split.jsonl").string(), "--run-steps", "8"});
+  ASSERT_EQ(test::run_trainer(half, {}, dir_ / "split.log"), 0);
+  ASSERT_EQ(test::run_trainer(half, {}, dir_ / "split.log"), 0);
+
+  auto a = read_metrics(dir_ / "whole.jsonl");
+  auto b = read_metrics(dir_ / "split.jsonl");
+  ASSERT_EQ(a.size(), 16u);
+  ASSERT_EQ(b.size(), 16u);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(b[i].step, std::int64_t(i + 1));
+    EXPECT_EQ(a[i].loss, b[i].loss) << "step " << a[i].step;
+  }
+  auto whole_ckpt = inspect_checkpoint(dir_ / "whole" / checkpoint_file_name(16));
+  auto split_ckpt = inspect_checkpoint(dir_ / "split" / checkpoint_file_name(16));
+  EXPECT_EQ(split_ckpt.state.data_position, whole_ckpt.state.data_position);
+  EXPECT_EQ(max_abs_difference(whole_ckpt.parameters, split_ckpt.parameters), 0.0f);
+  EXPECT_NE(std::string::npos,
+            read_json(dir_ / "split" / "handoff.json")->dump().find("\"step\":16"));
+}
+
+// Gradients averaged over two gloo ranks (batch 4 each) == one rank with batch 8: the ranks read
+// the two halves of the same global batch. Summation order differs, so a tolerance: 1e-5 on the
+// losses and 1e-5 on the weights after 6 AdamW steps (measured: about 2e-6).
+TEST_F(TrainerJobTest, TwoRanksMatchOneRankWithCombinedBatch) {
+  const std::vector<std::string> common = {"--steps", "6"};
+  auto one = args(dir_ / "one", common);
+  one.insert(one.end(), {"--batch", "8", "--metrics", (dir_ / "one.jsonl").string()});
+  ASSERT_EQ(test::run_trainer(one, {}, dir_ / "one.log"), 0);
+
+  auto two = args(dir_ / "two", common);
+  two.insert(two.end(),
+             {"--rendezvous", (dir_ / "rdv").string(), "--metrics", (dir_ / "two.jsonl").string()});
+  std::vector<std::unique_ptr<TrainerProcess>> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.push_back(std::make_unique<TrainerProcess>(
+        two,
+        std::map<std::string, std::string>{{"MIRAGE_RANK", std::to_string(r)},
+                                           {"MIRAGE_WORLD_SIZE", "2"},
+                                           {"MIRAGE_RUN_ID", "pair"}},
+        dir_ / ("two-rank" + std::to_string(r) + ".log")));
+  }
+  for (auto& r : ranks) ASSERT_EQ(r->wait(120s), std::optional<int>(0)) << r->log_text();
+
+  auto a = read_metrics(dir_ / "one.jsonl");
+  auto b = read_metrics(dir_ / "two.jsonl");
+  ASSERT_EQ(a.size(), 6u);
+  ASSERT_EQ(b.size(), 6u);  // rank 0 alone reports
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i].loss, b[i].loss, 1e-5);
+  auto one_ckpt = inspect_checkpoint(dir_ / "one" / checkpoint_file_name(6));
+  auto two_ckpt = inspect_checkpoint(dir_ / "two" / checkpoint_file_name(6));
+  EXPECT_EQ(two_ckpt.state.world_size, 2);
+  EXPECT_EQ(two_ckpt.state.rng_states.size(), 2u);
+  EXPECT_EQ(two_ckpt.state.data_position, one_ckpt.state.data_position);
+  float diff = max_abs_difference(one_ckpt.parameters, two_ckpt.parameters);
+  std::cout << "max |weight difference| two ranks vs one: " << diff << "\n";
+  EXPECT_LE(diff, 1e-5f);
+}
+
+// A stop signal during a step: the step finishes, the checkpoint is written and verifies, the
+// process exits 0. Bound: 10 s from the signal (a step here takes about 0.3 s and the write
+// milliseconds; Slurm's KillWait default is 30 s).
+class SignalTest : public TrainerJobTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(SignalTest, SignalMidStepWritesValidCheckpointAndExitsZero) {
+  const int signo = GetParam();
+  const fs::path progress = dir_ / "progress.json";
+  // Longer steps than the other tests, so the signal lands inside one.
+  auto a = args(dir_ / "ckpt", {"--steps", "100000", "--batch", "32", "--seq-len", "64",
+                                "--progress", progress.string()});
+  TrainerProcess trainer(a, {}, dir_ / "trainer.log");
+  ASSERT_TRUE(reaches_step(trainer, progress, 3)) << trainer.log_text();
+  std::this_thread::sleep_for(50ms);  // somewhere inside a step
+  auto sent = std::chrono::steady_clock::now();
+  trainer.signal(signo);
+  auto status = trainer.wait(10s);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  ASSERT_EQ(status, std::optional<int>(0)) << trainer.log_text();
+  std::cout << "exit " << seconds << " s after " << strsignal(signo) << "\n";
+  EXPECT_LT(seconds, 10.0);
+
+  auto p = read_json(progress);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)["state"], "stopped");
+  EXPECT_EQ((*p)["reason"], signo == SIGUSR1 ? "SIGUSR1" : "SIGTERM");
+  const std::int64_t step = (*p)["step"];
+  auto entries = CheckpointDir(dir_ / "ckpt").list();
+  ASSERT_FALSE(entries.empty());
+  EXPECT_EQ(entries.front().step, step);
+  auto summary = inspect_checkpoint(entries.front().path);
+  EXPECT_EQ(summary.state.step, step);
+  EXPECT_EQ(summary.state.data_position, step * 32);
+}
+
+INSTANTIATE_TEST_SUITE_P(UsrAndTerm, SignalTest, ::testing::Values(SIGUSR1, SIGTERM),
+                         [](const auto& info) {
+                           return info.param == SIGUSR1 ? "SIGUSR1" : "SIGTERM";
+                         });
+
+// A time budget: the trainer stops early enough to checkpoint and exit within it, and says why.
+TEST_F(TrainerJobTest, TimeBudgetStopsWithACheckpointBeforeTheBudget) {
+  const fs::path progress = dir_ / "progress.json";
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(test::run_trainer(args(dir_ / "ckpt", {"--steps", "100000", "--time-budget", "4s",
+                                                   "--progress", progress.string()}),
+                              {}, dir_ / "trainer.log"),
+            0);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 4.5);  // the budget, plus process teardown
+  auto p = read_json(progress);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)["reason"], "time budget");
+  EXPECT_GT((*p)["step"].get<std::int64_t>(), 0);
+  EXPECT_EQ(inspect_checkpoint(CheckpointDir(dir_ / "ckpt").list().front().path).state.step,
+            (*p)["step"].get<std::int64_t>());
+}
+
+// srun forwards signals to every task, but they arrive at different moments: a signal to one rank
+// stops both after the same step, and both exit 0.
+TEST_F(TrainerJobTest, SignalToOneRankStopsAllRanksAtTheSameStep) {
+  const fs::path progress = dir_ / "progress.json";
+  auto a = args(dir_ / "ckpt", {"--steps", "100000", "--batch", "16", "--rendezvous",
+                                (dir_ / "rdv").string(), "--progress", progress.string()});
+  std::vector<std::unique_ptr<TrainerProcess>> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.push_back(std::make_unique<TrainerProcess>(
+        a,
+        std::map<std::string, std::string>{{"MIRAGE_RANK", std::to_string(r)},
+                                           {"MIRAGE_WORLD_SIZE", "2"},
+                                           {"MIRAGE_RUN_ID", "pair"}},
+        dir_ / ("rank" + std::to_string(r) + ".log")));
+  }
+  ASSERT_TRUE(reaches_step(*ranks[0], progress, 3)) << ranks[0]->log_text();
+  ranks[1]->signal(SIGUSR1);
+  for (auto& r : ranks) ASSERT_EQ(r->wait(10s), std::optional<int>(0)) << r->log_text();
+  auto p = read_json(progress);
+  EXPECT_EQ((*p)["reason"], "signal on another rank");
+  auto summary = inspect_checkpoint(CheckpointDir(dir_ / "ckpt").list().front().path);
+  EXPECT_EQ(summary.state.step, (*p)["step"].get<std::int64_t>());
+  EXPECT_EQ(summary.state.rng_states.size(), 2u);
+}
+
+// The newest checkpoint is damaged (one flipped payload byte; then also a truncated file): the
+// trainer rejects it, moves it aside, resumes from the previous one and carries on.
+TEST_F(TrainerJobTest, CorruptCheckpointFallsBackToPrevious) {
+  const fs::path ckpt = dir_ / "ckpt";
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "6", "--checkpoint-every", "2"}), {},
+                              dir_ / "first.log"),
+            0);
+  auto entries = CheckpointDir(ckpt).list();
+  ASSERT_EQ(entries.size(), 3u);  // steps 6, 4, 2
+  ASSERT_EQ(entries[0].step, 6);
+
+  {  // flip one byte in the middle of step 6's payload
+    std::fstream f(entries[0].path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(fs::file_size(entries[0].path) / 2));
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(entries[0].path) / 2));
+    c = static_cast<char>(c ^ 0x5a);
+    f.write(&c, 1);
+  }
+  // and cut step 4's file short, as a crash during a non-atomic copy would
+  fs::resize_file(entries[1].path, fs::file_size(entries[1].path) - 100);
+
+  const fs::path progress = dir_ / "progress.json";
+  auto resume = args(ckpt, {"--steps", "6", "--progress", progress.string()});
+  TrainerProcess second(resume, {}, dir_ / "second.log");
+  ASSERT_EQ(second.wait(120s), std::optional<int>(0));
+  const std::string log = second.log_text();
+  EXPECT_NE(log.find("ckpt-000000000006.mgc rejected: payload checksum mismatch"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("ckpt-000000000004.mgc rejected: truncated"), std::string::npos) << log;
+  EXPECT_NE(log.find("resuming from " + (ckpt / checkpoint_file_name(2)).string()),
+            std::string::npos)
+      << log;
+  EXPECT_EQ((*read_json(progress))["first_step"], 2);
+  EXPECT_TRUE(fs::exists(entries[0].path.string() + ".corrupt"));
+  EXPECT_EQ(inspect_checkpoint(ckpt / checkpoint_file_name(6)).state.step, 6);
+}
+
+// Checkpoints exist but none verifies: the trainer refuses to start over silently (exit 2).
+TEST_F(TrainerJobTest, NoValidCheckpointRefusesToStartOver) {
+  const fs::path ckpt = dir_ / "ckpt";
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "2"}), {}, dir_ / "first.log"), 0);
+  fs::resize_file(ckpt / checkpoint_file_name(2), 10);
+  EXPECT_EQ(test::run_trainer(args(ckpt, {"--steps", "4"}), {}, dir_ / "second.log"), 2);
+}
+
+// Hand-off: a successor started while its predecessor trains waits (state "waiting"); the
+// predecessor, on SIGUSR1, checkpoints, writes handoff.json and exits 0; the successor then
+// resumes from exactly that step. Without --handoff-wait the successor is refused (exit 3).
+TEST_F(TrainerJobTest, HandoffWaitsForPredecessorCheckpoint) {
+  const fs::path ckpt = dir_ / "ckpt";
+  const fs::path first_progress = dir_ / "first.json", second_progress = dir_ / "second.json";
+  TrainerProcess first(
+      args(ckpt, {"--steps", "100000", "--batch", "16", "--progress", first_progress.string()}),
+      {{"SLURM_JOB_ID", "101"}}, dir_ / "first.log");
+  ASSERT_TRUE(reaches_step(first, first_progress, 2)) << first.log_text();
+
+  EXPECT_EQ(test::run_trainer(args(ckpt, {"--steps", "100000"}), {}, dir_ / "refused.log"), 3);
+
+  TrainerProcess second(
+      args(ckpt,
+           {"--steps", "100000", "--run-steps", "2", "--handoff-wait", "--handoff-timeout", "60",
+            "--progress", second_progress.string(), "--metrics", (dir_ / "second.jsonl").string()}),
+      {{"SLURM_JOB_ID", "102"}}, dir_ / "second.log");
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto p = read_json(second_progress);
+        return (p && (*p)["state"] == "waiting") || !second.running();
+      },
+      30s));
+  ASSERT_TRUE(second.running()) << second.log_text();
+  std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(second.running());
+  EXPECT_TRUE(first.running());
+  EXPECT_EQ((*read_json(second_progress))["state"], "waiting");
+
+  first.signal(SIGUSR1);
+  ASSERT_EQ(first.wait(10s), std::optional<int>(0)) << first.log_text();
+  auto marker = read_json(ckpt / "handoff.json");
+  ASSERT_TRUE(marker);
+  const std::int64_t handed_over = (*marker)["step"];
+  EXPECT_EQ((*marker)["job_id"], "101");
+  EXPECT_EQ((*marker)["reason"], "SIGUSR1");
+
+  ASSERT_EQ(second.wait(60s), std::optional<int>(0)) << second.log_text();
+  EXPECT_NE(second.log_text().find("hand-off received: job 101 stopped at step " +
+                                   std::to_string(handed_over)),
+            std::string::npos)
+      << second.log_text();
+  auto steps = read_metrics(dir_ / "second.jsonl");
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].step, handed_over + 1);
+  EXPECT_EQ((*read_json(second_progress))["step"], handed_over + 2);
+  EXPECT_EQ((*read_json(ckpt / "handoff.json"))["job_id"], "102");
+}
+
+}  // namespace
+}  // namespace mirage::training

@@ -1,0 +1,617 @@
+#include "Trainer.h"
+
+#include <ATen/autocast_mode.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <torch/cuda.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/version.h>
+#include <unistd.h>
+
+// After torch/types.h, which it needs (it names `Tensor` unqualified).
+#include <torch/nn/utils/clip_grad.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "AdamW.h"
+#include "ByteCorpus.h"
+#include "CheckpointFile.h"
+#include "CheckpointPayload.h"
+#include "DataParallel.h"
+#include "GptModel.h"
+#include "Handoff.h"
+#include "ProgressFile.h"
+#include "Rendezvous.h"
+#include "SignalStop.h"
+
+namespace mirage::training {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::chrono::milliseconds millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0));
+}
+
+// A failure that ends the run with a given exit status; the message names what went wrong.
+struct RunFailure : std::runtime_error {
+  RunFailure(int code, const std::string& what) : std::runtime_error(what), exit_code(code) {}
+  int exit_code;
+};
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+void configure_logging(const DistributedEnv& env) {
+  // stderr: stdout stays free for machine-readable output.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("mirage-train-gpt"));
+  spdlog::set_pattern(
+      fmt::format("[%Y-%m-%d %H:%M:%S.%e] [mirage-train-gpt job {} rank {}/{}] "
+                  "[%l] %v",
+                  env.job_id, env.rank, env.world_size));
+  // The other ranks repeat rank 0's story; they speak up only for trouble.
+  if (env.rank != 0) spdlog::set_level(spdlog::level::warn);
+}
+
+torch::Device pick_device(const std::string& wanted, int local_rank) {
+  if (wanted == "cpu") return torch::kCPU;
+  const bool cuda = torch::cuda::is_available();
+  if (wanted == "cuda" && !cuda) {
+    throw RunFailure(kExitError,
+                     "--device cuda, but this LibTorch (" TORCH_VERSION ") sees no CUDA device");
+  }
+  if (cuda) {
+    return torch::Device(torch::kCUDA,
+                         static_cast<c10::DeviceIndex>(local_rank % torch::cuda::device_count()));
+  }
+  return torch::kCPU;
+}
+
+void set_threads(int requested) {
+  int threads = requested;
+  if (threads <= 0) {
+    if (const char* cpus = std::getenv("SLURM_CPUS_PER_TASK")) threads = std::atoi(cpus);
+  }
+  if (threads > 0) torch::set_num_threads(threads);
+}
+
+// bf16 autocast for the forward pass on a GPU, with the API of whichever LibTorch this is.
+class Bf16Autocast {
+ public:
+  explicit Bf16Autocast(bool enabled) : enabled_(enabled) {
+    if (!enabled_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+#else
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+#endif
+  }
+  ~Bf16Autocast() {
+    if (!enabled_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
+    at::autocast::set_enabled(false);
+#endif
+    at::autocast::clear_cache();
+  }
+  Bf16Autocast(const Bf16Autocast&) = delete;
+  Bf16Autocast& operator=(const Bf16Autocast&) = delete;
+
+ private:
+  bool enabled_;
+};
+
+// The random generators' state as one blob: [length, bytes] for the CPU generator, then for the
+// CUDA generator of `device` when it is a GPU.
+std::string rng_state(torch::Device device) {
+  std::string blob;
+  auto append = [&](at::Generator gen) {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    auto state = gen.get_state().contiguous();
+    std::uint64_t n = static_cast<std::uint64_t>(state.numel());
+    blob.append(reinterpret_cast<const char*>(&n), sizeof n);
+    blob.append(reinterpret_cast<const char*>(state.data_ptr<std::uint8_t>()), n);
+  };
+  append(at::globalContext().defaultGenerator(c10::Device(c10::kCPU)));
+  if (device.is_cuda()) append(at::globalContext().defaultGenerator(device));
+  return blob;
+}
+
+void set_rng_state(const std::string& blob, torch::Device device) {
+  std::size_t at = 0;
+  auto restore = [&](at::Generator gen) {
+    std::uint64_t n = 0;
+    TORCH_CHECK(at + sizeof n <= blob.size(), "RNG state truncated");
+    std::memcpy(&n, blob.data() + at, sizeof n);
+    at += sizeof n;
+    TORCH_CHECK(at + n <= blob.size(), "RNG state truncated");
+    auto state = torch::empty({static_cast<std::int64_t>(n)}, torch::kUInt8);
+    std::memcpy(state.data_ptr<std::uint8_t>(), blob.data() + at, n);
+    at += n;
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(state);
+  };
+  restore(at::globalContext().defaultGenerator(c10::Device(c10::kCPU)));
+  if (device.is_cuda() && at < blob.size()) restore(at::globalContext().defaultGenerator(device));
+}
+
+// Linear warm-up, then cosine decay to lr * min_lr_ratio at the campaign's last step: a function
+// of the step alone, so a resumed run follows the same schedule.
+double learning_rate(const TrainOptions& o, std::int64_t step) {
+  if (o.warmup > 0 && step < o.warmup) return o.lr * double(step + 1) / double(o.warmup);
+  const double span = double(std::max<std::int64_t>(1, o.steps - o.warmup));
+  const double progress = std::clamp(double(step - o.warmup) / span, 0.0, 1.0);
+  const double min_lr = o.lr * o.min_lr_ratio;
+  return min_lr + 0.5 * (1.0 + std::cos(M_PI * progress)) * (o.lr - min_lr);
+}
+
+bool same_shape(const GptConfig& a, const GptConfig& b) {
+  return a.n_layer == b.n_layer && a.n_head == b.n_head && a.n_embd == b.n_embd &&
+         a.block_size == b.block_size && a.vocab_size == b.vocab_size;
+}
+
+class Trainer {
+ public:
+  explicit Trainer(const TrainOptions& options);
+  int run();
+
+ private:
+  void start_distributed();
+  bool take_checkpoint_dir();  // false: stop before training (signal during the wait)
+  void resume();
+  void share_resumed_state();
+  void train();
+  void save_checkpoint();
+  void finish();
+  void report(const std::string& state, bool metrics);
+
+  const TrainOptions& o_;
+  const Clock::time_point started_ = Clock::now();
+  const double started_unix_ = unix_time_now();
+  DistributedEnv env_;
+  bool lead_ = false;
+  GptConfig config_;
+  int seq_len_ = 0;
+  torch::Device device_{torch::kCPU};
+  ByteCorpus corpus_{"", ""};
+  ProgressReporter reporter_{std::nullopt, std::nullopt};
+  Progress progress_;
+  std::unique_ptr<DataParallel> dp_;
+  CheckpointDir checkpoints_;
+  std::optional<TrainerLock> lock_;
+
+  GptModel model_{nullptr};
+  std::vector<torch::Tensor> params_;
+  std::unique_ptr<AdamW> optimizer_;
+  TrainState state_;
+  std::int64_t first_step_ = 0;
+  std::int64_t last_checkpoint_step_ = -1;
+  double checkpoint_seconds_ = 1.0;  // how long one write takes (estimated, then measured)
+  std::string stop_reason_;
+};
+
+Trainer::Trainer(const TrainOptions& options)
+    : o_(options), checkpoints_(options.checkpoint_dir, options.keep_checkpoints) {
+  env_ = distributed_env_from_process();
+  lead_ = env_.rank == 0;
+  configure_logging(env_);
+  auto config = gpt_config_by_name(o_.model);
+  if (!config) throw RunFailure(kExitError, "unknown model '" + o_.model + "'");
+  config_ = *config;
+  config_.dropout = o_.dropout;
+  seq_len_ = o_.seq_len > 0 ? o_.seq_len : config_.block_size;
+  if (seq_len_ > config_.block_size) {
+    throw RunFailure(kExitError, fmt::format("--seq-len {} exceeds the {} model's context of {}",
+                                             seq_len_, config_.name, config_.block_size));
+  }
+  if (o_.batch < 1 || o_.grad_accum < 1) {
+    throw RunFailure(kExitError, "--batch and --grad-accum must be at least 1");
+  }
+  set_threads(o_.threads);
+  device_ = pick_device(o_.device, env_.local_rank);
+  corpus_ = o_.corpus ? ByteCorpus::from_file(*o_.corpus) : ByteCorpus::embedded();
+  if (corpus_.windows(seq_len_) < 1) {
+    throw RunFailure(kExitError, fmt::format("corpus {} ({} bytes) is shorter than one sequence",
+                                             corpus_.name(), corpus_.size()));
+  }
+  if (lead_) reporter_ = ProgressReporter(o_.progress_file, o_.metrics_file);
+  progress_.job_id = env_.job_id;
+  progress_.model = config_.name;
+  progress_.world_size = env_.world_size;
+  progress_.target_steps = o_.steps;
+}
+
+void Trainer::report(const std::string& state, bool metrics) {
+  if (!lead_) return;
+  progress_.state = state;
+  progress_.step = state_.step;
+  progress_.first_step = first_step_;
+  progress_.tokens_seen = state_.tokens_seen;
+  progress_.elapsed_s = seconds_since(started_);
+  progress_.last_checkpoint_step = last_checkpoint_step_;
+  progress_.reason = stop_reason_;
+  reporter_.update(progress_);
+  if (metrics) reporter_.append_metrics(progress_);
+}
+
+void Trainer::start_distributed() {
+  report("starting", false);
+  DataParallelOptions options;
+  if (o_.rendezvous_dir) options.rendezvous_dir = o_.rendezvous_dir->string();
+  options.timeout = millis(o_.dist_timeout_s);
+  dp_ = std::make_unique<DataParallel>(env_, options, device_);
+  spdlog::info("{} rank(s), backend {}, device {}, {} CPU thread(s), LibTorch {}",
+               dp_->world_size(), dp_->backend(), device_.str(), torch::get_num_threads(),
+               TORCH_VERSION);
+}
+
+bool Trainer::take_checkpoint_dir() {
+  // Rank 0 alone owns the directory; it tells the others what it decided through the store.
+  std::string decision = "go";
+  if (lead_) {
+    std::string owner = fmt::format("pid {} host {} job {}", ::getpid(), host_name(), env_.job_id);
+    if (o_.handoff_wait) {
+      report("waiting", false);
+      spdlog::info("hand-off mode: waiting up to {:.0f} s for the trainer holding {} to exit",
+                   o_.handoff_timeout_s, o_.checkpoint_dir.string());
+      switch (wait_for_predecessor(
+          o_.checkpoint_dir, owner, millis(o_.handoff_timeout_s), std::chrono::milliseconds(200),
+          [] { return SignalStop::requested(); }, lock_)) {
+        case HandoffWait::acquired: break;
+        case HandoffWait::stopped: decision = "stop"; break;
+        case HandoffWait::timed_out: decision = "locked"; break;
+      }
+    } else {
+      lock_ = TrainerLock::try_acquire(o_.checkpoint_dir, owner);
+      if (!lock_) decision = "locked";
+    }
+    dp_->store_set("start", decision);
+  } else {
+    // Polled rather than a blocking get, so a long hand-off wait on rank 0 does not run into the
+    // store's timeout.
+    auto deadline = Clock::now() + millis(o_.handoff_timeout_s + o_.dist_timeout_s);
+    while (!dp_->store_check("start")) {
+      if (Clock::now() > deadline) throw RunFailure(kExitError, "rank 0 never decided to start");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    decision = dp_->store_get("start");
+  }
+  if (decision == "locked") {
+    std::string holder = lead_ ? TrainerLock::holder(o_.checkpoint_dir) : "";
+    throw RunFailure(kExitLocked,
+                     fmt::format("checkpoint directory {} is held by another trainer ({}){}",
+                                 o_.checkpoint_dir.string(), holder.empty() ? "unknown" : holder,
+                                 o_.handoff_wait ? ": hand-off wait timed out"
+                                                 : "; start with --handoff-wait to wait for it"));
+  }
+  if (decision == "stop") {
+    stop_reason_ = std::string(SignalStop::signal_name()) + " while waiting for the predecessor";
+    return false;
+  }
+  if (lead_ && o_.handoff_wait) {
+    auto marker = read_handoff_marker(o_.checkpoint_dir);
+    if (marker && marker->time_unix >= started_unix_) {
+      spdlog::info("hand-off received: job {} stopped at step {} ({}), checkpoint {}",
+                   marker->job_id, marker->step, marker->reason, marker->checkpoint);
+    } else {
+      spdlog::info("no predecessor was running: resuming from what the directory holds");
+    }
+  }
+  return true;
+}
+
+void Trainer::resume() {
+  // The same initial weights on every rank (and rank 0's are broadcast anyway).
+  torch::manual_seed(o_.seed);
+  model_ = GptModel(config_);
+  model_->to(device_);
+  params_ = model_->parameters();
+  AdamWOptions adam;
+  adam.weight_decay = o_.weight_decay;
+  optimizer_ = std::make_unique<AdamW>(params_, adam);
+  state_.data_seed = o_.seed;
+
+  std::string decision = "fresh";
+  if (lead_) {
+    checkpoints_.remove_stale_temporaries();
+    auto entries = checkpoints_.list();
+    for (const auto& entry : entries) {
+      try {
+        PayloadReader payload = CheckpointDir::open_payload(entry.path);
+        GptConfig saved = payload_config(payload);
+        if (!same_shape(saved, config_)) {
+          throw RunFailure(kExitError,
+                           fmt::format("checkpoint {} holds the {} model, this run trains {}",
+                                       entry.path.string(), saved.name, config_.name));
+        }
+        decode_payload(payload, model_, *optimizer_, state_);
+        last_checkpoint_step_ = entry.step;
+        decision = "resumed";
+        spdlog::info("resuming from {} (step {}, {} sequences consumed)", entry.path.string(),
+                     state_.step, state_.data_position);
+        break;
+      } catch (const RunFailure&) {
+        throw;
+      } catch (const std::exception& e) {
+        spdlog::warn("checkpoint {} rejected: {}; moved aside as .corrupt, trying the previous one",
+                     entry.path.string(), e.what());
+        CheckpointDir::quarantine(entry.path);
+      }
+    }
+    if (decision == "fresh" && !entries.empty()) decision = "no-valid";
+    if (decision == "fresh")
+      spdlog::info("no checkpoint in {}: starting at step 0", o_.checkpoint_dir.string());
+    dp_->store_set("resume", decision);
+  } else {
+    decision = dp_->store_get("resume");
+  }
+  if (decision == "no-valid") {
+    throw RunFailure(kExitNoValidCheckpoint,
+                     fmt::format("no checkpoint in {} verifies or loads (all moved aside as "
+                                 ".corrupt); not starting over silently: remove them to do so",
+                                 o_.checkpoint_dir.string()));
+  }
+  share_resumed_state();
+}
+
+void Trainer::share_resumed_state() {
+  // Weights and optimizer moments from rank 0 (whether resumed or fresh).
+  std::vector<torch::Tensor> tensors = params_;
+  for (auto& t : optimizer_->state_tensors()) tensors.push_back(t);
+  dp_->broadcast_from_rank0(tensors);
+
+  if (lead_) {
+    nlohmann::json meta = {{"step", state_.step},
+                           {"data_position", state_.data_position},
+                           {"tokens_seen", state_.tokens_seen},
+                           {"loss", state_.loss},
+                           {"data_seed", state_.data_seed},
+                           {"world_size", state_.world_size},
+                           {"rng_count", state_.rng_states.size()},
+                           {"last_checkpoint_step", last_checkpoint_step_}};
+    dp_->store_set("meta", meta.dump());
+  }
+  auto meta = nlohmann::json::parse(dp_->store_get("meta"));
+  state_.step = meta["step"];
+  state_.data_position = meta["data_position"];
+  state_.tokens_seen = meta["tokens_seen"];
+  state_.loss = meta["loss"];
+  state_.data_seed = meta["data_seed"];
+  last_checkpoint_step_ = meta["last_checkpoint_step"];
+  optimizer_->set_steps_taken(state_.step);
+  first_step_ = state_.step;
+
+  // Each rank's own dropout stream: restored exactly when the world size is unchanged, else
+  // reseeded (and said so).
+  const std::size_t rng_count = meta["rng_count"];
+  const int saved_world = meta["world_size"];
+  if (rng_count == static_cast<std::size_t>(dp_->world_size()) &&
+      saved_world == dp_->world_size()) {
+    if (lead_) {
+      for (int r = 1; r < dp_->world_size(); ++r) {
+        dp_->store_set("rng-resume/" + std::to_string(r), state_.rng_states[r]);
+      }
+      set_rng_state(state_.rng_states[0], device_);
+    } else {
+      set_rng_state(dp_->store_get("rng-resume/" + std::to_string(env_.rank)), device_);
+    }
+  } else {
+    if (rng_count > 0) {
+      spdlog::warn("checkpoint holds RNG states of {} rank(s), this run has {}: reseeding",
+                   rng_count, dp_->world_size());
+    }
+    torch::manual_seed(o_.seed + 1 + static_cast<std::uint64_t>(env_.rank) +
+                       7919 * static_cast<std::uint64_t>(state_.step));
+  }
+}
+
+void Trainer::save_checkpoint() {
+  // Every rank's RNG state reaches rank 0 through the store.
+  const std::string mine = rng_state(device_);
+  const std::string prefix = "rng-save/" + std::to_string(state_.step) + "/";
+  if (!lead_) dp_->store_set(prefix + std::to_string(env_.rank), mine);
+  if (lead_) {
+    auto t0 = Clock::now();
+    state_.world_size = dp_->world_size();
+    state_.rng_states.assign(static_cast<std::size_t>(dp_->world_size()), "");
+    state_.rng_states[0] = mine;
+    for (int r = 1; r < dp_->world_size(); ++r) {
+      state_.rng_states[r] = dp_->store_get(prefix + std::to_string(r));
+    }
+    auto file = checkpoints_.write(state_.step, [&](const PayloadSink& sink) {
+      encode_payload(model_, *optimizer_, state_, sink);
+    });
+    checkpoint_seconds_ = seconds_since(t0);
+    spdlog::info("checkpoint {} written in {:.2f} s", file.string(), checkpoint_seconds_);
+  }
+  last_checkpoint_step_ = state_.step;
+  // Nobody runs ahead of (or exits before) a checkpoint that is not on disk yet.
+  dp_->barrier();
+}
+
+void Trainer::train() {
+  const int world = dp_->world_size();
+  const std::int64_t sequences_per_step = std::int64_t{world} * o_.batch * o_.grad_accum;
+  const std::int64_t tokens_per_step = sequences_per_step * seq_len_;
+  const auto deadline =
+      o_.time_budget_s > 0 ? started_ + millis(o_.time_budget_s) : Clock::time_point::max();
+  if (lead_) {
+    spdlog::info(
+        "model {} ({} parameters), {} steps target, batch {} x {} rank(s) x {} accum x "
+        "{} bytes, corpus {} ({} bytes), AdamW {}",
+        config_.name, config_.parameter_count(), o_.steps, o_.batch, world, o_.grad_accum, seq_len_,
+        corpus_.name(), corpus_.size(), optimizer_->fused() ? "fused" : "per-tensor");
+  }
+  // Until the first write measures it: about 12 bytes per parameter (weights and two moments)
+  // at a modest 100 MB/s.
+  checkpoint_seconds_ = 1.0 + 12.0 * double(config_.parameter_count()) / 100e6;
+  model_->train();
+  // A signal during start-up: all ranks agree to leave before the first step.
+  if (dp_->sum({SignalStop::requested() ? 1.0 : 0.0})[0] > 0) {
+    stop_reason_ = std::string(SignalStop::signal_name()) + " before the first step";
+    return;
+  }
+  report("running", false);
+  std::vector<std::int64_t> inputs, targets;
+  auto window_start = Clock::now();
+  std::int64_t window_tokens = 0;
+  auto last_checkpoint_time = Clock::now();
+  double last_step_s = 0;
+
+  for (;;) {
+    if (state_.step >= o_.steps) {
+      stop_reason_ = "done";
+      return;
+    }
+    if (o_.run_steps > 0 && state_.step - first_step_ >= o_.run_steps) {
+      stop_reason_ = "run step budget";
+      return;
+    }
+    const auto step_start = Clock::now();
+    const double lr = learning_rate(o_, state_.step);
+    optimizer_->zero_grad();
+    double loss_sum = 0;
+    for (int micro = 0; micro < o_.grad_accum; ++micro) {
+      // Rank r's micro-batch m: the same global sequences however the batch is split.
+      const std::int64_t first =
+          state_.data_position + (std::int64_t{env_.rank} * o_.grad_accum + micro) * o_.batch;
+      corpus_.fill(first, o_.batch, seq_len_, state_.data_seed, inputs, targets);
+      auto x = torch::from_blob(inputs.data(), {o_.batch, seq_len_}, torch::kLong).to(device_);
+      auto y = torch::from_blob(targets.data(), {o_.batch, seq_len_}, torch::kLong).to(device_);
+      torch::Tensor loss;
+      {
+        Bf16Autocast autocast(device_.is_cuda());
+        loss = model_->loss(x, y);
+      }
+      (loss / o_.grad_accum).backward();
+      loss_sum += loss.item<double>();
+    }
+    // Stop decisions ride in the gradient all-reduce: any rank's signal or deadline stops all
+    // ranks after this same step.
+    const double step_so_far = seconds_since(step_start);
+    const bool signalled = SignalStop::requested();
+    const bool out_of_time =
+        Clock::now() + millis(std::max(last_step_s, step_so_far) + checkpoint_seconds_) >= deadline;
+    const bool checkpoint_due =
+        lead_ && ((o_.checkpoint_every > 0 && (state_.step + 1) % o_.checkpoint_every == 0) ||
+                  (o_.checkpoint_minutes > 0 &&
+                   seconds_since(last_checkpoint_time) >= o_.checkpoint_minutes * 60));
+    auto sums = dp_->reduce_step(params_, {loss_sum / o_.grad_accum, signalled ? 1.0 : 0.0,
+                                           out_of_time ? 1.0 : 0.0, checkpoint_due ? 1.0 : 0.0});
+    if (o_.grad_clip > 0) torch::nn::utils::clip_grad_norm_(params_, o_.grad_clip);
+    optimizer_->step(lr);
+
+    ++state_.step;
+    state_.data_position += sequences_per_step;
+    state_.tokens_seen += tokens_per_step;
+    state_.loss = sums[0] / world;
+    last_step_s = seconds_since(step_start);
+    window_tokens += tokens_per_step;
+
+    const bool stop = sums[1] > 0 || sums[2] > 0;
+    const bool log_now = o_.log_every > 0 && (state_.step % o_.log_every == 0 ||
+                                              state_.step == first_step_ + 1 || stop);
+    if (log_now) {
+      progress_.loss = state_.loss;
+      progress_.lr = lr;
+      progress_.tokens_per_s = double(window_tokens) / std::max(1e-9, seconds_since(window_start));
+      window_start = Clock::now();
+      window_tokens = 0;
+      spdlog::info("step {} loss {:.4f} lr {:.3g} {:.0f} tokens/s", state_.step, state_.loss, lr,
+                   progress_.tokens_per_s);
+      report("running", true);
+    }
+    if (stop) {
+      stop_reason_ = sums[1] > 0 ? (SignalStop::requested() ? SignalStop::signal_name()
+                                                            : "signal on another rank")
+                                 : "time budget";
+      return;
+    }
+    if (sums[3] > 0) {
+      save_checkpoint();
+      last_checkpoint_time = Clock::now();
+    }
+  }
+}
+
+void Trainer::finish() {
+  if (state_.step > last_checkpoint_step_) save_checkpoint();
+  if (lead_ && last_checkpoint_step_ >= 0) {
+    HandoffMarker marker;
+    marker.step = last_checkpoint_step_;
+    marker.checkpoint = checkpoint_file_name(last_checkpoint_step_);
+    marker.job_id = env_.job_id;
+    marker.time_unix = unix_time_now();
+    marker.reason = stop_reason_;
+    write_handoff_marker(o_.checkpoint_dir, marker);
+  }
+  report(stop_reason_ == "done" ? "done" : "stopped", false);
+  if (SignalStop::requested()) {
+    spdlog::info("stopped at step {} ({}), {:.2f} s after {}", state_.step, stop_reason_,
+                 SignalStop::seconds_since_signal(), SignalStop::signal_name());
+  } else {
+    spdlog::info("stopped at step {} ({})", state_.step, stop_reason_);
+  }
+}
+
+int Trainer::run() {
+  start_distributed();
+  if (!take_checkpoint_dir()) {
+    report("stopped", false);
+    spdlog::info("stopped before training: {}", stop_reason_);
+    return kExitOk;
+  }
+  resume();
+  train();
+  finish();
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_trainer(const TrainOptions& options) {
+  // Progress of a run that failed before (or while) it could say so itself.
+  ProgressReporter failure_reporter(options.progress_file, std::nullopt);
+  auto fail = [&](int code, const std::string& what) {
+    spdlog::error("{}", what);
+    Progress p;
+    p.state = "failed";
+    p.reason = what;
+    p.model = options.model;
+    if (const char* job = std::getenv("SLURM_JOB_ID")) p.job_id = job;
+    bool lead = true;
+    try {
+      lead = distributed_env_from_process().rank == 0;
+    } catch (const std::exception&) {
+    }
+    if (lead) failure_reporter.update(p);
+    return code;
+  };
+  try {
+    Trainer trainer(options);
+    return trainer.run();
+  } catch (const RunFailure& e) {
+    return fail(e.exit_code, e.what());
+  } catch (const std::exception& e) {
+    return fail(kExitError, e.what());
+  }
+}
+
+}  // namespace mirage::training

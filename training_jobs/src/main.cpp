@@ -1,0 +1,174 @@
+// mirage-train-gpt: the checkpointed GPT-2-style trainer that mirage campaigns chain.
+// One invocation is one segment: resume, train until a budget or a signal, checkpoint, exit 0.
+// See training_jobs/README.md for the checkpoint format and the hand-off protocol.
+#include <CLI/CLI.hpp>
+#include <cctype>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "CheckpointFile.h"
+#include "GptConfig.h"
+#include "SignalStop.h"
+#include "TrainOptions.h"
+#include "TrainState.h"
+#include "Trainer.h"
+
+namespace {
+
+using mirage::training::TrainOptions;
+
+// "3600", "90s", "45m", "2h", "1h30m" -> seconds.
+double parse_duration(const std::string& text) {
+  if (text.empty()) throw CLI::ValidationError("duration", "empty");
+  double total = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t used = 0;
+    double value = std::stod(text.substr(i), &used);
+    i += used;
+    double unit = 1;
+    if (i < text.size()) {
+      switch (text[i]) {
+        case 's': unit = 1; break;
+        case 'm': unit = 60; break;
+        case 'h': unit = 3600; break;
+        default: throw CLI::ValidationError("duration", "bad unit in '" + text + "' (s, m, h)");
+      }
+      ++i;
+    }
+    total += value * unit;
+  }
+  return total;
+}
+
+nlohmann::json summary_json(const std::filesystem::path& file) {
+  auto s = mirage::training::inspect_checkpoint(file);
+  return {{"file", file.string()},
+          {"valid", true},
+          {"model", s.config.name},
+          {"parameters", s.parameter_count},
+          {"step", s.state.step},
+          {"data_position", s.state.data_position},
+          {"tokens_seen", s.state.tokens_seen},
+          {"loss", s.state.loss},
+          {"world_size", s.state.world_size},
+          {"rng_states", s.state.rng_states.size()}};
+}
+
+// --inspect: one checkpoint file, or every checkpoint of a directory, as JSON lines.
+int inspect(const std::filesystem::path& target) {
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::is_directory(target)) {
+    for (const auto& e : mirage::training::CheckpointDir(target).list()) files.push_back(e.path);
+  } else {
+    files.push_back(target);
+  }
+  int rc = 0;
+  for (const auto& f : files) {
+    try {
+      std::cout << summary_json(f).dump() << "\n";
+    } catch (const std::exception& e) {
+      std::cout
+          << nlohmann::json{{"file", f.string()}, {"valid", false}, {"error", e.what()}}.dump()
+          << "\n";
+      rc = 2;
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // First, so a signal during start-up is remembered rather than fatal.
+  mirage::training::SignalStop::install();
+  // A log reader that goes away must not kill a training run.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  TrainOptions o;
+  std::string time_budget, inspect_target;
+  std::string corpus, progress, metrics, rendezvous;
+  CLI::App app{"mirage-train-gpt: a checkpointed GPT-2-style trainer for chained Slurm jobs"};
+  // A flag given twice takes its last value, so extra flags appended by a batch script
+  // (MIRAGE_TRAIN_ARGS) override the script's defaults.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--model", o.model, "model size")
+      ->check(CLI::IsMember(mirage::training::gpt_config_names()))
+      ->capture_default_str();
+  app.add_option("--checkpoint-dir", o.checkpoint_dir,
+                 "the campaign's checkpoint directory (shared by its segments)");
+  app.add_option("--steps", o.steps, "total optimizer steps of the campaign (LR schedule length)")
+      ->capture_default_str();
+  app.add_option("--run-steps", o.run_steps, "at most this many steps in this run (0: no limit)")
+      ->capture_default_str();
+  app.add_option("--time-budget", time_budget,
+                 "stop and checkpoint before this wall time, e.g. 3600, 55m, 1h30m (0: none)");
+  app.add_option("--checkpoint-every", o.checkpoint_every, "also checkpoint every N steps (0: off)")
+      ->capture_default_str();
+  app.add_option("--checkpoint-minutes", o.checkpoint_minutes,
+                 "also checkpoint every M minutes (0: off)")
+      ->capture_default_str();
+  app.add_option("--keep", o.keep_checkpoints, "checkpoints kept (newest)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--batch", o.batch, "sequences per rank per micro-step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--grad-accum", o.grad_accum, "micro-steps per optimizer step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--seq-len", o.seq_len, "bytes per sequence (0: the model's context)")
+      ->capture_default_str();
+  app.add_option("--lr", o.lr, "peak learning rate")->capture_default_str();
+  app.add_option("--min-lr-ratio", o.min_lr_ratio, "final LR as a fraction of --lr (cosine)")
+      ->capture_default_str();
+  app.add_option("--warmup", o.warmup, "linear warm-up steps")->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay")
+      ->capture_default_str();
+  app.add_option("--grad-clip", o.grad_clip, "gradient norm clip (0: off)")->capture_default_str();
+  app.add_option("--dropout", o.dropout, "dropout probability")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the initial weights and the data order")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads,
+                 "CPU threads per rank (0: SLURM_CPUS_PER_TASK, else LibTorch's default)")
+      ->capture_default_str();
+  app.add_option("--device", o.device, "auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--corpus", corpus, "training text (default: the corpus built into the binary)");
+  app.add_flag("--handoff-wait", o.handoff_wait,
+               "wait for the trainer holding the checkpoint directory to hand off, then resume");
+  app.add_option("--handoff-timeout", o.handoff_timeout_s, "seconds to wait for the hand-off")
+      ->capture_default_str();
+  app.add_option("--progress", progress, "JSON file rewritten with the current state");
+  app.add_option("--metrics", metrics, "JSON-lines file appended with each logged step");
+  app.add_option("--rendezvous", rendezvous,
+                 "shared directory for a file-based rendezvous (default: TCP at MASTER_ADDR, "
+                 "else SLURM_LAUNCH_NODE_IPADDR)");
+  app.add_option("--dist-timeout", o.dist_timeout_s, "seconds a collective may take")
+      ->capture_default_str();
+  app.add_option("--log-every", o.log_every, "log (and append metrics) every N steps")
+      ->capture_default_str();
+  app.add_option("--inspect", inspect_target,
+                 "verify and summarise a checkpoint file or directory as JSON lines, then exit");
+  try {
+    app.parse(argc, argv);
+    if (!inspect_target.empty()) return inspect(inspect_target);
+    if (o.checkpoint_dir.empty()) {
+      throw CLI::RequiredError("--checkpoint-dir (or --inspect)");
+    }
+    if (!time_budget.empty()) o.time_budget_s = parse_duration(time_budget);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "mirage-train-gpt: " << e.what() << "\n";
+    return mirage::training::kExitError;
+  }
+  if (!corpus.empty()) o.corpus = corpus;
+  if (!progress.empty()) o.progress_file = progress;
+  if (!metrics.empty()) o.metrics_file = metrics;
+  if (!rendezvous.empty()) o.rendezvous_dir = rendezvous;
+  return mirage::training::run_trainer(o);
+}
