@@ -1,11 +1,28 @@
 #pragma once
 // Each `mirage` subcommand registers itself on the application; one file per command group.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 namespace mirage::cli {
 
 void register_trace_commands(CLI::App& app);    // mirage trace info ...
 void register_simulate_command(CLI::App& app);  // mirage simulate ...
 void register_eval_command(CLI::App& app);      // mirage eval ...
+void register_daemon_commands(CLI::App& app);    // mirage daemon, mirage status, mirage trace export
+void register_campaign_commands(CLI::App& app);  // mirage campaign add|list|show|cancel|pause|resume
+
+// Where the daemon's control socket is (the client commands share these flags).
+struct DaemonSocketOptions {
+  std::string socket;
+  std::string config;
+  void add_to(CLI::App& cmd);
+  std::string resolve() const;
+};
+// One request to the daemon; on failure prints why and sets rc (3: not running, 1: refused).
+std::optional<nlohmann::json> ask_daemon(const DaemonSocketOptions& where,
+                                         const nlohmann::json& request, int& rc);
+void register_train_command(CLI::App& app);     // mirage train ...
 
 }  // namespace mirage::cli

@@ -4,6 +4,7 @@
 
 #include "Commands.h"
 #include "mirage/core/Error.h"
+#include "mirage/learned/LearnedModel.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"mirage: keep long GPU training campaigns running on Slurm without gaps"};
@@ -12,6 +13,10 @@ int main(int argc, char** argv) {
   mirage::cli::register_trace_commands(app);
   mirage::cli::register_simulate_command(app);
   mirage::cli::register_eval_command(app);
+  mirage::cli::register_daemon_commands(app);
+  mirage::cli::register_campaign_commands(app);
+  mirage::cli::register_train_command(app);
+  mirage::learned::register_learned_policies();  // make_policy() loads model files
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,26 @@
+#pragma once
+// The seam between the policy registry and the learned agents. The registry (mirage_agents) does
+// not link LibTorch; mirage_learned does, and installs its model-file loader here when a program
+// calls mirage::learned::register_learned_policies(). make_policy() then hands it every name that
+// is an existing file or ends in kModelFileExtension.
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "mirage/core/Policy.h"
+
+namespace mirage {
+
+inline constexpr std::string_view kModelFileExtension = ".mirage-model";
+
+// Loads the policy saved in a model file; throws InputError with a clear message on failure.
+using ModelPolicyLoader = std::unique_ptr<Policy> (*)(const std::string& path);
+
+// Installs (or, with nullptr, removes) the loader. Thread-safe.
+void set_model_policy_loader(ModelPolicyLoader loader);
+
+// True when make_policy would treat `name_or_file` as a model file: it ends in
+// kModelFileExtension or names an existing regular file.
+bool names_model_file(std::string_view name_or_file);
+
+}  // namespace mirage

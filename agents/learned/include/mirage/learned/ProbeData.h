@@ -1,0 +1,131 @@
+#pragma once
+// What the learned agents train on, without LibTorch: the what-if probes of a training window
+// (mirage/agents/Probe.h), cached in a file, turned into compact per-decision features, and the
+// exact outcome of any stopping rule on them (no simulation needed: a probed episode says what
+// every submission instant would have given).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mirage/agents/Episode.h"
+#include "mirage/agents/EpisodeStarts.h"
+#include "mirage/agents/Probe.h"
+#include "mirage/core/FeatureEncoder.h"
+#include "mirage/traces/Trace.h"
+
+namespace mirage::learned {
+
+// ---- compact features ----------------------------------------------------------------------
+// The networks see the encoder's output pooled to a few dozen numbers: the latest snapshot, the
+// means of `history_blocks` equal blocks of the 24 h window (oldest first; 0: no history), the
+// campaign features, and a few derived from them (remaining time and recent mean wait in linear
+// hours, their difference). A function of FeatureEncoder::encode() only, so live and simulated
+// decisions pool identically. Change it and bump kPoolingVersion (model files record it).
+inline constexpr int kPoolingVersion = 2;
+inline constexpr int kDerivedFeatures = 3;
+
+struct Pooling {
+  int history_blocks = 0;  // must divide FeatureEncoder::kWindow
+  int size() const {
+    return FeatureEncoder::kPerSnapshot * (1 + history_blocks) +
+           FeatureEncoder::kCampaignFeatures + kDerivedFeatures;
+  }
+  // `encoded` holds FeatureEncoder::kInputSize floats; `out` receives size().
+  void operator()(const float* encoded, float* out) const;
+  std::vector<float> operator()(const std::vector<float>& encoded) const;
+};
+
+// ---- the cost of an outcome ----------------------------------------------------------------
+// cost(gap) = interruption (h) + overlap_weight x overlap (h), overlap as the evaluation counts
+// it (capped at the hand-off grace in hand-off mode).
+struct CostModel {
+  double overlap_weight = 1.0;
+  OverlapMode overlap = OverlapMode::kConcurrent;
+  Seconds handoff_grace = 5 * kMinute;
+  double interruption_h(Seconds gap) const;
+  double overlap_h(Seconds gap) const;
+  double operator()(Seconds gap) const {
+    return interruption_h(gap) + overlap_weight * overlap_h(gap);
+  }
+};
+
+// ---- the probed training data --------------------------------------------------------------
+struct ProbeSpec {
+  ClusterSpec cluster;
+  EpisodeConfig episode;
+  EpisodeStartMode mode = EpisodeStartMode::kForkReplay;
+  Seconds from = 0, to = 0, every = kHour;
+};
+
+// Every decision instant of every probed episode, back to back.
+struct ProbeSet {
+  struct Episode {
+    Seconds sample_time = 0;
+    int chain_nodes = 0;    // the chain it was probed with
+    std::size_t first = 0;  // index of its first decision
+    std::size_t count = 0;  // decisions (may be 0: no instant before the fallback)
+    Seconds fallback_gap = 0;
+    int average_stop = -1;  // where the `average` baseline submits (-1: the fallback)
+  };
+  int width = 0;                  // pooled features per decision
+  std::vector<Episode> episodes;  // in sample-time order (chains of one time side by side)
+  std::vector<float> x;           // decisions x width
+  std::vector<Seconds> gap;       // per decision: the gap had the successor been submitted then
+  std::size_t decisions() const { return gap.size(); }
+};
+
+// A text that changes whenever anything that shapes the probes changes (trace content, machine,
+// scheduler, chain, window, spacing, encoder version).
+std::string probe_fingerprint(const Trace& trace, const ProbeSpec& spec);
+
+// Where the probes of `spec` are cached in `dir`: named after the trace and a digest of the
+// fingerprint, so that agents trained on the same window share one probing.
+std::string probe_cache_file(const std::string& dir, const std::string& trace_path,
+                             const Trace& trace, const ProbeSpec& spec);
+
+// Loads the probes from `cache_path` when it holds this fingerprint; otherwise probes on
+// `threads` threads and writes the cache (atomically; an empty path disables the cache).
+// *from_cache says which happened.
+using CountProgress = std::function<void(std::size_t done, std::size_t total)>;
+std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& spec,
+                                         const std::string& cache_path, int threads,
+                                         const CountProgress& progress, bool* from_cache);
+
+// Adds the pooled decisions of `probed` (made with chains of `chain_nodes`) to `set`, keeping
+// the episodes in sample-time order.
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const Pooling& pooling,
+                int chain_nodes);
+
+// Time-ordered split: the last `val_fraction` of the episodes of the `chain_nodes` chain
+// validate; episodes of any chain whose horizon (sample time + `purge`) stays before the
+// validation period train; the others are left out of both.
+struct Split {
+  std::vector<std::size_t> train, val;
+  std::size_t purged = 0;
+};
+Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int chain_nodes);
+
+// ---- stopping rules on probed episodes -----------------------------------------------------
+// stops[i]: the decision index at which the rule submits in episodes[i], or -1 (the fallback).
+struct StopMetrics {
+  std::size_t episodes = 0;
+  double mean_cost_h = 0;
+  double mean_interruption_h = 0;
+  double zero_share = 0;  // gap <= 0
+  double mean_overlap_h = 0;
+};
+StopMetrics evaluate_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                           const std::vector<int>& stops, const CostModel& cost);
+// The stops of the baselines, and the hindsight best (the cheapest instant of each episode).
+std::vector<int> reactive_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes);
+std::vector<int> average_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes);
+std::vector<int> hindsight_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                                 const CostModel& cost);
+// The first decision of each episode whose margin is positive; `margins` holds one value per
+// decision of `episodes`, in that order, back to back.
+std::vector<int> first_positive(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                                const std::vector<float>& margins);
+
+}  // namespace mirage::learned

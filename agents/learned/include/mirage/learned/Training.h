@@ -1,0 +1,116 @@
+#pragma once
+// Training the learned agents (`mirage train`), without LibTorch in the interface: the CLI, the
+// tests and the benchmark include this header only.
+//
+//   dqn  fitted Q-learning over {wait, submit} on every probe transition (the replay buffer is the
+//        whole probed window), target network, Huber loss, greedy at evaluation
+//   pg   REINFORCE with a learned baseline: stopping times sampled from the policy on the probed
+//        episodes, whose return is exact for any stopping time
+//   moe  Mirage's default: K DQN experts, each trained on its own period of the training window,
+//        and a gate trained on the whole window that mixes their Q-values
+//
+// All three select the epoch with the lowest mean cost on a held-out, time-ordered validation
+// tail of the window (early stopping), are deterministic for a seed, and write one model file.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mirage/learned/ProbeData.h"
+
+namespace mirage::learned {
+
+enum class AgentKind { kDqn, kPg, kMoe };
+std::string_view to_string(AgentKind kind);
+std::optional<AgentKind> parse_agent_kind(std::string_view text);
+
+// Every knob, with the defaults `mirage train` shows in its help.
+struct Hyperparameters {
+  // Shared by all agents.
+  int history_blocks = 2;     // means of this many blocks of the 24 h window join the input
+  int hidden = 64;            // units per hidden layer
+  int layers = 2;             // hidden layers
+  int batch_size = 512;       // transitions (dqn, moe) per gradient step
+  double lr = 1e-3;           // Adam learning rate
+  double weight_decay = 1e-4; // AdamW decoupled weight decay
+  int max_epochs = 40;        // passes over the training data (per expert and gate for moe)
+  int patience = 6;           // epochs without a better validation cost before stopping
+  double val_fraction = 0.15; // time-ordered tail of the window held out for validation
+  double overlap_weight = 1;  // cost = interruption h + overlap_weight x overlap h
+  // dqn (and moe's experts and gate)
+  int target_update = 1000;  // gradient steps between target-network copies
+  double huber_delta = 1.0;  // Huber loss threshold (hours)
+  double gamma = 1.0;        // discount per decision (1: the cost counts whenever it comes)
+  // y(wait): "bootstrap" (max_a Q_target(s', a), Q-learning) or "rollout" (the exact cost of
+  // following the target network's greedy policy from s', read off the probe table: no
+  // over-estimation from the max, as in Longstaff-Schwartz regression for optimal stopping).
+  std::string wait_target = "rollout";
+  bool value_rescale = true; // learn h(Q), h(x) = sign(x)(sqrt(|x|+1)-1) + 0.001x (R2D2): the
+                             // many-hour costs of absurd choices no longer drown the small ones
+  double priority_alpha = 0.6;  // prioritised replay: sample transitions ~ |TD error|^alpha
+                                // (0: uniform), priorities refreshed every epoch
+  double priority_beta = 0.4;   // importance-sampling correction exponent of that bias
+  // pg
+  std::string pg_estimator = "reinforce";  // reinforce (sampled, learned baseline) or exact
+  int pg_batch_episodes = 32;  // episodes per policy-gradient step
+  int pg_samples = 16;         // stopping times sampled per episode
+  double entropy = 0.0;        // entropy bonus weight
+  // moe
+  int experts = 3;        // experts, each trained on one consecutive period of the window
+  int gate_hidden = 32;   // units of the gate's hidden layers
+};
+
+struct TrainConfig {
+  AgentKind agent = AgentKind::kDqn;
+  Hyperparameters hp;
+  ProbeSpec probes;
+  std::string trace_path;     // recorded in the model file
+  std::string out;            // the model file
+  std::string probe_cache_dir;  // where probes are cached (empty: no cache)
+  // Chains probed besides probes.episode.chain (their nodes), for training only: more episodes,
+  // and the network sees how the wait depends on the size. Validation uses the main chain only.
+  std::vector<int> extra_chain_nodes;
+  bool resume = false;        // continue from out + ".ckpt" when it exists
+  std::uint64_t seed = 1;
+  int threads = 2;            // probing threads; moe trains this many experts side by side
+  // LibTorch intra-op threads. 1 by default: the networks are small, and on a loaded 2-core
+  // machine OpenMP's spinning threads made each step several times slower (measured).
+  int torch_threads = 1;
+};
+
+// Validation metrics of one epoch, reported as training goes.
+struct EpochStats {
+  std::string phase;  // "dqn", "pg", "moe expert 2/3", "moe gate"
+  int epoch = 0;      // 1-based
+  int max_epochs = 0;
+  double loss = 0;
+  double steps_per_s = 0;  // gradient steps per second over the epoch
+  StopMetrics val;
+  bool best = false;  // the best validation cost so far (its weights are kept)
+};
+
+struct TrainCallbacks {
+  CountProgress probe;                                               // probing: episodes
+  std::function<void(std::size_t, std::size_t, double)> step;        // steps done, total, loss
+  std::function<void(const EpochStats&)> epoch;                      // end of each epoch
+  std::function<void(const std::string&)> message;                   // one line of news
+};
+
+struct TrainSummary {
+  std::size_t episodes = 0, train_episodes = 0, val_episodes = 0, purged_episodes = 0;
+  std::size_t transitions = 0;
+  bool probes_from_cache = false;
+  double probe_seconds = 0, train_seconds = 0;
+  int epochs = 0;  // epochs run (all phases), this session and resumed ones
+  // On the validation episodes, greedy.
+  StopMetrics agent, reactive, average, hindsight;
+};
+
+// Probes (or loads) the window, trains, and writes the model file atomically. Throws
+// InputError on bad configuration.
+TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
+                         const TrainCallbacks& callbacks = {});
+
+}  // namespace mirage::learned

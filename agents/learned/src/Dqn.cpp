@@ -1,0 +1,303 @@
+// dqn: fitted Q-learning over {wait, submit} on the probe transitions.
+//
+// Every decision instant k of every probed episode is a transition whose outcome is known
+// exactly for both actions: submitting ends the episode with cost(gap_k); waiting moves to
+// instant k+1 (or, after the last instant, to the fallback submission with cost(fallback_gap)).
+// So the replay buffer is the whole probed window, and each sample supervises both outputs:
+//   y(submit) = -cost(gap_k)
+//   y(wait)   = gamma * max_a Q_target(s_{k+1}, a)      (-cost(fallback_gap) at the last instant)
+// with a Huber loss ("bootstrap"), or, by default ("rollout"), y(wait) = the exact value of
+// following the target network's greedy policy from s_{k+1}: the probe table says what every
+// stopping instant gives, so no estimate (and no over-estimation from the max) is needed for
+// the continuation, as in Longstaff-Schwartz regression for optimal stopping. The target network is the online one copied every `target_update` steps;
+// at each copy y(wait) is computed once for every transition (fitted Q iteration), so a step
+// costs one forward and one backward pass. Two classic DQN refinements, each a flag:
+//  - value rescaling (R2D2): the network learns h(Q) with h(x) = sign(x)(sqrt(|x|+1)-1) + eps x,
+//    monotone, so decisions are unchanged, while the 40-hour overlaps of absurdly early
+//    submissions stop dominating the loss over the sub-hour differences that decide;
+//  - prioritised replay: each epoch draws its transitions with probability ~ |TD error|^alpha
+//    (errors refreshed at the start of the epoch), with importance weights ^beta. Most probed
+//    instants are easy (an idle machine: waiting is plainly right); the few busy episodes
+//    where the moment matters get the attention.
+// Greedy at evaluation; the epoch with the lowest validation cost is kept (early stopping).
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "Nets.h"
+
+namespace mirage::learned {
+namespace {
+
+constexpr std::int64_t kChunk = 16384;
+constexpr double kRescaleEps = 1e-3;
+
+// h and its inverse (Pohlen et al. 2018).
+torch::Tensor rescale(const torch::Tensor& x) {
+  return torch::sign(x) * (torch::sqrt(torch::abs(x) + 1) - 1) + kRescaleEps * x;
+}
+torch::Tensor unscale(const torch::Tensor& x) {
+  const auto a = (torch::sqrt(1 + 4 * kRescaleEps * (torch::abs(x) + 1 + kRescaleEps)) - 1) /
+                 (2 * kRescaleEps);
+  return torch::sign(x) * (a * a - 1);
+}
+
+}  // namespace
+
+QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& ctx,
+                   torch::Tensor x, std::vector<std::size_t> train, std::uint64_t seed)
+    : phase_(std::move(phase)),
+      ctx_(ctx),
+      hp_(ctx.config.hp),
+      train_(std::move(train)),
+      x_(std::move(x)),
+      rng_(seed) {
+  torch::manual_seed(seed);
+  online_ = make();
+  target_ = make();
+  best_ = make();
+  copy_state(*online_, *target_);
+  copy_state(*online_, *best_);
+  optimizer_ = std::make_unique<torch::optim::AdamW>(
+      trainable_parameters(*online_),
+      torch::optim::AdamWOptions(hp_.lr).weight_decay(hp_.weight_decay));
+
+  // The transition table: next instant, value of submitting, value of waiting at the end.
+  const ProbeSet& data = ctx.data;
+  const auto n = static_cast<std::int64_t>(data.decisions());
+  next_ = torch::full({n}, -1, torch::kInt64);
+  submit_value_ = torch::zeros({n});
+  last_wait_value_ = torch::zeros({n});
+  auto next = next_.accessor<std::int64_t, 1>();
+  auto submit = submit_value_.accessor<float, 1>();
+  auto last_wait = last_wait_value_.accessor<float, 1>();
+  for (const auto& ep : data.episodes) {
+    const auto fallback = static_cast<float>(-ctx.cost(ep.fallback_gap));
+    for (std::size_t k = 0; k < ep.count; ++k) {
+      const auto i = static_cast<std::int64_t>(ep.first + k);
+      submit[i] = static_cast<float>(-ctx.cost(data.gap[ep.first + k]));
+      last_wait[i] = fallback;
+      if (k + 1 < ep.count) next[i] = i + 1;
+    }
+  }
+  submit_raw_ = submit_value_.clone();
+  last_wait_raw_ = last_wait_value_.clone();
+  if (hp_.value_rescale) {
+    submit_value_ = rescale(submit_value_);
+    last_wait_value_ = rescale(last_wait_value_);
+  }
+  sync_target();
+}
+
+void QLearner::sync_target() {
+  copy_state(*online_, *target_);
+  torch::NoGradGuard no_grad;
+  target_->eval();
+  const auto idx = decision_indices(ctx_.data, train_);
+  if (hp_.wait_target == "rollout") {
+    // Where the target network's greedy policy submits after each instant, and what that costs.
+    // The first policy is reactive (never submit early): the first fit learns to improve on it.
+    auto m = margins(*target_, x_, ctx_.data, train_);
+    if (!wait_target_.defined()) std::fill(m.begin(), m.end(), -1.f);
+    auto y = torch::zeros({x_.size(0)});
+    auto acc = y.accessor<float, 1>();
+    const auto submit = submit_raw_.accessor<float, 1>();
+    const auto last = last_wait_raw_.accessor<float, 1>();
+    std::size_t at = 0;
+    for (std::size_t e : train_) {
+      const auto& ep = ctx_.data.episodes[e];
+      if (ep.count == 0) continue;
+      // Backwards: the value of waiting at k is the value at the next stop of the policy.
+      float after = last[static_cast<std::int64_t>(ep.first + ep.count - 1)];
+      for (std::size_t k = ep.count; k-- > 0;) {
+        const auto i = static_cast<std::int64_t>(ep.first + k);
+        acc[i] = after;
+        if (m[at + k] > 0) after = submit[i];
+        if (hp_.gamma != 1.0) after = static_cast<float>(hp_.gamma) * after;
+      }
+      at += ep.count;
+    }
+    wait_target_ = hp_.value_rescale ? rescale(y) : y;
+    return;
+  }
+  // max_a Q_target(s, a) for every decision of the training episodes, then shifted by one.
+  auto value = torch::zeros({x_.size(0)});
+  for (std::size_t at = 0; at < idx.size(); at += kChunk) {
+    const std::size_t n = std::min<std::size_t>(kChunk, idx.size() - at);
+    const auto rows = torch::from_blob(const_cast<std::int64_t*>(idx.data() + at),
+                                       {static_cast<std::int64_t>(n)}, torch::kInt64);
+    value.index_copy_(0, rows, std::get<0>(target_->forward(x_.index_select(0, rows)).max(1)));
+  }
+  auto next_value = value.index_select(0, next_.clamp_min(0));
+  if (hp_.gamma != 1.0)
+    next_value = hp_.value_rescale ? rescale(hp_.gamma * unscale(next_value))
+                                   : hp_.gamma * next_value;
+  wait_target_ = torch::where(next_.ge(0), next_value, last_wait_value_);
+}
+
+bool QLearner::done() const { return epoch_ >= hp_.max_epochs || bad_epochs_ >= hp_.patience; }
+
+EpochStats QLearner::run_epoch(bool report_steps) {
+  const auto t0 = std::chrono::steady_clock::now();
+  online_->train();
+  std::vector<std::int64_t> order = decision_indices(ctx_.data, train_);
+  // Importance weights of the drawn transitions (empty: uniform replay, all 1).
+  std::vector<float> weights;
+  if (hp_.priority_alpha > 0 && !order.empty()) {
+    const std::vector<std::int64_t> all = order;
+    std::vector<double> priority;
+    priority.reserve(all.size());
+    {
+      torch::NoGradGuard no_grad;
+      online_->eval();
+      for (std::size_t at = 0; at < all.size(); at += kChunk) {
+        const std::size_t n = std::min<std::size_t>(kChunk, all.size() - at);
+        const auto rows = torch::from_blob(const_cast<std::int64_t*>(all.data() + at),
+                                           {static_cast<std::int64_t>(n)}, torch::kInt64);
+        const auto y = torch::stack(
+            {wait_target_.index_select(0, rows), submit_value_.index_select(0, rows)}, 1);
+        const auto td = std::get<0>((online_->forward(x_.index_select(0, rows)) - y).abs().max(1))
+                            .to(torch::kFloat64)
+                            .contiguous();
+        const double* p = td.data_ptr<double>();
+        for (std::size_t i = 0; i < n; ++i)
+          priority.push_back(std::pow(p[i] + 1e-3, hp_.priority_alpha));
+      }
+      online_->train();
+    }
+    double total = 0;
+    for (double p : priority) total += p;
+    std::discrete_distribution<std::size_t> draw(priority.begin(), priority.end());
+    const double n = static_cast<double>(all.size());
+    double max_w = 0;
+    weights.resize(all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const std::size_t j = draw(rng_);
+      order[i] = all[j];
+      weights[i] = static_cast<float>(std::pow(n * priority[j] / total, -hp_.priority_beta));
+      max_w = std::max(max_w, static_cast<double>(weights[i]));
+    }
+    for (float& w : weights) w = static_cast<float>(w / max_w);
+  } else {
+    std::shuffle(order.begin(), order.end(), rng_);
+  }
+  const std::size_t batch = static_cast<std::size_t>(std::max(1, hp_.batch_size));
+  const std::size_t steps = (order.size() + batch - 1) / batch;
+  const auto huber = torch::nn::functional::HuberLossFuncOptions().delta(hp_.huber_delta).reduction(
+      torch::kNone);
+  double loss_sum = 0;
+  for (std::size_t s = 0; s < steps; ++s) {
+    const std::size_t lo = s * batch, n = std::min(batch, order.size() - lo);
+    const auto idx =
+        torch::from_blob(order.data() + lo, {static_cast<std::int64_t>(n)}, torch::kInt64);
+    const auto y =
+        torch::stack({wait_target_.index_select(0, idx), submit_value_.index_select(0, idx)}, 1);
+    auto loss =
+        torch::nn::functional::huber_loss(online_->forward(x_.index_select(0, idx)), y, huber);
+    if (weights.empty())
+      loss = loss.mean();
+    else
+      loss = (loss * torch::from_blob(weights.data() + lo, {static_cast<std::int64_t>(n), 1},
+                                      torch::kFloat32))
+                 .mean();
+    optimizer_->zero_grad();
+    loss.backward();
+    optimizer_->step();
+    loss_sum += loss.item<double>();
+    if (++steps_ % std::max(1, hp_.target_update) == 0) sync_target();
+    if (report_steps && ctx_.callbacks.step)
+      ctx_.callbacks.step(s + 1, steps, loss_sum / static_cast<double>(s + 1));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  online_->eval();
+  EpochStats st;
+  st.phase = phase_;
+  st.epoch = ++epoch_;
+  st.max_epochs = hp_.max_epochs;
+  st.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
+  st.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
+  st.val = validate(*online_, x_, ctx_.data, ctx_.split.val, ctx_.cost);
+  if (st.val.mean_cost_h < best_cost_ - 1e-9) {
+    best_cost_ = st.val.mean_cost_h;
+    best_val_ = st.val;
+    copy_state(*online_, *best_);
+    bad_epochs_ = 0;
+    st.best = true;
+  } else {
+    ++bad_epochs_;
+  }
+  return st;
+}
+
+void QLearner::save(torch::serialize::OutputArchive& a) {
+  torch::serialize::OutputArchive online, target, best, optimizer;
+  online_->save(online);
+  target_->save(target);
+  best_->save(best);
+  optimizer_->save(optimizer);
+  a.write("online", online);
+  a.write("target", target);
+  a.write("best", best);
+  a.write("optimizer", optimizer);
+  put_int(a, "steps", steps_);
+  put_int(a, "epoch", epoch_);
+  put_int(a, "bad_epochs", bad_epochs_);
+  put_double(a, "best_cost", best_cost_);
+  put_metrics(a, "best_val", best_val_);
+  put_string(a, "rng", rng_state(rng_));
+}
+
+void QLearner::load(torch::serialize::InputArchive& a) {
+  torch::serialize::InputArchive online, target, best, optimizer;
+  a.read("online", online);
+  a.read("target", target);
+  a.read("best", best);
+  a.read("optimizer", optimizer);
+  online_->load(online);
+  best_->load(best);
+  optimizer_->load(optimizer);
+  steps_ = get_int(a, "steps");
+  epoch_ = static_cast<int>(get_int(a, "epoch"));
+  bad_epochs_ = static_cast<int>(get_int(a, "bad_epochs"));
+  best_cost_ = get_double(a, "best_cost");
+  best_val_ = get_metrics(a, "best_val");
+  set_rng_state(rng_, get_string(a, "rng"));
+  // The y(wait) table comes from the target network's weights as saved.
+  target_->load(target);
+  copy_state(*target_, *online_);
+  sync_target();
+  online_->load(online);
+}
+
+AgentResult train_dqn(const TrainContext& ctx) {
+  const Hyperparameters& hp = ctx.config.hp;
+  const auto [mean, stddev] = feature_moments(ctx.data, ctx.split.train);
+  auto make = [&] {
+    auto net = std::make_shared<MlpNet>(ctx.data.width, hp.hidden, hp.layers, 2);
+    net->set_standardisation(mean, stddev);
+    return std::static_pointer_cast<ScoreNet>(net);
+  };
+  QLearner learner("dqn", make, ctx, features_tensor(ctx.data), ctx.split.train,
+                   ctx.config.seed);
+  torch::serialize::InputArchive in;
+  if (open_checkpoint(ctx, in)) {
+    torch::serialize::InputArchive state;
+    in.read("learner", state);
+    learner.load(state);
+    report_message(ctx, fmt::format("resumed from {} after epoch {}", ctx.checkpoint_path,
+                                    learner.epochs()));
+  }
+  while (!learner.done()) {
+    report_epoch(ctx, learner.run_epoch());
+    auto out = begin_checkpoint(ctx);
+    torch::serialize::OutputArchive state;
+    learner.save(state);
+    out.write("learner", state);
+    save_atomically(out, ctx.checkpoint_path);
+  }
+  save_model(ctx, learner.best(), learner.best_val(), learner.epochs());
+  return {learner.best_val(), learner.epochs()};
+}
+
+}  // namespace mirage::learned

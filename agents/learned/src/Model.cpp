@@ -1,0 +1,474 @@
+// Networks, model files, checkpoints and the LearnedPolicy that serves a model file.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "Nets.h"
+#include "mirage/agents/learned/ModelPolicyHook.h"
+#include "mirage/core/Error.h"
+#include "mirage/learned/LearnedModel.h"
+
+namespace mirage::learned {
+namespace {
+
+constexpr char kFormat[] = "mirage-model";
+constexpr int kFormatVersion = 1;
+constexpr char kMetaKey[] = "mirage_meta";
+constexpr char kNetKey[] = "net";
+constexpr float kInputClamp = 8.f;    // standardised inputs beyond this are clipped
+constexpr double kMinStddev = 0.05;   // features that barely moved in training stay tame
+constexpr std::int64_t kChunk = 16384;
+
+}  // namespace
+
+// ---- networks ------------------------------------------------------------------------------
+
+MlpNet::MlpNet(int inputs, int hidden, int layers, int outputs) {
+  mean = register_buffer("mean", torch::zeros({inputs}));
+  inv_std = register_buffer("inv_std", torch::ones({inputs}));
+  torch::nn::Sequential seq;
+  int width = inputs;
+  for (int l = 0; l < layers; ++l) {
+    seq->push_back(torch::nn::Linear(width, hidden));
+    seq->push_back(torch::nn::ReLU());
+    width = hidden;
+  }
+  body = register_module("body", seq);
+  head = register_module("head", torch::nn::Linear(width, outputs));
+}
+
+torch::Tensor MlpNet::forward(const torch::Tensor& x) {
+  auto z = ((x - mean) * inv_std).clamp(-kInputClamp, kInputClamp);
+  return head(body->forward(z));
+}
+
+void MlpNet::set_standardisation(const torch::Tensor& m, const torch::Tensor& s) {
+  torch::NoGradGuard no_grad;
+  mean.copy_(m);
+  inv_std.copy_(1.0 / s.clamp_min(kMinStddev));
+}
+
+MixtureNet::MixtureNet(int n, int inputs, int hidden, int layers, int gate_hidden) {
+  for (int k = 0; k < n; ++k) {
+    expert_nets.push_back(std::make_shared<MlpNet>(inputs, hidden, layers, 2));
+    experts->push_back(expert_nets.back());
+  }
+  register_module("experts", experts);
+  gate = register_module("gate", std::make_shared<MlpNet>(inputs, gate_hidden, 1, n));
+}
+
+torch::Tensor MixtureNet::gate_weights(const torch::Tensor& x) {
+  return torch::softmax(gate->forward(x), 1);
+}
+
+torch::Tensor MixtureNet::forward(const torch::Tensor& x) {
+  std::vector<torch::Tensor> qs;
+  for (const auto& e : expert_nets) qs.push_back(e->forward(x));
+  const auto q = torch::stack(qs, 1);              // [N, K, 2]
+  const auto w = gate_weights(x).unsqueeze(2);     // [N, K, 1]
+  return (q * w).sum(1);                           // [N, 2]
+}
+
+torch::Tensor submit_margin(ScoreNet& net, const torch::Tensor& x) {
+  const auto out = net.forward(x);
+  if (out.size(1) == 2) return out.select(1, 1) - out.select(1, 0);
+  return out.select(1, 0);
+}
+
+// ---- data ----------------------------------------------------------------------------------
+
+torch::Tensor features_tensor(const ProbeSet& data) {
+  return torch::from_blob(const_cast<float*>(data.x.data()),
+                          {static_cast<std::int64_t>(data.decisions()), data.width},
+                          torch::kFloat32);
+}
+
+std::vector<std::int64_t> decision_indices(const ProbeSet& data,
+                                           const std::vector<std::size_t>& episodes) {
+  std::vector<std::int64_t> idx;
+  for (std::size_t e : episodes) {
+    const auto& ep = data.episodes[e];
+    for (std::size_t k = 0; k < ep.count; ++k) idx.push_back(static_cast<std::int64_t>(ep.first + k));
+  }
+  return idx;
+}
+
+std::pair<torch::Tensor, torch::Tensor> feature_moments(const ProbeSet& data,
+                                                        const std::vector<std::size_t>& episodes) {
+  // In double, in one pass over the rows: deterministic whatever the thread count.
+  const int width = data.width;
+  std::vector<double> sum(static_cast<std::size_t>(width), 0.0), sq(sum);
+  std::size_t n = 0;
+  for (std::size_t e : episodes) {
+    const auto& ep = data.episodes[e];
+    for (std::size_t k = 0; k < ep.count; ++k, ++n) {
+      const float* row = data.x.data() + (ep.first + k) * static_cast<std::size_t>(width);
+      for (int f = 0; f < width; ++f) {
+        sum[f] += row[f];
+        sq[f] += static_cast<double>(row[f]) * row[f];
+      }
+    }
+  }
+  auto mean = torch::zeros({width});
+  auto stddev = torch::ones({width});
+  if (n > 0)
+    for (int f = 0; f < width; ++f) {
+      const double m = sum[f] / static_cast<double>(n);
+      mean[f] = m;
+      stddev[f] = std::sqrt(std::max(0.0, sq[f] / static_cast<double>(n) - m * m));
+    }
+  return {mean, stddev};
+}
+
+std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
+                           const std::vector<std::size_t>& episodes) {
+  torch::NoGradGuard no_grad;
+  const auto idx = decision_indices(data, episodes);
+  std::vector<float> out;
+  out.reserve(idx.size());
+  for (std::size_t at = 0; at < idx.size(); at += kChunk) {
+    const std::size_t n = std::min<std::size_t>(kChunk, idx.size() - at);
+    const auto rows = torch::from_blob(const_cast<std::int64_t*>(idx.data() + at),
+                                       {static_cast<std::int64_t>(n)}, torch::kInt64);
+    const auto m = submit_margin(net, x.index_select(0, rows)).contiguous();
+    out.insert(out.end(), m.data_ptr<float>(), m.data_ptr<float>() + n);
+  }
+  return out;
+}
+
+StopMetrics validate(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
+                     const std::vector<std::size_t>& episodes, const CostModel& cost,
+                     double threshold) {
+  auto m = margins(net, x, data, episodes);
+  for (float& v : m) v -= static_cast<float>(threshold);
+  return evaluate_stops(data, episodes, first_positive(data, episodes, m), cost);
+}
+
+void copy_state(torch::nn::Module& from, torch::nn::Module& to) {
+  torch::NoGradGuard no_grad;
+  auto dst = to.named_parameters(true);
+  for (const auto& p : from.named_parameters(true)) dst[p.key()].copy_(p.value());
+  auto dst_b = to.named_buffers(true);
+  for (const auto& b : from.named_buffers(true)) dst_b[b.key()].copy_(b.value());
+}
+
+std::vector<torch::Tensor> trainable_parameters(torch::nn::Module& m) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : m.parameters(true))
+    if (p.requires_grad()) out.push_back(p);
+  return out;
+}
+
+void set_torch_threads(int threads) {
+  if (threads > 0) at::set_num_threads(threads);
+}
+
+// ---- archives ------------------------------------------------------------------------------
+
+void put_string(torch::serialize::OutputArchive& a, const std::string& key, const std::string& v) {
+  a.write(key, c10::IValue(v));
+}
+std::string get_string(torch::serialize::InputArchive& a, const std::string& key) {
+  c10::IValue v;
+  a.read(key, v);
+  return v.toStringRef();
+}
+void put_int(torch::serialize::OutputArchive& a, const std::string& key, std::int64_t v) {
+  a.write(key, c10::IValue(v));
+}
+std::int64_t get_int(torch::serialize::InputArchive& a, const std::string& key) {
+  c10::IValue v;
+  a.read(key, v);
+  return v.toInt();
+}
+void put_double(torch::serialize::OutputArchive& a, const std::string& key, double v) {
+  a.write(key, c10::IValue(v));
+}
+double get_double(torch::serialize::InputArchive& a, const std::string& key) {
+  c10::IValue v;
+  a.read(key, v);
+  return v.toDouble();
+}
+void put_metrics(torch::serialize::OutputArchive& a, const std::string& key, const StopMetrics& m) {
+  put_string(a, key,
+             fmt::format("{} {:.17g} {:.17g} {:.17g} {:.17g}", m.episodes, m.mean_cost_h,
+                         m.mean_interruption_h, m.zero_share, m.mean_overlap_h));
+}
+StopMetrics get_metrics(torch::serialize::InputArchive& a, const std::string& key) {
+  std::istringstream in(get_string(a, key));
+  StopMetrics m;
+  in >> m.episodes >> m.mean_cost_h >> m.mean_interruption_h >> m.zero_share >> m.mean_overlap_h;
+  return m;
+}
+std::string rng_state(const std::mt19937_64& rng) {
+  std::ostringstream out;
+  out << rng;
+  return out.str();
+}
+void set_rng_state(std::mt19937_64& rng, const std::string& state) {
+  std::istringstream in(state);
+  in >> rng;
+}
+
+void save_atomically(torch::serialize::OutputArchive& a, const std::string& path) {
+  const std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  const std::string tmp = path + ".tmp";
+  a.save_to(tmp);
+  std::filesystem::rename(tmp, path);
+}
+
+torch::serialize::OutputArchive begin_checkpoint(const TrainContext& ctx) {
+  torch::serialize::OutputArchive a;
+  put_string(a, "run", ctx.run_fingerprint);
+  return a;
+}
+
+bool open_checkpoint(const TrainContext& ctx, torch::serialize::InputArchive& in) {
+  if (!ctx.config.resume || !std::filesystem::exists(ctx.checkpoint_path)) return false;
+  try {
+    in.load_from(ctx.checkpoint_path);
+  } catch (const c10::Error&) {
+    throw InputError({ctx.checkpoint_path, 0, "--resume"}, "not a mirage training checkpoint");
+  }
+  if (get_string(in, "run") != ctx.run_fingerprint)
+    throw InputError({ctx.checkpoint_path, 0, "--resume"},
+                     "this checkpoint was made with other settings (trace, window, machine, "
+                     "agent or hyperparameters); remove it or train without --resume");
+  return true;
+}
+
+// ---- model files ---------------------------------------------------------------------------
+
+void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, int epochs,
+                double threshold) {
+  auto meta = nlohmann::json::parse(ctx.metadata_json);
+  meta["decision_threshold"] = threshold;
+  meta["validation"] = {{"episodes", val.episodes},
+                        {"mean_cost_h", val.mean_cost_h},
+                        {"mean_interruption_h", val.mean_interruption_h},
+                        {"zero_interruption_share", val.zero_share},
+                        {"mean_overlap_h", val.mean_overlap_h}};
+  meta["training"]["epochs"] = epochs;
+  torch::serialize::OutputArchive a;
+  put_string(a, kMetaKey, meta.dump());
+  torch::serialize::OutputArchive weights;
+  net.save(weights);
+  a.write(kNetKey, weights);
+  save_atomically(a, ctx.config.out);
+}
+
+namespace {
+
+nlohmann::json read_meta(torch::serialize::InputArchive& a, const std::string& path) {
+  c10::IValue v;
+  if (!a.try_read(kMetaKey, v) || !v.isString())
+    throw InputError({path, 0, "policy"}, "not a mirage model file (no metadata)");
+  auto meta = nlohmann::json::parse(v.toStringRef(), nullptr, false);
+  if (meta.is_discarded() || meta.value("format", "") != kFormat)
+    throw InputError({path, 0, "policy"}, "not a mirage model file (bad metadata)");
+  return meta;
+}
+
+void open_model(torch::serialize::InputArchive& a, const std::string& path) {
+  if (!std::filesystem::is_regular_file(path))
+    throw InputError({path, 0, "policy"}, "no such model file");
+  try {
+    a.load_from(path);
+  } catch (const c10::Error&) {
+    throw InputError({path, 0, "policy"}, "not a mirage model file (not a LibTorch archive)");
+  }
+}
+
+struct LoadedModel {
+  AgentKind kind = AgentKind::kDqn;
+  Pooling pooling;
+  double threshold = 0;  // submit when the margin exceeds it
+  std::shared_ptr<ScoreNet> net;
+};
+
+// The network a model file's metadata describes, untrained.
+std::shared_ptr<ScoreNet> make_net(AgentKind kind, const nlohmann::json& hp) {
+  const int width = Pooling{hp.at("history_blocks").get<int>()}.size();
+  const int hidden = hp.at("hidden"), layers = hp.at("layers");
+  switch (kind) {
+    case AgentKind::kDqn: return std::make_shared<MlpNet>(width, hidden, layers, 2);
+    case AgentKind::kPg: return std::make_shared<MlpNet>(width, hidden, layers, 1);
+    case AgentKind::kMoe:
+      return std::make_shared<MixtureNet>(hp.at("experts"), width, hidden, layers,
+                                          hp.at("gate_hidden"));
+  }
+  return nullptr;
+}
+
+std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
+  torch::serialize::InputArchive a;
+  open_model(a, path);
+  const auto meta = read_meta(a, path);
+  const std::string stem = std::filesystem::path(path).stem().string();
+  const int format = meta.value("format_version", 0);
+  if (format != kFormatVersion)
+    throw InputError({path, 0, "policy"},
+                     fmt::format("model {} has file format v{}; this mirage reads v{}; retrain it "
+                                 "with `mirage train`",
+                                 stem, format, kFormatVersion));
+  const int encoder = meta.value("encoder_version", 0);
+  if (encoder != FeatureEncoder::kVersion)
+    throw InputError({path, 0, "policy"},
+                     fmt::format("model {} was made by feature encoder v{}; this mirage has v{}; "
+                                 "retrain it with `mirage train`",
+                                 stem, encoder, FeatureEncoder::kVersion));
+  const int pooling = meta.value("pooling_version", 0);
+  if (pooling != kPoolingVersion)
+    throw InputError({path, 0, "policy"},
+                     fmt::format("model {} was made with feature pooling v{}; this mirage has v{}; "
+                                 "retrain it with `mirage train`",
+                                 stem, pooling, kPoolingVersion));
+  auto model = std::make_shared<LoadedModel>();
+  const auto kind = parse_agent_kind(meta.value("agent", ""));
+  if (!kind) throw InputError({path, 0, "policy"}, "unknown agent kind in the model file");
+  model->kind = *kind;
+  torch::serialize::InputArchive weights;
+  try {
+    const auto& hp = meta.at("hyperparameters");
+    model->pooling.history_blocks = hp.at("history_blocks");
+    model->threshold = meta.value("decision_threshold", 0.0);
+    model->net = make_net(*kind, hp);
+    a.read(kNetKey, weights);
+    model->net->load(weights);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError({path, 0, "policy"}, "the model file's metadata is incomplete");
+  } catch (const c10::Error&) {
+    throw InputError({path, 0, "policy"},
+                     "the model file's weights do not match its metadata (damaged file?)");
+  }
+  model->net->eval();
+  return model;
+}
+
+// Evaluation asks for the same model once per episode, from several threads: load each file once
+// (again if it changes) and share the read-only network.
+std::shared_ptr<const LoadedModel> cached_model(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<std::filesystem::file_time_type,
+                                         std::shared_ptr<const LoadedModel>>>
+      cache;
+  std::error_code ec;
+  const std::string key = std::filesystem::weakly_canonical(path, ec).string();
+  const auto mtime = std::filesystem::last_write_time(path, ec);
+  std::lock_guard lock(mutex);
+  if (auto it = cache.find(key); it != cache.end() && !ec && it->second.first == mtime)
+    return it->second.second;
+  auto model = load_model(path);
+  if (!ec) cache[key] = {mtime, model};
+  return model;
+}
+
+class LearnedPolicy final : public Policy {
+ public:
+  LearnedPolicy(std::string name, std::shared_ptr<const LoadedModel> model)
+      : name_(std::move(name)), model_(std::move(model)) {}
+
+  std::string name() const override { return name_; }
+
+  Decision decide(const Observation& obs) override {
+    // Trained on decisions while the predecessor runs; before that, wait (as `average` does).
+    if (!obs.campaign.predecessor_running) return Decision::wait();
+    if (obs.encoder_version != FeatureEncoder::kVersion)
+      throw std::invalid_argument(fmt::format(
+          "policy {}: observation from feature encoder v{}, model made for v{}", name_,
+          obs.encoder_version, FeatureEncoder::kVersion));
+    pooled_.resize(static_cast<std::size_t>(model_->pooling.size()));
+    model_->pooling(FeatureEncoder::encode(obs).data(), pooled_.data());
+    torch::NoGradGuard no_grad;
+    const auto x = torch::from_blob(pooled_.data(), {1, model_->pooling.size()}, torch::kFloat32);
+    const double margin = submit_margin(*model_->net, x).item<float>() - model_->threshold;
+    Decision d;
+    d.action = margin > 0 ? Action::kSubmitNow : Action::kWait;
+    d.confidence = 1.0 / (1.0 + std::exp(-std::abs(margin)));
+    return d;
+  }
+
+ private:
+  std::string name_;
+  std::shared_ptr<const LoadedModel> model_;
+  std::vector<float> pooled_;
+};
+
+}  // namespace
+
+std::string_view to_string(AgentKind kind) {
+  switch (kind) {
+    case AgentKind::kDqn: return "dqn";
+    case AgentKind::kPg: return "pg";
+    case AgentKind::kMoe: return "moe";
+  }
+  return "?";
+}
+
+std::optional<AgentKind> parse_agent_kind(std::string_view text) {
+  if (text == "dqn") return AgentKind::kDqn;
+  if (text == "pg") return AgentKind::kPg;
+  if (text == "moe") return AgentKind::kMoe;
+  return std::nullopt;
+}
+
+std::unique_ptr<Policy> load_learned_policy(const std::string& path) {
+  return std::make_unique<LearnedPolicy>(std::filesystem::path(path).stem().string(),
+                                         cached_model(path));
+}
+
+void register_learned_policies() { set_model_policy_loader(&load_learned_policy); }
+
+ModelInfo read_model_info(const std::string& path) {
+  torch::serialize::InputArchive a;
+  open_model(a, path);
+  const auto meta = read_meta(a, path);
+  ModelInfo info;
+  info.agent = meta.value("agent", "");
+  info.format_version = meta.value("format_version", 0);
+  info.encoder_version = meta.value("encoder_version", 0);
+  info.pooling_version = meta.value("pooling_version", 0);
+  info.metadata_json = meta.dump(2);
+  return info;
+}
+
+void write_model_info(const std::string& path, const ModelInfo& info) {
+  torch::serialize::InputArchive in;
+  open_model(in, path);
+  auto meta = nlohmann::json::parse(info.metadata_json);
+  meta["agent"] = info.agent;
+  meta["format_version"] = info.format_version;
+  meta["encoder_version"] = info.encoder_version;
+  meta["pooling_version"] = info.pooling_version;
+  torch::serialize::InputArchive weights;
+  in.read(kNetKey, weights);
+  // Re-read the weights into a network of the file's shape, then write both back.
+  auto net = make_net(parse_agent_kind(info.agent).value_or(AgentKind::kDqn),
+                      meta.at("hyperparameters"));
+  net->load(weights);
+  torch::serialize::OutputArchive out;
+  put_string(out, kMetaKey, meta.dump());
+  torch::serialize::OutputArchive w;
+  net->save(w);
+  out.write(kNetKey, w);
+  save_atomically(out, path);
+}
+
+std::string weights_digest(const std::string& path) {
+  const auto model = load_model(path);
+  std::uint64_t h = 1469598103934665603ull;
+  for (const auto& p : model->net->named_parameters(true)) {
+    const auto t = p.value().contiguous();
+    const auto* b = static_cast<const unsigned char*>(t.data_ptr());
+    for (std::size_t i = 0; i < static_cast<std::size_t>(t.nbytes()); ++i)
+      h = (h ^ b[i]) * 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+}  // namespace mirage::learned

@@ -1,0 +1,131 @@
+#pragma once
+// The LibTorch side shared by the agents: networks, model files, checkpoints, validation.
+// Few translation units include this (LibTorch headers compile slowly).
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "Internal.h"
+
+namespace mirage::learned {
+
+// A network over pooled features: the output of forward() is [N, outputs].
+struct ScoreNet : torch::nn::Module {
+  virtual torch::Tensor forward(const torch::Tensor& x) = 0;
+};
+
+// Standardise (with the training set's mean and spread, kept as buffers so the model file carries
+// them), clamp, then an MLP.
+struct MlpNet : ScoreNet {
+  MlpNet(int inputs, int hidden, int layers, int outputs);
+  torch::Tensor forward(const torch::Tensor& x) override;
+  void set_standardisation(const torch::Tensor& mean, const torch::Tensor& stddev);
+
+  torch::Tensor mean, inv_std;
+  torch::nn::Sequential body{nullptr};
+  torch::nn::Linear head{nullptr};
+};
+
+// Mirage's mixture of experts: K Q-networks and a gate; Q = sum_k softmax(gate)_k Q_k.
+struct MixtureNet : ScoreNet {
+  MixtureNet(int experts, int inputs, int hidden, int layers, int gate_hidden);
+  torch::Tensor forward(const torch::Tensor& x) override;
+  torch::Tensor gate_weights(const torch::Tensor& x);
+  std::shared_ptr<MlpNet> expert(std::size_t k) const { return expert_nets.at(k); }
+
+  torch::nn::ModuleList experts;  // the same networks as expert_nets, registered
+  std::vector<std::shared_ptr<MlpNet>> expert_nets;
+  std::shared_ptr<MlpNet> gate;
+};
+
+// The submission margin: Q(submit) - Q(wait) for two outputs, the logit for one. Submit when > 0.
+torch::Tensor submit_margin(ScoreNet& net, const torch::Tensor& x);
+
+// All decisions of the set as one [N, data.width] tensor (no copy: `data` must outlive it).
+torch::Tensor features_tensor(const ProbeSet& data);
+// The decision indices of `episodes`, back to back.
+std::vector<std::int64_t> decision_indices(const ProbeSet& data,
+                                           const std::vector<std::size_t>& episodes);
+// Mean and standard deviation of each feature over the decisions of `episodes`.
+std::pair<torch::Tensor, torch::Tensor> feature_moments(const ProbeSet& data,
+                                                        const std::vector<std::size_t>& episodes);
+// The submission margins of every decision of `episodes`, back to back. `x` holds the network's
+// input for every decision of the set (features_tensor(data), or that with columns added).
+std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
+                           const std::vector<std::size_t>& episodes);
+// Greedy on the episodes: submit at the first margin above `threshold`.
+StopMetrics validate(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
+                     const std::vector<std::size_t>& episodes, const CostModel& cost,
+                     double threshold = 0);
+
+// Copies parameters and buffers by name.
+void copy_state(torch::nn::Module& from, torch::nn::Module& to);
+std::vector<torch::Tensor> trainable_parameters(torch::nn::Module& m);
+
+// Small typed values in archives.
+void put_string(torch::serialize::OutputArchive& a, const std::string& key, const std::string& v);
+std::string get_string(torch::serialize::InputArchive& a, const std::string& key);
+void put_int(torch::serialize::OutputArchive& a, const std::string& key, std::int64_t v);
+std::int64_t get_int(torch::serialize::InputArchive& a, const std::string& key);
+void put_double(torch::serialize::OutputArchive& a, const std::string& key, double v);
+double get_double(torch::serialize::InputArchive& a, const std::string& key);
+void put_metrics(torch::serialize::OutputArchive& a, const std::string& key, const StopMetrics& m);
+StopMetrics get_metrics(torch::serialize::InputArchive& a, const std::string& key);
+std::string rng_state(const std::mt19937_64& rng);
+void set_rng_state(std::mt19937_64& rng, const std::string& state);
+// Writes the archive to `path` through a temporary file and a rename.
+void save_atomically(torch::serialize::OutputArchive& a, const std::string& path);
+
+// Checkpoints: the archive of a run, tagged with its fingerprint.
+torch::serialize::OutputArchive begin_checkpoint(const TrainContext& ctx);
+// Opens ctx.checkpoint_path when resuming and it exists; throws InputError when it was made by
+// another run configuration.
+bool open_checkpoint(const TrainContext& ctx, torch::serialize::InputArchive& in);
+
+// Writes the model file: metadata (with the validation figures added) and the network. The
+// policy submits when submit_margin() exceeds `threshold`.
+void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, int epochs,
+                double threshold = 0);
+
+// Fitted Q-learning on probe transitions, used by dqn and by moe's experts and gate (Dqn.cpp).
+// `x` is the network's input for every decision of ctx.data (one row each).
+class QLearner {
+ public:
+  using Factory = std::function<std::shared_ptr<ScoreNet>()>;
+  QLearner(std::string phase, const Factory& make, const TrainContext& ctx, torch::Tensor x,
+           std::vector<std::size_t> train, std::uint64_t seed);
+
+  bool done() const;
+  // One pass over the training transitions, then validation; keeps the best weights. With
+  // `report_steps` false the step callback is not called (learners running side by side).
+  EpochStats run_epoch(bool report_steps = true);
+  ScoreNet& best() { return *best_; }
+  const StopMetrics& best_val() const { return best_val_; }
+  int epochs() const { return epoch_; }
+
+  void save(torch::serialize::OutputArchive& a);
+  void load(torch::serialize::InputArchive& a);
+
+ private:
+  std::string phase_;
+  const TrainContext& ctx_;
+  const Hyperparameters& hp_;
+  std::vector<std::size_t> train_;
+  std::shared_ptr<ScoreNet> online_, target_, best_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  torch::Tensor x_, next_, submit_value_, last_wait_value_;
+  torch::Tensor submit_raw_, last_wait_raw_;  // the same before value rescaling
+  torch::Tensor wait_target_;  // y(wait) of every decision, from the target network
+  void sync_target();
+  std::mt19937_64 rng_;
+  std::int64_t steps_ = 0;
+  int epoch_ = 0, bad_epochs_ = 0;
+  double best_cost_ = std::numeric_limits<double>::infinity();
+  StopMetrics best_val_;
+};
+
+}  // namespace mirage::learned

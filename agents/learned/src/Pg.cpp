@@ -1,0 +1,286 @@
+// pg: REINFORCE with a learned baseline, on the probed episodes.
+//
+// The policy gives, at each decision instant, the probability of submitting now. The instants of
+// an episode do not depend on what the policy did before it submitted, so a stopping time can be
+// sampled for a whole probed episode at once, and its return is exact: -cost(gap) at the instant
+// it submits, or -cost(fallback_gap) if it never does. For each sampled episode
+//   loss_pi = - sum_{j <= stop} log pi(a_j | s_j) (G - b(s_j)) / scale
+//   loss_b  =   sum_{j <= stop} (b(s_j) - G)^2
+// where b is the baseline network and `scale` the spread of the batch's returns. With
+// --pg-estimator exact the sampling is replaced by its expectation: the policy's expected cost
+// on an episode, sum_k P(stop at k) cost(gap_k) + P(never) cost(fallback), is a smooth function
+// of its submission probabilities and is minimised directly (no variance, no baseline needed). The policy starts
+// with a small submission probability, so that a sampled episode reaches its end about half the
+// time. Deterministic at evaluation: submit at the first instant whose submission probability
+// exceeds a threshold. A stochastic stopping policy spreads its probability over many instants,
+// so one half would rarely be reached; the threshold is chosen, with the weights, on the
+// validation episodes (from kThresholds).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "Nets.h"
+
+namespace mirage::learned {
+namespace {
+
+// Candidate submission-probability thresholds for the deterministic policy.
+constexpr double kThresholds[] = {0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002};
+
+double logit(double p) { return std::log(p / (1 - p)); }
+
+struct PgState {
+  std::shared_ptr<MlpNet> policy, baseline, best;
+  std::unique_ptr<torch::optim::AdamW> policy_opt, baseline_opt;
+  std::mt19937_64 rng;
+  int epoch = 0, bad_epochs = 0;
+  double best_cost = std::numeric_limits<double>::infinity();
+  double best_threshold = 0;  // in logits
+  StopMetrics best_val;
+
+  void save(torch::serialize::OutputArchive& a) {
+    torch::serialize::OutputArchive p, b, be, po, bo;
+    policy->save(p);
+    baseline->save(b);
+    best->save(be);
+    policy_opt->save(po);
+    baseline_opt->save(bo);
+    a.write("policy", p);
+    a.write("baseline", b);
+    a.write("best", be);
+    a.write("policy_opt", po);
+    a.write("baseline_opt", bo);
+    put_int(a, "epoch", epoch);
+    put_int(a, "bad_epochs", bad_epochs);
+    put_double(a, "best_cost", best_cost);
+    put_double(a, "best_threshold", best_threshold);
+    put_metrics(a, "best_val", best_val);
+    put_string(a, "rng", rng_state(rng));
+  }
+  void load(torch::serialize::InputArchive& a) {
+    torch::serialize::InputArchive p, b, be, po, bo;
+    a.read("policy", p);
+    a.read("baseline", b);
+    a.read("best", be);
+    a.read("policy_opt", po);
+    a.read("baseline_opt", bo);
+    policy->load(p);
+    baseline->load(b);
+    best->load(be);
+    policy_opt->load(po);
+    baseline_opt->load(bo);
+    epoch = static_cast<int>(get_int(a, "epoch"));
+    bad_epochs = static_cast<int>(get_int(a, "bad_epochs"));
+    best_cost = get_double(a, "best_cost");
+    best_threshold = get_double(a, "best_threshold");
+    best_val = get_metrics(a, "best_val");
+    set_rng_state(rng, get_string(a, "rng"));
+  }
+};
+
+}  // namespace
+
+AgentResult train_pg(const TrainContext& ctx) {
+  const Hyperparameters& hp = ctx.config.hp;
+  const ProbeSet& data = ctx.data;
+  const auto [mean, stddev] = feature_moments(data, ctx.split.train);
+
+  PgState st;
+  torch::manual_seed(ctx.config.seed);
+  st.rng.seed(ctx.config.seed);
+  st.policy = std::make_shared<MlpNet>(ctx.data.width, hp.hidden, hp.layers, 1);
+  st.baseline = std::make_shared<MlpNet>(ctx.data.width, hp.hidden, hp.layers, 1);
+  st.best = std::make_shared<MlpNet>(ctx.data.width, hp.hidden, hp.layers, 1);
+  st.policy->set_standardisation(mean, stddev);
+  st.baseline->set_standardisation(mean, stddev);
+  {
+    // Start near "submit with probability p0 at each instant", p0 such that half the sampled
+    // episodes reach their end.
+    double mean_count = 0;
+    for (std::size_t e : ctx.split.train) mean_count += static_cast<double>(data.episodes[e].count);
+    mean_count = std::max(1.0, mean_count / std::max<double>(1, ctx.split.train.size()));
+    const double p0 = 1 - std::pow(0.5, 1 / mean_count);
+    torch::NoGradGuard no_grad;
+    st.policy->head->weight.mul_(0.01);
+    st.policy->head->bias.fill_(std::log(p0 / (1 - p0)));
+  }
+  copy_state(*st.policy, *st.best);
+  st.policy_opt = std::make_unique<torch::optim::AdamW>(
+      st.policy->parameters(), torch::optim::AdamWOptions(hp.lr).weight_decay(hp.weight_decay));
+  st.baseline_opt = std::make_unique<torch::optim::AdamW>(
+      st.baseline->parameters(), torch::optim::AdamWOptions(hp.lr).weight_decay(hp.weight_decay));
+
+  torch::serialize::InputArchive in;
+  if (open_checkpoint(ctx, in)) {
+    torch::serialize::InputArchive state;
+    in.read("pg", state);
+    st.load(state);
+    report_message(ctx,
+                   fmt::format("resumed from {} after epoch {}", ctx.checkpoint_path, st.epoch));
+  }
+
+  const auto x = features_tensor(data);
+  const bool exact = hp.pg_estimator == "exact";
+  // cost(gap) of submitting at each decision, for the exact estimator.
+  auto cost_tensor = torch::zeros({x.size(0)});
+  {
+    auto c = cost_tensor.accessor<float, 1>();
+    for (std::size_t i = 0; i < data.decisions(); ++i)
+      c[static_cast<std::int64_t>(i)] = static_cast<float>(ctx.cost(data.gap[i]));
+  }
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const std::size_t per_batch = static_cast<std::size_t>(std::max(1, hp.pg_batch_episodes));
+  const int samples = std::max(1, hp.pg_samples);
+  while (st.epoch < hp.max_epochs && st.bad_epochs < hp.patience) {
+    const auto t0 = std::chrono::steady_clock::now();
+    st.policy->train();
+    std::vector<std::size_t> order = ctx.split.train;
+    std::shuffle(order.begin(), order.end(), st.rng);
+    const std::size_t steps = (order.size() + per_batch - 1) / per_batch;
+    double loss_sum = 0;
+    for (std::size_t s = 0; s < steps; ++s) {
+      const std::vector<std::size_t> eps(
+          order.begin() + static_cast<std::ptrdiff_t>(s * per_batch),
+          order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), (s + 1) * per_batch)));
+      auto idx = decision_indices(data, eps);
+      if (idx.empty()) continue;
+      const auto rows =
+          torch::from_blob(idx.data(), {static_cast<std::int64_t>(idx.size())}, torch::kInt64);
+      const auto xb = x.index_select(0, rows);
+      const auto logits = st.policy->forward(xb).squeeze(1);
+      if (exact) {
+        // The expected cost of the stochastic policy, summed exactly over its stopping times:
+        // P(stop at k) = p_k prod_{j<k} (1 - p_j), P(never) = prod_j (1 - p_j).
+        const auto log_submit = torch::log_sigmoid(logits);
+        const auto log_wait = torch::log_sigmoid(-logits);
+        std::vector<torch::Tensor> terms;
+        std::int64_t at = 0;
+        for (std::size_t e : eps) {
+          const auto& ep = data.episodes[e];
+          const auto n = static_cast<std::int64_t>(ep.count);
+          if (n == 0) continue;
+          const auto lw = log_wait.narrow(0, at, n);
+          const auto survive = torch::cumsum(lw, 0) - lw;  // log prod_{j<k} (1 - p_j)
+          const auto stop = torch::exp(survive + log_submit.narrow(0, at, n));
+          const auto never = torch::exp(lw.sum());
+          terms.push_back((stop * cost_tensor.narrow(0, static_cast<std::int64_t>(ep.first), n))
+                              .sum() +
+                          never * static_cast<float>(ctx.cost(ep.fallback_gap)));
+          at += n;
+        }
+        const auto loss = torch::stack(terms).mean();
+        st.policy_opt->zero_grad();
+        loss.backward();
+        st.policy_opt->step();
+        loss_sum += loss.item<double>();
+        if (ctx.callbacks.step)
+          ctx.callbacks.step(s + 1, steps, loss_sum / static_cast<double>(s + 1));
+        continue;
+      }
+      const auto values = st.baseline->forward(xb).squeeze(1);
+
+      // Sample stopping times; gather, per decision, how often it was passed or chosen and the
+      // returns that followed.
+      const auto p = torch::sigmoid(logits.detach()).contiguous();
+      const float* prob = p.data_ptr<float>();
+      const std::size_t n = idx.size();
+      std::vector<float> n_stop(n, 0), n_wait(n, 0), g_stop(n, 0), g_wait(n, 0), g2(n, 0);
+      std::vector<double> returns;
+      std::size_t at = 0;
+      for (std::size_t e : eps) {
+        const auto& ep = data.episodes[e];
+        for (int k = 0; k < samples; ++k) {
+          std::size_t stop = ep.count;
+          for (std::size_t j = 0; j < ep.count; ++j)
+            if (uniform(st.rng) < prob[at + j]) {
+              stop = j;
+              break;
+            }
+          const double g = -ctx.cost(stop < ep.count ? data.gap[ep.first + stop] : ep.fallback_gap);
+          returns.push_back(g);
+          for (std::size_t j = 0; j < std::min(stop + 1, ep.count); ++j) {
+            const bool stopped = j == stop;
+            (stopped ? n_stop : n_wait)[at + j] += 1;
+            (stopped ? g_stop : g_wait)[at + j] += static_cast<float>(g);
+            g2[at + j] += static_cast<float>(g * g);
+          }
+        }
+        at += ep.count;
+      }
+      const double total = static_cast<double>(returns.size());
+      const double mean_g = std::accumulate(returns.begin(), returns.end(), 0.0) / total;
+      double var = 0;
+      for (double g : returns) var += (g - mean_g) * (g - mean_g);
+      const double scale = std::max(0.1, std::sqrt(var / total));
+      auto t = [&](std::vector<float>& v) {
+        return torch::from_blob(v.data(), {static_cast<std::int64_t>(n)}, torch::kFloat32);
+      };
+      const auto ns = t(n_stop), nw = t(n_wait), gs = t(g_stop), gw = t(g_wait), gg = t(g2);
+      const auto b = values.detach();
+      const auto advantage_stop = (gs - ns * b) / scale;
+      const auto advantage_wait = (gw - nw * b) / scale;
+      auto policy_loss = -(advantage_stop * torch::log_sigmoid(logits) +
+                           advantage_wait * torch::log_sigmoid(-logits))
+                              .sum() /
+                         total;
+      if (hp.entropy > 0) {
+        const auto q = torch::sigmoid(logits);
+        const auto h = -(q * torch::log_sigmoid(logits) + (1 - q) * torch::log_sigmoid(-logits));
+        policy_loss = policy_loss - hp.entropy * ((ns + nw) * h).sum() / total;
+      }
+      const auto visits = ns + nw;
+      const auto baseline_loss =
+          (visits * values * values - 2 * values * (gs + gw) + gg).sum() / total;
+      st.policy_opt->zero_grad();
+      st.baseline_opt->zero_grad();
+      (policy_loss + baseline_loss).backward();
+      st.policy_opt->step();
+      st.baseline_opt->step();
+      loss_sum += baseline_loss.item<double>();
+      if (ctx.callbacks.step) ctx.callbacks.step(s + 1, steps, loss_sum / static_cast<double>(s + 1));
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    st.policy->eval();
+    EpochStats es;
+    es.phase = "pg";
+    es.epoch = ++st.epoch;
+    es.max_epochs = hp.max_epochs;
+    es.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
+    es.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
+    // The best threshold for these weights.
+    const auto logits = margins(*st.policy, x, data, ctx.split.val);
+    double threshold = 0;
+    for (const double p : kThresholds) {
+      std::vector<float> shifted = logits;
+      for (float& v : shifted) v -= static_cast<float>(logit(p));
+      const StopMetrics m = evaluate_stops(data, ctx.split.val,
+                                           first_positive(data, ctx.split.val, shifted), ctx.cost);
+      if (p == kThresholds[0] || m.mean_cost_h < es.val.mean_cost_h - 1e-12) {
+        es.val = m;
+        threshold = logit(p);
+      }
+    }
+    if (es.val.mean_cost_h < st.best_cost - 1e-9) {
+      st.best_cost = es.val.mean_cost_h;
+      st.best_threshold = threshold;
+      st.best_val = es.val;
+      copy_state(*st.policy, *st.best);
+      st.bad_epochs = 0;
+      es.best = true;
+    } else {
+      ++st.bad_epochs;
+    }
+    report_epoch(ctx, es);
+    auto out = begin_checkpoint(ctx);
+    torch::serialize::OutputArchive state;
+    st.save(state);
+    out.write("pg", state);
+    save_atomically(out, ctx.checkpoint_path);
+  }
+  save_model(ctx, *st.best, st.best_val, st.epoch, st.best_threshold);
+  return {st.best_val, st.epoch};
+}
+
+}  // namespace mirage::learned

@@ -1,0 +1,354 @@
+#include "mirage/learned/ProbeData.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace mirage::learned {
+namespace {
+
+constexpr int kSnap = FeatureEncoder::kPerSnapshot;
+constexpr int kWindow = FeatureEncoder::kWindow;
+constexpr int kCampaign = FeatureEncoder::kCampaignFeatures;
+constexpr char kCacheMagic[] = "MIRAGE-PROBES 1\n";
+
+// Hours back from FeatureEncoder::time_feature.
+double feature_hours(float f) {
+  static const double kScale = std::log1p(48.0);
+  return std::expm1(static_cast<double>(f) * kScale);
+}
+
+// FNV-1a, for fingerprints.
+struct Fnv {
+  std::uint64_t h = 1469598103934665603ull;
+  void add(const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  }
+  template <class T>
+  void add(const T& v) {
+    add(&v, sizeof v);
+  }
+};
+
+template <class T>
+void put(std::ostream& out, const T& v) {
+  out.write(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <class T>
+void get(std::istream& in, T& v) {
+  in.read(reinterpret_cast<char*>(&v), sizeof v);
+}
+
+void write_cache(const std::string& path, const std::string& fingerprint,
+                 const std::vector<ProbedEpisode>& eps) {
+  const std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write the probe cache " + tmp);
+    out.write(kCacheMagic, sizeof kCacheMagic - 1);
+    put(out, static_cast<std::uint64_t>(fingerprint.size()));
+    out.write(fingerprint.data(), static_cast<std::streamsize>(fingerprint.size()));
+    put(out, static_cast<std::uint64_t>(eps.size()));
+    for (const ProbedEpisode& e : eps) {
+      put(out, e.sample_time);
+      put(out, e.predecessor_end);
+      put(out, e.fallback_gap);
+      put(out, static_cast<std::uint64_t>(e.snapshots.size()));
+      out.write(reinterpret_cast<const char*>(e.snapshots.data()),
+                static_cast<std::streamsize>(e.snapshots.size() * sizeof(float)));
+      put(out, static_cast<std::uint64_t>(e.decisions.size()));
+      for (const ProbedDecision& d : e.decisions) {
+        put(out, d.time);
+        put(out, d.snapshot_index);
+        out.write(reinterpret_cast<const char*>(d.campaign.data()),
+                  static_cast<std::streamsize>(d.campaign.size() * sizeof(float)));
+        put(out, d.gap_if_submitted);
+      }
+    }
+    if (!out.flush()) throw std::runtime_error("cannot write the probe cache " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+// Empty optional-like: returns false when the file is absent, foreign or for other probes.
+bool read_cache(const std::string& path, const std::string& fingerprint,
+                std::vector<ProbedEpisode>& eps) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  char magic[sizeof kCacheMagic - 1];
+  in.read(magic, sizeof magic);
+  if (!in || std::memcmp(magic, kCacheMagic, sizeof magic) != 0) return false;
+  std::uint64_t n = 0;
+  get(in, n);
+  if (!in || n > (1u << 20)) return false;
+  std::string fp(n, '\0');
+  in.read(fp.data(), static_cast<std::streamsize>(n));
+  if (!in || fp != fingerprint) return false;
+  get(in, n);
+  eps.assign(n, {});
+  for (ProbedEpisode& e : eps) {
+    get(in, e.sample_time);
+    get(in, e.predecessor_end);
+    get(in, e.fallback_gap);
+    std::uint64_t k = 0;
+    get(in, k);
+    if (!in || k > (1u << 26)) return false;
+    e.snapshots.resize(k);
+    in.read(reinterpret_cast<char*>(e.snapshots.data()),
+            static_cast<std::streamsize>(k * sizeof(float)));
+    get(in, k);
+    if (!in || k > (1u << 20)) return false;
+    e.decisions.resize(k);
+    for (ProbedDecision& d : e.decisions) {
+      get(in, d.time);
+      get(in, d.snapshot_index);
+      in.read(reinterpret_cast<char*>(d.campaign.data()),
+              static_cast<std::streamsize>(d.campaign.size() * sizeof(float)));
+      get(in, d.gap_if_submitted);
+    }
+  }
+  return static_cast<bool>(in);
+}
+
+}  // namespace
+
+void Pooling::operator()(const float* x, float* out) const {
+  const float* window = x;
+  const float* campaign = x + kWindow * kSnap;
+  float* o = out;
+  // The latest snapshot.
+  std::copy(window + (kWindow - 1) * kSnap, window + kWindow * kSnap, o);
+  o += kSnap;
+  // Block means, oldest block first.
+  const int per_block = history_blocks > 0 ? kWindow / history_blocks : 0;
+  for (int b = 0; b < history_blocks; ++b) {
+    std::fill(o, o + kSnap, 0.f);
+    for (int s = b * per_block; s < (b + 1) * per_block; ++s)
+      for (int f = 0; f < kSnap; ++f) o[f] += window[s * kSnap + f];
+    for (int f = 0; f < kSnap; ++f) o[f] /= static_cast<float>(per_block);
+    o += kSnap;
+  }
+  std::copy(campaign, campaign + kCampaign, o);
+  o += kCampaign;
+  // Derived: remaining time and recent mean wait in linear units of 48 h, and their difference
+  // (what the `average` baseline compares), clipped so a strange queue cannot blow them up.
+  const double remaining = feature_hours(campaign[4]) / 48.0;
+  const double mean_wait = feature_hours(campaign[7]) / 48.0;
+  o[0] = static_cast<float>(std::min(remaining, 4.0));
+  o[1] = static_cast<float>(std::min(mean_wait, 4.0));
+  o[2] = static_cast<float>(std::clamp(mean_wait - remaining, -4.0, 4.0));
+}
+
+std::vector<float> Pooling::operator()(const std::vector<float>& encoded) const {
+  if (encoded.size() != static_cast<std::size_t>(FeatureEncoder::kInputSize))
+    throw std::invalid_argument("Pooling: expected " + std::to_string(FeatureEncoder::kInputSize) +
+                                " encoded features");
+  std::vector<float> out(static_cast<std::size_t>(size()));
+  (*this)(encoded.data(), out.data());
+  return out;
+}
+
+double CostModel::interruption_h(Seconds gap) const {
+  return gap > 0 ? static_cast<double>(gap) / kHour : 0.0;
+}
+
+double CostModel::overlap_h(Seconds gap) const {
+  Seconds o = gap < 0 ? -gap : 0;
+  if (overlap == OverlapMode::kHandoff) o = std::min(o, handoff_grace);
+  return static_cast<double>(o) / kHour;
+}
+
+std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
+  Fnv jobs;
+  for (const Job& j : trace.jobs) {
+    jobs.add(j.id);
+    jobs.add(j.submit);
+    jobs.add(j.start);
+    jobs.add(j.end);
+    jobs.add(j.time_limit);
+    jobs.add(j.nodes);
+    jobs.add(j.gpus_per_node);
+  }
+  const ClusterSpec& c = s.cluster;
+  const EpisodeConfig& e = s.episode;
+  std::ostringstream f;
+  f << "encoder=" << FeatureEncoder::kVersion << " jobs=" << trace.jobs.size() << ":" << std::hex
+    << jobs.h << std::dec << " nodes=" << c.nodes << " gpus=" << c.gpus_per_node
+    << " alloc=" << to_string(c.allocation) << " sched=" << c.scheduler.sched_interval << ","
+    << c.scheduler.bf_interval << "," << c.scheduler.bf_window << "," << c.scheduler.bf_resolution
+    << "," << c.scheduler.bf_max_job_test << "," << to_string(c.scheduler.backfill)
+    << " prio=" << c.priority.weight_age << "," << c.priority.weight_job_size << ","
+    << c.priority.max_age << "," << c.priority.favor_small << " chain=" << e.chain.nodes << "x"
+    << e.chain.gpus_per_node << "," << e.chain.time_limit << "," << e.chain.runtime
+    << " interval=" << e.decision_interval << " max_wait=" << e.max_wait
+    << " lead=" << e.reactive_lead
+    << " mode=" << (s.mode == EpisodeStartMode::kForkReplay ? "fork" : "peer")
+    << " window=" << s.from << ".." << s.to << "/" << s.every;
+  return f.str();
+}
+
+std::string probe_cache_file(const std::string& dir, const std::string& trace_path,
+                             const Trace& trace, const ProbeSpec& spec) {
+  Fnv h;
+  const std::string fp = probe_fingerprint(trace, spec);
+  h.add(fp.data(), fp.size());
+  char digest[17];
+  std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(h.h));
+  return (std::filesystem::path(dir) /
+          (std::filesystem::path(trace_path).filename().string() + "." + digest + ".probes"))
+      .string();
+}
+
+std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& spec,
+                                         const std::string& cache_path, int threads,
+                                         const CountProgress& progress, bool* from_cache) {
+  const std::string fp = probe_fingerprint(trace, spec);
+  std::vector<ProbedEpisode> eps;
+  if (!cache_path.empty() && read_cache(cache_path, fp, eps)) {
+    if (from_cache) *from_cache = true;
+    return eps;
+  }
+  if (from_cache) *from_cache = false;
+  eps = probe_window(trace, spec.cluster, spec.episode, spec.mode, spec.from, spec.to, spec.every,
+                     threads, progress);
+  if (!cache_path.empty()) write_cache(cache_path, fp, eps);
+  return eps;
+}
+
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const Pooling& pooling,
+                int chain_nodes) {
+  const std::size_t width = static_cast<std::size_t>(pooling.size());
+  if (set.width == 0) set.width = static_cast<int>(width);
+  if (set.width != static_cast<int>(width))
+    throw std::invalid_argument("add_probes: one pooling per probe set");
+  std::size_t total = set.gap.size();
+  for (const auto& e : probed) total += e.decisions.size();
+  set.x.resize(total * width);
+  set.gap.reserve(total);
+  std::vector<float> encoded(FeatureEncoder::kInputSize);
+  constexpr std::size_t kWindowFloats = static_cast<std::size_t>(kWindow) * kSnap;
+  for (const ProbedEpisode& e : probed) {
+    ProbeSet::Episode ep;
+    ep.sample_time = e.sample_time;
+    ep.chain_nodes = chain_nodes;
+    ep.first = set.gap.size();
+    ep.count = e.decisions.size();
+    ep.fallback_gap = e.fallback_gap;
+    for (std::size_t k = 0; k < e.decisions.size(); ++k) {
+      const ProbedDecision& d = e.decisions[k];
+      // As ProbedEpisode::features(k), without the allocation.
+      const std::size_t end = (static_cast<std::size_t>(d.snapshot_index) + 1) * kSnap;
+      std::copy(e.snapshots.begin() + static_cast<std::ptrdiff_t>(end - kWindowFloats),
+                e.snapshots.begin() + static_cast<std::ptrdiff_t>(end), encoded.begin());
+      std::copy(d.campaign.begin(), d.campaign.end(),
+                encoded.begin() + static_cast<std::ptrdiff_t>(kWindowFloats));
+      pooling(encoded.data(), set.x.data() + set.gap.size() * width);
+      set.gap.push_back(d.gap_if_submitted);
+      // `average`: remaining <= recent mean wait; time_feature is monotone, so compare features.
+      if (ep.average_stop < 0 && d.campaign[7] > 0 && d.campaign[4] <= d.campaign[7])
+        ep.average_stop = static_cast<int>(k);
+    }
+    set.episodes.push_back(ep);
+  }
+  std::stable_sort(set.episodes.begin(), set.episodes.end(),
+                   [](const ProbeSet::Episode& a, const ProbeSet::Episode& b) {
+                     return a.sample_time < b.sample_time;
+                   });
+}
+
+Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int chain_nodes) {
+  Split s;
+  std::vector<std::size_t> primary;
+  for (std::size_t i = 0; i < data.episodes.size(); ++i)
+    if (data.episodes[i].chain_nodes == chain_nodes) primary.push_back(i);
+  const std::size_t n = primary.size();
+  std::size_t n_val = static_cast<std::size_t>(std::llround(val_fraction * static_cast<double>(n)));
+  if (val_fraction > 0 && n >= 2) n_val = std::clamp<std::size_t>(n_val, 1, n - 1);
+  const Seconds val_start = n_val > 0 ? data.episodes[primary[n - n_val]].sample_time
+                                      : std::numeric_limits<Seconds>::max();
+  for (std::size_t i = 0; i < data.episodes.size(); ++i) {
+    const ProbeSet::Episode& e = data.episodes[i];
+    if (e.sample_time >= val_start) {
+      if (e.chain_nodes == chain_nodes) s.val.push_back(i);
+    } else if (n_val > 0 && e.sample_time + purge > val_start) {
+      ++s.purged;
+    } else {
+      s.train.push_back(i);
+    }
+  }
+  return s;
+}
+
+StopMetrics evaluate_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                           const std::vector<int>& stops, const CostModel& cost) {
+  StopMetrics m;
+  m.episodes = episodes.size();
+  if (episodes.empty()) return m;
+  for (std::size_t i = 0; i < episodes.size(); ++i) {
+    const ProbeSet::Episode& e = data.episodes[episodes[i]];
+    const Seconds gap =
+        stops[i] < 0 ? e.fallback_gap : data.gap[e.first + static_cast<std::size_t>(stops[i])];
+    m.mean_cost_h += cost(gap);
+    m.mean_interruption_h += cost.interruption_h(gap);
+    m.mean_overlap_h += cost.overlap_h(gap);
+    m.zero_share += gap <= 0 ? 1 : 0;
+  }
+  const double n = static_cast<double>(episodes.size());
+  m.mean_cost_h /= n;
+  m.mean_interruption_h /= n;
+  m.mean_overlap_h /= n;
+  m.zero_share /= n;
+  return m;
+}
+
+std::vector<int> reactive_stops(const ProbeSet&, const std::vector<std::size_t>& episodes) {
+  return std::vector<int>(episodes.size(), -1);
+}
+
+std::vector<int> average_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes) {
+  std::vector<int> s;
+  for (std::size_t i : episodes) s.push_back(data.episodes[i].average_stop);
+  return s;
+}
+
+std::vector<int> hindsight_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                                 const CostModel& cost) {
+  std::vector<int> s;
+  for (std::size_t i : episodes) {
+    const ProbeSet::Episode& e = data.episodes[i];
+    int best = -1;
+    double best_cost = cost(e.fallback_gap);
+    for (std::size_t k = 0; k < e.count; ++k)
+      if (const double c = cost(data.gap[e.first + k]); c < best_cost) {
+        best_cost = c;
+        best = static_cast<int>(k);
+      }
+    s.push_back(best);
+  }
+  return s;
+}
+
+std::vector<int> first_positive(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                                const std::vector<float>& margins) {
+  std::vector<int> s;
+  std::size_t at = 0;
+  for (std::size_t i : episodes) {
+    const ProbeSet::Episode& e = data.episodes[i];
+    int stop = -1;
+    for (std::size_t k = 0; k < e.count; ++k)
+      if (stop < 0 && margins.at(at + k) > 0) stop = static_cast<int>(k);
+    at += e.count;
+    s.push_back(stop);
+  }
+  return s;
+}
+
+}  // namespace mirage::learned

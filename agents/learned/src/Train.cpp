@@ -1,0 +1,187 @@
+// train_agent: probe (or load) the window, split it, train the chosen agent, write its model file.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "Internal.h"
+#include "mirage/core/Error.h"
+
+namespace mirage::learned {
+namespace {
+
+nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
+  return {{"history_blocks", hp.history_blocks},
+          {"hidden", hp.hidden},
+          {"layers", hp.layers},
+          {"batch_size", hp.batch_size},
+          {"lr", hp.lr},
+          {"weight_decay", hp.weight_decay},
+          {"max_epochs", hp.max_epochs},
+          {"patience", hp.patience},
+          {"val_fraction", hp.val_fraction},
+          {"overlap_weight", hp.overlap_weight},
+          {"target_update", hp.target_update},
+          {"huber_delta", hp.huber_delta},
+          {"gamma", hp.gamma},
+          {"wait_target", hp.wait_target},
+          {"value_rescale", hp.value_rescale},
+          {"priority_alpha", hp.priority_alpha},
+          {"priority_beta", hp.priority_beta},
+          {"pg_estimator", hp.pg_estimator},
+          {"pg_batch_episodes", hp.pg_batch_episodes},
+          {"pg_samples", hp.pg_samples},
+          {"entropy", hp.entropy},
+          {"experts", hp.experts},
+          {"gate_hidden", hp.gate_hidden}};
+}
+
+// What a checkpoint must agree on to be resumed: everything but when to stop, so that a run can
+// also be resumed with more epochs or more patience.
+std::string run_fingerprint(const TrainConfig& c) {
+  auto hp = hyperparameters_json(c.hp);
+  hp.erase("max_epochs");
+  hp.erase("patience");
+  return std::string(to_string(c.agent)) + " seed=" + std::to_string(c.seed) + " " + hp.dump();
+}
+
+void check(const TrainConfig& c) {
+  const Hyperparameters& hp = c.hp;
+  auto bad = [](const char* flag, const std::string& what) {
+    throw InputError({"", 0, flag}, what);
+  };
+  if (c.out.empty()) bad("--out", "a model file is required");
+  if (c.probes.to <= c.probes.from) bad("--to", "must be after --from");
+  if (c.probes.every <= 0) bad("--every", "must be positive");
+  if (hp.hidden < 1 || hp.layers < 0) bad("--hidden", "the network needs at least one unit");
+  if (hp.val_fraction <= 0 || hp.val_fraction >= 1)
+    bad("--val-fraction", "must be in (0, 1): early stopping needs held-out episodes");
+  if (hp.overlap_weight < 0) bad("--overlap-weight", "must not be negative");
+  if (hp.experts < 1) bad("--experts", "needs at least one expert");
+  if (hp.pg_estimator != "reinforce" && hp.pg_estimator != "exact")
+    bad("--pg-estimator", "expected reinforce or exact");
+  if (hp.wait_target != "bootstrap" && hp.wait_target != "rollout")
+    bad("--wait-target", "expected bootstrap or rollout");
+  if (hp.history_blocks < 0 || hp.history_blocks > FeatureEncoder::kWindow ||
+      (hp.history_blocks > 0 && FeatureEncoder::kWindow % hp.history_blocks != 0))
+    bad("--history-blocks",
+        "must divide the window of " + std::to_string(FeatureEncoder::kWindow) + " snapshots");
+  for (int n : c.extra_chain_nodes)
+    if (n < 1 || n > c.probes.cluster.nodes)
+      bad("--extra-chain-nodes", "each chain needs 1 to " +
+                                     std::to_string(c.probes.cluster.nodes) + " nodes");
+}
+
+}  // namespace
+
+TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
+                         const TrainCallbacks& callbacks) {
+  check(config);
+  set_torch_threads(config.torch_threads);
+  TrainSummary summary;
+  const auto t0 = std::chrono::steady_clock::now();
+  ProbeSet data;
+  const Pooling pooling{config.hp.history_blocks};
+  summary.probes_from_cache = true;
+  std::vector<int> chains = {config.probes.episode.chain.nodes};
+  for (int n : config.extra_chain_nodes)
+    if (std::find(chains.begin(), chains.end(), n) == chains.end()) chains.push_back(n);
+  for (int n : chains) {
+    ProbeSpec spec = config.probes;
+    spec.episode.chain.nodes = n;
+    const std::string cache =
+        config.probe_cache_dir.empty()
+            ? ""
+            : probe_cache_file(config.probe_cache_dir, config.trace_path, trace, spec);
+    bool cached = false;
+    if (callbacks.message && chains.size() > 1)
+      callbacks.message("probes of " + std::to_string(n) + "-node chains");
+    add_probes(data, probe_or_load(trace, spec, cache, config.threads, callbacks.probe, &cached),
+               pooling, n);
+    summary.probes_from_cache = summary.probes_from_cache && cached;
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  summary.probe_seconds = std::chrono::duration<double>(t1 - t0).count();
+  summary.episodes = data.episodes.size();
+  summary.transitions = data.decisions();
+
+  CostModel cost;
+  cost.overlap_weight = config.hp.overlap_weight;
+  cost.overlap = config.probes.episode.chain.overlap;
+  cost.handoff_grace = config.probes.episode.chain.handoff_grace;
+  // An episode spans its horizon; those that would reach into the validation period are purged.
+  const Split split = time_split(data, config.hp.val_fraction, config.probes.episode.horizon(),
+                                 config.probes.episode.chain.nodes);
+  summary.train_episodes = split.train.size();
+  summary.val_episodes = split.val.size();
+  summary.purged_episodes = split.purged;
+  if (split.train.empty() || split.val.empty())
+    throw InputError({"", 0, "--from"},
+                     "the window gives " + std::to_string(data.episodes.size()) +
+                         " probed episode(s): too few to train and validate; widen --from/--to "
+                         "or shorten --every");
+  summary.reactive = evaluate_stops(data, split.val, reactive_stops(data, split.val), cost);
+  summary.average = evaluate_stops(data, split.val, average_stops(data, split.val), cost);
+  summary.hindsight =
+      evaluate_stops(data, split.val, hindsight_stops(data, split.val, cost), cost);
+
+  const auto& ep = config.probes.episode;
+  const auto& cl = config.probes.cluster;
+  nlohmann::json meta = {
+      {"format", "mirage-model"},
+      {"format_version", 1},
+      {"agent", std::string(to_string(config.agent))},
+      {"encoder_version", FeatureEncoder::kVersion},
+      {"pooling_version", kPoolingVersion},
+      {"pooled_features", pooling.size()},
+      {"trace",
+       {{"path", config.trace_path}, {"source", trace.source}, {"jobs", trace.jobs.size()}}},
+      {"window",
+       {{"from", format_iso_time(config.probes.from)},
+        {"to", format_iso_time(config.probes.to)},
+        {"every_s", config.probes.every},
+        {"start", config.probes.mode == EpisodeStartMode::kForkReplay ? "fork" : "peer"}}},
+      {"machine",
+       {{"nodes", cl.nodes},
+        {"gpus_per_node", cl.gpus_per_node},
+        {"allocation", std::string(to_string(cl.allocation))},
+        {"backfill", std::string(to_string(cl.scheduler.backfill))}}},
+      {"chain",
+       {{"nodes", ep.chain.nodes},
+        {"gpus_per_node", ep.chain.gpus_per_node},
+        {"limit_s", ep.chain.time_limit},
+        {"overlap", std::string(to_string(ep.chain.overlap))},
+        {"extra_training_chains", config.extra_chain_nodes},
+        {"max_wait_s", ep.max_wait}}},
+      {"overlap_weight", config.hp.overlap_weight},
+      {"hyperparameters", hyperparameters_json(config.hp)},
+      {"seed", config.seed},
+      {"training",
+       {{"episodes", summary.episodes},
+        {"train_episodes", summary.train_episodes},
+        {"val_episodes", summary.val_episodes},
+        {"transitions", summary.transitions}}}};
+  TrainContext ctx{config,
+                   data,
+                   split,
+                   cost,
+                   callbacks,
+                   meta.dump(),
+                   run_fingerprint(config) + " " +
+                       nlohmann::json(chains).dump() + " " +
+                       probe_fingerprint(trace, config.probes),
+                   config.out + ".ckpt"};
+  AgentResult r;
+  switch (config.agent) {
+    case AgentKind::kDqn: r = train_dqn(ctx); break;
+    case AgentKind::kPg: r = train_pg(ctx); break;
+    case AgentKind::kMoe: r = train_moe(ctx); break;
+  }
+  summary.agent = r.val;
+  summary.epochs = r.epochs;
+  summary.train_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  return summary;
+}
+
+}  // namespace mirage::learned

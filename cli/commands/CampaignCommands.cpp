@@ -1,0 +1,290 @@
+// `mirage campaign add|list|show|cancel|pause|resume`: the daemon's client. Human tables by
+// default, --json for scripts; a clear message and exit status 3 when the daemon is not running.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "Commands.h"
+#include "mirage/core/Error.h"
+#include "mirage/core/Time.h"
+
+extern char** environ;
+
+namespace mirage::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct AddOptions {
+  DaemonSocketOptions where;
+  std::string name;
+  std::string script;
+  int segments = 0;
+  int nodes = 1;
+  int gpus_per_node = 0;
+  std::string time_limit;
+  std::string partition;
+  std::string account;
+  std::string policy;
+  std::string overlap = "concurrent";
+  std::string handoff_grace = "5m";
+  bool no_export = false;
+  bool json = false;
+};
+
+struct IdOptions {
+  DaemonSocketOptions where;
+  std::int64_t id = 0;
+  bool json = false;
+};
+
+struct ListOptions {
+  DaemonSocketOptions where;
+  bool json = false;
+};
+
+std::string when(Seconds t) {
+  return t < 0 ? "-" : format_iso_time(t);
+}
+
+std::string limit_text(const json& c) {
+  return format_slurm_duration(c.at("time_limit").get<Seconds>());
+}
+
+void print_summary_line(const json& c) {
+  fmt::print("campaign {} '{}': {} ({}/{} segments done)\n", c.at("id").get<long long>(),
+             c.at("name").get<std::string>(), c.at("state").get<std::string>(),
+             c.at("done").get<int>(), c.at("segments").get<int>());
+}
+
+int run_add(const AddOptions& o) {
+  std::ifstream f(o.script, std::ios::binary);
+  if (!f) throw InputError({o.script, 0, "--script"}, "cannot read the script");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const auto limit = parse_slurm_duration(o.time_limit);
+  if (!limit || *limit <= 0)
+    throw InputError(
+        {"", 0, "--time-limit"},
+        "expected a Slurm time limit such as 48:00:00 or 2-00:00:00, got '" + o.time_limit + "'");
+  const auto grace = parse_short_duration(o.handoff_grace);
+  if (!grace) throw InputError({"", 0, "--handoff-grace"}, "expected a duration such as 5m");
+  std::string policy = o.policy;
+  // A model file is passed by absolute path: the daemon does not share our working directory.
+  if (!policy.empty() && std::filesystem::exists(policy))
+    policy = std::filesystem::absolute(policy).string();
+  json c = {{"name", o.name},
+            {"script", ss.str()},
+            {"script_path", std::filesystem::absolute(o.script).string()},
+            {"segments", o.segments},
+            {"nodes", o.nodes},
+            {"gpus_per_node", o.gpus_per_node},
+            {"time_limit", *limit},
+            {"overlap", o.overlap},
+            {"handoff_grace", *grace},
+            {"work_dir", std::filesystem::current_path().string()}};
+  if (!o.partition.empty()) c["partition"] = o.partition;
+  if (!o.account.empty()) c["account"] = o.account;
+  if (!policy.empty()) c["policy"] = policy;
+  // Like sbatch's default --export=ALL: the segments see the environment of `campaign add`.
+  json env = json::array();
+  if (!o.no_export)
+    for (char** e = environ; e && *e; ++e) env.push_back(*e);
+  c["environment"] = env;
+  int rc = 0;
+  const auto reply = ask_daemon(o.where, {{"op", "add"}, {"campaign", c}}, rc);
+  if (!reply) return rc;
+  const json& r = reply->at("campaign");
+  if (o.json) {
+    std::cout << r.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print(
+      "campaign {} '{}' added: {} segments of {} node(s) x {} GPU(s), limit {}, policy {}, "
+      "{}\n",
+      r.at("id").get<long long>(), r.at("name").get<std::string>(), r.at("segments").get<int>(),
+      r.at("nodes").get<int>(), r.at("gpus_per_node").get<int>(), limit_text(r),
+      r.at("policy").get<std::string>(), r.at("overlap").get<std::string>());
+  return 0;
+}
+
+int run_list(const ListOptions& o) {
+  int rc = 0;
+  const auto reply = ask_daemon(o.where, {{"op", "list"}}, rc);
+  if (!reply) return rc;
+  const json& list = reply->at("campaigns");
+  if (o.json) {
+    std::cout << list.dump(2) << "\n";
+    return 0;
+  }
+  if (list.empty()) {
+    fmt::print("no campaigns (add one with `mirage campaign add`)\n");
+    return 0;
+  }
+  fmt::print("{:>5}  {:<20}  {:<9}  {:>8}  {:>10}  {:<10}  {:<10}  {:>9}  {:<12}\n", "ID", "NAME",
+             "STATE", "DONE", "JOB", "POLICY", "OVERLAP", "SIZE", "LIMIT");
+  for (const auto& c : list) {
+    const auto job = c.at("current_job").get<long long>();
+    std::string policy = c.at("policy").get<std::string>();
+    if (policy.size() > 10) policy = "..." + policy.substr(policy.size() - 7);
+    std::string name = c.at("name").get<std::string>();
+    if (name.size() > 20) name = name.substr(0, 19) + "~";
+    fmt::print("{:>5}  {:<20}  {:<9}  {:>8}  {:>10}  {:<10}  {:<10}  {:>9}  {:<12}\n",
+               c.at("id").get<long long>(), name, c.at("state").get<std::string>(),
+               fmt::format("{}/{}", c.at("done").get<int>(), c.at("segments").get<int>()),
+               job > 0 ? std::to_string(job) : "-", policy, c.at("overlap").get<std::string>(),
+               fmt::format("{}x{}", c.at("nodes").get<int>(), c.at("gpus_per_node").get<int>()),
+               limit_text(c));
+  }
+  return 0;
+}
+
+int run_show(const IdOptions& o) {
+  int rc = 0;
+  const auto reply = ask_daemon(o.where, {{"op", "show"}, {"id", o.id}}, rc);
+  if (!reply) return rc;
+  const json& c = reply->at("campaign");
+  if (o.json) {
+    std::cout << c.dump(2) << "\n";
+    return 0;
+  }
+  print_summary_line(c);
+  if (!c.at("message").get<std::string>().empty())
+    fmt::print("  {}\n", c.at("message").get<std::string>());
+  fmt::print("  script     {}\n", c.at("script_path").get<std::string>());
+  fmt::print("  size       {} node(s) x {} GPU(s), limit {}, partition {}, account {}\n",
+             c.at("nodes").get<int>(), c.at("gpus_per_node").get<int>(), limit_text(c),
+             c.at("partition").get<std::string>().empty() ? "(default)"
+                                                          : c.at("partition").get<std::string>(),
+             c.at("account").get<std::string>().empty() ? "(default)"
+                                                        : c.at("account").get<std::string>());
+  fmt::print("  policy     {}, overlap {} (hand-off grace {})\n", c.at("policy").get<std::string>(),
+             c.at("overlap").get<std::string>(),
+             format_slurm_duration(c.at("handoff_grace").get<Seconds>()));
+  fmt::print("  created    {}\n", when(c.at("created").get<Seconds>()));
+  fmt::print("\n  {:>3}  {:<8}  {:>9}  {:>4}  {:<19}  {:<19}  {:<19}  {}\n", "SEG", "STATE", "JOB",
+             "TRY", "SUBMITTED", "STARTED", "ENDED", "NOTE");
+  for (const auto& s : c.at("segment_list")) {
+    std::string state = s.at("state").get<std::string>();
+    if (s.at("submitting").get<bool>()) state = "submit..";
+    const auto job = s.at("job_id").get<long long>();
+    fmt::print("  {:>3}  {:<8}  {:>9}  {:>4}  {:<19}  {:<19}  {:<19}  {}\n",
+               s.at("index").get<int>(), state, job > 0 ? std::to_string(job) : "-",
+               s.at("attempts").get<int>(), when(s.at("submit_time").get<Seconds>()),
+               when(s.at("start_time").get<Seconds>()), when(s.at("end_time").get<Seconds>()),
+               s.value("message", std::string()));
+  }
+  const json& d = c.at("decisions");
+  if (!d.empty()) {
+    fmt::print("\n  recent decisions\n");
+    for (const auto& x : d)
+      fmt::print("  {}  segment {}  {} ({})\n", when(x.at("time").get<Seconds>()),
+                 x.at("segment").get<int>(), x.at("action").get<std::string>(),
+                 x.at("policy").get<std::string>());
+  }
+  return 0;
+}
+
+int run_simple(const IdOptions& o, const char* op, const char* verb) {
+  int rc = 0;
+  const auto reply = ask_daemon(o.where, {{"op", op}, {"id", o.id}}, rc);
+  if (!reply) return rc;
+  const json& c = reply->at("campaign");
+  if (o.json) {
+    std::cout << c.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("campaign {} {}: now {}\n", o.id, verb, c.at("state").get<std::string>());
+  return 0;
+}
+
+void wrap(CLI::App* cmd, std::function<int()> f) {
+  cmd->callback([f = std::move(f)] {
+    const int rc = f();
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace
+
+void register_campaign_commands(CLI::App& app) {
+  CLI::App* campaign = app.add_subcommand(
+      "campaign",
+      "Register and watch campaigns: long runs split into Slurm jobs the daemon chains");
+  campaign->require_subcommand(1);
+
+  auto a = std::make_shared<AddOptions>();
+  CLI::App* add = campaign->add_subcommand("add", "Register a campaign with the daemon");
+  add->add_option("--name", a->name, "Campaign name (jobs are named NAME-s<segment>)")->required();
+  add->add_option("--script", a->script, "Batch script each segment runs (read now, sent whole)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add->add_option("--segments", a->segments, "Number of segments (Slurm jobs) in the chain")
+      ->required()
+      ->check(CLI::Range(1, 10000));
+  add->add_option("--nodes", a->nodes, "Nodes per segment")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  add->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (gres gpu)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  add->add_option("--time-limit", a->time_limit,
+                  "Each segment's time limit, as sbatch --time (48:00:00)")
+      ->required();
+  add->add_option("--partition", a->partition, "Partition (default: the daemon's)");
+  add->add_option("--account", a->account, "Account to charge (default: the daemon's, else yours)");
+  add->add_option("--policy", a->policy,
+                  "When to submit the next segment: reactive, average, or a model file "
+                  "(default: the daemon's)");
+  add->add_option(
+         "--overlap", a->overlap,
+         "handoff: signal the predecessor once the successor starts; concurrent: let it run")
+      ->check(CLI::IsMember({"handoff", "concurrent"}))
+      ->capture_default_str();
+  add->add_option("--handoff-grace", a->handoff_grace,
+                  "Hand-off: cancel the predecessor this long after the signal if still running")
+      ->capture_default_str();
+  add->add_flag("--no-export-env", a->no_export,
+                "Do not pass this shell's environment to the segments (sbatch --export=NONE)");
+  a->where.add_to(*add);
+  add->add_flag("--json", a->json, "Print the new campaign as JSON");
+  wrap(add, [a] { return run_add(*a); });
+
+  auto l = std::make_shared<ListOptions>();
+  CLI::App* list = campaign->add_subcommand("list", "List campaigns");
+  l->where.add_to(*list);
+  list->add_flag("--json", l->json, "Print JSON");
+  wrap(list, [l] { return run_list(*l); });
+
+  struct Simple {
+    const char* name;
+    const char* help;
+    const char* verb;
+  };
+  for (const Simple& s :
+       {Simple{"show", "Show a campaign's segments, jobs and decisions", ""},
+        Simple{"cancel", "Cancel a campaign and its queued or running jobs", "cancelled"},
+        Simple{"pause", "Stop submitting a campaign's segments (running jobs go on)", "paused"},
+        Simple{"resume", "Resume a paused campaign", "resumed"}}) {
+    auto o = std::make_shared<IdOptions>();
+    CLI::App* cmd = campaign->add_subcommand(s.name, s.help);
+    cmd->add_option("ID", o->id, "Campaign id (see `mirage campaign list`)")
+        ->required()
+        ->check(CLI::PositiveNumber);
+    o->where.add_to(*cmd);
+    cmd->add_flag("--json", o->json, "Print JSON");
+    const std::string op = s.name;
+    const char* verb = s.verb;
+    wrap(cmd,
+         [o, op, verb] { return op == "show" ? run_show(*o) : run_simple(*o, op.c_str(), verb); });
+  }
+}
+
+}  // namespace mirage::cli

@@ -1,0 +1,212 @@
+// `mirage daemon`, `mirage status` and `mirage trace export`: running the service, asking it how
+// it is, and exporting what it observed on the cluster.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "Commands.h"
+#include "EmbeddedSample.h"
+#include "mirage/core/Error.h"
+#include "mirage/core/FeatureEncoder.h"
+#include "mirage/daemon/CampaignStore.h"
+#include "mirage/daemon/ControlProtocol.h"
+#include "mirage/daemon/ControlServer.h"
+#include "mirage/daemon/Daemon.h"
+#include "mirage/daemon/DaemonConfig.h"
+#include "mirage/daemon/TraceExport.h"
+
+namespace mirage::cli {
+
+using json = nlohmann::json;
+
+void DaemonSocketOptions::add_to(CLI::App& cmd) {
+  cmd.add_option("--socket", socket,
+                 "The daemon's control socket (default: $MIRAGE_SOCKET, else the one in "
+                 "--config, else $XDG_RUNTIME_DIR/mirage/mirage.sock)");
+  cmd.add_option("--config", config, "Read the socket path from this daemon config file")
+      ->check(CLI::ExistingFile);
+}
+
+std::string DaemonSocketOptions::resolve() const {
+  if (!socket.empty()) return socket;
+  if (const char* env = std::getenv("MIRAGE_SOCKET"); env && *env) return env;
+  if (!config.empty()) return daemon::load_daemon_config(config).socket_path;
+  return daemon::default_socket_path();
+}
+
+// Runs a request; prints the error and returns nullopt when it fails (exit status in `rc`).
+std::optional<json> ask_daemon(const DaemonSocketOptions& where, const json& request, int& rc) {
+  try {
+    return daemon::call_daemon(where.resolve(), request);
+  } catch (const daemon::ControlClientError& e) {
+    std::cerr << "mirage: " << e.what() << "\n";
+    rc = 3;
+  } catch (const daemon::RequestError& e) {
+    std::cerr << "mirage: " << e.what() << "\n";
+    rc = 1;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+struct DaemonOptions {
+  std::string config;
+  bool check = false;
+};
+
+int run_daemon(const DaemonOptions& o) {
+  const daemon::DaemonConfig config = daemon::load_daemon_config(o.config);
+  if (o.check) {
+    fmt::print("{}: ok (backend {}, store {}, socket {})\n", o.config,
+               config.backend == daemon::Backend::kSlurm ? "slurm" : "simulator", config.store_path,
+               config.socket_path);
+    return 0;
+  }
+  ::umask(0077);  // the store, its WAL and the logs are the user's alone
+  daemon::configure_logging(config);
+  auto d = daemon::make_daemon(config, embedded_sample_trace(), embedded_sample_name());
+  return d->run();
+}
+
+std::string age(double seconds) {
+  const auto s = static_cast<long long>(seconds);
+  if (s < 0) return "never";
+  if (s >= kHour) return fmt::format("{}h {}m ago", s / kHour, (s % kHour) / kMinute);
+  if (s >= kMinute) return fmt::format("{}m {}s ago", s / kMinute, s % kMinute);
+  return fmt::format("{}s ago", s);
+}
+
+struct StatusOptions {
+  DaemonSocketOptions where;
+  bool json = false;
+};
+
+int run_status(const StatusOptions& o) {
+  int rc = 0;
+  const auto reply = ask_daemon(o.where, {{"op", "status"}}, rc);
+  if (!reply) return rc;
+  const json& d = reply->at("daemon");
+  if (o.json) {
+    std::cout << d.dump(2) << "\n";
+    return 0;
+  }
+  const json& q = d.at("queue");
+  const json& rpc = d.at("rpc");
+  std::string campaigns;
+  for (const auto& [state, n] : d.at("campaigns").items())
+    campaigns += (campaigns.empty() ? "" : ", ") + fmt::format("{} {}", n.get<int>(), state);
+  fmt::print("daemon        pid {}, up {}s, backend {}\n", d.at("pid").get<long>(),
+             d.at("uptime_s").get<long long>(), d.at("backend").get<std::string>());
+  fmt::print("controller    {} ({} polls, last {}{})\n",
+             d.at("controller_reachable").get<bool>() ? "reachable" : "UNREACHABLE",
+             d.at("polls").get<long long>(), age(d.at("last_poll_age_s").get<double>()),
+             d.at("failed_polls").get<long long>() > 0
+                 ? fmt::format(", {} failed since", d.at("failed_polls").get<long long>())
+                 : "");
+  fmt::print("partition     {} ({} nodes x {} GPUs)\n", d.at("partition").get<std::string>(),
+             d.at("nodes").get<int>(), d.at("gpus_per_node").get<int>());
+  fmt::print("queue         {} pending, {} running; mean wait of the last {} starts {}\n",
+             q.at("pending").get<long>(), q.at("running").get<long>(),
+             q.at("recent_starts").get<int>(),
+             format_slurm_duration(static_cast<Seconds>(q.at("recent_mean_wait_s").get<double>())));
+  fmt::print("history       {} of {} snapshots\n", d.at("history_snapshots").get<int>(),
+             FeatureEncoder::kWindow);
+  fmt::print("campaigns     {}\n", campaigns.empty() ? "none" : campaigns);
+  fmt::print("slurm RPCs    {} total, {:.2f} per tick ({:.2f} job dumps per tick)\n",
+             rpc.at("total").get<long long>(), rpc.at("per_tick").get<double>(),
+             rpc.at("job_dumps_per_tick").get<double>());
+  fmt::print("cycle         {:.1f} ms (max {:.1f} ms)\n", d.at("cycle_ms").at("last").get<double>(),
+             d.at("cycle_ms").at("max").get<double>());
+  fmt::print("memory        {:.1f} MiB resident\n", d.at("rss_kib").get<double>() / 1024);
+  fmt::print("store         {}\n", d.at("store").get<std::string>());
+  return 0;
+}
+
+struct ExportOptions {
+  std::string store;
+  std::string config;
+  std::string out;
+  std::string partition;
+};
+
+int run_export(const ExportOptions& o) {
+  std::string path = o.store;
+  if (path.empty())
+    path = o.config.empty() ? daemon::default_store_path()
+                            : daemon::load_daemon_config(o.config).store_path;
+  if (::access(path.c_str(), R_OK) != 0)
+    throw InputError({path, 0, ""}, "no daemon store here (give --store or --config)");
+  daemon::CampaignStore store(path);
+  daemon::TraceExportOptions options;
+  const json machine = json::parse(store.value("machine").empty() ? "{}" : store.value("machine"));
+  options.partition = o.partition.empty() ? machine.value("partition", std::string()) : o.partition;
+  options.machine_nodes = machine.value("nodes", 0);
+  options.gpus_per_node = machine.value("gpus_per_node", 0);
+  const auto jobs = store.finished_observed_jobs();
+  std::ofstream f(o.out);
+  if (!f) throw std::runtime_error("cannot write " + o.out);
+  const std::size_t n = daemon::export_swf(jobs, options, f);
+  f.close();
+  fmt::print("wrote {} jobs ({}) to {}\n", n,
+             options.partition.empty() ? "all partitions" : "partition " + options.partition,
+             o.out);
+  return 0;
+}
+
+}  // namespace
+
+void register_daemon_commands(CLI::App& app) {
+  auto d = std::make_shared<DaemonOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "daemon",
+      "Run the campaign service in the foreground (systemd: daemon/systemd/mirage.service)");
+  cmd->add_option("--config", d->config, "TOML config (see daemon/config/mirage.example.toml)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--check", d->check, "Check the config and exit");
+  cmd->callback([d] {
+    const int rc = run_daemon(*d);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+
+  auto s = std::make_shared<StatusOptions>();
+  CLI::App* status =
+      app.add_subcommand("status", "Ask the running daemon how it and the cluster are");
+  s->where.add_to(*status);
+  status->add_flag("--json", s->json, "Print the daemon's JSON status");
+  status->callback([s] {
+    const int rc = run_status(*s);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+
+  // `trace export` joins the `trace` group when it exists.
+  CLI::App* trace = nullptr;
+  try {
+    trace = app.get_subcommand("trace");
+  } catch (const CLI::OptionNotFound&) {
+    trace = app.add_subcommand("trace", "Job traces");
+    trace->require_subcommand(1);
+  }
+  auto e = std::make_shared<ExportOptions>();
+  CLI::App* ex = trace->add_subcommand(
+      "export",
+      "Write the jobs the daemon observed on the cluster as an SWF trace (for retraining)");
+  ex->add_option("--out", e->out, "SWF file to write")->required();
+  ex->add_option("--store", e->store,
+                 "The daemon's store (default: from --config, else the default)");
+  ex->add_option("--config", e->config, "The daemon's config file, to find the store")
+      ->check(CLI::ExistingFile);
+  ex->add_option("--partition", e->partition,
+                 "Only this partition (default: the one the daemon watches)");
+  ex->callback([e] { run_export(*e); });
+}
+
+}  // namespace mirage::cli

@@ -1,0 +1,188 @@
+#pragma once
+// The campaign lifecycle and the decisions, as pure logic driven by ticks. It never calls Slurm:
+// each tick takes the latest job list and returns the actions to perform (submit, signal,
+// cancel); their outcomes come back through on_submitted / on_submit_failed. Every submission's
+// intent is committed to the store before the action is returned, and every unresolved intent is
+// settled by its tag in a later dump (adopt the job if it exists, submit again if it does not),
+// which makes submissions exactly-once across crashes.
+//
+// Per campaign, each tick:
+//   1. follow each submitted segment's job in the dump (pending -> running -> done / failed);
+//   2. settle intents whose outcome is unknown (after a restart or a lost reply);
+//   3. hand-off mode: once the successor runs, signal the predecessor, and cancel it after the
+//      grace period;
+//   4. submit: segment 0 at once; a later one when the policy says so (asked every decision
+//      interval while the predecessor runs, inside the earliest-submission window), or at the
+//      latest `fallback_lead` before the predecessor's limit or when it ends; a segment that
+//      failed to start, or failed before its successor was submitted, is submitted again up to
+//      max_retries times, after which the campaign fails.
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mirage/core/FeatureEncoder.h"
+#include "mirage/core/Policy.h"
+#include "mirage/daemon/CampaignRecord.h"
+#include "mirage/daemon/CampaignStore.h"
+#include "mirage/daemon/Clock.h"
+#include "mirage/daemon/SlurmClient.h"
+
+namespace mirage::daemon {
+
+struct ControllerConfig {
+  std::string partition;  // for campaigns that name none (empty: the cluster's default)
+  std::string account;    // for campaigns that name none
+  std::string default_policy = "reactive";
+  Seconds decision_interval = FeatureEncoder::kSpacing;
+  // Guard rail: never submit a successor more than this before the predecessor's expected end
+  // (start + time limit). 0: no limit.
+  Seconds earliest_submission = 0;
+  // The successor is submitted at the latest this long before the predecessor's limit runs out
+  // (the `reactive` fallback), and in any case when the predecessor ends.
+  Seconds fallback_lead = 60;
+  int max_retries = 2;               // further submissions of a segment that failed
+  Seconds retry_delay = 60;          // wait before submitting a refused segment again
+  int max_campaigns_per_user = 100;  // guard rail: active + paused campaigns per owner
+  int handoff_signal = 10;           // SIGUSR1 on Linux
+  // An intent whose outcome is unknown is submitted again only when its tag is missing from a
+  // dump taken at least this long after the outcome became unknown (covers an RPC still being
+  // processed by slurmctld when the daemon died).
+  Seconds reconcile_delay = 5;
+  std::uint32_t user_id = 0;  // jobs of other users never match a tag
+};
+
+struct SubmitAction {
+  std::int64_t campaign = 0;
+  int segment = 0;
+  int attempt = 0;
+  SubmitRequest request;
+};
+struct SignalAction {
+  std::int64_t campaign = 0;
+  int segment = 0;
+  JobId job = 0;
+  int signo = 0;
+};
+struct CancelAction {
+  std::int64_t campaign = 0;
+  int segment = 0;
+  JobId job = 0;
+};
+struct Actions {
+  std::vector<SubmitAction> submits;
+  std::vector<SignalAction> signals;
+  std::vector<CancelAction> cancels;
+  bool empty() const { return submits.empty() && signals.empty() && cancels.empty(); }
+  void append(Actions other);
+};
+
+// What `mirage campaign add` asks for.
+struct CampaignRequest {
+  std::string name;
+  std::string script;
+  std::string script_path;
+  int segments = 1;
+  int nodes = 1;
+  int gpus_per_node = 0;
+  Seconds time_limit = 0;
+  std::string partition;
+  std::string account;
+  std::string policy;  // empty: the daemon's default
+  OverlapMode overlap = OverlapMode::kConcurrent;
+  Seconds handoff_grace = 5 * kMinute;
+  std::string work_dir;
+  std::vector<std::string> environment;
+  std::uint32_t owner_uid = 0;
+};
+
+// A request the controller refuses, with a message for the user.
+class RequestError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+using PolicyFactory = std::function<std::unique_ptr<Policy>(std::string_view)>;
+
+struct ControllerCounters {
+  std::uint64_t ticks = 0;
+  std::uint64_t decisions = 0;    // policy consultations
+  std::uint64_t submissions = 0;  // submit actions issued (first tries and resubmissions)
+  std::uint64_t adopted = 0;      // unresolved intents found in Slurm by their tag
+  std::uint64_t resubmitted = 0;  // unresolved intents not found, submitted again
+  std::uint64_t refused = 0;
+  std::uint64_t handoff_signals = 0;
+};
+
+class CampaignController {
+ public:
+  // `factory` makes policies by name or model file (mirage::make_policy when empty).
+  CampaignController(CampaignStore& store, const Clock& clock, ControllerConfig config,
+                     PolicyFactory factory = {});
+  ~CampaignController();
+
+  // Loads every campaign from the store. Intents recorded by a previous run are unresolved:
+  // the next dumps settle them.
+  void load();
+
+  // --- requests. Throw RequestError with a message for the user.
+  const CampaignRecord& add(CampaignRequest request);
+  const CampaignRecord& pause(std::int64_t id);
+  const CampaignRecord& resume(std::int64_t id);
+  // Marks the campaign cancelled and returns the cancellations of its queued or running jobs.
+  Actions cancel(std::int64_t id);
+  const CampaignRecord* find(std::int64_t id) const;
+  std::vector<const CampaignRecord*> campaigns() const;
+
+  // --- the tick: the latest full job list (its dump taken at `dump_time`), the queue history
+  // and the queue now.
+  Actions tick(const std::vector<SlurmJob>& jobs, Seconds dump_time,
+               const ObservationBuilder& history, const QueueSnapshot& now);
+
+  // --- outcomes of the actions
+  void on_submitted(const SubmitAction& action, JobId job);
+  void on_submit_failed(const SubmitAction& action, const SlurmError& error);
+  void on_signal_failed(const SignalAction& action, const SlurmError& error);
+  void on_cancel_failed(const CancelAction& action, const SlurmError& error);
+
+  const ControllerCounters& counters() const { return counters_; }
+  const ControllerConfig& config() const { return config_; }
+  std::size_t in_flight() const;
+
+ private:
+  struct Entry;
+  struct JobIndex;
+  Entry& entry(std::int64_t id);
+  void track(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now, Actions& out);
+  void settle_intents(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,
+                      Actions& out);
+  void handoff(Entry& e, Seconds now, Actions& out);
+  void sweep_cancelled(Entry& e, Seconds now, Actions& out);
+  void advance(Entry& e, Seconds now, const ObservationBuilder& history, const QueueSnapshot& queue,
+               Actions& out);
+  void apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now);
+  void segment_failed(Entry& e, SegmentRecord& s, bool started, const std::string& why,
+                      Seconds now);
+  void submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again);
+  SubmitRequest make_request(const Entry& e, const SegmentRecord& s, const JobTag& tag) const;
+  void finish(Entry& e, CampaignState state, const std::string& message, Seconds now);
+  void save(const Entry& e, const SegmentRecord& s);
+  std::unique_ptr<Policy> make_policy_for(const std::string& name) const;
+
+  CampaignStore& store_;
+  const Clock& clock_;
+  ControllerConfig config_;
+  PolicyFactory factory_;
+  std::map<std::int64_t, std::unique_ptr<Entry>> entries_;
+  ControllerCounters counters_;
+};
+
+// Performs the actions against `client` at once and reports each outcome to the controller:
+// the synchronous driver used by unit tests and benchmarks (the daemon does the same on its
+// Slurm thread).
+void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions);
+
+}  // namespace mirage::daemon

@@ -1,0 +1,50 @@
+#pragma once
+// A campaign as the daemon keeps it: the core Campaign (what to run) plus what the daemon needs
+// to drive it and to survive a restart (owner, account, environment, state of each segment with
+// its submission intent).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mirage/core/Campaign.h"
+
+namespace mirage::daemon {
+
+enum class CampaignState { kActive, kPaused, kDone, kFailed, kCancelled };
+std::string_view to_string(CampaignState state);
+std::optional<CampaignState> parse_campaign_state(std::string_view text);
+// Done, failed and cancelled campaigns are finished: nothing more is submitted for them.
+inline bool is_finished(CampaignState s) {
+  return s == CampaignState::kDone || s == CampaignState::kFailed || s == CampaignState::kCancelled;
+}
+
+struct SegmentRecord {
+  Segment seg;  // state, Slurm job id, times, attempts (submissions made so far)
+  // An intent was recorded for attempt seg.attempts and its outcome is not known yet: the job
+  // may or may not exist in Slurm; it is found by its tag or submitted again.
+  bool submitting = false;
+  Seconds intent_time = -1;
+  Seconds signalled_at = -1;  // hand-off: when the predecessor was signalled
+  Seconds killed_at = -1;     // hand-off: when it was cancelled after the grace period
+  std::string message;        // the last failure, for humans
+};
+
+struct CampaignRecord {
+  Campaign spec;            // spec.segments is unused: the segments' state lives in `segments`
+  std::string script_path;  // where the script was read from, for display
+  std::uint32_t owner_uid = 0;
+  std::string account;
+  std::string work_dir;
+  std::vector<std::string> environment;  // NAME=value, as sbatch --export=ALL would pass
+  CampaignState state = CampaignState::kActive;
+  std::string message;  // why it failed or was cancelled
+  Seconds created = 0;
+  Seconds finished = -1;
+  std::vector<SegmentRecord> segments;
+
+  int segments_done() const;
+};
+
+}  // namespace mirage::daemon

@@ -1,0 +1,107 @@
+#pragma once
+// Everything the daemon must not forget, in one SQLite file (WAL mode, synchronous=FULL):
+// campaigns and their segments, the submission intents (recorded before every submission), the
+// policy's decisions, the snapshot history the encoder needs, the recent-start waits, and the
+// jobs observed on the cluster (for `mirage trace export`).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mirage/core/QueueSnapshot.h"
+#include "mirage/daemon/CampaignRecord.h"
+#include "mirage/daemon/SlurmClient.h"
+
+namespace mirage::daemon {
+
+namespace sql {
+class Database;
+}
+
+// One row of the intent log: a submission the daemon decided to make.
+struct SubmissionRecord {
+  std::int64_t campaign = 0;
+  int segment = 0;
+  int attempt = 0;
+  std::string tag;
+  std::string state;  // submitting, submitted, refused
+  JobId job = 0;
+  Seconds intent_time = 0;
+};
+
+struct DecisionRecord {
+  std::int64_t campaign = 0;
+  int segment = 0;
+  Seconds time = 0;
+  std::string action;  // wait, submit, fallback, too-early
+  std::string policy;
+  double confidence = 1;
+};
+
+class CampaignStore {
+ public:
+  // Opens (creating if needed) the store at `path`; ":memory:" for a throwaway one.
+  explicit CampaignStore(const std::string& path);
+  ~CampaignStore();
+  CampaignStore(const CampaignStore&) = delete;
+  CampaignStore& operator=(const CampaignStore&) = delete;
+
+  const std::string& path() const { return path_; }
+  // A random identity made when the store is created; part of every job tag.
+  const std::string& store_id() const { return store_id_; }
+
+  // Groups the writes of one tick into one transaction (nestable; the outermost commits).
+  class Batch {
+   public:
+    explicit Batch(CampaignStore& store);
+    ~Batch();
+    void commit();
+
+   private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+  };
+
+  // --- campaigns
+  // Inserts the campaign and its planned segments; sets record.spec.id.
+  void add_campaign(CampaignRecord& record);
+  std::vector<CampaignRecord> load_campaigns() const;
+  void save_campaign_state(const CampaignRecord& record);
+  void save_segment(std::int64_t campaign, const SegmentRecord& segment);
+
+  // --- the intent log. begin_submission commits the intent (and the segment with it) before
+  // the caller may submit; finish/refuse record the outcome.
+  void begin_submission(std::int64_t campaign, const SegmentRecord& segment, const JobTag& tag);
+  void finish_submission(std::int64_t campaign, const SegmentRecord& segment, JobId job);
+  void refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
+                         const std::string& why);
+  std::vector<SubmissionRecord> submissions(std::int64_t campaign) const;
+
+  // --- decisions
+  void log_decision(const DecisionRecord& decision);
+  std::vector<DecisionRecord> decisions(std::int64_t campaign, std::size_t limit) const;
+
+  // --- snapshot history (for the encoder's window) and recent starts
+  void save_snapshot(const QueueSnapshot& snapshot);
+  // Snapshots with time >= since, oldest first.
+  std::vector<QueueSnapshot> load_snapshots(Seconds since) const;
+  void prune_snapshots(Seconds before);
+  void set_value(const std::string& key, const std::string& value);
+  std::string value(const std::string& key) const;  // empty when unset
+
+  // --- jobs seen on the cluster, for trace export
+  void upsert_observed_jobs(const std::vector<SlurmJob>& jobs);
+  // Jobs that started and ended, by submit time.
+  std::vector<SlurmJob> finished_observed_jobs() const;
+  std::size_t observed_job_count() const;
+
+ private:
+  std::string path_;
+  std::string store_id_;
+  std::unique_ptr<sql::Database> db_;
+};
+
+// The snapshot history's compact binary form (little-endian, versioned).
+std::vector<unsigned char> encode_snapshot_blob(const QueueSnapshot& snapshot);
+QueueSnapshot decode_snapshot_blob(const std::vector<unsigned char>& blob);
+
+}  // namespace mirage::daemon

@@ -1,0 +1,59 @@
+#pragma once
+// The control socket's protocol: one JSON object per line each way. Requests:
+//   {"op":"ping"}                               -> {"ok":true,"version":...}
+//   {"op":"status"}                             -> {"ok":true,"daemon":{...}}
+//   {"op":"list"}                               -> {"ok":true,"campaigns":[...]}
+//   {"op":"show","id":N}                        -> {"ok":true,"campaign":{... "segments":[...]}}
+//   {"op":"add","campaign":{...}}               -> {"ok":true,"campaign":{...}}
+//   {"op":"cancel"|"pause"|"resume","id":N}     -> {"ok":true,"campaign":{...}}
+// Every failure is {"ok":false,"error":"..."}: malformed JSON, unknown ops or keys, wrong types
+// and refused requests alike. Requests are checked strictly, like the config file.
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "mirage/daemon/CampaignController.h"
+
+namespace mirage::daemon {
+
+inline constexpr const char* kProtocolVersion = "1";
+
+nlohmann::json campaign_summary_json(const CampaignRecord& r);
+nlohmann::json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store);
+
+class ControlHandler {
+ public:
+  struct Hooks {
+    std::function<void(Actions)> perform;    // run actions on the Slurm thread
+    std::function<void()> poke;              // tick soon (after add / resume)
+    std::function<nlohmann::json()> status;  // the daemon's own state
+  };
+  ControlHandler(CampaignController& controller, CampaignStore& store, Hooks hooks)
+      : controller_(controller), store_(store), hooks_(std::move(hooks)) {}
+
+  // One request line from a peer with uid `peer_uid`; returns the reply (one line, no '\n').
+  std::string handle(const std::string& line, std::uint32_t peer_uid);
+
+  std::uint64_t requests() const { return requests_; }
+  std::uint64_t errors() const { return errors_; }
+
+ private:
+  nlohmann::json dispatch(const nlohmann::json& request, std::uint32_t peer_uid);
+  CampaignController& controller_;
+  CampaignStore& store_;
+  Hooks hooks_;
+  std::uint64_t requests_ = 0;
+  std::uint64_t errors_ = 0;
+};
+
+// Sends one request to the daemon at `socket_path` and returns its reply. Throws
+// ControlClientError when the daemon cannot be reached and RequestError when it answers
+// {"ok":false}.
+nlohmann::json call_daemon(const std::string& socket_path, const nlohmann::json& request,
+                           int timeout_ms = 30000);
+
+// Reads a "campaign" object of an add request. Throws RequestError naming the key at fault.
+CampaignRequest parse_campaign_request(const nlohmann::json& j);
+
+}  // namespace mirage::daemon

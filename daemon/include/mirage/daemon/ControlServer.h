@@ -1,0 +1,66 @@
+#pragma once
+// The control socket: a Unix stream socket (mode 0600, in a 0700 directory) served by the
+// daemon's Asio loop. Each peer's uid is read with SO_PEERCRED and must be the daemon's own.
+// Newline-delimited requests, one reply line each; a line longer than the limit, a peer idle
+// past the timeout, or more peers than allowed get an error reply and are disconnected, and the
+// server goes on serving everyone else.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace mirage::daemon {
+
+struct ControlServerLimits {
+  std::size_t max_request_bytes = 64 * 1024;
+  int max_clients = 32;
+  std::int64_t idle_timeout_s = 60;
+};
+
+class ControlServer {
+ public:
+  // Returns the reply line (without '\n') to a request line from a peer with uid `uid`.
+  using Handler = std::function<std::string(const std::string& line, std::uint32_t uid)>;
+
+  ControlServer(boost::asio::io_context& io, std::string path, ControlServerLimits limits,
+                Handler handler);
+  ~ControlServer();
+
+  // Binds and listens. Refuses (std::runtime_error) when a live daemon already answers there;
+  // a stale socket file is replaced.
+  void start();
+  void stop();
+
+  const std::string& path() const { return path_; }
+  int clients() const { return *clients_; }
+  std::uint64_t rejected() const { return *rejected_; }
+
+ private:
+  class Session;
+  void do_accept();
+  void on_accept(const boost::system::error_code& ec,
+                 boost::asio::local::stream_protocol::socket socket);
+
+  boost::asio::io_context& io_;
+  std::string path_;
+  ControlServerLimits limits_;
+  std::shared_ptr<const Handler> handler_;
+  boost::asio::local::stream_protocol::acceptor acceptor_;
+  std::shared_ptr<int> clients_ = std::make_shared<int>(0);
+  std::shared_ptr<std::uint64_t> rejected_ = std::make_shared<std::uint64_t>(0);
+  bool stopped_ = false;
+};
+
+// A blocking client for the CLI and the tests: sends one request line, reads one reply line.
+// Throws ControlClientError (with a message saying what to do) when the daemon cannot be reached.
+class ControlClientError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+std::string control_request(const std::string& socket_path, const std::string& line,
+                            int timeout_ms = 30000);
+
+}  // namespace mirage::daemon

@@ -1,0 +1,79 @@
+#pragma once
+// An in-memory Slurm for unit tests and benchmarks: jobs are added, started and ended by hand,
+// submissions and signals are recorded, and the controller can be made unreachable or made to
+// refuse or lose a submission. Small on purpose: it behaves like the real thing at the seam and
+// pretends nothing else.
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "mirage/daemon/Clock.h"
+#include "mirage/daemon/SlurmClient.h"
+
+namespace mirage::daemon {
+
+class FakeSlurmClient final : public SlurmClient {
+ public:
+  explicit FakeSlurmClient(const Clock& clock) : clock_(clock) {}
+
+  std::string name() const override { return "fake"; }
+  JobDump load_jobs(Seconds last_update) override;
+  std::vector<PartitionInfo> load_partitions() override;
+  JobId submit(const SubmitRequest& request) override;
+  void signal_job(JobId job, int signo) override;
+  void cancel_job(JobId job) override;
+  RpcCounters counters() const override { return counters_; }
+
+  // --- the test's hands on the cluster
+  JobId add_job(SlurmJob job);  // id assigned when 0; submit time defaults to now
+  void start(JobId job);
+  void finish(JobId job, SlurmJobState state = SlurmJobState::kCompleted);
+  void forget(JobId job);  // the controller purged its record (MinJobAge)
+  void set_reachable(bool reachable) { reachable_ = reachable; }
+  // The next submit fails: refused (transient=false) or lost (transient=true: the job is created
+  // but the reply never arrives, as when the daemon dies or times out mid-RPC).
+  void refuse_next_submit(const std::string& why) { refuse_ = why; }
+  void lose_next_submit_reply() { lose_reply_ = true; }
+  void set_partitions(std::vector<PartitionInfo> partitions) {
+    partitions_ = std::move(partitions);
+  }
+  // Called at the start of every load_jobs, on the caller's thread: lets a benchmark or a test
+  // move the cluster along from the thread that owns the fake.
+  void set_on_dump(std::function<void(FakeSlurmClient&)> hook) { on_dump_ = std::move(hook); }
+
+  const SlurmJob* find(JobId job) const;
+  const std::map<JobId, SlurmJob>& jobs() const { return jobs_; }
+  struct Submission {
+    JobId job;
+    SubmitRequest request;
+  };
+  const std::vector<Submission>& submissions() const { return submissions_; }
+  std::vector<Submission> submissions_tagged(std::int64_t campaign, int segment) const;
+  struct Signal {
+    JobId job;
+    int signo;
+  };
+  const std::vector<Signal>& signals() const { return signals_; }
+  const std::vector<JobId>& cancels() const { return cancels_; }
+
+ private:
+  void check_reachable() const;
+  void touch() { ++update_stamp_; }
+
+  const Clock& clock_;
+  std::map<JobId, SlurmJob> jobs_;
+  JobId next_id_ = 1000;
+  Seconds update_stamp_ = 1;
+  bool reachable_ = true;
+  std::optional<std::string> refuse_;
+  bool lose_reply_ = false;
+  std::vector<PartitionInfo> partitions_{{"gpu", 4, 4, 0, true}};
+  std::vector<Submission> submissions_;
+  std::vector<Signal> signals_;
+  std::vector<JobId> cancels_;
+  RpcCounters counters_;
+  std::function<void(FakeSlurmClient&)> on_dump_;
+};
+
+}  // namespace mirage::daemon

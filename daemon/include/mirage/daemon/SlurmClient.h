@@ -1,0 +1,146 @@
+#pragma once
+// The seam between the daemon and a Slurm controller. Three implementations: libslurm (the real
+// controller), the simulator (accelerated replay of a trace) and a fake (unit tests). Each is
+// used from one thread only (the daemon's Slurm thread), and counts the controller RPCs it makes,
+// so "one bulk job RPC per tick" is measured rather than assumed.
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mirage/core/Job.h"
+
+namespace mirage::daemon {
+
+enum class SlurmJobState {
+  kPending,
+  kRunning,
+  kSuspended,
+  kCompleted,  // exit code 0
+  kCancelled,
+  kFailed,  // non-zero exit code
+  kTimeout,
+  kNodeFail,
+  kPreempted,
+  kBootFail,
+  kDeadline,
+  kOutOfMemory,
+};
+std::string_view to_string(SlurmJobState state);
+bool is_finished(SlurmJobState state);
+
+// One job as the bulk job dump reports it.
+struct SlurmJob {
+  JobId id = 0;
+  std::string name;
+  std::string comment;  // carries the campaign tag of the daemon's jobs
+  std::string partition;
+  std::uint32_t user_id = 0;
+  SlurmJobState state = SlurmJobState::kPending;
+  Seconds submit = kUnknownTime;
+  Seconds start = kUnknownTime;  // kUnknownTime until it starts
+  Seconds end = kUnknownTime;    // kUnknownTime until it ends
+  Seconds time_limit = 0;        // seconds
+  int nodes = 1;
+  int gpus_per_node = 0;
+};
+
+// The result of one bulk job RPC. `changed` is false when the controller reported no change
+// since the previous dump (slurm_load_jobs' update_time): `jobs` is then empty and the previous
+// list still holds.
+struct JobDump {
+  bool changed = true;
+  Seconds taken = 0;        // client time just before the RPC was sent
+  Seconds last_update = 0;  // the controller's stamp, to pass back next time
+  std::vector<SlurmJob> jobs;
+};
+
+struct PartitionInfo {
+  std::string name;
+  int total_nodes = 0;
+  int gpus_per_node = 0;  // the most GPUs on any of its nodes
+  Seconds max_time = 0;   // 0: unlimited
+  bool is_default = false;
+};
+
+struct SubmitRequest {
+  std::string script;                    // the batch script's text
+  std::vector<std::string> environment;  // NAME=value
+  std::string work_dir;
+  std::string std_out;  // empty: Slurm's default (slurm-%j.out in work_dir)
+  Seconds time_limit = 0;
+  int nodes = 1;
+  int gpus_per_node = 0;
+  std::string partition;  // empty: the cluster's default
+  std::string account;    // empty: the user's default
+  std::string name;
+  std::string comment;  // the campaign tag
+};
+
+// A failed call. `transient` says the controller could not be reached or did not answer, so the
+// outcome is unknown and the call may be retried; otherwise Slurm refused it.
+class SlurmError : public std::runtime_error {
+ public:
+  SlurmError(const std::string& message, int code, bool transient)
+      : std::runtime_error(message), code_(code), transient_(transient) {}
+  int code() const { return code_; }
+  bool transient() const { return transient_; }
+
+ private:
+  int code_;
+  bool transient_;
+};
+
+// Controller RPCs made so far, by kind.
+struct RpcCounters {
+  std::uint64_t job_dumps = 0;
+  std::uint64_t partition_loads = 0;
+  std::uint64_t node_loads = 0;
+  std::uint64_t submits = 0;
+  std::uint64_t signals = 0;
+  std::uint64_t cancels = 0;
+  std::uint64_t total() const {
+    return job_dumps + partition_loads + node_loads + submits + signals + cancels;
+  }
+};
+
+class SlurmClient {
+ public:
+  virtual ~SlurmClient() = default;
+  virtual std::string name() const = 0;
+  // All jobs the controller knows (one bulk RPC), or changed=false when nothing changed since
+  // `last_update` (0: always the full list). Throws SlurmError.
+  virtual JobDump load_jobs(Seconds last_update) = 0;
+  // Partitions with their node counts and GPUs per node (a partition and a node RPC).
+  virtual std::vector<PartitionInfo> load_partitions() = 0;
+  // Submits a batch job; returns its id. Throws SlurmError.
+  virtual JobId submit(const SubmitRequest& request) = 0;
+  // Sends `signo` to the job's batch script and steps. A job already gone is not an error.
+  virtual void signal_job(JobId job, int signo) = 0;
+  // Cancels the job. A job already gone is not an error.
+  virtual void cancel_job(JobId job) = 0;
+  virtual RpcCounters counters() const = 0;
+};
+
+// The tag each job of a campaign carries in its comment:
+// mirage:<store>:<campaign>:<segment>:<attempt>, where <store> identifies the daemon's store (two
+// daemons of one user, or two users, never mistake each other's jobs). It makes a submission
+// recognisable in the bulk dump, so a crash between submitting and recording the job id never
+// leads to a second submission.
+struct JobTag {
+  std::string store;  // [0-9a-f]{8}
+  std::int64_t campaign = 0;
+  int segment = 0;
+  int attempt = 0;
+  std::string str() const;
+  static std::optional<JobTag> parse(std::string_view text);
+  bool operator==(const JobTag&) const = default;
+};
+
+// "gres:gpu:4", "gres/gpu:4", "gpu:4", "gres:gpu:a100:4", "gres/gpu=4" (any of them in a
+// comma- or semicolon-separated TRES list) -> 4; 0 when no GPU is asked for.
+int parse_gpus_per_node(std::string_view tres);
+
+}  // namespace mirage::daemon

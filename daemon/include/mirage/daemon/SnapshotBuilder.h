@@ -1,0 +1,53 @@
+#pragma once
+// Live job list -> QueueSnapshot, the same type the simulator produces, for one partition.
+// It also keeps the waits of the last QueueSnapshot::kRecentStarts jobs seen starting (what the
+// `average` baseline and the encoder's last campaign feature use), with a watermark so that a
+// restart neither forgets them nor counts a job twice.
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "mirage/core/QueueSnapshot.h"
+#include "mirage/daemon/SlurmClient.h"
+
+namespace mirage::daemon {
+
+class SnapshotBuilder {
+ public:
+  explicit SnapshotBuilder(std::string partition = {}) : partition_(std::move(partition)) {}
+
+  const std::string& partition() const { return partition_; }
+  void set_partition(std::string partition) { partition_ = std::move(partition); }
+  void set_machine(int total_nodes, int gpus_per_node) {
+    total_nodes_ = total_nodes;
+    gpus_per_node_ = gpus_per_node;
+  }
+  bool in_partition(const SlurmJob& job) const;
+
+  // Notes the jobs seen starting since the last call; returns true if any was.
+  bool observe_starts(const std::vector<SlurmJob>& jobs);
+  // The queue of the partition at `now`.
+  QueueSnapshot build(const std::vector<SlurmJob>& jobs, Seconds now) const;
+
+  double recent_mean_wait() const;
+  int recent_count() const { return static_cast<int>(recent_.size()); }
+
+  // The recent starts as JSON text for the store, and back.
+  std::string save_recent() const;
+  void restore_recent(const std::string& text);
+
+ private:
+  struct RecentStart {
+    JobId id;
+    Seconds start;
+    Seconds wait;
+  };
+  std::string partition_;
+  int total_nodes_ = 0;
+  int gpus_per_node_ = 0;
+  std::deque<RecentStart> recent_;
+  Seconds watermark_ = kUnknownTime;  // latest start time counted
+  Seconds wait_sum_ = 0;
+};
+
+}  // namespace mirage::daemon

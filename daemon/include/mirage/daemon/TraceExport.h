@@ -1,0 +1,24 @@
+#pragma once
+// `mirage trace export`: the jobs the daemon saw start and end on the user's cluster, written as
+// an SWF trace that `mirage simulate` / `mirage train` read back, for retraining on the user's
+// own cluster.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "mirage/daemon/SlurmClient.h"
+
+namespace mirage::daemon {
+
+struct TraceExportOptions {
+  std::string partition;  // only this partition's jobs (empty: all)
+  int machine_nodes = 0;  // written as MaxNodes (0: the largest job)
+  int gpus_per_node = 0;  // processors per node in MaxProcs and in each job's size (0: nodes)
+  std::string computer = "exported by the mirage daemon";
+};
+
+// Writes the finished jobs; returns how many rows were written.
+std::size_t export_swf(const std::vector<SlurmJob>& jobs, const TraceExportOptions& options,
+                       std::ostream& out);
+
+}  // namespace mirage::daemon

@@ -1,0 +1,663 @@
+#include "mirage/daemon/CampaignController.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+
+#include "mirage/agents/PolicyRegistry.h"
+#include "mirage/core/Error.h"
+
+namespace mirage::daemon {
+
+void Actions::append(Actions other) {
+  for (auto& a : other.submits) submits.push_back(std::move(a));
+  for (auto& a : other.signals) signals.push_back(a);
+  for (auto& a : other.cancels) cancels.push_back(a);
+}
+
+struct CampaignController::Entry {
+  CampaignRecord rec;
+  std::unique_ptr<Policy> policy;
+  std::string policy_name;
+  Seconds next_decision = 0;
+  std::set<int> in_flight;               // segments whose submit action is out
+  std::map<int, Seconds> unknown_since;  // segments whose intent has an unknown outcome
+  std::map<int, Seconds> retry_after;    // refused segments: not submitted again before
+  bool has_unresolved() const {
+    return std::any_of(rec.segments.begin(), rec.segments.end(),
+                       [](const SegmentRecord& s) { return s.submitting; });
+  }
+  SegmentRecord& seg(int i) { return rec.segments.at(static_cast<std::size_t>(i)); }
+  int count() const { return static_cast<int>(rec.segments.size()); }
+};
+
+struct CampaignController::JobIndex {
+  std::unordered_map<JobId, const SlurmJob*> by_id;
+  std::map<std::tuple<std::int64_t, int, int>, const SlurmJob*> by_tag;
+};
+
+CampaignController::CampaignController(CampaignStore& store, const Clock& clock,
+                                       ControllerConfig config, PolicyFactory factory)
+    : store_(store), clock_(clock), config_(std::move(config)), factory_(std::move(factory)) {
+  if (!factory_) factory_ = [](std::string_view name) { return mirage::make_policy(name); };
+}
+
+CampaignController::~CampaignController() = default;
+
+std::unique_ptr<Policy> CampaignController::make_policy_for(const std::string& name) const {
+  return factory_(name.empty() ? config_.default_policy : name);
+}
+
+void CampaignController::load() {
+  entries_.clear();
+  const Seconds now = clock_.now();
+  for (auto& rec : store_.load_campaigns()) {
+    auto e = std::make_unique<Entry>();
+    e->rec = std::move(rec);
+    if (!is_finished(e->rec.state)) {
+      try {
+        e->policy = make_policy_for(e->rec.spec.policy);
+      } catch (const std::exception& ex) {
+        spdlog::warn("campaign {}: policy '{}' cannot be loaded ({}); using reactive",
+                     e->rec.spec.id, e->rec.spec.policy, ex.what());
+        e->policy = factory_("reactive");
+      }
+    }
+    for (const auto& s : e->rec.segments)
+      if (s.submitting) e->unknown_since[s.seg.index] = std::max(now, s.intent_time);
+    const std::int64_t id = e->rec.spec.id;
+    entries_[id] = std::move(e);
+  }
+  std::size_t unresolved = 0;
+  for (const auto& [id, e] : entries_) unresolved += e->unknown_since.size();
+  spdlog::info("loaded {} campaigns from {} ({} submissions to reconcile with Slurm)",
+               entries_.size(), store_.path(), unresolved);
+}
+
+CampaignController::Entry& CampaignController::entry(std::int64_t id) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) throw RequestError("there is no campaign " + std::to_string(id));
+  return *it->second;
+}
+
+const CampaignRecord* CampaignController::find(std::int64_t id) const {
+  auto it = entries_.find(id);
+  return it == entries_.end() ? nullptr : &it->second->rec;
+}
+
+std::vector<const CampaignRecord*> CampaignController::campaigns() const {
+  std::vector<const CampaignRecord*> out;
+  out.reserve(entries_.size());
+  for (const auto& [id, e] : entries_) out.push_back(&e->rec);
+  return out;
+}
+
+std::size_t CampaignController::in_flight() const {
+  std::size_t n = 0;
+  for (const auto& [id, e] : entries_) n += e->in_flight.size();
+  return n;
+}
+
+// --------------------------------------------------------------------------------- requests
+
+const CampaignRecord& CampaignController::add(CampaignRequest r) {
+  auto fail = [](const std::string& m) { throw RequestError(m); };
+  if (r.name.empty()) fail("name: a campaign needs a name");
+  if (r.name.size() > 200) fail("name: longer than 200 characters");
+  if (r.script.empty()) fail("script: the script is empty");
+  if (r.segments < 1 || r.segments > 10000) fail("segments: expected 1 to 10000");
+  if (r.nodes < 1 || r.nodes > 100000) fail("nodes: expected at least 1");
+  if (r.gpus_per_node < 0 || r.gpus_per_node > 1024) fail("gpus_per_node: expected 0 or more");
+  if (r.time_limit < kMinute) fail("time_limit: expected at least one minute");
+  if (r.handoff_grace < 0) fail("handoff_grace: expected 0 or more seconds");
+  int owned = 0;
+  for (const auto& [id, e] : entries_)
+    owned += e->rec.owner_uid == r.owner_uid && !is_finished(e->rec.state);
+  if (owned >= config_.max_campaigns_per_user)
+    fail("limit reached: user " + std::to_string(r.owner_uid) + " already has " +
+         std::to_string(owned) + " active or paused campaigns (guard.max_campaigns_per_user = " +
+         std::to_string(config_.max_campaigns_per_user) + ")");
+
+  auto e = std::make_unique<Entry>();
+  try {
+    e->policy = make_policy_for(r.policy);
+  } catch (const InputError& ex) {
+    fail("policy: " + ex.message());
+  } catch (const std::exception& ex) {
+    fail(std::string("policy: ") + ex.what());
+  }
+  CampaignRecord& rec = e->rec;
+  rec.spec.name = r.name;
+  rec.spec.script = r.script;
+  rec.spec.partition = r.partition;
+  rec.spec.policy = r.policy.empty() ? config_.default_policy : r.policy;
+  rec.spec.segment_count = r.segments;
+  rec.spec.nodes = r.nodes;
+  rec.spec.gpus_per_node = r.gpus_per_node;
+  rec.spec.time_limit = r.time_limit;
+  rec.spec.overlap = r.overlap;
+  rec.spec.handoff_grace = r.handoff_grace;
+  rec.script_path = r.script_path;
+  rec.owner_uid = r.owner_uid;
+  rec.account = r.account;
+  rec.work_dir = r.work_dir;
+  rec.environment = std::move(r.environment);
+  rec.state = CampaignState::kActive;
+  rec.created = clock_.now();
+  store_.add_campaign(rec);
+  spdlog::info(
+      "campaign {} '{}' added: {} segments of {} node(s) x {} GPU(s), limit {}, policy {}, {}",
+      rec.spec.id, rec.spec.name, rec.spec.segment_count, rec.spec.nodes, rec.spec.gpus_per_node,
+      format_slurm_duration(rec.spec.time_limit), rec.spec.policy, to_string(rec.spec.overlap));
+  const std::int64_t id = rec.spec.id;
+  auto& ref = *e;
+  entries_[id] = std::move(e);
+  return ref.rec;
+}
+
+const CampaignRecord& CampaignController::pause(std::int64_t id) {
+  Entry& e = entry(id);
+  if (e.rec.state == CampaignState::kPaused) return e.rec;
+  if (e.rec.state != CampaignState::kActive)
+    throw RequestError("campaign " + std::to_string(id) + " is " +
+                       std::string(to_string(e.rec.state)) + ": only an active one can be paused");
+  e.rec.state = CampaignState::kPaused;
+  store_.save_campaign_state(e.rec);
+  spdlog::info("campaign {} paused", id);
+  return e.rec;
+}
+
+const CampaignRecord& CampaignController::resume(std::int64_t id) {
+  Entry& e = entry(id);
+  if (e.rec.state == CampaignState::kActive) return e.rec;
+  if (e.rec.state != CampaignState::kPaused)
+    throw RequestError("campaign " + std::to_string(id) + " is " +
+                       std::string(to_string(e.rec.state)) + ": only a paused one can be resumed");
+  e.rec.state = CampaignState::kActive;
+  e.next_decision = 0;
+  store_.save_campaign_state(e.rec);
+  spdlog::info("campaign {} resumed", id);
+  return e.rec;
+}
+
+Actions CampaignController::cancel(std::int64_t id) {
+  Entry& e = entry(id);
+  if (is_finished(e.rec.state))
+    throw RequestError("campaign " + std::to_string(id) + " is already " +
+                       std::string(to_string(e.rec.state)));
+  Actions out;
+  const Seconds now = clock_.now();
+  CampaignStore::Batch batch(store_);
+  finish(e, CampaignState::kCancelled, "cancelled by the user", now);
+  sweep_cancelled(e, now, out);
+  batch.commit();
+  return out;
+}
+
+void CampaignController::sweep_cancelled(Entry& e, Seconds now, Actions& out) {
+  for (auto& s : e.rec.segments) {
+    if (s.seg.slurm_job_id <= 0 || s.submitting) continue;
+    if (s.seg.state != SegmentState::kPending && s.seg.state != SegmentState::kRunning) continue;
+    out.cancels.push_back({e.rec.spec.id, s.seg.index, s.seg.slurm_job_id});
+    s.seg.state = SegmentState::kFailed;
+    s.seg.end_time = now;
+    s.message = "cancelled with the campaign";
+    save(e, s);
+  }
+}
+
+// ------------------------------------------------------------------------------------ ticks
+
+Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump_time,
+                                 const ObservationBuilder& history, const QueueSnapshot& queue) {
+  ++counters_.ticks;
+  const Seconds now = clock_.now();
+  JobIndex index;
+  index.by_id.reserve(jobs.size());
+  for (const auto& j : jobs) {
+    index.by_id.emplace(j.id, &j);
+    if (j.comment.size() < 7 || j.comment.compare(0, 7, "mirage:") != 0) continue;
+    if (j.user_id != config_.user_id) continue;
+    const auto tag = JobTag::parse(j.comment);
+    if (tag && tag->store == store_.store_id())
+      index.by_tag[{tag->campaign, tag->segment, tag->attempt}] = &j;
+  }
+  Actions out;
+  CampaignStore::Batch batch(store_);
+  for (auto& [id, ep] : entries_) {
+    Entry& e = *ep;
+    if (is_finished(e.rec.state)) {
+      // A cancelled campaign may still have a submission whose outcome is unknown, or a job
+      // submitted while it was being cancelled: find them and cancel them.
+      if (e.rec.state != CampaignState::kCancelled) continue;
+      settle_intents(e, index, dump_time, now, out);
+      sweep_cancelled(e, now, out);
+      continue;
+    }
+    settle_intents(e, index, dump_time, now, out);
+    track(e, index, dump_time, now, out);
+    handoff(e, now, out);
+    if (e.rec.state == CampaignState::kActive) advance(e, now, history, queue, out);
+  }
+  batch.commit();
+  return out;
+}
+
+void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds dump_time,
+                                        Seconds now, Actions& out) {
+  for (auto& s : e.rec.segments) {
+    if (!s.submitting || e.in_flight.count(s.seg.index)) continue;
+    const auto it = index.by_tag.find({e.rec.spec.id, s.seg.index, s.seg.attempts});
+    if (it != index.by_tag.end()) {
+      const SlurmJob& job = *it->second;
+      s.submitting = false;
+      s.seg.slurm_job_id = job.id;
+      s.seg.submit_time = job.submit;
+      s.seg.state = SegmentState::kPending;
+      e.unknown_since.erase(s.seg.index);
+      store_.finish_submission(e.rec.spec.id, s, job.id);
+      ++counters_.adopted;
+      spdlog::info("campaign {} segment {}: adopted job {} found by its tag {}", e.rec.spec.id,
+                   s.seg.index, job.id, job.comment);
+      if (!is_finished(e.rec.state)) apply_job(e, s, job, now);
+      continue;
+    }
+    auto [since, inserted] = e.unknown_since.emplace(s.seg.index, now);
+    if (dump_time < since->second + config_.reconcile_delay) continue;
+    if (is_finished(e.rec.state)) {
+      s.submitting = false;
+      e.unknown_since.erase(s.seg.index);
+      store_.refuse_submission(e.rec.spec.id, s, "abandoned: the campaign is finished");
+      continue;
+    }
+    spdlog::warn(
+        "campaign {} segment {}: attempt {} is not in Slurm (no job tagged {}); "
+        "submitting it again",
+        e.rec.spec.id, s.seg.index, s.seg.attempts,
+        JobTag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts}.str());
+    ++counters_.resubmitted;
+    e.unknown_since.erase(s.seg.index);
+    submit(e, s, now, out, /*again=*/true);
+  }
+}
+
+void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,
+                               Actions&) {
+  for (auto& s : e.rec.segments) {
+    if (s.seg.slurm_job_id <= 0 || s.submitting) continue;
+    if (s.seg.state != SegmentState::kPending && s.seg.state != SegmentState::kRunning) continue;
+    const auto it = index.by_id.find(s.seg.slurm_job_id);
+    if (it != index.by_id.end()) {
+      apply_job(e, s, *it->second, now);
+      continue;
+    }
+    // Not in the dump: the controller purged its record (MinJobAge) or lost it. Only trust the
+    // absence for a job submitted well before the dump was taken.
+    if (s.seg.submit_time < 0 || s.seg.submit_time + config_.reconcile_delay > dump_time) continue;
+    if (s.seg.state == SegmentState::kRunning) {
+      s.seg.state = SegmentState::kDone;
+      s.seg.end_time = dump_time;
+      s.message = "job record gone from the controller; assumed ended";
+      save(e, s);
+      spdlog::info("campaign {} segment {}: job {} no longer known to Slurm; taken as ended",
+                   e.rec.spec.id, s.seg.index, s.seg.slurm_job_id);
+    } else {
+      segment_failed(
+          e, s, /*started=*/false,
+          "job " + std::to_string(s.seg.slurm_job_id) + " left the queue without starting", now);
+    }
+  }
+}
+
+void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now) {
+  const std::int64_t id = e.rec.spec.id;
+  if (job.submit != kUnknownTime && s.seg.submit_time != job.submit) {
+    s.seg.submit_time = job.submit;  // Slurm's own record over the daemon's clock
+    save(e, s);
+  }
+  switch (job.state) {
+    case SlurmJobState::kPending:
+      if (s.seg.state != SegmentState::kPending) {
+        s.seg.state = SegmentState::kPending;  // e.g. requeued
+        save(e, s);
+      }
+      return;
+    case SlurmJobState::kRunning:
+    case SlurmJobState::kSuspended:
+      if (s.seg.state != SegmentState::kRunning) {
+        s.seg.state = SegmentState::kRunning;
+        s.seg.start_time = job.start != kUnknownTime ? job.start : now;
+        save(e, s);
+        spdlog::info(
+            "campaign {} segment {}: job {} started after {} in the queue", id, s.seg.index, job.id,
+            format_slurm_duration(std::max<Seconds>(0, s.seg.start_time - s.seg.submit_time)));
+        // A new boundary begins: the next segment's decisions start now.
+        if (e.policy) e.policy->reset();
+        e.next_decision = 0;
+      }
+      return;
+    default: break;
+  }
+  // Finished.
+  const bool started = job.start != kUnknownTime || s.seg.state == SegmentState::kRunning;
+  if (s.seg.start_time < 0 && job.start != kUnknownTime) s.seg.start_time = job.start;
+  s.seg.end_time = job.end != kUnknownTime ? job.end : now;
+  const std::string what =
+      "job " + std::to_string(job.id) + " ended " + std::string(to_string(job.state));
+  switch (job.state) {
+    case SlurmJobState::kCompleted:
+    case SlurmJobState::kTimeout:
+      s.seg.state = SegmentState::kDone;
+      s.message.clear();
+      save(e, s);
+      spdlog::info("campaign {} segment {}: {}", id, s.seg.index, what);
+      return;
+    case SlurmJobState::kCancelled:
+      if (started) {
+        s.seg.state = SegmentState::kDone;
+        s.message = s.signalled_at < 0 ? "cancelled while running" : "";
+        save(e, s);
+        spdlog::info("campaign {} segment {}: {}", id, s.seg.index, what);
+        return;
+      }
+      segment_failed(e, s, false, what + " before it started", now);
+      return;
+    default:
+      segment_failed(e, s, started, what + (started ? "" : " before it started"), now);
+      return;
+  }
+}
+
+void CampaignController::segment_failed(Entry& e, SegmentRecord& s, bool started,
+                                        const std::string& why, Seconds now) {
+  const std::int64_t id = e.rec.spec.id;
+  const int k = s.seg.index;
+  s.message = why;
+  const bool successor_out =
+      k + 1 < e.count() && (e.seg(k + 1).seg.slurm_job_id > 0 || e.seg(k + 1).submitting);
+  if (started && successor_out) {
+    s.seg.state = SegmentState::kFailed;
+    save(e, s);
+    spdlog::warn("campaign {} segment {}: {}; segment {} is already submitted and carries on", id,
+                 k, why, k + 1);
+    return;
+  }
+  if (s.seg.attempts <= config_.max_retries) {
+    spdlog::warn("campaign {} segment {}: {}; submitting it again (attempt {} of {})", id, k, why,
+                 s.seg.attempts + 1, config_.max_retries + 1);
+    s.seg.state = SegmentState::kPlanned;
+    s.seg.slurm_job_id = 0;
+    s.seg.submit_time = s.seg.start_time = s.seg.end_time = -1;
+    s.signalled_at = s.killed_at = -1;
+    save(e, s);
+    return;
+  }
+  s.seg.state = SegmentState::kFailed;
+  save(e, s);
+  finish(e, CampaignState::kFailed,
+         "segment " + std::to_string(k) + " failed after " + std::to_string(s.seg.attempts) +
+             " attempts: " + why,
+         now);
+}
+
+void CampaignController::handoff(Entry& e, Seconds now, Actions& out) {
+  if (e.rec.spec.overlap != OverlapMode::kHandoff) return;
+  for (int k = 0; k + 1 < e.count(); ++k) {
+    SegmentRecord& p = e.seg(k);
+    const SegmentRecord& n = e.seg(k + 1);
+    if (p.seg.state != SegmentState::kRunning || n.seg.state != SegmentState::kRunning) continue;
+    if (p.signalled_at < 0) {
+      p.signalled_at = now;
+      save(e, p);
+      out.signals.push_back({e.rec.spec.id, k, p.seg.slurm_job_id, config_.handoff_signal});
+      ++counters_.handoff_signals;
+      spdlog::info(
+          "campaign {}: segment {} (job {}) started; signalling segment {} (job {}) "
+          "with signal {} to checkpoint and stop",
+          e.rec.spec.id, k + 1, n.seg.slurm_job_id, k, p.seg.slurm_job_id, config_.handoff_signal);
+    } else if (p.killed_at < 0 && now >= p.signalled_at + e.rec.spec.handoff_grace) {
+      p.killed_at = now;
+      save(e, p);
+      out.cancels.push_back({e.rec.spec.id, k, p.seg.slurm_job_id});
+      spdlog::warn(
+          "campaign {}: segment {} (job {}) still runs {} after the hand-off signal; "
+          "cancelling it",
+          e.rec.spec.id, k, p.seg.slurm_job_id, format_slurm_duration(e.rec.spec.handoff_grace));
+    }
+  }
+}
+
+void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder& history,
+                                 const QueueSnapshot& queue, Actions& out) {
+  const std::int64_t id = e.rec.spec.id;
+  if (e.rec.segments.back().seg.state == SegmentState::kDone) {
+    finish(e, CampaignState::kDone, "", now);
+    return;
+  }
+  // One submission at a time: nothing new while one's outcome is unknown.
+  for (const auto& s : e.rec.segments)
+    if (s.submitting) return;
+  int next = -1;
+  for (const auto& s : e.rec.segments)
+    if (s.seg.state == SegmentState::kPlanned) {
+      next = s.seg.index;
+      break;
+    }
+  if (next < 0) return;
+  if (auto r = e.retry_after.find(next); r != e.retry_after.end()) {
+    if (now < r->second) return;
+    e.retry_after.erase(r);
+  }
+  SegmentRecord& s = e.seg(next);
+  if (next == 0) {
+    submit(e, s, now, out, false);
+    return;
+  }
+  const SegmentRecord& pred = e.seg(next - 1);
+  auto log = [&](const char* action, double confidence) {
+    store_.log_decision({id, next, now, action, e.rec.spec.policy, confidence});
+  };
+  switch (pred.seg.state) {
+    case SegmentState::kPlanned:
+    case SegmentState::kPending: return;  // guard rail: at most one queued segment per campaign
+    case SegmentState::kDone:
+    case SegmentState::kFailed:
+      log("predecessor-ended", 1);
+      submit(e, s, now, out, false);
+      return;
+    case SegmentState::kRunning: break;
+  }
+  const Seconds limit = e.rec.spec.time_limit;
+  const Seconds remaining = pred.seg.start_time + limit - now;
+  if (remaining <= config_.fallback_lead) {
+    log("fallback", 1);
+    submit(e, s, now, out, false);
+    return;
+  }
+  if (now < e.next_decision) return;
+  e.next_decision = now + config_.decision_interval;
+  if (config_.earliest_submission > 0 && remaining > config_.earliest_submission) return;
+  CampaignView view;
+  view.predecessor_limit = limit;
+  view.predecessor_nodes = e.rec.spec.nodes;
+  view.predecessor_gpus_per_node = e.rec.spec.gpus_per_node;
+  view.predecessor_waited = std::max<Seconds>(0, pred.seg.start_time - pred.seg.submit_time);
+  view.predecessor_run = std::max<Seconds>(0, now - pred.seg.start_time);
+  view.predecessor_running = true;
+  view.successor_nodes = e.rec.spec.nodes;
+  view.successor_gpus_per_node = e.rec.spec.gpus_per_node;
+  view.successor_limit = limit;
+  Observation obs = history.build(view);
+  obs.time = now;
+  obs.latest = queue;
+  const Decision d = e.policy->decide(obs);
+  ++counters_.decisions;
+  const bool go = d.action == Action::kSubmitNow;
+  log(go ? "submit" : "wait", d.confidence);
+  if (go) {
+    spdlog::info(
+        "campaign {} segment {}: policy {} says submit now ({} before the predecessor's "
+        "limit)",
+        id, next, e.rec.spec.policy, format_slurm_duration(remaining));
+    submit(e, s, now, out, false);
+  }
+}
+
+SubmitRequest CampaignController::make_request(const Entry& e, const SegmentRecord& s,
+                                               const JobTag& tag) const {
+  const CampaignRecord& r = e.rec;
+  SubmitRequest q;
+  q.script = r.spec.script;
+  q.environment = r.environment;
+  q.environment.push_back("MIRAGE_CAMPAIGN_ID=" + std::to_string(r.spec.id));
+  q.environment.push_back("MIRAGE_CAMPAIGN_NAME=" + r.spec.name);
+  q.environment.push_back("MIRAGE_SEGMENT=" + std::to_string(s.seg.index));
+  q.environment.push_back("MIRAGE_SEGMENTS=" + std::to_string(r.spec.segment_count));
+  q.environment.push_back("MIRAGE_ATTEMPT=" + std::to_string(s.seg.attempts));
+  q.work_dir = r.work_dir;
+  q.time_limit = r.spec.time_limit;
+  q.nodes = r.spec.nodes;
+  q.gpus_per_node = r.spec.gpus_per_node;
+  q.partition = r.spec.partition.empty() ? config_.partition : r.spec.partition;
+  q.account = r.account.empty() ? config_.account : r.account;
+  q.name = r.spec.name + "-s" + std::to_string(s.seg.index);
+  q.comment = tag.str();
+  return q;
+}
+
+void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again) {
+  if (!again) ++s.seg.attempts;
+  s.submitting = true;
+  s.intent_time = now;
+  const JobTag tag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts};
+  // The intent is durable before anyone may submit: a crash from here on is settled by the tag.
+  store_.begin_submission(e.rec.spec.id, s, tag);
+  e.in_flight.insert(s.seg.index);
+  ++counters_.submissions;
+  out.submits.push_back({e.rec.spec.id, s.seg.index, s.seg.attempts, make_request(e, s, tag)});
+}
+
+void CampaignController::finish(Entry& e, CampaignState state, const std::string& message,
+                                Seconds now) {
+  e.rec.state = state;
+  e.rec.message = message;
+  e.rec.finished = now;
+  store_.save_campaign_state(e.rec);
+  if (state == CampaignState::kFailed)
+    spdlog::error("campaign {} '{}' failed: {}", e.rec.spec.id, e.rec.spec.name, message);
+  else
+    spdlog::info("campaign {} '{}' {}{}{}", e.rec.spec.id, e.rec.spec.name, to_string(state),
+                 message.empty() ? "" : ": ", message);
+}
+
+void CampaignController::save(const Entry& e, const SegmentRecord& s) {
+  store_.save_segment(e.rec.spec.id, s);
+}
+
+// -------------------------------------------------------------------------- action outcomes
+
+void CampaignController::on_submitted(const SubmitAction& a, JobId job) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  Entry& e = *it->second;
+  e.in_flight.erase(a.segment);
+  SegmentRecord& s = e.seg(a.segment);
+  if (!s.submitting || s.seg.attempts != a.attempt) return;
+  s.submitting = false;
+  s.seg.slurm_job_id = job;
+  s.seg.state = SegmentState::kPending;
+  s.seg.submit_time = clock_.now();
+  e.unknown_since.erase(a.segment);
+  store_.finish_submission(a.campaign, s, job);
+  spdlog::info("campaign {} segment {}: submitted as job {} (attempt {})", a.campaign, a.segment,
+               job, a.attempt);
+  // Cancelled while the submission was out: the next tick cancels the job (sweep_cancelled).
+}
+
+void CampaignController::on_submit_failed(const SubmitAction& a, const SlurmError& error) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  Entry& e = *it->second;
+  e.in_flight.erase(a.segment);
+  SegmentRecord& s = e.seg(a.segment);
+  if (!s.submitting || s.seg.attempts != a.attempt) return;
+  const Seconds now = clock_.now();
+  if (error.transient()) {
+    // The job may exist or not: the dumps will tell (by its tag).
+    e.unknown_since[a.segment] = now;
+    spdlog::warn("campaign {} segment {}: submission outcome unknown ({}); will look for its tag",
+                 a.campaign, a.segment, error.what());
+    return;
+  }
+  ++counters_.refused;
+  s.submitting = false;
+  s.message = error.what();
+  e.unknown_since.erase(a.segment);
+  if (s.seg.attempts <= config_.max_retries && !is_finished(e.rec.state)) {
+    s.seg.state = SegmentState::kPlanned;
+    e.retry_after[a.segment] = now + config_.retry_delay;
+    store_.refuse_submission(a.campaign, s, error.what());
+    spdlog::warn("campaign {} segment {}: Slurm refused the submission ({}); trying again in {}",
+                 a.campaign, a.segment, error.what(), format_slurm_duration(config_.retry_delay));
+    return;
+  }
+  s.seg.state = SegmentState::kFailed;
+  store_.refuse_submission(a.campaign, s, error.what());
+  if (!is_finished(e.rec.state))
+    finish(e, CampaignState::kFailed,
+           "segment " + std::to_string(a.segment) + " refused by Slurm after " +
+               std::to_string(s.seg.attempts) + " attempts: " + error.what(),
+           now);
+}
+
+void CampaignController::on_signal_failed(const SignalAction& a, const SlurmError& error) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  SegmentRecord& s = it->second->seg(a.segment);
+  spdlog::warn("campaign {} segment {}: signalling job {} failed: {}", a.campaign, a.segment, a.job,
+               error.what());
+  if (error.transient()) {
+    s.signalled_at = -1;  // try again next tick
+    save(*it->second, s);
+  }
+}
+
+void CampaignController::on_cancel_failed(const CancelAction& a, const SlurmError& error) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  spdlog::warn("campaign {} segment {}: cancelling job {} failed: {}", a.campaign, a.segment, a.job,
+               error.what());
+  SegmentRecord& s = it->second->seg(a.segment);
+  if (error.transient() && s.killed_at >= 0 && !is_finished(it->second->rec.state)) {
+    s.killed_at = -1;
+    save(*it->second, s);
+  }
+}
+
+void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions) {
+  for (const auto& a : actions.submits) {
+    try {
+      controller.on_submitted(a, client.submit(a.request));
+    } catch (const SlurmError& e) {
+      controller.on_submit_failed(a, e);
+    }
+  }
+  for (const auto& a : actions.signals) {
+    try {
+      client.signal_job(a.job, a.signo);
+    } catch (const SlurmError& e) {
+      controller.on_signal_failed(a, e);
+    }
+  }
+  for (const auto& a : actions.cancels) {
+    try {
+      client.cancel_job(a.job);
+    } catch (const SlurmError& e) {
+      controller.on_cancel_failed(a, e);
+    }
+  }
+}
+
+}  // namespace mirage::daemon

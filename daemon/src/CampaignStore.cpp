@@ -1,0 +1,533 @@
+#include "mirage/daemon/CampaignStore.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "Sqlite.h"
+
+namespace mirage::daemon {
+
+std::string_view to_string(CampaignState state) {
+  switch (state) {
+    case CampaignState::kActive: return "active";
+    case CampaignState::kPaused: return "paused";
+    case CampaignState::kDone: return "done";
+    case CampaignState::kFailed: return "failed";
+    case CampaignState::kCancelled: return "cancelled";
+  }
+  return "?";
+}
+
+std::optional<CampaignState> parse_campaign_state(std::string_view text) {
+  for (auto s : {CampaignState::kActive, CampaignState::kPaused, CampaignState::kDone,
+                 CampaignState::kFailed, CampaignState::kCancelled})
+    if (to_string(s) == text) return s;
+  return std::nullopt;
+}
+
+int CampaignRecord::segments_done() const {
+  int n = 0;
+  for (const auto& s : segments) n += s.seg.state == SegmentState::kDone;
+  return n;
+}
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS campaigns(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL, owner_uid INTEGER NOT NULL,
+  script TEXT NOT NULL, script_path TEXT NOT NULL DEFAULT '',
+  partition TEXT NOT NULL DEFAULT '', account TEXT NOT NULL DEFAULT '',
+  policy TEXT NOT NULL, segment_count INTEGER NOT NULL, nodes INTEGER NOT NULL,
+  gpus_per_node INTEGER NOT NULL, time_limit INTEGER NOT NULL, overlap TEXT NOT NULL,
+  handoff_grace INTEGER NOT NULL, work_dir TEXT NOT NULL DEFAULT '',
+  environment TEXT NOT NULL DEFAULT '[]',
+  state TEXT NOT NULL, message TEXT NOT NULL DEFAULT '',
+  created INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT -1);
+CREATE TABLE IF NOT EXISTS segments(
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id), idx INTEGER NOT NULL,
+  state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
+  submit_time INTEGER NOT NULL DEFAULT -1, start_time INTEGER NOT NULL DEFAULT -1,
+  end_time INTEGER NOT NULL DEFAULT -1, attempts INTEGER NOT NULL DEFAULT 0,
+  submitting INTEGER NOT NULL DEFAULT 0, intent_time INTEGER NOT NULL DEFAULT -1,
+  signalled_at INTEGER NOT NULL DEFAULT -1, killed_at INTEGER NOT NULL DEFAULT -1,
+  message TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(campaign_id, idx));
+CREATE TABLE IF NOT EXISTS submissions(
+  campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  tag TEXT NOT NULL UNIQUE, state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
+  intent_time INTEGER NOT NULL, result_time INTEGER NOT NULL DEFAULT -1,
+  message TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(campaign_id, idx, attempt));
+CREATE TABLE IF NOT EXISTS decisions(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL,
+  time INTEGER NOT NULL, action TEXT NOT NULL, policy TEXT NOT NULL, confidence REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS decisions_by_campaign ON decisions(campaign_id, id);
+CREATE TABLE IF NOT EXISTS snapshots(time INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS kv(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS observed_jobs(
+  job_id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, partition TEXT NOT NULL,
+  state TEXT NOT NULL, submit INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,
+  time_limit INTEGER NOT NULL, nodes INTEGER NOT NULL, gpus_per_node INTEGER NOT NULL);
+)sql";
+
+SegmentState parse_segment_state(const std::string& s) {
+  for (auto v : {SegmentState::kPlanned, SegmentState::kPending, SegmentState::kRunning,
+                 SegmentState::kDone, SegmentState::kFailed})
+    if (to_string(v) == s) return v;
+  throw sql::StoreError("the store holds an unknown segment state '" + s + "'");
+}
+
+// --- snapshot blobs
+struct Writer {
+  std::vector<unsigned char> out;
+  template <typename T>
+  void put(T v) {
+    unsigned char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    out.insert(out.end(), b, b + sizeof(T));
+  }
+};
+
+struct Reader {
+  const std::vector<unsigned char>& in;
+  std::size_t pos = 0;
+  template <typename T>
+  T get() {
+    if (pos + sizeof(T) > in.size()) throw sql::StoreError("a stored snapshot is truncated");
+    T v;
+    std::memcpy(&v, in.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return v;
+  }
+};
+
+constexpr std::uint32_t kSnapshotMagic = 0x4d534e31;  // "MSN1"
+
+}  // namespace
+
+std::vector<unsigned char> encode_snapshot_blob(const QueueSnapshot& q) {
+  Writer w;
+  w.put<std::int64_t>(q.time);
+  w.put<std::int32_t>(q.total_nodes);
+  w.put<std::int32_t>(q.gpus_per_node);
+  w.put<double>(q.recent_mean_wait_s);
+  w.put<std::int32_t>(q.recent_starts);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(q.pending.size()));
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(q.running.size()));
+  for (const auto& p : q.pending) {
+    w.put<std::int64_t>(p.time_limit);
+    w.put<std::int32_t>(p.nodes);
+    w.put<std::int32_t>(p.gpus_per_node);
+    w.put<std::int64_t>(p.waited);
+  }
+  for (const auto& r : q.running) {
+    w.put<std::int64_t>(r.time_limit);
+    w.put<std::int32_t>(r.nodes);
+    w.put<std::int32_t>(r.gpus_per_node);
+    w.put<std::int64_t>(r.waited);
+    w.put<std::int64_t>(r.run);
+  }
+  // zlib: queues repeat themselves (same limits and sizes), so history stays small on disk.
+  uLongf packed_size = compressBound(static_cast<uLong>(w.out.size()));
+  std::vector<unsigned char> blob(12 + packed_size);
+  const std::uint32_t magic = kSnapshotMagic;
+  const std::uint64_t raw_size = w.out.size();
+  std::memcpy(blob.data(), &magic, 4);
+  std::memcpy(blob.data() + 4, &raw_size, 8);
+  if (compress2(blob.data() + 12, &packed_size, w.out.data(), static_cast<uLong>(w.out.size()),
+                Z_BEST_SPEED) != Z_OK)
+    throw sql::StoreError("cannot compress a snapshot");
+  blob.resize(12 + packed_size);
+  return blob;
+}
+
+QueueSnapshot decode_snapshot_blob(const std::vector<unsigned char>& blob) {
+  if (blob.size() < 12) throw sql::StoreError("a stored snapshot is truncated");
+  std::uint32_t magic;
+  std::uint64_t raw_size;
+  std::memcpy(&magic, blob.data(), 4);
+  std::memcpy(&raw_size, blob.data() + 4, 8);
+  if (magic != kSnapshotMagic || raw_size > (1ULL << 32))
+    throw sql::StoreError("a stored snapshot has an unknown format");
+  std::vector<unsigned char> raw(raw_size);
+  uLongf size = static_cast<uLongf>(raw_size);
+  if (uncompress(raw.data(), &size, blob.data() + 12, static_cast<uLong>(blob.size() - 12)) !=
+          Z_OK ||
+      size != raw_size)
+    throw sql::StoreError("a stored snapshot is corrupt");
+  Reader r{raw};
+  QueueSnapshot q;
+  q.time = r.get<std::int64_t>();
+  q.total_nodes = r.get<std::int32_t>();
+  q.gpus_per_node = r.get<std::int32_t>();
+  q.recent_mean_wait_s = r.get<double>();
+  q.recent_starts = r.get<std::int32_t>();
+  const auto np = r.get<std::uint32_t>(), nr = r.get<std::uint32_t>();
+  if (static_cast<std::uint64_t>(np) * 24 + static_cast<std::uint64_t>(nr) * 32 > raw.size())
+    throw sql::StoreError("a stored snapshot is corrupt");
+  q.pending.resize(np);
+  for (auto& p : q.pending) {
+    p.time_limit = r.get<std::int64_t>();
+    p.nodes = r.get<std::int32_t>();
+    p.gpus_per_node = r.get<std::int32_t>();
+    p.waited = r.get<std::int64_t>();
+  }
+  q.running.resize(nr);
+  for (auto& x : q.running) {
+    x.time_limit = r.get<std::int64_t>();
+    x.nodes = r.get<std::int32_t>();
+    x.gpus_per_node = r.get<std::int32_t>();
+    x.waited = r.get<std::int64_t>();
+    x.run = r.get<std::int64_t>();
+  }
+  return q;
+}
+
+CampaignStore::CampaignStore(const std::string& path)
+    : path_(path), db_(std::make_unique<sql::Database>(path)) {
+  db_->exec("PRAGMA journal_mode=WAL");
+  db_->exec("PRAGMA synchronous=FULL");
+  db_->exec("PRAGMA foreign_keys=ON");
+  auto v = db_->prepare("PRAGMA user_version");
+  v.step();
+  const auto version = v.integer(0);
+  if (version > kSchemaVersion)
+    throw sql::StoreError("the store " + path + " was written by a newer mirage (schema " +
+                          std::to_string(version) + ", this one knows " +
+                          std::to_string(kSchemaVersion) + ")");
+  sql::Transaction t(*db_);
+  db_->exec(kSchema);
+  db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  store_id_ = value("store_id");
+  if (store_id_.empty()) {
+    std::random_device rd;
+    char id[9];
+    std::snprintf(id, sizeof id, "%08x", static_cast<unsigned>(rd()));
+    store_id_ = id;
+    set_value("store_id", store_id_);
+  }
+  t.commit();
+}
+
+CampaignStore::~CampaignStore() = default;
+
+struct CampaignStore::Batch::Impl {
+  explicit Impl(sql::Database& db) : t(db) {}
+  sql::Transaction t;
+};
+CampaignStore::Batch::Batch(CampaignStore& store) : impl_(std::make_unique<Impl>(*store.db_)) {}
+CampaignStore::Batch::~Batch() = default;
+void CampaignStore::Batch::commit() {
+  impl_->t.commit();
+}
+
+void CampaignStore::add_campaign(CampaignRecord& r) {
+  sql::Transaction t(*db_);
+  auto s = db_->prepare(
+      "INSERT INTO campaigns(name, owner_uid, script, script_path, partition, account, policy, "
+      "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
+      "environment, state, message, created, finished) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  const Campaign& c = r.spec;
+  s.bind(1, c.name)
+      .bind(2, static_cast<std::int64_t>(r.owner_uid))
+      .bind(3, c.script)
+      .bind(4, r.script_path)
+      .bind(5, c.partition)
+      .bind(6, r.account)
+      .bind(7, c.policy)
+      .bind(8, c.segment_count)
+      .bind(9, c.nodes)
+      .bind(10, c.gpus_per_node)
+      .bind(11, c.time_limit)
+      .bind(12, to_string(c.overlap))
+      .bind(13, c.handoff_grace)
+      .bind(14, r.work_dir)
+      .bind(15, nlohmann::json(r.environment).dump())
+      .bind(16, to_string(r.state))
+      .bind(17, r.message)
+      .bind(18, r.created)
+      .bind(19, r.finished);
+  s.run();
+  r.spec.id = db_->last_insert_id();
+  if (static_cast<int>(r.segments.size()) != c.segment_count) {
+    r.segments.assign(static_cast<std::size_t>(c.segment_count), SegmentRecord{});
+    for (int i = 0; i < c.segment_count; ++i) r.segments[static_cast<std::size_t>(i)].seg.index = i;
+  }
+  for (const auto& seg : r.segments) save_segment(r.spec.id, seg);
+  t.commit();
+}
+
+std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
+  std::vector<CampaignRecord> out;
+  auto s = db_->prepare(
+      "SELECT id, name, owner_uid, script, script_path, partition, account, policy, "
+      "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
+      "environment, state, message, created, finished FROM campaigns ORDER BY id");
+  while (s.step()) {
+    CampaignRecord r;
+    Campaign& c = r.spec;
+    c.id = s.integer(0);
+    c.name = s.text(1);
+    r.owner_uid = static_cast<std::uint32_t>(s.integer(2));
+    c.script = s.text(3);
+    r.script_path = s.text(4);
+    c.partition = s.text(5);
+    r.account = s.text(6);
+    c.policy = s.text(7);
+    c.segment_count = static_cast<int>(s.integer(8));
+    c.nodes = static_cast<int>(s.integer(9));
+    c.gpus_per_node = static_cast<int>(s.integer(10));
+    c.time_limit = s.integer(11);
+    c.overlap = parse_overlap_mode(s.text(12)).value_or(OverlapMode::kConcurrent);
+    c.handoff_grace = s.integer(13);
+    r.work_dir = s.text(14);
+    r.environment = nlohmann::json::parse(s.text(15)).get<std::vector<std::string>>();
+    const std::string state = s.text(16);
+    const auto st = parse_campaign_state(state);
+    if (!st) throw sql::StoreError("the store holds an unknown campaign state '" + state + "'");
+    r.state = *st;
+    r.message = s.text(17);
+    r.created = s.integer(18);
+    r.finished = s.integer(19);
+    r.segments.resize(static_cast<std::size_t>(c.segment_count));
+    for (int i = 0; i < c.segment_count; ++i) r.segments[static_cast<std::size_t>(i)].seg.index = i;
+    out.push_back(std::move(r));
+  }
+  auto g = db_->prepare(
+      "SELECT campaign_id, idx, state, job_id, submit_time, start_time, end_time, attempts, "
+      "submitting, intent_time, signalled_at, killed_at, message FROM segments "
+      "ORDER BY campaign_id, idx");
+  std::size_t at = 0;
+  while (g.step()) {
+    const std::int64_t cid = g.integer(0);
+    while (at < out.size() && out[at].spec.id < cid) ++at;
+    if (at == out.size() || out[at].spec.id != cid) continue;
+    const auto idx = static_cast<std::size_t>(g.integer(1));
+    if (idx >= out[at].segments.size()) continue;
+    SegmentRecord& r = out[at].segments[idx];
+    r.seg.state = parse_segment_state(g.text(2));
+    r.seg.slurm_job_id = g.integer(3);
+    r.seg.submit_time = g.integer(4);
+    r.seg.start_time = g.integer(5);
+    r.seg.end_time = g.integer(6);
+    r.seg.attempts = static_cast<int>(g.integer(7));
+    r.submitting = g.integer(8) != 0;
+    r.intent_time = g.integer(9);
+    r.signalled_at = g.integer(10);
+    r.killed_at = g.integer(11);
+    r.message = g.text(12);
+  }
+  return out;
+}
+
+void CampaignStore::save_campaign_state(const CampaignRecord& r) {
+  auto s = db_->prepare("UPDATE campaigns SET state=?, message=?, finished=? WHERE id=?");
+  s.bind(1, to_string(r.state)).bind(2, r.message).bind(3, r.finished).bind(4, r.spec.id);
+  s.run();
+}
+
+void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) {
+  auto s = db_->prepare(
+      "INSERT INTO segments(campaign_id, idx, state, job_id, submit_time, start_time, end_time, "
+      "attempts, submitting, intent_time, signalled_at, killed_at, message) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(campaign_id, idx) DO UPDATE SET "
+      "state=excluded.state, job_id=excluded.job_id, submit_time=excluded.submit_time, "
+      "start_time=excluded.start_time, end_time=excluded.end_time, attempts=excluded.attempts, "
+      "submitting=excluded.submitting, intent_time=excluded.intent_time, "
+      "signalled_at=excluded.signalled_at, killed_at=excluded.killed_at, "
+      "message=excluded.message");
+  s.bind(1, campaign)
+      .bind(2, r.seg.index)
+      .bind(3, to_string(r.seg.state))
+      .bind(4, r.seg.slurm_job_id)
+      .bind(5, r.seg.submit_time)
+      .bind(6, r.seg.start_time)
+      .bind(7, r.seg.end_time)
+      .bind(8, r.seg.attempts)
+      .bind(9, r.submitting ? 1 : 0)
+      .bind(10, r.intent_time)
+      .bind(11, r.signalled_at)
+      .bind(12, r.killed_at)
+      .bind(13, r.message);
+  s.run();
+}
+
+void CampaignStore::begin_submission(std::int64_t campaign, const SegmentRecord& segment,
+                                     const JobTag& tag) {
+  sql::Transaction t(*db_);
+  auto s = db_->prepare(
+      "INSERT INTO submissions(campaign_id, idx, attempt, tag, state, intent_time) "
+      "VALUES(?,?,?,?,'submitting',?) ON CONFLICT(campaign_id, idx, attempt) DO NOTHING");
+  s.bind(1, campaign)
+      .bind(2, segment.seg.index)
+      .bind(3, segment.seg.attempts)
+      .bind(4, tag.str())
+      .bind(5, segment.intent_time);
+  s.run();
+  save_segment(campaign, segment);
+  t.commit();
+}
+
+void CampaignStore::finish_submission(std::int64_t campaign, const SegmentRecord& segment,
+                                      JobId job) {
+  sql::Transaction t(*db_);
+  auto s = db_->prepare(
+      "UPDATE submissions SET state='submitted', job_id=?, result_time=? "
+      "WHERE campaign_id=? AND idx=? AND attempt=?");
+  s.bind(1, job)
+      .bind(2, segment.seg.submit_time)
+      .bind(3, campaign)
+      .bind(4, segment.seg.index)
+      .bind(5, segment.seg.attempts);
+  s.run();
+  save_segment(campaign, segment);
+  t.commit();
+}
+
+void CampaignStore::refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
+                                      const std::string& why) {
+  sql::Transaction t(*db_);
+  auto s = db_->prepare(
+      "UPDATE submissions SET state='refused', message=? "
+      "WHERE campaign_id=? AND idx=? AND attempt=?");
+  s.bind(1, why).bind(2, campaign).bind(3, segment.seg.index).bind(4, segment.seg.attempts);
+  s.run();
+  save_segment(campaign, segment);
+  t.commit();
+}
+
+std::vector<SubmissionRecord> CampaignStore::submissions(std::int64_t campaign) const {
+  auto s = db_->prepare(
+      "SELECT campaign_id, idx, attempt, tag, state, job_id, intent_time FROM submissions "
+      "WHERE campaign_id=? ORDER BY idx, attempt");
+  s.bind(1, campaign);
+  std::vector<SubmissionRecord> out;
+  while (s.step())
+    out.push_back({s.integer(0), static_cast<int>(s.integer(1)), static_cast<int>(s.integer(2)),
+                   s.text(3), s.text(4), s.integer(5), s.integer(6)});
+  return out;
+}
+
+void CampaignStore::log_decision(const DecisionRecord& d) {
+  auto s = db_->prepare(
+      "INSERT INTO decisions(campaign_id, idx, time, action, policy, confidence) "
+      "VALUES(?,?,?,?,?,?)");
+  s.bind(1, d.campaign)
+      .bind(2, d.segment)
+      .bind(3, d.time)
+      .bind(4, d.action)
+      .bind(5, d.policy)
+      .bind(6, d.confidence);
+  s.run();
+}
+
+std::vector<DecisionRecord> CampaignStore::decisions(std::int64_t campaign,
+                                                     std::size_t limit) const {
+  auto s = db_->prepare(
+      "SELECT campaign_id, idx, time, action, policy, confidence FROM decisions "
+      "WHERE campaign_id=? ORDER BY id DESC LIMIT ?");
+  s.bind(1, campaign).bind(2, static_cast<std::int64_t>(limit));
+  std::vector<DecisionRecord> out;
+  while (s.step())
+    out.push_back({s.integer(0), static_cast<int>(s.integer(1)), s.integer(2), s.text(3), s.text(4),
+                   s.real(5)});
+  return {out.rbegin(), out.rend()};
+}
+
+void CampaignStore::save_snapshot(const QueueSnapshot& snapshot) {
+  const auto blob = encode_snapshot_blob(snapshot);
+  auto s = db_->prepare("INSERT OR REPLACE INTO snapshots(time, data) VALUES(?, ?)");
+  s.bind(1, snapshot.time).bind_blob(2, blob.data(), blob.size());
+  s.run();
+}
+
+std::vector<QueueSnapshot> CampaignStore::load_snapshots(Seconds since) const {
+  auto s = db_->prepare("SELECT data FROM snapshots WHERE time >= ? ORDER BY time");
+  s.bind(1, since);
+  std::vector<QueueSnapshot> out;
+  while (s.step()) out.push_back(decode_snapshot_blob(s.blob(0)));
+  return out;
+}
+
+void CampaignStore::prune_snapshots(Seconds before) {
+  auto s = db_->prepare("DELETE FROM snapshots WHERE time < ?");
+  s.bind(1, before);
+  s.run();
+}
+
+void CampaignStore::set_value(const std::string& key, const std::string& value) {
+  auto s = db_->prepare("INSERT OR REPLACE INTO kv(key, value) VALUES(?, ?)");
+  s.bind(1, key).bind(2, value);
+  s.run();
+}
+
+std::string CampaignStore::value(const std::string& key) const {
+  auto s = db_->prepare("SELECT value FROM kv WHERE key=?");
+  s.bind(1, key);
+  return s.step() ? s.text(0) : std::string();
+}
+
+void CampaignStore::upsert_observed_jobs(const std::vector<SlurmJob>& jobs) {
+  if (jobs.empty()) return;
+  sql::Transaction t(*db_);
+  auto s = db_->prepare(
+      "INSERT OR REPLACE INTO observed_jobs(job_id, user_id, partition, state, submit, start, "
+      "end, time_limit, nodes, gpus_per_node) VALUES(?,?,?,?,?,?,?,?,?,?)");
+  for (const auto& j : jobs) {
+    s.bind(1, j.id)
+        .bind(2, static_cast<std::int64_t>(j.user_id))
+        .bind(3, j.partition)
+        .bind(4, to_string(j.state))
+        .bind(5, j.submit)
+        .bind(6, j.start)
+        .bind(7, j.end)
+        .bind(8, j.time_limit)
+        .bind(9, j.nodes)
+        .bind(10, j.gpus_per_node);
+    s.run();
+  }
+  t.commit();
+}
+
+std::vector<SlurmJob> CampaignStore::finished_observed_jobs() const {
+  auto s = db_->prepare(
+      "SELECT job_id, user_id, partition, state, submit, start, end, time_limit, nodes, "
+      "gpus_per_node FROM observed_jobs WHERE start >= 0 AND end >= start "
+      "ORDER BY submit, job_id");
+  std::vector<SlurmJob> out;
+  while (s.step()) {
+    SlurmJob j;
+    j.id = s.integer(0);
+    j.user_id = static_cast<std::uint32_t>(s.integer(1));
+    j.partition = s.text(2);
+    const std::string st = s.text(3);
+    j.state = SlurmJobState::kCompleted;
+    for (int k = 0; k <= static_cast<int>(SlurmJobState::kOutOfMemory); ++k)
+      if (to_string(static_cast<SlurmJobState>(k)) == st) j.state = static_cast<SlurmJobState>(k);
+    j.submit = s.integer(4);
+    j.start = s.integer(5);
+    j.end = s.integer(6);
+    j.time_limit = s.integer(7);
+    j.nodes = static_cast<int>(s.integer(8));
+    j.gpus_per_node = static_cast<int>(s.integer(9));
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::size_t CampaignStore::observed_job_count() const {
+  auto s = db_->prepare("SELECT COUNT(*) FROM observed_jobs");
+  s.step();
+  return static_cast<std::size_t>(s.integer(0));
+}
+
+}  // namespace mirage::daemon

@@ -1,0 +1,279 @@
+#include "mirage/daemon/ControlProtocol.h"
+
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "mirage/daemon/ControlServer.h"
+
+namespace mirage::daemon {
+namespace {
+
+using json = nlohmann::json;
+
+std::string type_of(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::number_float: return "a number";
+    default: return "an integer";
+  }
+}
+
+[[noreturn]] void bad(const std::string& key, const std::string& what) {
+  throw RequestError(key + ": " + what);
+}
+
+void only_keys(const json& obj, const std::set<std::string>& allowed, const std::string& where) {
+  for (const auto& [k, v] : obj.items())
+    if (!allowed.count(k)) {
+      std::string known;
+      for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
+      bad(where + k, "unknown key (expected: " + known + ")");
+    }
+}
+
+std::string get_string(const json& obj, const std::string& key, const std::string& where,
+                       std::size_t max = 1 << 20) {
+  const json& v = obj.at(key);
+  if (!v.is_string()) bad(where + key, "expected a string, got " + type_of(v));
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.size() > max) bad(where + key, "longer than " + std::to_string(max) + " bytes");
+  return s;
+}
+
+long long get_int(const json& obj, const std::string& key, const std::string& where, long long lo,
+                  long long hi) {
+  const json& v = obj.at(key);
+  if (!v.is_number_integer()) bad(where + key, "expected an integer, got " + type_of(v));
+  const long long x = v.get<long long>();
+  if (x < lo || x > hi)
+    bad(where + key, "expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
+                         std::to_string(x));
+  return x;
+}
+
+Seconds get_duration(const json& obj, const std::string& key, const std::string& where) {
+  const json& v = obj.at(key);
+  if (v.is_number_integer()) {
+    const auto x = v.get<long long>();
+    if (x < 0) bad(where + key, "expected a non-negative number of seconds");
+    return x;
+  }
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    if (auto d = parse_slurm_duration(s)) return *d;
+    if (auto d = parse_short_duration(s)) return *d;
+    bad(where + key, "expected a duration such as \"48:00:00\", \"2-00:00:00\" or \"30m\", got \"" +
+                         s.substr(0, 40) + "\"");
+  }
+  bad(where + key, "expected a duration (seconds or \"HH:MM:SS\"), got " + type_of(v));
+}
+
+json segment_json(const SegmentRecord& s) {
+  json j = {{"index", s.seg.index},
+            {"state", std::string(to_string(s.seg.state))},
+            {"job_id", s.seg.slurm_job_id},
+            {"attempts", s.seg.attempts},
+            {"submit_time", s.seg.submit_time},
+            {"start_time", s.seg.start_time},
+            {"end_time", s.seg.end_time},
+            {"submitting", s.submitting}};
+  if (s.signalled_at >= 0) j["signalled_at"] = s.signalled_at;
+  if (!s.message.empty()) j["message"] = s.message;
+  return j;
+}
+
+}  // namespace
+
+json campaign_summary_json(const CampaignRecord& r) {
+  int running = 0, pending = 0;
+  JobId current = 0;
+  for (const auto& s : r.segments) {
+    running += s.seg.state == SegmentState::kRunning;
+    pending += s.seg.state == SegmentState::kPending || s.submitting;
+    if (s.seg.state == SegmentState::kRunning || s.seg.state == SegmentState::kPending)
+      current = s.seg.slurm_job_id;
+  }
+  return {{"id", r.spec.id},
+          {"name", r.spec.name},
+          {"state", std::string(to_string(r.state))},
+          {"segments", r.spec.segment_count},
+          {"done", r.segments_done()},
+          {"running", running},
+          {"pending", pending},
+          {"current_job", current},
+          {"nodes", r.spec.nodes},
+          {"gpus_per_node", r.spec.gpus_per_node},
+          {"time_limit", r.spec.time_limit},
+          {"partition", r.spec.partition},
+          {"policy", r.spec.policy},
+          {"overlap", std::string(to_string(r.spec.overlap))},
+          {"created", r.created},
+          {"finished", r.finished},
+          {"message", r.message}};
+}
+
+json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
+  json j = campaign_summary_json(r);
+  j["script_path"] = r.script_path;
+  j["account"] = r.account;
+  j["work_dir"] = r.work_dir;
+  j["owner_uid"] = r.owner_uid;
+  j["handoff_grace"] = r.spec.handoff_grace;
+  j["segment_list"] = json::array();
+  for (const auto& s : r.segments) j["segment_list"].push_back(segment_json(s));
+  j["submissions"] = json::array();
+  for (const auto& s : store.submissions(r.spec.id))
+    j["submissions"].push_back({{"segment", s.segment},
+                                {"attempt", s.attempt},
+                                {"tag", s.tag},
+                                {"state", s.state},
+                                {"job_id", s.job},
+                                {"intent_time", s.intent_time}});
+  j["decisions"] = json::array();
+  for (const auto& d : store.decisions(r.spec.id, 20))
+    j["decisions"].push_back({{"segment", d.segment},
+                              {"time", d.time},
+                              {"action", d.action},
+                              {"policy", d.policy},
+                              {"confidence", d.confidence}});
+  return j;
+}
+
+CampaignRequest parse_campaign_request(const json& c) {
+  const std::string w = "campaign.";
+  if (!c.is_object()) bad("campaign", "expected an object, got " + type_of(c));
+  only_keys(
+      c,
+      {"name", "script", "script_path", "segments", "nodes", "gpus_per_node", "time_limit",
+       "partition", "account", "policy", "overlap", "handoff_grace", "work_dir", "environment"},
+      w);
+  for (const char* required : {"name", "script", "segments", "time_limit"})
+    if (!c.contains(required)) bad(w + required, "missing");
+  CampaignRequest r;
+  r.name = get_string(c, "name", w, 200);
+  r.script = get_string(c, "script", w, 4 << 20);
+  if (c.contains("script_path")) r.script_path = get_string(c, "script_path", w, 4096);
+  r.segments = static_cast<int>(get_int(c, "segments", w, 1, 10000));
+  if (c.contains("nodes")) r.nodes = static_cast<int>(get_int(c, "nodes", w, 1, 100000));
+  if (c.contains("gpus_per_node"))
+    r.gpus_per_node = static_cast<int>(get_int(c, "gpus_per_node", w, 0, 1024));
+  r.time_limit = get_duration(c, "time_limit", w);
+  if (c.contains("partition")) r.partition = get_string(c, "partition", w, 200);
+  if (c.contains("account")) r.account = get_string(c, "account", w, 200);
+  if (c.contains("policy")) r.policy = get_string(c, "policy", w, 4096);
+  if (c.contains("overlap")) {
+    const std::string o = get_string(c, "overlap", w, 32);
+    const auto mode = parse_overlap_mode(o);
+    if (!mode) bad(w + "overlap", "expected \"handoff\" or \"concurrent\", got \"" + o + "\"");
+    r.overlap = *mode;
+  }
+  if (c.contains("handoff_grace")) r.handoff_grace = get_duration(c, "handoff_grace", w);
+  if (c.contains("work_dir")) r.work_dir = get_string(c, "work_dir", w, 4096);
+  if (c.contains("environment")) {
+    const json& env = c.at("environment");
+    if (!env.is_array()) bad(w + "environment", "expected an array of \"NAME=value\" strings");
+    if (env.size() > 10000) bad(w + "environment", "more than 10000 variables");
+    for (const auto& e : env) {
+      if (!e.is_string() || e.get_ref<const std::string&>().find('=') == std::string::npos)
+        bad(w + "environment", "expected an array of \"NAME=value\" strings");
+      r.environment.push_back(e.get<std::string>());
+    }
+  }
+  return r;
+}
+
+json ControlHandler::dispatch(const json& req, std::uint32_t peer_uid) {
+  if (!req.is_object()) throw RequestError("a request is a JSON object, got " + type_of(req));
+  if (!req.contains("op")) throw RequestError("op: missing");
+  const std::string op = get_string(req, "op", "", 32);
+  auto id_of = [&]() -> std::int64_t {
+    only_keys(req, {"op", "id"}, "");
+    if (!req.contains("id")) bad("id", "missing");
+    return get_int(req, "id", "", 1, INT64_MAX);
+  };
+  if (op == "ping") {
+    only_keys(req, {"op"}, "");
+    return {{"ok", true}, {"version", "0.1.0"}, {"protocol", kProtocolVersion}};
+  }
+  if (op == "status") {
+    only_keys(req, {"op"}, "");
+    return {{"ok", true}, {"daemon", hooks_.status ? hooks_.status() : json::object()}};
+  }
+  if (op == "list") {
+    only_keys(req, {"op"}, "");
+    json list = json::array();
+    for (const CampaignRecord* r : controller_.campaigns())
+      list.push_back(campaign_summary_json(*r));
+    return {{"ok", true}, {"campaigns", list}};
+  }
+  if (op == "show") {
+    const auto id = id_of();
+    const CampaignRecord* r = controller_.find(id);
+    if (!r) throw RequestError("there is no campaign " + std::to_string(id));
+    return {{"ok", true}, {"campaign", campaign_detail_json(*r, store_)}};
+  }
+  if (op == "add") {
+    only_keys(req, {"op", "campaign"}, "");
+    if (!req.contains("campaign")) bad("campaign", "missing");
+    CampaignRequest r = parse_campaign_request(req.at("campaign"));
+    r.owner_uid = peer_uid;
+    const CampaignRecord& rec = controller_.add(std::move(r));
+    if (hooks_.poke) hooks_.poke();
+    return {{"ok", true}, {"campaign", campaign_summary_json(rec)}};
+  }
+  if (op == "cancel") {
+    const auto id = id_of();
+    Actions a = controller_.cancel(id);
+    if (hooks_.perform && !a.empty()) hooks_.perform(std::move(a));
+    return {{"ok", true}, {"campaign", campaign_summary_json(*controller_.find(id))}};
+  }
+  if (op == "pause") {
+    const auto id = id_of();
+    return {{"ok", true}, {"campaign", campaign_summary_json(controller_.pause(id))}};
+  }
+  if (op == "resume") {
+    const auto id = id_of();
+    const CampaignRecord& rec = controller_.resume(id);
+    if (hooks_.poke) hooks_.poke();
+    return {{"ok", true}, {"campaign", campaign_summary_json(rec)}};
+  }
+  throw RequestError("op: unknown operation '" + op.substr(0, 32) +
+                     "' (expected: ping, status, list, show, add, cancel, pause, resume)");
+}
+
+std::string ControlHandler::handle(const std::string& line, std::uint32_t peer_uid) {
+  ++requests_;
+  json reply;
+  try {
+    const json req = json::parse(line);  // throws on malformed input, invalid UTF-8 included
+    reply = dispatch(req, peer_uid);
+  } catch (const json::parse_error& e) {
+    reply = {{"ok", false}, {"error", std::string("malformed JSON: ") + e.what()}};
+  } catch (const RequestError& e) {
+    reply = {{"ok", false}, {"error", e.what()}};
+  } catch (const json::exception& e) {
+    reply = {{"ok", false}, {"error", std::string("bad request: ") + e.what()}};
+  } catch (const std::exception& e) {
+    spdlog::error("control request failed: {}", e.what());
+    reply = {{"ok", false}, {"error", std::string("internal error: ") + e.what()}};
+  }
+  if (!reply.value("ok", false)) ++errors_;
+  // Replace invalid UTF-8 (a request may echo bytes back in an error) rather than throw.
+  return reply.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json call_daemon(const std::string& socket_path, const json& request, int timeout_ms) {
+  const std::string line = control_request(socket_path, request.dump(), timeout_ms);
+  json reply = json::parse(line, nullptr, false);
+  if (reply.is_discarded() || !reply.is_object())
+    throw ControlClientError("the daemon sent a malformed reply: " + line.substr(0, 200));
+  if (!reply.value("ok", false)) throw RequestError(reply.value("error", std::string("failed")));
+  return reply;
+}
+
+}  // namespace mirage::daemon

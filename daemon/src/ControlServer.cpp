@@ -1,0 +1,283 @@
+#include "mirage/daemon/ControlServer.h"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+namespace mirage::daemon {
+
+namespace asio = boost::asio;
+using local = asio::local::stream_protocol;
+
+namespace {
+
+std::string error_line(const std::string& message) {
+  return nlohmann::json{{"ok", false}, {"error", message}}.dump() + "\n";
+}
+
+}  // namespace
+
+// One peer: read a line, answer it, read the next; an idle timer closes a silent peer.
+class ControlServer::Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(local::socket socket, std::uint32_t uid, const ControlServerLimits& limits,
+          std::shared_ptr<const Handler> handler, std::shared_ptr<int> clients)
+      : socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        buffer_(limits.max_request_bytes + 1),
+        uid_(uid),
+        limits_(limits),
+        handler_(std::move(handler)),
+        clients_(std::move(clients)) {
+    ++*clients_;
+  }
+  ~Session() { --*clients_; }
+
+  void start() { do_read(); }
+
+  // Says why and hangs up.
+  void refuse(const std::string& why) {
+    auto self = shared_from_this();
+    reply_ = error_line(why);
+    asio::async_write(socket_, asio::buffer(reply_),
+                      [self](const boost::system::error_code&, std::size_t) { self->close(); });
+  }
+
+ private:
+  void do_read() {
+    arm_timer();
+    auto self = shared_from_this();
+    asio::async_read_until(
+        socket_, buffer_, '\n',
+        [self](const boost::system::error_code& ec, std::size_t n) { self->on_read(ec, n); });
+  }
+
+  void on_read(const boost::system::error_code& ec, std::size_t n) {
+    timer_.cancel();
+    if (ec == asio::error::not_found) {  // the buffer filled up without a newline
+      spdlog::warn("control socket: request over {} bytes from uid {}; disconnected",
+                   limits_.max_request_bytes, uid_);
+      refuse("request too large (over " + std::to_string(limits_.max_request_bytes) +
+             " bytes without a newline)");
+      return;
+    }
+    if (ec) {
+      close();  // eof, reset, or closed by the idle timer
+      return;
+    }
+    std::string line(asio::buffers_begin(buffer_.data()),
+                     asio::buffers_begin(buffer_.data()) + static_cast<std::ptrdiff_t>(n - 1));
+    buffer_.consume(n);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) {  // blank line: nothing to answer
+      do_read();
+      return;
+    }
+    reply_ = (*handler_)(line, uid_) + "\n";
+    auto self = shared_from_this();
+    arm_timer();
+    asio::async_write(socket_, asio::buffer(reply_),
+                      [self](const boost::system::error_code& wec, std::size_t) {
+                        self->timer_.cancel();
+                        if (wec) {
+                          self->close();
+                          return;
+                        }
+                        self->do_read();
+                      });
+  }
+
+  void arm_timer() {
+    timer_.expires_after(std::chrono::seconds(limits_.idle_timeout_s));
+    std::weak_ptr<Session> weak = shared_from_this();
+    timer_.async_wait([weak](const boost::system::error_code& ec) {
+      if (ec) return;
+      if (auto self = weak.lock()) self->close();
+    });
+  }
+
+  void close() {
+    boost::system::error_code ignored;
+    timer_.cancel();
+    socket_.shutdown(local::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+  local::socket socket_;
+  asio::steady_timer timer_;
+  asio::streambuf buffer_;
+  std::uint32_t uid_;
+  ControlServerLimits limits_;
+  std::shared_ptr<const Handler> handler_;
+  std::shared_ptr<int> clients_;
+  std::string reply_;
+};
+
+ControlServer::ControlServer(asio::io_context& io, std::string path, ControlServerLimits limits,
+                             Handler handler)
+    : io_(io),
+      path_(std::move(path)),
+      limits_(limits),
+      handler_(std::make_shared<const Handler>(std::move(handler))),
+      acceptor_(io) {}
+
+ControlServer::~ControlServer() {
+  stop();
+}
+
+void ControlServer::start() {
+  namespace fs = std::filesystem;
+  const fs::path p(path_);
+  if (path_.size() >= sizeof(sockaddr_un::sun_path))
+    throw std::runtime_error("socket.path is too long for a Unix socket (" + path_ + ")");
+  if (p.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(p.parent_path(), ec);
+    if (ec)
+      throw std::runtime_error("cannot create " + p.parent_path().string() + ": " + ec.message());
+  }
+  if (fs::exists(fs::symlink_status(p))) {
+    // A live daemon answers: leave it alone. A stale file from a killed one is replaced.
+    try {
+      control_request(path_, R"({"op":"ping"})", 2000);
+      throw std::runtime_error("another mirage daemon is already serving " + path_);
+    } catch (const ControlClientError&) {
+      std::error_code ec;
+      fs::remove(p, ec);
+    }
+  }
+  // Created 0600 from the start (umask), so no other user can connect in between.
+  const mode_t old = ::umask(0177);
+  boost::system::error_code ec;
+  acceptor_.open(local(), ec);
+  if (!ec) acceptor_.bind(local::endpoint(path_), ec);
+  ::umask(old);
+  if (ec) throw std::runtime_error("cannot bind the control socket " + path_ + ": " + ec.message());
+  ::chmod(path_.c_str(), 0600);
+  acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw std::runtime_error("cannot listen on " + path_ + ": " + ec.message());
+  spdlog::info("control socket {} (mode 0600)", path_);
+  do_accept();
+}
+
+void ControlServer::stop() {
+  if (stopped_ || !acceptor_.is_open()) return;
+  stopped_ = true;
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+  std::error_code fec;
+  std::filesystem::remove(path_, fec);
+}
+
+void ControlServer::do_accept() {
+  acceptor_.async_accept([this](const boost::system::error_code& ec, local::socket socket) {
+    on_accept(ec, std::move(socket));
+  });
+}
+
+void ControlServer::on_accept(const boost::system::error_code& ec, local::socket socket) {
+  if (ec == asio::error::operation_aborted || stopped_) return;
+  if (ec) {
+    spdlog::warn("control socket: accept failed: {}", ec.message());
+    do_accept();
+    return;
+  }
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  const bool known =
+      ::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
+  auto session = std::make_shared<Session>(std::move(socket), known ? cred.uid : UINT32_MAX,
+                                           limits_, handler_, clients_);
+  if (!known || cred.uid != ::geteuid()) {
+    ++*rejected_;
+    spdlog::warn("control socket: refused a peer with uid {} (pid {}); only uid {} may connect",
+                 known ? static_cast<long>(cred.uid) : -1L,
+                 known ? static_cast<long>(cred.pid) : -1L, ::geteuid());
+    session->refuse("permission denied: this daemon serves uid " + std::to_string(::geteuid()));
+  } else if (*clients_ > limits_.max_clients) {
+    ++*rejected_;
+    spdlog::warn("control socket: more than {} clients; refused one", limits_.max_clients);
+    session->refuse(
+        "too many clients (socket.max_clients = " + std::to_string(limits_.max_clients) + ")");
+  } else {
+    session->start();
+  }
+  do_accept();
+}
+
+std::string control_request(const std::string& socket_path, const std::string& line,
+                            int timeout_ms) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw ControlClientError(std::string("socket: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.size() >= sizeof addr.sun_path)
+    throw ControlClientError("socket path too long: " + socket_path);
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ECONNREFUSED)
+      throw ControlClientError("the mirage daemon is not running (no daemon answers at " +
+                               socket_path +
+                               "); start it with `systemctl --user start mirage` or `mirage "
+                               "daemon --config FILE`");
+    throw ControlClientError("cannot connect to the mirage daemon at " + socket_path + ": " +
+                             std::strerror(err));
+  }
+  std::string out = line + "\n";
+  const char* p = out.data();
+  std::size_t left = out.size();
+  while (left > 0) {
+    const ssize_t n = ::send(fd, p, left, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw ControlClientError(std::string("sending to the daemon failed: ") +
+                               std::strerror(errno));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  std::string reply;
+  char buf[65536];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (reply.find('\n') == std::string::npos) {
+    const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             deadline - std::chrono::steady_clock::now())
+                             .count();
+    if (left_ms <= 0) throw ControlClientError("the mirage daemon did not answer in time");
+    pollfd pfd{fd, POLLIN, 0};
+    const int pr = ::poll(&pfd, 1, static_cast<int>(left_ms));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw ControlClientError(std::string("reading from the daemon failed: ") +
+                               std::strerror(errno));
+    }
+    if (n == 0) break;
+    reply.append(buf, static_cast<std::size_t>(n));
+  }
+  const auto nl = reply.find('\n');
+  if (nl == std::string::npos) throw ControlClientError("the mirage daemon closed the connection");
+  return reply.substr(0, nl);
+}
+
+}  // namespace mirage::daemon

@@ -1,0 +1,542 @@
+#include "mirage/daemon/Daemon.h"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <unordered_map>
+
+#include "mirage/daemon/CampaignController.h"
+#include "mirage/daemon/CampaignStore.h"
+#include "mirage/daemon/ControlProtocol.h"
+#include "mirage/daemon/ControlServer.h"
+#include "mirage/daemon/LibSlurmClient.h"
+#include "mirage/daemon/ProcessStats.h"
+#include "mirage/daemon/SimulatedSlurmClient.h"
+#include "mirage/daemon/SlurmWorker.h"
+#include "mirage/daemon/SnapshotBuilder.h"
+
+namespace mirage::daemon {
+
+namespace asio = boost::asio;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kRecentStartsKey = "recent_starts";
+constexpr const char* kMachineKey = "machine";
+
+// What one poll brought back from the Slurm thread.
+struct PollResult {
+  std::optional<JobDump> dump;
+  std::optional<std::vector<PartitionInfo>> partitions;
+  std::optional<SlurmError> error;
+  RpcCounters counters;
+  double rpc_ms = 0;
+};
+
+void make_private_dir(const std::filesystem::path& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec)) return;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
+  ::chmod(dir.c_str(), 0700);
+}
+
+}  // namespace
+
+struct Daemon::Impl {
+  Impl(DaemonConfig cfg, std::unique_ptr<SlurmClient> c, std::shared_ptr<const Clock> clk)
+      : config(std::move(cfg)),
+        client(std::move(c)),
+        clock(std::move(clk)),
+        worker(*client),
+        poll_timer(io),
+        signals(io),
+        snapshots(config.partition),
+        rng(std::random_device{}()) {}
+
+  // ---- setup
+  void open_store() {
+    make_private_dir(std::filesystem::path(config.store_path).parent_path());
+    store = std::make_unique<CampaignStore>(config.store_path);
+    ::chmod(config.store_path.c_str(), 0600);
+    controller = std::make_unique<CampaignController>(*store, *clock, config.controller_config());
+    controller->load();
+    // The history the encoder needs, so a restart does not start blind.
+    snapshots.restore_recent(store->value(kRecentStartsKey));
+    const Seconds now = clock->now();
+    const Seconds window = FeatureEncoder::kWindow * FeatureEncoder::kSpacing;
+    const auto kept = store->load_snapshots(now - window);
+    for (const auto& q : kept) history.add(q);
+    if (!kept.empty()) last_queue = kept.back();
+    const std::string machine = store->value(kMachineKey);
+    if (!machine.empty()) {
+      const auto m = json::parse(machine, nullptr, false);
+      if (m.is_object()) {
+        snapshots.set_machine(m.value("nodes", 0), m.value("gpus_per_node", 0));
+        if (config.partition.empty()) snapshots.set_partition(m.value("partition", ""));
+      }
+    }
+    spdlog::info("store {}: {} snapshots of history, {} recent starts (mean wait {})",
+                 config.store_path, kept.size(), snapshots.recent_count(),
+                 format_slurm_duration(static_cast<Seconds>(snapshots.recent_mean_wait())));
+  }
+
+  void start_server() {
+    ControlServerLimits limits;
+    limits.max_request_bytes = config.max_request_bytes;
+    limits.max_clients = config.max_clients;
+    limits.idle_timeout_s = config.client_idle_timeout;
+    ControlHandler::Hooks hooks;
+    hooks.perform = [this](Actions a) { perform(std::move(a)); };
+    hooks.poke = [this] { decide_soon(); };
+    hooks.status = [this] { return status_json(); };
+    handler = std::make_unique<ControlHandler>(*controller, *store, hooks);
+    server = std::make_unique<ControlServer>(
+        io, config.socket_path, limits,
+        [this](const std::string& line, std::uint32_t uid) { return handler->handle(line, uid); });
+    server->start();
+  }
+
+  // ---- polling
+  void schedule_poll(std::chrono::milliseconds delay) {
+    poll_timer.expires_after(delay);
+    poll_timer.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) do_poll();
+    });
+  }
+
+  // A new or resumed campaign is acted on at once, on the job list already at hand: no extra
+  // RPC (a burst of `campaign add` must not become a burst of job dumps).
+  void decide_soon() {
+    if (decide_pending || !have_jobs) return;
+    decide_pending = true;
+    asio::post(io, [this] {
+      decide_pending = false;
+      if (!stopping && have_jobs) cycle(last_dump_time, false);
+    });
+  }
+
+  void do_poll() {
+    if (poll_in_flight || stopping) return;
+    poll_in_flight = true;
+    const Seconds since = last_update;
+    const bool cluster = need_cluster || clock_steady_s() >= next_cluster_load;
+    worker.post([this, since, cluster](SlurmClient& c) {
+      PollResult r;
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        r.dump = c.load_jobs(since);
+        if (cluster) r.partitions = c.load_partitions();
+      } catch (const SlurmError& e) {
+        r.error = e;
+      }
+      r.rpc_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      r.counters = c.counters();
+      asio::post(io, [this, r = std::move(r)]() mutable { on_poll(std::move(r)); });
+    });
+  }
+
+  void on_poll(PollResult r) {
+    poll_in_flight = false;
+    rpc_counters = r.counters;
+    last_poll_wall = clock_wall_s();
+    if (r.error) {
+      ++failures;
+      unreachable_since = unreachable_since ? unreachable_since : clock_wall_s();
+      const auto delay = backoff();
+      if (failures == 1 || failures % 10 == 0)
+        spdlog::warn("slurm controller unreachable ({} failed polls): {}; next try in {:.1f} s",
+                     failures, r.error->what(), delay.count() / 1000.0);
+      schedule_poll(delay);
+      return;
+    }
+    if (failures > 0)
+      spdlog::info("slurm controller reachable again after {} failed polls ({} s)", failures,
+                   clock_wall_s() - unreachable_since);
+    failures = 0;
+    unreachable_since = 0;
+    ++polls;
+    last_ok_wall = clock_wall_s();
+    last_rpc_ms = r.rpc_ms;
+    if (r.partitions) apply_partitions(*r.partitions);
+    if (r.dump->changed) {
+      jobs = std::move(r.dump->jobs);
+      last_update = r.dump->last_update;
+      have_jobs = true;
+    }
+    last_dump_time = r.dump->taken;
+    if (have_jobs) cycle(r.dump->taken, r.dump->changed);
+    schedule_poll(std::chrono::milliseconds(config.poll_interval * 1000));
+  }
+
+  std::chrono::milliseconds backoff() {
+    const double base = static_cast<double>(config.poll_interval) *
+                        std::pow(2.0, std::min<std::uint64_t>(failures - 1, 16));
+    const double capped = std::min(base, static_cast<double>(config.backoff_max));
+    std::uniform_real_distribution<double> jitter(0.5, 1.0);
+    return std::chrono::milliseconds(static_cast<long long>(capped * jitter(rng) * 1000));
+  }
+
+  void apply_partitions(const std::vector<PartitionInfo>& parts) {
+    need_cluster = false;
+    next_cluster_load = clock_steady_s() + config.cluster_every;
+    const PartitionInfo* chosen = nullptr;
+    for (const auto& p : parts) {
+      if (!config.partition.empty() ? p.name == config.partition : p.is_default) chosen = &p;
+    }
+    if (!chosen) {
+      spdlog::warn(
+          "partition '{}' not found on the cluster (it has {} partitions); queue "
+          "snapshots will be empty",
+          config.partition.empty() ? "(default)" : config.partition, parts.size());
+      return;
+    }
+    if (snapshots.partition() != chosen->name || machine_nodes != chosen->total_nodes ||
+        machine_gpus != chosen->gpus_per_node)
+      spdlog::info("partition {}: {} nodes, {} GPUs per node", chosen->name, chosen->total_nodes,
+                   chosen->gpus_per_node);
+    snapshots.set_partition(chosen->name);
+    snapshots.set_machine(chosen->total_nodes, chosen->gpus_per_node);
+    machine_nodes = chosen->total_nodes;
+    machine_gpus = chosen->gpus_per_node;
+    store->set_value(kMachineKey, json{{"partition", chosen->name},
+                                       {"nodes", chosen->total_nodes},
+                                       {"gpus_per_node", chosen->gpus_per_node}}
+                                      .dump());
+  }
+
+  // One decide cycle on the latest job list.
+  void cycle(Seconds dump_time, bool changed) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Seconds now = clock->now();
+    {
+      CampaignStore::Batch batch(*store);
+      if (changed) {
+        if (snapshots.observe_starts(jobs))
+          store->set_value(kRecentStartsKey, snapshots.save_recent());
+        record_observed();
+      }
+      last_queue = snapshots.build(jobs, now);
+      if (now >= next_snapshot) {
+        history.add(last_queue);
+        store->save_snapshot(last_queue);
+        store->prune_snapshots(now - FeatureEncoder::kWindow * FeatureEncoder::kSpacing - kHour);
+        next_snapshot = (now / FeatureEncoder::kSpacing + 1) * FeatureEncoder::kSpacing;
+      }
+      batch.commit();
+    }
+    Actions actions = controller->tick(jobs, dump_time, history, last_queue);
+    perform(std::move(actions));
+    last_cycle_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    max_cycle_ms = std::max(max_cycle_ms, last_cycle_ms);
+    sum_cycle_ms += last_cycle_ms;
+    recent_cycles[cycles % recent_cycles.size()] = last_cycle_ms;
+    ++cycles;
+  }
+
+  // Jobs whose state changed since the last dump go to the store, for trace export.
+  void record_observed() {
+    std::vector<SlurmJob> changed;
+    std::unordered_map<JobId, Seen> next;
+    next.reserve(jobs.size());
+    for (const auto& j : jobs) {
+      const Seen s{j.state, j.start, j.end};
+      auto it = seen.find(j.id);
+      if (it == seen.end() || !(it->second == s)) changed.push_back(j);
+      next.emplace(j.id, s);
+    }
+    seen = std::move(next);
+    store->upsert_observed_jobs(changed);
+  }
+
+  // Test hooks for the crash tests (tests/daemon/integration.sh): with these probabilities the
+  // daemon SIGKILLs itself right after an intent is durable but before submitting, or right
+  // after Slurm accepted a job but before its id is recorded. Unset in normal use.
+  static double fault_probability(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::atof(v) : 0.0;
+  }
+  void maybe_crash(double p, const char* where) {
+    if (p <= 0) return;
+    std::uniform_real_distribution<double> u(0, 1);
+    if (u(fault_rng) < p) {
+      spdlog::warn("fault injection: SIGKILL {}", where);
+      spdlog::default_logger()->flush();
+      ::kill(::getpid(), SIGKILL);
+    }
+  }
+
+  void perform(Actions actions) {
+    if (actions.empty()) return;
+    worker.post([this, actions = std::move(actions)](SlurmClient& c) {
+      for (const auto& a : actions.submits) {
+        try {
+          maybe_crash(fault_after_intent, "after the intent, before submitting");
+          const JobId id = c.submit(a.request);
+          maybe_crash(fault_after_submit, "after submitting, before recording the job id");
+          asio::post(io, [this, a, id] { controller->on_submitted(a, id); });
+        } catch (const SlurmError& e) {
+          asio::post(io, [this, a, e] { controller->on_submit_failed(a, e); });
+        }
+      }
+      for (const auto& a : actions.signals) {
+        try {
+          c.signal_job(a.job, a.signo);
+        } catch (const SlurmError& e) {
+          asio::post(io, [this, a, e] { controller->on_signal_failed(a, e); });
+        }
+      }
+      for (const auto& a : actions.cancels) {
+        try {
+          c.cancel_job(a.job);
+        } catch (const SlurmError& e) {
+          asio::post(io, [this, a, e] { controller->on_cancel_failed(a, e); });
+        }
+      }
+      const RpcCounters counters = c.counters();
+      asio::post(io, [this, counters] { rpc_counters = counters; });
+    });
+  }
+
+  json status_json() const {
+    std::map<std::string, int> by_state;
+    for (const auto* r : controller->campaigns()) ++by_state[std::string(to_string(r->state))];
+    const auto& cc = controller->counters();
+    const double ticks = static_cast<double>(std::max<std::uint64_t>(1, polls));
+    return {
+        {"pid", ::getpid()},
+        {"backend", client_name},
+        {"uptime_s", clock_steady_s() - started_steady},
+        {"now", clock->now()},
+        {"store", config.store_path},
+        {"socket", config.socket_path},
+        {"partition", snapshots.partition()},
+        {"nodes", machine_nodes},
+        {"gpus_per_node", machine_gpus},
+        {"controller_reachable", failures == 0 && polls > 0},
+        {"failed_polls", failures},
+        {"polls", polls},
+        {"last_poll_age_s", last_ok_wall ? clock_wall_s() - last_ok_wall : -1},
+        {"queue",
+         {{"pending", last_queue.pending.size()},
+          {"running", last_queue.running.size()},
+          {"recent_mean_wait_s", last_queue.recent_mean_wait_s},
+          {"recent_starts", last_queue.recent_starts},
+          {"jobs_known", jobs.size()}}},
+        {"history_snapshots", history_size()},
+        {"campaigns", by_state},
+        {"rpc",
+         {{"job_dumps", rpc_counters.job_dumps},
+          {"partition_loads", rpc_counters.partition_loads},
+          {"node_loads", rpc_counters.node_loads},
+          {"submits", rpc_counters.submits},
+          {"signals", rpc_counters.signals},
+          {"cancels", rpc_counters.cancels},
+          {"total", rpc_counters.total()},
+          {"job_dumps_per_tick", static_cast<double>(rpc_counters.job_dumps) / ticks},
+          {"per_tick", static_cast<double>(rpc_counters.total()) / ticks}}},
+        {"cycle_ms", cycle_stats()},
+        {"last_rpc_ms", last_rpc_ms},
+        {"decisions", cc.decisions},
+        {"submissions", cc.submissions},
+        {"adopted", cc.adopted},
+        {"resubmitted", cc.resubmitted},
+        {"refused", cc.refused},
+        {"handoff_signals", cc.handoff_signals},
+        {"control_requests", handler ? handler->requests() : 0},
+        {"control_errors", handler ? handler->errors() : 0},
+        {"control_rejected", server ? server->rejected() : 0},
+        {"rss_kib", current_rss_kib()},
+    };
+  }
+
+  // Cycle times: overall, and the distribution over the last 256 cycles.
+  json cycle_stats() const {
+    std::vector<double> recent(
+        recent_cycles.begin(),
+        recent_cycles.begin() +
+            static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(cycles, recent_cycles.size())));
+    std::sort(recent.begin(), recent.end());
+    auto pct = [&](double q) {
+      return recent.empty()
+                 ? 0.0
+                 : recent[static_cast<std::size_t>(q * static_cast<double>(recent.size() - 1))];
+    };
+    return {{"last", last_cycle_ms},
+            {"max", max_cycle_ms},
+            {"mean", cycles ? sum_cycle_ms / static_cast<double>(cycles) : 0.0},
+            {"count", cycles},
+            {"recent_p50", pct(0.5)},
+            {"recent_p99", pct(0.99)},
+            {"recent_max", recent.empty() ? 0.0 : recent.back()}};
+  }
+
+  int history_size() const { return history.empty() ? 0 : history.build({}).window_filled; }
+
+  static std::int64_t clock_steady_s() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  static std::int64_t clock_wall_s() { return SystemClock().now(); }
+
+  // ---- run / stop
+  int run(bool handle_signals) {
+    started_steady = clock_steady_s();
+    client_name = client->name();
+    open_store();
+    start_server();
+    if (handle_signals) {
+      signals.add(SIGTERM);
+      signals.add(SIGINT);
+      signals.async_wait([this](const boost::system::error_code& ec, int signo) {
+        if (ec) return;
+        spdlog::info("signal {}: stopping", signo);
+        shutdown();
+      });
+    }
+    worker.start();
+    spdlog::info("mirage daemon {} serving (pid {}, backend {}, poll every {} s)", "0.1.0",
+                 ::getpid(), client_name, config.poll_interval);
+    schedule_poll(std::chrono::milliseconds(0));
+    io.run();
+    worker.stop();
+    spdlog::info("mirage daemon stopped");
+    return 0;
+  }
+
+  void shutdown() {
+    if (stopping) return;
+    stopping = true;
+    poll_timer.cancel();
+    boost::system::error_code ec;
+    signals.cancel(ec);
+    if (server) server->stop();
+    worker.stop();
+    io.stop();
+  }
+
+  struct Seen {
+    SlurmJobState state;
+    Seconds start, end;
+    bool operator==(const Seen&) const = default;
+  };
+
+  DaemonConfig config;
+  std::unique_ptr<SlurmClient> client;
+  std::shared_ptr<const Clock> clock;
+  asio::io_context io;
+  SlurmWorker worker;
+  asio::steady_timer poll_timer;
+  asio::signal_set signals;
+  std::unique_ptr<CampaignStore> store;
+  std::unique_ptr<CampaignController> controller;
+  std::unique_ptr<ControlHandler> handler;
+  std::unique_ptr<ControlServer> server;
+  SnapshotBuilder snapshots;
+  ObservationBuilder history;
+  QueueSnapshot last_queue;
+  std::vector<SlurmJob> jobs;
+  std::unordered_map<JobId, Seen> seen;
+  bool have_jobs = false;
+  Seconds last_update = 0;
+  Seconds next_snapshot = 0;
+  std::int64_t next_cluster_load = 0;
+  bool need_cluster = true;
+  bool poll_in_flight = false;
+  bool decide_pending = false;
+  Seconds last_dump_time = 0;
+  bool stopping = false;
+  std::uint64_t failures = 0;
+  std::uint64_t polls = 0;
+  std::int64_t unreachable_since = 0;
+  std::int64_t last_poll_wall = 0;
+  std::int64_t last_ok_wall = 0;
+  std::int64_t started_steady = 0;
+  int machine_nodes = 0;
+  int machine_gpus = 0;
+  double last_cycle_ms = 0;
+  double max_cycle_ms = 0;
+  double sum_cycle_ms = 0;
+  std::array<double, 256> recent_cycles{};
+  std::uint64_t cycles = 0;
+  double last_rpc_ms = 0;
+  RpcCounters rpc_counters;
+  std::string client_name;
+  std::mt19937 rng;
+  std::mt19937 fault_rng{std::random_device{}()};  // used on the Slurm thread only
+  double fault_after_intent = fault_probability("MIRAGE_FAULT_AFTER_INTENT");
+  double fault_after_submit = fault_probability("MIRAGE_FAULT_AFTER_SUBMIT");
+};
+
+Daemon::Daemon(DaemonConfig config, std::unique_ptr<SlurmClient> client,
+               std::shared_ptr<const Clock> clock)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(client), std::move(clock))) {}
+
+Daemon::~Daemon() = default;
+
+int Daemon::run(bool handle_signals) {
+  return impl_->run(handle_signals);
+}
+
+void Daemon::stop() {
+  asio::post(impl_->io, [this] { impl_->shutdown(); });
+}
+
+std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view default_trace_text,
+                                    const std::string& default_trace_name) {
+  if (config.backend == Backend::kSlurm) {
+    return std::make_unique<Daemon>(config, make_libslurm_client(config.slurm_conf),
+                                    std::make_shared<SystemClock>());
+  }
+  Trace trace = config.sim_trace.empty() ? read_trace_text(default_trace_text, default_trace_name)
+                                         : read_trace(config.sim_trace);
+  SimulatedClusterConfig sc;
+  sc.speed = config.sim_speed;
+  sc.warmup = config.sim_warmup;
+  sc.nodes = config.sim_nodes;
+  sc.gpus_per_node = config.sim_gpus_per_node;
+  sc.checkpoint = config.sim_checkpoint;
+  sc.partition = config.partition.empty() ? "sim" : config.partition;
+  sc.user_id = static_cast<std::uint32_t>(::getuid());
+  auto client = std::make_unique<SimulatedSlurmClient>(trace, sc);
+  auto clock = client->shared_clock();
+  return std::make_unique<Daemon>(config, std::move(client), std::move(clock));
+}
+
+void configure_logging(const DaemonConfig& config) {
+  spdlog::drop("mirage");
+  std::shared_ptr<spdlog::logger> logger;
+  if (config.log_file.empty()) {
+    logger = spdlog::stderr_color_mt("mirage");
+  } else {
+    make_private_dir(std::filesystem::path(config.log_file).parent_path());
+    logger = spdlog::basic_logger_mt("mirage", config.log_file);
+  }
+  logger->set_level(spdlog::level::from_str(config.log_level));
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+}
+
+}  // namespace mirage::daemon

@@ -1,0 +1,121 @@
+#include "mirage/daemon/FakeSlurmClient.h"
+
+#include <cerrno>
+#include <csignal>
+
+namespace mirage::daemon {
+
+void FakeSlurmClient::check_reachable() const {
+  if (!reachable_)
+    throw SlurmError("Unable to contact slurm controller (connect failure)", ECONNREFUSED, true);
+}
+
+JobDump FakeSlurmClient::load_jobs(Seconds last_update) {
+  ++counters_.job_dumps;
+  if (on_dump_) on_dump_(*this);
+  check_reachable();
+  JobDump dump;
+  dump.taken = clock_.now();
+  dump.last_update = update_stamp_;
+  if (last_update != 0 && last_update >= update_stamp_) {
+    dump.changed = false;
+    return dump;
+  }
+  dump.jobs.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) dump.jobs.push_back(job);
+  return dump;
+}
+
+std::vector<PartitionInfo> FakeSlurmClient::load_partitions() {
+  ++counters_.partition_loads;
+  ++counters_.node_loads;
+  check_reachable();
+  return partitions_;
+}
+
+JobId FakeSlurmClient::submit(const SubmitRequest& request) {
+  ++counters_.submits;
+  check_reachable();
+  if (refuse_) {
+    const std::string why = *refuse_;
+    refuse_.reset();
+    throw SlurmError("Batch job submission failed: " + why, 2000, false);
+  }
+  SlurmJob job;
+  job.name = request.name;
+  job.comment = request.comment;
+  job.partition = request.partition.empty() ? "gpu" : request.partition;
+  job.time_limit = request.time_limit;
+  job.nodes = request.nodes;
+  job.gpus_per_node = request.gpus_per_node;
+  const JobId id = add_job(job);
+  submissions_.push_back({id, request});
+  if (lose_reply_) {
+    lose_reply_ = false;
+    throw SlurmError("Socket timed out on send/recv operation", ETIMEDOUT, true);
+  }
+  return id;
+}
+
+void FakeSlurmClient::signal_job(JobId job, int signo) {
+  ++counters_.signals;
+  check_reachable();
+  signals_.push_back({job, signo});
+}
+
+void FakeSlurmClient::cancel_job(JobId job) {
+  ++counters_.cancels;
+  check_reachable();
+  cancels_.push_back(job);
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || is_finished(it->second.state)) return;
+  it->second.state = SlurmJobState::kCancelled;
+  it->second.end = clock_.now();
+  touch();
+}
+
+JobId FakeSlurmClient::add_job(SlurmJob job) {
+  if (job.id == 0) job.id = next_id_++;
+  if (job.submit == kUnknownTime) job.submit = clock_.now();
+  if (job.partition.empty()) job.partition = "gpu";
+  const JobId id = job.id;
+  jobs_[id] = std::move(job);
+  touch();
+  return id;
+}
+
+void FakeSlurmClient::start(JobId job) {
+  SlurmJob& j = jobs_.at(job);
+  j.state = SlurmJobState::kRunning;
+  j.start = clock_.now();
+  touch();
+}
+
+void FakeSlurmClient::finish(JobId job, SlurmJobState state) {
+  SlurmJob& j = jobs_.at(job);
+  j.state = state;
+  j.end = clock_.now();
+  touch();
+}
+
+void FakeSlurmClient::forget(JobId job) {
+  jobs_.erase(job);
+  touch();
+}
+
+const SlurmJob* FakeSlurmClient::find(JobId job) const {
+  auto it = jobs_.find(job);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+std::vector<FakeSlurmClient::Submission> FakeSlurmClient::submissions_tagged(std::int64_t campaign,
+                                                                             int segment) const {
+  std::vector<Submission> out;
+  for (const auto& s : submissions_) {
+    const auto tag = JobTag::parse(s.request.comment);
+    if (tag && tag->campaign == campaign && tag->segment == segment) out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace mirage::daemon

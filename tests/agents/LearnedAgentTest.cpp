@@ -1,0 +1,296 @@
+// The learned agents: each test pins one promise of agents/learned (model files, determinism,
+// resumable training, learning something real, fast decisions).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <filesystem>
+#include <random>
+
+#include "mirage/agents/Evaluation.h"
+#include "mirage/agents/PolicyRegistry.h"
+#include "mirage/agents/learned/ModelPolicyHook.h"
+#include "mirage/core/Error.h"
+#include "mirage/learned/LearnedModel.h"
+#include "mirage/learned/Training.h"
+
+namespace mirage::learned {
+namespace {
+
+constexpr Seconds kT0 = 1'700'000'000 / kDay * kDay;  // a midnight
+
+// A busy 16-node machine (as in tests/unit/EpisodeTest.cpp): mean size 3.5 nodes, mean runtime
+// 3.25 h, a job every `gap` seconds on average; queues come and go.
+Trace busy_trace(unsigned seed, int days, double gap = 2600) {
+  std::mt19937_64 rng(seed);
+  Trace t;
+  t.source = "synthetic";
+  t.machine_nodes = 16;
+  Seconds now = kT0;
+  JobId id = 1;
+  while (now < kT0 + days * kDay) {
+    now += static_cast<Seconds>(std::exponential_distribution<double>(1.0 / gap)(rng));
+    Job j;
+    j.id = id++;
+    j.submit = now;
+    j.nodes = 1 + static_cast<int>(rng() % 6);
+    j.time_limit = (1 + static_cast<Seconds>(rng() % 12)) * kHour;
+    j.start = now;
+    j.end = now + static_cast<Seconds>(rng() % static_cast<unsigned>(j.time_limit));
+    t.jobs.push_back(j);
+  }
+  return t;
+}
+
+EpisodeConfig short_chain(int nodes) {
+  EpisodeConfig e;
+  e.chain.nodes = nodes;
+  e.chain.time_limit = e.chain.runtime = 6 * kHour;
+  e.max_wait = kDay;
+  return e;
+}
+
+// A temporary directory per test, removed at the end.
+class LearnedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    register_learned_policies();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("mirage-learned-" + std::string(::testing::UnitTest::GetInstance()
+                                                ->current_test_info()
+                                                ->name()) +
+            "-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // A small, quick training configuration on `trace`'s days [from, to).
+  TrainConfig tiny(AgentKind agent, const std::string& out, int from_day, int to_day) const {
+    TrainConfig c;
+    c.agent = agent;
+    c.out = out;
+    c.trace_path = "synthetic";
+    c.probe_cache_dir = dir_.string();
+    c.seed = 7;
+    c.threads = 2;
+    c.probes.cluster.nodes = 16;
+    c.probes.episode = short_chain(6);
+    c.probes.from = kT0 + from_day * kDay;
+    c.probes.to = kT0 + to_day * kDay;
+    c.probes.every = 2 * kHour;
+    c.hp.hidden = 16;
+    c.hp.max_epochs = 4;
+    c.hp.batch_size = 128;
+    c.hp.target_update = 50;
+    c.hp.experts = 2;
+    c.hp.gate_hidden = 8;
+    c.hp.pg_batch_episodes = 8;
+    c.hp.pg_samples = 4;
+    return c;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(LearnedTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
+  const Trace trace = busy_trace(11, 12);
+  const TrainConfig c = tiny(AgentKind::kDqn, path("agent.mirage-model"), 2, 10);
+  const TrainSummary s = train_agent(trace, c);
+  ASSERT_GT(s.val_episodes, 5u);
+
+  // The validation figures were computed in memory, on probes; replaying the saved model through
+  // the simulator on the same sample times must give the same outcomes.
+  const ModelInfo info = read_model_info(c.out);
+  EXPECT_EQ(info.agent, "dqn");
+  EXPECT_EQ(info.encoder_version, FeatureEncoder::kVersion);
+  EXPECT_NE(info.metadata_json.find("\"trace\""), std::string::npos);
+
+  ProbeSet data;
+  add_probes(data, probe_or_load(trace, c.probes, "", 2, {}, nullptr),
+             Pooling{c.hp.history_blocks}, c.probes.episode.chain.nodes);
+  const Split split = time_split(data, c.hp.val_fraction, c.probes.episode.horizon(),
+                                 c.probes.episode.chain.nodes);
+  EvalConfig e;
+  e.cluster = c.probes.cluster;
+  e.episode = c.probes.episode;
+  e.from = data.episodes[split.val.front()].sample_time;
+  e.to = c.probes.to;
+  e.every = c.probes.every;
+  e.policies = {"reactive", c.out};
+  e.threads = 2;
+  const EvalReport r = evaluate(trace, e);
+  ASSERT_EQ(r.sample_times.size(), s.val_episodes);
+  const BucketMetrics& m = r.metrics.at(c.out).overall;
+  EXPECT_NEAR(m.mean_interruption_h, s.agent.mean_interruption_h, 1e-9);
+  EXPECT_NEAR(m.mean_overlap_h, s.agent.mean_overlap_h, 1e-9);
+  EXPECT_NEAR(m.zero_interruption_share, s.agent.zero_share, 1e-9);
+  EXPECT_EQ(make_policy(c.out)->name(), "agent");
+}
+
+TEST_F(LearnedTest, AModelFromAnotherEncoderVersionIsRefusedWithAClearMessage) {
+  const Trace trace = busy_trace(12, 8);
+  TrainConfig c = tiny(AgentKind::kDqn, path("old.mirage-model"), 2, 6);
+  c.hp.max_epochs = 1;
+  train_agent(trace, c);
+  ModelInfo info = read_model_info(c.out);
+  info.encoder_version = FeatureEncoder::kVersion + 1;
+  write_model_info(c.out, info);
+  try {
+    make_policy(c.out);
+    FAIL() << "expected the model to be refused";
+  } catch (const InputError& e) {
+    const std::string expected = "model old was made by feature encoder v" +
+                                 std::to_string(FeatureEncoder::kVersion + 1) +
+                                 "; this mirage has v" +
+                                 std::to_string(FeatureEncoder::kVersion) + "; retrain";
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(LearnedTest, NotAModelFileAndMissingFilesGiveClearErrors) {
+  const std::string junk = path("junk.mirage-model");
+  std::ofstream(junk) << "not a model";
+  EXPECT_THROW(make_policy(junk), InputError);
+  EXPECT_THROW(make_policy(path("missing.mirage-model")), InputError);
+  try {
+    make_policy("nope");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("reactive, average, oracle"), std::string::npos);
+  }
+  // Without the learned agents linked in, the registry says so.
+  set_model_policy_loader(nullptr);
+  try {
+    make_policy(junk);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("without the learned agents"), std::string::npos);
+  }
+  register_learned_policies();
+}
+
+TEST_F(LearnedTest, TrainingIsDeterministicForASeed) {
+  const Trace trace = busy_trace(13, 8);
+  for (AgentKind agent : {AgentKind::kDqn, AgentKind::kPg, AgentKind::kMoe}) {
+    const std::string name(to_string(agent));
+    TrainConfig a = tiny(agent, path(name + "-a.mirage-model"), 2, 6);
+    TrainConfig b = a;
+    b.out = path(name + "-b.mirage-model");
+    TrainConfig other = a;
+    other.out = path(name + "-c.mirage-model");
+    other.seed = a.seed + 1;
+    train_agent(trace, a);
+    train_agent(trace, b);
+    train_agent(trace, other);
+    EXPECT_EQ(weights_digest(a.out), weights_digest(b.out)) << name;
+    EXPECT_NE(weights_digest(a.out), weights_digest(other.out)) << name;
+  }
+}
+
+TEST_F(LearnedTest, ResumedTrainingEndsWhereUninterruptedTrainingDoes) {
+  const Trace trace = busy_trace(14, 8);
+  struct Crash {};
+  for (AgentKind agent : {AgentKind::kDqn, AgentKind::kPg, AgentKind::kMoe}) {
+    const std::string name(to_string(agent));
+    TrainConfig whole = tiny(agent, path(name + "-whole.mirage-model"), 2, 6);
+    whole.hp.patience = 100;  // no early stop: every run goes the full distance
+    train_agent(trace, whole);
+
+    // Killed during its third epoch report: the checkpoint holds the epochs before.
+    TrainConfig crashed = whole;
+    crashed.out = path(name + "-crashed.mirage-model");
+    int reports = 0;
+    TrainCallbacks cb;
+    cb.epoch = [&](const EpochStats&) {
+      if (++reports == 3) throw Crash{};
+    };
+    EXPECT_THROW(train_agent(trace, crashed, cb), Crash);
+    EXPECT_FALSE(std::filesystem::exists(crashed.out));
+    crashed.resume = true;
+    train_agent(trace, crashed);
+    EXPECT_EQ(weights_digest(crashed.out), weights_digest(whole.out)) << name;
+
+    // Resumed with more epochs: a short run extended ends as the long one did.
+    TrainConfig extended = whole;
+    extended.out = path(name + "-extended.mirage-model");
+    extended.hp.max_epochs = 2;
+    train_agent(trace, extended);
+    extended.hp.max_epochs = whole.hp.max_epochs;
+    extended.resume = true;
+    train_agent(trace, extended);
+    EXPECT_EQ(weights_digest(extended.out), weights_digest(whole.out)) << name;
+
+    // A checkpoint of other settings is refused.
+    TrainConfig other = extended;
+    other.hp.lr *= 2;
+    EXPECT_THROW(train_agent(trace, other), InputError) << name;
+  }
+}
+
+TEST_F(LearnedTest, ALearnedAgentBeatsReactiveOnAHeldOutWindow) {
+  // Train on days 1-11 of a busy machine, evaluate on days 11-15, which it never saw. On this
+  // machine reactive chaining waits for the queue at every boundary; an agent that learnt when
+  // to submit early interrupts less, without paying it back in overlap.
+  const Trace trace = busy_trace(15, 18);
+  TrainConfig c = tiny(AgentKind::kDqn, path("agent.mirage-model"), 1, 11);
+  c.probes.every = kHour;
+  c.hp.hidden = 32;
+  c.hp.max_epochs = 15;
+  c.hp.history_blocks = 0;
+  train_agent(trace, c);
+  EvalConfig e;
+  e.cluster = c.probes.cluster;
+  e.episode = c.probes.episode;
+  e.from = kT0 + 11 * kDay;
+  e.to = kT0 + 15 * kDay;
+  e.every = 2 * kHour;
+  e.policies = {"reactive", c.out};
+  e.threads = 2;
+  const EvalReport r = evaluate(trace, e);
+  const BucketMetrics& reactive = r.metrics.at("reactive").overall;
+  const BucketMetrics& agent = r.metrics.at(c.out).overall;
+  ASSERT_GE(r.sample_times.size(), 40u);
+  EXPECT_GT(reactive.mean_interruption_h, 0.5);  // the window is busy: there is room
+  EXPECT_LT(agent.mean_interruption_h, 0.8 * reactive.mean_interruption_h);
+  EXPECT_LT(agent.mean_interruption_h + agent.mean_overlap_h,
+            reactive.mean_interruption_h + reactive.mean_overlap_h);
+}
+
+TEST_F(LearnedTest, OneDecisionTakesWellUnderAMillisecond) {
+  const Trace trace = busy_trace(16, 8);
+  for (AgentKind agent : {AgentKind::kDqn, AgentKind::kPg, AgentKind::kMoe}) {
+    TrainConfig c = tiny(agent, path(std::string(to_string(agent)) + ".mirage-model"), 2, 6);
+    c.hp.hidden = 64;  // the default size
+    c.hp.max_epochs = 1;
+    train_agent(trace, c);
+    auto policy = make_policy(c.out);
+    ObservationBuilder history;
+    QueueSnapshot q;
+    q.total_nodes = 16;
+    for (int i = 0; i < 200; ++i)
+      q.pending.push_back({(1 + i % 12) * kHour, 1 + i % 6, 0, (i % 30) * 600});
+    for (int i = 0; i < FeatureEncoder::kWindow; ++i) history.add(q);
+    CampaignView view;
+    view.predecessor_limit = view.successor_limit = 6 * kHour;
+    view.predecessor_nodes = view.successor_nodes = 6;
+    view.predecessor_running = true;
+    constexpr int kDecisions = 300;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kDecisions; ++i) {
+      view.predecessor_run = (i % 36) * 600;
+      policy->decide(history.build(view));
+    }
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+        kDecisions;
+    // The target is 1 ms (decide_bench prints the real figure); 5 ms keeps this robust on a
+    // loaded test machine.
+    EXPECT_LT(ms, 5.0) << to_string(agent);
+  }
+}
+
+}  // namespace
+}  // namespace mirage::learned

@@ -1,0 +1,521 @@
+// The campaign lifecycle, the decisions and the crash-safety of submissions, with the fake Slurm.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <random>
+
+#include "TestSupport.h"
+#include "mirage/agents/PolicyRegistry.h"
+#include "mirage/core/Error.h"
+
+namespace mirage::daemon {
+namespace {
+
+using testing::Harness;
+using testing::simple_request;
+
+// A policy that says what the test tells it, and counts how often it was asked.
+struct ScriptedPolicy final : Policy {
+  bool* submit;
+  int* asked;
+  ScriptedPolicy(bool* s, int* a) : submit(s), asked(a) {}
+  std::string name() const override { return "scripted"; }
+  Decision decide(const Observation& obs) override {
+    ++*asked;
+    EXPECT_EQ(obs.encoder_version, FeatureEncoder::kVersion);
+    EXPECT_EQ(obs.window.size(),
+              static_cast<std::size_t>(FeatureEncoder::kWindow * FeatureEncoder::kPerSnapshot));
+    EXPECT_TRUE(obs.campaign.predecessor_running);
+    return *submit ? Decision::submit() : Decision::wait();
+  }
+};
+
+struct Scripted {
+  bool submit = false;
+  int asked = 0;
+  PolicyFactory factory() {
+    return [this](std::string_view name) -> std::unique_ptr<Policy> {
+      if (name == "scripted") return std::make_unique<ScriptedPolicy>(&submit, &asked);
+      return mirage::make_policy(name);
+    };
+  }
+};
+
+ControllerConfig quick_config() {
+  ControllerConfig c;
+  c.fallback_lead = 0;
+  c.decision_interval = 600;
+  c.reconcile_delay = 5;
+  c.max_retries = 2;
+  return c;
+}
+
+TEST(CampaignController, SubmitsTheFirstSegmentAtOnceTaggedAndComplete) {
+  Harness h(quick_config());
+  auto req = simple_request(3);
+  req.partition = "gpu";
+  req.account = "proj";
+  req.environment = {"FOO=bar"};
+  const auto id = h.controller->add(req).spec.id;
+  const Actions a = h.tick();
+  ASSERT_EQ(a.submits.size(), 1u);
+  ASSERT_EQ(h.slurm.submissions().size(), 1u);
+  const SubmitRequest& r = h.slurm.submissions()[0].request;
+  EXPECT_EQ(r.comment, JobTag({h.store->store_id(), id, 0, 1}).str());
+  EXPECT_EQ(r.script, req.script);
+  EXPECT_EQ(r.time_limit, kHour);
+  EXPECT_EQ(r.nodes, 1);
+  EXPECT_EQ(r.gpus_per_node, 4);
+  EXPECT_EQ(r.partition, "gpu");
+  EXPECT_EQ(r.account, "proj");
+  EXPECT_EQ(r.name, "train-s0");
+  EXPECT_EQ(r.work_dir, "/tmp");
+  EXPECT_NE(std::find(r.environment.begin(), r.environment.end(), "FOO=bar"), r.environment.end());
+  EXPECT_NE(std::find(r.environment.begin(), r.environment.end(), "MIRAGE_SEGMENT=0"),
+            r.environment.end());
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kPending);
+  EXPECT_EQ(h.job_of(id, 0), h.slurm.submissions()[0].job);
+}
+
+TEST(CampaignController, ReactiveRunsTheChainToTheEnd) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(3)).spec.id;
+  for (int k = 0; k < 3; ++k) {
+    h.tick();
+    ASSERT_EQ(h.slurm.submissions().size(), static_cast<std::size_t>(k + 1));
+    const JobId j = h.job_of(id, k);
+    h.tick();  // pending: nothing new (one queued segment at a time)
+    EXPECT_EQ(h.slurm.submissions().size(), static_cast<std::size_t>(k + 1));
+    h.clock.advance(30);
+    h.slurm.start(j);
+    h.tick();
+    EXPECT_EQ(h.seg(id, k).seg.state, SegmentState::kRunning);
+    h.clock.advance(600);
+    h.tick();  // running, reactive waits
+    EXPECT_EQ(h.slurm.submissions().size(), static_cast<std::size_t>(k + 1));
+    h.slurm.finish(j, SlurmJobState::kTimeout);
+    h.clock.advance(10);
+  }
+  h.tick();
+  EXPECT_EQ(h.campaign(id).state, CampaignState::kDone);
+  EXPECT_EQ(h.slurm.submissions().size(), 3u);
+  EXPECT_EQ(h.campaign(id).segments_done(), 3);
+}
+
+TEST(CampaignController, FallbackSubmitsBeforeThePredecessorsLimit) {
+  auto cfg = quick_config();
+  cfg.fallback_lead = 120;
+  Harness h(cfg);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  h.slurm.start(h.job_of(id, 0));
+  h.tick();
+  h.clock.advance(kHour - 121);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  h.clock.advance(1);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 2u);
+}
+
+TEST(CampaignController, AsksThePolicyEveryDecisionIntervalAndSubmitsWhenItSaysSo) {
+  Scripted p;
+  Harness h(quick_config(), p.factory());
+  auto req = simple_request(2, 10 * kHour);
+  req.policy = "scripted";
+  const auto id = h.controller->add(req).spec.id;
+  h.tick();
+  h.tick();
+  EXPECT_EQ(p.asked, 0);  // predecessor pending: no decision
+  h.slurm.start(h.job_of(id, 0));
+  h.tick();
+  EXPECT_EQ(p.asked, 1);
+  h.clock.advance(300);
+  h.tick();
+  EXPECT_EQ(p.asked, 1);  // within the decision interval
+  h.clock.advance(300);
+  h.tick();
+  EXPECT_EQ(p.asked, 2);
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  p.submit = true;
+  h.clock.advance(600);
+  h.tick();
+  EXPECT_EQ(p.asked, 3);
+  ASSERT_EQ(h.slurm.submissions().size(), 2u);
+  EXPECT_EQ(h.seg(id, 1).seg.state, SegmentState::kPending);
+  // The successor is queued: nothing more to decide.
+  h.clock.advance(600);
+  h.tick();
+  EXPECT_EQ(p.asked, 3);
+  const auto decisions = h.store->decisions(id, 10);
+  ASSERT_EQ(decisions.size(), 3u);
+  EXPECT_EQ(decisions.back().action, "submit");
+  EXPECT_EQ(decisions.front().action, "wait");
+}
+
+TEST(CampaignController, EarliestSubmissionWindowHoldsAnEagerPolicyBack) {
+  Scripted p;
+  p.submit = true;
+  auto cfg = quick_config();
+  cfg.earliest_submission = 2 * kHour;
+  Harness h(cfg, p.factory());
+  auto req = simple_request(2, 10 * kHour);
+  req.policy = "scripted";
+  const auto id = h.controller->add(req).spec.id;
+  h.tick();
+  h.slurm.start(h.job_of(id, 0));
+  for (int i = 0; i < 47; ++i) {  // 8 h - 10 min of running: more than 2 h left
+    h.tick();
+    h.clock.advance(600);
+  }
+  EXPECT_EQ(p.asked, 0);
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  h.clock.advance(600);
+  h.tick();
+  EXPECT_EQ(p.asked, 1);
+  EXPECT_EQ(h.slurm.submissions().size(), 2u);
+}
+
+TEST(CampaignController, AverageBaselineSubmitsWhenRemainingFallsBelowTheMeanWait) {
+  Harness h(quick_config());
+  // Background: 10 jobs that each waited 1 h.
+  for (int i = 0; i < 10; ++i) {
+    SlurmJob j;
+    j.submit = h.clock.now() - 2 * kHour;
+    j.state = SlurmJobState::kRunning;
+    j.start = h.clock.now() - kHour;
+    j.time_limit = 4 * kHour;
+    h.slurm.add_job(j);
+  }
+  auto req = simple_request(2, 4 * kHour);
+  req.policy = "average";
+  const auto id = h.controller->add(req).spec.id;
+  h.tick();
+  h.slurm.start(h.job_of(id, 0));
+  h.tick();
+  h.clock.advance(2 * kHour);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);  // 2 h left > 1 h mean wait
+  // The campaign's own segment started at once: the mean of the last 11 waits is 54.5 min.
+  h.clock.advance(kHour + 60);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);  // 59 min left
+  h.clock.advance(600);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 2u);  // 49 min left
+}
+
+TEST(CampaignController, ResubmitsASegmentThatFailedToStartThenGivesUp) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    ASSERT_EQ(h.slurm.submissions().size(), static_cast<std::size_t>(attempt));
+    EXPECT_EQ(h.slurm.submissions().back().request.comment,
+              JobTag({h.store->store_id(), id, 0, attempt}).str());
+    h.slurm.finish(h.job_of(id, 0), SlurmJobState::kCancelled);  // cancelled while pending
+    h.clock.advance(10);
+    h.tick();  // seen ended without starting: submitted again at once
+  }
+  EXPECT_EQ(h.campaign(id).state, CampaignState::kFailed);
+  EXPECT_NE(h.campaign(id).message.find("after 3 attempts"), std::string::npos);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 3u);
+}
+
+TEST(CampaignController, AFailedSegmentIsRetriedThenTheCampaignGoesOn) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  h.slurm.start(h.job_of(id, 0));
+  h.tick();
+  h.slurm.finish(h.job_of(id, 0), SlurmJobState::kNodeFail);
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 2u);
+  EXPECT_EQ(h.slurm.submissions()[1].request.name, "train-s0");
+  EXPECT_EQ(h.seg(id, 0).seg.attempts, 2);
+  h.slurm.start(h.job_of(id, 0));
+  h.tick();
+  h.slurm.finish(h.job_of(id, 0));
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 3u);
+  EXPECT_EQ(h.slurm.submissions()[2].request.name, "train-s1");
+}
+
+TEST(CampaignController, RefusedSubmissionIsRetriedAfterADelay) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(1)).spec.id;
+  h.slurm.refuse_next_submit("Invalid partition name specified");
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kPlanned);
+  EXPECT_NE(h.seg(id, 0).message.find("Invalid partition"), std::string::npos);
+  h.tick();
+  EXPECT_EQ(h.slurm.counters().submits, 1u);  // not before retry_delay
+  h.clock.advance(61);
+  h.tick();
+  EXPECT_EQ(h.slurm.counters().submits, 2u);
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kPending);
+}
+
+TEST(CampaignController, CrashAfterTheIntentBeforeSubmittingSubmitsOnce) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const Actions a = h.tick(/*perform=*/false);  // intent committed, then the daemon dies
+  ASSERT_EQ(a.submits.size(), 1u);
+  EXPECT_TRUE(h.seg(id, 0).submitting);
+  h.restart();
+  EXPECT_TRUE(h.seg(id, 0).submitting);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 0u);  // not before reconcile_delay
+  h.clock.advance(5);
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 1u);
+  EXPECT_EQ(h.slurm.submissions()[0].request.comment,
+            JobTag({h.store->store_id(), id, 0, 1}).str());
+  EXPECT_EQ(h.controller->counters().resubmitted, 1u);
+  h.clock.advance(60);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+}
+
+TEST(CampaignController, CrashAfterSubmittingBeforeRecordingAdoptsTheJob) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const Actions a = h.tick(/*perform=*/false);
+  const JobId job = h.slurm.submit(a.submits.at(0).request);  // Slurm took it; the daemon died
+  h.restart();
+  h.clock.advance(3600);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  EXPECT_EQ(h.job_of(id, 0), job);
+  EXPECT_EQ(h.controller->counters().adopted, 1u);
+  EXPECT_EQ(h.store->submissions(id).at(0).state, "submitted");
+}
+
+TEST(CampaignController, LostReplyIsSettledByTheTag) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.slurm.lose_next_submit_reply();
+  h.tick();
+  EXPECT_TRUE(h.seg(id, 0).submitting);
+  h.clock.advance(10);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  EXPECT_FALSE(h.seg(id, 0).submitting);
+  EXPECT_EQ(h.job_of(id, 0), h.slurm.submissions()[0].job);
+}
+
+TEST(CampaignController, IgnoresJobsTaggedByAnotherStoreOrUser) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(1)).spec.id;
+  SlurmJob foreign;
+  foreign.comment = JobTag{"ffffffff", id, 0, 1}.str();
+  h.slurm.add_job(foreign);
+  SlurmJob other_user;
+  other_user.comment = JobTag{h.store->store_id(), id, 0, 1}.str();
+  other_user.user_id = 4242;
+  h.slurm.add_job(other_user);
+  h.tick(false);
+  h.restart();
+  h.clock.advance(10);
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 1u);
+  EXPECT_EQ(h.job_of(id, 0), h.slurm.submissions()[0].job);
+}
+
+// Kill the daemon at random points of a 4-segment campaign's life, many times: it always
+// finishes, and every (segment, attempt) tag is submitted exactly once.
+TEST(CampaignController, RandomCrashesNeverLoseOrDuplicate) {
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed);
+    Harness h(quick_config());
+    const auto id = h.controller->add(simple_request(4)).spec.id;
+    for (int step = 0; step < 400 && h.campaign(id).state == CampaignState::kActive; ++step) {
+      const int roll = static_cast<int>(rng() % 10);
+      if (roll == 0) {  // crash right after deciding, maybe after Slurm took some submissions
+        const Actions a = h.tick(false);
+        for (const auto& s : a.submits)
+          if (rng() % 2) h.slurm.submit(s.request);
+        h.restart();
+      } else if (roll == 1) {
+        h.restart();
+      } else {
+        h.tick();
+      }
+      // The cluster moves on: start pending jobs, end running ones.
+      for (const auto& [jid, job] : h.slurm.jobs()) {
+        if (job.state == SlurmJobState::kPending && rng() % 3 == 0) {
+          h.slurm.start(jid);
+          break;
+        }
+        if (job.state == SlurmJobState::kRunning && rng() % 4 == 0) {
+          h.slurm.finish(jid, SlurmJobState::kCompleted);
+          break;
+        }
+      }
+      h.clock.advance(7);
+    }
+    ASSERT_EQ(h.campaign(id).state, CampaignState::kDone) << "seed " << seed;
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ(h.slurm.submissions_tagged(id, k).size(), 1u)
+          << "seed " << seed << " segment " << k;
+    }
+  }
+}
+
+TEST(CampaignController, HandoffSignalsThePredecessorThenCancelsItAfterTheGrace) {
+  Scripted p;
+  p.submit = true;
+  Harness h(quick_config(), p.factory());
+  auto req = simple_request(2, 10 * kHour);
+  req.policy = "scripted";
+  req.overlap = OverlapMode::kHandoff;
+  req.handoff_grace = 300;
+  const auto id = h.controller->add(req).spec.id;
+  h.tick();
+  h.slurm.start(h.job_of(id, 0));
+  h.tick();  // policy: submit now
+  ASSERT_EQ(h.slurm.submissions().size(), 2u);
+  h.slurm.start(h.job_of(id, 1));
+  h.tick();
+  ASSERT_EQ(h.slurm.signals().size(), 1u);
+  EXPECT_EQ(h.slurm.signals()[0].job, h.job_of(id, 0));
+  EXPECT_EQ(h.slurm.signals()[0].signo, SIGUSR1);
+  h.clock.advance(200);
+  h.tick();
+  EXPECT_EQ(h.slurm.signals().size(), 1u);
+  EXPECT_TRUE(h.slurm.cancels().empty());
+  h.clock.advance(101);
+  h.tick();
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  EXPECT_EQ(h.slurm.cancels().size(), 1u);
+}
+
+TEST(CampaignController, ConcurrentModeNeverSignals) {
+  Scripted p;
+  p.submit = true;
+  Harness h(quick_config(), p.factory());
+  auto req = simple_request(2, 10 * kHour);
+  req.policy = "scripted";
+  const auto id = h.controller->add(req).spec.id;
+  h.tick();
+  h.slurm.start(h.job_of(id, 0));
+  h.tick();
+  h.slurm.start(h.job_of(id, 1));
+  h.tick();
+  h.clock.advance(kHour);
+  h.tick();
+  EXPECT_TRUE(h.slurm.signals().empty());
+  EXPECT_TRUE(h.slurm.cancels().empty());
+}
+
+TEST(CampaignController, PauseHoldsSubmissionsResumeGoesOn) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  h.controller->pause(id);
+  h.slurm.start(h.job_of(id, 0));
+  h.tick();
+  h.slurm.finish(h.job_of(id, 0));
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);  // still followed while paused
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  h.restart();
+  EXPECT_EQ(h.campaign(id).state, CampaignState::kPaused);
+  h.controller->resume(id);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 2u);
+  EXPECT_THROW(h.controller->resume(999), RequestError);
+}
+
+TEST(CampaignController, CancelCancelsQueuedJobsAndLateAdoptions) {
+  Harness h(quick_config());
+  const auto a = h.controller->add(simple_request(2)).spec.id;
+  const auto b = h.controller->add(simple_request(2)).spec.id;
+  h.slurm.lose_next_submit_reply();  // a's submission outcome unknown
+  h.tick();
+  EXPECT_TRUE(h.seg(a, 0).submitting);
+  const JobId bjob = h.job_of(b, 0);
+  const Actions ca = h.controller->cancel(a);
+  EXPECT_TRUE(ca.cancels.empty());
+  perform_actions(*h.controller, h.slurm, h.controller->cancel(b));
+  EXPECT_EQ(h.slurm.find(bjob)->state, SlurmJobState::kCancelled);
+  h.tick();  // a's job is found by its tag and cancelled
+  ASSERT_EQ(h.slurm.cancels().size(), 2u);
+  EXPECT_EQ(h.campaign(a).state, CampaignState::kCancelled);
+  EXPECT_THROW(h.controller->cancel(a), RequestError);
+  h.tick();
+  EXPECT_EQ(h.slurm.cancels().size(), 2u);
+  EXPECT_EQ(h.slurm.submissions().size(), 2u);
+}
+
+TEST(CampaignController, PerUserCampaignLimit) {
+  auto cfg = quick_config();
+  cfg.max_campaigns_per_user = 2;
+  Harness h(cfg);
+  h.controller->add(simple_request());
+  const auto second = h.controller->add(simple_request()).spec.id;
+  EXPECT_THROW(h.controller->add(simple_request()), RequestError);
+  auto other = simple_request();
+  other.owner_uid = 1001;
+  EXPECT_NO_THROW(h.controller->add(other));
+  h.tick();
+  perform_actions(*h.controller, h.slurm, h.controller->cancel(second));
+  EXPECT_NO_THROW(h.controller->add(simple_request()));
+}
+
+TEST(CampaignController, RejectsBadRequests) {
+  Harness h(quick_config());
+  auto r = simple_request();
+  r.policy = "no-such-policy";
+  try {
+    h.controller->add(r);
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown policy"), std::string::npos);
+  }
+  r = simple_request();
+  r.segments = 0;
+  EXPECT_THROW(h.controller->add(r), RequestError);
+  r = simple_request();
+  r.time_limit = 10;
+  EXPECT_THROW(h.controller->add(r), RequestError);
+  r = simple_request();
+  r.name.clear();
+  EXPECT_THROW(h.controller->add(r), RequestError);
+  EXPECT_TRUE(h.controller->campaigns().empty());
+}
+
+TEST(CampaignController, AJobThatVanishesWhilePendingIsSubmittedAgain) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(1)).spec.id;
+  h.tick();
+  const JobId first = h.job_of(id, 0);
+  h.slurm.forget(first);
+  h.tick();  // too soon after the submission to trust the absence
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  h.clock.advance(10);
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 2u);
+  EXPECT_NE(h.job_of(id, 0), first);
+}
+
+TEST(CampaignController, UnreachableControllerLeavesTheOutcomeToTheDump) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(1)).spec.id;
+  const JobDump dump = h.slurm.load_jobs(0);
+  const Actions a = h.controller->tick(dump.jobs, dump.taken, h.history, QueueSnapshot{});
+  h.slurm.set_reachable(false);
+  perform_actions(*h.controller, h.slurm, a);
+  EXPECT_TRUE(h.seg(id, 0).submitting);
+  h.slurm.set_reachable(true);
+  h.clock.advance(10);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  EXPECT_FALSE(h.seg(id, 0).submitting);
+}
+
+}  // namespace
+}  // namespace mirage::daemon

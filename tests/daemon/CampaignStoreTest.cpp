@@ -1,0 +1,173 @@
+// The SQLite store: what goes in comes back after a reopen.
+#include <gtest/gtest.h>
+
+#include "TestSupport.h"
+#include "mirage/daemon/CampaignStore.h"
+
+namespace mirage::daemon {
+namespace {
+
+using testing::TempDir;
+
+CampaignRecord sample_record() {
+  CampaignRecord r;
+  r.spec.name = "gpt2";
+  r.spec.script = "#!/bin/bash\nsrun train\n";
+  r.spec.partition = "gpu";
+  r.spec.policy = "average";
+  r.spec.segment_count = 3;
+  r.spec.nodes = 2;
+  r.spec.gpus_per_node = 4;
+  r.spec.time_limit = 48 * kHour;
+  r.spec.overlap = OverlapMode::kHandoff;
+  r.spec.handoff_grace = 120;
+  r.script_path = "/home/u/train.sh";
+  r.owner_uid = 1000;
+  r.account = "proj";
+  r.work_dir = "/home/u";
+  r.environment = {"A=1", "B=two words"};
+  r.created = 100;
+  return r;
+}
+
+TEST(CampaignStore, CampaignsSurviveAReopen) {
+  TempDir dir;
+  std::string id_before;
+  std::int64_t id = 0;
+  {
+    CampaignStore store(dir.file("s.db"));
+    id_before = store.store_id();
+    EXPECT_EQ(id_before.size(), 8u);
+    CampaignRecord r = sample_record();
+    store.add_campaign(r);
+    id = r.spec.id;
+    EXPECT_GT(id, 0);
+    ASSERT_EQ(r.segments.size(), 3u);
+    r.segments[0].seg.attempts = 1;
+    r.segments[0].submitting = true;
+    r.segments[0].intent_time = 200;
+    store.begin_submission(id, r.segments[0], {store.store_id(), id, 0, 1});
+    r.segments[0].submitting = false;
+    r.segments[0].seg.slurm_job_id = 77;
+    r.segments[0].seg.state = SegmentState::kRunning;
+    r.segments[0].seg.submit_time = 201;
+    r.segments[0].seg.start_time = 300;
+    store.finish_submission(id, r.segments[0], 77);
+    r.state = CampaignState::kPaused;
+    store.save_campaign_state(r);
+  }
+  CampaignStore store(dir.file("s.db"));
+  EXPECT_EQ(store.store_id(), id_before);
+  const auto all = store.load_campaigns();
+  ASSERT_EQ(all.size(), 1u);
+  const CampaignRecord& r = all[0];
+  EXPECT_EQ(r.spec.id, id);
+  EXPECT_EQ(r.spec.name, "gpt2");
+  EXPECT_EQ(r.spec.script, "#!/bin/bash\nsrun train\n");
+  EXPECT_EQ(r.spec.policy, "average");
+  EXPECT_EQ(r.spec.overlap, OverlapMode::kHandoff);
+  EXPECT_EQ(r.spec.handoff_grace, 120);
+  EXPECT_EQ(r.spec.time_limit, 48 * kHour);
+  EXPECT_EQ(r.environment, (std::vector<std::string>{"A=1", "B=two words"}));
+  EXPECT_EQ(r.state, CampaignState::kPaused);
+  EXPECT_EQ(r.owner_uid, 1000u);
+  ASSERT_EQ(r.segments.size(), 3u);
+  EXPECT_EQ(r.segments[0].seg.slurm_job_id, 77);
+  EXPECT_EQ(r.segments[0].seg.state, SegmentState::kRunning);
+  EXPECT_EQ(r.segments[0].seg.start_time, 300);
+  EXPECT_FALSE(r.segments[0].submitting);
+  EXPECT_EQ(r.segments[1].seg.state, SegmentState::kPlanned);
+  const auto subs = store.submissions(id);
+  ASSERT_EQ(subs.size(), 1u);
+  EXPECT_EQ(subs[0].state, "submitted");
+  EXPECT_EQ(subs[0].job, 77);
+  EXPECT_EQ(subs[0].tag, JobTag({store.store_id(), id, 0, 1}).str());
+}
+
+TEST(CampaignStore, AnUnfinishedIntentIsRemembered) {
+  TempDir dir;
+  std::int64_t id = 0;
+  {
+    CampaignStore store(dir.file("s.db"));
+    CampaignRecord r = sample_record();
+    store.add_campaign(r);
+    id = r.spec.id;
+    r.segments[1].seg.attempts = 2;
+    r.segments[1].submitting = true;
+    r.segments[1].intent_time = 500;
+    store.begin_submission(id, r.segments[1], {store.store_id(), id, 1, 2});
+  }
+  CampaignStore store(dir.file("s.db"));
+  const auto all = store.load_campaigns();
+  EXPECT_TRUE(all[0].segments[1].submitting);
+  EXPECT_EQ(all[0].segments[1].seg.attempts, 2);
+  EXPECT_EQ(store.submissions(id).at(0).state, "submitting");
+}
+
+TEST(CampaignStore, SnapshotsRoundTripAndPrune) {
+  TempDir dir;
+  CampaignStore store(dir.file("s.db"));
+  for (Seconds t = 600; t <= 3000; t += 600) {
+    QueueSnapshot q;
+    q.time = t;
+    q.total_nodes = 4;
+    q.gpus_per_node = 4;
+    q.recent_mean_wait_s = 12.5;
+    q.recent_starts = 7;
+    for (int i = 0; i < 100; ++i) q.pending.push_back({3600, 1 + i % 3, 4, t - i});
+    q.running.push_back({7200, 2, 4, 30, 60});
+    store.save_snapshot(q);
+  }
+  store.prune_snapshots(1800);
+  const auto back = store.load_snapshots(0);
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ(back[0].time, 1800);
+  EXPECT_EQ(back[0].pending.size(), 100u);
+  EXPECT_EQ(back[0].pending[5].nodes, 3);
+  EXPECT_EQ(back[0].pending[5].waited, 1795);
+  EXPECT_EQ(back[0].running[0].run, 60);
+  EXPECT_DOUBLE_EQ(back[0].recent_mean_wait_s, 12.5);
+  EXPECT_EQ(back[0].recent_starts, 7);
+}
+
+TEST(CampaignStore, CorruptSnapshotBlobIsAnError) {
+  std::vector<unsigned char> junk(40, 0x55);
+  EXPECT_THROW(decode_snapshot_blob(junk), std::runtime_error);
+  QueueSnapshot q;
+  q.pending.push_back({1, 1, 1, 1});
+  auto blob = encode_snapshot_blob(q);
+  blob.resize(blob.size() - 3);
+  EXPECT_THROW(decode_snapshot_blob(blob), std::runtime_error);
+}
+
+TEST(CampaignStore, ObservedJobsKeepTheLatestState) {
+  TempDir dir;
+  CampaignStore store(dir.file("s.db"));
+  SlurmJob j;
+  j.id = 5;
+  j.partition = "gpu";
+  j.submit = 10;
+  j.time_limit = 600;
+  store.upsert_observed_jobs({j});
+  EXPECT_TRUE(store.finished_observed_jobs().empty());
+  j.state = SlurmJobState::kCompleted;
+  j.start = 20;
+  j.end = 80;
+  store.upsert_observed_jobs({j});
+  const auto done = store.finished_observed_jobs();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].end, 80);
+  EXPECT_EQ(done[0].state, SlurmJobState::kCompleted);
+  EXPECT_EQ(store.observed_job_count(), 1u);
+}
+
+TEST(CampaignStore, UsesWriteAheadLogging) {
+  TempDir dir;
+  CampaignStore store(dir.file("s.db"));
+  store.set_value("k", "v");
+  EXPECT_EQ(store.value("k"), "v");
+  EXPECT_TRUE(std::filesystem::exists(dir.file("s.db-wal")));
+}
+
+}  // namespace
+}  // namespace mirage::daemon

@@ -1,0 +1,147 @@
+// The whole daemon (event loop, Slurm thread, store, socket) against the fake Slurm: a campaign
+// runs to the end through the control socket, and an unreachable controller is ridden out.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "TestSupport.h"
+#include "mirage/daemon/ControlProtocol.h"
+#include "mirage/daemon/ControlServer.h"
+#include "mirage/daemon/Daemon.h"
+
+namespace mirage::daemon {
+namespace {
+
+using json = nlohmann::json;
+
+struct RunningDaemon {
+  explicit RunningDaemon(const DaemonConfig& config, std::unique_ptr<FakeSlurmClient> fake)
+      : daemon(config, std::move(fake), std::make_shared<SystemClock>()),
+        thread([this] { daemon.run(false); }) {}
+  ~RunningDaemon() {
+    daemon.stop();
+    thread.join();
+  }
+  Daemon daemon;
+  std::thread thread;
+};
+
+template <typename F>
+bool eventually(F f, int seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    try {
+      if (f()) return true;
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+TEST(Daemon, RunsACampaignAndRidesOutAnUnreachableController) {
+  testing::TempDir dir;
+  DaemonConfig config = parse_daemon_config(
+      "[poll]\ninterval = 1\nbackoff_max = 2\n[policy]\nfallback_lead = 0\n[log]\nlevel = "
+      "\"warn\"\n",
+      "t.toml");
+  config.store_path = dir.file("store.db");
+  config.socket_path = dir.file("m.sock");
+  SystemClock clock;
+  std::atomic<bool> down{false};
+  auto fake = std::make_unique<FakeSlurmClient>(clock);
+  // The cluster, moved along from the daemon's Slurm thread: jobs start on the next dump and
+  // end on the one after.
+  fake->set_on_dump([&down](FakeSlurmClient& f) {
+    f.set_reachable(!down.load());
+    std::vector<JobId> start, finish;
+    for (const auto& [id, j] : f.jobs()) {
+      if (j.state == SlurmJobState::kPending) start.push_back(id);
+      if (j.state == SlurmJobState::kRunning) finish.push_back(id);
+    }
+    for (JobId id : finish) f.finish(id);
+    for (JobId id : start) f.start(id);
+  });
+  RunningDaemon d(config, std::move(fake));
+  const std::string sock = config.socket_path;
+  ASSERT_TRUE(eventually(
+      [&] {
+        return call_daemon(sock, {{"op", "ping"}})["ok"].get<bool>();
+      },
+      10));
+
+  const json add = {
+      {"op", "add"},
+      {"campaign",
+       {{"name", "t"}, {"script", "#!/bin/sh\n"}, {"segments", 2}, {"time_limit", 600}}}};
+  const auto id = call_daemon(sock, add)["campaign"]["id"].get<std::int64_t>();
+  ASSERT_TRUE(eventually(
+      [&] {
+        return call_daemon(sock, {{"op", "show"}, {"id", id}})["campaign"]["state"] == "done";
+      },
+      20));
+  const json shown = call_daemon(sock, {{"op", "show"}, {"id", id}})["campaign"];
+  EXPECT_EQ(shown["submissions"].size(), 2u);
+
+  down = true;
+  EXPECT_TRUE(eventually(
+      [&] {
+        return !call_daemon(sock, {{"op", "status"}})["daemon"]["controller_reachable"].get<bool>();
+      },
+      10));
+  // Still serving while the controller is away.
+  EXPECT_EQ(call_daemon(sock, {{"op", "list"}})["campaigns"].size(), 1u);
+  down = false;
+  EXPECT_TRUE(eventually(
+      [&] {
+        return call_daemon(sock, {{"op", "status"}})["daemon"]["controller_reachable"].get<bool>();
+      },
+      10));
+  const json st = call_daemon(sock, {{"op", "status"}})["daemon"];
+  EXPECT_EQ(st["partition"], "gpu");
+  EXPECT_EQ(st["nodes"], 4);
+  EXPECT_GT(st["history_snapshots"].get<int>(), 0);
+}
+
+TEST(Daemon, ARestartKeepsCampaignsAndHistory) {
+  testing::TempDir dir;
+  DaemonConfig config =
+      parse_daemon_config("[poll]\ninterval = 1\n[log]\nlevel = \"warn\"\n", "t.toml");
+  config.store_path = dir.file("store.db");
+  config.socket_path = dir.file("m.sock");
+  SystemClock clock;
+  std::int64_t id = 0;
+  {
+    RunningDaemon d(config, std::make_unique<FakeSlurmClient>(clock));
+    ASSERT_TRUE(eventually(
+        [&] {
+          return call_daemon(config.socket_path, {{"op", "status"}})["daemon"]["polls"].get<int>() >
+                 0;
+        },
+        10));
+    id = call_daemon(config.socket_path, {{"op", "add"},
+                                          {"campaign",
+                                           {{"name", "keep"},
+                                            {"script", "x"},
+                                            {"segments", 3},
+                                            {"time_limit", 600}}}})["campaign"]["id"]
+             .get<std::int64_t>();
+    call_daemon(config.socket_path, {{"op", "pause"}, {"id", id}});
+  }
+  RunningDaemon d(config, std::make_unique<FakeSlurmClient>(clock));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return call_daemon(config.socket_path, {{"op", "ping"}})["ok"].get<bool>();
+      },
+      10));
+  const json c = call_daemon(config.socket_path, {{"op", "show"}, {"id", id}})["campaign"];
+  EXPECT_EQ(c["state"], "paused");
+  EXPECT_EQ(c["name"], "keep");
+  EXPECT_GE(
+      call_daemon(config.socket_path, {{"op", "status"}})["daemon"]["history_snapshots"].get<int>(),
+      1);
+}
+
+}  // namespace
+}  // namespace mirage::daemon

@@ -1,0 +1,110 @@
+// The simulator backend behind the SlurmClient seam, and the trace export read back by the
+// trace reader.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <sstream>
+
+#include "mirage/daemon/SimulatedSlurmClient.h"
+#include "mirage/daemon/TraceExport.h"
+#include "mirage/traces/Trace.h"
+
+namespace mirage::daemon {
+namespace {
+
+const char* kTrace =
+    "; MaxNodes: 4\n; MaxProcs: 16\n; UnixStartTime: 1700000000\n"
+    "1 0 0 3600 16 -1 -1 16 7200 -1 1 1 1 -1 1 1 -1 -1\n"
+    "2 60 0 600 4 -1 -1 4 3600 -1 1 2 1 -1 1 1 -1 -1\n"
+    "3 120 0 600 4 -1 -1 4 3600 -1 1 3 1 -1 1 1 -1 -1\n";
+
+TEST(SimulatedSlurmClient, RunsTheDaemonsJobsAmongTheTrace) {
+  const Trace trace = read_trace_text(kTrace, "tiny.swf");
+  SimulatedClusterConfig c;
+  c.speed = 1e6;  // the wall clock barely matters: a microsecond is a simulated second
+  c.warmup = 30;
+  c.checkpoint = 60;
+  c.user_id = 42;
+  SimulatedSlurmClient sim(trace, c);
+  EXPECT_EQ(sim.spec().nodes, 4);
+  EXPECT_EQ(sim.spec().gpus_per_node, 4);
+  const auto parts = sim.load_partitions();
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].total_nodes, 4);
+
+  SubmitRequest r;
+  r.nodes = 2;
+  r.gpus_per_node = 4;
+  r.time_limit = 3600;
+  r.name = "x-s0";
+  r.comment = "mirage:00000001:1:0:1";
+  const JobId id = sim.submit(r);
+  // The whole machine is busy with trace job 1 for an hour: ours waits, then runs.
+  bool saw_running = false;
+  for (const Seconds stop = sim.clock().now() + 3 * kHour;
+       !saw_running && sim.clock().now() < stop;) {
+    for (const auto& j : sim.load_jobs(0).jobs)
+      if (j.id == id) {
+        EXPECT_EQ(j.comment, r.comment);
+        EXPECT_EQ(j.user_id, 42u);
+        saw_running = j.state == SlurmJobState::kRunning;
+      }
+  }
+  ASSERT_TRUE(saw_running);
+  sim.signal_job(id, SIGUSR1);  // hand-off: it stops `checkpoint` later
+  bool ended = false;
+  for (const Seconds stop = sim.clock().now() + kHour; !ended && sim.clock().now() < stop;)
+    for (const auto& j : sim.load_jobs(0).jobs)
+      if (j.id == id && is_finished(j.state)) {
+        ended = true;
+        EXPECT_EQ(j.state, SlurmJobState::kCompleted);
+        EXPECT_LT(j.end - j.start, 3600);
+      }
+  EXPECT_TRUE(ended);
+  r.nodes = 5;
+  EXPECT_THROW(sim.submit(r), SlurmError);
+  r.nodes = 1;
+  r.partition = "other";
+  EXPECT_THROW(sim.submit(r), SlurmError);
+  EXPECT_GE(sim.counters().job_dumps, 2u);
+}
+
+TEST(TraceExport, WritesSwfTheReaderReadsBack) {
+  std::vector<SlurmJob> jobs;
+  for (int i = 0; i < 5; ++i) {
+    SlurmJob j;
+    j.id = 100 + i;
+    j.partition = i == 4 ? "cpu" : "gpu";
+    j.submit = 1'700'000'000 + 60 * i;
+    j.start = j.submit + 30 * i;
+    j.end = j.start + 600;
+    j.time_limit = 3600;
+    j.nodes = 1 + i % 2;
+    j.gpus_per_node = 4;
+    j.state = i == 3 ? SlurmJobState::kCancelled : SlurmJobState::kCompleted;
+    j.user_id = 1000;
+    jobs.push_back(j);
+  }
+  SlurmJob pending;
+  pending.id = 999;
+  pending.partition = "gpu";
+  pending.submit = 1'700'000'000;
+  jobs.push_back(pending);
+  std::ostringstream out;
+  TraceExportOptions o;
+  o.partition = "gpu";
+  o.machine_nodes = 8;
+  o.gpus_per_node = 4;
+  EXPECT_EQ(export_swf(jobs, o, out), 4u);
+  const Trace t = read_trace_text(out.str(), "export.swf");
+  ASSERT_EQ(t.jobs.size(), 4u);
+  EXPECT_EQ(t.machine_nodes, 8);
+  EXPECT_EQ(t.jobs[1].submit, 1'700'000'060);
+  EXPECT_EQ(t.jobs[1].wait(), 30);
+  EXPECT_EQ(t.jobs[1].runtime(), 600);
+  EXPECT_EQ(t.jobs[1].nodes, 2);
+  EXPECT_EQ(t.jobs[1].time_limit, 3600);
+}
+
+}  // namespace
+}  // namespace mirage::daemon

@@ -1,0 +1,47 @@
+// The job tag and the TRES parsing at the Slurm seam.
+#include <gtest/gtest.h>
+
+#include "mirage/daemon/SlurmClient.h"
+
+namespace mirage::daemon {
+namespace {
+
+TEST(JobTag, RoundTrips) {
+  const JobTag tag{"0a1b2c3d", 42, 3, 2};
+  EXPECT_EQ(tag.str(), "mirage:0a1b2c3d:42:3:2");
+  const auto back = JobTag::parse(tag.str());
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(*back, tag);
+}
+
+TEST(JobTag, RejectsWhatIsNotATag) {
+  for (const char* text : {"", "mirage:", "mirage:abc:1:2", "mirage:zz:1:2:3", "mirage:ab:1:2:3:4",
+                           "mirage:ab:0:1:1", "mirage:ab:1:-1:1", "mirage:ab:1:1:0",
+                           "other:ab:1:1:1", "mirage:ab:1:1:1 ", "mirage:ab:x:1:1"})
+    EXPECT_FALSE(JobTag::parse(text).has_value()) << text;
+}
+
+TEST(Tres, GpusPerNodeFromEveryForm) {
+  EXPECT_EQ(parse_gpus_per_node(""), 0);
+  EXPECT_EQ(parse_gpus_per_node("gres:gpu:4"), 4);
+  EXPECT_EQ(parse_gpus_per_node("gres/gpu:2"), 2);
+  EXPECT_EQ(parse_gpus_per_node("gres/gpu=8"), 8);
+  EXPECT_EQ(parse_gpus_per_node("gpu:4"), 4);
+  EXPECT_EQ(parse_gpus_per_node("gres:gpu:a100:3"), 3);
+  EXPECT_EQ(parse_gpus_per_node("gpu:4(S:0-1)"), 4);
+  EXPECT_EQ(parse_gpus_per_node("cpu=4,gres/gpu:2"), 2);
+  EXPECT_EQ(parse_gpus_per_node("gres:gpumem:1000"), 0);
+  EXPECT_EQ(parse_gpus_per_node("gres:gpu"), 1);
+}
+
+TEST(SlurmJobState, FinishedStates) {
+  EXPECT_FALSE(is_finished(SlurmJobState::kPending));
+  EXPECT_FALSE(is_finished(SlurmJobState::kRunning));
+  EXPECT_FALSE(is_finished(SlurmJobState::kSuspended));
+  EXPECT_TRUE(is_finished(SlurmJobState::kCompleted));
+  EXPECT_TRUE(is_finished(SlurmJobState::kTimeout));
+  EXPECT_TRUE(is_finished(SlurmJobState::kCancelled));
+}
+
+}  // namespace
+}  // namespace mirage::daemon

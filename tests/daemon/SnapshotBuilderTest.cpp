@@ -1,0 +1,78 @@
+// Live job lists into QueueSnapshots, and the recent-start waits across restarts.
+#include <gtest/gtest.h>
+
+#include "mirage/daemon/SnapshotBuilder.h"
+
+namespace mirage::daemon {
+namespace {
+
+SlurmJob job(JobId id, SlurmJobState state, Seconds submit, Seconds start, int nodes = 1,
+             const char* partition = "gpu") {
+  SlurmJob j;
+  j.id = id;
+  j.state = state;
+  j.submit = submit;
+  j.start = start;
+  j.nodes = nodes;
+  j.gpus_per_node = 4;
+  j.time_limit = 3600;
+  j.partition = partition;
+  return j;
+}
+
+TEST(SnapshotBuilder, PendingAndRunningOfThePartition) {
+  SnapshotBuilder b("gpu");
+  b.set_machine(8, 4);
+  const std::vector<SlurmJob> jobs = {
+      job(1, SlurmJobState::kPending, 100, kUnknownTime, 2),
+      job(2, SlurmJobState::kRunning, 50, 80, 3),
+      job(3, SlurmJobState::kPending, 100, kUnknownTime, 1, "cpu"),
+      job(4, SlurmJobState::kPending, 150, kUnknownTime, 1, "cpu,gpu"),
+      job(5, SlurmJobState::kCompleted, 10, 20),
+  };
+  const QueueSnapshot q = b.build(jobs, 200);
+  EXPECT_EQ(q.time, 200);
+  EXPECT_EQ(q.total_nodes, 8);
+  EXPECT_EQ(q.gpus_per_node, 4);
+  ASSERT_EQ(q.pending.size(), 2u);
+  EXPECT_EQ(q.pending[0].waited, 100);
+  EXPECT_EQ(q.pending[0].nodes, 2);
+  EXPECT_EQ(q.pending[1].waited, 50);
+  ASSERT_EQ(q.running.size(), 1u);
+  EXPECT_EQ(q.running[0].waited, 30);
+  EXPECT_EQ(q.running[0].run, 120);
+  EXPECT_EQ(q.running[0].time_limit, 3600);
+}
+
+TEST(SnapshotBuilder, RecentStartsAreTheLastHundredWaits) {
+  SnapshotBuilder b("gpu");
+  std::vector<SlurmJob> jobs;
+  for (int i = 0; i < 150; ++i)
+    jobs.push_back(job(i + 1, SlurmJobState::kRunning, 0, i < 50 ? 10 : 100 + i));
+  EXPECT_TRUE(b.observe_starts(jobs));
+  EXPECT_EQ(b.recent_count(), 100);
+  // The last 100 started are jobs 51..150 (waits 150..249): mean 199.5.
+  EXPECT_DOUBLE_EQ(b.recent_mean_wait(), 199.5);
+  EXPECT_FALSE(b.observe_starts(jobs));  // nothing new
+}
+
+TEST(SnapshotBuilder, ARestartNeitherForgetsNorCountsTwice) {
+  SnapshotBuilder b("gpu");
+  std::vector<SlurmJob> jobs = {job(1, SlurmJobState::kRunning, 0, 100),
+                                job(2, SlurmJobState::kRunning, 0, 300)};
+  b.observe_starts(jobs);
+  const std::string saved = b.save_recent();
+  SnapshotBuilder after("gpu");
+  after.restore_recent(saved);
+  EXPECT_EQ(after.recent_count(), 2);
+  EXPECT_DOUBLE_EQ(after.recent_mean_wait(), 200);
+  jobs.push_back(job(3, SlurmJobState::kRunning, 300, 300));
+  EXPECT_TRUE(after.observe_starts(jobs));
+  EXPECT_EQ(after.recent_count(), 3);
+  EXPECT_DOUBLE_EQ(after.recent_mean_wait(), 400.0 / 3);
+  after.restore_recent("not json at all");
+  EXPECT_EQ(after.recent_count(), 0);
+}
+
+}  // namespace
+}  // namespace mirage::daemon

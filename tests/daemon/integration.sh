@@ -1,0 +1,416 @@
+#!/usr/bin/env bash
+# The daemon and the campaign CLI on a real local Slurm cluster (DESIGN.md section 6), through
+# tests/slurm/cluster.sh. Phases:
+#   chain    a 3-segment campaign (hand-off mode, `average` policy) under background load runs to
+#            completion through the daemon and the CLI; every predecessor still running when
+#            its successor started was stopped by the hand-off signal;
+#   handoff  a 2-segment campaign on an idle cluster: the hand-off must happen;
+#   kill     three campaigns while the daemon is SIGKILLed at random points and restarted many
+#            times (plus self-inflicted kills right after an intent and right after a submission):
+#            every campaign completes and no segment is ever submitted twice;
+#   ctld     slurmctld is stopped and restarted mid-run: the daemon backs off, reconnects and
+#            the campaign completes;
+#   garbage  random bytes, oversized lines, malformed and hostile requests and idle connections
+#            on the control socket change nothing, and the daemon keeps serving.
+# "Submitted twice" is checked against the cluster's own record (jobcomp: one line per job that
+# ended, by job name) and the daemon's intent log (one submission per segment).
+#
+#   tests/daemon/integration.sh --bin build/cli/mirage [--dir DIR] [--keep] [--phase NAME]...
+#                               [--self-check]
+# --self-check sneaks a second job named like a segment into the cluster during the kill phase:
+# the run must then FAIL, which shows the duplicate check has teeth.
+#
+# Needs root and the Slurm packages; exits 77 (skipped) without them.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cluster_sh="$root/tests/slurm/cluster.sh"
+bin=""
+dir="${MIRAGE_DAEMON_IT_DIR:-/tmp/mirage-daemon-it}"
+keep=0
+self_check=0
+phases=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) bin="$2"; shift 2 ;;
+    --dir) dir="$2"; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --self-check) self_check=1; shift ;;
+    --phase) phases+=("$2"); shift 2 ;;
+    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "integration: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[ ${#phases[@]} -gt 0 ] || phases=(chain handoff kill ctld garbage)
+[ -n "$bin" ] && [ -x "$bin" ] || { echo "integration: --bin must name the mirage binary" >&2; exit 2; }
+bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+
+if [ "$(id -u)" -ne 0 ]; then echo "integration: SKIP (needs root)"; exit 77; fi
+for b in slurmctld slurmd sbatch munged python3; do
+  command -v "$b" >/dev/null || { echo "integration: SKIP ($b not installed)"; exit 77; }
+done
+
+# A cluster of our own: own directory and ports, so other test clusters on this machine do not
+# collide with it.
+export MIRAGE_SLURM_DIR="$dir/cluster"
+export MIRAGE_SLURM_CTLD_PORT="${MIRAGE_DAEMON_IT_CTLD_PORT:-17817}"
+export MIRAGE_SLURM_NODE_PORT="${MIRAGE_DAEMON_IT_NODE_PORT:-17901}"
+export SLURM_CONF="$MIRAGE_SLURM_DIR/slurm.conf"
+export TZ=UTC
+jobcomp="$MIRAGE_SLURM_DIR/jobcomp.txt"
+work="$dir/work"
+sock="$dir/mirage.sock"
+conf="$dir/daemon.toml"
+log="$dir/daemon.log"
+daemon_pid=""
+load_pid=""
+t_start=$SECONDS
+
+note() { echo "integration [$((SECONDS - t_start))s]: $*"; }
+fail() {
+  echo "integration: FAIL: $*" >&2
+  echo "---- tail of $log" >&2
+  tail -n 40 "$log" >&2 || true
+  exit 1
+}
+
+cleanup() {
+  set +e
+  [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null && wait "$load_pid" 2>/dev/null
+  [ -n "$daemon_pid" ] && kill -KILL "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+  if [ $keep -eq 0 ]; then "$cluster_sh" stop >/dev/null 2>&1; fi
+}
+trap cleanup EXIT
+
+# munged is shared by every test cluster on the machine and another one's `stop` may end it:
+# make sure it answers before talking to Slurm.
+ensure_munge() {
+  munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && return 0
+  note "munged is not answering: starting it"
+  install -d -o munge -g munge -m 0755 /run/munge
+  runuser -u munge -- /usr/sbin/munged 2>/dev/null || true
+  sleep 1
+  munge -n | unmunge >/dev/null 2>&1 || fail "munged does not work"
+}
+
+mirage() { "$bin" "$@" --socket "$sock"; }
+
+json_get() {  # json_get EXPR  (reads JSON on stdin; EXPR uses `d`)
+  python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"
+}
+
+daemon_alive() { [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; }
+
+start_daemon() {  # start_daemon [ENV=VALUE...]
+  env "$@" "$bin" daemon --config "$conf" >>"$log" 2>&1 &
+  daemon_pid=$!
+}
+
+wait_daemon_up() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    if mirage status --json >/dev/null 2>&1; then return 0; fi
+    daemon_alive || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+kill_daemon() {
+  if daemon_alive; then kill -KILL "$daemon_pid" 2>/dev/null || true; fi
+  [ -n "$daemon_pid" ] && { wait "$daemon_pid" 2>/dev/null || true; }
+  daemon_pid=""
+}
+
+add_campaign() {  # add_campaign NAME SEGMENTS SCRIPT [extra flags...] -> prints the id
+  local name="$1" segs="$2" script="$3"
+  shift 3
+  (cd "$work" && mirage campaign add --name "$name" --script "$script" --segments "$segs" \
+    --nodes 1 --gpus-per-node 4 --time-limit 1 --no-export-env --json "$@") | json_get 'd["id"]'
+}
+
+state_of() { mirage campaign show "$1" --json | json_get 'd["state"]'; }
+
+wait_done() {  # wait_done TIMEOUT ID...
+  local timeout="$1" id s all
+  shift
+  local deadline=$((SECONDS + timeout))
+  while :; do
+    all=1
+    for id in "$@"; do
+      s="$(state_of "$id" 2>/dev/null || echo unknown)"
+      case "$s" in
+        done) ;;
+        failed | cancelled) mirage campaign show "$id" >&2 || true; fail "campaign $id is $s" ;;
+        *) all=0 ;;
+      esac
+    done
+    [ $all -eq 1 ] && return 0
+    [ $SECONDS -lt $deadline ] || { for id in "$@"; do mirage campaign show "$id" >&2 || true; done; fail "campaigns $* not done after ${timeout}s"; }
+    sleep 1
+  done
+}
+
+# Exactly one job per segment: in the cluster's job completion log (by name) and in the
+# daemon's intent log.
+check_exactly_once() {  # check_exactly_once ID NAME SEGMENTS
+  local id="$1" name="$2" segs="$3" k n
+  sleep 3  # jobcomp is written as jobs are purged
+  for ((k = 0; k < segs; k++)); do
+    n="$(grep -c " Name=$name-s$k " "$jobcomp" || true)"
+    [ "$n" -eq 1 ] || { grep " Name=$name-s" "$jobcomp" >&2 || true; fail "campaign $id segment $k ran as $n jobs in Slurm (expected 1)"; }
+  done
+  n="$(mirage campaign show "$id" --json | json_get 'len(d["submissions"])')"
+  [ "$n" -eq "$segs" ] || fail "campaign $id has $n submissions in its intent log (expected $segs)"
+  n="$(mirage campaign show "$id" --json | json_get 'sum(1 for s in d["submissions"] if s["state"] != "submitted")')"
+  [ "$n" -eq 0 ] || fail "campaign $id has $n unsettled submissions"
+}
+
+# Hand-off, checked against Slurm's record: every predecessor still running when its successor
+# started must have been stopped by the signal (its output says so). Prints how many were.
+check_handoffs() {  # check_handoffs ID NAME SEGMENTS
+  local id="$1" name="$2" segs="$3" k out pred_end succ_start pred_job n=0
+  for ((k = 0; k + 1 < segs; k++)); do
+    pred_end="$(grep " Name=$name-s$k " "$jobcomp" | sed -n 's/.* EndTime=\([^ ]*\).*/\1/p')"
+    succ_start="$(grep " Name=$name-s$((k + 1)) " "$jobcomp" | sed -n 's/.* StartTime=\([^ ]*\).*/\1/p')"
+    pred_job="$(grep " Name=$name-s$k " "$jobcomp" | sed -n 's/.*JobId=\([0-9]*\).*/\1/p')"
+    out="$work/slurm-$pred_job.out"
+    if [[ "$succ_start" < "$pred_end" ]]; then
+      grep -q "hand-off signal" "$out" 2>/dev/null ||
+        fail "campaign $id segment $k ran until $pred_end although segment $((k + 1)) started at $succ_start: no hand-off signal"
+      n=$((n + 1))
+    fi
+  done
+  echo "$n"
+}
+
+background_load() {  # keeps a few jobs of other users' kind queued
+  while :; do
+    local pending
+    pending="$(squeue -h -t PD -n load 2>/dev/null | wc -l || echo 0)"
+    if [ "$pending" -lt 2 ]; then
+      sbatch -Q -J load -N $((1 + RANDOM % 2)) -t 1 -o /dev/null --wrap "sleep $((5 + RANDOM % 10))" \
+        >/dev/null 2>&1 || true
+    fi
+    sleep 2
+  done
+}
+
+# ------------------------------------------------------------------------------------- setup
+rm -rf "$dir"
+mkdir -p "$dir" "$work"
+ensure_munge
+"$cluster_sh" start >"$dir/cluster.log" 2>&1 || { cat "$dir/cluster.log" >&2; fail "the Slurm cluster did not start"; }
+ensure_munge
+note "cluster up (SLURM_CONF=$SLURM_CONF)"
+
+cat >"$conf" <<CONF
+[cluster]
+backend = "slurm"
+slurm_conf = "$SLURM_CONF"
+partition = "gpu"
+[poll]
+interval = 1
+cluster_every = "10s"
+backoff_max = 4
+[store]
+path = "$dir/store.db"
+[socket]
+path = "$sock"
+max_request_bytes = 65536
+max_clients = 16
+idle_timeout = "5s"
+[policy]
+default = "average"
+decision_interval = 2
+fallback_lead = 30
+[guard]
+max_campaigns_per_user = 50
+max_retries = 2
+retry_delay = 2
+[handoff]
+signal = "USR1"
+grace = "5s"
+[log]
+level = "info"
+CONF
+"$bin" daemon --config "$conf" --check >/dev/null || fail "the daemon config does not check"
+
+# A segment: trains (sleeps) until its time is up or the hand-off signal comes.
+cat >"$work/segment.sh" <<'SCRIPT'
+#!/bin/bash
+echo "campaign $MIRAGE_CAMPAIGN_ID segment $MIRAGE_SEGMENT attempt $MIRAGE_ATTEMPT job $SLURM_JOB_ID"
+trap 'echo "hand-off signal: checkpoint and exit"; exit 0' USR1
+sleep "${SEGMENT_SECONDS:-20}" &
+wait
+SCRIPT
+sed 's/SEGMENT_SECONDS:-20/SEGMENT_SECONDS:-45/' "$work/segment.sh" >"$work/long.sh"
+sed 's/SEGMENT_SECONDS:-20/SEGMENT_SECONDS:-6/' "$work/segment.sh" >"$work/short.sh"
+sed 's/SEGMENT_SECONDS:-20/SEGMENT_SECONDS:-15/' "$work/segment.sh" >"$work/medium.sh"
+
+start_daemon
+wait_daemon_up || fail "the daemon did not come up"
+
+for phase in "${phases[@]}"; do
+  ensure_munge
+  case "$phase" in
+    chain)
+      # Segments would run 45 s of their 1-minute limit; the successor is submitted at the latest
+      # 30 s before the limit, so it starts while the predecessor runs: the hand-off signal
+      # must stop the predecessor.
+      note "chain: 3 segments under background load, hand-off mode"
+      background_load &
+      load_pid=$!
+      sleep 6
+      id="$(add_campaign chain 3 long.sh --overlap handoff --policy average)"
+      wait_done 240 "$id"
+      kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null || true
+      load_pid=""
+      check_exactly_once "$id" chain 3
+      # Under load a successor may queue past its predecessor's end; then there is nothing to
+      # hand off. Where it started earlier, the predecessor must have been signalled.
+      handoffs="$(check_handoffs "$id" chain 3)" || exit 1
+      note "chain: $handoffs of 2 predecessors were still running at their successor's start and were stopped by the hand-off signal"
+      note "chain: done; $(mirage campaign show "$id" --json | json_get '", ".join("seg %d job %d waited %ds" % (s["index"], s["job_id"], s["start_time"] - s["submit_time"]) for s in d["segment_list"])')"
+      ;;
+    kill)
+      note "kill: 3 campaigns while the daemon is SIGKILLed and restarted"
+      ids=()
+      for c in k1 k2 k3; do ids+=("$(add_campaign "$c" 3 short.sh --policy reactive)"); done
+      restarts=0
+      faults=0
+      for ((round = 0; round < 60 && restarts < 25; round++)); do
+        if ! daemon_alive; then
+          [ -n "$daemon_pid" ] && { wait "$daemon_pid" 2>/dev/null || true; faults=$((faults + 1)); }
+          start_daemon MIRAGE_FAULT_AFTER_INTENT=0.2 MIRAGE_FAULT_AFTER_SUBMIT=0.2
+          restarts=$((restarts + 1))
+        fi
+        sleep "$(python3 -c 'import random; print(round(random.uniform(0.2, 2.5), 2))')"
+        if daemon_alive && [ $((RANDOM % 3)) -ne 0 ]; then
+          kill_daemon
+        fi
+      done
+      kill_daemon
+      if [ $self_check -eq 1 ]; then
+        note "self-check: submitting a stray job named k1-s1 behind the daemon's back"
+        sbatch -Q -J k1-s1 -t 1 -o /dev/null --wrap "sleep 1" >/dev/null
+      fi
+      start_daemon
+      wait_daemon_up || fail "the daemon did not come up after the kill loop"
+      note "kill: $restarts restarts ($faults self-inflicted kills at submission points); waiting for completion"
+      wait_done 180 "${ids[@]}"
+      for i in 0 1 2; do check_exactly_once "${ids[$i]}" "k$((i + 1))" 3; done
+      note "kill: all done, each segment submitted once ($(grep -c 'adopted job' "$log" || true) jobs adopted by tag and $(grep -c 'submitting it again' "$log" || true) intents submitted again after restarts)"
+      ;;
+    ctld)
+      note "ctld: slurmctld stopped and restarted mid-run"
+      id="$(add_campaign ctld 3 medium.sh --policy reactive)"
+      deadline=$((SECONDS + 60))
+      until [ "$(mirage campaign show "$id" --json | json_get 'd["segment_list"][0]["state"]')" = running ]; do
+        [ $SECONDS -lt $deadline ] || fail "segment 0 did not start"
+        sleep 0.5
+      done
+      ctld_pid="$(cat "$MIRAGE_SLURM_DIR/run/slurmctld.pid")"
+      kill -TERM "$ctld_pid"
+      while kill -0 "$ctld_pid" 2>/dev/null; do sleep 0.2; done
+      sleep 12
+      reach="$(mirage status --json | json_get 'd["controller_reachable"]')"
+      [ "$reach" = False ] || fail "the daemon did not notice slurmctld was down"
+      mirage status | grep -q UNREACHABLE || fail "mirage status does not say the controller is unreachable"
+      slurmctld -f "$SLURM_CONF" -i || fail "slurmctld did not restart"
+      note "ctld: slurmctld restarted"
+      wait_done 180 "$id"
+      check_exactly_once "$id" ctld 3
+      grep -q "reachable again" "$log" || fail "the daemon never logged the controller coming back"
+      ;;
+    garbage)
+      note "garbage: hostile input on the control socket"
+      before="$(mirage campaign list --json | json_get '[(c["id"], c["state"], c["done"]) for c in d]')"
+      pid_before="$daemon_pid"
+      python3 - "$sock" <<'PY' || fail "the garbage client failed"
+import json, os, random, socket, sys, time
+path = sys.argv[1]
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.settimeout(10)
+    return s
+def reply(s):
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+rnd = random.Random(7)
+# Random bytes with and without newlines; hang up at once.
+for i in range(50):
+    s = conn()
+    s.sendall(bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 4000))))
+    s.close()
+# Malformed and hostile requests: each gets an error reply.
+bad = [b"{", b"null", b"[1,2]", b"{\"op\":\"fly\"}", b"{\"op\":\"cancel\",\"id\":999999}",
+       b"{\"op\":\"cancel\",\"id\":\"1; rm -rf /\"}", b"{\"op\":\"add\",\"campaign\":{\"name\":1}}",
+       b"{\"op\":\"show\",\"id\":1e400}", b"\xff\xfe\xfd", b"{\"op\":\"list\",\"x\":" + b"[" * 5000 + b"\n"]
+s = conn()
+for b in bad:
+    s.sendall(b + b"\n")
+    r = json.loads(reply(s))
+    assert r["ok"] is False and r["error"], (b[:40], r)
+s.close()
+# Oversized: 200 KiB without a newline.
+s = conn()
+try:
+    s.sendall(b"x" * 200000)
+except OSError:
+    pass
+r = reply(s)
+assert b"too large" in r, r
+s.close()
+# Idle connections and a burst of clients.
+idle = [conn() for _ in range(5)]
+for _ in range(100):
+    s = conn()
+    s.sendall(b"{\"op\":\"ping\"}\n")
+    reply(s)
+    s.close()
+for s in idle:
+    s.close()
+print("garbage: all hostile input answered or dropped")
+PY
+      daemon_alive || fail "the daemon died on garbage input"
+      [ "$daemon_pid" = "$pid_before" ] || fail "the daemon restarted"
+      after="$(mirage campaign list --json | json_get '[(c["id"], c["state"], c["done"]) for c in d]')"
+      [ "$before" = "$after" ] || fail "garbage changed the campaigns: $before -> $after"
+      errors="$(mirage status --json | json_get 'd["control_errors"]')"
+      note "garbage: daemon still serving, campaigns unchanged ($errors error replies)"
+      ;;
+    handoff)
+      # No load: the successor, submitted 30 s before the limit, starts at once while its
+      # predecessor still has about 15 s to run, so a hand-off must happen.
+      note "handoff: 2 segments on an idle cluster"
+      id="$(add_campaign handoff 2 long.sh --overlap handoff --policy average)"
+      wait_done 180 "$id"
+      check_exactly_once "$id" handoff 2
+      handoffs="$(check_handoffs "$id" handoff 2)" || exit 1
+      [ "$handoffs" -eq 1 ] || fail "the predecessor was not running when its successor started: no hand-off to check"
+      note "handoff: the predecessor stopped on the signal"
+      ;;
+    *) fail "unknown phase '$phase'" ;;
+  esac
+done
+
+st="$(mirage status --json)"
+note "figures: $(json_get '"%d polls, %.2f job dumps per tick, %.2f RPCs per tick, cycle max %.1f ms, RSS %.1f MiB" % (d["polls"], d["rpc"]["job_dumps_per_tick"], d["rpc"]["per_tick"], d["cycle_ms"]["max"], d["rss_kib"] / 1024)' <<<"$st")"
+
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=""
+set +e
+out="$("$bin" campaign list --socket "$sock" 2>&1)"
+rc=$?
+set -e
+[ $rc -eq 3 ] && grep -q "not running" <<<"$out" || fail "a stopped daemon is not reported clearly (rc $rc: $out)"
+note "PASS (${phases[*]})"
