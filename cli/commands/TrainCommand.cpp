@@ -247,6 +247,10 @@ void register_train_command(CLI::App& app) {
                   "Cost of an hour of overlap relative to an hour of interruption")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--calibrate", hp.calibrate,
+                  "Choose the decision threshold on validation (greedy, greedy by a margin, or "
+                  "never submitting early when the model does worse than that) (true/false)")
+      ->capture_default_str();
   cmd->add_option("--target-update", hp.target_update,
                   "dqn/moe: gradient steps between target-network copies")
       ->check(CLI::PositiveNumber)

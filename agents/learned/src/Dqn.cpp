@@ -52,6 +52,12 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
       train_(std::move(train)),
       x_(std::move(x)),
       rng_(seed) {
+  // Margins are in (rescaled) hours: submit only when submitting is better by this much, or
+  // never; 0 is plain greedy.
+  thresholds_ = {0.0};
+  if (hp_.calibrate)
+    thresholds_.insert(thresholds_.end(),
+                       {0.01, 0.02, 0.05, 0.1, 0.2, std::numeric_limits<double>::infinity()});
   torch::manual_seed(seed);
   online_ = make();
   target_ = make();
@@ -217,9 +223,13 @@ EpochStats QLearner::run_epoch(bool report_steps) {
   st.max_epochs = hp_.max_epochs;
   st.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
   st.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
-  st.val = validate(*online_, x_, ctx_.data, ctx_.split.val, ctx_.cost);
+  const Calibration cal =
+      calibrate(margins(*online_, x_, ctx_.data, ctx_.split.val), ctx_.data, ctx_.split.val,
+                ctx_.cost, thresholds_);
+  st.val = cal.val;
   if (st.val.mean_cost_h < best_cost_ - 1e-9) {
     best_cost_ = st.val.mean_cost_h;
+    best_threshold_ = cal.threshold;
     best_val_ = st.val;
     copy_state(*online_, *best_);
     bad_epochs_ = 0;
@@ -244,6 +254,7 @@ void QLearner::save(torch::serialize::OutputArchive& a) {
   put_int(a, "epoch", epoch_);
   put_int(a, "bad_epochs", bad_epochs_);
   put_double(a, "best_cost", best_cost_);
+  put_double(a, "best_threshold", best_threshold_);
   put_metrics(a, "best_val", best_val_);
   put_string(a, "rng", rng_state(rng_));
 }
@@ -261,6 +272,7 @@ void QLearner::load(torch::serialize::InputArchive& a) {
   epoch_ = static_cast<int>(get_int(a, "epoch"));
   bad_epochs_ = static_cast<int>(get_int(a, "bad_epochs"));
   best_cost_ = get_double(a, "best_cost");
+  best_threshold_ = get_double(a, "best_threshold");
   best_val_ = get_metrics(a, "best_val");
   set_rng_state(rng_, get_string(a, "rng"));
   // The y(wait) table comes from the target network's weights as saved.
@@ -296,7 +308,7 @@ AgentResult train_dqn(const TrainContext& ctx) {
     out.write("learner", state);
     save_atomically(out, ctx.checkpoint_path);
   }
-  save_model(ctx, learner.best(), learner.best_val(), learner.epochs());
+  save_model(ctx, learner.best(), learner.best_val(), learner.epochs(), learner.best_threshold());
   return {learner.best_val(), learner.epochs()};
 }
 

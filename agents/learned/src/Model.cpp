@@ -148,6 +148,24 @@ StopMetrics validate(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data
   return evaluate_stops(data, episodes, first_positive(data, episodes, m), cost);
 }
 
+Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
+                      const std::vector<std::size_t>& episodes, const CostModel& cost,
+                      const std::vector<double>& thresholds) {
+  Calibration best;
+  bool first = true;
+  for (const double t : thresholds) {
+    std::vector<float> shifted = margins;
+    for (float& v : shifted) v = std::isinf(t) ? -1.f : v - static_cast<float>(t);
+    const StopMetrics m =
+        evaluate_stops(data, episodes, first_positive(data, episodes, shifted), cost);
+    if (first || m.mean_cost_h < best.val.mean_cost_h - 1e-12) {
+      best = {t, m};
+      first = false;
+    }
+  }
+  return best;
+}
+
 void copy_state(torch::nn::Module& from, torch::nn::Module& to) {
   torch::NoGradGuard no_grad;
   auto dst = to.named_parameters(true);
@@ -247,7 +265,8 @@ bool open_checkpoint(const TrainContext& ctx, torch::serialize::InputArchive& in
 void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, int epochs,
                 double threshold) {
   auto meta = nlohmann::json::parse(ctx.metadata_json);
-  meta["decision_threshold"] = threshold;
+  meta["decision_threshold"] =
+      std::isinf(threshold) ? nlohmann::json(nullptr) : nlohmann::json(threshold);
   meta["validation"] = {{"episodes", val.episodes},
                         {"mean_cost_h", val.mean_cost_h},
                         {"mean_interruption_h", val.mean_interruption_h},
@@ -336,7 +355,9 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
   try {
     const auto& hp = meta.at("hyperparameters");
     model->pooling.history_blocks = hp.at("history_blocks");
-    model->threshold = meta.value("decision_threshold", 0.0);
+    // null: never submit early (JSON has no infinity).
+    const auto& t = meta.at("decision_threshold");
+    model->threshold = t.is_null() ? std::numeric_limits<double>::infinity() : t.get<double>();
     model->net = make_net(*kind, hp);
     a.read(kNetKey, weights);
     model->net->load(weights);

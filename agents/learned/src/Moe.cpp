@@ -165,7 +165,7 @@ AgentResult train_moe(const TrainContext& ctx) {
   epochs += gate.epochs();
   copy_state(*dynamic_cast<CachedMixture&>(gate.best()).gate, *mixture->gate);
   // The saved mixture must decide as the validated one did.
-  save_model(ctx, *mixture, gate.best_val(), epochs);
+  save_model(ctx, *mixture, gate.best_val(), epochs, gate.best_threshold());
   return {gate.best_val(), epochs};
 }
 

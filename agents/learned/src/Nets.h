@@ -57,10 +57,21 @@ std::pair<torch::Tensor, torch::Tensor> feature_moments(const ProbeSet& data,
 // input for every decision of the set (features_tensor(data), or that with columns added).
 std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
                            const std::vector<std::size_t>& episodes);
-// Greedy on the episodes: submit at the first margin above `threshold`.
+// On the episodes, submit at the first margin above `threshold`.
 StopMetrics validate(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
                      const std::vector<std::size_t>& episodes, const CostModel& cost,
                      double threshold = 0);
+
+// The decision threshold, among `thresholds`, with the lowest cost on the episodes, and that
+// cost. Infinity stands for "never submit early" (reactive): a model that does worse than that
+// on the validation episodes is not trusted with decisions.
+struct Calibration {
+  double threshold = 0;
+  StopMetrics val;
+};
+Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
+                      const std::vector<std::size_t>& episodes, const CostModel& cost,
+                      const std::vector<double>& thresholds);
 
 // Copies parameters and buffers by name.
 void copy_state(torch::nn::Module& from, torch::nn::Module& to);
@@ -105,6 +116,7 @@ class QLearner {
   EpochStats run_epoch(bool report_steps = true);
   ScoreNet& best() { return *best_; }
   const StopMetrics& best_val() const { return best_val_; }
+  double best_threshold() const { return best_threshold_; }
   int epochs() const { return epoch_; }
 
   void save(torch::serialize::OutputArchive& a);
@@ -121,10 +133,12 @@ class QLearner {
   torch::Tensor submit_raw_, last_wait_raw_;  // the same before value rescaling
   torch::Tensor wait_target_;  // y(wait) of every decision, from the target network
   void sync_target();
+  std::vector<double> thresholds_;  // decision thresholds tried on validation
   std::mt19937_64 rng_;
   std::int64_t steps_ = 0;
   int epoch_ = 0, bad_epochs_ = 0;
   double best_cost_ = std::numeric_limits<double>::infinity();
+  double best_threshold_ = 0;
   StopMetrics best_val_;
 };
 

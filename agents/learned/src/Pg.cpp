@@ -250,18 +250,15 @@ AgentResult train_pg(const TrainContext& ctx) {
     es.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
     es.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
     // The best threshold for these weights.
-    const auto logits = margins(*st.policy, x, data, ctx.split.val);
-    double threshold = 0;
-    for (const double p : kThresholds) {
-      std::vector<float> shifted = logits;
-      for (float& v : shifted) v -= static_cast<float>(logit(p));
-      const StopMetrics m = evaluate_stops(data, ctx.split.val,
-                                           first_positive(data, ctx.split.val, shifted), ctx.cost);
-      if (p == kThresholds[0] || m.mean_cost_h < es.val.mean_cost_h - 1e-12) {
-        es.val = m;
-        threshold = logit(p);
-      }
-    }
+    std::vector<double> thresholds;
+    for (const double p : kThresholds) thresholds.push_back(logit(p));
+    if (hp.calibrate) thresholds.push_back(std::numeric_limits<double>::infinity());
+    else thresholds.resize(1);
+    const Calibration cal =
+        calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
+                  thresholds);
+    es.val = cal.val;
+    const double threshold = cal.threshold;
     if (es.val.mean_cost_h < st.best_cost - 1e-9) {
       st.best_cost = es.val.mean_cost_h;
       st.best_threshold = threshold;

@@ -21,6 +21,7 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"patience", hp.patience},
           {"val_fraction", hp.val_fraction},
           {"overlap_weight", hp.overlap_weight},
+          {"calibrate", hp.calibrate},
           {"target_update", hp.target_update},
           {"huber_delta", hp.huber_delta},
           {"gamma", hp.gamma},

@@ -39,8 +39,11 @@ struct Hyperparameters {
   int patience = 6;           // epochs without a better validation cost before stopping
   double val_fraction = 0.15; // time-ordered tail of the window held out for validation
   double overlap_weight = 1;  // cost = interruption h + overlap_weight x overlap h
+  // Choose the decision threshold with the weights, on validation: plain greedy, greedy only by
+  // a margin, or never submitting early when the model does worse than that there.
+  bool calibrate = true;
   // dqn (and moe's experts and gate)
-  int target_update = 1000;  // gradient steps between target-network copies
+  int target_update = 250;   // gradient steps between target-network copies
   double huber_delta = 1.0;  // Huber loss threshold (hours)
   double gamma = 1.0;        // discount per decision (1: the cost counts whenever it comes)
   // y(wait): "bootstrap" (max_a Q_target(s', a), Q-learning) or "rollout" (the exact cost of
