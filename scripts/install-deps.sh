@@ -12,6 +12,9 @@ packages=(
   libslurm-dev libboost-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   libtorch-dev libgloo-dev
+  # an optimised BLAS for LibTorch's CPU matrix products: Debian's LibTorch links libblas.so.3,
+  # which is otherwise the reference BLAS; training the agents ran 12x faster (19 -> 230 steps/s)
+  libopenblas0-serial
   # a real Slurm cluster on this machine for integration tests (DESIGN.md section 6)
   slurmctld slurmd slurm-client munge
   # plots for `mirage eval --out`

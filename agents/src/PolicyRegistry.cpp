@@ -15,7 +15,9 @@ std::atomic<ModelPolicyLoader> model_loader{nullptr};
 
 }  // namespace
 
-void set_model_policy_loader(ModelPolicyLoader loader) { model_loader.store(loader); }
+void set_model_policy_loader(ModelPolicyLoader loader) {
+  model_loader.store(loader);
+}
 
 bool names_model_file(std::string_view name) {
   if (name.size() >= kModelFileExtension.size() &&
@@ -26,12 +28,13 @@ bool names_model_file(std::string_view name) {
 }
 
 std::vector<std::string> policy_names() {
-  return {"reactive", "average", std::string(kOracleName)};
+  return {"reactive", "average", "forecast", std::string(kOracleName)};
 }
 
 std::unique_ptr<Policy> make_policy(std::string_view name) {
   if (name == "reactive") return std::make_unique<ReactivePolicy>();
   if (name == "average") return std::make_unique<AveragePolicy>();
+  if (name == "forecast") return std::make_unique<ForecastPolicy>();
   std::string known;
   for (const auto& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
   if (name == kOracleName)

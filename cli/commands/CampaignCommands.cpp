@@ -241,7 +241,7 @@ void register_campaign_commands(CLI::App& app) {
   add->add_option("--partition", a->partition, "Partition (default: the daemon's)");
   add->add_option("--account", a->account, "Account to charge (default: the daemon's, else yours)");
   add->add_option("--policy", a->policy,
-                  "When to submit the next segment: reactive, average, or a model file "
+                  "When to submit the next segment: reactive, average, forecast, or a model file "
                   "(default: the daemon's)");
   add->add_option(
          "--overlap", a->overlap,

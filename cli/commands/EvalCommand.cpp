@@ -1,6 +1,7 @@
 // mirage eval: every policy on the same chaining episodes of a trace, with Mirage's metrics.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -60,8 +61,9 @@ nlohmann::json to_json(const BucketMetrics& m) {
           {"interruption_reduction", m.interruption_reduction}};
 }
 
-void print_row(const std::string& name, const BucketMetrics& m) {
-  fmt::print("  {:<12} {:>7} {:>10.2f} h {:>8.1f}% {:>9.2f} h {:>8.2f} h {:>9.1f}%\n", name,
+// `width`: the policy column, wide enough for the longest name (model files have long ones).
+void print_row(const std::string& name, std::size_t width, const BucketMetrics& m) {
+  fmt::print("  {:<{}} {:>7} {:>10.2f} h {:>8.1f}% {:>9.2f} h {:>8.2f} h {:>9.1f}%\n", name, width,
              m.samples, m.mean_interruption_h, 100 * m.zero_interruption_share, m.mean_overlap_h,
              m.p90_interruption_h, 100 * m.interruption_reduction);
 }
@@ -194,9 +196,11 @@ int run_eval(const EvalOptions& o) {
       o.overlap, o.start);
   fmt::print("samples {} from {} every {} ({} dropped past the horizon); {:.1f} s\n",
              r.sample_times.size(), o.from, o.every, r.dropped_past_horizon, r.wall_seconds);
+  std::size_t width = 12;
+  for (const auto& p : c.policies) width = std::max(width, p.size());
   for (const std::string& bucket :
        {std::string("overall"), std::string("low"), std::string("medium"), std::string("heavy")}) {
-    fmt::print("\n{}\n  {:<12} {:>7} {:>12} {:>9} {:>11} {:>10} {:>10}\n", bucket, "policy",
+    fmt::print("\n{}\n  {:<{}} {:>7} {:>12} {:>9} {:>11} {:>10} {:>10}\n", bucket, "policy", width,
                "samples", "mean int.", "zero int.", "overlap", "p90 int.", "reduction");
     bool any = false;
     for (const auto& name : [&] {
@@ -207,10 +211,10 @@ int run_eval(const EvalOptions& o) {
          }()) {
       const PolicyMetrics& m = r.metrics.at(name);
       if (bucket == "overall") {
-        print_row(name, m.overall);
+        print_row(name, width, m.overall);
         any = true;
       } else if (auto it = m.buckets.find(bucket); it != m.buckets.end()) {
-        print_row(name, it->second);
+        print_row(name, width, it->second);
         any = true;
       }
     }
@@ -257,7 +261,7 @@ void register_eval_command(CLI::App& app) {
       ->check(CLI::IsMember({"fork", "peer"}))
       ->capture_default_str();
   cmd->add_option("--policies", o->policies,
-                  "Comma-separated policy names (reactive, average, oracle)")
+                  "Comma-separated policy names (reactive, average, forecast, oracle) or model files")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: all cores)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object instead of tables");

@@ -130,15 +130,21 @@ int run_train(const TrainOptions& o) {
   const learned::TrainSummary s = learned::train_agent(trace, c, cb);
   if (step_progress) step_progress->finish();
 
-  fmt::print("model {} ({}), trained on {} {} .. {}\n", o.out, o.agent, trace.source, o.from,
-             o.to);
+  fmt::print("model {} ({}), trained on {} {} .. {}\n", o.out, o.agent, trace.source, o.from, o.to);
   fmt::print("probes: {} episodes, {} decisions, {} in {:.1f} s{}\n", s.episodes, s.transitions,
              s.probes_from_cache ? "loaded from the cache" : "probed", s.probe_seconds,
              c.probe_cache_dir.empty() ? "" : " (cache in " + c.probe_cache_dir + ")");
-  fmt::print("training: {} episodes, validation: the last {} (time-ordered), {} purged between; "
-             "{} epochs, {:.1f} s\n",
-             s.train_episodes, s.val_episodes, s.purged_episodes, s.epochs, s.train_seconds);
-  fmt::print("\nvalidation, greedy (cost = interruption + {} x overlap)\n", o.hp.overlap_weight);
+  fmt::print(
+      "training: {} episodes, validation: {} (the tail of each of {} blocks), {} purged before "
+      "them; {} epochs, {:.1f} s\n",
+      s.train_episodes, s.val_episodes, o.hp.val_blocks, s.purged_episodes, s.epochs,
+      s.train_seconds);
+  fmt::print("\nvalidation (cost = interruption + {} x overlap; chosen for {})\n",
+             o.hp.overlap_weight,
+             o.hp.objective == "cost"
+                 ? std::string("the lowest cost")
+                 : fmt::format("the lowest interruption with overlap <= average's {:.3f} h",
+                               s.average.mean_overlap_h));
   fmt::print("  {:<10} {:>11} {:>12} {:>9} {:>11}\n", "policy", "mean cost", "interruption",
              "zero int.", "overlap");
   fmt::print("{}\n{}\n{}\n{}\n", metrics_row("reactive", s.reactive),
@@ -178,11 +184,9 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--overlap", o->overlap, "concurrent or handoff (how overlap is counted)")
       ->check(CLI::IsMember({"concurrent", "handoff"}))
       ->capture_default_str();
-  cmd->add_option("--from", o->from, "First sample time of the training window (UTC)")
-      ->required();
+  cmd->add_option("--from", o->from, "First sample time of the training window (UTC)")->required();
   cmd->add_option("--to", o->to, "Samples before this time")->required();
-  cmd->add_option("--every", o->every, "Spacing of the probed sample times")
-      ->capture_default_str();
+  cmd->add_option("--every", o->every, "Spacing of the probed sample times")->capture_default_str();
   cmd->add_option("--max-wait", o->max_wait, "Longest wait a segment is allowed before the cut-off")
       ->capture_default_str();
   cmd->add_option("--start", o->start,
@@ -241,7 +245,13 @@ void register_train_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--val-fraction", hp.val_fraction,
-                  "Time-ordered tail of the window held out for validation and model selection")
+                  "Share of each block of the window held out (its time-ordered tail) for "
+                  "validation and model selection")
+      ->capture_default_str();
+  cmd->add_option("--val-blocks", hp.val_blocks,
+                  "Consecutive blocks of the window, each validated on its tail, so validation "
+                  "sees quiet and busy periods alike (1: the window's tail only)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--overlap-weight", hp.overlap_weight,
                   "Cost of an hour of overlap relative to an hour of interruption")
@@ -250,6 +260,12 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--calibrate", hp.calibrate,
                   "Choose the decision threshold on validation (greedy, greedy by a margin, or "
                   "never submitting early when the model does worse than that) (true/false)")
+      ->capture_default_str();
+  cmd->add_option("--objective", hp.objective,
+                  "What the threshold and the epoch are chosen for on validation: cost (lowest "
+                  "mean cost) or match-average (lowest mean interruption with no more mean "
+                  "overlap than the average baseline there)")
+      ->check(CLI::IsMember({"cost", "match-average"}))
       ->capture_default_str();
   cmd->add_option("--target-update", hp.target_update,
                   "dqn/moe: gradient steps between target-network copies")

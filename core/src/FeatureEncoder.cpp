@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mirage/core/QueueForecast.h"
+
 namespace mirage {
 namespace {
 
@@ -65,6 +67,8 @@ std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_camp
     const Observation& obs) {
   const CampaignView& c = obs.campaign;
   const float nodes = static_cast<float>(std::max(1, obs.latest.total_nodes));
+  const PlannedStart planned = QueueForecast::plan(obs.latest, c.successor_nodes,
+                                                   c.successor_gpus_per_node, c.successor_limit);
   return {time_feature(c.predecessor_limit),
           static_cast<float>(c.predecessor_nodes) / nodes,
           time_feature(c.predecessor_waited),
@@ -72,7 +76,9 @@ std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_camp
           time_feature(c.predecessor_remaining()),
           static_cast<float>(c.successor_nodes) / nodes,
           time_feature(c.successor_limit),
-          time_feature(static_cast<Seconds>(obs.latest.recent_mean_wait_s))};
+          time_feature(static_cast<Seconds>(obs.latest.recent_mean_wait_s)),
+          time_feature(planned.wait),
+          time_feature(planned.wait_running)};
 }
 
 std::vector<float> FeatureEncoder::encode(const Observation& obs) {

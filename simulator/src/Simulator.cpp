@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "mirage/simulator/AvailabilityProfile.h"
+#include "mirage/core/AvailabilityProfile.h"
 
 namespace mirage {
 namespace {

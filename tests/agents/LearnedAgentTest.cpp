@@ -1,12 +1,11 @@
 // The learned agents: each test pins one promise of agents/learned (model files, determinism,
 // resumable training, learning something real, fast decisions).
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "mirage/agents/Evaluation.h"
@@ -58,10 +57,9 @@ class LearnedTest : public ::testing::Test {
   void SetUp() override {
     register_learned_policies();
     dir_ = std::filesystem::temp_directory_path() /
-           ("mirage-learned-" + std::string(::testing::UnitTest::GetInstance()
-                                                ->current_test_info()
-                                                ->name()) +
-            "-" + std::to_string(::getpid()));
+           ("mirage-learned-" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
+            std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -89,6 +87,7 @@ class LearnedTest : public ::testing::Test {
     c.hp.gate_hidden = 8;
     c.hp.pg_batch_episodes = 8;
     c.hp.pg_samples = 4;
+    c.hp.val_blocks = 1;  // windows of days: three blocks would purge most of them
     return c;
   }
 
@@ -109,10 +108,10 @@ TEST_F(LearnedTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
   EXPECT_NE(info.metadata_json.find("\"trace\""), std::string::npos);
 
   ProbeSet data;
-  add_probes(data, probe_or_load(trace, c.probes, "", 2, {}, nullptr),
-             Pooling{c.hp.history_blocks}, c.probes.episode.chain.nodes);
+  add_probes(data, probe_or_load(trace, c.probes, "", 2, {}, nullptr), Pooling{c.hp.history_blocks},
+             c.probes.episode.chain.nodes);
   const Split split = time_split(data, c.hp.val_fraction, c.probes.episode.horizon(),
-                                 c.probes.episode.chain.nodes);
+                                 c.probes.episode.chain.nodes, c.hp.val_blocks);
   EvalConfig e;
   e.cluster = c.probes.cluster;
   e.episode = c.probes.episode;
@@ -130,6 +129,36 @@ TEST_F(LearnedTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
   EXPECT_EQ(make_policy(c.out)->name(), "agent");
 }
 
+TEST(ProbeSplit, ValidationIsTheTailOfEveryBlockWithTheEpisodesReachingIntoItPurged) {
+  // 30 days of hourly episodes, 3 blocks of 10 days, the last 10% of each validates, and an
+  // episode spans a day.
+  ProbeSet data;
+  for (int h = 0; h < 30 * 24; ++h) {
+    ProbeSet::Episode e;
+    e.sample_time = kT0 + h * kHour;
+    e.chain_nodes = 4;
+    data.episodes.push_back(e);
+  }
+  const Split s = time_split(data, 0.1, kDay, 4, 3);
+  ASSERT_EQ(s.val.size(), 3u * 24);
+  for (int b = 0; b < 3; ++b)  // 24 hours at the end of each block
+    for (int h = 0; h < 24; ++h)
+      EXPECT_EQ(data.episodes[s.val[static_cast<std::size_t>(b * 24 + h)]].sample_time,
+                kT0 + (b + 1) * 10 * kDay - kDay + h * kHour);
+  // The day before each validation period is purged; training goes on after it.
+  EXPECT_EQ(s.purged, 3u * 23);
+  EXPECT_EQ(s.train.size() + s.val.size() + s.purged, data.episodes.size());
+  for (std::size_t i : s.train) {
+    const Seconds t = data.episodes[i].sample_time - kT0;
+    const Seconds into_block = t % (10 * kDay);
+    EXPECT_TRUE(into_block + kDay <= 9 * kDay) << "episode at " << t / kHour << " h";
+  }
+  EXPECT_GT(data.episodes[s.train.back()].sample_time, kT0 + 20 * kDay);
+  // One block: the plain time-ordered tail.
+  const Split tail = time_split(data, 0.1, kDay, 4, 1);
+  EXPECT_EQ(data.episodes[tail.val.front()].sample_time, kT0 + 27 * kDay);
+}
+
 TEST_F(LearnedTest, AModelFromAnotherEncoderVersionIsRefusedWithAClearMessage) {
   const Trace trace = busy_trace(12, 8);
   TrainConfig c = tiny(AgentKind::kDqn, path("old.mirage-model"), 2, 6);
@@ -142,10 +171,9 @@ TEST_F(LearnedTest, AModelFromAnotherEncoderVersionIsRefusedWithAClearMessage) {
     make_policy(c.out);
     FAIL() << "expected the model to be refused";
   } catch (const InputError& e) {
-    const std::string expected = "model old was made by feature encoder v" +
-                                 std::to_string(FeatureEncoder::kVersion + 1) +
-                                 "; this mirage has v" +
-                                 std::to_string(FeatureEncoder::kVersion) + "; retrain";
+    const std::string expected =
+        "model old was made by feature encoder v" + std::to_string(FeatureEncoder::kVersion + 1) +
+        "; this mirage has v" + std::to_string(FeatureEncoder::kVersion) + "; retrain";
     EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
   }
 }
@@ -159,7 +187,7 @@ TEST_F(LearnedTest, NotAModelFileAndMissingFilesGiveClearErrors) {
     make_policy("nope");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("reactive, average, oracle"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("reactive, average, forecast, oracle"), std::string::npos);
   }
   // Without the learned agents linked in, the registry says so.
   set_model_policy_loader(nullptr);

@@ -200,10 +200,10 @@ TEST(Episode, ProbeGapsMatchEpisodesThatSubmitAtThatInstant) {
   const Seconds sample = kT0 + 7 * kDay;
   EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
   const EpisodeStart start = starts.at(sample);
-  const ProbedEpisode probed = probe_episode(
-      EpisodeStart{start.sample_time, start.sim.fork(), start.history, start.deadline,
-                   start.next_snapshot},
-      cfg);
+  const ProbedEpisode probed =
+      probe_episode(EpisodeStart{start.sample_time, start.sim.fork(), start.history, start.deadline,
+                                 start.next_snapshot},
+                    cfg);
   for (std::size_t k : {std::size_t{0}, probed.decisions.size() / 2, probed.decisions.size() - 1}) {
     FixedDecider d(probed.decisions[k].time);
     const auto r = run_episode(EpisodeStart{start.sample_time, start.sim.fork(), start.history,
@@ -329,6 +329,24 @@ TEST(Baselines, AverageSubmitsOnceRemainingTimeFallsBelowTheRecentMeanWait) {
   EXPECT_EQ(average.decide(obs).action, Action::kWait);
 }
 
+TEST(Baselines, ForecastSubmitsOnceTheSuccessorsPlannedStartReachesThePredecessorsEnd) {
+  ForecastPolicy forecast;
+  Observation obs;
+  obs.latest.total_nodes = 4;
+  // The machine is full for 6 h more (the predecessor is not in this queue view).
+  obs.latest.running = {{10 * kHour, 4, 0, 0, 4 * kHour}};
+  obs.campaign.predecessor_running = true;
+  obs.campaign.predecessor_limit = 48 * kHour;
+  obs.campaign.successor_nodes = 2;
+  obs.campaign.successor_limit = 48 * kHour;
+  obs.campaign.predecessor_run = 41 * kHour;  // 7 h left > 6 h planned wait
+  EXPECT_EQ(forecast.decide(obs).action, Action::kWait);
+  obs.campaign.predecessor_run = 42 * kHour;  // 6 h left
+  EXPECT_EQ(forecast.decide(obs).action, Action::kSubmitNow);
+  obs.campaign.predecessor_running = false;
+  EXPECT_EQ(forecast.decide(obs).action, Action::kWait);
+}
+
 TEST(Baselines, ReactiveAlwaysWaitsForTheFallback) {
   ReactivePolicy reactive;
   Observation obs;
@@ -341,11 +359,12 @@ TEST(Baselines, ReactiveAlwaysWaitsForTheFallback) {
 TEST(PolicyRegistry, CreatesBaselinesByNameAndNamesTheKnownOnesOnError) {
   EXPECT_EQ(make_policy("reactive")->name(), "reactive");
   EXPECT_EQ(make_policy("average")->name(), "average");
+  EXPECT_EQ(make_policy("forecast")->name(), "forecast");
   try {
     make_policy("nope");
     FAIL() << "expected an error";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("reactive, average, oracle"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("reactive, average, forecast, oracle"), std::string::npos);
   }
 }
 
@@ -359,13 +378,13 @@ TEST(FeatureEncoder, NormalisesTimesCountsAndSizes) {
   q.pending = {{kHour, 2, 0, 600}, {2 * kHour, 4, 0, 1200}};
   q.running = {{48 * kHour, 5, 0, 0, 3600}};
   const auto f = FeatureEncoder::encode_snapshot(q);
-  EXPECT_FLOAT_EQ(f[0], 0.2f);   // 2 pending / 10 nodes
-  EXPECT_FLOAT_EQ(f[1], 0.6f);   // 6 pending nodes / 10
-  EXPECT_FLOAT_EQ(f[2], FeatureEncoder::time_feature(kHour));       // pending limit p0
-  EXPECT_FLOAT_EQ(f[6], FeatureEncoder::time_feature(2 * kHour));   // pending limit p100
-  EXPECT_FLOAT_EQ(f[12], 0.1f);  // 1 running / 10
+  EXPECT_FLOAT_EQ(f[0], 0.2f);                                     // 2 pending / 10 nodes
+  EXPECT_FLOAT_EQ(f[1], 0.6f);                                     // 6 pending nodes / 10
+  EXPECT_FLOAT_EQ(f[2], FeatureEncoder::time_feature(kHour));      // pending limit p0
+  EXPECT_FLOAT_EQ(f[6], FeatureEncoder::time_feature(2 * kHour));  // pending limit p100
+  EXPECT_FLOAT_EQ(f[12], 0.1f);                                    // 1 running / 10
   EXPECT_FLOAT_EQ(f[13], 0.5f);
-  EXPECT_FLOAT_EQ(f[14], 1.f);   // running limit 48 h
+  EXPECT_FLOAT_EQ(f[14], 1.f);                                 // running limit 48 h
   EXPECT_FLOAT_EQ(f[28], FeatureEncoder::time_feature(3600));  // running time run p100
 }
 

@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
     double sum = 0;
     for (double u : us) sum += u;
     fmt::print("{}: {} decisions, mean {:.1f} us, median {:.1f} us, p99 {:.1f} us ({} submit)\n",
-               policy->name(), us.size(), sum / static_cast<double>(us.size()),
-               us[us.size() / 2], us[us.size() * 99 / 100], submits);
+               policy->name(), us.size(), sum / static_cast<double>(us.size()), us[us.size() / 2],
+               us[us.size() * 99 / 100], submits);
   }
   return 0;
 }

@@ -5,12 +5,15 @@
 // instant k+1 (or, after the last instant, to the fallback submission with cost(fallback_gap)).
 // So the replay buffer is the whole probed window, and each sample supervises both outputs:
 //   y(submit) = -cost(gap_k)
-//   y(wait)   = gamma * max_a Q_target(s_{k+1}, a)      (-cost(fallback_gap) at the last instant)
-// with a Huber loss ("bootstrap"), or, by default ("rollout"), y(wait) = the exact value of
-// following the target network's greedy policy from s_{k+1}: the probe table says what every
-// stopping instant gives, so no estimate (and no over-estimation from the max) is needed for
-// the continuation, as in Longstaff-Schwartz regression for optimal stopping. The target network is the online one copied every `target_update` steps;
-// at each copy y(wait) is computed once for every transition (fitted Q iteration), so a step
+//   y(wait)   = -cost at the instant where the target network's greedy policy, started at
+//               s_{k+1}, submits (the fallback if it never does)            ("rollout", default)
+//             = gamma * max_a Q_target(s_{k+1}, a)                          ("bootstrap")
+// with a Huber loss. The probe table says what every stopping instant gives, so the rollout
+// value is exact for the target policy: no estimate, and no over-estimation from the max, is
+// needed for the continuation (as in Longstaff-Schwartz regression for optimal stopping). The
+// first target policy is reactive, so the first fit learns where submitting beats it; each copy
+// of the target network (every `target_update` steps) is one step of policy iteration. At each
+// copy y(wait) is computed once for every transition (fitted Q iteration), so a gradient step
 // costs one forward and one backward pass. Two classic DQN refinements, each a flag:
 //  - value rescaling (R2D2): the network learns h(Q) with h(x) = sign(x)(sqrt(|x|+1)-1) + eps x,
 //    monotone, so decisions are unchanged, while the 40-hour overlaps of absurdly early
@@ -19,7 +22,8 @@
 //    (errors refreshed at the start of the epoch), with importance weights ^beta. Most probed
 //    instants are easy (an idle machine: waiting is plainly right); the few busy episodes
 //    where the moment matters get the attention.
-// Greedy at evaluation; the epoch with the lowest validation cost is kept (early stopping).
+// Greedy at evaluation, by a margin chosen on validation (calibrate); the epoch with the lowest
+// validation cost is kept (early stopping).
 #include <algorithm>
 #include <chrono>
 #include <numeric>
@@ -44,20 +48,20 @@ torch::Tensor unscale(const torch::Tensor& x) {
 
 }  // namespace
 
-QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& ctx,
-                   torch::Tensor x, std::vector<std::size_t> train, std::uint64_t seed)
+QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& ctx, torch::Tensor x,
+                   std::vector<std::size_t> train, std::uint64_t seed)
     : phase_(std::move(phase)),
       ctx_(ctx),
       hp_(ctx.config.hp),
       train_(std::move(train)),
       x_(std::move(x)),
       rng_(seed) {
-  // Margins are in (rescaled) hours: submit only when submitting is better by this much, or
-  // never; 0 is plain greedy.
+  // Margins are in (rescaled) hours: submit only when submitting is better by this much (or
+  // worse by no more than -this), or never; 0 is plain greedy.
   thresholds_ = {0.0};
   if (hp_.calibrate)
-    thresholds_.insert(thresholds_.end(),
-                       {0.01, 0.02, 0.05, 0.1, 0.2, std::numeric_limits<double>::infinity()});
+    thresholds_.insert(thresholds_.end(), {-0.2, -0.1, -0.05, -0.02, -0.01, 0.01, 0.02, 0.05, 0.1,
+                                           0.2, std::numeric_limits<double>::infinity()});
   torch::manual_seed(seed);
   online_ = make();
   target_ = make();
@@ -97,14 +101,19 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
 
 void QLearner::sync_target() {
   copy_state(*online_, *target_);
+  update_wait_targets();
+}
+
+void QLearner::update_wait_targets() {
   torch::NoGradGuard no_grad;
   target_->eval();
   const auto idx = decision_indices(ctx_.data, train_);
   if (hp_.wait_target == "rollout") {
     // Where the target network's greedy policy submits after each instant, and what that costs.
     // The first policy is reactive (never submit early): the first fit learns to improve on it.
+    // It stays so until the first copy of the online network (also after a resume).
     auto m = margins(*target_, x_, ctx_.data, train_);
-    if (!wait_target_.defined()) std::fill(m.begin(), m.end(), -1.f);
+    if (steps_ < std::max(1, hp_.target_update)) std::fill(m.begin(), m.end(), -1.f);
     auto y = torch::zeros({x_.size(0)});
     auto acc = y.accessor<float, 1>();
     const auto submit = submit_raw_.accessor<float, 1>();
@@ -136,12 +145,14 @@ void QLearner::sync_target() {
   }
   auto next_value = value.index_select(0, next_.clamp_min(0));
   if (hp_.gamma != 1.0)
-    next_value = hp_.value_rescale ? rescale(hp_.gamma * unscale(next_value))
-                                   : hp_.gamma * next_value;
+    next_value =
+        hp_.value_rescale ? rescale(hp_.gamma * unscale(next_value)) : hp_.gamma * next_value;
   wait_target_ = torch::where(next_.ge(0), next_value, last_wait_value_);
 }
 
-bool QLearner::done() const { return epoch_ >= hp_.max_epochs || bad_epochs_ >= hp_.patience; }
+bool QLearner::done() const {
+  return epoch_ >= hp_.max_epochs || bad_epochs_ >= hp_.patience;
+}
 
 EpochStats QLearner::run_epoch(bool report_steps) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -189,8 +200,8 @@ EpochStats QLearner::run_epoch(bool report_steps) {
   }
   const std::size_t batch = static_cast<std::size_t>(std::max(1, hp_.batch_size));
   const std::size_t steps = (order.size() + batch - 1) / batch;
-  const auto huber = torch::nn::functional::HuberLossFuncOptions().delta(hp_.huber_delta).reduction(
-      torch::kNone);
+  const auto huber =
+      torch::nn::functional::HuberLossFuncOptions().delta(hp_.huber_delta).reduction(torch::kNone);
   double loss_sum = 0;
   for (std::size_t s = 0; s < steps; ++s) {
     const std::size_t lo = s * batch, n = std::min(batch, order.size() - lo);
@@ -223,12 +234,11 @@ EpochStats QLearner::run_epoch(bool report_steps) {
   st.max_epochs = hp_.max_epochs;
   st.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
   st.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
-  const Calibration cal =
-      calibrate(margins(*online_, x_, ctx_.data, ctx_.split.val), ctx_.data, ctx_.split.val,
-                ctx_.cost, thresholds_);
+  const Calibration cal = calibrate(margins(*online_, x_, ctx_.data, ctx_.split.val), ctx_.data,
+                                    ctx_.split.val, ctx_.cost, thresholds_, ctx_.overlap_cap);
   st.val = cal.val;
-  if (st.val.mean_cost_h < best_cost_ - 1e-9) {
-    best_cost_ = st.val.mean_cost_h;
+  if (cal.score < best_score_ - 1e-9) {
+    best_score_ = cal.score;
     best_threshold_ = cal.threshold;
     best_val_ = st.val;
     copy_state(*online_, *best_);
@@ -253,7 +263,7 @@ void QLearner::save(torch::serialize::OutputArchive& a) {
   put_int(a, "steps", steps_);
   put_int(a, "epoch", epoch_);
   put_int(a, "bad_epochs", bad_epochs_);
-  put_double(a, "best_cost", best_cost_);
+  put_double(a, "best_score", best_score_);
   put_double(a, "best_threshold", best_threshold_);
   put_metrics(a, "best_val", best_val_);
   put_string(a, "rng", rng_state(rng_));
@@ -271,15 +281,13 @@ void QLearner::load(torch::serialize::InputArchive& a) {
   steps_ = get_int(a, "steps");
   epoch_ = static_cast<int>(get_int(a, "epoch"));
   bad_epochs_ = static_cast<int>(get_int(a, "bad_epochs"));
-  best_cost_ = get_double(a, "best_cost");
+  best_score_ = get_double(a, "best_score");
   best_threshold_ = get_double(a, "best_threshold");
   best_val_ = get_metrics(a, "best_val");
   set_rng_state(rng_, get_string(a, "rng"));
   // The y(wait) table comes from the target network's weights as saved.
   target_->load(target);
-  copy_state(*target_, *online_);
-  sync_target();
-  online_->load(online);
+  update_wait_targets();
 }
 
 AgentResult train_dqn(const TrainContext& ctx) {
@@ -290,15 +298,14 @@ AgentResult train_dqn(const TrainContext& ctx) {
     net->set_standardisation(mean, stddev);
     return std::static_pointer_cast<ScoreNet>(net);
   };
-  QLearner learner("dqn", make, ctx, features_tensor(ctx.data), ctx.split.train,
-                   ctx.config.seed);
+  QLearner learner("dqn", make, ctx, features_tensor(ctx.data), ctx.split.train, ctx.config.seed);
   torch::serialize::InputArchive in;
   if (open_checkpoint(ctx, in)) {
     torch::serialize::InputArchive state;
     in.read("learner", state);
     learner.load(state);
-    report_message(ctx, fmt::format("resumed from {} after epoch {}", ctx.checkpoint_path,
-                                    learner.epochs()));
+    report_message(
+        ctx, fmt::format("resumed from {} after epoch {}", ctx.checkpoint_path, learner.epochs()));
   }
   while (!learner.done()) {
     report_epoch(ctx, learner.run_epoch());

@@ -12,6 +12,9 @@ struct TrainContext {
   const ProbeSet& data;
   Split split;
   CostModel cost;
+  // The match-average objective's overlap cap (`average`'s mean overlap on the validation
+  // episodes); infinity with the cost objective.
+  double overlap_cap;
   const TrainCallbacks& callbacks;
   std::string metadata_json;    // the model file's metadata, less the validation figures
   std::string run_fingerprint;  // a checkpoint made with another one is refused

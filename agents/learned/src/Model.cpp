@@ -19,8 +19,8 @@ constexpr char kFormat[] = "mirage-model";
 constexpr int kFormatVersion = 1;
 constexpr char kMetaKey[] = "mirage_meta";
 constexpr char kNetKey[] = "net";
-constexpr float kInputClamp = 8.f;    // standardised inputs beyond this are clipped
-constexpr double kMinStddev = 0.05;   // features that barely moved in training stay tame
+constexpr float kInputClamp = 8.f;   // standardised inputs beyond this are clipped
+constexpr double kMinStddev = 0.05;  // features that barely moved in training stay tame
 constexpr std::int64_t kChunk = 16384;
 
 }  // namespace
@@ -68,9 +68,9 @@ torch::Tensor MixtureNet::gate_weights(const torch::Tensor& x) {
 torch::Tensor MixtureNet::forward(const torch::Tensor& x) {
   std::vector<torch::Tensor> qs;
   for (const auto& e : expert_nets) qs.push_back(e->forward(x));
-  const auto q = torch::stack(qs, 1);              // [N, K, 2]
-  const auto w = gate_weights(x).unsqueeze(2);     // [N, K, 1]
-  return (q * w).sum(1);                           // [N, 2]
+  const auto q = torch::stack(qs, 1);           // [N, K, 2]
+  const auto w = gate_weights(x).unsqueeze(2);  // [N, K, 1]
+  return (q * w).sum(1);                        // [N, 2]
 }
 
 torch::Tensor submit_margin(ScoreNet& net, const torch::Tensor& x) {
@@ -92,7 +92,8 @@ std::vector<std::int64_t> decision_indices(const ProbeSet& data,
   std::vector<std::int64_t> idx;
   for (std::size_t e : episodes) {
     const auto& ep = data.episodes[e];
-    for (std::size_t k = 0; k < ep.count; ++k) idx.push_back(static_cast<std::int64_t>(ep.first + k));
+    for (std::size_t k = 0; k < ep.count; ++k)
+      idx.push_back(static_cast<std::int64_t>(ep.first + k));
   }
   return idx;
 }
@@ -150,7 +151,8 @@ StopMetrics validate(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data
 
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
-                      const std::vector<double>& thresholds) {
+                      const std::vector<double>& thresholds, double overlap_cap) {
+  constexpr double kOverCap = 1e6;  // past the cap: worse than anything within it
   Calibration best;
   bool first = true;
   for (const double t : thresholds) {
@@ -158,8 +160,11 @@ Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
     for (float& v : shifted) v = std::isinf(t) ? -1.f : v - static_cast<float>(t);
     const StopMetrics m =
         evaluate_stops(data, episodes, first_positive(data, episodes, shifted), cost);
-    if (first || m.mean_cost_h < best.val.mean_cost_h - 1e-12) {
-      best = {t, m};
+    const double score = std::isinf(overlap_cap)                  ? m.mean_cost_h
+                         : m.mean_overlap_h <= overlap_cap + 1e-9 ? m.mean_interruption_h
+                                                                  : kOverCap + m.mean_overlap_h;
+    if (first || score < best.score - 1e-12) {
+      best = {t, m, score};
       first = false;
     }
   }
@@ -375,8 +380,8 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
 // (again if it changes) and share the read-only network.
 std::shared_ptr<const LoadedModel> cached_model(const std::string& path) {
   static std::mutex mutex;
-  static std::map<std::string, std::pair<std::filesystem::file_time_type,
-                                         std::shared_ptr<const LoadedModel>>>
+  static std::map<std::string,
+                  std::pair<std::filesystem::file_time_type, std::shared_ptr<const LoadedModel>>>
       cache;
   std::error_code ec;
   const std::string key = std::filesystem::weakly_canonical(path, ec).string();
@@ -400,9 +405,9 @@ class LearnedPolicy final : public Policy {
     // Trained on decisions while the predecessor runs; before that, wait (as `average` does).
     if (!obs.campaign.predecessor_running) return Decision::wait();
     if (obs.encoder_version != FeatureEncoder::kVersion)
-      throw std::invalid_argument(fmt::format(
-          "policy {}: observation from feature encoder v{}, model made for v{}", name_,
-          obs.encoder_version, FeatureEncoder::kVersion));
+      throw std::invalid_argument(
+          fmt::format("policy {}: observation from feature encoder v{}, model made for v{}", name_,
+                      obs.encoder_version, FeatureEncoder::kVersion));
     pooled_.resize(static_cast<std::size_t>(model_->pooling.size()));
     model_->pooling(FeatureEncoder::encode(obs).data(), pooled_.data());
     torch::NoGradGuard no_grad;
@@ -443,7 +448,9 @@ std::unique_ptr<Policy> load_learned_policy(const std::string& path) {
                                          cached_model(path));
 }
 
-void register_learned_policies() { set_model_policy_loader(&load_learned_policy); }
+void register_learned_policies() {
+  set_model_policy_loader(&load_learned_policy);
+}
 
 ModelInfo read_model_info(const std::string& path) {
   torch::serialize::InputArchive a;
@@ -469,8 +476,8 @@ void write_model_info(const std::string& path, const ModelInfo& info) {
   torch::serialize::InputArchive weights;
   in.read(kNetKey, weights);
   // Re-read the weights into a network of the file's shape, then write both back.
-  auto net = make_net(parse_agent_kind(info.agent).value_or(AgentKind::kDqn),
-                      meta.at("hyperparameters"));
+  auto net =
+      make_net(parse_agent_kind(info.agent).value_or(AgentKind::kDqn), meta.at("hyperparameters"));
   net->load(weights);
   torch::serialize::OutputArchive out;
   put_string(out, kMetaKey, meta.dump());

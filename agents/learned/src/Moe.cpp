@@ -143,7 +143,8 @@ AgentResult train_moe(const TrainContext& ctx) {
     torch::NoGradGuard no_grad;
     g->head->weight.zero_();
     g->head->bias.zero_();
-    return std::static_pointer_cast<ScoreNet>(std::make_shared<CachedMixture>(g, ctx.data.width, n_experts));
+    return std::static_pointer_cast<ScoreNet>(
+        std::make_shared<CachedMixture>(g, ctx.data.width, n_experts));
   };
   QLearner gate("moe gate", make_gate, ctx, x_gate, train,
                 ctx.config.seed + 1 + static_cast<std::uint64_t>(n_experts));

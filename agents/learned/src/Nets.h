@@ -62,16 +62,20 @@ StopMetrics validate(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data
                      const std::vector<std::size_t>& episodes, const CostModel& cost,
                      double threshold = 0);
 
-// The decision threshold, among `thresholds`, with the lowest cost on the episodes, and that
-// cost. Infinity stands for "never submit early" (reactive): a model that does worse than that
-// on the validation episodes is not trusted with decisions.
+// The decision threshold, among `thresholds`, with the best score on the episodes: the lowest
+// cost, or, with a finite `overlap_cap` (the match-average objective), the lowest interruption
+// among the thresholds whose mean overlap stays within the cap (any that exceed it score worse
+// than every one that does not). Infinity stands for "never submit early" (reactive): a model
+// that does worse than that on the validation episodes is not trusted with decisions. Epochs
+// are selected by the same score.
 struct Calibration {
   double threshold = 0;
   StopMetrics val;
+  double score = 0;
 };
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
-                      const std::vector<double>& thresholds);
+                      const std::vector<double>& thresholds, double overlap_cap);
 
 // Copies parameters and buffers by name.
 void copy_state(torch::nn::Module& from, torch::nn::Module& to);
@@ -131,13 +135,14 @@ class QLearner {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   torch::Tensor x_, next_, submit_value_, last_wait_value_;
   torch::Tensor submit_raw_, last_wait_raw_;  // the same before value rescaling
-  torch::Tensor wait_target_;  // y(wait) of every decision, from the target network
-  void sync_target();
-  std::vector<double> thresholds_;  // decision thresholds tried on validation
+  torch::Tensor wait_target_;                 // y(wait) of every decision, from the target network
+  void sync_target();                         // copies the online network into the target, then:
+  void update_wait_targets();                 // y(wait) of every decision from the target network
+  std::vector<double> thresholds_;            // decision thresholds tried on validation
   std::mt19937_64 rng_;
   std::int64_t steps_ = 0;
   int epoch_ = 0, bad_epochs_ = 0;
-  double best_cost_ = std::numeric_limits<double>::infinity();
+  double best_score_ = std::numeric_limits<double>::infinity();
   double best_threshold_ = 0;
   StopMetrics best_val_;
 };

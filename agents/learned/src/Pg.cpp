@@ -9,11 +9,11 @@
 // where b is the baseline network and `scale` the spread of the batch's returns. With
 // --pg-estimator exact the sampling is replaced by its expectation: the policy's expected cost
 // on an episode, sum_k P(stop at k) cost(gap_k) + P(never) cost(fallback), is a smooth function
-// of its submission probabilities and is minimised directly (no variance, no baseline needed). The policy starts
-// with a small submission probability, so that a sampled episode reaches its end about half the
-// time. Deterministic at evaluation: submit at the first instant whose submission probability
-// exceeds a threshold. A stochastic stopping policy spreads its probability over many instants,
-// so one half would rarely be reached; the threshold is chosen, with the weights, on the
+// of its submission probabilities and is minimised directly (no variance, no baseline needed). The
+// policy starts with a small submission probability, so that a sampled episode reaches its end
+// about half the time. Deterministic at evaluation: submit at the first instant whose submission
+// probability exceeds a threshold. A stochastic stopping policy spreads its probability over many
+// instants, so one half would rarely be reached; the threshold is chosen, with the weights, on the
 // validation episodes (from kThresholds).
 #include <algorithm>
 #include <chrono>
@@ -28,14 +28,16 @@ namespace {
 // Candidate submission-probability thresholds for the deterministic policy.
 constexpr double kThresholds[] = {0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002};
 
-double logit(double p) { return std::log(p / (1 - p)); }
+double logit(double p) {
+  return std::log(p / (1 - p));
+}
 
 struct PgState {
   std::shared_ptr<MlpNet> policy, baseline, best;
   std::unique_ptr<torch::optim::AdamW> policy_opt, baseline_opt;
   std::mt19937_64 rng;
   int epoch = 0, bad_epochs = 0;
-  double best_cost = std::numeric_limits<double>::infinity();
+  double best_score = std::numeric_limits<double>::infinity();
   double best_threshold = 0;  // in logits
   StopMetrics best_val;
 
@@ -53,7 +55,7 @@ struct PgState {
     a.write("baseline_opt", bo);
     put_int(a, "epoch", epoch);
     put_int(a, "bad_epochs", bad_epochs);
-    put_double(a, "best_cost", best_cost);
+    put_double(a, "best_score", best_score);
     put_double(a, "best_threshold", best_threshold);
     put_metrics(a, "best_val", best_val);
     put_string(a, "rng", rng_state(rng));
@@ -72,7 +74,7 @@ struct PgState {
     baseline_opt->load(bo);
     epoch = static_cast<int>(get_int(a, "epoch"));
     bad_epochs = static_cast<int>(get_int(a, "bad_epochs"));
-    best_cost = get_double(a, "best_cost");
+    best_score = get_double(a, "best_score");
     best_threshold = get_double(a, "best_threshold");
     best_val = get_metrics(a, "best_val");
     set_rng_state(rng, get_string(a, "rng"));
@@ -122,12 +124,18 @@ AgentResult train_pg(const TrainContext& ctx) {
 
   const auto x = features_tensor(data);
   const bool exact = hp.pg_estimator == "exact";
+  // The cost the policy is trained on: with value rescaling, h(cost) (monotone, so the best
+  // stopping instant of an episode is unchanged) keeps many-hour overlaps from drowning the rest.
+  auto shaped = [&](Seconds gap) {
+    const double c = ctx.cost(gap);
+    return hp.value_rescale ? std::sqrt(c + 1) - 1 + 1e-3 * c : c;
+  };
   // cost(gap) of submitting at each decision, for the exact estimator.
   auto cost_tensor = torch::zeros({x.size(0)});
   {
     auto c = cost_tensor.accessor<float, 1>();
     for (std::size_t i = 0; i < data.decisions(); ++i)
-      c[static_cast<std::int64_t>(i)] = static_cast<float>(ctx.cost(data.gap[i]));
+      c[static_cast<std::int64_t>(i)] = static_cast<float>(shaped(data.gap[i]));
   }
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   const std::size_t per_batch = static_cast<std::size_t>(std::max(1, hp.pg_batch_episodes));
@@ -164,9 +172,9 @@ AgentResult train_pg(const TrainContext& ctx) {
           const auto survive = torch::cumsum(lw, 0) - lw;  // log prod_{j<k} (1 - p_j)
           const auto stop = torch::exp(survive + log_submit.narrow(0, at, n));
           const auto never = torch::exp(lw.sum());
-          terms.push_back((stop * cost_tensor.narrow(0, static_cast<std::int64_t>(ep.first), n))
-                              .sum() +
-                          never * static_cast<float>(ctx.cost(ep.fallback_gap)));
+          terms.push_back(
+              (stop * cost_tensor.narrow(0, static_cast<std::int64_t>(ep.first), n)).sum() +
+              never * static_cast<float>(shaped(ep.fallback_gap)));
           at += n;
         }
         const auto loss = torch::stack(terms).mean();
@@ -197,7 +205,7 @@ AgentResult train_pg(const TrainContext& ctx) {
               stop = j;
               break;
             }
-          const double g = -ctx.cost(stop < ep.count ? data.gap[ep.first + stop] : ep.fallback_gap);
+          const double g = -shaped(stop < ep.count ? data.gap[ep.first + stop] : ep.fallback_gap);
           returns.push_back(g);
           for (std::size_t j = 0; j < std::min(stop + 1, ep.count); ++j) {
             const bool stopped = j == stop;
@@ -238,7 +246,8 @@ AgentResult train_pg(const TrainContext& ctx) {
       st.policy_opt->step();
       st.baseline_opt->step();
       loss_sum += baseline_loss.item<double>();
-      if (ctx.callbacks.step) ctx.callbacks.step(s + 1, steps, loss_sum / static_cast<double>(s + 1));
+      if (ctx.callbacks.step)
+        ctx.callbacks.step(s + 1, steps, loss_sum / static_cast<double>(s + 1));
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -252,15 +261,16 @@ AgentResult train_pg(const TrainContext& ctx) {
     // The best threshold for these weights.
     std::vector<double> thresholds;
     for (const double p : kThresholds) thresholds.push_back(logit(p));
-    if (hp.calibrate) thresholds.push_back(std::numeric_limits<double>::infinity());
-    else thresholds.resize(1);
-    const Calibration cal =
-        calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
-                  thresholds);
+    if (hp.calibrate)
+      thresholds.push_back(std::numeric_limits<double>::infinity());
+    else
+      thresholds.resize(1);
+    const Calibration cal = calibrate(margins(*st.policy, x, data, ctx.split.val), data,
+                                      ctx.split.val, ctx.cost, thresholds, ctx.overlap_cap);
     es.val = cal.val;
     const double threshold = cal.threshold;
-    if (es.val.mean_cost_h < st.best_cost - 1e-9) {
-      st.best_cost = es.val.mean_cost_h;
+    if (cal.score < st.best_score - 1e-9) {
+      st.best_score = cal.score;
       st.best_threshold = threshold;
       st.best_val = es.val;
       copy_state(*st.policy, *st.best);

@@ -138,13 +138,21 @@ void Pooling::operator()(const float* x, float* out) const {
   }
   std::copy(campaign, campaign + kCampaign, o);
   o += kCampaign;
-  // Derived: remaining time and recent mean wait in linear units of 48 h, and their difference
-  // (what the `average` baseline compares), clipped so a strange queue cannot blow them up.
-  const double remaining = feature_hours(campaign[4]) / 48.0;
-  const double mean_wait = feature_hours(campaign[7]) / 48.0;
+  // Derived, in linear units of 48 h and clipped so that a strange queue cannot blow them up:
+  // remaining time, recent mean wait, and their difference (what the `average` baseline
+  // compares); the planned wait, and the planned start against the predecessor's end, behind
+  // the queue and with the running jobs alone (what a queue-aware rule would compare).
+  using F = FeatureEncoder;
+  const double remaining = feature_hours(campaign[F::kPredecessorRemaining]) / 48.0;
+  const double mean_wait = feature_hours(campaign[F::kRecentMeanWait]) / 48.0;
+  const double planned = feature_hours(campaign[F::kPlannedWait]) / 48.0;
+  const double planned_running = feature_hours(campaign[F::kPlannedWaitRunningOnly]) / 48.0;
   o[0] = static_cast<float>(std::min(remaining, 4.0));
   o[1] = static_cast<float>(std::min(mean_wait, 4.0));
   o[2] = static_cast<float>(std::clamp(mean_wait - remaining, -4.0, 4.0));
+  o[3] = static_cast<float>(std::min(planned, 4.0));
+  o[4] = static_cast<float>(std::clamp(planned - remaining, -4.0, 4.0));
+  o[5] = static_cast<float>(std::clamp(planned_running - remaining, -4.0, 4.0));
 }
 
 std::vector<float> Pooling::operator()(const std::vector<float>& encoded) const {
@@ -253,7 +261,9 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
       pooling(encoded.data(), set.x.data() + set.gap.size() * width);
       set.gap.push_back(d.gap_if_submitted);
       // `average`: remaining <= recent mean wait; time_feature is monotone, so compare features.
-      if (ep.average_stop < 0 && d.campaign[7] > 0 && d.campaign[4] <= d.campaign[7])
+      if (ep.average_stop < 0 && d.campaign[FeatureEncoder::kRecentMeanWait] > 0 &&
+          d.campaign[FeatureEncoder::kPredecessorRemaining] <=
+              d.campaign[FeatureEncoder::kRecentMeanWait])
         ep.average_stop = static_cast<int>(k);
     }
     set.episodes.push_back(ep);
@@ -264,21 +274,40 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
                    });
 }
 
-Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int chain_nodes) {
+Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int chain_nodes,
+                 int blocks) {
   Split s;
   std::vector<std::size_t> primary;
   for (std::size_t i = 0; i < data.episodes.size(); ++i)
     if (data.episodes[i].chain_nodes == chain_nodes) primary.push_back(i);
   const std::size_t n = primary.size();
-  std::size_t n_val = static_cast<std::size_t>(std::llround(val_fraction * static_cast<double>(n)));
-  if (val_fraction > 0 && n >= 2) n_val = std::clamp<std::size_t>(n_val, 1, n - 1);
-  const Seconds val_start = n_val > 0 ? data.episodes[primary[n - n_val]].sample_time
-                                      : std::numeric_limits<Seconds>::max();
+  blocks = std::max(1, blocks);
+  // Validation: the last val_fraction of each block's episodes of the main chain, as a list of
+  // [from, to] sample-time intervals.
+  std::vector<std::pair<Seconds, Seconds>> val;
+  for (int b = 0; b < blocks; ++b) {
+    const std::size_t lo = n * static_cast<std::size_t>(b) / static_cast<std::size_t>(blocks);
+    const std::size_t hi = n * static_cast<std::size_t>(b + 1) / static_cast<std::size_t>(blocks);
+    if (hi <= lo) continue;
+    std::size_t n_val =
+        static_cast<std::size_t>(std::llround(val_fraction * static_cast<double>(hi - lo)));
+    if (val_fraction > 0 && hi - lo >= 2) n_val = std::clamp<std::size_t>(n_val, 1, hi - lo - 1);
+    if (n_val == 0) continue;
+    val.emplace_back(data.episodes[primary[hi - n_val]].sample_time,
+                     data.episodes[primary[hi - 1]].sample_time);
+  }
   for (std::size_t i = 0; i < data.episodes.size(); ++i) {
     const ProbeSet::Episode& e = data.episodes[i];
-    if (e.sample_time >= val_start) {
+    bool validating = false, purged = false;
+    for (const auto& [from, to] : val) {
+      if (e.sample_time >= from && e.sample_time <= to) validating = true;
+      // An episode whose horizon reaches into a validation period would leak its outcome.
+      else if (e.sample_time < from && e.sample_time + purge > from)
+        purged = true;
+    }
+    if (validating) {
       if (e.chain_nodes == chain_nodes) s.val.push_back(i);
-    } else if (n_val > 0 && e.sample_time + purge > val_start) {
+    } else if (purged) {
       ++s.purged;
     } else {
       s.train.push_back(i);

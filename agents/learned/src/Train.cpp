@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "Internal.h"
@@ -20,8 +21,10 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"max_epochs", hp.max_epochs},
           {"patience", hp.patience},
           {"val_fraction", hp.val_fraction},
+          {"val_blocks", hp.val_blocks},
           {"overlap_weight", hp.overlap_weight},
           {"calibrate", hp.calibrate},
+          {"objective", hp.objective},
           {"target_update", hp.target_update},
           {"huber_delta", hp.huber_delta},
           {"gamma", hp.gamma},
@@ -57,10 +60,13 @@ void check(const TrainConfig& c) {
   if (hp.hidden < 1 || hp.layers < 0) bad("--hidden", "the network needs at least one unit");
   if (hp.val_fraction <= 0 || hp.val_fraction >= 1)
     bad("--val-fraction", "must be in (0, 1): early stopping needs held-out episodes");
+  if (hp.val_blocks < 1) bad("--val-blocks", "needs at least one block");
   if (hp.overlap_weight < 0) bad("--overlap-weight", "must not be negative");
   if (hp.experts < 1) bad("--experts", "needs at least one expert");
   if (hp.pg_estimator != "reinforce" && hp.pg_estimator != "exact")
     bad("--pg-estimator", "expected reinforce or exact");
+  if (hp.objective != "cost" && hp.objective != "match-average")
+    bad("--objective", "expected cost or match-average");
   if (hp.wait_target != "bootstrap" && hp.wait_target != "rollout")
     bad("--wait-target", "expected bootstrap or rollout");
   if (hp.history_blocks < 0 || hp.history_blocks > FeatureEncoder::kWindow ||
@@ -69,8 +75,8 @@ void check(const TrainConfig& c) {
         "must divide the window of " + std::to_string(FeatureEncoder::kWindow) + " snapshots");
   for (int n : c.extra_chain_nodes)
     if (n < 1 || n > c.probes.cluster.nodes)
-      bad("--extra-chain-nodes", "each chain needs 1 to " +
-                                     std::to_string(c.probes.cluster.nodes) + " nodes");
+      bad("--extra-chain-nodes",
+          "each chain needs 1 to " + std::to_string(c.probes.cluster.nodes) + " nodes");
 }
 
 }  // namespace
@@ -112,19 +118,20 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   cost.handoff_grace = config.probes.episode.chain.handoff_grace;
   // An episode spans its horizon; those that would reach into the validation period are purged.
   const Split split = time_split(data, config.hp.val_fraction, config.probes.episode.horizon(),
-                                 config.probes.episode.chain.nodes);
+                                 config.probes.episode.chain.nodes, config.hp.val_blocks);
   summary.train_episodes = split.train.size();
   summary.val_episodes = split.val.size();
   summary.purged_episodes = split.purged;
   if (split.train.empty() || split.val.empty())
     throw InputError({"", 0, "--from"},
                      "the window gives " + std::to_string(data.episodes.size()) +
-                         " probed episode(s): too few to train and validate; widen --from/--to "
-                         "or shorten --every");
+                         " probed episode(s), " + std::to_string(split.train.size()) +
+                         " to train and " + std::to_string(split.val.size()) +
+                         " to validate: too few; widen --from/--to, shorten --every or use "
+                         "fewer --val-blocks");
   summary.reactive = evaluate_stops(data, split.val, reactive_stops(data, split.val), cost);
   summary.average = evaluate_stops(data, split.val, average_stops(data, split.val), cost);
-  summary.hindsight =
-      evaluate_stops(data, split.val, hindsight_stops(data, split.val, cost), cost);
+  summary.hindsight = evaluate_stops(data, split.val, hindsight_stops(data, split.val, cost), cost);
 
   const auto& ep = config.probes.episode;
   const auto& cl = config.probes.cluster;
@@ -162,14 +169,17 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
         {"train_episodes", summary.train_episodes},
         {"val_episodes", summary.val_episodes},
         {"transitions", summary.transitions}}}};
+  const double overlap_cap = config.hp.objective == "match-average"
+                                 ? summary.average.mean_overlap_h
+                                 : std::numeric_limits<double>::infinity();
   TrainContext ctx{config,
                    data,
                    split,
                    cost,
+                   overlap_cap,
                    callbacks,
                    meta.dump(),
-                   run_fingerprint(config) + " " +
-                       nlohmann::json(chains).dump() + " " +
+                   run_fingerprint(config) + " " + nlohmann::json(chains).dump() + " " +
                        probe_fingerprint(trace, config.probes),
                    config.out + ".ckpt"};
   AgentResult r;

@@ -20,4 +20,12 @@ class AveragePolicy final : public Policy {
   Decision decide(const Observation& obs) override;
 };
 
+// Submits once the successor's planned start (QueueForecast: the queue planned as backfill
+// plans it, behind every pending job) reaches the predecessor's end: a queue-aware `average`.
+class ForecastPolicy final : public Policy {
+ public:
+  std::string name() const override { return "forecast"; }
+  Decision decide(const Observation& obs) override;
+};
+
 }  // namespace mirage

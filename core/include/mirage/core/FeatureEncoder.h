@@ -9,7 +9,8 @@
 // Counts and sizes are divided by the machine's node count, so machines of any size compare;
 // times go through log1p(hours) / log1p(48), so 0 -> 0 and 48 h -> 1 with a long tail kept.
 // Campaign: predecessor limit, size, waited, run, remaining; successor size and limit; recent
-// mean wait of started jobs.
+// mean wait of started jobs; the successor's planned wait were it submitted now (QueueForecast:
+// behind the whole queue, and with the running jobs alone).
 #include <array>
 #include <deque>
 #include <vector>
@@ -21,11 +22,24 @@ namespace mirage {
 
 class FeatureEncoder {
  public:
-  static constexpr int kVersion = 1;
+  static constexpr int kVersion = 2;        // 2: the planned waits joined the campaign features
   static constexpr int kWindow = 144;       // snapshots in an observation
   static constexpr Seconds kSpacing = 600;  // seconds between snapshots
   static constexpr int kPerSnapshot = 29;
-  static constexpr int kCampaignFeatures = 8;
+  static constexpr int kCampaignFeatures = 10;
+  // Where each campaign feature sits in encode_campaign()'s output.
+  enum CampaignFeature {
+    kPredecessorLimit,
+    kPredecessorNodes,
+    kPredecessorWaited,
+    kPredecessorRun,
+    kPredecessorRemaining,
+    kSuccessorNodes,
+    kSuccessorLimit,
+    kRecentMeanWait,
+    kPlannedWait,
+    kPlannedWaitRunningOnly,
+  };
   static constexpr int kInputSize = kWindow * kPerSnapshot + kCampaignFeatures;
 
   using SnapshotFeatures = std::array<float, kPerSnapshot>;

@@ -18,11 +18,11 @@ std::unique_ptr<Policy> load_learned_policy(const std::string& path);
 
 // The metadata of a model file, without its weights.
 struct ModelInfo {
-  std::string agent;             // dqn, pg, moe
+  std::string agent;  // dqn, pg, moe
   int format_version = 0;
   int encoder_version = 0;
   int pooling_version = 0;
-  std::string metadata_json;     // everything: trace, window, configuration, validation
+  std::string metadata_json;  // everything: trace, window, configuration, validation
 };
 ModelInfo read_model_info(const std::string& path);
 // Rewrites a model file's metadata (the typed fields override the JSON's), keeping its weights.

@@ -20,17 +20,18 @@ namespace mirage::learned {
 // ---- compact features ----------------------------------------------------------------------
 // The networks see the encoder's output pooled to a few dozen numbers: the latest snapshot, the
 // means of `history_blocks` equal blocks of the 24 h window (oldest first; 0: no history), the
-// campaign features, and a few derived from them (remaining time and recent mean wait in linear
-// hours, their difference). A function of FeatureEncoder::encode() only, so live and simulated
-// decisions pool identically. Change it and bump kPoolingVersion (model files record it).
-inline constexpr int kPoolingVersion = 2;
-inline constexpr int kDerivedFeatures = 3;
+// campaign features, and a few derived from them (remaining time, recent mean wait and planned
+// waits in linear hours, and how each compares with the remaining time). A function of
+// FeatureEncoder::encode() only, so live and simulated decisions pool identically. Change it and
+// bump kPoolingVersion (model files record it).
+inline constexpr int kPoolingVersion = 3;
+inline constexpr int kDerivedFeatures = 6;
 
 struct Pooling {
   int history_blocks = 0;  // must divide FeatureEncoder::kWindow
   int size() const {
-    return FeatureEncoder::kPerSnapshot * (1 + history_blocks) +
-           FeatureEncoder::kCampaignFeatures + kDerivedFeatures;
+    return FeatureEncoder::kPerSnapshot * (1 + history_blocks) + FeatureEncoder::kCampaignFeatures +
+           kDerivedFeatures;
   }
   // `encoded` holds FeatureEncoder::kInputSize floats; `out` receives size().
   void operator()(const float* encoded, float* out) const;
@@ -98,14 +99,17 @@ std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& sp
 void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const Pooling& pooling,
                 int chain_nodes);
 
-// Time-ordered split: the last `val_fraction` of the episodes of the `chain_nodes` chain
-// validate; episodes of any chain whose horizon (sample time + `purge`) stays before the
-// validation period train; the others are left out of both.
+// Blocked time split: the episodes of the `chain_nodes` chain are cut into `blocks` consecutive
+// blocks, and the last `val_fraction` of each validates (so validation sees every period of the
+// window, quiet and busy, not only its end); episodes of any chain whose horizon (sample time +
+// `purge`) reaches into a validation period are left out of both; the others train. One block
+// is the plain time-ordered tail.
 struct Split {
   std::vector<std::size_t> train, val;
   std::size_t purged = 0;
 };
-Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int chain_nodes);
+Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int chain_nodes,
+                 int blocks = 1);
 
 // ---- stopping rules on probed episodes -----------------------------------------------------
 // stops[i]: the decision index at which the rule submits in episodes[i], or -1 (the fallback).

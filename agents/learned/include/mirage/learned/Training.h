@@ -3,14 +3,18 @@
 // tests and the benchmark include this header only.
 //
 //   dqn  fitted Q-learning over {wait, submit} on every probe transition (the replay buffer is the
-//        whole probed window), target network, Huber loss, greedy at evaluation
+//        whole probed window), target network, Huber loss, value rescaling, prioritised replay;
+//        the value of waiting is the exact cost of the target network's policy from the next
+//        instant (or, with --wait-target bootstrap, the max of its Q-values there)
 //   pg   REINFORCE with a learned baseline: stopping times sampled from the policy on the probed
-//        episodes, whose return is exact for any stopping time
+//        episodes, whose return is exact for any stopping time (or, --pg-estimator exact, the
+//        expected cost over all stopping times, differentiated directly)
 //   moe  Mirage's default: K DQN experts, each trained on its own period of the training window,
 //        and a gate trained on the whole window that mixes their Q-values
 //
 // All three select the epoch with the lowest mean cost on a held-out, time-ordered validation
-// tail of the window (early stopping), are deterministic for a seed, and write one model file.
+// tail of the window (early stopping), with its decision threshold (calibrate), are
+// deterministic for a seed, and write one model file. Decisions are deterministic.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -29,19 +33,25 @@ std::optional<AgentKind> parse_agent_kind(std::string_view text);
 // Every knob, with the defaults `mirage train` shows in its help.
 struct Hyperparameters {
   // Shared by all agents.
-  int history_blocks = 2;     // means of this many blocks of the 24 h window join the input
-  int hidden = 64;            // units per hidden layer
-  int layers = 2;             // hidden layers
-  int batch_size = 512;       // transitions (dqn, moe) per gradient step
-  double lr = 1e-3;           // Adam learning rate
-  double weight_decay = 1e-4; // AdamW decoupled weight decay
-  int max_epochs = 40;        // passes over the training data (per expert and gate for moe)
-  int patience = 6;           // epochs without a better validation cost before stopping
-  double val_fraction = 0.15; // time-ordered tail of the window held out for validation
-  double overlap_weight = 1;  // cost = interruption h + overlap_weight x overlap h
+  int history_blocks = 2;      // means of this many blocks of the 24 h window join the input
+  int hidden = 64;             // units per hidden layer
+  int layers = 2;              // hidden layers
+  int batch_size = 512;        // transitions (dqn, moe) per gradient step
+  double lr = 1e-3;            // Adam learning rate
+  double weight_decay = 1e-4;  // AdamW decoupled weight decay
+  int max_epochs = 40;         // passes over the training data (per expert and gate for moe)
+  int patience = 6;            // epochs without a better validation cost before stopping
+  double val_fraction = 0.15;  // share of each block of the window held out for validation
+  int val_blocks = 3;          // blocks, each validated on its time-ordered tail
+  double overlap_weight = 1;   // cost = interruption h + overlap_weight x overlap h
   // Choose the decision threshold with the weights, on validation: plain greedy, greedy only by
   // a margin, or never submitting early when the model does worse than that there.
   bool calibrate = true;
+  // What the threshold and the epoch are chosen for, on validation: "cost" (the lowest mean
+  // cost at these weights) or "match-average" (the lowest mean interruption whose mean overlap
+  // is no larger than the `average` baseline's there: spend no more GPU time on overlap than
+  // the simple rule does, and cut as much interruption with it as the model can).
+  std::string objective = "cost";
   // dqn (and moe's experts and gate)
   int target_update = 250;   // gradient steps between target-network copies
   double huber_delta = 1.0;  // Huber loss threshold (hours)
@@ -50,34 +60,34 @@ struct Hyperparameters {
   // following the target network's greedy policy from s', read off the probe table: no
   // over-estimation from the max, as in Longstaff-Schwartz regression for optimal stopping).
   std::string wait_target = "rollout";
-  bool value_rescale = true; // learn h(Q), h(x) = sign(x)(sqrt(|x|+1)-1) + 0.001x (R2D2): the
-                             // many-hour costs of absurd choices no longer drown the small ones
+  bool value_rescale = true;    // learn h(Q), h(x) = sign(x)(sqrt(|x|+1)-1) + 0.001x (R2D2): the
+                                // many-hour costs of absurd choices no longer drown the small ones
   double priority_alpha = 0.6;  // prioritised replay: sample transitions ~ |TD error|^alpha
                                 // (0: uniform), priorities refreshed every epoch
   double priority_beta = 0.4;   // importance-sampling correction exponent of that bias
   // pg
   std::string pg_estimator = "reinforce";  // reinforce (sampled, learned baseline) or exact
-  int pg_batch_episodes = 32;  // episodes per policy-gradient step
-  int pg_samples = 16;         // stopping times sampled per episode
-  double entropy = 0.0;        // entropy bonus weight
+  int pg_batch_episodes = 32;              // episodes per policy-gradient step
+  int pg_samples = 16;                     // stopping times sampled per episode
+  double entropy = 0.0;                    // entropy bonus weight
   // moe
-  int experts = 3;        // experts, each trained on one consecutive period of the window
-  int gate_hidden = 32;   // units of the gate's hidden layers
+  int experts = 3;       // experts, each trained on one consecutive period of the window
+  int gate_hidden = 32;  // units of the gate's hidden layers
 };
 
 struct TrainConfig {
   AgentKind agent = AgentKind::kDqn;
   Hyperparameters hp;
   ProbeSpec probes;
-  std::string trace_path;     // recorded in the model file
-  std::string out;            // the model file
+  std::string trace_path;       // recorded in the model file
+  std::string out;              // the model file
   std::string probe_cache_dir;  // where probes are cached (empty: no cache)
   // Chains probed besides probes.episode.chain (their nodes), for training only: more episodes,
   // and the network sees how the wait depends on the size. Validation uses the main chain only.
   std::vector<int> extra_chain_nodes;
-  bool resume = false;        // continue from out + ".ckpt" when it exists
+  bool resume = false;  // continue from out + ".ckpt" when it exists
   std::uint64_t seed = 1;
-  int threads = 2;            // probing threads; moe trains this many experts side by side
+  int threads = 2;  // probing threads; moe trains this many experts side by side
   // LibTorch intra-op threads. 1 by default: the networks are small, and on a loaded 2-core
   // machine OpenMP's spinning threads made each step several times slower (measured).
   int torch_threads = 1;
@@ -95,10 +105,10 @@ struct EpochStats {
 };
 
 struct TrainCallbacks {
-  CountProgress probe;                                               // probing: episodes
-  std::function<void(std::size_t, std::size_t, double)> step;        // steps done, total, loss
-  std::function<void(const EpochStats&)> epoch;                      // end of each epoch
-  std::function<void(const std::string&)> message;                   // one line of news
+  CountProgress probe;                                         // probing: episodes
+  std::function<void(std::size_t, std::size_t, double)> step;  // steps done, total, loss
+  std::function<void(const EpochStats&)> epoch;                // end of each epoch
+  std::function<void(const std::string&)> message;             // one line of news
 };
 
 struct TrainSummary {

@@ -1,4 +1,4 @@
-#include "mirage/simulator/AvailabilityProfile.h"
+#include "mirage/core/AvailabilityProfile.h"
 
 #include <algorithm>
 #include <cassert>

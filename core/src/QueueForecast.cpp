@@ -1,0 +1,63 @@
+#include "mirage/core/QueueForecast.h"
+
+#include <algorithm>
+
+#include "mirage/core/AvailabilityProfile.h"
+
+namespace mirage {
+namespace {
+
+// Resources are counted in GPUs on GPU machines (a job without a GPU count takes whole nodes),
+// in nodes otherwise; one interchangeable pool, as the snapshot does not say which nodes are busy.
+struct Units {
+  int machine_gpus_per_node = 0;
+  int operator()(int nodes, int gpus_per_node) const {
+    if (machine_gpus_per_node <= 0) return nodes;
+    return nodes * (gpus_per_node > 0 ? gpus_per_node : machine_gpus_per_node);
+  }
+};
+
+Seconds wait_in(const AvailabilityProfile& profile, int units, Seconds limit) {
+  const auto p = profile.earliest_start({1, units}, limit, QueueForecast::kHorizon);
+  return p ? p->start : QueueForecast::kHorizon;
+}
+
+}  // namespace
+
+PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per_node,
+                                 Seconds time_limit) {
+  const Units units{q.gpus_per_node};
+  const int capacity = units(std::max(1, q.total_nodes), 0);
+  const int wanted = units(nodes, gpus_per_node);
+  if (wanted > capacity) return {kHorizon, kHorizon};
+  const Seconds limit = std::max<Seconds>(kMinute, time_limit);
+
+  // Times are relative to the snapshot: the profile starts at 0.
+  AvailabilityProfile profile(0, 1, capacity);
+  for (const RunningJobView& r : q.running)
+    profile.occupy_until(0, units(r.nodes, r.gpus_per_node),
+                         std::max<Seconds>(0, r.time_limit - r.run));
+  PlannedStart out;
+  out.wait_running = wait_in(profile, wanted, limit);
+
+  std::vector<const PendingJobView*> ahead;
+  ahead.reserve(q.pending.size());
+  for (const PendingJobView& p : q.pending) ahead.push_back(&p);
+  const auto planned = std::min<std::size_t>(ahead.size(), kPlannedJobs);
+  // Oldest first; ties by size, larger first, for a deterministic order.
+  std::partial_sort(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(planned),
+                    ahead.end(), [](const PendingJobView* a, const PendingJobView* b) {
+                      return a->waited != b->waited ? a->waited > b->waited : a->nodes > b->nodes;
+                    });
+  for (std::size_t i = 0; i < planned; ++i) {
+    const PendingJobView& p = *ahead[i];
+    const int u = units(p.nodes, p.gpus_per_node);
+    if (u > capacity) continue;  // never starts; blocks nobody
+    const Seconds d = std::max<Seconds>(kMinute, p.time_limit);
+    if (const auto at = profile.earliest_start({1, u}, d, kHorizon)) profile.reserve(*at, u, d);
+  }
+  out.wait = wait_in(profile, wanted, limit);
+  return out;
+}
+
+}  // namespace mirage

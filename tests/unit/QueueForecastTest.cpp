@@ -1,0 +1,81 @@
+// The queue forecast behind the planned-wait features (core/src/QueueForecast.cpp): each test
+// pins one rule of the plan.
+#include <gtest/gtest.h>
+
+#include "mirage/core/FeatureEncoder.h"
+#include "mirage/core/QueueForecast.h"
+
+namespace mirage {
+namespace {
+
+// A 10-node machine; views are {limit, nodes, gpus_per_node, waited(, run)}.
+QueueSnapshot machine(int nodes = 10) {
+  QueueSnapshot q;
+  q.total_nodes = nodes;
+  return q;
+}
+
+TEST(QueueForecast, AnIdleMachineStartsAJobAtOnce) {
+  const PlannedStart p = QueueForecast::plan(machine(), 4, 0, 2 * kHour);
+  EXPECT_EQ(p.wait, 0);
+  EXPECT_EQ(p.wait_running, 0);
+}
+
+TEST(QueueForecast, RunningJobsHoldTheirNodesUntilTheirLimits) {
+  QueueSnapshot q = machine();
+  q.running = {{10 * kHour, 6, 0, 0, 4 * kHour},  // ends in 6 h
+               {5 * kHour, 4, 0, 0, 3 * kHour}};  // ends in 2 h
+  EXPECT_EQ(QueueForecast::plan(q, 4, 0, kHour).wait, 2 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 5, 0, kHour).wait, 6 * kHour);
+}
+
+TEST(QueueForecast, PendingJobsAheadTakeTheirTurnOldestFirst) {
+  QueueSnapshot q = machine();
+  q.running = {{4 * kHour, 10, 0, 0, 2 * kHour}};  // the whole machine for 2 h more
+  // The oldest takes all 10 nodes for 3 h from 2 h on; the younger one runs after it.
+  q.pending = {{kHour, 10, 0, 10 * kMinute}, {3 * kHour, 10, 0, 5 * kHour}};
+  const PlannedStart p = QueueForecast::plan(q, 2, 0, kHour);
+  EXPECT_EQ(p.wait, 6 * kHour);  // 2 h running + 3 h + 1 h
+  EXPECT_EQ(p.wait_running, 2 * kHour);
+}
+
+TEST(QueueForecast, ASmallJobBackfillsBeforeALaterReservation) {
+  QueueSnapshot q = machine();
+  q.running = {{10 * kHour, 6, 0, 0, 0}};                      // 6 nodes for 10 h: 4 free now
+  q.pending = {{kHour, 10, 0, kHour}};                         // reserved from 10 h on
+  EXPECT_EQ(QueueForecast::plan(q, 4, 0, 9 * kHour).wait, 0);  // fits before it
+  EXPECT_EQ(QueueForecast::plan(q, 4, 0, 11 * kHour).wait, 11 * kHour);  // must wait past it
+}
+
+TEST(QueueForecast, AJobLargerThanTheMachineNeverStarts) {
+  EXPECT_EQ(QueueForecast::plan(machine(), 11, 0, kHour).wait, QueueForecast::kHorizon);
+  // and such a pending job blocks nobody
+  QueueSnapshot q = machine();
+  q.pending = {{kHour, 40, 0, kDay}};
+  EXPECT_EQ(QueueForecast::plan(q, 10, 0, kHour).wait, 0);
+}
+
+TEST(QueueForecast, GpuMachinesCountGpusSoJobsShareNodes) {
+  QueueSnapshot q = machine(2);
+  q.gpus_per_node = 4;
+  q.running = {{8 * kHour, 2, 2, 0, 0}};  // half of each node's GPUs for 8 h
+  EXPECT_EQ(QueueForecast::plan(q, 2, 2, kHour).wait, 0);
+  EXPECT_EQ(QueueForecast::plan(q, 2, 4, kHour).wait, 8 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 1, 0, kHour).wait, 0);  // a whole node: 4 GPUs are free
+}
+
+TEST(FeatureEncoder, CampaignFeaturesCarryTheSuccessorsPlannedWaits) {
+  Observation o;
+  o.latest = machine();
+  o.latest.running = {{10 * kHour, 10, 0, 0, 7 * kHour}};  // full for 3 h more
+  o.latest.pending = {{2 * kHour, 10, 0, kHour}};
+  o.campaign.successor_nodes = 2;
+  o.campaign.successor_limit = 48 * kHour;
+  const auto c = FeatureEncoder::encode_campaign(o);
+  EXPECT_FLOAT_EQ(c[FeatureEncoder::kPlannedWait], FeatureEncoder::time_feature(5 * kHour));
+  EXPECT_FLOAT_EQ(c[FeatureEncoder::kPlannedWaitRunningOnly],
+                  FeatureEncoder::time_feature(3 * kHour));
+}
+
+}  // namespace
+}  // namespace mirage
