@@ -13,8 +13,10 @@ packages=(
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   libtorch-dev libgloo-dev
   # an optimised BLAS for LibTorch's CPU matrix products: Debian's LibTorch links libblas.so.3,
-  # which is otherwise the reference BLAS; training the agents ran 12x faster (19 -> 230 steps/s)
-  libopenblas0-serial
+  # which is otherwise the reference BLAS; training the agents ran 12x faster (19 -> 230 steps/s).
+  # The OpenMP flavour: it follows LibTorch's thread setting and is safe to call from several
+  # threads at once (moe trains experts side by side; the serial flavour has no locking)
+  libopenblas0-openmp
   # a real Slurm cluster on this machine for integration tests (DESIGN.md section 6)
   slurmctld slurmd slurm-client munge
   # plots for `mirage eval --out`

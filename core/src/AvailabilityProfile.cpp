@@ -32,6 +32,23 @@ std::optional<Placement> AvailabilityProfile::earliest_start(const ResourceReque
                                                              Seconds duration,
                                                              Seconds latest_start) const {
   const std::size_t n = times_.size();
+  if (slots_ == 1) {
+    if (request.count > 1) return std::nullopt;
+    // One pool (whole-node mode): the first run of segments with enough free units that lasts
+    // `duration`, in one pass and without allocating (the queue forecast calls this per job).
+    std::size_t start = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (times_[start] > latest_start) return std::nullopt;
+      if (free_[j] < request.units) {
+        start = j + 1;
+        if (start == n) return std::nullopt;
+        continue;
+      }
+      if (j + 1 == n || times_[j + 1] >= times_[start] + duration)
+        return Placement{times_[start], {0}};
+    }
+    return std::nullopt;
+  }
   std::vector<int> low(static_cast<std::size_t>(slots_));
   std::size_t i = 0;
   while (i < n && times_[i] <= latest_start) {
@@ -42,7 +59,6 @@ std::optional<Placement> AvailabilityProfile::earliest_start(const ResourceReque
               free_.begin() + static_cast<std::ptrdiff_t>((i + 1) * slots_), low.begin());
     std::size_t j = i;
     bool ok = true;
-    std::size_t failed_at = i;
     while (true) {
       if (j > i) {
         for (int s = 0; s < slots_; ++s) low[s] = std::min(low[s], at(j, s));
@@ -51,7 +67,6 @@ std::optional<Placement> AvailabilityProfile::earliest_start(const ResourceReque
       for (int s = 0; s < slots_; ++s) usable += low[s] >= request.units;
       if (usable < request.count) {
         ok = false;
-        failed_at = j;
         break;
       }
       if (j + 1 >= n || times_[j + 1] >= end) break;
@@ -64,8 +79,7 @@ std::optional<Placement> AvailabilityProfile::earliest_start(const ResourceReque
         if (low[s] >= request.units) p.slots.push_back(static_cast<std::uint16_t>(s));
       return p;
     }
-    // With one interchangeable slot, every start up to the failing segment fails too.
-    i = slots_ == 1 ? failed_at + 1 : i + 1;
+    ++i;
   }
   return std::nullopt;
 }

@@ -244,12 +244,15 @@ std::string control_request(const std::string& socket_path, const std::string& l
   std::string out = line + "\n";
   const char* p = out.data();
   std::size_t left = out.size();
+  // A daemon that refuses us (another user, too many clients) answers and closes at once, maybe
+  // before our request is sent: then the send fails, but its answer is waiting to be read.
+  std::string send_error;
   while (left > 0) {
     const ssize_t n = ::send(fd, p, left, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw ControlClientError(std::string("sending to the daemon failed: ") +
-                               std::strerror(errno));
+      send_error = std::string("sending to the daemon failed: ") + std::strerror(errno);
+      break;
     }
     p += n;
     left -= static_cast<std::size_t>(n);
@@ -269,6 +272,7 @@ std::string control_request(const std::string& socket_path, const std::string& l
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (!send_error.empty()) throw ControlClientError(send_error);
       throw ControlClientError(std::string("reading from the daemon failed: ") +
                                std::strerror(errno));
     }
@@ -276,7 +280,9 @@ std::string control_request(const std::string& socket_path, const std::string& l
     reply.append(buf, static_cast<std::size_t>(n));
   }
   const auto nl = reply.find('\n');
-  if (nl == std::string::npos) throw ControlClientError("the mirage daemon closed the connection");
+  if (nl == std::string::npos)
+    throw ControlClientError(send_error.empty() ? "the mirage daemon closed the connection"
+                                                : send_error);
   return reply.substr(0, nl);
 }
 

@@ -33,14 +33,16 @@ std::optional<AgentKind> parse_agent_kind(std::string_view text);
 // Every knob, with the defaults `mirage train` shows in its help.
 struct Hyperparameters {
   // Shared by all agents.
-  int history_blocks = 2;      // means of this many blocks of the 24 h window join the input
+  // Means of this many blocks of the 24 h window join the input. 0 by default: on LS6 the block
+  // means let the networks fit patterns of the training months that the next month lacked.
+  int history_blocks = 0;
   int hidden = 64;             // units per hidden layer
   int layers = 2;              // hidden layers
   int batch_size = 512;        // transitions (dqn, moe) per gradient step
   double lr = 1e-3;            // Adam learning rate
   double weight_decay = 1e-4;  // AdamW decoupled weight decay
   int max_epochs = 40;         // passes over the training data (per expert and gate for moe)
-  int patience = 6;            // epochs without a better validation cost before stopping
+  int patience = 6;            // epochs without a better validation score before stopping
   double val_fraction = 0.15;  // share of each block of the window held out for validation
   int val_blocks = 3;          // blocks, each validated on its time-ordered tail
   double overlap_weight = 1;   // cost = interruption h + overlap_weight x overlap h
@@ -51,7 +53,7 @@ struct Hyperparameters {
   // cost at these weights) or "match-average" (the lowest mean interruption whose mean overlap
   // is no larger than the `average` baseline's there: spend no more GPU time on overlap than
   // the simple rule does, and cut as much interruption with it as the model can).
-  std::string objective = "cost";
+  std::string objective = "match-average";
   // dqn (and moe's experts and gate)
   int target_update = 250;   // gradient steps between target-network copies
   double huber_delta = 1.0;  // Huber loss threshold (hours)
@@ -60,8 +62,10 @@ struct Hyperparameters {
   // following the target network's greedy policy from s', read off the probe table: no
   // over-estimation from the max, as in Longstaff-Schwartz regression for optimal stopping).
   std::string wait_target = "rollout";
-  bool value_rescale = true;    // learn h(Q), h(x) = sign(x)(sqrt(|x|+1)-1) + 0.001x (R2D2): the
-                                // many-hour costs of absurd choices no longer drown the small ones
+  // Learn h(Q), h(x) = sign(x)(sqrt(|x|+1)-1) + 0.001x (R2D2), so that the many-hour costs of
+  // absurd choices do not drown the small ones. Off by default: with the rollout target it made
+  // the agents submit too early on LS6 and on the synthetic test machine (measured).
+  bool value_rescale = false;
   double priority_alpha = 0.6;  // prioritised replay: sample transitions ~ |TD error|^alpha
                                 // (0: uniform), priorities refreshed every epoch
   double priority_beta = 0.4;   // importance-sampling correction exponent of that bias

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Trains the learned agents and evaluates each beside the baselines, the protocol of the learned
+# agents' issue: train on three months of a trace, evaluate on the month after, 1-node and
+# 8-node chains. Prints `mirage train`'s summaries and `mirage eval`'s tables; asserts nothing.
+#   bench/learned_agents.sh [ls6|sdsc|all] [AGENT...]     (default: all, dqn pg moe)
+# Models, probe caches and logs go to $MIRAGE_BENCH_DIR (default build/learned-bench).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
+out="${MIRAGE_BENCH_DIR:-build/learned-bench}"
+traces=../shared/traces
+which="${1:-all}"
+shift || true
+agents=("$@")
+[ ${#agents[@]} -gt 0 ] || agents=(dqn pg moe)
+mkdir -p "$out"
+
+# name trace machine-flags train-from train-to eval-from eval-to
+run_trace() {
+  local name=$1 trace=$2 machine=$3 from=$4 to=$5 efrom=$6 eto=$7
+  for chain in 1 8; do
+    local models=()
+    for agent in "${agents[@]}"; do
+      local model="$out/$name-$chain-$agent.mirage-model"
+      echo "== $name, $chain-node chains: training $agent"
+      # shellcheck disable=SC2086
+      /usr/bin/time -f "train wall %e s" "$mirage" train --agent "$agent" --trace "$trace" $machine \
+        --chain-nodes "$chain" --from "$from" --to "$to" --out "$model" \
+        --probe-cache "$out/probes" 2>&1 | tr '\r' '\n' | grep -v -E '(steps|probing episodes) '
+      models+=("$model")
+    done
+    local list
+    list=$(IFS=,; echo "reactive,average,forecast,oracle,${models[*]}")
+    echo "== $name, $chain-node chains: evaluation on $efrom .. $eto"
+    # shellcheck disable=SC2086
+    "$mirage" eval --trace "$trace" $machine --chain-nodes "$chain" --from "$efrom" --to "$eto" \
+      --policies "$list" 2>&1 | tr '\r' '\n' | grep -v -E '^eval: '
+  done
+}
+
+if [ "$which" = ls6 ] || [ "$which" = all ]; then
+  run_trace ls6 "$traces/gpu/tacc-ls6/ls6-a100-until-2023-02.log.gz" "--nodes 88" \
+    2022-11-01 2023-02-01 2023-02-01 2023-03-01
+fi
+if [ "$which" = sdsc ] || [ "$which" = all ]; then
+  run_trace sdsc "$traces/swf-classic/SDSC-SP2-1998-4.2-cln.swf.gz" "" \
+    1998-06-01 1998-09-01 1998-09-01 1998-10-01
+fi
