@@ -15,15 +15,16 @@
 // of the target network (every `target_update` steps) is one step of policy iteration. At each
 // copy y(wait) is computed once for every transition (fitted Q iteration), so a gradient step
 // costs one forward and one backward pass. Two classic DQN refinements, each a flag:
-//  - value rescaling (R2D2): the network learns h(Q) with h(x) = sign(x)(sqrt(|x|+1)-1) + eps x,
-//    monotone, so decisions are unchanged, while the 40-hour overlaps of absurdly early
-//    submissions stop dominating the loss over the sub-hour differences that decide;
+//  - value rescaling (R2D2; off by default, it made the agents too eager on LS6): the network
+//    learns h(Q) with h(x) = sign(x)(sqrt(|x|+1)-1) + eps x, monotone, so that the 40-hour
+//    overlaps of absurdly early submissions stop dominating the loss over the sub-hour
+//    differences that decide;
 //  - prioritised replay: each epoch draws its transitions with probability ~ |TD error|^alpha
 //    (errors refreshed at the start of the epoch), with importance weights ^beta. Most probed
 //    instants are easy (an idle machine: waiting is plainly right); the few busy episodes
 //    where the moment matters get the attention.
-// Greedy at evaluation, by a margin chosen on validation (calibrate); the epoch with the lowest
-// validation cost is kept (early stopping).
+// Greedy at evaluation, by a margin chosen on validation (calibrate); the epoch with the best
+// validation score is kept (early stopping).
 #include <algorithm>
 #include <chrono>
 #include <numeric>

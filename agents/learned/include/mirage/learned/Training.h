@@ -12,9 +12,10 @@
 //   moe  Mirage's default: K DQN experts, each trained on its own period of the training window,
 //        and a gate trained on the whole window that mixes their Q-values
 //
-// All three select the epoch with the lowest mean cost on a held-out, time-ordered validation
-// tail of the window (early stopping), with its decision threshold (calibrate), are
-// deterministic for a seed, and write one model file. Decisions are deterministic.
+// All three select the epoch, and its decision threshold (calibrate), with the best score (see
+// `objective`) on held-out validation episodes, the time-ordered tail of each of `val_blocks`
+// periods of the window (early stopping); they are deterministic for a seed and write one model
+// file. Decisions are deterministic.
 #include <cstdint>
 #include <functional>
 #include <optional>
