@@ -11,11 +11,10 @@ Decision AveragePolicy::decide(const Observation& obs) {
 }
 
 Decision ForecastPolicy::decide(const Observation& obs) {
-  const CampaignView& c = obs.campaign;
-  if (!c.predecessor_running) return Decision::wait();
-  const PlannedStart p = QueueForecast::plan(obs.latest, c.successor_nodes,
-                                             c.successor_gpus_per_node, c.successor_limit);
-  return p.wait >= c.predecessor_remaining() ? Decision::submit() : Decision::wait();
+  if (!obs.campaign.predecessor_running) return Decision::wait();
+  return QueueForecast::plan_successor(obs).wait >= obs.campaign.predecessor_remaining()
+             ? Decision::submit()
+             : Decision::wait();
 }
 
 }  // namespace mirage

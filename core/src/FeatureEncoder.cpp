@@ -67,8 +67,7 @@ std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_camp
     const Observation& obs) {
   const CampaignView& c = obs.campaign;
   const float nodes = static_cast<float>(std::max(1, obs.latest.total_nodes));
-  const PlannedStart planned = QueueForecast::plan(obs.latest, c.successor_nodes,
-                                                   c.successor_gpus_per_node, c.successor_limit);
+  const PlannedStart planned = QueueForecast::plan_successor(obs);
   return {time_feature(c.predecessor_limit),
           static_cast<float>(c.predecessor_nodes) / nodes,
           time_feature(c.predecessor_waited),

@@ -60,4 +60,9 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per
   return out;
 }
 
+PlannedStart QueueForecast::plan_successor(const Observation& obs) {
+  const CampaignView& c = obs.campaign;
+  return plan(obs.latest, c.successor_nodes, c.successor_gpus_per_node, c.successor_limit);
+}
+
 }  // namespace mirage

@@ -35,7 +35,6 @@ namespace mirage::learned {
 namespace {
 
 constexpr std::int64_t kChunk = 16384;
-constexpr double kRescaleEps = 1e-3;
 
 // h and its inverse (Pohlen et al. 2018).
 torch::Tensor rescale(const torch::Tensor& x) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <memory>
 #include <random>
 #include <string>
@@ -12,6 +13,13 @@
 #include "Internal.h"
 
 namespace mirage::learned {
+
+// Value rescaling (Pohlen et al. 2018): h(x) = sign(x)(sqrt(|x|+1)-1) + eps x, monotone. Dqn.cpp
+// applies it to Q targets (and inverts it), Pg.cpp to the costs it minimises.
+inline constexpr double kRescaleEps = 1e-3;
+inline double rescale(double x) {
+  return (x < 0 ? -1 : 1) * (std::sqrt(std::abs(x) + 1) - 1) + kRescaleEps * x;
+}
 
 // A network over pooled features: the output of forward() is [N, outputs].
 struct ScoreNet : torch::nn::Module {

@@ -128,7 +128,7 @@ AgentResult train_pg(const TrainContext& ctx) {
   // stopping instant of an episode is unchanged) keeps many-hour overlaps from drowning the rest.
   auto shaped = [&](Seconds gap) {
     const double c = ctx.cost(gap);
-    return hp.value_rescale ? std::sqrt(c + 1) - 1 + 1e-3 * c : c;
+    return hp.value_rescale ? rescale(c) : c;
   };
   // cost(gap) of submitting at each decision, for the exact estimator.
   auto cost_tensor = torch::zeros({x.size(0)});

@@ -8,6 +8,7 @@
 //   - then the new job, behind all of them.
 // Limits overstate runtimes and the order ignores other priority factors, so the figure is a
 // feature for the policies to weigh, not a promise.
+#include "mirage/core/Observation.h"
 #include "mirage/core/QueueSnapshot.h"
 
 namespace mirage {
@@ -26,6 +27,8 @@ class QueueForecast {
   // A job of `nodes` nodes with `gpus_per_node` GPUs each (0: whole nodes) and `time_limit`.
   static PlannedStart plan(const QueueSnapshot& queue, int nodes, int gpus_per_node,
                            Seconds time_limit);
+  // The campaign's successor, in the queue the observation saw.
+  static PlannedStart plan_successor(const Observation& obs);
 };
 
 }  // namespace mirage
