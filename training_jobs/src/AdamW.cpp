@@ -33,10 +33,10 @@ AdamW::AdamW(std::vector<torch::Tensor> params, AdamWOptions options) : options_
 }
 
 void AdamW::zero_grad() {
+  // Dropped rather than zeroed, as PyTorch's set_to_none: backward then writes the first
+  // gradient instead of adding it to zeros, and no kernel per parameter runs here.
   for (Group* g : {&decay_, &no_decay_}) {
-    for (auto& p : g->params) {
-      if (p.grad().defined()) p.mutable_grad().zero_();
-    }
+    for (auto& p : g->params) p.mutable_grad().reset();
   }
 }
 
@@ -72,12 +72,21 @@ void AdamW::step_unfused(Group& g, double lr) {
 
 void AdamW::step_fused([[maybe_unused]] Group& g, [[maybe_unused]] double lr) {
 #if MIRAGE_HAVE_FUSED_ADAMW
-  std::vector<torch::Tensor> grads;
-  grads.reserve(g.params.size());
-  for (auto& p : g.params) grads.push_back(p.grad());
-  // The kernel reads the step count but, as in PyTorch's own fused path, the caller advances it.
-  for (auto& s : g.step) s.add_(1);
-  at::_fused_adamw_(g.params, grads, g.exp_avg, g.exp_avg_sq, /*max_exp_avg_sqs=*/{}, g.step, lr,
+  // Parameters without a gradient this step are left alone, as the per-tensor path does.
+  std::vector<torch::Tensor> params, grads, exp_avg, exp_avg_sq, step;
+  for (std::size_t i = 0; i < g.params.size(); ++i) {
+    if (!g.params[i].grad().defined()) continue;
+    params.push_back(g.params[i]);
+    grads.push_back(g.params[i].grad());
+    exp_avg.push_back(g.exp_avg[i]);
+    exp_avg_sq.push_back(g.exp_avg_sq[i]);
+    step.push_back(g.step[i]);
+  }
+  if (params.empty()) return;
+  // The kernel reads the step count but, as in PyTorch's own fused path, the caller advances it
+  // (one launch for all of them).
+  at::_foreach_add_(step, 1);
+  at::_fused_adamw_(params, grads, exp_avg, exp_avg_sq, /*max_exp_avg_sqs=*/{}, step, lr,
                     options_.beta1, options_.beta2, g.weight_decay, options_.eps,
                     /*amsgrad=*/false, /*maximize=*/false);
 #endif

@@ -24,6 +24,11 @@ std::int64_t GptConfig::parameter_count() const {
   return vocab_size * d + block_size * d + n_layer * per_block + 2 * d;
 }
 
+double GptConfig::model_flops_per_token(int seq_len) const {
+  const double weights = double(parameter_count()) - double(block_size) * n_embd;
+  return 6.0 * weights + 12.0 * n_layer * double(n_embd) * seq_len;
+}
+
 std::optional<GptConfig> gpt_config_by_name(const std::string& name) {
   for (const GptConfig& c : configs()) {
     if (c.name == name) return c;

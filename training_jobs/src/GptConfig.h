@@ -20,6 +20,10 @@ struct GptConfig {
 
   // Parameters of the model built from this config (tied input/output embedding).
   std::int64_t parameter_count() const;
+  // Model FLOPs of one training token (forward and backward) at context `seq_len`, as MFU
+  // counts them (PaLM, appendix B): 6 per weight, position table excluded, plus the attention
+  // scores and their use, 12 x layers x width x context. Recomputation is not counted.
+  double model_flops_per_token(int seq_len) const;
 };
 
 std::optional<GptConfig> gpt_config_by_name(const std::string& name);

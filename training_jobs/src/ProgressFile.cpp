@@ -23,6 +23,7 @@ nlohmann::json to_json(const Progress& p) {
           {"loss", p.loss},
           {"lr", p.lr},
           {"tokens_per_s", p.tokens_per_s},
+          {"model_tflops", p.model_tflops},
           {"tokens_seen", p.tokens_seen},
           {"elapsed_s", p.elapsed_s},
           {"last_checkpoint_step", p.last_checkpoint_step},

@@ -21,6 +21,7 @@ struct Progress {
   double loss = 0;
   double lr = 0;
   double tokens_per_s = 0;
+  double model_tflops = 0;  // tokens_per_s x model FLOPs per token, in 1e12/s
   std::int64_t tokens_seen = 0;
   double elapsed_s = 0;
   std::int64_t last_checkpoint_step = -1;

@@ -28,6 +28,11 @@ struct TrainOptions {
   std::uint64_t seed = 1337;
   int threads = 0;              // intra-op CPU threads (0: SLURM_CPUS_PER_TASK or LibTorch's)
   std::string device = "auto";  // auto, cpu, cuda
+  // auto (autocast on GPUs, fp32 on CPUs), bf16 (bf16 compute, fp32 master weights), autocast
+  // (fp32 weights and residual stream, bf16 matrix products; GPUs only), fp32
+  std::string precision = "auto";
+  std::string attention =
+      "auto";  // GPU attention kernel: auto (LibTorch's pick), flash, cudnn, efficient
   std::optional<std::filesystem::path> corpus;  // default: the embedded corpus
   bool handoff_wait = false;
   double handoff_timeout_s = 900;

@@ -137,6 +137,15 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  app.add_option("--precision", o.precision,
+                 "auto (autocast on GPUs, fp32 on CPUs), bf16 (bf16 compute, fp32 master weights), "
+                 "autocast (bf16 autocast over fp32; GPUs only) or fp32")
+      ->check(CLI::IsMember({"auto", "bf16", "autocast", "fp32"}))
+      ->capture_default_str();
+  app.add_option("--attention", o.attention,
+                 "attention kernel on GPUs: auto (LibTorch's choice), flash, cudnn or efficient")
+      ->check(CLI::IsMember({"auto", "flash", "cudnn", "efficient"}))
+      ->capture_default_str();
   app.add_option("--corpus", corpus, "training text (default: the corpus built into the binary)");
   app.add_flag("--handoff-wait", o.handoff_wait,
                "wait for the trainer holding the checkpoint directory to hand off, then resume");
