@@ -28,7 +28,8 @@ void fsync_directory(const std::filesystem::path& dir) {
 
 }  // namespace
 
-AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path path, Durability durability)
+    : path_(std::move(path)), durability_(durability) {
   std::filesystem::path dir = path_.parent_path().empty() ? "." : path_.parent_path();
   tmp_ = dir / ("." + path_.filename().string() + ".tmp." + std::to_string(::getpid()));
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -62,7 +63,8 @@ void AtomicFileWriter::write_at(std::uint64_t offset, std::string_view bytes) {
 }
 
 void AtomicFileWriter::commit() {
-  if (::fsync(fd_) != 0) fail("cannot fsync", tmp_);
+  const bool durable = durability_ == Durability::kDurable;
+  if (durable && ::fsync(fd_) != 0) fail("cannot fsync", tmp_);
   int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) {
@@ -75,12 +77,12 @@ void AtomicFileWriter::commit() {
     errno = saved;
     fail("cannot rename into", path_);
   }
-  fsync_directory(path_.parent_path().empty() ? "." : path_.parent_path());
+  if (durable) fsync_directory(path_.parent_path().empty() ? "." : path_.parent_path());
 }
 
 void write_file_atomically(const std::filesystem::path& path,
-                           std::initializer_list<std::string_view> parts) {
-  AtomicFileWriter out(path);
+                           std::initializer_list<std::string_view> parts, Durability durability) {
+  AtomicFileWriter out(path, durability);
   for (std::string_view part : parts) out.write(part);
   out.commit();
 }

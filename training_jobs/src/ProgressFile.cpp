@@ -39,7 +39,8 @@ ProgressReporter::ProgressReporter(std::optional<std::filesystem::path> progress
 void ProgressReporter::update(const Progress& progress) const {
   if (!progress_file_) return;
   try {
-    write_file_atomically(*progress_file_, {to_json(progress).dump() + "\n"});
+    write_file_atomically(*progress_file_, {to_json(progress).dump() + "\n"},
+                          Durability::kReadersOnly);
   } catch (const std::exception& e) {
     spdlog::warn("cannot write progress file: {}", e.what());
   }
