@@ -2,12 +2,13 @@
 """The eager PyTorch twin of mirage-train-gpt's training step, for throughput comparisons.
 
 Same model (pre-norm GPT-2, byte tokens, tied output embedding, GELU tanh, causal
-scaled-dot-product attention), same step (bf16 autocast forward, backward, global-norm clip 1.0,
+scaled-dot-product attention), same step (bf16 autocast forward or, with --precision bf16, a bf16
+copy with fp32 master weights, as the trainer's precisions; backward, global-norm clip 1.0,
 AdamW (0.9, 0.95) with decay on matrices only, fused on GPU), same data path (random windows of
 the corpus, pinned and copied without waiting) and one wait for the device per step, as the C++
 trainer does. Prints one JSON line: tokens/s, model TFLOP/s and MFU against --peak-tflops.
 
-    python3 eager_gpt.py --model 124M --batch 16 --steps 30 --warmup-steps 5 [--compile]
+    python3 eager_gpt.py --model 124M --batch 16 --steps 30 --warmup-steps 5 [--precision bf16]
 """
 import argparse
 import json
@@ -39,7 +40,12 @@ class Attention(nn.Module):
         b, t, c = x.shape
         q, k, v = self.c_attn(x).split(c, dim=2)
         q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if hasattr(F, "scaled_dot_product_attention"):
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:  # PyTorch < 2.0 (Debian's): what the trainer does there too
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+            mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+            y = scores.masked_fill(~mask, float("-inf")).softmax(-1) @ v
         return self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
 
 
@@ -105,8 +111,12 @@ def main():
     ap.add_argument("--compile", action="store_true", help="torch.compile the model")
     ap.add_argument("--attention", default="auto", choices=["auto", "flash", "cudnn", "efficient"],
                     help="scaled-dot-product attention backend (auto: PyTorch's choice)")
-    ap.add_argument("--pure-bf16", action="store_true",
-                    help="experiment: weights and activations in bf16, no autocast")
+    ap.add_argument("--precision", default="autocast",
+                    choices=["autocast", "fp32", "bf16", "pure-bf16"],
+                    help="autocast (fp32 weights; plain fp32 on CPUs); fp32; bf16: forward and "
+                         "backward on a bf16 copy with fp32 master weights and gradients, as the "
+                         "trainer's --precision bf16; pure-bf16: bf16 weights, no master copy "
+                         "(an upper bound)")
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="after timing, profile N steps and print GPU time by kernel kind")
     ap.add_argument("--peak-tflops", type=float, default=989.4,
@@ -119,7 +129,7 @@ def main():
     device = torch.device(args.device)
     cuda = device.type == "cuda"
     model = Gpt(layers, heads, width, context).to(device)
-    if args.pure_bf16:
+    if args.precision == "pure-bf16":
         model = model.to(torch.bfloat16)
     if args.attention != "auto":
         from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -131,7 +141,12 @@ def main():
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
     opt = torch.optim.AdamW(groups, lr=6e-4, betas=(0.9, 0.95), eps=1e-8,
                             **({"fused": True} if cuda else {}))
-    step_fn = torch.compile(model) if args.compile else model
+    compute = model
+    if args.precision == "bf16":
+        import copy
+        compute = copy.deepcopy(model).to(torch.bfloat16)
+    compute_params = list(compute.parameters())
+    step_fn = torch.compile(compute) if args.compile else compute
 
     data = torch.frombuffer(bytearray(open(args.corpus, "rb").read()), dtype=torch.uint8)
     gen = torch.Generator().manual_seed(1)
@@ -151,12 +166,20 @@ def main():
         for _ in range(args.grad_accum):
             x, y = batch()
             with torch.autocast(device.type, dtype=torch.bfloat16,
-                                enabled=cuda and not args.pure_bf16):
+                                enabled=cuda and args.precision == "autocast"):
                 loss = step_fn(x, y)
             (loss / args.grad_accum).backward()
+            if compute is not model:  # bf16 gradients into the fp32 master gradients
+                for p, q in zip(params, compute_params):
+                    p.grad = q.grad.float() if p.grad is None else p.grad.add_(q.grad)
+                    q.grad = None
             total = loss.detach() if total is None else total + loss.detach()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
+        if compute is not model:
+            with torch.no_grad():
+                for q, p in zip(compute_params, params):
+                    q.copy_(p)
         return total.item() / args.grad_accum
 
     for _ in range(args.warmup_steps):
@@ -174,7 +197,8 @@ def main():
     tflops = tokens_per_s * model_flops_per_token(layers, width, context, seq_len) / 1e12
     if args.profile:
         profile(step, args.profile)
-    variant = "".join(["+compile" if args.compile else "", "+pure-bf16" if args.pure_bf16 else "",
+    variant = "".join(["+compile" if args.compile else "",
+                       "" if args.precision == "autocast" else "+" + args.precision,
                        "" if args.attention == "auto" else "+" + args.attention])
     print(json.dumps({
         "impl": "pytorch-eager" + variant,

@@ -6,7 +6,8 @@
 #   bash training_jobs/bench/gpu_bench.sh
 #   MODEL=124M BATCHES="16 32 64" STEPS=60  the throughput runs, each batch size in both of the
 #                      trainer's GPU precisions (autocast; bf16 compute with fp32 master weights)
-#                      and in the eager twin (autocast; --pure-bf16); the C++ log's 10-step
+#                      and in the eager twin (the same two; pure bf16 without master weights
+#                      at the largest batch, as an upper bound); the C++ log's 10-step
 #                      windows after the first 20 steps are averaged
 #   COMPILE=1          also time the eager twin under torch.compile (for reference)
 #   PEAK_TFLOPS=989.4  dense bf16 peak the MFU is taken against (H100/H200 SXM)
@@ -14,11 +15,15 @@
 #                      CLI11, nlohmann-json, zlib, gloo headers) to unpack, where the machine lacks them
 #   LOGS=DIR           logs and results.jsonl (default /tmp/mirage-gpu-bench)
 #   OUT=DIR            where to leave a tarball of them as well, however the run ends
+#   DEVICE=cpu         the same runs on CPUs (precisions fp32 and bf16), to try the script itself:
+#                      DEVICE=cpu MODEL=tiny BATCHES=4 bash training_jobs/bench/gpu_bench.sh
 set -uo pipefail
 model=${MODEL:-124M}
 batches=${BATCHES:-16 32 64}
 steps=${STEPS:-60}
 peak=${PEAK_TFLOPS:-989.4}
+device=${DEVICE:-cuda}
+if [ "$device" = cuda ]; then precisions="autocast bf16"; else precisions="fp32 bf16"; fi
 out=${LOGS:-/tmp/mirage-gpu-bench}
 build=${BUILD_DIR:-build-gpu}
 py=${PYTHON:-python3}
@@ -31,9 +36,11 @@ if [ -n "${OUT:-}" ]; then
 fi
 
 say machine
-nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
+[ "$device" = cuda ] && nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm \
+  --format=csv,noheader
 $py -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
-  "cxx11 abi", torch._C._GLIBCXX_USE_CXX11_ABI, torch.cuda.get_device_name())'
+  "cxx11 abi", torch._C._GLIBCXX_USE_CXX11_ABI,
+  torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU")'
 echo "$(nproc) cores; compiler: $(c++ --version 2>&1 | head -1)"
 cmake --version | head -1
 torch_prefix=$($py -c 'import torch; print(torch.utils.cmake_prefix_path)')
@@ -66,10 +73,10 @@ fi
 say "built in $(($(date +%s) - t0)) s"
 bin=$build/training_jobs/mirage-train-gpt
 
-for precision in autocast bf16; do
-  say "check: tiny model, $precision, 20 steps straight vs 10 + 10 resumed, on the GPU"
+for precision in $precisions; do
+  say "check: tiny model, $precision, 20 steps straight vs 10 + 10 resumed, on $device"
   rm -rf /tmp/mg-a /tmp/mg-b /tmp/mg-a.jsonl /tmp/mg-b.jsonl
-  tiny=(--device cuda --precision $precision --steps 20 --log-every 1)
+  tiny=(--device $device --precision $precision --steps 20 --log-every 1)
   $bin --checkpoint-dir /tmp/mg-a "${tiny[@]}" --metrics /tmp/mg-a.jsonl \
     >"$out/tiny-$precision-straight.log" 2>&1
   echo "straight exit $?"
@@ -94,7 +101,7 @@ done
 
 say "check: SIGUSR1 mid-run on $model"
 rm -rf /tmp/mg-sig
-$bin --checkpoint-dir /tmp/mg-sig --model "$model" --device cuda --steps 100000 --batch 8 \
+$bin --checkpoint-dir /tmp/mg-sig --model "$model" --device $device --steps 100000 --batch 8 \
   --log-every 5 --progress /tmp/mg-sig.json >"$out/signal.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do
@@ -110,7 +117,7 @@ echo "exit $rc, $(( ($(date +%s%N) - s0) / 1000000 )) ms after SIGUSR1"
 tail -2 "$out/signal.log"
 $bin --inspect /tmp/mg-sig 2>&1 | tail -3
 
-say "throughput: $model, one GPU"
+say "throughput: $model, one $device device"
 # The trainer's own log: tokens/s of each 10-step window after the first 20 steps, and how long
 # the host took to queue a step against how long it then waited for the GPU.
 cpp_result() {  # batch precision log
@@ -134,25 +141,31 @@ print(json.dumps({"impl": f"mirage-train-gpt {precision}", "model": model, "batc
 EOF2
 }
 for b in $batches; do
-  for precision in autocast bf16; do
+  for precision in $precisions; do
     rm -rf /tmp/mg-tp
     log=$out/cpp-$precision-b$b.log
-    $bin --checkpoint-dir /tmp/mg-tp --model "$model" --device cuda --steps 100000 --batch "$b" \
+    $bin --checkpoint-dir /tmp/mg-tp --model "$model" --device $device --steps 100000 --batch "$b" \
       --precision $precision --run-steps "$steps" --log-every 10 --checkpoint-minutes 0 \
       >"$log" 2>&1 || echo "c++ $precision batch $b failed: $(tail -1 "$log")"
     cpp_result "$b" "$precision" "$log" | tee -a "$results"
   done
-  for variant in "" --pure-bf16; do
+  for precision in autocast bf16; do
     PYTHONUNBUFFERED=1 $py training_jobs/bench/eager_gpt.py --model "$model" --batch "$b" \
-      --steps $((steps - 20)) --warmup-steps 20 --peak-tflops "$peak" $variant \
-      2>"$out/eager$variant-b$b.log" | tee -a "$results"
+      --steps $((steps - 20)) --warmup-steps 20 --peak-tflops "$peak" --precision $precision \
+      --device $device \
+      2>"$out/eager-$precision-b$b.log" | tee -a "$results"
   done
 done
+PYTHONUNBUFFERED=1 $py training_jobs/bench/eager_gpt.py --model "$model" --batch "$b" \
+  --steps $((steps - 20)) --warmup-steps 20 --peak-tflops "$peak" --precision pure-bf16 \
+  2>"$out/eager-pure-bf16-b$b.log" | tee -a "$results"
 # Where the eager step's GPU time goes, by kernel kind (the C++ step runs the same kernels).
 b=$(echo $batches | awk '{print $NF}')
-$py training_jobs/bench/eager_gpt.py --model "$model" --batch "$b" --steps 5 --warmup-steps 5 \
-  --profile 3 --peak-tflops "$peak" >/dev/null 2>"$out/profile.log"
-grep -v Warning "$out/profile.log" | grep -v _warn_once | head -24
+if [ "$device" = cuda ]; then
+  $py training_jobs/bench/eager_gpt.py --model "$model" --batch "$b" --steps 5 --warmup-steps 5 \
+    --profile 3 --peak-tflops "$peak" >/dev/null 2>"$out/profile.log"
+  grep -v Warning "$out/profile.log" | grep -v _warn_once | head -24
+fi
 if [ "${COMPILE:-0}" = 1 ]; then
   PYTHONUNBUFFERED=1 $py training_jobs/bench/eager_gpt.py --model "$model" --batch "$b" \
     --steps $((steps - 20)) --warmup-steps 20 --compile --peak-tflops "$peak" \
