@@ -31,8 +31,8 @@ struct TrainOptions {
   // auto (autocast on GPUs, fp32 on CPUs), bf16 (bf16 compute, fp32 master weights), autocast
   // (fp32 weights and residual stream, bf16 matrix products; GPUs only), fp32
   std::string precision = "auto";
-  std::string attention =
-      "auto";  // GPU attention kernel: auto (LibTorch's pick), flash, cudnn, efficient
+  // GPU attention kernel: auto (LibTorch's pick), flash, cudnn, efficient
+  std::string attention = "auto";
   std::optional<std::filesystem::path> corpus;  // default: the embedded corpus
   bool handoff_wait = false;
   double handoff_timeout_s = 900;

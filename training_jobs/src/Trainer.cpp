@@ -502,6 +502,7 @@ void Trainer::train() {
   }
   if (precision_ == "bf16") replica_.emplace(config_, params_, device_);
   GptModel& compute = replica_ ? replica_->model() : model_;
+  const bool autocast = precision_ == "autocast";
   compute->train();
   report("running", false);
   std::vector<std::int64_t> inputs, targets;
@@ -534,7 +535,7 @@ void Trainer::train() {
       auto y = to_device(targets, o_.batch, seq_len_, device_);
       torch::Tensor loss;
       {
-        Bf16Autocast autocast(precision_ == "autocast");
+        Bf16Autocast bf16_autocast(autocast);
         loss = compute->loss(x, y);
       }
       (loss / o_.grad_accum).backward();
