@@ -168,7 +168,11 @@ check_exactly_once() {  # check_exactly_once ID NAME SEGMENTS
 }
 
 # Hand-off, checked against Slurm's record: every predecessor still running when its successor
-# started must have been stopped by the signal (its output says so). Prints how many were.
+# started must have been stopped by the signal (its output says so). Prints how many were. A
+# predecessor that ended on its own within one poll of the successor's start (the daemon sees
+# the start at its next poll; Slurm's record has whole seconds) may have beaten the signal: one
+# such case, seen once, ended 1 s after its successor started.
+handoff_slack_s=2  # the poll interval (1 s, above) plus the record's one-second resolution
 check_handoffs() {  # check_handoffs ID NAME SEGMENTS
   local id="$1" name="$2" segs="$3" k out pred_end succ_start pred_job n=0
   for ((k = 0; k + 1 < segs; k++)); do
@@ -177,9 +181,11 @@ check_handoffs() {  # check_handoffs ID NAME SEGMENTS
     pred_job="$(grep " Name=$name-s$k " "$jobcomp" | sed -n 's/.*JobId=\([0-9]*\).*/\1/p')"
     out="$work/slurm-$pred_job.out"
     if [[ "$succ_start" < "$pred_end" ]]; then
-      grep -q "hand-off signal" "$out" 2>/dev/null ||
+      if grep -q "hand-off signal" "$out" 2>/dev/null; then
+        n=$((n + 1))
+      elif (($(date -d "$pred_end" +%s) - $(date -d "$succ_start" +%s) > handoff_slack_s)); then
         fail "campaign $id segment $k ran until $pred_end although segment $((k + 1)) started at $succ_start: no hand-off signal"
-      n=$((n + 1))
+      fi
     fi
   done
   echo "$n"
