@@ -218,8 +218,8 @@ def profile(step, steps):
         for _ in range(steps):
             step()
         torch.cuda.synchronize()
-    kinds = [("matmul", ("gemm", "cutlass", "xmma", "nvjet", "cublas", "sm90_")),
-             ("attention", ("flash", "fmha", "attention", "cudnn", "sdpa")),
+    kinds = [("attention", ("flash", "fmha", "attention", "sdpa")),
+             ("matmul", ("gemm", "cutlass", "xmma", "nvjet", "cublas", "sm90_")),
              ("optimizer", ("adam",)), ("norm", ("layer_norm", "LayerNorm")),
              ("copy/cast", ("copy", "Copy", "cast")), ("gelu", ("gelu", "Gelu"))]
     totals, kernels = {}, []
