@@ -95,36 +95,32 @@ std::vector<double> DataParallel::reduce_step(const std::vector<torch::Tensor>& 
                                               const std::vector<double>& extras) {
   if (world_ == 1) return extras;
   torch::NoGradGuard no_grad;
+  // One buffer and one all-reduce: the gradients gathered by a single concatenation, the extras
+  // after them; afterwards each gradient becomes a view of its averaged slice, so nothing is
+  // copied back (a copy per parameter each way was two small kernels per parameter on GPUs).
+  const auto options = torch::TensorOptions().dtype(torch::kFloat).device(device_);
+  std::vector<torch::Tensor> pieces;
+  pieces.reserve(params.size() + 1);
   std::int64_t total = 0;
-  for (const auto& p : params) total += p.numel();
-  const auto n = total + static_cast<std::int64_t>(extras.size());
-  if (!flat_.defined() || flat_.numel() != n) {
-    flat_ = torch::empty({n}, torch::TensorOptions().dtype(torch::kFloat).device(device_));
-  }
-  std::int64_t offset = 0;
   for (const auto& p : params) {
-    auto slice = flat_.narrow(0, offset, p.numel());
-    if (p.grad().defined()) {
-      slice.copy_(p.grad().reshape({-1}));
-    } else {
-      slice.zero_();
-    }
-    offset += p.numel();
+    pieces.push_back(p.grad().defined() ? p.grad().reshape({-1})
+                                        : torch::zeros({p.numel()}, options));
+    total += p.numel();
   }
-  auto tail = torch::tensor(std::vector<float>(extras.begin(), extras.end()));
-  flat_.narrow(0, total, tail.numel()).copy_(tail);
+  pieces.push_back(torch::tensor(std::vector<float>(extras.begin(), extras.end())).to(device_));
+  auto flat = torch::cat(pieces);
 
-  std::vector<torch::Tensor> buffers{flat_};
+  std::vector<torch::Tensor> buffers{flat};
   wait(impl_->group->allreduce(buffers));
 
-  offset = 0;
+  flat.narrow(0, 0, total).div_(world_);
+  std::int64_t offset = 0;
   for (const auto& p : params) {
-    if (p.grad().defined()) {
-      p.mutable_grad().copy_(flat_.narrow(0, offset, p.numel()).view_as(p)).div_(world_);
-    }
+    if (p.grad().defined()) p.mutable_grad() = flat.narrow(0, offset, p.numel()).view_as(p);
     offset += p.numel();
   }
-  auto sums = flat_.narrow(0, total, tail.numel()).to(torch::kCPU, torch::kDouble);
+  auto sums = flat.narrow(0, total, static_cast<std::int64_t>(extras.size()))
+                  .to(torch::kCPU, torch::kDouble);
   return std::vector<double>(sums.data_ptr<double>(), sums.data_ptr<double>() + sums.numel());
 }
 

@@ -32,8 +32,9 @@ class DataParallel {
   // "gloo", "nccl" or "none".
   std::string backend() const;
 
-  // Averages the gradients of `params` across ranks and sums `extras` (small per-step values:
-  // loss, stop flags) in the same collective, so a step costs one all-reduce. Returns the sums.
+  // Averages the gradients of `params` (float32) across ranks and sums `extras` (small per-step
+  // values: loss, stop flags) in the same collective, so a step costs one all-reduce. Afterwards
+  // the gradients are views of one buffer. Returns the sums.
   std::vector<double> reduce_step(const std::vector<torch::Tensor>& params,
                                   const std::vector<double>& extras);
   // Sums a few values across ranks.
@@ -53,7 +54,6 @@ class DataParallel {
   int rank_ = 0;
   int world_ = 1;
   torch::Device device_;
-  torch::Tensor flat_;  // reused gradient buffer
 };
 
 }  // namespace mirage::training
