@@ -118,26 +118,25 @@ tail -2 "$out/signal.log"
 $bin --inspect /tmp/mg-sig 2>&1 | tail -3
 
 say "throughput: $model, one $device device"
-# The trainer's own log: tokens/s of each 10-step window after the first 20 steps, and how long
-# the host took to queue a step against how long it then waited for the GPU.
+# The trainer's own log: tokens/s and model TFLOP/s of each 10-step window after the first 20
+# steps, and how long the host took to queue a step against how long it then waited for the GPU.
 cpp_result() {  # batch precision log
   $py - "$1" "$2" "$3" "$model" "$peak" <<'EOF2'
 import json, re, sys
-b, precision, log, model, peak = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
-pat = re.compile(r"step (\d+) loss ([\d.]+) .* (\d+) tokens/s .*host ([\d.]+) ms, wait ([\d.]+) ms")
+b, precision, log, model = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+peak = float(sys.argv[5])
+pat = re.compile(r"step (\d+) loss ([\d.]+) .* (\d+) tokens/s ([\d.e+-]+) model TFLOP/s "
+                 r".*host ([\d.]+) ms, wait ([\d.]+) ms")
 rows = [m.groups() for m in map(pat.search, open(log)) if m]
 late = [r for r in rows if int(r[0]) > 20 and int(r[0]) % 10 == 0]
 if not late:
     sys.exit(f"no throughput lines in {log}")
 mean = lambda i: sum(float(r[i]) for r in late) / len(late)
-sys.path.insert(0, "training_jobs/bench")
-from eager_gpt import SIZES, model_flops_per_token
-layers, heads, width, context = SIZES[model]
-tf = mean(2) * model_flops_per_token(layers, width, context, context) / 1e12
+tf = mean(3)  # the trainer's own count (GptConfig::model_flops_per_token)
 print(json.dumps({"impl": f"mirage-train-gpt {precision}", "model": model, "batch": b,
                   "tokens_per_s": round(mean(2)), "model_tflops": round(tf, 1),
                   "mfu": round(tf / peak, 4), "loss": float(late[-1][1]),
-                  "host_ms": round(mean(3), 1), "wait_ms": round(mean(4), 1)}))
+                  "host_ms": round(mean(4), 1), "wait_ms": round(mean(5), 1)}))
 EOF2
 }
 for b in $batches; do

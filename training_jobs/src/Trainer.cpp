@@ -223,7 +223,7 @@ class Trainer {
   GptModel model_{nullptr};  // fp32 master weights
   std::vector<torch::Tensor> params_;
   std::string precision_;               // bf16, autocast or fp32
-  std::optional<Bf16Replica> replica_;  // --precision bf16: the model forward/backward run on
+  std::optional<Bf16Replica> replica_;  // --precision bf16: what forward and backward run on
   std::unique_ptr<AdamW> optimizer_;
   TrainState state_;
   std::int64_t first_step_ = 0;
