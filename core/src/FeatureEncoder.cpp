@@ -68,6 +68,7 @@ std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_camp
   const CampaignView& c = obs.campaign;
   const float nodes = static_cast<float>(std::max(1, obs.latest.total_nodes));
   const PlannedStart planned = QueueForecast::plan_successor(obs);
+  const PlannedStart half = QueueForecast::plan_successor(obs, kHalfRuntimes);
   return {time_feature(c.predecessor_limit),
           static_cast<float>(c.predecessor_nodes) / nodes,
           time_feature(c.predecessor_waited),
@@ -77,7 +78,8 @@ std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_camp
           time_feature(c.successor_limit),
           time_feature(static_cast<Seconds>(obs.latest.recent_mean_wait_s)),
           time_feature(planned.wait),
-          time_feature(planned.wait_running)};
+          time_feature(planned.wait_running),
+          time_feature(half.wait)};
 }
 
 std::vector<float> FeatureEncoder::encode(const Observation& obs) {

@@ -1,6 +1,7 @@
 #include "mirage/core/QueueForecast.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "mirage/core/AvailabilityProfile.h"
 
@@ -25,44 +26,71 @@ Seconds wait_in(const AvailabilityProfile& profile, int units, Seconds limit) {
 }  // namespace
 
 PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per_node,
-                                 Seconds time_limit) {
+                                 Seconds time_limit, double runtime_share) {
   const Units units{q.gpus_per_node};
   const int capacity = units(std::max(1, q.total_nodes), 0);
   const int wanted = units(nodes, gpus_per_node);
   if (wanted > capacity) return {kHorizon, kHorizon};
   const Seconds limit = std::max<Seconds>(kMinute, time_limit);
+  const double share = std::clamp(runtime_share, 0.0, 1.0);
+  const auto expected = [share](Seconds left) {
+    return static_cast<Seconds>(
+        std::llround(share * static_cast<double>(std::max<Seconds>(0, left))));
+  };
 
   // Times are relative to the snapshot: the profile starts at 0.
   AvailabilityProfile profile(0, 1, capacity);
   for (const RunningJobView& r : q.running)
-    profile.occupy_until(0, units(r.nodes, r.gpus_per_node),
-                         std::max<Seconds>(0, r.time_limit - r.run));
+    profile.occupy_until(0, units(r.nodes, r.gpus_per_node), expected(r.time_limit - r.run));
   PlannedStart out;
   out.wait_running = wait_in(profile, wanted, limit);
 
-  std::vector<const PendingJobView*> ahead;
+  // Slurm's multifactor priority from what the snapshot says: age (capped) and size, both
+  // normalised, sizes in the same units as the pool.
+  const PriorityParameters& w = q.priority;
+  const auto priority = [&](int u, Seconds waited) {
+    const double age = w.max_age > 0 ? static_cast<double>(std::min(waited, w.max_age)) /
+                                           static_cast<double>(w.max_age)
+                                     : 0.0;
+    double size = static_cast<double>(u) / static_cast<double>(capacity);
+    if (w.favor_small) size = 1.0 - size;
+    return w.weight_age * age + w.weight_job_size * size;
+  };
+  struct Ranked {
+    double priority;
+    const PendingJobView* job;
+  };
+  const double successor = priority(wanted, 0);
+  std::vector<Ranked> ahead;
   ahead.reserve(q.pending.size());
-  for (const PendingJobView& p : q.pending) ahead.push_back(&p);
+  for (const PendingJobView& p : q.pending) {
+    const double rank = priority(units(p.nodes, p.gpus_per_node), p.waited);
+    // Equal priority: the job already queued goes first (earlier submission).
+    if (rank >= successor) ahead.push_back({rank, &p});
+  }
   const auto planned = std::min<std::size_t>(ahead.size(), kPlannedJobs);
-  // Oldest first; ties by size, larger first, for a deterministic order.
+  // Highest priority first; ties oldest first, then larger first, for a deterministic order.
   std::partial_sort(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(planned),
-                    ahead.end(), [](const PendingJobView* a, const PendingJobView* b) {
-                      return a->waited != b->waited ? a->waited > b->waited : a->nodes > b->nodes;
+                    ahead.end(), [](const Ranked& a, const Ranked& b) {
+                      if (a.priority != b.priority) return a.priority > b.priority;
+                      return a.job->waited != b.job->waited ? a.job->waited > b.job->waited
+                                                            : a.job->nodes > b.job->nodes;
                     });
   for (std::size_t i = 0; i < planned; ++i) {
-    const PendingJobView& p = *ahead[i];
+    const PendingJobView& p = *ahead[i].job;
     const int u = units(p.nodes, p.gpus_per_node);
     if (u > capacity) continue;  // never starts; blocks nobody
-    const Seconds d = std::max<Seconds>(kMinute, p.time_limit);
+    const Seconds d = std::max<Seconds>(kMinute, expected(p.time_limit));
     if (const auto at = profile.earliest_start({1, u}, d, kHorizon)) profile.reserve(*at, u, d);
   }
   out.wait = wait_in(profile, wanted, limit);
   return out;
 }
 
-PlannedStart QueueForecast::plan_successor(const Observation& obs) {
+PlannedStart QueueForecast::plan_successor(const Observation& obs, double runtime_share) {
   const CampaignView& c = obs.campaign;
-  return plan(obs.latest, c.successor_nodes, c.successor_gpus_per_node, c.successor_limit);
+  return plan(obs.latest, c.successor_nodes, c.successor_gpus_per_node, c.successor_limit,
+              runtime_share);
 }
 
 }  // namespace mirage

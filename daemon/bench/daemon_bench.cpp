@@ -133,10 +133,10 @@ int main(int argc, char** argv) {
   fmt::print("  ticks in the window        {:.0f}\n", ticks);
   fmt::print("  job dump RPCs per tick     {:.2f}   (target: 1)\n", dumps / ticks);
   fmt::print(
-      "  all RPCs per tick          {:.2f}   (partitions+nodes every 5 s; since start: {} dumps, "
-      "{} partition, {} node, {} submits)\n",
+      "  all RPCs per tick          {:.2f}   (partitions+nodes+config every 5 s; since start: {} "
+      "dumps, {} partition, {} node, {} config, {} submits)\n",
       all / ticks, rpc["job_dumps"].get<long>(), rpc["partition_loads"].get<long>(),
-      rpc["node_loads"].get<long>(), rpc["submits"].get<long>());
+      rpc["node_loads"].get<long>(), rpc["config_loads"].get<long>(), rpc["submits"].get<long>());
   fmt::print(
       "  poll-and-decide cycle      p50 {:.1f} ms, p99 {:.1f} ms, max {:.1f} ms over the last "
       "{} cycles (target: < 50 ms)\n",

@@ -41,6 +41,25 @@ namespace {
 constexpr const char* kRecentStartsKey = "recent_starts";
 constexpr const char* kMachineKey = "machine";
 
+// The priority weights kept with the machine, so a restart ranks the queue before the first
+// cluster load.
+json priority_to_json(const PriorityParameters& p) {
+  return {{"weight_age", p.weight_age},
+          {"weight_job_size", p.weight_job_size},
+          {"max_age", p.max_age},
+          {"favor_small", p.favor_small}};
+}
+
+PriorityParameters priority_from_json(const json& j) {
+  PriorityParameters p{0, 0, 7 * kDay, false};
+  if (!j.is_object()) return p;
+  p.weight_age = j.value("weight_age", 0.0);
+  p.weight_job_size = j.value("weight_job_size", 0.0);
+  p.max_age = j.value("max_age", p.max_age);
+  p.favor_small = j.value("favor_small", false);
+  return p;
+}
+
 // What one poll brought back from the Slurm thread.
 struct PollResult {
   std::optional<JobDump> dump;
@@ -91,6 +110,7 @@ struct Daemon::Impl {
       const auto m = json::parse(machine, nullptr, false);
       if (m.is_object()) {
         snapshots.set_machine(m.value("nodes", 0), m.value("gpus_per_node", 0));
+        snapshots.set_priority(priority_from_json(m.value("priority", json::object())));
         if (config.partition.empty()) snapshots.set_partition(m.value("partition", ""));
       }
     }
@@ -210,17 +230,27 @@ struct Daemon::Impl {
           config.partition.empty() ? "(default)" : config.partition, parts.size());
       return;
     }
+    const PriorityParameters& w = chosen->priority;
+    const PriorityParameters& had = snapshots.priority();
     if (snapshots.partition() != chosen->name || machine_nodes != chosen->total_nodes ||
-        machine_gpus != chosen->gpus_per_node)
-      spdlog::info("partition {}: {} nodes, {} GPUs per node", chosen->name, chosen->total_nodes,
-                   chosen->gpus_per_node);
+        machine_gpus != chosen->gpus_per_node || had.weight_age != w.weight_age ||
+        had.weight_job_size != w.weight_job_size || had.max_age != w.max_age ||
+        had.favor_small != w.favor_small)
+      spdlog::info(
+          "partition {}: {} nodes, {} GPUs per node; priority weights: age {} (max age {}), job "
+          "size {}{}",
+          chosen->name, chosen->total_nodes, chosen->gpus_per_node, w.weight_age,
+          format_slurm_duration(w.max_age), w.weight_job_size,
+          w.favor_small ? ", small first" : "");
     snapshots.set_partition(chosen->name);
     snapshots.set_machine(chosen->total_nodes, chosen->gpus_per_node);
+    snapshots.set_priority(chosen->priority);
     machine_nodes = chosen->total_nodes;
     machine_gpus = chosen->gpus_per_node;
     store->set_value(kMachineKey, json{{"partition", chosen->name},
                                        {"nodes", chosen->total_nodes},
-                                       {"gpus_per_node", chosen->gpus_per_node}}
+                                       {"gpus_per_node", chosen->gpus_per_node},
+                                       {"priority", priority_to_json(chosen->priority)}}
                                       .dump());
   }
 
@@ -349,6 +379,7 @@ struct Daemon::Impl {
          {{"job_dumps", rpc_counters.job_dumps},
           {"partition_loads", rpc_counters.partition_loads},
           {"node_loads", rpc_counters.node_loads},
+          {"config_loads", rpc_counters.config_loads},
           {"submits", rpc_counters.submits},
           {"signals", rpc_counters.signals},
           {"cancels", rpc_counters.cancels},

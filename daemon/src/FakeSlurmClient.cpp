@@ -29,6 +29,7 @@ JobDump FakeSlurmClient::load_jobs(Seconds last_update) {
 std::vector<PartitionInfo> FakeSlurmClient::load_partitions() {
   ++counters_.partition_loads;
   ++counters_.node_loads;
+  ++counters_.config_loads;
   check_reachable();
   return partitions_;
 }

@@ -139,6 +139,19 @@ class LibSlurmClient final : public SlurmClient {
     if (slurm_load_partitions(0, &parts, SHOW_ALL) != SLURM_SUCCESS) fail("slurm_load_partitions");
     std::unique_ptr<partition_info_msg_t, void (*)(partition_info_msg_t*)> pg(
         parts, slurm_free_partition_info_msg);
+    // Only the multifactor plugin weighs age and size; priority/basic is first in, first out.
+    slurm_conf_t* conf = nullptr;
+    ++counters_.config_loads;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) fail("slurm_load_ctl_conf");
+    std::unique_ptr<slurm_conf_t, void (*)(slurm_conf_t*)> cg(conf, slurm_free_ctl_conf);
+    PriorityParameters priority{0, 0, 7 * kDay, false};
+    if (str(conf->priority_type).find("multifactor") != std::string::npos) {
+      priority.weight_age = conf->priority_weight_age;
+      priority.weight_job_size = conf->priority_weight_js;
+      if (conf->priority_max_age > 0 && conf->priority_max_age != NO_VAL)
+        priority.max_age = static_cast<Seconds>(conf->priority_max_age);
+      priority.favor_small = conf->priority_favor_small != 0;
+    }
     std::vector<PartitionInfo> out;
     for (uint32_t i = 0; i < parts->record_count; ++i) {
       const partition_info_t& p = parts->partition_array[i];
@@ -149,6 +162,7 @@ class LibSlurmClient final : public SlurmClient {
                           ? 0
                           : static_cast<Seconds>(p.max_time) * 60;
       info.is_default = (p.flags & PART_FLAG_DEFAULT) != 0;
+      info.priority = priority;
       for (const int32_t* r = p.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
         for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(gpus.size()); ++n)
           info.gpus_per_node = std::max(info.gpus_per_node, gpus[static_cast<std::size_t>(n)]);

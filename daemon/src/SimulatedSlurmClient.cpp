@@ -114,7 +114,9 @@ JobDump SimulatedSlurmClient::load_jobs(Seconds) {
 std::vector<PartitionInfo> SimulatedSlurmClient::load_partitions() {
   ++counters_.partition_loads;
   ++counters_.node_loads;
-  return {{config_.partition, sim_->spec().nodes, sim_->spec().gpus_per_node, 0, true}};
+  ++counters_.config_loads;
+  return {{config_.partition, sim_->spec().nodes, sim_->spec().gpus_per_node, 0, true,
+           sim_->spec().priority}};
 }
 
 JobId SimulatedSlurmClient::submit(const SubmitRequest& r) {

@@ -55,6 +55,7 @@ QueueSnapshot SnapshotBuilder::build(const std::vector<SlurmJob>& jobs, Seconds 
   q.time = now;
   q.total_nodes = total_nodes_;
   q.gpus_per_node = gpus_per_node_;
+  q.priority = priority_;
   for (const auto& j : jobs) {
     if (!in_partition(j)) continue;
     if (j.state == SlurmJobState::kPending) {

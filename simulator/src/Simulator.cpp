@@ -460,6 +460,7 @@ QueueSnapshot Simulator::snapshot() const {
   q.time = now_;
   q.total_nodes = spec_.nodes;
   q.gpus_per_node = spec_.gpus_per_node;
+  q.priority = spec_.priority;
   auto add_pending = [&](SimJobIndex j) {
     const SimJobSpec& s = job(j);
     q.pending.push_back({s.time_limit, s.nodes, s.gpus_per_node, now_ - s.submit});

@@ -42,6 +42,12 @@ TEST(SnapshotBuilder, PendingAndRunningOfThePartition) {
   EXPECT_EQ(q.running[0].waited, 30);
   EXPECT_EQ(q.running[0].run, 120);
   EXPECT_EQ(q.running[0].time_limit, 3600);
+  EXPECT_EQ(q.priority.weight_job_size, 0);  // none known yet: by age alone
+  b.set_priority({1000, 500, 3 * kDay, false});
+  const QueueSnapshot weighted = b.build(jobs, 200);
+  EXPECT_EQ(weighted.priority.weight_age, 1000);
+  EXPECT_EQ(weighted.priority.weight_job_size, 500);
+  EXPECT_EQ(weighted.priority.max_age, 3 * kDay);
 }
 
 TEST(SnapshotBuilder, RecentStartsAreTheLastHundredWaits) {

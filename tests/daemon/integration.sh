@@ -180,7 +180,8 @@ check_handoffs() {  # check_handoffs ID NAME SEGMENTS
     succ_start="$(grep " Name=$name-s$((k + 1)) " "$jobcomp" | sed -n 's/.* StartTime=\([^ ]*\).*/\1/p')"
     pred_job="$(grep " Name=$name-s$k " "$jobcomp" | sed -n 's/.*JobId=\([0-9]*\).*/\1/p')"
     out="$work/slurm-$pred_job.out"
-    if [[ "$succ_start" < "$pred_end" ]]; then
+    # Not "<": a predecessor signalled at once may end within its successor's starting second.
+    if [[ ! "$pred_end" < "$succ_start" ]]; then
       if grep -q "hand-off signal" "$out" 2>/dev/null; then
         n=$((n + 1))
       elif (($(date -d "$pred_end" +%s) - $(date -d "$succ_start" +%s) > handoff_slack_s)); then
@@ -257,6 +258,10 @@ sed 's/SEGMENT_SECONDS:-20/SEGMENT_SECONDS:-15/' "$work/segment.sh" >"$work/medi
 
 start_daemon
 wait_daemon_up || fail "the daemon did not come up"
+# The forecast ranks the queue with the controller's own weights (cluster.sh: job size 1000).
+for _ in $(seq 1 20); do grep -q "priority weights" "$log" && break; sleep 0.5; done
+grep -q "priority weights: age 0 (max age [^)]*), job size 1000" "$log" ||
+  fail "the daemon did not read the priority weights from slurmctld: $(grep 'priority weights' "$log")"
 
 for phase in "${phases[@]}"; do
   ensure_munge

@@ -39,6 +39,33 @@ TEST(QueueForecast, PendingJobsAheadTakeTheirTurnOldestFirst) {
   EXPECT_EQ(p.wait_running, 2 * kHour);
 }
 
+TEST(QueueForecast, PendingJobsTheNewJobOutranksDoNotDelayIt) {
+  QueueSnapshot q = machine();
+  q.running = {{4 * kHour, 10, 0, 0, 2 * kHour}};  // the whole machine for 2 h more
+  q.pending = {{10 * kHour, 5, 0, 30 * kMinute}};
+  // By age alone (no weights) it goes first: 5 nodes for 10 h from 2 h on.
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 12 * kHour);
+  // Weighted as slurm.conf says, with an hour of age worth 100 and a node 100, it has 550 and
+  // a new 6-node job 600: it is planned after the new job, which cannot be delayed by it.
+  q.priority = {1000, 1000, 10 * kHour, false};
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 2 * kHour);
+  q.pending[0].waited = kHour;  // 600: a tie, and the queued job goes first
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 12 * kHour);
+  q.priority.favor_small = true;  // now the smaller queued job outranks the new one
+  q.pending[0].waited = 0;
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 12 * kHour);
+}
+
+TEST(QueueForecast, ARuntimeSharePlansOtherJobsShorter) {
+  QueueSnapshot q = machine();
+  q.running = {{10 * kHour, 10, 0, 0, 2 * kHour}};  // 8 h left of its limit
+  q.pending = {{4 * kHour, 10, 0, kHour}};
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour).wait, 12 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, 0.5).wait, 6 * kHour);  // 4 h + 2 h
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, 0.5).wait_running, 4 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, 0.25).wait, 3 * kHour);
+}
+
 TEST(QueueForecast, ASmallJobBackfillsBeforeALaterReservation) {
   QueueSnapshot q = machine();
   q.running = {{10 * kHour, 6, 0, 0, 0}};                      // 6 nodes for 10 h: 4 free now
@@ -75,6 +102,9 @@ TEST(FeatureEncoder, CampaignFeaturesCarryTheSuccessorsPlannedWaits) {
   EXPECT_FLOAT_EQ(c[FeatureEncoder::kPlannedWait], FeatureEncoder::time_feature(5 * kHour));
   EXPECT_FLOAT_EQ(c[FeatureEncoder::kPlannedWaitRunningOnly],
                   FeatureEncoder::time_feature(3 * kHour));
+  // Other jobs running half of what their limits leave.
+  EXPECT_FLOAT_EQ(c[FeatureEncoder::kPlannedWaitHalfRuntimes],
+                  FeatureEncoder::time_feature(90 * kMinute + kHour));
 }
 
 }  // namespace

@@ -141,18 +141,21 @@ void Pooling::operator()(const float* x, float* out) const {
   // Derived, in linear units of 48 h and clipped so that a strange queue cannot blow them up:
   // remaining time, recent mean wait, and their difference (what the `average` baseline
   // compares); the planned wait, and the planned start against the predecessor's end, behind
-  // the queue and with the running jobs alone (what a queue-aware rule would compare).
+  // the queue, with the running jobs alone and with runtimes halved (what a queue-aware rule
+  // would compare).
   using F = FeatureEncoder;
   const double remaining = feature_hours(campaign[F::kPredecessorRemaining]) / 48.0;
   const double mean_wait = feature_hours(campaign[F::kRecentMeanWait]) / 48.0;
   const double planned = feature_hours(campaign[F::kPlannedWait]) / 48.0;
   const double planned_running = feature_hours(campaign[F::kPlannedWaitRunningOnly]) / 48.0;
+  const double planned_half = feature_hours(campaign[F::kPlannedWaitHalfRuntimes]) / 48.0;
   o[0] = static_cast<float>(std::min(remaining, 4.0));
   o[1] = static_cast<float>(std::min(mean_wait, 4.0));
   o[2] = static_cast<float>(std::clamp(mean_wait - remaining, -4.0, 4.0));
   o[3] = static_cast<float>(std::min(planned, 4.0));
   o[4] = static_cast<float>(std::clamp(planned - remaining, -4.0, 4.0));
   o[5] = static_cast<float>(std::clamp(planned_running - remaining, -4.0, 4.0));
+  o[6] = static_cast<float>(std::clamp(planned_half - remaining, -4.0, 4.0));
 }
 
 std::vector<float> Pooling::operator()(const std::vector<float>& encoded) const {

@@ -2,12 +2,17 @@
 // When would a job submitted now start? A plan of the queue as Slurm's backfill plans it, from
 // what a QueueSnapshot says and nothing else, so that live and simulated decisions see the same:
 //   - running jobs hold their resources until their time limits (true runtimes are unknown);
-//   - pending jobs are placed oldest first (the age factor; the snapshot carries no priority),
-//     each at the earliest time it fits for its whole limit (conservative backfilling), at most
-//     kPlannedJobs of them (bf_max_job_test), over at most kHorizon;
-//   - then the new job, behind all of them.
-// Limits overstate runtimes and the order ignores other priority factors, so the figure is a
-// feature for the policies to weigh, not a promise.
+//   - pending jobs are ranked by the multifactor priority the snapshot's weights give them (age
+//     and job size; oldest first when the weights are zero), and those that outrank the new job
+//     (whose age is 0) are placed in that order, each at the earliest time it fits for its whole
+//     limit (conservative backfilling), at most kPlannedJobs of them (bf_max_job_test), over at
+//     most kHorizon; the jobs it outranks are planned after it, so they cannot delay it;
+//   - then the new job.
+// Limits overstate runtimes and other priority factors (fair share, QOS) are unknown, so the figure
+// is a feature for the policies to weigh, not a promise. `runtime_share` plans the other jobs as
+// running only that share of what their limits leave (1: to their limits, as Slurm plans;
+// 0.5: the expectation were runtimes spread evenly up to the limits), a sharper guess where
+// jobs end early, still from nothing but the snapshot.
 #include "mirage/core/Observation.h"
 #include "mirage/core/QueueSnapshot.h"
 
@@ -26,9 +31,9 @@ class QueueForecast {
 
   // A job of `nodes` nodes with `gpus_per_node` GPUs each (0: whole nodes) and `time_limit`.
   static PlannedStart plan(const QueueSnapshot& queue, int nodes, int gpus_per_node,
-                           Seconds time_limit);
+                           Seconds time_limit, double runtime_share = 1.0);
   // The campaign's successor, in the queue the observation saw.
-  static PlannedStart plan_successor(const Observation& obs);
+  static PlannedStart plan_successor(const Observation& obs, double runtime_share = 1.0);
 };
 
 }  // namespace mirage

@@ -3,6 +3,7 @@
 // identically by the simulator and by the daemon's Slurm poller.
 #include <vector>
 
+#include "mirage/core/ClusterSpec.h"
 #include "mirage/core/Time.h"
 
 namespace mirage {
@@ -33,6 +34,9 @@ struct QueueSnapshot {
   static constexpr int kRecentStarts = 100;
   double recent_mean_wait_s = 0;
   int recent_starts = 0;
+  // The scheduler's priority weights (slurm.conf's multifactor age and job-size factors), so
+  // that a forecast ranks the pending jobs as the scheduler does. All zero: by age alone.
+  PriorityParameters priority{0, 0, 7 * kDay, false};
 };
 
 }  // namespace mirage

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mirage/core/ClusterSpec.h"
 #include "mirage/core/Job.h"
 
 namespace mirage::daemon {
@@ -63,6 +64,9 @@ struct PartitionInfo {
   int gpus_per_node = 0;  // the most GPUs on any of its nodes
   Seconds max_time = 0;   // 0: unlimited
   bool is_default = false;
+  // The controller's multifactor weights (cluster-wide; all zero unless PriorityType is
+  // priority/multifactor), so that snapshots rank pending jobs as the scheduler does.
+  PriorityParameters priority{0, 0, 7 * kDay, false};
 };
 
 struct SubmitRequest {
@@ -98,11 +102,12 @@ struct RpcCounters {
   std::uint64_t job_dumps = 0;
   std::uint64_t partition_loads = 0;
   std::uint64_t node_loads = 0;
+  std::uint64_t config_loads = 0;  // the controller's configuration (priority weights)
   std::uint64_t submits = 0;
   std::uint64_t signals = 0;
   std::uint64_t cancels = 0;
   std::uint64_t total() const {
-    return job_dumps + partition_loads + node_loads + submits + signals + cancels;
+    return job_dumps + partition_loads + node_loads + config_loads + submits + signals + cancels;
   }
 };
 
@@ -113,7 +118,8 @@ class SlurmClient {
   // All jobs the controller knows (one bulk RPC), or changed=false when nothing changed since
   // `last_update` (0: always the full list). Throws SlurmError.
   virtual JobDump load_jobs(Seconds last_update) = 0;
-  // Partitions with their node counts and GPUs per node (a partition and a node RPC).
+  // Partitions with their node counts, GPUs per node and the priority weights (a partition, a
+  // node and a configuration RPC).
   virtual std::vector<PartitionInfo> load_partitions() = 0;
   // Submits a batch job; returns its id. Throws SlurmError.
   virtual JobId submit(const SubmitRequest& request) = 0;

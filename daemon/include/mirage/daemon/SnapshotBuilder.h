@@ -22,6 +22,8 @@ class SnapshotBuilder {
     total_nodes_ = total_nodes;
     gpus_per_node_ = gpus_per_node;
   }
+  void set_priority(const PriorityParameters& priority) { priority_ = priority; }
+  const PriorityParameters& priority() const { return priority_; }
   bool in_partition(const SlurmJob& job) const;
 
   // Notes the jobs seen starting since the last call; returns true if any was.
@@ -45,6 +47,7 @@ class SnapshotBuilder {
   std::string partition_;
   int total_nodes_ = 0;
   int gpus_per_node_ = 0;
+  PriorityParameters priority_{0, 0, 7 * kDay, false};
   std::deque<RecentStart> recent_;
   Seconds watermark_ = kUnknownTime;  // latest start time counted
   Seconds wait_sum_ = 0;

@@ -24,8 +24,8 @@ namespace mirage::learned {
 // waits in linear hours, and how each compares with the remaining time). A function of
 // FeatureEncoder::encode() only, so live and simulated decisions pool identically. Change it and
 // bump kPoolingVersion (model files record it).
-inline constexpr int kPoolingVersion = 3;
-inline constexpr int kDerivedFeatures = 6;
+inline constexpr int kPoolingVersion = 4;  // 4: the planned wait at half runtimes, too
+inline constexpr int kDerivedFeatures = 7;
 
 struct Pooling {
   int history_blocks = 0;  // must divide FeatureEncoder::kWindow
