@@ -45,16 +45,9 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per
   PlannedStart out;
   out.wait_running = wait_in(profile, wanted, limit);
 
-  // Slurm's multifactor priority from what the snapshot says: age (capped) and size, both
-  // normalised, sizes in the same units as the pool.
-  const PriorityParameters& w = q.priority;
+  // Slurm's multifactor priority from what the snapshot says, sizes in the pool's units.
   const auto priority = [&](int u, Seconds waited) {
-    const double age = w.max_age > 0 ? static_cast<double>(std::min(waited, w.max_age)) /
-                                           static_cast<double>(w.max_age)
-                                     : 0.0;
-    double size = static_cast<double>(u) / static_cast<double>(capacity);
-    if (w.favor_small) size = 1.0 - size;
-    return w.weight_age * age + w.weight_job_size * size;
+    return q.priority.score(waited, static_cast<double>(u) / static_cast<double>(capacity));
   };
   struct Ranked {
     double priority;

@@ -51,7 +51,7 @@ json priority_to_json(const PriorityParameters& p) {
 }
 
 PriorityParameters priority_from_json(const json& j) {
-  PriorityParameters p{0, 0, 7 * kDay, false};
+  PriorityParameters p = PriorityParameters::unweighted();
   if (!j.is_object()) return p;
   p.weight_age = j.value("weight_age", 0.0);
   p.weight_job_size = j.value("weight_job_size", 0.0);
@@ -231,11 +231,8 @@ struct Daemon::Impl {
       return;
     }
     const PriorityParameters& w = chosen->priority;
-    const PriorityParameters& had = snapshots.priority();
     if (snapshots.partition() != chosen->name || machine_nodes != chosen->total_nodes ||
-        machine_gpus != chosen->gpus_per_node || had.weight_age != w.weight_age ||
-        had.weight_job_size != w.weight_job_size || had.max_age != w.max_age ||
-        had.favor_small != w.favor_small)
+        machine_gpus != chosen->gpus_per_node || snapshots.priority() != w)
       spdlog::info(
           "partition {}: {} nodes, {} GPUs per node; priority weights: age {} (max age {}), job "
           "size {}{}",

@@ -144,7 +144,7 @@ class LibSlurmClient final : public SlurmClient {
     ++counters_.config_loads;
     if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) fail("slurm_load_ctl_conf");
     std::unique_ptr<slurm_conf_t, void (*)(slurm_conf_t*)> cg(conf, slurm_free_ctl_conf);
-    PriorityParameters priority{0, 0, 7 * kDay, false};
+    PriorityParameters priority = PriorityParameters::unweighted();
     if (str(conf->priority_type).find("multifactor") != std::string::npos) {
       priority.weight_age = conf->priority_weight_age;
       priority.weight_job_size = conf->priority_weight_js;

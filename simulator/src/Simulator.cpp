@@ -292,18 +292,11 @@ void Simulator::release(const RunningJob& r) {
 // ---- scheduling --------------------------------------------------------------------------------
 
 double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const {
-  const PriorityParameters& p = spec_.priority;
-  double age = 0;
-  if (p.max_age > 0) {
-    age = static_cast<double>(std::min(now_ - eligible_since, p.max_age)) /
-          static_cast<double>(p.max_age);
-  }
   const double units = spec_.allocation == AllocationMode::kGpuGranular
                            ? static_cast<double>(s.nodes) * gpus_needed(s)
                            : static_cast<double>(s.nodes);
-  double size = units / static_cast<double>(spec_.capacity_units());
-  if (p.favor_small) size = 1.0 - size;
-  return p.weight_age * age + p.weight_job_size * size;
+  return spec_.priority.score(now_ - eligible_since,
+                              units / static_cast<double>(spec_.capacity_units()));
 }
 
 // True when a should run before b: higher priority, then earlier submit, then lower index.

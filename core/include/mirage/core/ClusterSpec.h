@@ -1,6 +1,7 @@
 #pragma once
 // The machine and its scheduler configuration. Parameter names follow slurm.conf
 // (SchedulerParameters and the multifactor priority plugin) so that users recognise them.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,18 @@ struct PriorityParameters {
   double weight_job_size = 1000;  // PriorityWeightJobSize
   Seconds max_age = 7 * kDay;     // PriorityMaxAge
   bool favor_small = false;       // PriorityFavorSmall
+
+  // No weights (priority/basic, or weights not known yet): every job scores 0, so jobs go in
+  // submission order.
+  static constexpr PriorityParameters unweighted() { return {0, 0, 7 * kDay, false}; }
+  // The priority of a job eligible for `age` that asks for `size_share` (0..1) of the machine.
+  double score(Seconds age, double size_share) const {
+    const double aged =
+        max_age > 0 ? static_cast<double>(std::min(age, max_age)) / static_cast<double>(max_age)
+                    : 0.0;
+    return weight_age * aged + weight_job_size * (favor_small ? 1.0 - size_share : size_share);
+  }
+  bool operator==(const PriorityParameters&) const = default;
 };
 
 struct ClusterSpec {

@@ -36,7 +36,7 @@ struct QueueSnapshot {
   int recent_starts = 0;
   // The scheduler's priority weights (slurm.conf's multifactor age and job-size factors), so
   // that a forecast ranks the pending jobs as the scheduler does. All zero: by age alone.
-  PriorityParameters priority{0, 0, 7 * kDay, false};
+  PriorityParameters priority = PriorityParameters::unweighted();
 };
 
 }  // namespace mirage

@@ -66,7 +66,7 @@ struct PartitionInfo {
   bool is_default = false;
   // The controller's multifactor weights (cluster-wide; all zero unless PriorityType is
   // priority/multifactor), so that snapshots rank pending jobs as the scheduler does.
-  PriorityParameters priority{0, 0, 7 * kDay, false};
+  PriorityParameters priority = PriorityParameters::unweighted();
 };
 
 struct SubmitRequest {

@@ -47,7 +47,7 @@ class SnapshotBuilder {
   std::string partition_;
   int total_nodes_ = 0;
   int gpus_per_node_ = 0;
-  PriorityParameters priority_{0, 0, 7 * kDay, false};
+  PriorityParameters priority_ = PriorityParameters::unweighted();
   std::deque<RecentStart> recent_;
   Seconds watermark_ = kUnknownTime;  // latest start time counted
   Seconds wait_sum_ = 0;
