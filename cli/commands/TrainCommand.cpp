@@ -145,6 +145,8 @@ int run_train(const TrainOptions& o) {
                  ? std::string("the lowest cost")
                  : fmt::format("the lowest interruption with overlap <= average's {:.3f} h",
                                s.average.mean_overlap_h));
+  fmt::print("forecast guard: {}{}\n", s.forecast_guard ? "on" : "off",
+             o.hp.forecast_guard == "auto" ? " (chosen on validation)" : "");
   fmt::print("  {:<10} {:>11} {:>12} {:>9} {:>11}\n", "policy", "mean cost", "interruption",
              "zero int.", "overlap");
   fmt::print("{}\n{}\n{}\n{}\n", metrics_row("reactive", s.reactive),
@@ -266,6 +268,12 @@ void register_train_command(CLI::App& app) {
                   "mean cost) or match-average (lowest mean interruption with no more mean "
                   "overlap than the average baseline there)")
       ->check(CLI::IsMember({"cost", "match-average"}))
+      ->capture_default_str();
+  cmd->add_option("--forecast-guard", hp.forecast_guard,
+                  "Submit only once the queue forecast plans the successor to start no earlier "
+                  "than the predecessor's end (as the forecast baseline): on, off, or auto "
+                  "(chosen on validation with the threshold)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   cmd->add_option("--target-update", hp.target_update,
                   "dqn/moe: gradient steps between target-network copies")

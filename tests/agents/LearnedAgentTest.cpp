@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "mirage/agents/Evaluation.h"
@@ -96,37 +97,92 @@ class LearnedTest : public ::testing::Test {
 
 TEST_F(LearnedTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
   const Trace trace = busy_trace(11, 12);
-  const TrainConfig c = tiny(AgentKind::kDqn, path("agent.mirage-model"), 2, 10);
+  // With and without the forecast guard: probes and live decisions must apply it alike.
+  for (const std::string guard : {"off", "on"}) {
+    TrainConfig c = tiny(AgentKind::kDqn, path("agent-" + guard + ".mirage-model"), 2, 10);
+    c.hp.forecast_guard = guard;
+    const TrainSummary s = train_agent(trace, c);
+    ASSERT_GT(s.val_episodes, 5u);
+    EXPECT_EQ(s.forecast_guard, guard == "on");
+
+    // The validation figures were computed in memory, on probes; replaying the saved model
+    // through the simulator on the same sample times must give the same outcomes.
+    const ModelInfo info = read_model_info(c.out);
+    EXPECT_EQ(info.agent, "dqn");
+    EXPECT_EQ(info.encoder_version, FeatureEncoder::kVersion);
+    EXPECT_NE(info.metadata_json.find("\"trace\""), std::string::npos);
+
+    ProbeSet data;
+    add_probes(data, probe_or_load(trace, c.probes, "", 2, {}, nullptr),
+               Pooling{c.hp.history_blocks}, c.probes.episode.chain.nodes);
+    const Split split = time_split(data, c.hp.val_fraction, c.probes.episode.horizon(),
+                                   c.probes.episode.chain.nodes, c.hp.val_blocks);
+    EvalConfig e;
+    e.cluster = c.probes.cluster;
+    e.episode = c.probes.episode;
+    e.from = data.episodes[split.val.front()].sample_time;
+    e.to = c.probes.to;
+    e.every = c.probes.every;
+    e.policies = {"reactive", c.out};
+    e.threads = 2;
+    const EvalReport r = evaluate(trace, e);
+    ASSERT_EQ(r.sample_times.size(), s.val_episodes);
+    const BucketMetrics& m = r.metrics.at(c.out).overall;
+    EXPECT_NEAR(m.mean_interruption_h, s.agent.mean_interruption_h, 1e-9) << guard;
+    EXPECT_NEAR(m.mean_overlap_h, s.agent.mean_overlap_h, 1e-9) << guard;
+    EXPECT_NEAR(m.zero_interruption_share, s.agent.zero_share, 1e-9) << guard;
+    EXPECT_EQ(make_policy(c.out)->name(), "agent-" + guard);
+  }
+}
+
+TEST_F(LearnedTest, TheForecastGuardHoldsTheAgentBackWhileTheQueuePlansAnEarlyStart) {
+  const Trace trace = busy_trace(11, 8);
+  TrainConfig c = tiny(AgentKind::kDqn, path("guarded.mirage-model"), 2, 6);
+  c.hp.max_epochs = 1;
+  c.hp.forecast_guard = "on";
   const TrainSummary s = train_agent(trace, c);
-  ASSERT_GT(s.val_episodes, 5u);
-
-  // The validation figures were computed in memory, on probes; replaying the saved model through
-  // the simulator on the same sample times must give the same outcomes.
+  EXPECT_TRUE(s.forecast_guard);
   const ModelInfo info = read_model_info(c.out);
-  EXPECT_EQ(info.agent, "dqn");
-  EXPECT_EQ(info.encoder_version, FeatureEncoder::kVersion);
-  EXPECT_NE(info.metadata_json.find("\"trace\""), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(info.metadata_json).at("forecast_guard"), true);
 
-  ProbeSet data;
-  add_probes(data, probe_or_load(trace, c.probes, "", 2, {}, nullptr), Pooling{c.hp.history_blocks},
-             c.probes.episode.chain.nodes);
-  const Split split = time_split(data, c.hp.val_fraction, c.probes.episode.horizon(),
-                                 c.probes.episode.chain.nodes, c.hp.val_blocks);
-  EvalConfig e;
-  e.cluster = c.probes.cluster;
-  e.episode = c.probes.episode;
-  e.from = data.episodes[split.val.front()].sample_time;
-  e.to = c.probes.to;
-  e.every = c.probes.every;
-  e.policies = {"reactive", c.out};
-  e.threads = 2;
-  const EvalReport r = evaluate(trace, e);
-  ASSERT_EQ(r.sample_times.size(), s.val_episodes);
-  const BucketMetrics& m = r.metrics.at(c.out).overall;
-  EXPECT_NEAR(m.mean_interruption_h, s.agent.mean_interruption_h, 1e-9);
-  EXPECT_NEAR(m.mean_overlap_h, s.agent.mean_overlap_h, 1e-9);
-  EXPECT_NEAR(m.zero_interruption_share, s.agent.zero_share, 1e-9);
-  EXPECT_EQ(make_policy(c.out)->name(), "agent");
+  // Rewrite the rule so that the network alone would always submit; then only the guard decides.
+  auto eager = [&](const std::string& name, const char* guard) {
+    auto meta = nlohmann::json::parse(info.metadata_json);
+    meta["decision_threshold"] = -1e9;
+    if (guard)
+      meta["forecast_guard"] = std::string(guard) == "true";
+    else
+      meta.erase("forecast_guard");  // a file made before the guard existed
+    ModelInfo changed = info;
+    changed.metadata_json = meta.dump();
+    const std::string out = path(name);
+    std::filesystem::copy_file(c.out, out);
+    write_model_info(out, changed);
+    return make_policy(out);
+  };
+  // Three hours left of the predecessor. An idle machine: the successor would start at once.
+  // A full one, every node busy for ten more hours: it would start after the predecessor's end.
+  QueueSnapshot idle;
+  idle.total_nodes = 16;
+  QueueSnapshot full = idle;
+  full.running.push_back({12 * kHour, 16, 0, 2 * kHour});
+  CampaignView view;
+  view.predecessor_limit = view.successor_limit = 6 * kHour;
+  view.predecessor_nodes = view.successor_nodes = 6;
+  view.predecessor_running = true;
+  view.predecessor_run = 3 * kHour;
+  auto decide = [&](Policy& p, const QueueSnapshot& q) {
+    ObservationBuilder history;
+    for (int i = 0; i < FeatureEncoder::kWindow; ++i) history.add(q);
+    return p.decide(history.build(view)).action;
+  };
+  auto guarded = eager("guarded-eager.mirage-model", "true");
+  EXPECT_EQ(decide(*guarded, idle), Action::kWait);
+  EXPECT_EQ(decide(*guarded, full), Action::kSubmitNow);
+  auto unguarded = eager("unguarded-eager.mirage-model", "false");
+  EXPECT_EQ(decide(*unguarded, idle), Action::kSubmitNow);
+  auto older = eager("older-eager.mirage-model", nullptr);
+  EXPECT_EQ(decide(*older, idle), Action::kSubmitNow);
 }
 
 TEST(ProbeSplit, ValidationIsTheTailOfEveryBlockWithTheEpisodesReachingIntoItPurged) {

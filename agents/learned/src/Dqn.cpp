@@ -59,11 +59,12 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
   // Margins are in hours (rescaled with value_rescale): submit only when submitting is better
   // by this much (or worse by no more than -this), or never; 0 is plain greedy. Queue waits
   // range from minutes to days, so the grid does too.
-  thresholds_ = {0.0};
+  std::vector<double> thresholds = {0.0};
   if (hp_.calibrate)
-    thresholds_.insert(thresholds_.end(),
-                       {-4.0, -2.0, -1.0, -0.5, -0.25, -0.1, -0.05, -0.02, 0.02, 0.05, 0.1, 0.25,
-                        0.5, 1.0, 2.0, 4.0, std::numeric_limits<double>::infinity()});
+    thresholds.insert(thresholds.end(),
+                      {-4.0, -2.0, -1.0, -0.5, -0.25, -0.1, -0.05, -0.02, 0.02, 0.05, 0.1, 0.25,
+                       0.5, 1.0, 2.0, 4.0, std::numeric_limits<double>::infinity()});
+  rules_ = candidate_rules(thresholds, hp_.forecast_guard);
   torch::manual_seed(seed);
   online_ = make();
   target_ = make();
@@ -237,11 +238,11 @@ EpochStats QLearner::run_epoch(bool report_steps) {
   st.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
   st.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
   const Calibration cal = calibrate(margins(*online_, x_, ctx_.data, ctx_.split.val), ctx_.data,
-                                    ctx_.split.val, ctx_.cost, thresholds_, ctx_.overlap_cap);
+                                    ctx_.split.val, ctx_.cost, rules_, ctx_.overlap_cap);
   st.val = cal.val;
   if (cal.score < best_score_ - 1e-9) {
     best_score_ = cal.score;
-    best_threshold_ = cal.threshold;
+    best_rule_ = cal.rule;
     best_val_ = st.val;
     copy_state(*online_, *best_);
     bad_epochs_ = 0;
@@ -266,7 +267,8 @@ void QLearner::save(torch::serialize::OutputArchive& a) {
   put_int(a, "epoch", epoch_);
   put_int(a, "bad_epochs", bad_epochs_);
   put_double(a, "best_score", best_score_);
-  put_double(a, "best_threshold", best_threshold_);
+  put_double(a, "best_threshold", best_rule_.threshold);
+  put_int(a, "best_forecast_guard", best_rule_.forecast_guard ? 1 : 0);
   put_metrics(a, "best_val", best_val_);
   put_string(a, "rng", rng_state(rng_));
 }
@@ -284,7 +286,8 @@ void QLearner::load(torch::serialize::InputArchive& a) {
   epoch_ = static_cast<int>(get_int(a, "epoch"));
   bad_epochs_ = static_cast<int>(get_int(a, "bad_epochs"));
   best_score_ = get_double(a, "best_score");
-  best_threshold_ = get_double(a, "best_threshold");
+  best_rule_.threshold = get_double(a, "best_threshold");
+  best_rule_.forecast_guard = get_int(a, "best_forecast_guard") != 0;
   best_val_ = get_metrics(a, "best_val");
   set_rng_state(rng_, get_string(a, "rng"));
   // The y(wait) table comes from the target network's weights as saved.
@@ -317,8 +320,8 @@ AgentResult train_dqn(const TrainContext& ctx) {
     out.write("learner", state);
     save_atomically(out, ctx.checkpoint_path);
   }
-  save_model(ctx, learner.best(), learner.best_val(), learner.epochs(), learner.best_threshold());
-  return {learner.best_val(), learner.epochs()};
+  save_model(ctx, learner.best(), learner.best_val(), learner.epochs(), learner.best_rule());
+  return {learner.best_val(), learner.epochs(), learner.best_rule().forecast_guard};
 }
 
 }  // namespace mirage::learned

@@ -24,6 +24,7 @@ struct TrainContext {
 struct AgentResult {
   StopMetrics val;  // the selected weights, greedy, on the validation episodes
   int epochs = 0;
+  bool forecast_guard = false;  // the selected decision rule's
 };
 
 AgentResult train_dqn(const TrainContext& ctx);

@@ -141,30 +141,52 @@ std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet
   return out;
 }
 
-StopMetrics validate(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
-                     const std::vector<std::size_t>& episodes, const CostModel& cost,
-                     double threshold) {
-  auto m = margins(net, x, data, episodes);
-  for (float& v : m) v -= static_cast<float>(threshold);
-  return evaluate_stops(data, episodes, first_positive(data, episodes, m), cost);
+std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
+                                          const std::string& forecast_guard) {
+  std::vector<DecisionRule> rules;
+  for (const bool guard : {false, true}) {
+    if ((guard && forecast_guard == "off") || (!guard && forecast_guard == "on")) continue;
+    for (const double t : thresholds) rules.push_back({t, guard});
+  }
+  return rules;
+}
+
+std::vector<int> rule_stops(const std::vector<float>& margins, const ProbeSet& data,
+                            const std::vector<std::size_t>& episodes, const DecisionRule& rule) {
+  std::vector<int> stops;
+  stops.reserve(episodes.size());
+  if (std::isinf(rule.threshold)) {
+    stops.assign(episodes.size(), -1);
+    return stops;
+  }
+  const auto t = static_cast<float>(rule.threshold);
+  std::size_t at = 0;
+  for (std::size_t i : episodes) {
+    const ProbeSet::Episode& e = data.episodes[i];
+    int stop = -1;
+    for (std::size_t k = 0; k < e.count && stop < 0; ++k)
+      if (margins.at(at + k) - t > 0 && (!rule.forecast_guard || data.forecast_allows[e.first + k]))
+        stop = static_cast<int>(k);
+    at += e.count;
+    stops.push_back(stop);
+  }
+  return stops;
 }
 
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
-                      const std::vector<double>& thresholds, double overlap_cap) {
+                      const std::vector<DecisionRule>& rules, double overlap_cap) {
   constexpr double kOverCap = 1e6;  // past the cap: worse than anything within it
   Calibration best;
   bool first = true;
-  for (const double t : thresholds) {
-    std::vector<float> shifted = margins;
-    for (float& v : shifted) v = std::isinf(t) ? -1.f : v - static_cast<float>(t);
+  for (const DecisionRule& rule : rules) {
     const StopMetrics m =
-        evaluate_stops(data, episodes, first_positive(data, episodes, shifted), cost);
+        evaluate_stops(data, episodes, rule_stops(margins, data, episodes, rule), cost);
     const double score = std::isinf(overlap_cap)                  ? m.mean_cost_h
                          : m.mean_overlap_h <= overlap_cap + 1e-9 ? m.mean_interruption_h
                                                                   : kOverCap + m.mean_overlap_h;
     if (first || score < best.score - 1e-12) {
-      best = {t, m, score};
+      best = {rule, m, score};
       first = false;
     }
   }
@@ -268,10 +290,11 @@ bool open_checkpoint(const TrainContext& ctx, torch::serialize::InputArchive& in
 // ---- model files ---------------------------------------------------------------------------
 
 void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, int epochs,
-                double threshold) {
+                const DecisionRule& rule) {
   auto meta = nlohmann::json::parse(ctx.metadata_json);
   meta["decision_threshold"] =
-      std::isinf(threshold) ? nlohmann::json(nullptr) : nlohmann::json(threshold);
+      std::isinf(rule.threshold) ? nlohmann::json(nullptr) : nlohmann::json(rule.threshold);
+  meta["forecast_guard"] = rule.forecast_guard;
   meta["validation"] = {{"episodes", val.episodes},
                         {"mean_cost_h", val.mean_cost_h},
                         {"mean_interruption_h", val.mean_interruption_h},
@@ -311,7 +334,7 @@ void open_model(torch::serialize::InputArchive& a, const std::string& path) {
 struct LoadedModel {
   AgentKind kind = AgentKind::kDqn;
   Pooling pooling;
-  double threshold = 0;  // submit when the margin exceeds it
+  DecisionRule rule;
   std::shared_ptr<ScoreNet> net;
 };
 
@@ -362,7 +385,9 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
     model->pooling.history_blocks = hp.at("history_blocks");
     // null: never submit early (JSON has no infinity).
     const auto& t = meta.at("decision_threshold");
-    model->threshold = t.is_null() ? std::numeric_limits<double>::infinity() : t.get<double>();
+    model->rule.threshold = t.is_null() ? std::numeric_limits<double>::infinity() : t.get<double>();
+    // Files made before the guard existed decide without it.
+    model->rule.forecast_guard = meta.value("forecast_guard", false);
     model->net = make_net(*kind, hp);
     a.read(kNetKey, weights);
     model->net->load(weights);
@@ -408,11 +433,16 @@ class LearnedPolicy final : public Policy {
       throw std::invalid_argument(
           fmt::format("policy {}: observation from feature encoder v{}, model made for v{}", name_,
                       obs.encoder_version, FeatureEncoder::kVersion));
+    const std::vector<float> encoded = FeatureEncoder::encode(obs);
+    if (model_->rule.forecast_guard &&
+        !forecast_allows_submit(encoded.data() +
+                                FeatureEncoder::kWindow * FeatureEncoder::kPerSnapshot))
+      return Decision::wait();
     pooled_.resize(static_cast<std::size_t>(model_->pooling.size()));
-    model_->pooling(FeatureEncoder::encode(obs).data(), pooled_.data());
+    model_->pooling(encoded.data(), pooled_.data());
     torch::NoGradGuard no_grad;
     const auto x = torch::from_blob(pooled_.data(), {1, model_->pooling.size()}, torch::kFloat32);
-    const double margin = submit_margin(*model_->net, x).item<float>() - model_->threshold;
+    const double margin = submit_margin(*model_->net, x).item<float>() - model_->rule.threshold;
     Decision d;
     d.action = margin > 0 ? Action::kSubmitNow : Action::kWait;
     d.confidence = 1.0 / (1.0 + std::exp(-std::abs(margin)));

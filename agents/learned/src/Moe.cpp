@@ -166,8 +166,8 @@ AgentResult train_moe(const TrainContext& ctx) {
   epochs += gate.epochs();
   copy_state(*dynamic_cast<CachedMixture&>(gate.best()).gate, *mixture->gate);
   // The saved mixture must decide as the validated one did.
-  save_model(ctx, *mixture, gate.best_val(), epochs, gate.best_threshold());
-  return {gate.best_val(), epochs};
+  save_model(ctx, *mixture, gate.best_val(), epochs, gate.best_rule());
+  return {gate.best_val(), epochs, gate.best_rule().forecast_guard};
 }
 
 }  // namespace mirage::learned

@@ -65,25 +65,35 @@ std::pair<torch::Tensor, torch::Tensor> feature_moments(const ProbeSet& data,
 // input for every decision of the set (features_tensor(data), or that with columns added).
 std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
                            const std::vector<std::size_t>& episodes);
-// On the episodes, submit at the first margin above `threshold`.
-StopMetrics validate(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
-                     const std::vector<std::size_t>& episodes, const CostModel& cost,
-                     double threshold = 0);
-
-// The decision threshold, among `thresholds`, with the best score on the episodes: the lowest
-// cost, or, with a finite `overlap_cap` (the match-average objective), the lowest interruption
-// among the thresholds whose mean overlap stays within the cap (any that exceed it score worse
-// than every one that does not). Infinity stands for "never submit early" (reactive): a model
-// that does worse than that on the validation episodes is not trusted with decisions. Epochs
-// are selected by the same score.
-struct Calibration {
+// How a model turns margins into decisions: submit when the margin exceeds `threshold`
+// (infinity: never submit early) and, with `forecast_guard`, only where
+// forecast_allows_submit() holds.
+struct DecisionRule {
   double threshold = 0;
+  bool forecast_guard = false;
+};
+// The rules tried on validation: every threshold, with the guard on, off, or both
+// (Hyperparameters::forecast_guard "auto").
+std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
+                                          const std::string& forecast_guard);
+// Where `rule` submits in each of `episodes`, given their margins back to back.
+std::vector<int> rule_stops(const std::vector<float>& margins, const ProbeSet& data,
+                            const std::vector<std::size_t>& episodes, const DecisionRule& rule);
+
+// The decision rule, among `rules`, with the best score on the episodes: the lowest cost, or,
+// with a finite `overlap_cap` (the match-average objective), the lowest interruption among the
+// rules whose mean overlap stays within the cap (any that exceed it score worse than every one
+// that does not). Infinity stands for "never submit early" (reactive): a model that does worse
+// than that on the validation episodes is not trusted with decisions. Epochs are selected by
+// the same score.
+struct Calibration {
+  DecisionRule rule;
   StopMetrics val;
   double score = 0;
 };
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
-                      const std::vector<double>& thresholds, double overlap_cap);
+                      const std::vector<DecisionRule>& rules, double overlap_cap);
 
 // Copies parameters and buffers by name.
 void copy_state(torch::nn::Module& from, torch::nn::Module& to);
@@ -109,10 +119,10 @@ torch::serialize::OutputArchive begin_checkpoint(const TrainContext& ctx);
 // another run configuration.
 bool open_checkpoint(const TrainContext& ctx, torch::serialize::InputArchive& in);
 
-// Writes the model file: metadata (with the validation figures added) and the network. The
-// policy submits when submit_margin() exceeds `threshold`.
+// Writes the model file: metadata (with the validation figures and the decision rule added)
+// and the network.
 void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, int epochs,
-                double threshold = 0);
+                const DecisionRule& rule = {});
 
 // Fitted Q-learning on probe transitions, used by dqn and by moe's experts and gate (Dqn.cpp).
 // `x` is the network's input for every decision of ctx.data (one row each).
@@ -128,7 +138,7 @@ class QLearner {
   EpochStats run_epoch(bool report_steps = true);
   ScoreNet& best() { return *best_; }
   const StopMetrics& best_val() const { return best_val_; }
-  double best_threshold() const { return best_threshold_; }
+  const DecisionRule& best_rule() const { return best_rule_; }
   int epochs() const { return epoch_; }
 
   void save(torch::serialize::OutputArchive& a);
@@ -146,12 +156,12 @@ class QLearner {
   torch::Tensor wait_target_;                 // y(wait) of every decision, from the target network
   void sync_target();                         // copies the online network into the target, then:
   void update_wait_targets();                 // y(wait) of every decision from the target network
-  std::vector<double> thresholds_;            // decision thresholds tried on validation
+  std::vector<DecisionRule> rules_;           // decision rules tried on validation
   std::mt19937_64 rng_;
   std::int64_t steps_ = 0;
   int epoch_ = 0, bad_epochs_ = 0;
   double best_score_ = std::numeric_limits<double>::infinity();
-  double best_threshold_ = 0;
+  DecisionRule best_rule_;
   StopMetrics best_val_;
 };
 

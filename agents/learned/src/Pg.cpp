@@ -38,7 +38,7 @@ struct PgState {
   std::mt19937_64 rng;
   int epoch = 0, bad_epochs = 0;
   double best_score = std::numeric_limits<double>::infinity();
-  double best_threshold = 0;  // in logits
+  DecisionRule best_rule;  // threshold in logits
   StopMetrics best_val;
 
   void save(torch::serialize::OutputArchive& a) {
@@ -56,7 +56,8 @@ struct PgState {
     put_int(a, "epoch", epoch);
     put_int(a, "bad_epochs", bad_epochs);
     put_double(a, "best_score", best_score);
-    put_double(a, "best_threshold", best_threshold);
+    put_double(a, "best_threshold", best_rule.threshold);
+    put_int(a, "best_forecast_guard", best_rule.forecast_guard ? 1 : 0);
     put_metrics(a, "best_val", best_val);
     put_string(a, "rng", rng_state(rng));
   }
@@ -75,7 +76,8 @@ struct PgState {
     epoch = static_cast<int>(get_int(a, "epoch"));
     bad_epochs = static_cast<int>(get_int(a, "bad_epochs"));
     best_score = get_double(a, "best_score");
-    best_threshold = get_double(a, "best_threshold");
+    best_rule.threshold = get_double(a, "best_threshold");
+    best_rule.forecast_guard = get_int(a, "best_forecast_guard") != 0;
     best_val = get_metrics(a, "best_val");
     set_rng_state(rng, get_string(a, "rng"));
   }
@@ -265,13 +267,13 @@ AgentResult train_pg(const TrainContext& ctx) {
       thresholds.push_back(std::numeric_limits<double>::infinity());
     else
       thresholds.resize(1);
-    const Calibration cal = calibrate(margins(*st.policy, x, data, ctx.split.val), data,
-                                      ctx.split.val, ctx.cost, thresholds, ctx.overlap_cap);
+    const Calibration cal =
+        calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
+                  candidate_rules(thresholds, hp.forecast_guard), ctx.overlap_cap);
     es.val = cal.val;
-    const double threshold = cal.threshold;
     if (cal.score < st.best_score - 1e-9) {
       st.best_score = cal.score;
-      st.best_threshold = threshold;
+      st.best_rule = cal.rule;
       st.best_val = es.val;
       copy_state(*st.policy, *st.best);
       st.bad_epochs = 0;
@@ -286,8 +288,8 @@ AgentResult train_pg(const TrainContext& ctx) {
     out.write("pg", state);
     save_atomically(out, ctx.checkpoint_path);
   }
-  save_model(ctx, *st.best, st.best_val, st.epoch, st.best_threshold);
-  return {st.best_val, st.epoch};
+  save_model(ctx, *st.best, st.best_val, st.epoch, st.best_rule);
+  return {st.best_val, st.epoch, st.best_rule.forecast_guard};
 }
 
 }  // namespace mirage::learned

@@ -167,6 +167,11 @@ std::vector<float> Pooling::operator()(const std::vector<float>& encoded) const 
   return out;
 }
 
+bool forecast_allows_submit(const float* campaign) {
+  using F = FeatureEncoder;
+  return campaign[F::kPlannedWait] >= campaign[F::kPredecessorRemaining];
+}
+
 double CostModel::interruption_h(Seconds gap) const {
   return gap > 0 ? static_cast<double>(gap) / kHour : 0.0;
 }
@@ -244,6 +249,7 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
   for (const auto& e : probed) total += e.decisions.size();
   set.x.resize(total * width);
   set.gap.reserve(total);
+  set.forecast_allows.reserve(total);
   std::vector<float> encoded(FeatureEncoder::kInputSize);
   constexpr std::size_t kWindowFloats = static_cast<std::size_t>(kWindow) * kSnap;
   for (const ProbedEpisode& e : probed) {
@@ -263,6 +269,7 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
                 encoded.begin() + static_cast<std::ptrdiff_t>(kWindowFloats));
       pooling(encoded.data(), set.x.data() + set.gap.size() * width);
       set.gap.push_back(d.gap_if_submitted);
+      set.forecast_allows.push_back(forecast_allows_submit(d.campaign.data()) ? 1 : 0);
       // `average`: remaining <= recent mean wait; time_feature is monotone, so compare features.
       if (ep.average_stop < 0 && d.campaign[FeatureEncoder::kRecentMeanWait] > 0 &&
           d.campaign[FeatureEncoder::kPredecessorRemaining] <=
@@ -364,21 +371,6 @@ std::vector<int> hindsight_stops(const ProbeSet& data, const std::vector<std::si
         best = static_cast<int>(k);
       }
     s.push_back(best);
-  }
-  return s;
-}
-
-std::vector<int> first_positive(const ProbeSet& data, const std::vector<std::size_t>& episodes,
-                                const std::vector<float>& margins) {
-  std::vector<int> s;
-  std::size_t at = 0;
-  for (std::size_t i : episodes) {
-    const ProbeSet::Episode& e = data.episodes[i];
-    int stop = -1;
-    for (std::size_t k = 0; k < e.count; ++k)
-      if (stop < 0 && margins.at(at + k) > 0) stop = static_cast<int>(k);
-    at += e.count;
-    s.push_back(stop);
   }
   return s;
 }

@@ -25,6 +25,7 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"overlap_weight", hp.overlap_weight},
           {"calibrate", hp.calibrate},
           {"objective", hp.objective},
+          {"forecast_guard", hp.forecast_guard},
           {"target_update", hp.target_update},
           {"huber_delta", hp.huber_delta},
           {"gamma", hp.gamma},
@@ -67,6 +68,8 @@ void check(const TrainConfig& c) {
     bad("--pg-estimator", "expected reinforce or exact");
   if (hp.objective != "cost" && hp.objective != "match-average")
     bad("--objective", "expected cost or match-average");
+  if (hp.forecast_guard != "auto" && hp.forecast_guard != "on" && hp.forecast_guard != "off")
+    bad("--forecast-guard", "expected auto, on or off");
   if (hp.wait_target != "bootstrap" && hp.wait_target != "rollout")
     bad("--wait-target", "expected bootstrap or rollout");
   if (hp.history_blocks < 0 || hp.history_blocks > FeatureEncoder::kWindow ||
@@ -190,6 +193,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   }
   summary.agent = r.val;
   summary.epochs = r.epochs;
+  summary.forecast_guard = r.forecast_guard;
   summary.train_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return summary;

@@ -38,6 +38,15 @@ struct Pooling {
   std::vector<float> operator()(const std::vector<float>& encoded) const;
 };
 
+// The forecast guard: true once the queue forecast (running jobs to their limits, the pending
+// jobs that outrank the successor ahead of it) plans the successor to start no earlier than the
+// predecessor's end, as the `forecast` baseline decides. Before that, submitting buys overlap
+// unless jobs that outrank it arrive meanwhile; a learned agent may be held to it (chosen on
+// validation: on LS6 the forecast is pessimistic enough to bound waits, on SDSC-SP2 new large
+// jobs overtake a small successor too often). `campaign` holds the encoded campaign features;
+// time_feature is monotone, so comparing features compares the times, live and in probes alike.
+bool forecast_allows_submit(const float* campaign);
+
 // ---- the cost of an outcome ----------------------------------------------------------------
 // cost(gap) = interruption (h) + overlap_weight x overlap (h), overlap as the evaluation counts
 // it (capped at the hand-off grace in hand-off mode).
@@ -74,6 +83,7 @@ struct ProbeSet {
   std::vector<Episode> episodes;  // in sample-time order (chains of one time side by side)
   std::vector<float> x;           // decisions x width
   std::vector<Seconds> gap;       // per decision: the gap had the successor been submitted then
+  std::vector<std::uint8_t> forecast_allows;  // per decision: forecast_allows_submit() there
   std::size_t decisions() const { return gap.size(); }
 };
 
@@ -127,9 +137,5 @@ std::vector<int> reactive_stops(const ProbeSet& data, const std::vector<std::siz
 std::vector<int> average_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes);
 std::vector<int> hindsight_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes,
                                  const CostModel& cost);
-// The first decision of each episode whose margin is positive; `margins` holds one value per
-// decision of `episodes`, in that order, back to back.
-std::vector<int> first_positive(const ProbeSet& data, const std::vector<std::size_t>& episodes,
-                                const std::vector<float>& margins);
 
 }  // namespace mirage::learned
