@@ -49,7 +49,8 @@ torch::Tensor unscale(const torch::Tensor& x) {
 }  // namespace
 
 QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& ctx, torch::Tensor x,
-                   std::vector<std::size_t> train, std::uint64_t seed)
+                   std::vector<std::size_t> train, std::uint64_t seed,
+                   const std::string& forecast_guard)
     : phase_(std::move(phase)),
       ctx_(ctx),
       hp_(ctx.config.hp),
@@ -64,7 +65,7 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
     thresholds.insert(thresholds.end(),
                       {-4.0, -2.0, -1.0, -0.5, -0.25, -0.1, -0.05, -0.02, 0.02, 0.05, 0.1, 0.25,
                        0.5, 1.0, 2.0, 4.0, std::numeric_limits<double>::infinity()});
-  rules_ = candidate_rules(thresholds, hp_.forecast_guard);
+  rules_ = candidate_rules(thresholds, forecast_guard);
   torch::manual_seed(seed);
   online_ = make();
   target_ = make();
@@ -303,7 +304,8 @@ AgentResult train_dqn(const TrainContext& ctx) {
     net->set_standardisation(mean, stddev);
     return std::static_pointer_cast<ScoreNet>(net);
   };
-  QLearner learner("dqn", make, ctx, features_tensor(ctx.data), ctx.split.train, ctx.config.seed);
+  QLearner learner("dqn", make, ctx, features_tensor(ctx.data), ctx.split.train, ctx.config.seed,
+                   ctx.config.hp.forecast_guard);
   torch::serialize::InputArchive in;
   if (open_checkpoint(ctx, in)) {
     torch::serialize::InputArchive state;

@@ -63,7 +63,10 @@ AgentResult train_moe(const TrainContext& ctx) {
     };
     experts.push_back(std::make_unique<QLearner>(
         fmt::format("moe expert {}/{}", k + 1, n_experts), make, ctx, x,
-        periods[static_cast<std::size_t>(k)], ctx.config.seed + 1 + static_cast<std::uint64_t>(k)));
+        periods[static_cast<std::size_t>(k)], ctx.config.seed + 1 + static_cast<std::uint64_t>(k),
+        // An expert's own decision rule is never used, only its Q-values: it is selected on
+        // them unguarded, and the gate's rule (saved with the model) chooses the guard.
+        "off"));
   }
   torch::serialize::InputArchive in;
   const bool resumed = open_checkpoint(ctx, in);
@@ -147,7 +150,7 @@ AgentResult train_moe(const TrainContext& ctx) {
         std::make_shared<CachedMixture>(g, ctx.data.width, n_experts));
   };
   QLearner gate("moe gate", make_gate, ctx, x_gate, train,
-                ctx.config.seed + 1 + static_cast<std::uint64_t>(n_experts));
+                ctx.config.seed + 1 + static_cast<std::uint64_t>(n_experts), hp.forecast_guard);
   if (resume_gate) {
     torch::serialize::InputArchive state;
     in.read("gate", state);

@@ -129,8 +129,9 @@ void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, 
 class QLearner {
  public:
   using Factory = std::function<std::shared_ptr<ScoreNet>()>;
+  // `forecast_guard`: the guard candidates of its decision rules (Hyperparameters::forecast_guard).
   QLearner(std::string phase, const Factory& make, const TrainContext& ctx, torch::Tensor x,
-           std::vector<std::size_t> train, std::uint64_t seed);
+           std::vector<std::size_t> train, std::uint64_t seed, const std::string& forecast_guard);
 
   bool done() const;
   // One pass over the training transitions, then validation; keeps the best weights. With
