@@ -151,6 +151,9 @@ std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
   return rules;
 }
 
+namespace {
+
+// Where `rule` submits in each of `episodes`, given their margins back to back.
 std::vector<int> rule_stops(const std::vector<float>& margins, const ProbeSet& data,
                             const std::vector<std::size_t>& episodes, const DecisionRule& rule) {
   std::vector<int> stops;
@@ -172,6 +175,8 @@ std::vector<int> rule_stops(const std::vector<float>& margins, const ProbeSet& d
   }
   return stops;
 }
+
+}  // namespace
 
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
@@ -434,9 +439,7 @@ class LearnedPolicy final : public Policy {
           fmt::format("policy {}: observation from feature encoder v{}, model made for v{}", name_,
                       obs.encoder_version, FeatureEncoder::kVersion));
     const std::vector<float> encoded = FeatureEncoder::encode(obs);
-    if (model_->rule.forecast_guard &&
-        !forecast_allows_submit(encoded.data() +
-                                FeatureEncoder::kWindow * FeatureEncoder::kPerSnapshot))
+    if (model_->rule.forecast_guard && !forecast_allows_submit(encoded.data()))
       return Decision::wait();
     pooled_.resize(static_cast<std::size_t>(model_->pooling.size()));
     model_->pooling(encoded.data(), pooled_.data());

@@ -76,9 +76,6 @@ struct DecisionRule {
 // (Hyperparameters::forecast_guard "auto").
 std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
                                           const std::string& forecast_guard);
-// Where `rule` submits in each of `episodes`, given their margins back to back.
-std::vector<int> rule_stops(const std::vector<float>& margins, const ProbeSet& data,
-                            const std::vector<std::size_t>& episodes, const DecisionRule& rule);
 
 // The decision rule, among `rules`, with the best score on the episodes: the lowest cost, or,
 // with a finite `overlap_cap` (the match-average objective), the lowest interruption among the

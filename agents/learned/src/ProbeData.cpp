@@ -167,8 +167,9 @@ std::vector<float> Pooling::operator()(const std::vector<float>& encoded) const 
   return out;
 }
 
-bool forecast_allows_submit(const float* campaign) {
+bool forecast_allows_submit(const float* encoded) {
   using F = FeatureEncoder;
+  const float* campaign = encoded + kWindow * kSnap;
   return campaign[F::kPlannedWait] >= campaign[F::kPredecessorRemaining];
 }
 
@@ -269,7 +270,7 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
                 encoded.begin() + static_cast<std::ptrdiff_t>(kWindowFloats));
       pooling(encoded.data(), set.x.data() + set.gap.size() * width);
       set.gap.push_back(d.gap_if_submitted);
-      set.forecast_allows.push_back(forecast_allows_submit(d.campaign.data()) ? 1 : 0);
+      set.forecast_allows.push_back(forecast_allows_submit(encoded.data()) ? 1 : 0);
       // `average`: remaining <= recent mean wait; time_feature is monotone, so compare features.
       if (ep.average_stop < 0 && d.campaign[FeatureEncoder::kRecentMeanWait] > 0 &&
           d.campaign[FeatureEncoder::kPredecessorRemaining] <=

@@ -43,9 +43,10 @@ struct Pooling {
 // predecessor's end, as the `forecast` baseline decides. Before that, submitting buys overlap
 // unless jobs that outrank it arrive meanwhile; a learned agent may be held to it (chosen on
 // validation: on LS6 the forecast is pessimistic enough to bound waits, on SDSC-SP2 new large
-// jobs overtake a small successor too often). `campaign` holds the encoded campaign features;
-// time_feature is monotone, so comparing features compares the times, live and in probes alike.
-bool forecast_allows_submit(const float* campaign);
+// jobs overtake a small successor too often). A function of FeatureEncoder::encode()'s output
+// (`encoded`: kInputSize floats), as Pooling is; time_feature is monotone, so comparing features
+// compares the times, live and in probes alike.
+bool forecast_allows_submit(const float* encoded);
 
 // ---- the cost of an outcome ----------------------------------------------------------------
 // cost(gap) = interruption (h) + overlap_weight x overlap (h), overlap as the evaluation counts
