@@ -146,6 +146,7 @@ def main():
         import copy
         compute = copy.deepcopy(model).to(torch.bfloat16)
     compute_params = list(compute.parameters())
+    master_grads = [torch.zeros_like(p) for p in params] if compute is not model else []
     step_fn = torch.compile(compute) if args.compile else compute
 
     data = torch.frombuffer(bytearray(open(args.corpus, "rb").read()), dtype=torch.uint8)
@@ -170,16 +171,22 @@ def main():
                 loss = step_fn(x, y)
             (loss / args.grad_accum).backward()
             if compute is not model:  # bf16 gradients into the fp32 master gradients
-                for p, q in zip(params, compute_params):
-                    p.grad = q.grad.float() if p.grad is None else p.grad.add_(q.grad)
+                with torch.no_grad():
+                    if params[0].grad is None:  # as the trainer: one multi-tensor copy
+                        for p, g in zip(params, master_grads):
+                            p.grad = g
+                        torch._foreach_copy_(master_grads, [q.grad for q in compute_params])
+                    else:
+                        torch._foreach_add_([p.grad for p in params],
+                                            [q.grad for q in compute_params])
+                for q in compute_params:
                     q.grad = None
             total = loss.detach() if total is None else total + loss.detach()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         if compute is not model:
             with torch.no_grad():
-                for q, p in zip(compute_params, params):
-                    q.copy_(p)
+                torch._foreach_copy_(compute_params, params)
         return total.item() / args.grad_accum
 
     for _ in range(args.warmup_steps):
@@ -222,20 +229,24 @@ def profile(step, steps):
              ("matmul", ("gemm", "cutlass", "xmma", "nvjet", "cublas", "sm90_")),
              ("optimizer", ("adam",)), ("norm", ("layer_norm", "LayerNorm")),
              ("copy/cast", ("copy", "Copy", "cast")), ("gelu", ("gelu", "Gelu"))]
-    totals, kernels = {}, []
+    totals, kernels, launches = {}, [], 0
     for e in prof.key_averages():
         t = getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
         if t <= 0:
             continue
         kind = next((k for k, keys in kinds if any(x in e.key for x in keys)), "other")
         totals[kind] = totals.get(kind, 0) + t
-        kernels.append((t, kind, e.key))
+        kernels.append((t, e.count, kind, e.key))
+        launches += e.count
     whole = sum(totals.values())
-    print(f"GPU time per step {whole / steps / 1000:.1f} ms:", file=sys.stderr)
+    print(f"GPU time per step {whole / steps / 1000:.2f} ms, {launches / steps:.0f} launches:",
+          file=sys.stderr)
     for kind, t in sorted(totals.items(), key=lambda x: -x[1]):
         print(f"  {kind:10s} {100 * t / whole:5.1f}%  {t / steps / 1000:7.2f} ms", file=sys.stderr)
-    for t, kind, name in sorted(kernels, reverse=True)[:14]:
-        print(f"  {t / steps / 1000:7.2f} ms  {kind:9s} {name[:110]}", file=sys.stderr)
+    # The same lines as the trainer's --profile log, to set side by side.
+    for t, n, kind, name in sorted(kernels, reverse=True)[:25]:
+        print(f"  {t / steps / 1000:8.3f} ms {100 * t / whole:5.1f}% x{n / steps:<4.0f} {name[:140]}",
+              file=sys.stderr)
 
 
 if __name__ == "__main__":

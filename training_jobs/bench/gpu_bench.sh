@@ -10,6 +10,12 @@
 #                      at the largest batch, as an upper bound); the C++ log's 10-step
 #                      windows after the first 20 steps are averaged
 #   COMPILE=1          also time the eager twin under torch.compile (for reference)
+#   CHECKS=0           skip the resume and signal checks (throughput only)
+#   PRECISIONS="bf16"  the trainer's precisions timed (default: autocast bf16 on GPUs)
+#   EAGER_PRECISIONS="bf16 pure-bf16"  the eager twin's (default: autocast bf16, and pure-bf16
+#                      at the largest batch)
+#   PROFILE=1          after each timed trainer run, profile 3 more steps (--profile) and the
+#                      eager twin's steps the same way: device time per kernel, side by side
 #   PEAK_TFLOPS=989.4  dense bf16 peak the MFU is taken against (H100/H200 SXM)
 #   MIRAGE_DEPS_DEBS=DIR   Debian packages of the trainer's other dependencies (spdlog, fmt,
 #                      CLI11, nlohmann-json, zlib, gloo headers) to unpack, where the machine lacks them
@@ -24,6 +30,9 @@ steps=${STEPS:-60}
 peak=${PEAK_TFLOPS:-989.4}
 device=${DEVICE:-cuda}
 if [ "$device" = cuda ]; then precisions="autocast bf16"; else precisions="fp32 bf16"; fi
+precisions=${PRECISIONS:-$precisions}
+eager_precisions=${EAGER_PRECISIONS:-autocast bf16}
+profile=${PROFILE:-0}
 out=${LOGS:-/tmp/mirage-gpu-bench}
 build=${BUILD_DIR:-build-gpu}
 py=${PYTHON:-python3}
@@ -72,8 +81,22 @@ if ! cmake --build "$build" --target mirage-train-gpt -j "$(nproc)" >"$out/build
 fi
 say "built in $(($(date +%s) - t0)) s"
 bin=$build/training_jobs/mirage-train-gpt
+# Which CUDA libraries each side loads: the trainer and Python must run the same cuBLAS and cuDNN
+# for their kernels to be comparable.
+if [ "$device" = cuda ]; then
+  echo "trainer links:"
+  ldd "$bin" | grep -E "cublas|cudnn|cudart|nccl|torch_cuda" | sed 's/^/  /'
+  $py -c 'import torch
+a = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16); (a @ a).sum().item()
+torch.nn.functional.scaled_dot_product_attention(*(torch.randn(1, 2, 64, 64, device="cuda",
+    dtype=torch.bfloat16) for _ in range(3)), is_causal=True).sum().item()
+libs = sorted({l.split()[-1] for l in open("/proc/self/maps") if any(k in l for k in
+    ("cublas", "cudnn", "cudart", "nccl"))})
+print("python loads:"); [print("  " + l) for l in libs]'
+fi
 
-for precision in $precisions; do
+[ "${CHECKS:-1}" = 0 ] && precisions_checked="" || precisions_checked=$precisions
+for precision in $precisions_checked; do
   say "check: tiny model, $precision, 20 steps straight vs 10 + 10 resumed, on $device"
   rm -rf /tmp/mg-a /tmp/mg-b /tmp/mg-a.jsonl /tmp/mg-b.jsonl
   tiny=(--device $device --precision $precision --steps 20 --log-every 1)
@@ -99,6 +122,7 @@ print(f"resume: {len(common)} steps compared, loss {la[common[0]]:.4f} -> {la[co
 EOF2
 done
 
+if [ "${CHECKS:-1}" != 0 ]; then
 say "check: SIGUSR1 mid-run on $model"
 rm -rf /tmp/mg-sig
 $bin --checkpoint-dir /tmp/mg-sig --model "$model" --device $device --steps 100000 --batch 8 \
@@ -116,6 +140,7 @@ rc=$?
 echo "exit $rc, $(( ($(date +%s%N) - s0) / 1000000 )) ms after SIGUSR1"
 tail -2 "$out/signal.log"
 $bin --inspect /tmp/mg-sig 2>&1 | tail -3
+fi
 
 say "throughput: $model, one $device device"
 # The trainer's own log: tokens/s and model TFLOP/s of each 10-step window after the first 20
@@ -143,24 +168,34 @@ for b in $batches; do
   for precision in $precisions; do
     rm -rf /tmp/mg-tp
     log=$out/cpp-$precision-b$b.log
+    # With PROFILE=1, three steps after the timed windows go through the profiler.
+    prof=()
+    [ "$profile" = 1 ] && prof=(--profile "$out/cpp-$precision-b$b.trace.json"
+      --profile-after $((steps + 1)) --profile-steps 3)
     $bin --checkpoint-dir /tmp/mg-tp --model "$model" --device $device --steps 100000 --batch "$b" \
-      --precision $precision --run-steps "$steps" --log-every 10 --checkpoint-minutes 0 \
-      >"$log" 2>&1 || echo "c++ $precision batch $b failed: $(tail -1 "$log")"
+      --precision $precision --run-steps $((steps + 5)) --log-every 10 --checkpoint-minutes 0 \
+      "${prof[@]}" >"$log" 2>&1 || echo "c++ $precision batch $b failed: $(tail -1 "$log")"
     cpp_result "$b" "$precision" "$log" | tee -a "$results"
+    [ "$profile" = 1 ] && grep -o "profile: .*" "$log" | head -14
   done
-  for precision in autocast bf16; do
+  for precision in $eager_precisions; do
+    eprof=()
+    [ "$profile" = 1 ] && [ "$device" = cuda ] && eprof=(--profile 3)
     PYTHONUNBUFFERED=1 $py training_jobs/bench/eager_gpt.py --model "$model" --batch "$b" \
       --steps $((steps - 20)) --warmup-steps 20 --peak-tflops "$peak" --precision $precision \
-      --device $device \
+      --device $device "${eprof[@]}" \
       2>"$out/eager-$precision-b$b.log" | tee -a "$results"
+    [ "$profile" = 1 ] && grep -v -i warn "$out/eager-$precision-b$b.log" | head -20
   done
 done
-PYTHONUNBUFFERED=1 $py training_jobs/bench/eager_gpt.py --model "$model" --batch "$b" \
-  --steps $((steps - 20)) --warmup-steps 20 --peak-tflops "$peak" --precision pure-bf16 \
-  2>"$out/eager-pure-bf16-b$b.log" | tee -a "$results"
+if [ -z "${EAGER_PRECISIONS:-}" ]; then
+  PYTHONUNBUFFERED=1 $py training_jobs/bench/eager_gpt.py --model "$model" --batch "$b" \
+    --steps $((steps - 20)) --warmup-steps 20 --peak-tflops "$peak" --precision pure-bf16 \
+    2>"$out/eager-pure-bf16-b$b.log" | tee -a "$results"
+fi
 # Where the eager step's GPU time goes, by kernel kind (the C++ step runs the same kernels).
 b=$(echo $batches | awk '{print $NF}')
-if [ "$device" = cuda ]; then
+if [ "$device" = cuda ] && [ "$profile" != 1 ]; then
   $py training_jobs/bench/eager_gpt.py --model "$model" --batch "$b" --steps 5 --warmup-steps 5 \
     --profile 3 --peak-tflops "$peak" >/dev/null 2>"$out/profile.log"
   grep -v Warning "$out/profile.log" | grep -v _warn_once | head -24

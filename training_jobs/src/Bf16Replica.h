@@ -29,6 +29,7 @@ class Bf16Replica {
   GptModel model_{nullptr};
   std::vector<torch::Tensor> params_;
   const std::vector<torch::Tensor>& master_;
+  std::vector<torch::Tensor> master_grads_;  // fp32, reused every step
 };
 
 }  // namespace mirage::training

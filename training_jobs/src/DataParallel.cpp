@@ -91,10 +91,16 @@ std::string DataParallel::backend() const {
   return impl_->backend;
 }
 
-std::vector<double> DataParallel::reduce_step(const std::vector<torch::Tensor>& params,
-                                              const std::vector<double>& extras) {
-  if (world_ == 1) return extras;
+torch::Tensor DataParallel::reduce_step(const std::vector<torch::Tensor>& params,
+                                        const torch::Tensor& loss,
+                                        const std::vector<double>& flags) {
   torch::NoGradGuard no_grad;
+  // The flags reach the device without a wait (a blocking copy would wait for the whole
+  // backward pass to finish before the optimizer step could be queued).
+  auto extras =
+      torch::cat({loss.detach().reshape({1}).to(torch::kFloat),
+                  torch::tensor(std::vector<float>(flags.begin(), flags.end())).to(device_, true)});
+  if (world_ == 1) return extras;
   // One buffer and one all-reduce: the gradients gathered by a single concatenation, the extras
   // after them; afterwards each gradient becomes a view of its averaged slice, so nothing is
   // copied back (a copy per parameter each way was two small kernels per parameter on GPUs).
@@ -107,7 +113,7 @@ std::vector<double> DataParallel::reduce_step(const std::vector<torch::Tensor>& 
                                         : torch::zeros({p.numel()}, options));
     total += p.numel();
   }
-  pieces.push_back(torch::tensor(std::vector<float>(extras.begin(), extras.end())).to(device_));
+  pieces.push_back(extras);
   auto flat = torch::cat(pieces);
 
   std::vector<torch::Tensor> buffers{flat};
@@ -119,9 +125,7 @@ std::vector<double> DataParallel::reduce_step(const std::vector<torch::Tensor>& 
     if (p.grad().defined()) p.mutable_grad() = flat.narrow(0, offset, p.numel()).view_as(p);
     offset += p.numel();
   }
-  auto sums = flat.narrow(0, total, static_cast<std::int64_t>(extras.size()))
-                  .to(torch::kCPU, torch::kDouble);
-  return std::vector<double>(sums.data_ptr<double>(), sums.data_ptr<double>() + sums.numel());
+  return flat.narrow(0, total, extras.numel());
 }
 
 std::vector<double> DataParallel::sum(const std::vector<double>& values) {

@@ -32,11 +32,13 @@ class DataParallel {
   // "gloo", "nccl" or "none".
   std::string backend() const;
 
-  // Averages the gradients of `params` (float32) across ranks and sums `extras` (small per-step
-  // values: loss, stop flags) in the same collective, so a step costs one all-reduce. Afterwards
-  // the gradients are views of one buffer. Returns the sums.
-  std::vector<double> reduce_step(const std::vector<torch::Tensor>& params,
-                                  const std::vector<double>& extras);
+  // Averages the gradients of `params` (float32) across ranks and sums the step's `loss` (a
+  // scalar on the device) and `flags` (small host values: stop requests) in the same collective,
+  // so a step costs one all-reduce. Afterwards the gradients are views of one buffer. Returns the
+  // sums, loss first, as a tensor on the device: nothing here waits for the device, so the caller
+  // queues the optimizer step before it reads them.
+  torch::Tensor reduce_step(const std::vector<torch::Tensor>& params, const torch::Tensor& loss,
+                            const std::vector<double>& flags);
   // Sums a few values across ranks.
   std::vector<double> sum(const std::vector<double>& values);
   // Overwrites `tensors` on every rank with rank 0's.

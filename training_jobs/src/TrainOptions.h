@@ -28,7 +28,7 @@ struct TrainOptions {
   std::uint64_t seed = 1337;
   int threads = 0;              // intra-op CPU threads (0: SLURM_CPUS_PER_TASK or LibTorch's)
   std::string device = "auto";  // auto, cpu, cuda
-  // auto (autocast on GPUs, fp32 on CPUs), bf16 (bf16 compute, fp32 master weights), autocast
+  // auto (bf16 on GPUs, fp32 on CPUs), bf16 (bf16 compute, fp32 master weights), autocast
   // (fp32 weights and residual stream, bf16 matrix products; GPUs only), fp32
   std::string precision = "auto";
   // GPU attention kernel: auto (LibTorch's pick), flash, cudnn, efficient
@@ -41,6 +41,11 @@ struct TrainOptions {
   std::optional<std::filesystem::path> rendezvous_dir;  // FileStore here; else TCPStore
   double dist_timeout_s = 600;
   int log_every = 10;
+  // Profile steps [profile_after, profile_after + profile_steps) of this run into this Chrome
+  // trace (rank 0 only).
+  std::optional<std::filesystem::path> profile_file;
+  std::int64_t profile_steps = 3;
+  std::int64_t profile_after = 20;
 };
 
 }  // namespace mirage::training

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "AdamW.h"
@@ -29,6 +30,7 @@
 #include "ProgressFile.h"
 #include "Rendezvous.h"
 #include "SignalStop.h"
+#include "StepProfiler.h"
 
 namespace mirage::training {
 namespace {
@@ -252,9 +254,9 @@ Trainer::Trainer(const TrainOptions& options)
   set_threads(o_.threads);
   device_ = pick_device(o_.device, env_.local_rank);
   set_attention_kernel(o_.attention, device_);
-  // auto stays with autocast on GPUs until bf16 compute has been measured on one through this
-  // trainer (the eager twin ran 15% faster with bf16 activations on an H200).
-  precision_ = o_.precision == "auto" ? (device_.is_cuda() ? "autocast" : "fp32") : o_.precision;
+  // auto: bf16 compute on GPUs, measured 16-18% faster than autocast on an H100 for a matching
+  // loss curve (training_jobs/README.md); fp32 on CPUs, where bf16 matrix products are slow.
+  precision_ = o_.precision == "auto" ? (device_.is_cuda() ? "bf16" : "fp32") : o_.precision;
   if (precision_ == "autocast" && !device_.is_cuda()) {
     throw RunFailure(kExitError, "--precision autocast needs a GPU: use bf16 or fp32 on CPUs");
   }
@@ -506,12 +508,30 @@ void Trainer::train() {
   compute->train();
   report("running", false);
   std::vector<std::int64_t> inputs, targets;
+  // A micro-batch on the device, by the index of its first sequence in the campaign's order.
+  struct DeviceBatch {
+    std::int64_t first = -1;
+    torch::Tensor x, y;
+  };
+  auto load_batch = [&](std::int64_t first) {
+    corpus_.fill(first, o_.batch, seq_len_, state_.data_seed, inputs, targets);
+    return DeviceBatch{first, to_device(inputs, o_.batch, seq_len_, device_),
+                       to_device(targets, o_.batch, seq_len_, device_)};
+  };
+  // Rank r's micro-batch m of the step starting at `position`: the same global sequences however
+  // the batch is split.
+  auto first_sequence = [&](std::int64_t position, int micro) {
+    return position + (std::int64_t{env_.rank} * o_.grad_accum + micro) * o_.batch;
+  };
+  std::optional<DeviceBatch> prefetched;
   auto window_start = Clock::now();
   std::int64_t window_tokens = 0;
   std::int64_t window_steps = 0;
   double window_host_s = 0, window_wait_s = 0;
   auto last_checkpoint_time = Clock::now();
   double last_step_s = 0;
+  StepProfiler profiler(o_.profile_file.value_or(""), o_.profile_after,
+                        lead_ && o_.profile_file ? o_.profile_steps : 0, device_);
 
   for (;;) {
     if (state_.step >= o_.steps) {
@@ -522,52 +542,63 @@ void Trainer::train() {
       stop_reason_ = "run step budget";
       return;
     }
+    profiler.before_step(state_.step - first_step_);
     const auto step_start = Clock::now();
     const double lr = learning_rate(o_, state_.step);
     optimizer_->zero_grad();
     torch::Tensor loss_total;
     for (int micro = 0; micro < o_.grad_accum; ++micro) {
-      // Rank r's micro-batch m: the same global sequences however the batch is split.
-      const std::int64_t first =
-          state_.data_position + (std::int64_t{env_.rank} * o_.grad_accum + micro) * o_.batch;
-      corpus_.fill(first, o_.batch, seq_len_, state_.data_seed, inputs, targets);
-      auto x = to_device(inputs, o_.batch, seq_len_, device_);
-      auto y = to_device(targets, o_.batch, seq_len_, device_);
+      const std::int64_t first = first_sequence(state_.data_position, micro);
+      DeviceBatch batch =
+          prefetched && prefetched->first == first ? std::move(*prefetched) : load_batch(first);
+      prefetched.reset();
       torch::Tensor loss;
       {
         Bf16Autocast bf16_autocast(autocast);
-        loss = compute->loss(x, y);
+        loss = compute->loss(batch.x, batch.y);
       }
       (loss / o_.grad_accum).backward();
       if (replica_) replica_->push_gradients();
       loss_total = micro == 0 ? loss.detach().to(torch::kFloat) : loss_total + loss.detach();
     }
-    // The one wait for the device in a step; what comes before it is the host's share.
-    const auto queued = Clock::now();
-    const double loss_sum = loss_total.item<double>();
-    window_host_s += std::chrono::duration<double>(queued - step_start).count();
-    window_wait_s += seconds_since(queued);
     // Stop decisions ride in the gradient all-reduce: any rank's signal or deadline stops all
-    // ranks after this same step.
-    const double step_so_far = seconds_since(step_start);
+    // ranks after this same step. On a GPU the step's work is only queued at this point: this
+    // step and the next (each as long as the last one) and a checkpoint must fit.
+    const double step_estimate = std::max(last_step_s, seconds_since(step_start));
     const bool signalled = SignalStop::requested();
     const bool out_of_time =
-        Clock::now() + millis(std::max(last_step_s, step_so_far) + checkpoint_seconds_) >= deadline;
+        step_start + millis(2 * step_estimate + checkpoint_seconds_) >= deadline;
     const bool checkpoint_due =
         lead_ && ((o_.checkpoint_every > 0 && (state_.step + 1) % o_.checkpoint_every == 0) ||
                   (o_.checkpoint_minutes > 0 &&
                    seconds_since(last_checkpoint_time) >= o_.checkpoint_minutes * 60));
-    auto sums = dp_->reduce_step(params_, {loss_sum / o_.grad_accum, signalled ? 1.0 : 0.0,
-                                           out_of_time ? 1.0 : 0.0, checkpoint_due ? 1.0 : 0.0});
+    auto step_sums = dp_->reduce_step(
+        params_, loss_total / o_.grad_accum,
+        {signalled ? 1.0 : 0.0, out_of_time ? 1.0 : 0.0, checkpoint_due ? 1.0 : 0.0});
     if (o_.grad_clip > 0) clip_grad_norm(params_, o_.grad_clip);
     optimizer_->step(lr);
     if (replica_) replica_->pull_weights();
+    // On a GPU the next step's first micro-batch is read and queued now, while the device still
+    // works: after the wait below the host only has to queue the forward pass.
+    if (device_.is_cuda()) {
+      prefetched = load_batch(first_sequence(state_.data_position + sequences_per_step, 0));
+    }
+    // The one wait for the device in a step, once all of the step's work is queued (waiting
+    // before the optimizer step left the GPU idle while the host queued it); what comes before
+    // it is the host's share.
+    const auto queued = Clock::now();
+    const auto sums_tensor = step_sums.to(torch::kCPU, torch::kDouble);
+    const std::vector<double> sums(sums_tensor.data_ptr<double>(),
+                                   sums_tensor.data_ptr<double>() + sums_tensor.numel());
+    window_host_s += std::chrono::duration<double>(queued - step_start).count();
+    window_wait_s += seconds_since(queued);
 
     ++state_.step;
     state_.data_position += sequences_per_step;
     state_.tokens_seen += tokens_per_step;
     state_.loss = sums[0] / world;
     last_step_s = seconds_since(step_start);
+    profiler.after_step(state_.step - 1 - first_step_);
     window_tokens += tokens_per_step;
     ++window_steps;
 

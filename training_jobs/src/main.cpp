@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
 
   TrainOptions o;
   std::string time_budget, inspect_target;
-  std::string corpus, progress, metrics, rendezvous;
+  std::string corpus, progress, metrics, rendezvous, profile;
   CLI::App app{"mirage-train-gpt: a checkpointed GPT-2-style trainer for chained Slurm jobs"};
   // A flag given twice takes its last value, so extra flags appended by a batch script
   // (MIRAGE_TRAIN_ARGS) override the script's defaults.
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
   app.add_option("--precision", o.precision,
-                 "auto (autocast on GPUs, fp32 on CPUs), bf16 (bf16 compute, fp32 master weights), "
+                 "auto (bf16 on GPUs, fp32 on CPUs), bf16 (bf16 compute, fp32 master weights), "
                  "autocast (bf16 autocast over fp32; GPUs only) or fp32")
       ->check(CLI::IsMember({"auto", "bf16", "autocast", "fp32"}))
       ->capture_default_str();
@@ -160,6 +160,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--log-every", o.log_every, "log (and append metrics) every N steps")
       ->capture_default_str();
+  app.add_option("--profile", profile,
+                 "record steps with LibTorch's profiler into this Chrome trace and log the device "
+                 "time by kernel (rank 0)");
+  app.add_option("--profile-steps", o.profile_steps, "steps recorded by --profile")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--profile-after", o.profile_after, "steps of this run before --profile records")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--inspect", inspect_target,
                  "verify and summarise a checkpoint file or directory as JSON lines, then exit");
   try {
@@ -179,5 +188,6 @@ int main(int argc, char** argv) {
   if (!progress.empty()) o.progress_file = progress;
   if (!metrics.empty()) o.metrics_file = metrics;
   if (!rendezvous.empty()) o.rendezvous_dir = rendezvous;
+  if (!profile.empty()) o.profile_file = profile;
   return mirage::training::run_trainer(o);
 }
