@@ -1,7 +1,6 @@
 #include "GptModel.h"
 
 #include <torch/nn/functional/activation.h>
-#include <torch/nn/functional/linear.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/init.h>
 #include <torch/version.h>
@@ -117,7 +116,7 @@ torch::Tensor GptModelImpl::forward(const torch::Tensor& tokens) {
   auto x = drop(wte(tokens) + wpe(positions));
   for (const auto& block : *h) x = block->as<Block>()->forward(x);
   // Output projection tied to the token embedding, as in GPT-2.
-  return torch::nn::functional::linear(ln_f(x), wte->weight);
+  return torch::linear(ln_f(x), wte->weight);
 }
 
 torch::Tensor GptModelImpl::loss(const torch::Tensor& tokens, const torch::Tensor& targets) {
