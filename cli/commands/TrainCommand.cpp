@@ -1,5 +1,6 @@
 // mirage train: a learned agent (dqn, pg, moe) from what-if probes of a trace window.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <memory>
@@ -143,9 +144,13 @@ int run_train(const TrainOptions& o) {
              o.hp.overlap_weight,
              o.hp.objective == "cost"
                  ? std::string("the lowest cost")
-                 : fmt::format("the lowest interruption with overlap <= average's {:.3f} h",
-                               s.average.mean_overlap_h));
-  fmt::print("forecast guard: {}{}\n", s.forecast_guard ? "on" : "off",
+                 : fmt::format("the lowest interruption with overlap <= average's {:.3f} h{}",
+                               s.average.mean_overlap_h,
+                               s.overlap_caps.size() > 1
+                                   ? fmt::format(", and in each validation block: {:.3f} h",
+                                                 fmt::join(s.overlap_caps, " / "))
+                                   : ""));
+  fmt::print("forecast guard: {}{}\n", learned::to_string(s.forecast_guard),
              o.hp.forecast_guard == "auto" ? " (chosen on validation)" : "");
   fmt::print("  {:<10} {:>11} {:>12} {:>9} {:>11}\n", "policy", "mean cost", "interruption",
              "zero int.", "overlap");
@@ -269,11 +274,18 @@ void register_train_command(CLI::App& app) {
                   "overlap than the average baseline there)")
       ->check(CLI::IsMember({"cost", "match-average"}))
       ->capture_default_str();
+  cmd->add_option("--overlap-cap", hp.overlap_cap,
+                  "match-average: hold the overlap to the average baseline's in each validation "
+                  "block (blocks) or over all validation episodes (pooled)")
+      ->check(CLI::IsMember({"blocks", "pooled"}))
+      ->capture_default_str();
   cmd->add_option("--forecast-guard", hp.forecast_guard,
                   "Submit only once the queue forecast plans the successor to start no earlier "
-                  "than the predecessor's end (as the forecast baseline): on, off, or auto "
-                  "(chosen on validation with the threshold)")
-      ->check(CLI::IsMember({"auto", "on", "off"}))
+                  "than the predecessor's end: limits (running jobs to their time limits, where "
+                  "the forecast baseline submits; 'on' is the same), halved (every other job "
+                  "running half of what its limit leaves: opens later), off, or auto (chosen on "
+                  "validation with the threshold)")
+      ->check(CLI::IsMember({"auto", "off", "limits", "halved", "on"}))
       ->capture_default_str();
   cmd->add_option("--target-update", hp.target_update,
                   "dqn/moe: gradient steps between target-network copies")

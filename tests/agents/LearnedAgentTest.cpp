@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
 #include "mirage/agents/Evaluation.h"
@@ -97,13 +98,13 @@ class LearnedTest : public ::testing::Test {
 
 TEST_F(LearnedTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
   const Trace trace = busy_trace(11, 12);
-  // With and without the forecast guard: probes and live decisions must apply it alike.
-  for (const std::string guard : {"off", "on"}) {
+  // With either forecast guard and without: probes and live decisions must apply them alike.
+  for (const std::string guard : {"off", "limits", "halved"}) {
     TrainConfig c = tiny(AgentKind::kDqn, path("agent-" + guard + ".mirage-model"), 2, 10);
     c.hp.forecast_guard = guard;
     const TrainSummary s = train_agent(trace, c);
     ASSERT_GT(s.val_episodes, 5u);
-    EXPECT_EQ(s.forecast_guard, guard == "on");
+    EXPECT_EQ(to_string(s.forecast_guard), guard);
 
     // The validation figures were computed in memory, on probes; replaying the saved model
     // through the simulator on the same sample times must give the same outcomes.
@@ -139,18 +140,18 @@ TEST_F(LearnedTest, TheForecastGuardHoldsTheAgentBackWhileTheQueuePlansAnEarlySt
   const Trace trace = busy_trace(11, 8);
   TrainConfig c = tiny(AgentKind::kDqn, path("guarded.mirage-model"), 2, 6);
   c.hp.max_epochs = 1;
-  c.hp.forecast_guard = "on";
+  c.hp.forecast_guard = "on";  // the name of the limits guard before there were two
   const TrainSummary s = train_agent(trace, c);
-  EXPECT_TRUE(s.forecast_guard);
+  EXPECT_EQ(s.forecast_guard, ForecastGuard::kLimits);
   const ModelInfo info = read_model_info(c.out);
-  EXPECT_EQ(nlohmann::json::parse(info.metadata_json).at("forecast_guard"), true);
+  EXPECT_EQ(nlohmann::json::parse(info.metadata_json).at("forecast_guard"), "limits");
 
   // Rewrite the rule so that the network alone would always submit; then only the guard decides.
-  auto eager = [&](const std::string& name, const char* guard) {
+  auto eager = [&](const std::string& name, const std::optional<nlohmann::json>& guard) {
     auto meta = nlohmann::json::parse(info.metadata_json);
     meta["decision_threshold"] = -1e9;
     if (guard)
-      meta["forecast_guard"] = std::string(guard) == "true";
+      meta["forecast_guard"] = *guard;
     else
       meta.erase("forecast_guard");  // a file made before the guard existed
     ModelInfo changed = info;
@@ -161,11 +162,15 @@ TEST_F(LearnedTest, TheForecastGuardHoldsTheAgentBackWhileTheQueuePlansAnEarlySt
     return make_policy(out);
   };
   // Three hours left of the predecessor. An idle machine: the successor would start at once.
-  // A full one, every node busy for ten more hours: it would start after the predecessor's end.
+  // A full one, every node busy for twelve more hours by the limits: it would start after the
+  // predecessor's end, even at half of that. Busy for five more hours: after the end by the
+  // limits, before it at half.
   QueueSnapshot idle;
   idle.total_nodes = 16;
   QueueSnapshot full = idle;
   full.running.push_back({12 * kHour, 16, 0, 2 * kHour});
+  QueueSnapshot soon_free = idle;
+  soon_free.running.push_back({5 * kHour, 16, 0, 2 * kHour});
   CampaignView view;
   view.predecessor_limit = view.successor_limit = 6 * kHour;
   view.predecessor_nodes = view.successor_nodes = 6;
@@ -176,13 +181,55 @@ TEST_F(LearnedTest, TheForecastGuardHoldsTheAgentBackWhileTheQueuePlansAnEarlySt
     for (int i = 0; i < FeatureEncoder::kWindow; ++i) history.add(q);
     return p.decide(history.build(view)).action;
   };
-  auto guarded = eager("guarded-eager.mirage-model", "true");
-  EXPECT_EQ(decide(*guarded, idle), Action::kWait);
-  EXPECT_EQ(decide(*guarded, full), Action::kSubmitNow);
-  auto unguarded = eager("unguarded-eager.mirage-model", "false");
+  auto limits = eager("limits-eager.mirage-model", "limits");
+  EXPECT_EQ(decide(*limits, idle), Action::kWait);
+  EXPECT_EQ(decide(*limits, soon_free), Action::kSubmitNow);
+  EXPECT_EQ(decide(*limits, full), Action::kSubmitNow);
+  auto halved = eager("halved-eager.mirage-model", "halved");
+  EXPECT_EQ(decide(*halved, idle), Action::kWait);
+  EXPECT_EQ(decide(*halved, soon_free), Action::kWait);
+  EXPECT_EQ(decide(*halved, full), Action::kSubmitNow);
+  auto unguarded = eager("unguarded-eager.mirage-model", "off");
   EXPECT_EQ(decide(*unguarded, idle), Action::kSubmitNow);
-  auto older = eager("older-eager.mirage-model", nullptr);
-  EXPECT_EQ(decide(*older, idle), Action::kSubmitNow);
+  // Files from before the halved guard said true or false; from before any guard, nothing.
+  auto older_on = eager("older-on-eager.mirage-model", true);
+  EXPECT_EQ(decide(*older_on, idle), Action::kWait);
+  EXPECT_EQ(decide(*older_on, soon_free), Action::kSubmitNow);
+  auto older_off = eager("older-off-eager.mirage-model", false);
+  EXPECT_EQ(decide(*older_off, idle), Action::kSubmitNow);
+  auto oldest = eager("oldest-eager.mirage-model", std::nullopt);
+  EXPECT_EQ(decide(*oldest, idle), Action::kSubmitNow);
+  try {
+    eager("strange-guard.mirage-model", "sometimes");
+    ADD_FAILURE() << "a model file with an unknown guard was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("forecast_guard"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(LearnedTest, TheOverlapCapIsAveragesOverlapPooledOrInEachValidationBlock) {
+  const Trace trace = busy_trace(11, 12);
+  TrainConfig c = tiny(AgentKind::kDqn, path("pooled.mirage-model"), 2, 10);
+  c.hp.max_epochs = 1;
+  c.hp.val_blocks = 2;
+  const TrainSummary pooled = train_agent(trace, c);
+  ASSERT_EQ(pooled.overlap_caps.size(), 1u);
+  EXPECT_DOUBLE_EQ(pooled.overlap_caps[0], pooled.average.mean_overlap_h);
+  EXPECT_LE(pooled.agent.mean_overlap_h, pooled.overlap_caps[0] + 1e-9);
+
+  c.out = path("blocks.mirage-model");
+  c.hp.overlap_cap = "blocks";
+  const TrainSummary blocks = train_agent(trace, c);
+  ASSERT_EQ(blocks.overlap_caps.size(), 2u);
+  // The blocks' validation periods are equally long, so their caps average to the pooled one.
+  EXPECT_NEAR((blocks.overlap_caps[0] + blocks.overlap_caps[1]) / 2, pooled.overlap_caps[0], 1e-9);
+  EXPECT_LE(blocks.agent.mean_overlap_h, pooled.overlap_caps[0] + 1e-9);
+
+  c.hp.objective = "cost";
+  c.out = path("cost.mirage-model");
+  EXPECT_TRUE(train_agent(trace, c).overlap_caps.empty());
+  c.hp.overlap_cap = "sometimes";
+  EXPECT_THROW(train_agent(trace, c), InputError);
 }
 
 TEST(ProbeSplit, ValidationIsTheTailOfEveryBlockWithTheEpisodesReachingIntoItPurged) {
@@ -197,10 +244,14 @@ TEST(ProbeSplit, ValidationIsTheTailOfEveryBlockWithTheEpisodesReachingIntoItPur
   }
   const Split s = time_split(data, 0.1, kDay, 4, 3);
   ASSERT_EQ(s.val.size(), 3u * 24);
+  ASSERT_EQ(s.val_block.size(), s.val.size());
+  EXPECT_EQ(s.blocks, 3);
   for (int b = 0; b < 3; ++b)  // 24 hours at the end of each block
-    for (int h = 0; h < 24; ++h)
-      EXPECT_EQ(data.episodes[s.val[static_cast<std::size_t>(b * 24 + h)]].sample_time,
-                kT0 + (b + 1) * 10 * kDay - kDay + h * kHour);
+    for (int h = 0; h < 24; ++h) {
+      const auto i = static_cast<std::size_t>(b * 24 + h);
+      EXPECT_EQ(data.episodes[s.val[i]].sample_time, kT0 + (b + 1) * 10 * kDay - kDay + h * kHour);
+      EXPECT_EQ(s.val_block[i], b);
+    }
   // The day before each validation period is purged; training goes on after it.
   EXPECT_EQ(s.purged, 3u * 23);
   EXPECT_EQ(s.train.size() + s.val.size() + s.purged, data.episodes.size());
@@ -316,10 +367,11 @@ TEST_F(LearnedTest, ResumedTrainingEndsWhereUninterruptedTrainingDoes) {
 
 TEST_F(LearnedTest, ALearnedAgentBeatsTheBaselinesOnAHeldOutWindow) {
   // Train on days 1-11 of a busy machine, evaluate on days 11-15, which it never saw. On this
-  // machine reactive chaining often waits for the queue at the boundary. Either objective must
-  // interrupt much less than both baselines there; the default (match-average) must keep its
-  // overlap within `average`'s on the validation episodes it was chosen on, and the cost
-  // objective must beat reactive on interruption plus overlap on the new days.
+  // machine reactive chaining often waits for the queue at the boundary. Each objective must beat
+  // both baselines by a wide margin there on what it optimises: the default (match-average) on
+  // interruption, keeping its overlap within `average`'s on the validation episodes it was chosen
+  // on; the cost objective on interruption plus overlap (it may trade one for the other: here it
+  // chooses the halved guard, which overlaps least).
   const Trace trace = busy_trace(15, 18, 3400);
   for (const std::string objective : {"match-average", "cost"}) {
     TrainConfig c = tiny(AgentKind::kDqn, path(objective + ".mirage-model"), 1, 11);
@@ -342,15 +394,19 @@ TEST_F(LearnedTest, ALearnedAgentBeatsTheBaselinesOnAHeldOutWindow) {
     const BucketMetrics& agent = r.metrics.at(c.out).overall;
     ASSERT_GE(r.sample_times.size(), 40u);
     EXPECT_GT(reactive.mean_interruption_h, 0.5) << "the window is busy: there is room";
-    EXPECT_LT(agent.mean_interruption_h, 0.8 * reactive.mean_interruption_h) << objective;
-    EXPECT_LT(agent.mean_interruption_h, 0.8 * average.mean_interruption_h) << objective;
+    const std::string why = objective + ", guard " + std::string(to_string(s.forecast_guard));
     if (objective == "match-average") {
+      EXPECT_LT(agent.mean_interruption_h, 0.8 * reactive.mean_interruption_h) << why;
+      EXPECT_LT(agent.mean_interruption_h, 0.8 * average.mean_interruption_h) << why;
       EXPECT_LT(s.agent.mean_interruption_h, s.reactive.mean_interruption_h);
       EXPECT_LE(s.agent.mean_overlap_h, s.average.mean_overlap_h);
       EXPECT_GT(s.agent.mean_overlap_h, 0.0) << "it submits early, not never";
     } else {
-      EXPECT_LT(agent.mean_interruption_h + agent.mean_overlap_h,
-                reactive.mean_interruption_h + reactive.mean_overlap_h);
+      const auto cost = [](const BucketMetrics& m) {
+        return m.mean_interruption_h + m.mean_overlap_h;
+      };
+      EXPECT_LT(cost(agent), 0.8 * cost(reactive)) << why;
+      EXPECT_LT(cost(agent), 0.8 * cost(average)) << why;
     }
   }
 }

@@ -239,7 +239,7 @@ EpochStats QLearner::run_epoch(bool report_steps) {
   st.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
   st.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
   const Calibration cal = calibrate(margins(*online_, x_, ctx_.data, ctx_.split.val), ctx_.data,
-                                    ctx_.split.val, ctx_.cost, rules_, ctx_.overlap_cap);
+                                    ctx_.split.val, ctx_.cost, rules_, ctx_.overlap_caps);
   st.val = cal.val;
   if (cal.score < best_score_ - 1e-9) {
     best_score_ = cal.score;
@@ -269,7 +269,7 @@ void QLearner::save(torch::serialize::OutputArchive& a) {
   put_int(a, "bad_epochs", bad_epochs_);
   put_double(a, "best_score", best_score_);
   put_double(a, "best_threshold", best_rule_.threshold);
-  put_int(a, "best_forecast_guard", best_rule_.forecast_guard ? 1 : 0);
+  put_int(a, "best_forecast_guard", static_cast<int>(best_rule_.guard));
   put_metrics(a, "best_val", best_val_);
   put_string(a, "rng", rng_state(rng_));
 }
@@ -288,7 +288,7 @@ void QLearner::load(torch::serialize::InputArchive& a) {
   bad_epochs_ = static_cast<int>(get_int(a, "bad_epochs"));
   best_score_ = get_double(a, "best_score");
   best_rule_.threshold = get_double(a, "best_threshold");
-  best_rule_.forecast_guard = get_int(a, "best_forecast_guard") != 0;
+  best_rule_.guard = static_cast<ForecastGuard>(get_int(a, "best_forecast_guard"));
   best_val_ = get_metrics(a, "best_val");
   set_rng_state(rng_, get_string(a, "rng"));
   // The y(wait) table comes from the target network's weights as saved.
@@ -323,7 +323,7 @@ AgentResult train_dqn(const TrainContext& ctx) {
     save_atomically(out, ctx.checkpoint_path);
   }
   save_model(ctx, learner.best(), learner.best_val(), learner.epochs(), learner.best_rule());
-  return {learner.best_val(), learner.epochs(), learner.best_rule().forecast_guard};
+  return {learner.best_val(), learner.epochs(), learner.best_rule().guard};
 }
 
 }  // namespace mirage::learned

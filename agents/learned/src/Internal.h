@@ -1,10 +1,29 @@
 #pragma once
 // Shared by the training sources; no LibTorch here (see Nets.h for the LibTorch side).
 #include <string>
+#include <vector>
 
 #include "mirage/learned/Training.h"
 
 namespace mirage::learned {
+
+// The match-average objective's constraint: in each group of validation episodes, no more mean
+// overlap than `average` had there. The groups are the validation blocks (the tail of each
+// period of the window: Hyperparameters::overlap_cap "blocks"), so that a rule cannot buy its
+// interruption with overlap in one period and pay it back in another, or all of them as one
+// ("pooled"). No caps: the cost objective.
+struct OverlapCaps {
+  std::vector<double> cap;  // per group: `average`'s mean overlap there (h)
+  std::vector<int> group;   // per validation episode (Split::val order)
+  bool active() const { return !cap.empty(); }
+  // Whether `stops` (per validation episode) keep every group within its cap.
+  bool hold(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+            const std::vector<int>& stops, const CostModel& cost) const;
+};
+// The mean overlap of `stops` in each of `groups` groups (`group`: per entry of `episodes`).
+std::vector<double> group_overlaps(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                                   const std::vector<int>& group, int groups,
+                                   const std::vector<int>& stops, const CostModel& cost);
 
 // What an algorithm gets: the data, its split, the cost, where to write, how to report.
 struct TrainContext {
@@ -12,9 +31,7 @@ struct TrainContext {
   const ProbeSet& data;
   Split split;
   CostModel cost;
-  // The match-average objective's overlap cap (`average`'s mean overlap on the validation
-  // episodes); infinity with the cost objective.
-  double overlap_cap;
+  OverlapCaps overlap_caps;  // the match-average objective's; none with the cost objective
   const TrainCallbacks& callbacks;
   std::string metadata_json;    // the model file's metadata, less the validation figures
   std::string run_fingerprint;  // a checkpoint made with another one is refused
@@ -24,7 +41,7 @@ struct TrainContext {
 struct AgentResult {
   StopMetrics val;  // the selected weights, greedy, on the validation episodes
   int epochs = 0;
-  bool forecast_guard = false;  // the selected decision rule's
+  ForecastGuard forecast_guard = ForecastGuard::kOff;  // the selected decision rule's
 };
 
 AgentResult train_dqn(const TrainContext& ctx);

@@ -144,8 +144,10 @@ std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet
 std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
                                           const std::string& forecast_guard) {
   std::vector<DecisionRule> rules;
-  for (const bool guard : {false, true}) {
-    if ((guard && forecast_guard == "off") || (!guard && forecast_guard == "on")) continue;
+  for (const auto guard : {ForecastGuard::kOff, ForecastGuard::kLimits, ForecastGuard::kHalved}) {
+    // "on" is what the single guard of model files before `halved` was called.
+    const auto chosen = parse_forecast_guard(forecast_guard == "on" ? "limits" : forecast_guard);
+    if (forecast_guard != "auto" && chosen != guard) continue;
     for (const double t : thresholds) rules.push_back({t, guard});
   }
   return rules;
@@ -168,7 +170,7 @@ std::vector<int> rule_stops(const std::vector<float>& margins, const ProbeSet& d
     const ProbeSet::Episode& e = data.episodes[i];
     int stop = -1;
     for (std::size_t k = 0; k < e.count && stop < 0; ++k)
-      if (margins.at(at + k) - t > 0 && (!rule.forecast_guard || data.forecast_allows[e.first + k]))
+      if (margins.at(at + k) - t > 0 && data.guard_allows(e.first + k, rule.guard))
         stop = static_cast<int>(k);
     at += e.count;
     stops.push_back(stop);
@@ -180,15 +182,15 @@ std::vector<int> rule_stops(const std::vector<float>& margins, const ProbeSet& d
 
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
-                      const std::vector<DecisionRule>& rules, double overlap_cap) {
+                      const std::vector<DecisionRule>& rules, const OverlapCaps& caps) {
   constexpr double kOverCap = 1e6;  // past the cap: worse than anything within it
   Calibration best;
   bool first = true;
   for (const DecisionRule& rule : rules) {
-    const StopMetrics m =
-        evaluate_stops(data, episodes, rule_stops(margins, data, episodes, rule), cost);
-    const double score = std::isinf(overlap_cap)                  ? m.mean_cost_h
-                         : m.mean_overlap_h <= overlap_cap + 1e-9 ? m.mean_interruption_h
+    const std::vector<int> stops = rule_stops(margins, data, episodes, rule);
+    const StopMetrics m = evaluate_stops(data, episodes, stops, cost);
+    const double score = !caps.active()                           ? m.mean_cost_h
+                         : caps.hold(data, episodes, stops, cost) ? m.mean_interruption_h
                                                                   : kOverCap + m.mean_overlap_h;
     if (first || score < best.score - 1e-12) {
       best = {rule, m, score};
@@ -299,7 +301,7 @@ void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, 
   auto meta = nlohmann::json::parse(ctx.metadata_json);
   meta["decision_threshold"] =
       std::isinf(rule.threshold) ? nlohmann::json(nullptr) : nlohmann::json(rule.threshold);
-  meta["forecast_guard"] = rule.forecast_guard;
+  meta["forecast_guard"] = to_string(rule.guard);
   meta["validation"] = {{"episodes", val.episodes},
                         {"mean_cost_h", val.mean_cost_h},
                         {"mean_interruption_h", val.mean_interruption_h},
@@ -334,6 +336,20 @@ void open_model(torch::serialize::InputArchive& a, const std::string& path) {
   } catch (const c10::Error&) {
     throw InputError({path, 0, "policy"}, "not a mirage model file (not a LibTorch archive)");
   }
+}
+
+// Files made before the guard existed decide without it; before there were two guards, `true`
+// meant the forecast from time limits.
+ForecastGuard read_guard(const nlohmann::json& meta, const std::string& path) {
+  const auto it = meta.find("forecast_guard");
+  if (it == meta.end()) return ForecastGuard::kOff;
+  if (it->is_boolean()) return it->get<bool>() ? ForecastGuard::kLimits : ForecastGuard::kOff;
+  if (it->is_string())
+    if (const auto g = parse_forecast_guard(it->get<std::string>())) return *g;
+  throw InputError({path, 0, "policy"},
+                   fmt::format("the model file's forecast_guard is {}; expected off, limits or "
+                               "halved (retrain it with `mirage train`)",
+                               it->dump()));
 }
 
 struct LoadedModel {
@@ -391,8 +407,7 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
     // null: never submit early (JSON has no infinity).
     const auto& t = meta.at("decision_threshold");
     model->rule.threshold = t.is_null() ? std::numeric_limits<double>::infinity() : t.get<double>();
-    // Files made before the guard existed decide without it.
-    model->rule.forecast_guard = meta.value("forecast_guard", false);
+    model->rule.guard = read_guard(meta, path);
     model->net = make_net(*kind, hp);
     a.read(kNetKey, weights);
     model->net->load(weights);
@@ -439,8 +454,7 @@ class LearnedPolicy final : public Policy {
           fmt::format("policy {}: observation from feature encoder v{}, model made for v{}", name_,
                       obs.encoder_version, FeatureEncoder::kVersion));
     const std::vector<float> encoded = FeatureEncoder::encode(obs);
-    if (model_->rule.forecast_guard && !forecast_allows_submit(encoded.data()))
-      return Decision::wait();
+    if (!forecast_allows_submit(encoded.data(), model_->rule.guard)) return Decision::wait();
     pooled_.resize(static_cast<std::size_t>(model_->pooling.size()));
     model_->pooling(encoded.data(), pooled_.data());
     torch::NoGradGuard no_grad;

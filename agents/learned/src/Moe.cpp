@@ -170,7 +170,7 @@ AgentResult train_moe(const TrainContext& ctx) {
   copy_state(*dynamic_cast<CachedMixture&>(gate.best()).gate, *mixture->gate);
   // The saved mixture must decide as the validated one did.
   save_model(ctx, *mixture, gate.best_val(), epochs, gate.best_rule());
-  return {gate.best_val(), epochs, gate.best_rule().forecast_guard};
+  return {gate.best_val(), epochs, gate.best_rule().guard};
 }
 
 }  // namespace mirage::learned

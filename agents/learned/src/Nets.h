@@ -66,23 +66,22 @@ std::pair<torch::Tensor, torch::Tensor> feature_moments(const ProbeSet& data,
 std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
                            const std::vector<std::size_t>& episodes);
 // How a model turns margins into decisions: submit when the margin exceeds `threshold`
-// (infinity: never submit early) and, with `forecast_guard`, only where
-// forecast_allows_submit() holds.
+// (infinity: never submit early), only where `guard` allows it (forecast_allows_submit).
 struct DecisionRule {
   double threshold = 0;
-  bool forecast_guard = false;
+  ForecastGuard guard = ForecastGuard::kOff;
 };
-// The rules tried on validation: every threshold, with the guard on, off, or both
-// (Hyperparameters::forecast_guard "auto").
+// The rules tried on validation: every threshold under each guard that
+// Hyperparameters::forecast_guard admits ("auto": off, limits and halved).
 std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
                                           const std::string& forecast_guard);
 
 // The decision rule, among `rules`, with the best score on the episodes: the lowest cost, or,
-// with a finite `overlap_cap` (the match-average objective), the lowest interruption among the
-// rules whose mean overlap stays within the cap (any that exceed it score worse than every one
-// that does not). Infinity stands for "never submit early" (reactive): a model that does worse
-// than that on the validation episodes is not trusted with decisions. Epochs are selected by
-// the same score.
+// with `caps` (the match-average objective), the lowest interruption among the rules whose
+// overlap stays within the caps (any that exceed them score worse than every one that does
+// not). `episodes` are the validation episodes, in the order `caps.group` follows. Infinity
+// stands for "never submit early" (reactive): a model that does worse than that on the
+// validation episodes is not trusted with decisions. Epochs are selected by the same score.
 struct Calibration {
   DecisionRule rule;
   StopMetrics val;
@@ -90,7 +89,7 @@ struct Calibration {
 };
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
-                      const std::vector<DecisionRule>& rules, double overlap_cap);
+                      const std::vector<DecisionRule>& rules, const OverlapCaps& caps);
 
 // Copies parameters and buffers by name.
 void copy_state(torch::nn::Module& from, torch::nn::Module& to);

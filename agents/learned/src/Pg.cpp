@@ -57,7 +57,7 @@ struct PgState {
     put_int(a, "bad_epochs", bad_epochs);
     put_double(a, "best_score", best_score);
     put_double(a, "best_threshold", best_rule.threshold);
-    put_int(a, "best_forecast_guard", best_rule.forecast_guard ? 1 : 0);
+    put_int(a, "best_forecast_guard", static_cast<int>(best_rule.guard));
     put_metrics(a, "best_val", best_val);
     put_string(a, "rng", rng_state(rng));
   }
@@ -77,7 +77,7 @@ struct PgState {
     bad_epochs = static_cast<int>(get_int(a, "bad_epochs"));
     best_score = get_double(a, "best_score");
     best_rule.threshold = get_double(a, "best_threshold");
-    best_rule.forecast_guard = get_int(a, "best_forecast_guard") != 0;
+    best_rule.guard = static_cast<ForecastGuard>(get_int(a, "best_forecast_guard"));
     best_val = get_metrics(a, "best_val");
     set_rng_state(rng, get_string(a, "rng"));
   }
@@ -269,7 +269,7 @@ AgentResult train_pg(const TrainContext& ctx) {
       thresholds.resize(1);
     const Calibration cal =
         calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
-                  candidate_rules(thresholds, hp.forecast_guard), ctx.overlap_cap);
+                  candidate_rules(thresholds, hp.forecast_guard), ctx.overlap_caps);
     es.val = cal.val;
     if (cal.score < st.best_score - 1e-9) {
       st.best_score = cal.score;
@@ -289,7 +289,7 @@ AgentResult train_pg(const TrainContext& ctx) {
     save_atomically(out, ctx.checkpoint_path);
   }
   save_model(ctx, *st.best, st.best_val, st.epoch, st.best_rule);
-  return {st.best_val, st.epoch, st.best_rule.forecast_guard};
+  return {st.best_val, st.epoch, st.best_rule.guard};
 }
 
 }  // namespace mirage::learned

@@ -167,10 +167,32 @@ std::vector<float> Pooling::operator()(const std::vector<float>& encoded) const 
   return out;
 }
 
-bool forecast_allows_submit(const float* encoded) {
+std::string_view to_string(ForecastGuard guard) {
+  switch (guard) {
+    case ForecastGuard::kOff: return "off";
+    case ForecastGuard::kLimits: return "limits";
+    case ForecastGuard::kHalved: return "halved";
+  }
+  return "?";
+}
+
+std::optional<ForecastGuard> parse_forecast_guard(std::string_view text) {
+  for (const auto g : {ForecastGuard::kOff, ForecastGuard::kLimits, ForecastGuard::kHalved})
+    if (text == to_string(g)) return g;
+  return std::nullopt;
+}
+
+bool forecast_allows_submit(const float* encoded, ForecastGuard guard) {
   using F = FeatureEncoder;
   const float* campaign = encoded + kWindow * kSnap;
-  return campaign[F::kPlannedWait] >= campaign[F::kPredecessorRemaining];
+  switch (guard) {
+    case ForecastGuard::kOff: return true;
+    case ForecastGuard::kLimits:
+      return campaign[F::kPlannedWait] >= campaign[F::kPredecessorRemaining];
+    case ForecastGuard::kHalved:
+      return campaign[F::kPlannedWaitHalfRuntimes] >= campaign[F::kPredecessorRemaining];
+  }
+  return true;
 }
 
 double CostModel::interruption_h(Seconds gap) const {
@@ -270,7 +292,10 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
                 encoded.begin() + static_cast<std::ptrdiff_t>(kWindowFloats));
       pooling(encoded.data(), set.x.data() + set.gap.size() * width);
       set.gap.push_back(d.gap_if_submitted);
-      set.forecast_allows.push_back(forecast_allows_submit(encoded.data()) ? 1 : 0);
+      std::uint8_t allows = 0;
+      for (const auto g : {ForecastGuard::kLimits, ForecastGuard::kHalved})
+        if (forecast_allows_submit(encoded.data(), g)) allows |= 1 << static_cast<int>(g);
+      set.forecast_allows.push_back(allows);
       // `average`: remaining <= recent mean wait; time_feature is monotone, so compare features.
       if (ep.average_stop < 0 && d.campaign[FeatureEncoder::kRecentMeanWait] > 0 &&
           d.campaign[FeatureEncoder::kPredecessorRemaining] <=
@@ -309,21 +334,27 @@ Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int c
   }
   for (std::size_t i = 0; i < data.episodes.size(); ++i) {
     const ProbeSet::Episode& e = data.episodes[i];
-    bool validating = false, purged = false;
-    for (const auto& [from, to] : val) {
-      if (e.sample_time >= from && e.sample_time <= to) validating = true;
+    int validating = -1;
+    bool purged = false;
+    for (std::size_t b = 0; b < val.size(); ++b) {
+      const auto& [from, to] = val[b];
+      if (e.sample_time >= from && e.sample_time <= to) validating = static_cast<int>(b);
       // An episode whose horizon reaches into a validation period would leak its outcome.
       else if (e.sample_time < from && e.sample_time + purge > from)
         purged = true;
     }
-    if (validating) {
-      if (e.chain_nodes == chain_nodes) s.val.push_back(i);
+    if (validating >= 0) {
+      if (e.chain_nodes == chain_nodes) {
+        s.val.push_back(i);
+        s.val_block.push_back(validating);
+      }
     } else if (purged) {
       ++s.purged;
     } else {
       s.train.push_back(i);
     }
   }
+  s.blocks = static_cast<int>(val.size());
   return s;
 }
 

@@ -25,6 +25,7 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"overlap_weight", hp.overlap_weight},
           {"calibrate", hp.calibrate},
           {"objective", hp.objective},
+          {"overlap_cap", hp.overlap_cap},
           {"forecast_guard", hp.forecast_guard},
           {"target_update", hp.target_update},
           {"huber_delta", hp.huber_delta},
@@ -68,8 +69,11 @@ void check(const TrainConfig& c) {
     bad("--pg-estimator", "expected reinforce or exact");
   if (hp.objective != "cost" && hp.objective != "match-average")
     bad("--objective", "expected cost or match-average");
-  if (hp.forecast_guard != "auto" && hp.forecast_guard != "on" && hp.forecast_guard != "off")
-    bad("--forecast-guard", "expected auto, on or off");
+  if (hp.overlap_cap != "blocks" && hp.overlap_cap != "pooled")
+    bad("--overlap-cap", "expected blocks or pooled");
+  if (hp.forecast_guard != "auto" && hp.forecast_guard != "on" &&
+      !parse_forecast_guard(hp.forecast_guard))
+    bad("--forecast-guard", "expected auto, off, limits or halved");
   if (hp.wait_target != "bootstrap" && hp.wait_target != "rollout")
     bad("--wait-target", "expected bootstrap or rollout");
   if (hp.history_blocks < 0 || hp.history_blocks > FeatureEncoder::kWindow ||
@@ -83,6 +87,33 @@ void check(const TrainConfig& c) {
 }
 
 }  // namespace
+
+std::vector<double> group_overlaps(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                                   const std::vector<int>& group, int groups,
+                                   const std::vector<int>& stops, const CostModel& cost) {
+  std::vector<double> sum(static_cast<std::size_t>(std::max(0, groups)), 0.0);
+  std::vector<std::size_t> n(sum.size(), 0);
+  for (std::size_t i = 0; i < episodes.size(); ++i) {
+    const ProbeSet::Episode& e = data.episodes[episodes[i]];
+    const Seconds gap =
+        stops[i] < 0 ? e.fallback_gap : data.gap[e.first + static_cast<std::size_t>(stops[i])];
+    const auto g = static_cast<std::size_t>(group[i]);
+    sum[g] += cost.overlap_h(gap);
+    ++n[g];
+  }
+  for (std::size_t g = 0; g < sum.size(); ++g)
+    if (n[g] > 0) sum[g] /= static_cast<double>(n[g]);
+  return sum;
+}
+
+bool OverlapCaps::hold(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                       const std::vector<int>& stops, const CostModel& cost) const {
+  const auto overlaps =
+      group_overlaps(data, episodes, group, static_cast<int>(cap.size()), stops, cost);
+  for (std::size_t g = 0; g < cap.size(); ++g)
+    if (overlaps[g] > cap[g] + 1e-9) return false;
+  return true;
+}
 
 TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
                          const TrainCallbacks& callbacks) {
@@ -172,14 +203,19 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
         {"train_episodes", summary.train_episodes},
         {"val_episodes", summary.val_episodes},
         {"transitions", summary.transitions}}}};
-  const double overlap_cap = config.hp.objective == "match-average"
-                                 ? summary.average.mean_overlap_h
-                                 : std::numeric_limits<double>::infinity();
+  OverlapCaps caps;
+  if (config.hp.objective == "match-average") {
+    const bool per_block = config.hp.overlap_cap == "blocks";
+    caps.group = per_block ? split.val_block : std::vector<int>(split.val.size(), 0);
+    caps.cap = group_overlaps(data, split.val, caps.group, per_block ? split.blocks : 1,
+                              average_stops(data, split.val), cost);
+  }
+  summary.overlap_caps = caps.cap;
   TrainContext ctx{config,
                    data,
                    split,
                    cost,
-                   overlap_cap,
+                   caps,
                    callbacks,
                    meta.dump(),
                    run_fingerprint(config) + " " + nlohmann::json(chains).dump() + " " +

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mirage/agents/Episode.h"
@@ -38,15 +40,24 @@ struct Pooling {
   std::vector<float> operator()(const std::vector<float>& encoded) const;
 };
 
-// The forecast guard: true once the queue forecast (running jobs to their limits, the pending
-// jobs that outrank the successor ahead of it) plans the successor to start no earlier than the
-// predecessor's end, as the `forecast` baseline decides. Before that, submitting buys overlap
-// unless jobs that outrank it arrive meanwhile; a learned agent may be held to it (chosen on
-// validation: on LS6 the forecast is pessimistic enough to bound waits, on SDSC-SP2 new large
-// jobs overtake a small successor too often). A function of FeatureEncoder::encode()'s output
+// The forecast guard: no submission until the queue forecast plans the successor to start no
+// earlier than the predecessor's end. Before that, submitting buys overlap unless jobs that
+// outrank the successor arrive meanwhile; a learned agent may be held to it. Two forecasts can
+// guard, both planning the pending jobs that outrank the successor ahead of it:
+//  - kLimits: the running jobs run to their time limits (where the `forecast` baseline submits).
+//    Time limits overstate runtimes, so this one opens early and overlaps.
+//  - kHalved: every other job runs half of what its limit leaves. It opens later: less overlap,
+//    and an interruption where the forecast of real runtimes was too short.
+// Which one (or none) is chosen on validation: the bias of time limits is a property of the
+// machine and its users.
+enum class ForecastGuard : std::uint8_t { kOff = 0, kLimits = 1, kHalved = 2 };
+std::string_view to_string(ForecastGuard guard);
+std::optional<ForecastGuard> parse_forecast_guard(std::string_view text);  // off|limits|halved
+
+// True where `guard` lets a submission through. A function of FeatureEncoder::encode()'s output
 // (`encoded`: kInputSize floats), as Pooling is; time_feature is monotone, so comparing features
 // compares the times, live and in probes alike.
-bool forecast_allows_submit(const float* encoded);
+bool forecast_allows_submit(const float* encoded, ForecastGuard guard);
 
 // ---- the cost of an outcome ----------------------------------------------------------------
 // cost(gap) = interruption (h) + overlap_weight x overlap (h), overlap as the evaluation counts
@@ -84,8 +95,13 @@ struct ProbeSet {
   std::vector<Episode> episodes;  // in sample-time order (chains of one time side by side)
   std::vector<float> x;           // decisions x width
   std::vector<Seconds> gap;       // per decision: the gap had the successor been submitted then
-  std::vector<std::uint8_t> forecast_allows;  // per decision: forecast_allows_submit() there
+  // Per decision: bit g set where forecast_allows_submit(ForecastGuard g) holds.
+  std::vector<std::uint8_t> forecast_allows;
   std::size_t decisions() const { return gap.size(); }
+  bool guard_allows(std::size_t decision, ForecastGuard guard) const {
+    return guard == ForecastGuard::kOff ||
+           (forecast_allows[decision] >> static_cast<int>(guard) & 1) != 0;
+  }
 };
 
 // A text that changes whenever anything that shapes the probes changes (trace content, machine,
@@ -117,6 +133,8 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
 // is the plain time-ordered tail.
 struct Split {
   std::vector<std::size_t> train, val;
+  std::vector<int> val_block;  // per entry of val: the block whose tail it is
+  int blocks = 0;              // validation blocks (those with episodes)
   std::size_t purged = 0;
 };
 Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int chain_nodes,

@@ -55,9 +55,13 @@ struct Hyperparameters {
   // is no larger than the `average` baseline's there: spend no more GPU time on overlap than
   // the simple rule does, and cut as much interruption with it as the model can).
   std::string objective = "match-average";
-  // Hold the agent to the forecast guard (forecast_allows_submit: no submission while the queue
-  // forecast plans the successor to start before the predecessor's end): "on", "off", or "auto"
-  // (chosen on validation together with the threshold, by the same score).
+  // Where match-average holds the overlap to `average`'s: "blocks" (in each validation block:
+  // every period of the window, quiet and busy) or "pooled" (over all validation episodes).
+  std::string overlap_cap = "pooled";
+  // Hold the agent to a forecast guard (ForecastGuard, forecast_allows_submit: no submission
+  // while the queue forecast plans the successor to start before the predecessor's end):
+  // "limits" ("on" before there were two), "halved", "off", or "auto" (chosen on validation
+  // together with the threshold, by the same score).
   std::string forecast_guard = "auto";
   // dqn (and moe's experts and gate)
   int target_update = 250;   // gradient steps between target-network copies
@@ -128,7 +132,8 @@ struct TrainSummary {
   int epochs = 0;  // epochs run (all phases), this session and resumed ones
   // On the validation episodes, greedy.
   StopMetrics agent, reactive, average, hindsight;
-  bool forecast_guard = false;  // the saved decision rule holds the agent to the forecast guard
+  std::vector<double> overlap_caps;  // match-average: `average`'s overlap per validation block
+  ForecastGuard forecast_guard = ForecastGuard::kOff;  // the saved decision rule's guard
 };
 
 // Probes (or loads) the window, trains, and writes the model file atomically. Throws
