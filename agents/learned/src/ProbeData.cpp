@@ -365,8 +365,7 @@ StopMetrics evaluate_stops(const ProbeSet& data, const std::vector<std::size_t>&
   if (episodes.empty()) return m;
   for (std::size_t i = 0; i < episodes.size(); ++i) {
     const ProbeSet::Episode& e = data.episodes[episodes[i]];
-    const Seconds gap =
-        stops[i] < 0 ? e.fallback_gap : data.gap[e.first + static_cast<std::size_t>(stops[i])];
+    const Seconds gap = data.gap_at(e, stops[i]);
     m.mean_cost_h += cost(gap);
     m.mean_interruption_h += cost.interruption_h(gap);
     m.mean_overlap_h += cost.overlap_h(gap);

@@ -95,8 +95,7 @@ std::vector<double> group_overlaps(const ProbeSet& data, const std::vector<std::
   std::vector<std::size_t> n(sum.size(), 0);
   for (std::size_t i = 0; i < episodes.size(); ++i) {
     const ProbeSet::Episode& e = data.episodes[episodes[i]];
-    const Seconds gap =
-        stops[i] < 0 ? e.fallback_gap : data.gap[e.first + static_cast<std::size_t>(stops[i])];
+    const Seconds gap = data.gap_at(e, stops[i]);
     const auto g = static_cast<std::size_t>(group[i]);
     sum[g] += cost.overlap_h(gap);
     ++n[g];

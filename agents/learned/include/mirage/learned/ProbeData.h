@@ -98,6 +98,10 @@ struct ProbeSet {
   // Per decision: bit g set where forecast_allows_submit(ForecastGuard g) holds.
   std::vector<std::uint8_t> forecast_allows;
   std::size_t decisions() const { return gap.size(); }
+  // The gap of `e` had the successor been submitted at its decision `stop` (-1: the fallback).
+  Seconds gap_at(const Episode& e, int stop) const {
+    return stop < 0 ? e.fallback_gap : gap[e.first + static_cast<std::size_t>(stop)];
+  }
   bool guard_allows(std::size_t decision, ForecastGuard guard) const {
     return guard == ForecastGuard::kOff ||
            (forecast_allows[decision] >> static_cast<int>(guard) & 1) != 0;
