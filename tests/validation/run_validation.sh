@@ -85,7 +85,9 @@ if [ $short -eq 1 ]; then
   [ -n "$workload" ] || workload="$here/workload-short.csv"
   [ -n "$min_order" ] || min_order=0.985
   [ -n "$max_median" ] || max_median=2
-  [ -n "$raw_min_order" ] || raw_min_order=0.975
+  # Raw agreement falls as the machine's node turnaround grows (the simulator's lead builds
+  # along the queue): 0.991-0.993 here, 0.968 on a CI machine; a wrong priority gives 0.79.
+  [ -n "$raw_min_order" ] || raw_min_order=0.95
   gain=1
 fi
 
