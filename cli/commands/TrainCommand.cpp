@@ -140,16 +140,19 @@ int run_train(const TrainOptions& o) {
       "them; {} epochs, {:.1f} s\n",
       s.train_episodes, s.val_episodes, o.hp.val_blocks, s.purged_episodes, s.epochs,
       s.train_seconds);
-  fmt::print("\nvalidation (cost = interruption + {} x overlap; chosen for {})\n",
-             o.hp.overlap_weight,
-             o.hp.objective == "cost"
-                 ? std::string("the lowest cost")
-                 : fmt::format("the lowest interruption with overlap <= average's {:.3f} h{}",
-                               s.average.mean_overlap_h,
-                               s.overlap_caps.size() > 1
-                                   ? fmt::format(", and in each validation block: {:.3f} h",
-                                                 fmt::join(s.overlap_caps, " / "))
-                                   : ""));
+  fmt::print(
+      "\nvalidation (cost = interruption + {} x overlap; chosen for {})\n", o.hp.overlap_weight,
+      o.hp.objective == "cost"
+          ? std::string("the lowest cost")
+          : fmt::format(
+                "the lowest interruption with overlap <= average's {:.3f} h{}{}",
+                s.average.mean_overlap_h,
+                s.overlap_caps.size() > 1 ? fmt::format(", and in each validation block: {:.3f} h",
+                                                        fmt::join(s.overlap_caps, " / "))
+                                          : "",
+                o.hp.overlap_confidence > 0 ? fmt::format(" in {:.0f}% of day-bootstrap resamples",
+                                                          100 * o.hp.overlap_confidence)
+                                            : ""));
   fmt::print("forecast guard: {}{}\n", learned::to_string(s.forecast_guard),
              o.hp.forecast_guard == "auto" ? " (chosen on validation)" : "");
   fmt::print("  {:<10} {:>11} {:>12} {:>9} {:>11}\n", "policy", "mean cost", "interruption",
@@ -278,6 +281,12 @@ void register_train_command(CLI::App& app) {
                   "match-average: hold the overlap to the average baseline's in each validation "
                   "block (blocks) or over all validation episodes (pooled)")
       ->check(CLI::IsMember({"blocks", "pooled"}))
+      ->capture_default_str();
+  cmd->add_option("--overlap-confidence", hp.overlap_confidence,
+                  "match-average: admit a threshold only where its overlap stays within the cap "
+                  "in at least this share of day-bootstrap resamples of validation (0: compare "
+                  "the means)")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--forecast-guard", hp.forecast_guard,
                   "Submit only once the queue forecast plans the successor to start no earlier "

@@ -232,6 +232,46 @@ TEST_F(LearnedTest, TheOverlapCapIsAveragesOverlapPooledOrInEachValidationBlock)
   EXPECT_THROW(train_agent(trace, c), InputError);
 }
 
+TEST(OverlapCapConfidence, ARuleWithinTheCapOnlyThanksToOneHeavyDayIsRefusedAtHighConfidence) {
+  // Ten validation days, one episode each. `average` overlaps 1 h every day. Decision 0 of each
+  // episode overlaps 0.9 h every day; decision 1 overlaps nothing on nine days and 9.5 h on the
+  // last: 0.95 h in the mean, within the cap, but only while a resample draws the heavy day no
+  // more than once (probability 0.9^10 + 10 x 0.1 x 0.9^9 = 0.74).
+  ProbeSet data;
+  Split split;
+  split.blocks = 1;
+  for (int d = 0; d < 10; ++d) {
+    ProbeSet::Episode e;
+    e.sample_time = d * kDay + kHour;
+    e.first = data.decisions();
+    e.count = 2;
+    e.fallback_gap = -kHour;
+    e.average_stop = -1;
+    data.episodes.push_back(e);
+    data.gap.push_back(-9 * kHour / 10);
+    data.gap.push_back(d == 9 ? -19 * kHour / 2 : 0);
+    data.forecast_allows.insert(data.forecast_allows.end(), 2, 0);
+    split.val.push_back(static_cast<std::size_t>(d));
+    split.val_block.push_back(0);
+  }
+  const CostModel cost;
+  const std::vector<int> steady(10, 0), spiky(10, 1);
+  const OverlapCaps means = make_overlap_caps(data, split, cost, false, 0, 1);
+  ASSERT_EQ(means.cap.size(), 1u);
+  EXPECT_DOUBLE_EQ(means.cap[0], 1.0);
+  EXPECT_TRUE(means.hold(data, split.val, steady, cost));
+  EXPECT_TRUE(means.hold(data, split.val, spiky, cost));
+
+  const OverlapCaps confident = make_overlap_caps(data, split, cost, false, 0.9, 1);
+  EXPECT_EQ(confident.days, 10);
+  EXPECT_TRUE(confident.hold(data, split.val, steady, cost));
+  EXPECT_FALSE(confident.hold(data, split.val, spiky, cost));
+  EXPECT_TRUE(confident.hold(data, split.val, std::vector<int>(10, -1), cost));  // `average`
+  // Below that chance, the spiky rule passes again.
+  EXPECT_TRUE(
+      make_overlap_caps(data, split, cost, false, 0.6, 1).hold(data, split.val, spiky, cost));
+}
+
 TEST(ProbeSplit, ValidationIsTheTailOfEveryBlockWithTheEpisodesReachingIntoItPurged) {
   // 30 days of hourly episodes, 3 blocks of 10 days, the last 10% of each validates, and an
   // episode spans a day.

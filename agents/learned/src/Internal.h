@@ -7,24 +7,6 @@
 
 namespace mirage::learned {
 
-// The match-average objective's constraint: in each group of validation episodes, no more mean
-// overlap than `average` had there. The groups are the validation blocks (the tail of each
-// period of the window: Hyperparameters::overlap_cap "blocks"), so that a rule cannot buy its
-// interruption with overlap in one period and pay it back in another, or all of them as one
-// ("pooled"). No caps: the cost objective.
-struct OverlapCaps {
-  std::vector<double> cap;  // per group: `average`'s mean overlap there (h)
-  std::vector<int> group;   // per validation episode (Split::val order)
-  bool active() const { return !cap.empty(); }
-  // Whether `stops` (per validation episode) keep every group within its cap.
-  bool hold(const ProbeSet& data, const std::vector<std::size_t>& episodes,
-            const std::vector<int>& stops, const CostModel& cost) const;
-};
-// The mean overlap of `stops` in each of `groups` groups (`group`: per entry of `episodes`).
-std::vector<double> group_overlaps(const ProbeSet& data, const std::vector<std::size_t>& episodes,
-                                   const std::vector<int>& group, int groups,
-                                   const std::vector<int>& stops, const CostModel& cost);
-
 // What an algorithm gets: the data, its split, the cost, where to write, how to report.
 struct TrainContext {
   const TrainConfig& config;

@@ -26,6 +26,7 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"calibrate", hp.calibrate},
           {"objective", hp.objective},
           {"overlap_cap", hp.overlap_cap},
+          {"overlap_confidence", hp.overlap_confidence},
           {"forecast_guard", hp.forecast_guard},
           {"target_update", hp.target_update},
           {"huber_delta", hp.huber_delta},
@@ -71,6 +72,8 @@ void check(const TrainConfig& c) {
     bad("--objective", "expected cost or match-average");
   if (hp.overlap_cap != "blocks" && hp.overlap_cap != "pooled")
     bad("--overlap-cap", "expected blocks or pooled");
+  if (hp.overlap_confidence < 0 || hp.overlap_confidence > 1)
+    bad("--overlap-confidence", "must be in [0, 1]");
   if (hp.forecast_guard != "auto" && hp.forecast_guard != "on" &&
       !parse_forecast_guard(hp.forecast_guard))
     bad("--forecast-guard", "expected auto, off, limits or halved");
@@ -87,32 +90,6 @@ void check(const TrainConfig& c) {
 }
 
 }  // namespace
-
-std::vector<double> group_overlaps(const ProbeSet& data, const std::vector<std::size_t>& episodes,
-                                   const std::vector<int>& group, int groups,
-                                   const std::vector<int>& stops, const CostModel& cost) {
-  std::vector<double> sum(static_cast<std::size_t>(std::max(0, groups)), 0.0);
-  std::vector<std::size_t> n(sum.size(), 0);
-  for (std::size_t i = 0; i < episodes.size(); ++i) {
-    const ProbeSet::Episode& e = data.episodes[episodes[i]];
-    const Seconds gap = data.gap_at(e, stops[i]);
-    const auto g = static_cast<std::size_t>(group[i]);
-    sum[g] += cost.overlap_h(gap);
-    ++n[g];
-  }
-  for (std::size_t g = 0; g < sum.size(); ++g)
-    if (n[g] > 0) sum[g] /= static_cast<double>(n[g]);
-  return sum;
-}
-
-bool OverlapCaps::hold(const ProbeSet& data, const std::vector<std::size_t>& episodes,
-                       const std::vector<int>& stops, const CostModel& cost) const {
-  const auto overlaps =
-      group_overlaps(data, episodes, group, static_cast<int>(cap.size()), stops, cost);
-  for (std::size_t g = 0; g < cap.size(); ++g)
-    if (overlaps[g] > cap[g] + 1e-9) return false;
-  return true;
-}
 
 TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
                          const TrainCallbacks& callbacks) {
@@ -203,12 +180,9 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
         {"val_episodes", summary.val_episodes},
         {"transitions", summary.transitions}}}};
   OverlapCaps caps;
-  if (config.hp.objective == "match-average") {
-    const bool per_block = config.hp.overlap_cap == "blocks";
-    caps.group = per_block ? split.val_block : std::vector<int>(split.val.size(), 0);
-    caps.cap = group_overlaps(data, split.val, caps.group, per_block ? split.blocks : 1,
-                              average_stops(data, split.val), cost);
-  }
+  if (config.hp.objective == "match-average")
+    caps = make_overlap_caps(data, split, cost, config.hp.overlap_cap == "blocks",
+                             config.hp.overlap_confidence, config.seed);
   summary.overlap_caps = caps.cap;
   TrainContext ctx{config,
                    data,

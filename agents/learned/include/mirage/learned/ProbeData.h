@@ -161,4 +161,41 @@ std::vector<int> average_stops(const ProbeSet& data, const std::vector<std::size
 std::vector<int> hindsight_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes,
                                  const CostModel& cost);
 
+// ---- the match-average objective's constraint --------------------------------------------
+// The match-average objective's constraint: in each group of validation episodes, no more mean
+// overlap than `average` had there. The groups are the validation blocks (the tail of each
+// period of the window: Hyperparameters::overlap_cap "blocks"), so that a rule cannot buy its
+// interruption with overlap in one period and pay it back in another, or all of them as one
+// ("pooled"). No caps: the cost objective.
+// With a confidence, the caps must hold with that probability under a paired bootstrap of the
+// validation days (Hyperparameters::overlap_confidence): a rule whose overlap sits just under
+// `average`'s in the mean, carried by a few heavy days, is as likely to overlap more on the next
+// month as less.
+struct OverlapCaps {
+  std::vector<double> cap;  // per group: `average`'s mean overlap there (h)
+  std::vector<int> group;   // per validation episode (Split::val order)
+  double confidence = 0;    // 0: compare the means
+  std::vector<int> day;     // per validation episode: its day (0 .. days-1)
+  int days = 0;
+  std::vector<double> average_overlap;  // per validation episode: `average`'s overlap (h)
+  // Per resample, how often each day is drawn (days entries each).
+  std::vector<std::vector<std::uint16_t>> resamples;
+  bool active() const { return !cap.empty(); }
+  // Whether `stops` (per validation episode) keep every group within its cap.
+  bool hold(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+            const std::vector<int>& stops, const CostModel& cost) const;
+};
+// Day-bootstrap draws behind OverlapCaps::confidence: enough that the admitted share moves in
+// steps of 0.25%, few enough that checking a rule costs well under a millisecond.
+inline constexpr int kOverlapResamples = 400;
+// The caps of match-average on `split`'s validation episodes: per block or pooled, and with
+// `confidence` > 0 the day bootstrap (`resamples` draws, from `seed`).
+OverlapCaps make_overlap_caps(const ProbeSet& data, const Split& split, const CostModel& cost,
+                              bool per_block, double confidence, std::uint64_t seed,
+                              int resamples = kOverlapResamples);
+// The mean overlap of `stops` in each of `groups` groups (`group`: per entry of `episodes`).
+std::vector<double> group_overlaps(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                                   const std::vector<int>& group, int groups,
+                                   const std::vector<int>& stops, const CostModel& cost);
+
 }  // namespace mirage::learned

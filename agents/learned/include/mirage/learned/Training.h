@@ -58,6 +58,10 @@ struct Hyperparameters {
   // Where match-average holds the overlap to `average`'s: "blocks" (in each validation block:
   // every period of the window, quiet and busy) or "pooled" (over all validation episodes).
   std::string overlap_cap = "pooled";
+  // match-average: admit a rule only where its overlap stays within the caps in at least this
+  // share of bootstrap resamples of the validation days (paired with `average` on the same
+  // days); 0 compares the means alone.
+  double overlap_confidence = 0.7;
   // Hold the agent to a forecast guard (ForecastGuard, forecast_allows_submit: no submission
   // while the queue forecast plans the successor to start before the predecessor's end):
   // "limits" ("on" before there were two), "halved", "off", or "auto" (chosen on validation
