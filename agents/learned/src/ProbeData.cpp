@@ -463,7 +463,7 @@ OverlapCaps make_overlap_caps(const ProbeSet& data, const Split& split, const Co
   caps.cap =
       group_overlaps(data, split.val, caps.group, per_block ? split.blocks : 1, average, cost);
   caps.confidence = confidence;
-  if (confidence <= 0) return caps;
+  if (confidence <= 0 || split.val.empty()) return caps;  // nothing to resample
   std::vector<Seconds> day_of;  // distinct days, in order of first appearance
   for (std::size_t i = 0; i < split.val.size(); ++i) {
     const ProbeSet::Episode& e = data.episodes[split.val[i]];

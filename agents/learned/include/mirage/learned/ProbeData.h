@@ -162,11 +162,10 @@ std::vector<int> hindsight_stops(const ProbeSet& data, const std::vector<std::si
                                  const CostModel& cost);
 
 // ---- the match-average objective's constraint --------------------------------------------
-// The match-average objective's constraint: in each group of validation episodes, no more mean
-// overlap than `average` had there. The groups are the validation blocks (the tail of each
-// period of the window: Hyperparameters::overlap_cap "blocks"), so that a rule cannot buy its
-// interruption with overlap in one period and pay it back in another, or all of them as one
-// ("pooled"). No caps: the cost objective.
+// In each group of validation episodes, no more mean overlap than `average` had there. The groups
+// are the validation blocks (the tail of each period of the window: Hyperparameters::overlap_cap
+// "blocks"), so that a rule cannot buy its interruption with overlap in one period and pay it back
+// in another, or all of them as one ("pooled"). No caps: the cost objective.
 // With a confidence, the caps must hold with that probability under a paired bootstrap of the
 // validation days (Hyperparameters::overlap_confidence): a rule whose overlap sits just under
 // `average`'s in the mean, carried by a few heavy days, is as likely to overlap more on the next
