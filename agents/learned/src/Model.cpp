@@ -144,9 +144,9 @@ std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet
 std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
                                           const std::string& forecast_guard) {
   std::vector<DecisionRule> rules;
+  // "on" is what the single guard of model files before `halved` was called.
+  const auto chosen = parse_forecast_guard(forecast_guard == "on" ? "limits" : forecast_guard);
   for (const auto guard : {ForecastGuard::kOff, ForecastGuard::kLimits, ForecastGuard::kHalved}) {
-    // "on" is what the single guard of model files before `halved` was called.
-    const auto chosen = parse_forecast_guard(forecast_guard == "on" ? "limits" : forecast_guard);
     if (forecast_guard != "auto" && chosen != guard) continue;
     for (const double t : thresholds) rules.push_back({t, guard});
   }
