@@ -131,7 +131,9 @@ int run_train(const TrainOptions& o) {
   const learned::TrainSummary s = learned::train_agent(trace, c, cb);
   if (step_progress) step_progress->finish();
 
-  fmt::print("model {} ({}), trained on {} {} .. {}\n", o.out, o.agent, trace.source, o.from, o.to);
+  fmt::print("model {} ({}{}), trained on {} {} .. {}\n", o.out, o.agent,
+             o.hp.ensemble > 1 ? fmt::format(", ensemble of {} seeds", o.hp.ensemble) : "",
+             trace.source, o.from, o.to);
   fmt::print("probes: {} episodes, {} decisions, {} in {:.1f} s{}\n", s.episodes, s.transitions,
              s.probes_from_cache ? "loaded from the cache" : "probed", s.probe_seconds,
              c.probe_cache_dir.empty() ? "" : " (cache in " + c.probe_cache_dir + ")");
@@ -336,6 +338,11 @@ void register_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--entropy", hp.entropy, "pg: entropy bonus weight")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--ensemble", hp.ensemble,
+                  "Networks trained with seeds seed, seed+1, ...; the model decides on their mean "
+                  "margin (1: one network)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--experts", hp.experts, "moe: experts, one per consecutive period")
       ->check(CLI::PositiveNumber)

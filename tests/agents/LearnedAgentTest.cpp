@@ -96,6 +96,31 @@ class LearnedTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
+// The validation figures of `s` were computed in memory, on probes; replaying the saved model
+// through the simulator on the same sample times must give the same outcomes.
+void expect_replay_matches_validation(const Trace& trace, const TrainConfig& c,
+                                      const TrainSummary& s, const std::string& why) {
+  ProbeSet data;
+  add_probes(data, probe_or_load(trace, c.probes, "", 2, {}, nullptr), Pooling{c.hp.history_blocks},
+             c.probes.episode.chain.nodes);
+  const Split split = time_split(data, c.hp.val_fraction, c.probes.episode.horizon(),
+                                 c.probes.episode.chain.nodes, c.hp.val_blocks);
+  EvalConfig e;
+  e.cluster = c.probes.cluster;
+  e.episode = c.probes.episode;
+  e.from = data.episodes[split.val.front()].sample_time;
+  e.to = c.probes.to;
+  e.every = c.probes.every;
+  e.policies = {"reactive", c.out};
+  e.threads = 2;
+  const EvalReport r = evaluate(trace, e);
+  ASSERT_EQ(r.sample_times.size(), s.val_episodes) << why;
+  const BucketMetrics& m = r.metrics.at(c.out).overall;
+  EXPECT_NEAR(m.mean_interruption_h, s.agent.mean_interruption_h, 1e-9) << why;
+  EXPECT_NEAR(m.mean_overlap_h, s.agent.mean_overlap_h, 1e-9) << why;
+  EXPECT_NEAR(m.zero_interruption_share, s.agent.zero_share, 1e-9) << why;
+}
+
 TEST_F(LearnedTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
   const Trace trace = busy_trace(11, 12);
   // With either forecast guard and without: probes and live decisions must apply them alike.
@@ -106,33 +131,40 @@ TEST_F(LearnedTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
     ASSERT_GT(s.val_episodes, 5u);
     EXPECT_EQ(to_string(s.forecast_guard), guard);
 
-    // The validation figures were computed in memory, on probes; replaying the saved model
-    // through the simulator on the same sample times must give the same outcomes.
     const ModelInfo info = read_model_info(c.out);
     EXPECT_EQ(info.agent, "dqn");
     EXPECT_EQ(info.encoder_version, FeatureEncoder::kVersion);
     EXPECT_NE(info.metadata_json.find("\"trace\""), std::string::npos);
-
-    ProbeSet data;
-    add_probes(data, probe_or_load(trace, c.probes, "", 2, {}, nullptr),
-               Pooling{c.hp.history_blocks}, c.probes.episode.chain.nodes);
-    const Split split = time_split(data, c.hp.val_fraction, c.probes.episode.horizon(),
-                                   c.probes.episode.chain.nodes, c.hp.val_blocks);
-    EvalConfig e;
-    e.cluster = c.probes.cluster;
-    e.episode = c.probes.episode;
-    e.from = data.episodes[split.val.front()].sample_time;
-    e.to = c.probes.to;
-    e.every = c.probes.every;
-    e.policies = {"reactive", c.out};
-    e.threads = 2;
-    const EvalReport r = evaluate(trace, e);
-    ASSERT_EQ(r.sample_times.size(), s.val_episodes);
-    const BucketMetrics& m = r.metrics.at(c.out).overall;
-    EXPECT_NEAR(m.mean_interruption_h, s.agent.mean_interruption_h, 1e-9) << guard;
-    EXPECT_NEAR(m.mean_overlap_h, s.agent.mean_overlap_h, 1e-9) << guard;
-    EXPECT_NEAR(m.zero_interruption_share, s.agent.zero_share, 1e-9) << guard;
+    expect_replay_matches_validation(trace, c, s, guard);
     EXPECT_EQ(make_policy(c.out)->name(), "agent-" + guard);
+  }
+}
+
+TEST_F(LearnedTest, AnEnsembleOfSeedsIsOneModelFileThatDecidesAsValidated) {
+  const Trace trace = busy_trace(11, 12);
+  for (AgentKind agent : {AgentKind::kDqn, AgentKind::kPg}) {
+    const std::string name(to_string(agent));
+    TrainConfig c = tiny(agent, path(name + ".mirage-model"), 2, 10);
+    c.hp.max_epochs = 2;
+    c.hp.patience = 3;
+    c.hp.ensemble = 3;
+    const TrainSummary s = train_agent(trace, c);
+    EXPECT_EQ(s.epochs, 6) << name;  // three members of two epochs
+    const auto meta = nlohmann::json::parse(read_model_info(c.out).metadata_json);
+    EXPECT_EQ(meta.at("hyperparameters").at("ensemble"), 3) << name;
+    // The members' files are in the model; their checkpoints stay for --resume.
+    for (int k = 1; k <= 3; ++k) {
+      const std::string member = c.out + ".member" + std::to_string(k);
+      EXPECT_FALSE(std::filesystem::exists(member)) << member;
+      EXPECT_TRUE(std::filesystem::exists(member + ".ckpt")) << member;
+    }
+    expect_replay_matches_validation(trace, c, s, name);
+
+    // Resumed, the members stop where they did: the same model.
+    const std::string digest = weights_digest(c.out);
+    c.resume = true;
+    train_agent(trace, c);
+    EXPECT_EQ(weights_digest(c.out), digest) << name;
   }
 }
 

@@ -57,15 +57,8 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
       train_(std::move(train)),
       x_(std::move(x)),
       rng_(seed) {
-  // Margins are in hours (rescaled with value_rescale): submit only when submitting is better
-  // by this much (or worse by no more than -this), or never; 0 is plain greedy. Queue waits
-  // range from minutes to days, so the grid does too.
-  std::vector<double> thresholds = {0.0};
-  if (hp_.calibrate)
-    thresholds.insert(thresholds.end(),
-                      {-4.0, -2.0, -1.0, -0.5, -0.25, -0.1, -0.05, -0.02, 0.02, 0.05, 0.1, 0.25,
-                       0.5, 1.0, 2.0, 4.0, std::numeric_limits<double>::infinity()});
-  rules_ = candidate_rules(thresholds, forecast_guard);
+  // Margins are in hours (rescaled with value_rescale).
+  rules_ = candidate_rules(decision_thresholds(AgentKind::kDqn, hp_.calibrate), forecast_guard);
   torch::manual_seed(seed);
   online_ = make();
   target_ = make();

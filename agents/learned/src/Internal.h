@@ -29,6 +29,11 @@ struct AgentResult {
 AgentResult train_dqn(const TrainContext& ctx);
 AgentResult train_pg(const TrainContext& ctx);
 AgentResult train_moe(const TrainContext& ctx);
+// The model of Hyperparameters::ensemble members, trained into `member_files`: their mean
+// margin, with its decision rule chosen on validation as each member's was; writes the model
+// file. `epochs`: the members' epochs, all told.
+AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::string>& member_files,
+                             int epochs);
 
 // LibTorch's intra-op threads (Model.cpp).
 void set_torch_threads(int threads);

@@ -73,6 +73,17 @@ torch::Tensor MixtureNet::forward(const torch::Tensor& x) {
   return (q * w).sum(1);                        // [N, 2]
 }
 
+EnsembleNet::EnsembleNet(const std::vector<std::shared_ptr<ScoreNet>>& nets) : members(nets) {
+  for (std::size_t k = 0; k < members.size(); ++k)
+    register_module("member" + std::to_string(k), members[k]);
+}
+
+torch::Tensor EnsembleNet::forward(const torch::Tensor& x) {
+  std::vector<torch::Tensor> outs;
+  for (const auto& m : members) outs.push_back(m->forward(x));
+  return torch::stack(outs, 0).mean(0);
+}
+
 torch::Tensor submit_margin(ScoreNet& net, const torch::Tensor& x) {
   const auto out = net.forward(x);
   if (out.size(1) == 2) return out.select(1, 1) - out.select(1, 0);
@@ -139,6 +150,26 @@ std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet
     out.insert(out.end(), m.data_ptr<float>(), m.data_ptr<float>() + n);
   }
   return out;
+}
+
+std::vector<double> decision_thresholds(AgentKind kind, bool calibrate) {
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  if (kind == AgentKind::kPg) {
+    // Submission probabilities, as logits.
+    std::vector<double> t;
+    for (const double p : {0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002})
+      t.push_back(std::log(p / (1 - p)));
+    if (!calibrate)
+      t.resize(1);
+    else
+      t.push_back(kNever);
+    return t;
+  }
+  // Hours: submit only when submitting is better by this much (or worse by no more than -this),
+  // or never; 0 is plain greedy. Queue waits range from minutes to days, so the grid does too.
+  if (!calibrate) return {0.0};
+  return {0.0,  -4.0, -2.0, -1.0, -0.5, -0.25, -0.1, -0.05, -0.02,
+          0.02, 0.05, 0.1,  0.25, 0.5,  1.0,   2.0,  4.0,   kNever};
 }
 
 std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
@@ -360,7 +391,7 @@ struct LoadedModel {
 };
 
 // The network a model file's metadata describes, untrained.
-std::shared_ptr<ScoreNet> make_net(AgentKind kind, const nlohmann::json& hp) {
+std::shared_ptr<ScoreNet> make_one_net(AgentKind kind, const nlohmann::json& hp) {
   const int width = Pooling{hp.at("history_blocks").get<int>()}.size();
   const int hidden = hp.at("hidden"), layers = hp.at("layers");
   switch (kind) {
@@ -371,6 +402,14 @@ std::shared_ptr<ScoreNet> make_net(AgentKind kind, const nlohmann::json& hp) {
                                           hp.at("gate_hidden"));
   }
   return nullptr;
+}
+
+std::shared_ptr<ScoreNet> make_net(AgentKind kind, const nlohmann::json& hp) {
+  const int members = hp.value("ensemble", 1);  // files from before ensembles: one network
+  if (members <= 1) return make_one_net(kind, hp);
+  std::vector<std::shared_ptr<ScoreNet>> nets;
+  for (int k = 0; k < members; ++k) nets.push_back(make_one_net(kind, hp));
+  return std::make_shared<EnsembleNet>(nets);
 }
 
 std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
@@ -420,6 +459,26 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
   model->net->eval();
   return model;
 }
+
+}  // namespace
+
+AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::string>& member_files,
+                             int epochs) {
+  std::vector<std::shared_ptr<ScoreNet>> nets;
+  for (const std::string& f : member_files) nets.push_back(load_model(f)->net);
+  EnsembleNet ensemble(nets);
+  ensemble.eval();
+  const Hyperparameters& hp = ctx.config.hp;
+  const Calibration cal = calibrate(
+      margins(ensemble, features_tensor(ctx.data), ctx.data, ctx.split.val), ctx.data,
+      ctx.split.val, ctx.cost,
+      candidate_rules(decision_thresholds(ctx.config.agent, hp.calibrate), hp.forecast_guard),
+      ctx.overlap_caps);
+  save_model(ctx, ensemble, cal.val, epochs, cal.rule);
+  return {cal.val, epochs, cal.rule.guard};
+}
+
+namespace {
 
 // Evaluation asks for the same model once per episode, from several threads: load each file once
 // (again if it changes) and share the read-only network.

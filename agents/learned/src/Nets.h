@@ -50,6 +50,15 @@ struct MixtureNet : ScoreNet {
   std::shared_ptr<MlpNet> gate;
 };
 
+// Several networks of one kind trained with different seeds (Hyperparameters::ensemble): their
+// outputs averaged, so that the margin is the members' mean margin.
+struct EnsembleNet : ScoreNet {
+  explicit EnsembleNet(const std::vector<std::shared_ptr<ScoreNet>>& members);
+  torch::Tensor forward(const torch::Tensor& x) override;
+
+  std::vector<std::shared_ptr<ScoreNet>> members;
+};
+
 // The submission margin: Q(submit) - Q(wait) for two outputs, the logit for one. Submit when > 0.
 torch::Tensor submit_margin(ScoreNet& net, const torch::Tensor& x);
 
@@ -71,6 +80,9 @@ struct DecisionRule {
   double threshold = 0;
   ForecastGuard guard = ForecastGuard::kOff;
 };
+// The decision thresholds an agent's calibration tries (margins of dqn and moe are in hours,
+// pg's are logits); without `calibrate`, only the greedy one.
+std::vector<double> decision_thresholds(AgentKind kind, bool calibrate);
 // The rules tried on validation: every threshold under each guard that
 // Hyperparameters::forecast_guard admits ("auto": off, limits and halved).
 std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,

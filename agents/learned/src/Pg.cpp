@@ -14,7 +14,7 @@
 // about half the time. Deterministic at evaluation: submit at the first instant whose submission
 // probability exceeds a threshold. A stochastic stopping policy spreads its probability over many
 // instants, so one half would rarely be reached; the threshold is chosen, with the weights, on the
-// validation episodes (from kThresholds).
+// validation episodes (from decision_thresholds).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,13 +24,6 @@
 
 namespace mirage::learned {
 namespace {
-
-// Candidate submission-probability thresholds for the deterministic policy.
-constexpr double kThresholds[] = {0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002};
-
-double logit(double p) {
-  return std::log(p / (1 - p));
-}
 
 struct PgState {
   std::shared_ptr<MlpNet> policy, baseline, best;
@@ -261,15 +254,10 @@ AgentResult train_pg(const TrainContext& ctx) {
     es.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
     es.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
     // The best threshold for these weights.
-    std::vector<double> thresholds;
-    for (const double p : kThresholds) thresholds.push_back(logit(p));
-    if (hp.calibrate)
-      thresholds.push_back(std::numeric_limits<double>::infinity());
-    else
-      thresholds.resize(1);
-    const Calibration cal =
-        calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
-                  candidate_rules(thresholds, hp.forecast_guard), ctx.overlap_caps);
+    const Calibration cal = calibrate(
+        margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
+        candidate_rules(decision_thresholds(AgentKind::kPg, hp.calibrate), hp.forecast_guard),
+        ctx.overlap_caps);
     es.val = cal.val;
     if (cal.score < st.best_score - 1e-9) {
       st.best_score = cal.score;

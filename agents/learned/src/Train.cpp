@@ -40,7 +40,8 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"pg_samples", hp.pg_samples},
           {"entropy", hp.entropy},
           {"experts", hp.experts},
-          {"gate_hidden", hp.gate_hidden}};
+          {"gate_hidden", hp.gate_hidden},
+          {"ensemble", hp.ensemble}};
 }
 
 // What a checkpoint must agree on to be resumed: everything but when to stop, so that a run can
@@ -66,6 +67,7 @@ void check(const TrainConfig& c) {
   if (hp.val_blocks < 1) bad("--val-blocks", "needs at least one block");
   if (hp.overlap_weight < 0) bad("--overlap-weight", "must not be negative");
   if (hp.experts < 1) bad("--experts", "needs at least one expert");
+  if (hp.ensemble < 1) bad("--ensemble", "needs at least one member");
   if (hp.pg_estimator != "reinforce" && hp.pg_estimator != "exact")
     bad("--pg-estimator", "expected reinforce or exact");
   if (hp.objective != "cost" && hp.objective != "match-average")
@@ -184,21 +186,54 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
     caps = make_overlap_caps(data, split, cost, config.hp.overlap_cap == "blocks",
                              config.hp.overlap_confidence, config.seed);
   summary.overlap_caps = caps.cap;
-  TrainContext ctx{config,
-                   data,
-                   split,
-                   cost,
-                   caps,
-                   callbacks,
-                   meta.dump(),
-                   run_fingerprint(config) + " " + nlohmann::json(chains).dump() + " " +
-                       probe_fingerprint(trace, config.probes),
-                   config.out + ".ckpt"};
+  const std::string probes_fingerprint =
+      nlohmann::json(chains).dump() + " " + probe_fingerprint(trace, config.probes);
+  // Each member of an ensemble is a model of its own seed, in a file of its own.
+  const auto context = [&](const TrainConfig& c) {
+    nlohmann::json m = meta;
+    m["hyperparameters"] = hyperparameters_json(c.hp);
+    m["seed"] = c.seed;
+    return TrainContext{c,
+                        data,
+                        split,
+                        cost,
+                        caps,
+                        callbacks,
+                        m.dump(),
+                        run_fingerprint(c) + " " + probes_fingerprint,
+                        c.out + ".ckpt"};
+  };
+  const auto train_one = [](const TrainContext& c) {
+    switch (c.config.agent) {
+      case AgentKind::kDqn: return train_dqn(c);
+      case AgentKind::kPg: return train_pg(c);
+      case AgentKind::kMoe: break;
+    }
+    return train_moe(c);
+  };
+  const TrainContext ctx = context(config);
   AgentResult r;
-  switch (config.agent) {
-    case AgentKind::kDqn: r = train_dqn(ctx); break;
-    case AgentKind::kPg: r = train_pg(ctx); break;
-    case AgentKind::kMoe: r = train_moe(ctx); break;
+  if (config.hp.ensemble == 1) {
+    r = train_one(ctx);
+  } else {
+    // Member k: seed + k, its own file and checkpoint (so --resume resumes each), the files
+    // removed once the ensemble holds their weights.
+    std::vector<std::string> files;
+    int epochs = 0;
+    for (int k = 0; k < config.hp.ensemble; ++k) {
+      TrainConfig member = config;
+      member.seed = config.seed + static_cast<std::uint64_t>(k);
+      member.hp.ensemble = 1;
+      member.out = config.out + ".member" + std::to_string(k + 1);
+      if (callbacks.message)
+        callbacks.message("ensemble member " + std::to_string(k + 1) + "/" +
+                          std::to_string(config.hp.ensemble) + ", seed " +
+                          std::to_string(member.seed));
+      epochs += train_one(context(member)).epochs;
+      files.push_back(member.out);
+    }
+    r = combine_ensemble(ctx, files, epochs);
+    for (const std::string& f : files) std::filesystem::remove(f);
   }
   summary.agent = r.val;
   summary.epochs = r.epochs;

@@ -90,6 +90,10 @@ struct Hyperparameters {
   // moe
   int experts = 3;       // experts, each trained on one consecutive period of the window
   int gate_hidden = 32;  // units of the gate's hidden layers
+  // Members trained with seeds seed, seed + 1, ...; the model decides on their mean margin, with
+  // its rule chosen on validation. One network's choices vary with its seed as much as between
+  // agents; the mean varies less.
+  int ensemble = 3;
 };
 
 struct TrainConfig {
