@@ -141,15 +141,18 @@ TEST_F(LearnedTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
 }
 
 TEST_F(LearnedTest, AnEnsembleOfSeedsIsOneModelFileThatDecidesAsValidated) {
+  // Live decisions evaluate the network on one row without LibTorch (RowNet); validation ran
+  // LibTorch on batches: the replay pins that both score alike, for every kind of network.
   const Trace trace = busy_trace(11, 12);
-  for (AgentKind agent : {AgentKind::kDqn, AgentKind::kPg}) {
+  for (AgentKind agent : {AgentKind::kDqn, AgentKind::kPg, AgentKind::kMoe}) {
     const std::string name(to_string(agent));
     TrainConfig c = tiny(agent, path(name + ".mirage-model"), 2, 10);
     c.hp.max_epochs = 2;
     c.hp.patience = 3;
     c.hp.ensemble = 3;
     const TrainSummary s = train_agent(trace, c);
-    EXPECT_EQ(s.epochs, 6) << name;  // three members of two epochs
+    // Three members of two epochs (moe: per expert and for the gate).
+    EXPECT_EQ(s.epochs, agent == AgentKind::kMoe ? 3 * (2 * c.hp.experts + 2) : 6) << name;
     const auto meta = nlohmann::json::parse(read_model_info(c.out).metadata_json);
     EXPECT_EQ(meta.at("hyperparameters").at("ensemble"), 3) << name;
     // The members' files are in the model; their checkpoints stay for --resume.

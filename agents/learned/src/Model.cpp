@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "Nets.h"
+#include "RowNet.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
 #include "mirage/core/Error.h"
 #include "mirage/learned/LearnedModel.h"
@@ -19,7 +20,6 @@ constexpr char kFormat[] = "mirage-model";
 constexpr int kFormatVersion = 1;
 constexpr char kMetaKey[] = "mirage_meta";
 constexpr char kNetKey[] = "net";
-constexpr float kInputClamp = 8.f;   // standardised inputs beyond this are clipped
 constexpr double kMinStddev = 0.05;  // features that barely moved in training stay tame
 constexpr std::int64_t kChunk = 16384;
 
@@ -388,6 +388,7 @@ struct LoadedModel {
   Pooling pooling;
   DecisionRule rule;
   std::shared_ptr<ScoreNet> net;
+  std::unique_ptr<RowNet> row;  // the same network, for one decision at a time
 };
 
 // The network a model file's metadata describes, untrained.
@@ -457,6 +458,7 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
                      "the model file's weights do not match its metadata (damaged file?)");
   }
   model->net->eval();
+  model->row = RowNet::copy_of(*model->net);
   return model;
 }
 
@@ -516,9 +518,7 @@ class LearnedPolicy final : public Policy {
     if (!forecast_allows_submit(encoded.data(), model_->rule.guard)) return Decision::wait();
     pooled_.resize(static_cast<std::size_t>(model_->pooling.size()));
     model_->pooling(encoded.data(), pooled_.data());
-    torch::NoGradGuard no_grad;
-    const auto x = torch::from_blob(pooled_.data(), {1, model_->pooling.size()}, torch::kFloat32);
-    const double margin = submit_margin(*model_->net, x).item<float>() - model_->rule.threshold;
+    const double margin = model_->row->margin(pooled_.data()) - model_->rule.threshold;
     Decision d;
     d.action = margin > 0 ? Action::kSubmitNow : Action::kWait;
     d.confidence = 1.0 / (1.0 + std::exp(-std::abs(margin)));

@@ -21,6 +21,8 @@ inline double rescale(double x) {
   return (x < 0 ? -1 : 1) * (std::sqrt(std::abs(x) + 1) - 1) + kRescaleEps * x;
 }
 
+inline constexpr float kInputClamp = 8.f;  // standardised inputs beyond this are clipped
+
 // A network over pooled features: the output of forward() is [N, outputs].
 struct ScoreNet : torch::nn::Module {
   virtual torch::Tensor forward(const torch::Tensor& x) = 0;
