@@ -107,9 +107,9 @@ start_daemon() {  # start_daemon [ENV=VALUE...]
   daemon_pid=$!
 }
 
-wait_daemon_up() {
-  local i
-  for ((i = 0; i < 100; i++)); do
+wait_daemon_up() {  # by the clock: each `mirage` call itself may take a second on a slow machine
+  local deadline=$((SECONDS + 30))
+  while [ $SECONDS -lt $deadline ]; do
     if mirage status --json >/dev/null 2>&1; then return 0; fi
     daemon_alive || return 1
     sleep 0.1
@@ -258,10 +258,12 @@ sed 's/SEGMENT_SECONDS:-20/SEGMENT_SECONDS:-15/' "$work/segment.sh" >"$work/medi
 
 start_daemon
 wait_daemon_up || fail "the daemon did not come up"
+note "daemon up"
 # The forecast ranks the queue with the controller's own weights (cluster.sh: job size 1000).
 for _ in $(seq 1 20); do grep -q "priority weights" "$log" && break; sleep 0.5; done
 grep -q "priority weights: age 0 (max age [^)]*), job size 1000" "$log" ||
   fail "the daemon did not read the priority weights from slurmctld: $(grep 'priority weights' "$log")"
+note "daemon read the priority weights"
 
 for phase in "${phases[@]}"; do
   ensure_munge
