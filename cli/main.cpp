@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "Commands.h"
+#include "LearnedPlugin.h"
 #include "mirage/core/Error.h"
-#include "mirage/learned/LearnedModel.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"mirage: keep long GPU training campaigns running on Slurm without gaps"};
@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   mirage::cli::register_daemon_commands(app);
   mirage::cli::register_campaign_commands(app);
   mirage::cli::register_train_command(app);
-  mirage::learned::register_learned_policies();  // make_policy() loads model files
+  mirage::cli::load_model_files_through_plugin();  // LibTorch only when a model file is named
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

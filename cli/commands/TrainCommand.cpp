@@ -8,6 +8,7 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
+#include "LearnedPlugin.h"
 #include "Progress.h"
 #include "mirage/core/Error.h"
 #include "mirage/learned/Training.h"
@@ -128,7 +129,7 @@ int run_train(const TrainOptions& o) {
   cb.message = [](const std::string& m) { fmt::print(stderr, "mirage train: {}\n", m); };
   step_label = fmt::format("train: {} epoch 1: steps", o.agent);
 
-  const learned::TrainSummary s = learned::train_agent(trace, c, cb);
+  const learned::TrainSummary s = learned_plugin().train_agent(trace, c, cb);
   if (step_progress) step_progress->finish();
 
   fmt::print("model {} ({}{}), trained on {} {} .. {}\n", o.out, o.agent,

@@ -533,22 +533,6 @@ class LearnedPolicy final : public Policy {
 
 }  // namespace
 
-std::string_view to_string(AgentKind kind) {
-  switch (kind) {
-    case AgentKind::kDqn: return "dqn";
-    case AgentKind::kPg: return "pg";
-    case AgentKind::kMoe: return "moe";
-  }
-  return "?";
-}
-
-std::optional<AgentKind> parse_agent_kind(std::string_view text) {
-  if (text == "dqn") return AgentKind::kDqn;
-  if (text == "pg") return AgentKind::kPg;
-  if (text == "moe") return AgentKind::kMoe;
-  return std::nullopt;
-}
-
 std::unique_ptr<Policy> load_learned_policy(const std::string& path) {
   return std::make_unique<LearnedPolicy>(std::filesystem::path(path).stem().string(),
                                          cached_model(path));
