@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ProbeSourceDigest.h"
+
 namespace mirage::learned {
 namespace {
 
@@ -220,11 +222,13 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
   const ClusterSpec& c = s.cluster;
   const EpisodeConfig& e = s.episode;
   std::ostringstream f;
-  f << "encoder=" << FeatureEncoder::kVersion << " jobs=" << trace.jobs.size() << ":" << std::hex
-    << jobs.h << std::dec << " nodes=" << c.nodes << " gpus=" << c.gpus_per_node
-    << " alloc=" << to_string(c.allocation) << " sched=" << c.scheduler.sched_interval << ","
-    << c.scheduler.bf_interval << "," << c.scheduler.bf_window << "," << c.scheduler.bf_resolution
-    << "," << c.scheduler.bf_max_job_test << "," << to_string(c.scheduler.backfill)
+  // The code's digest: probes from another build of the simulator or the encoder are not these.
+  f << "code=" << MIRAGE_PROBE_SOURCE_DIGEST << " encoder=" << FeatureEncoder::kVersion
+    << " jobs=" << trace.jobs.size() << ":" << std::hex << jobs.h << std::dec
+    << " nodes=" << c.nodes << " gpus=" << c.gpus_per_node << " alloc=" << to_string(c.allocation)
+    << " sched=" << c.scheduler.sched_interval << "," << c.scheduler.bf_interval << ","
+    << c.scheduler.bf_window << "," << c.scheduler.bf_resolution << ","
+    << c.scheduler.bf_max_job_test << "," << to_string(c.scheduler.backfill)
     << " prio=" << c.priority.weight_age << "," << c.priority.weight_job_size << ","
     << c.priority.max_age << "," << c.priority.favor_small << " chain=" << e.chain.nodes << "x"
     << e.chain.gpus_per_node << "," << e.chain.time_limit << "," << e.chain.runtime

@@ -109,7 +109,8 @@ struct ProbeSet {
 };
 
 // A text that changes whenever anything that shapes the probes changes (trace content, machine,
-// scheduler, chain, window, spacing, encoder version).
+// scheduler, chain, window, spacing, encoder version, and the code that probes: a digest of the
+// sources of the trace readers, simulator, core and agents made at build time).
 std::string probe_fingerprint(const Trace& trace, const ProbeSpec& spec);
 
 // Where the probes of `spec` are cached in `dir`: named after the trace and a digest of the
