@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -57,6 +59,27 @@ Seconds parse_duration_flag(const std::string& text, const char* flag) {
 std::string metrics_row(const std::string& name, const learned::StopMetrics& m) {
   return fmt::format("  {:<10} {:>9.3f} h {:>10.3f} h {:>8.1f}% {:>9.3f} h", name, m.mean_cost_h,
                      m.mean_interruption_h, 100 * m.zero_share, m.mean_overlap_h);
+}
+
+// The saved rule in words (DecisionRule); margins are hours for dqn and moe, logits for pg.
+std::string rule_text(const learned::TrainSummary& s) {
+  const auto margin_above = [](double t) {
+    return t == std::numeric_limits<double>::lowest()
+               ? std::string("whatever the margin")
+               : fmt::format("when the margin exceeds {:g}", t);
+  };
+  const bool early = !std::isinf(s.threshold), after = !std::isinf(s.after_average);
+  if (!early && !after) return "never submit early (as reactive)";
+  std::string text;
+  if (early)
+    text = "submit " + margin_above(s.threshold) +
+           (s.forecast_guard == learned::ForecastGuard::kOff
+                ? ""
+                : fmt::format(" and the {} forecast guard allows", to_string(s.forecast_guard)));
+  if (after)
+    text += (early ? ", or" : "submit") +
+            fmt::format(" where average would submit, {}", margin_above(s.after_average));
+  return text;
 }
 
 int run_train(const TrainOptions& o) {
@@ -156,8 +179,7 @@ int run_train(const TrainOptions& o) {
                 o.hp.overlap_confidence > 0 ? fmt::format(" in {:.0f}% of day-bootstrap resamples",
                                                           100 * o.hp.overlap_confidence)
                                             : ""));
-  fmt::print("forecast guard: {}{}\n", learned::to_string(s.forecast_guard),
-             o.hp.forecast_guard == "auto" ? " (chosen on validation)" : "");
+  fmt::print("decision rule: {}\n", rule_text(s));
   fmt::print("  {:<10} {:>11} {:>12} {:>9} {:>11}\n", "policy", "mean cost", "interruption",
              "zero int.", "overlap");
   fmt::print("{}\n{}\n{}\n{}\n", metrics_row("reactive", s.reactive),
@@ -298,6 +320,11 @@ void register_train_command(CLI::App& app) {
                   "running half of what its limit leaves: opens later), off, or auto (chosen on "
                   "validation with the threshold)")
       ->check(CLI::IsMember({"auto", "off", "limits", "halved", "on"}))
+      ->capture_default_str();
+  cmd->add_option("--follow-average", hp.follow_average,
+                  "Also try rules that follow the average baseline: where it would submit, "
+                  "submit unless the margin is below a second threshold chosen on validation "
+                  "(average itself is then one of the rules)")
       ->capture_default_str();
   cmd->add_option("--target-update", hp.target_update,
                   "dqn/moe: gradient steps between target-network copies")

@@ -58,7 +58,8 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
       x_(std::move(x)),
       rng_(seed) {
   // Margins are in hours (rescaled with value_rescale).
-  rules_ = candidate_rules(decision_thresholds(AgentKind::kDqn, hp_.calibrate), forecast_guard);
+  rules_ = candidate_rules(decision_thresholds(AgentKind::kDqn, hp_.calibrate), forecast_guard,
+                           hp_.calibrate && hp_.follow_average);
   torch::manual_seed(seed);
   online_ = make();
   target_ = make();
@@ -263,6 +264,7 @@ void QLearner::save(torch::serialize::OutputArchive& a) {
   put_double(a, "best_score", best_score_);
   put_double(a, "best_threshold", best_rule_.threshold);
   put_int(a, "best_forecast_guard", static_cast<int>(best_rule_.guard));
+  put_double(a, "best_after_average", best_rule_.after_average);
   put_metrics(a, "best_val", best_val_);
   put_string(a, "rng", rng_state(rng_));
 }
@@ -282,6 +284,7 @@ void QLearner::load(torch::serialize::InputArchive& a) {
   best_score_ = get_double(a, "best_score");
   best_rule_.threshold = get_double(a, "best_threshold");
   best_rule_.guard = static_cast<ForecastGuard>(get_int(a, "best_forecast_guard"));
+  best_rule_.after_average = get_double(a, "best_after_average");
   best_val_ = get_metrics(a, "best_val");
   set_rng_state(rng_, get_string(a, "rng"));
   // The y(wait) table comes from the target network's weights as saved.
@@ -316,7 +319,8 @@ AgentResult train_dqn(const TrainContext& ctx) {
     save_atomically(out, ctx.checkpoint_path);
   }
   save_model(ctx, learner.best(), learner.best_val(), learner.epochs(), learner.best_rule());
-  return {learner.best_val(), learner.epochs(), learner.best_rule().guard};
+  const DecisionRule& rule = learner.best_rule();
+  return {learner.best_val(), learner.epochs(), rule.guard, rule.threshold, rule.after_average};
 }
 
 }  // namespace mirage::learned

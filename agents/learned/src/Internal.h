@@ -1,5 +1,6 @@
 #pragma once
 // Shared by the training sources; no LibTorch here (see Nets.h for the LibTorch side).
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,10 @@ struct TrainContext {
 struct AgentResult {
   StopMetrics val;  // the selected weights, greedy, on the validation episodes
   int epochs = 0;
-  ForecastGuard forecast_guard = ForecastGuard::kOff;  // the selected decision rule's
+  // The selected decision rule (DecisionRule).
+  ForecastGuard forecast_guard = ForecastGuard::kOff;
+  double threshold = 0;
+  double after_average = std::numeric_limits<double>::infinity();
 };
 
 AgentResult train_dqn(const TrainContext& ctx);

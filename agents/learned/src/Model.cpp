@@ -173,40 +173,51 @@ std::vector<double> decision_thresholds(AgentKind kind, bool calibrate) {
 }
 
 std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
-                                          const std::string& forecast_guard) {
+                                          const std::string& forecast_guard, bool follow_average) {
   std::vector<DecisionRule> rules;
   // "on" is what the single guard of model files before `halved` was called.
   const auto chosen = parse_forecast_guard(forecast_guard == "on" ? "limits" : forecast_guard);
-  for (const auto guard : {ForecastGuard::kOff, ForecastGuard::kLimits, ForecastGuard::kHalved}) {
-    if (forecast_guard != "auto" && chosen != guard) continue;
-    for (const double t : thresholds) rules.push_back({t, guard});
+  std::vector<double> after{std::numeric_limits<double>::infinity()};
+  if (follow_average) {
+    after.push_back(DecisionRule::kAlways);
+    for (const double t : thresholds)
+      if (!std::isinf(t)) after.push_back(t);
   }
+  // Rules that never follow `average` first: on equal scores the simpler rule is kept.
+  for (const double a : after)
+    for (const auto guard : {ForecastGuard::kOff, ForecastGuard::kLimits, ForecastGuard::kHalved}) {
+      if (forecast_guard != "auto" && chosen != guard) continue;
+      for (const double t : thresholds) rules.push_back({t, guard, a});
+    }
   return rules;
 }
 
 namespace {
 
-// Where `rule` submits in each of `episodes`, given their margins back to back.
-std::vector<int> rule_stops(const std::vector<float>& margins, const ProbeSet& data,
-                            const std::vector<std::size_t>& episodes, const DecisionRule& rule) {
-  std::vector<int> stops;
-  stops.reserve(episodes.size());
-  if (std::isinf(rule.threshold)) {
-    stops.assign(episodes.size(), -1);
-    return stops;
-  }
-  const auto t = static_cast<float>(rule.threshold);
+// Where each episode of `episodes` first has a margin above `threshold` at a decision that
+// `allowed(decision)` admits (-1: none), given their margins back to back.
+template <typename Allowed>
+std::vector<int> first_above(const std::vector<float>& margins, const ProbeSet& data,
+                             const std::vector<std::size_t>& episodes, double threshold,
+                             Allowed allowed) {
+  std::vector<int> stops(episodes.size(), -1);
+  if (std::isinf(threshold) && threshold > 0) return stops;
   std::size_t at = 0;
-  for (std::size_t i : episodes) {
-    const ProbeSet::Episode& e = data.episodes[i];
-    int stop = -1;
-    for (std::size_t k = 0; k < e.count && stop < 0; ++k)
-      if (margins.at(at + k) - t > 0 && data.guard_allows(e.first + k, rule.guard))
-        stop = static_cast<int>(k);
+  for (std::size_t i = 0; i < episodes.size(); ++i) {
+    const ProbeSet::Episode& e = data.episodes[episodes[i]];
+    for (std::size_t k = 0; k < e.count; ++k)
+      if (static_cast<double>(margins.at(at + k)) > threshold && allowed(e.first + k)) {
+        stops[i] = static_cast<int>(k);
+        break;
+      }
     at += e.count;
-    stops.push_back(stop);
   }
   return stops;
+}
+
+// The earlier of two stops (-1: none).
+int earlier(int a, int b) {
+  return a < 0 ? b : b < 0 ? a : std::min(a, b);
 }
 
 }  // namespace
@@ -215,10 +226,28 @@ Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
                       const std::vector<DecisionRule>& rules, const OverlapCaps& caps) {
   constexpr double kOverCap = 1e6;  // past the cap: worse than anything within it
+  // A rule's stops are the earlier of its two clauses' (DecisionRule::submits); each clause's
+  // stops are computed once, however many rules share it.
+  std::map<std::pair<double, ForecastGuard>, std::vector<int>> early;
+  std::map<double, std::vector<int>> late;
   Calibration best;
   bool first = true;
+  std::vector<int> stops(episodes.size());
   for (const DecisionRule& rule : rules) {
-    const std::vector<int> stops = rule_stops(margins, data, episodes, rule);
+    auto e = early.find({rule.threshold, rule.guard});
+    if (e == early.end())
+      e = early
+              .emplace(std::pair{rule.threshold, rule.guard},
+                       first_above(margins, data, episodes, rule.threshold,
+                                   [&](std::size_t d) { return data.guard_allows(d, rule.guard); }))
+              .first;
+    auto l = late.find(rule.after_average);
+    if (l == late.end())
+      l = late.emplace(rule.after_average,
+                       first_above(margins, data, episodes, rule.after_average,
+                                   [&](std::size_t d) { return data.average_submits(d); }))
+              .first;
+    for (std::size_t i = 0; i < stops.size(); ++i) stops[i] = earlier(e->second[i], l->second[i]);
     const StopMetrics m = evaluate_stops(data, episodes, stops, cost);
     const double score = !caps.active()                           ? m.mean_cost_h
                          : caps.hold(data, episodes, stops, cost) ? m.mean_interruption_h
@@ -333,6 +362,10 @@ void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, 
   meta["decision_threshold"] =
       std::isinf(rule.threshold) ? nlohmann::json(nullptr) : nlohmann::json(rule.threshold);
   meta["forecast_guard"] = to_string(rule.guard);
+  meta["after_average_threshold"] = std::isinf(rule.after_average) ? nlohmann::json(nullptr)
+                                    : rule.after_average == DecisionRule::kAlways
+                                        ? nlohmann::json("always")
+                                        : nlohmann::json(rule.after_average);
   meta["validation"] = {{"episodes", val.episodes},
                         {"mean_cost_h", val.mean_cost_h},
                         {"mean_interruption_h", val.mean_interruption_h},
@@ -380,6 +413,18 @@ ForecastGuard read_guard(const nlohmann::json& meta, const std::string& path) {
   throw InputError({path, 0, "policy"},
                    fmt::format("the model file's forecast_guard is {}; expected off, limits or "
                                "halved (retrain it with `mirage train`)",
+                               it->dump()));
+}
+
+// Files made before rules could follow `average` never do.
+double read_after_average(const nlohmann::json& meta, const std::string& path) {
+  const auto it = meta.find("after_average_threshold");
+  if (it == meta.end() || it->is_null()) return std::numeric_limits<double>::infinity();
+  if (it->is_number()) return it->get<double>();
+  if (*it == "always") return DecisionRule::kAlways;
+  throw InputError({path, 0, "policy"},
+                   fmt::format("the model file's after_average_threshold is {}; expected a "
+                               "number, \"always\" or null (retrain it with `mirage train`)",
                                it->dump()));
 }
 
@@ -448,6 +493,7 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
     const auto& t = meta.at("decision_threshold");
     model->rule.threshold = t.is_null() ? std::numeric_limits<double>::infinity() : t.get<double>();
     model->rule.guard = read_guard(meta, path);
+    model->rule.after_average = read_after_average(meta, path);
     model->net = make_net(*kind, hp);
     a.read(kNetKey, weights);
     model->net->load(weights);
@@ -471,13 +517,14 @@ AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::str
   EnsembleNet ensemble(nets);
   ensemble.eval();
   const Hyperparameters& hp = ctx.config.hp;
-  const Calibration cal = calibrate(
-      margins(ensemble, features_tensor(ctx.data), ctx.data, ctx.split.val), ctx.data,
-      ctx.split.val, ctx.cost,
-      candidate_rules(decision_thresholds(ctx.config.agent, hp.calibrate), hp.forecast_guard),
-      ctx.overlap_caps);
+  const Calibration cal =
+      calibrate(margins(ensemble, features_tensor(ctx.data), ctx.data, ctx.split.val), ctx.data,
+                ctx.split.val, ctx.cost,
+                candidate_rules(decision_thresholds(ctx.config.agent, hp.calibrate),
+                                hp.forecast_guard, hp.calibrate && hp.follow_average),
+                ctx.overlap_caps);
   save_model(ctx, ensemble, cal.val, epochs, cal.rule);
-  return {cal.val, epochs, cal.rule.guard};
+  return {cal.val, epochs, cal.rule.guard, cal.rule.threshold, cal.rule.after_average};
 }
 
 namespace {
@@ -515,13 +562,24 @@ class LearnedPolicy final : public Policy {
           fmt::format("policy {}: observation from feature encoder v{}, model made for v{}", name_,
                       obs.encoder_version, FeatureEncoder::kVersion));
     const std::vector<float> encoded = FeatureEncoder::encode(obs);
-    if (!forecast_allows_submit(encoded.data(), model_->rule.guard)) return Decision::wait();
+    const DecisionRule& rule = model_->rule;
+    const bool guard_allows = forecast_allows_submit(encoded.data(), rule.guard);
+    const bool average_submits = average_would_submit(encoded.data());
+    if (!(guard_allows && !std::isinf(rule.threshold)) &&
+        !(average_submits && !std::isinf(rule.after_average)))
+      return Decision::wait();  // no clause can submit: spare the network
     pooled_.resize(static_cast<std::size_t>(model_->pooling.size()));
     model_->pooling(encoded.data(), pooled_.data());
-    const double margin = model_->row->margin(pooled_.data()) - model_->rule.threshold;
+    // As in probes (calibrate), where margins are floats.
+    const auto margin =
+        static_cast<double>(static_cast<float>(model_->row->margin(pooled_.data())));
     Decision d;
-    d.action = margin > 0 ? Action::kSubmitNow : Action::kWait;
-    d.confidence = 1.0 / (1.0 + std::exp(-std::abs(margin)));
+    d.action =
+        rule.submits(margin, guard_allows, average_submits) ? Action::kSubmitNow : Action::kWait;
+    // How far the margin is from the threshold that applies (infinitely far: certain).
+    const double by =
+        average_submits ? std::min(rule.threshold, rule.after_average) : rule.threshold;
+    d.confidence = 1.0 / (1.0 + std::exp(-std::abs(margin - by)));
     return d;
   }
 

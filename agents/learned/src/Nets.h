@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -77,18 +78,28 @@ std::pair<torch::Tensor, torch::Tensor> feature_moments(const ProbeSet& data,
 std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
                            const std::vector<std::size_t>& episodes);
 // How a model turns margins into decisions: submit when the margin exceeds `threshold`
-// (infinity: never submit early), only where `guard` allows it (forecast_allows_submit).
+// (infinity: never submit early), only where `guard` allows it (forecast_allows_submit); or,
+// where `average` would submit (average_would_submit), when the margin exceeds `after_average`
+// (infinity: not there either; kAlways: there whatever the margin, as `average` does). The second
+// clause makes `average` one of the rules: the network can then bring its submissions forward
+// where the queue says so, and hold them back where `average` would overlap.
 struct DecisionRule {
+  static constexpr double kAlways = std::numeric_limits<double>::lowest();
   double threshold = 0;
   ForecastGuard guard = ForecastGuard::kOff;
+  double after_average = std::numeric_limits<double>::infinity();
+  bool submits(double margin, bool guard_allows, bool average_submits) const {
+    return (margin > threshold && guard_allows) || (average_submits && margin > after_average);
+  }
 };
 // The decision thresholds an agent's calibration tries (margins of dqn and moe are in hours,
 // pg's are logits); without `calibrate`, only the greedy one.
 std::vector<double> decision_thresholds(AgentKind kind, bool calibrate);
 // The rules tried on validation: every threshold under each guard that
-// Hyperparameters::forecast_guard admits ("auto": off, limits and halved).
+// Hyperparameters::forecast_guard admits ("auto": off, limits and halved); with
+// `follow_average`, each of them also with every threshold (and kAlways) after `average`.
 std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
-                                          const std::string& forecast_guard);
+                                          const std::string& forecast_guard, bool follow_average);
 
 // The decision rule, among `rules`, with the best score on the episodes: the lowest cost, or,
 // with `caps` (the match-average objective), the lowest interruption among the rules whose

@@ -51,6 +51,7 @@ struct PgState {
     put_double(a, "best_score", best_score);
     put_double(a, "best_threshold", best_rule.threshold);
     put_int(a, "best_forecast_guard", static_cast<int>(best_rule.guard));
+    put_double(a, "best_after_average", best_rule.after_average);
     put_metrics(a, "best_val", best_val);
     put_string(a, "rng", rng_state(rng));
   }
@@ -71,6 +72,7 @@ struct PgState {
     best_score = get_double(a, "best_score");
     best_rule.threshold = get_double(a, "best_threshold");
     best_rule.guard = static_cast<ForecastGuard>(get_int(a, "best_forecast_guard"));
+    best_rule.after_average = get_double(a, "best_after_average");
     best_val = get_metrics(a, "best_val");
     set_rng_state(rng, get_string(a, "rng"));
   }
@@ -254,10 +256,11 @@ AgentResult train_pg(const TrainContext& ctx) {
     es.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
     es.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
     // The best threshold for these weights.
-    const Calibration cal = calibrate(
-        margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
-        candidate_rules(decision_thresholds(AgentKind::kPg, hp.calibrate), hp.forecast_guard),
-        ctx.overlap_caps);
+    const Calibration cal =
+        calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
+                  candidate_rules(decision_thresholds(AgentKind::kPg, hp.calibrate),
+                                  hp.forecast_guard, hp.calibrate && hp.follow_average),
+                  ctx.overlap_caps);
     es.val = cal.val;
     if (cal.score < st.best_score - 1e-9) {
       st.best_score = cal.score;
@@ -277,7 +280,8 @@ AgentResult train_pg(const TrainContext& ctx) {
     save_atomically(out, ctx.checkpoint_path);
   }
   save_model(ctx, *st.best, st.best_val, st.epoch, st.best_rule);
-  return {st.best_val, st.epoch, st.best_rule.guard};
+  return {st.best_val, st.epoch, st.best_rule.guard, st.best_rule.threshold,
+          st.best_rule.after_average};
 }
 
 }  // namespace mirage::learned

@@ -198,6 +198,15 @@ bool forecast_allows_submit(const float* encoded, ForecastGuard guard) {
   return true;
 }
 
+bool average_would_submit(const float* encoded) {
+  using F = FeatureEncoder;
+  // time_feature is monotone, so comparing features compares the times; a zero mean wait is
+  // `average` without recent starts, which waits.
+  const float* campaign = encoded + kWindow * kSnap;
+  return campaign[F::kRecentMeanWait] > 0 &&
+         campaign[F::kPredecessorRemaining] <= campaign[F::kRecentMeanWait];
+}
+
 double CostModel::interruption_h(Seconds gap) const {
   return gap > 0 ? static_cast<double>(gap) / kHour : 0.0;
 }
@@ -300,12 +309,11 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
       std::uint8_t allows = 0;
       for (const auto g : {ForecastGuard::kLimits, ForecastGuard::kHalved})
         if (forecast_allows_submit(encoded.data(), g)) allows |= 1 << static_cast<int>(g);
+      if (average_would_submit(encoded.data())) {
+        allows |= 1 << ProbeSet::kAverageBit;
+        if (ep.average_stop < 0) ep.average_stop = static_cast<int>(k);
+      }
       set.forecast_allows.push_back(allows);
-      // `average`: remaining <= recent mean wait; time_feature is monotone, so compare features.
-      if (ep.average_stop < 0 && d.campaign[FeatureEncoder::kRecentMeanWait] > 0 &&
-          d.campaign[FeatureEncoder::kPredecessorRemaining] <=
-              d.campaign[FeatureEncoder::kRecentMeanWait])
-        ep.average_stop = static_cast<int>(k);
     }
     set.episodes.push_back(ep);
   }

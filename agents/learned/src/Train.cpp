@@ -28,6 +28,7 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"overlap_cap", hp.overlap_cap},
           {"overlap_confidence", hp.overlap_confidence},
           {"forecast_guard", hp.forecast_guard},
+          {"follow_average", hp.follow_average},
           {"target_update", hp.target_update},
           {"huber_delta", hp.huber_delta},
           {"gamma", hp.gamma},
@@ -238,6 +239,8 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   summary.agent = r.val;
   summary.epochs = r.epochs;
   summary.forecast_guard = r.forecast_guard;
+  summary.threshold = r.threshold;
+  summary.after_average = r.after_average;
   summary.train_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return summary;

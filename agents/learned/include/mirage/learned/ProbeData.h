@@ -58,6 +58,9 @@ std::optional<ForecastGuard> parse_forecast_guard(std::string_view text);  // of
 // (`encoded`: kInputSize floats), as Pooling is; time_feature is monotone, so comparing features
 // compares the times, live and in probes alike.
 bool forecast_allows_submit(const float* encoded, ForecastGuard guard);
+// True where the `average` baseline would submit (the predecessor's remaining time is within the
+// recent mean wait), from the same features: the learned rules that follow `average` test this.
+bool average_would_submit(const float* encoded);
 
 // ---- the cost of an outcome ----------------------------------------------------------------
 // cost(gap) = interruption (h) + overlap_weight x overlap (h), overlap as the evaluation counts
@@ -95,7 +98,9 @@ struct ProbeSet {
   std::vector<Episode> episodes;  // in sample-time order (chains of one time side by side)
   std::vector<float> x;           // decisions x width
   std::vector<Seconds> gap;       // per decision: the gap had the successor been submitted then
-  // Per decision: bit g set where forecast_allows_submit(ForecastGuard g) holds.
+  // Per decision: bit g set where forecast_allows_submit(ForecastGuard g) holds, and bit
+  // kAverageBit where average_would_submit does.
+  static constexpr int kAverageBit = 7;
   std::vector<std::uint8_t> forecast_allows;
   std::size_t decisions() const { return gap.size(); }
   // The gap of `e` had the successor been submitted at its decision `stop` (-1: the fallback).
@@ -105,6 +110,9 @@ struct ProbeSet {
   bool guard_allows(std::size_t decision, ForecastGuard guard) const {
     return guard == ForecastGuard::kOff ||
            (forecast_allows[decision] >> static_cast<int>(guard) & 1) != 0;
+  }
+  bool average_submits(std::size_t decision) const {
+    return (forecast_allows[decision] >> kAverageBit & 1) != 0;
   }
 };
 

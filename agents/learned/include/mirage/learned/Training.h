@@ -18,6 +18,7 @@
 // file. Decisions are deterministic.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +68,10 @@ struct Hyperparameters {
   // "limits" ("on" before there were two), "halved", "off", or "auto" (chosen on validation
   // together with the threshold, by the same score).
   std::string forecast_guard = "auto";
+  // Also try rules that follow `average` (DecisionRule::after_average): where `average` would
+  // submit, submit unless the margin is below a second threshold, chosen on validation with the
+  // first. `average` itself is then one of the rules the calibration can keep.
+  bool follow_average = true;
   // dqn (and moe's experts and gate)
   int target_update = 250;   // gradient steps between target-network copies
   double huber_delta = 1.0;  // Huber loss threshold (hours)
@@ -141,7 +146,11 @@ struct TrainSummary {
   // On the validation episodes, greedy.
   StopMetrics agent, reactive, average, hindsight;
   std::vector<double> overlap_caps;  // match-average: `average`'s overlap per validation block
-  ForecastGuard forecast_guard = ForecastGuard::kOff;  // the saved decision rule's guard
+  // The saved decision rule: submit when the margin exceeds `threshold` where the guard allows,
+  // or exceeds `after_average` where `average` would submit (lowest(): always; infinity: never).
+  ForecastGuard forecast_guard = ForecastGuard::kOff;
+  double threshold = 0;
+  double after_average = std::numeric_limits<double>::infinity();
 };
 
 // Probes (or loads) the window, trains, and writes the model file atomically. Throws
