@@ -576,9 +576,10 @@ class LearnedPolicy final : public Policy {
     Decision d;
     d.action =
         rule.submits(margin, guard_allows, average_submits) ? Action::kSubmitNow : Action::kWait;
-    // How far the margin is from the threshold that applies (infinitely far: certain).
-    const double by =
-        average_submits ? std::min(rule.threshold, rule.after_average) : rule.threshold;
+    // How far the margin is from where the decision would flip: the lowest threshold of the
+    // clauses that apply here (infinitely far: certain).
+    double by = guard_allows ? rule.threshold : std::numeric_limits<double>::infinity();
+    if (average_submits) by = std::min(by, rule.after_average);
     d.confidence = 1.0 / (1.0 + std::exp(-std::abs(margin - by)));
     return d;
   }
