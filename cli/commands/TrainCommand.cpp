@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <memory>
 #include <vector>
 
@@ -64,9 +63,8 @@ std::string metrics_row(const std::string& name, const learned::StopMetrics& m) 
 // The saved rule in words (DecisionRule); margins are hours for dqn and moe, logits for pg.
 std::string rule_text(const learned::TrainSummary& s) {
   const auto margin_above = [](double t) {
-    return t == std::numeric_limits<double>::lowest()
-               ? std::string("whatever the margin")
-               : fmt::format("when the margin exceeds {:g}", t);
+    return t == learned::kAlwaysAfterAverage ? std::string("whatever the margin")
+                                             : fmt::format("when the margin exceeds {:g}", t);
   };
   const bool early = !std::isinf(s.threshold), after = !std::isinf(s.after_average);
   if (!early && !after) return "never submit early (as reactive)";

@@ -292,8 +292,7 @@ TEST_F(LearnedTest, ARuleThatFollowsAverageSubmitsWhereAverageDoesUnlessTheMargi
     c.seed = seed;
     c.out = path("seed" + std::to_string(seed) + ".mirage-model");
     const TrainSummary t = train_agent(trace, c);
-    if (std::isinf(t.after_average) || t.after_average == std::numeric_limits<double>::lowest())
-      continue;
+    if (std::isinf(t.after_average) || t.after_average == kAlwaysAfterAverage) continue;
     found = true;
     expect_replay_matches_validation(trace, c, t,
                                      "after_average " + std::to_string(t.after_average));

@@ -84,7 +84,7 @@ std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet
 // clause makes `average` one of the rules: the network can then bring its submissions forward
 // where the queue says so, and hold them back where `average` would overlap.
 struct DecisionRule {
-  static constexpr double kAlways = std::numeric_limits<double>::lowest();
+  static constexpr double kAlways = kAlwaysAfterAverage;
   double threshold = 0;
   ForecastGuard guard = ForecastGuard::kOff;
   double after_average = std::numeric_limits<double>::infinity();

@@ -32,6 +32,10 @@ enum class AgentKind { kDqn, kPg, kMoe };
 std::string_view to_string(AgentKind kind);
 std::optional<AgentKind> parse_agent_kind(std::string_view text);
 
+// A decision rule's threshold after `average` that submits wherever `average` would, whatever the
+// margin (DecisionRule::after_average; "always" in model files).
+inline constexpr double kAlwaysAfterAverage = std::numeric_limits<double>::lowest();
+
 // Every knob, with the defaults `mirage train` shows in its help.
 struct Hyperparameters {
   // Shared by all agents.
@@ -147,7 +151,8 @@ struct TrainSummary {
   StopMetrics agent, reactive, average, hindsight;
   std::vector<double> overlap_caps;  // match-average: `average`'s overlap per validation block
   // The saved decision rule: submit when the margin exceeds `threshold` where the guard allows,
-  // or exceeds `after_average` where `average` would submit (lowest(): always; infinity: never).
+  // or exceeds `after_average` where `average` would submit (kAlwaysAfterAverage, or infinity:
+  // never).
   ForecastGuard forecast_guard = ForecastGuard::kOff;
   double threshold = 0;
   double after_average = std::numeric_limits<double>::infinity();
