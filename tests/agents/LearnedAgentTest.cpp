@@ -351,7 +351,7 @@ TEST(OverlapCapConfidence, ARuleWithinTheCapOnlyThanksToOneHeavyDayIsRefusedAtHi
     data.episodes.push_back(e);
     data.gap.push_back(-9 * kHour / 10);
     data.gap.push_back(d == 9 ? -19 * kHour / 2 : 0);
-    data.forecast_allows.insert(data.forecast_allows.end(), 2, 0);
+    data.submit_flags.insert(data.submit_flags.end(), 2, 0);
     split.val.push_back(static_cast<std::size_t>(d));
     split.val_block.push_back(0);
   }

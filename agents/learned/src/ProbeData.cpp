@@ -286,7 +286,7 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
   for (const auto& e : probed) total += e.decisions.size();
   set.x.resize(total * width);
   set.gap.reserve(total);
-  set.forecast_allows.reserve(total);
+  set.submit_flags.reserve(total);
   std::vector<float> encoded(FeatureEncoder::kInputSize);
   constexpr std::size_t kWindowFloats = static_cast<std::size_t>(kWindow) * kSnap;
   for (const ProbedEpisode& e : probed) {
@@ -306,14 +306,14 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
                 encoded.begin() + static_cast<std::ptrdiff_t>(kWindowFloats));
       pooling(encoded.data(), set.x.data() + set.gap.size() * width);
       set.gap.push_back(d.gap_if_submitted);
-      std::uint8_t allows = 0;
+      std::uint8_t flags = 0;
       for (const auto g : {ForecastGuard::kLimits, ForecastGuard::kHalved})
-        if (forecast_allows_submit(encoded.data(), g)) allows |= 1 << static_cast<int>(g);
+        if (forecast_allows_submit(encoded.data(), g)) flags |= 1 << static_cast<int>(g);
       if (average_would_submit(encoded.data())) {
-        allows |= 1 << ProbeSet::kAverageBit;
+        flags |= 1 << ProbeSet::kAverageBit;
         if (ep.average_stop < 0) ep.average_stop = static_cast<int>(k);
       }
-      set.forecast_allows.push_back(allows);
+      set.submit_flags.push_back(flags);
     }
     set.episodes.push_back(ep);
   }

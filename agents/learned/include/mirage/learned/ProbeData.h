@@ -101,7 +101,7 @@ struct ProbeSet {
   // Per decision: bit g set where forecast_allows_submit(ForecastGuard g) holds, and bit
   // kAverageBit where average_would_submit does.
   static constexpr int kAverageBit = 7;
-  std::vector<std::uint8_t> forecast_allows;
+  std::vector<std::uint8_t> submit_flags;
   std::size_t decisions() const { return gap.size(); }
   // The gap of `e` had the successor been submitted at its decision `stop` (-1: the fallback).
   Seconds gap_at(const Episode& e, int stop) const {
@@ -109,10 +109,10 @@ struct ProbeSet {
   }
   bool guard_allows(std::size_t decision, ForecastGuard guard) const {
     return guard == ForecastGuard::kOff ||
-           (forecast_allows[decision] >> static_cast<int>(guard) & 1) != 0;
+           (submit_flags[decision] >> static_cast<int>(guard) & 1) != 0;
   }
   bool average_submits(std::size_t decision) const {
-    return (forecast_allows[decision] >> kAverageBit & 1) != 0;
+    return (submit_flags[decision] >> kAverageBit & 1) != 0;
   }
 };
 
