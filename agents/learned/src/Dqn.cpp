@@ -58,8 +58,7 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
       x_(std::move(x)),
       rng_(seed) {
   // Margins are in hours (rescaled with value_rescale).
-  rules_ = candidate_rules(decision_thresholds(AgentKind::kDqn, hp_.calibrate), forecast_guard,
-                           hp_.calibrate && hp_.follow_average);
+  rules_ = candidate_rules(AgentKind::kDqn, hp_, forecast_guard);
   torch::manual_seed(seed);
   online_ = make();
   target_ = make();

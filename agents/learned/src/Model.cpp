@@ -172,8 +172,10 @@ std::vector<double> decision_thresholds(AgentKind kind, bool calibrate) {
           0.02, 0.05, 0.1,  0.25, 0.5,  1.0,   2.0,  4.0,   kNever};
 }
 
-std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
-                                          const std::string& forecast_guard, bool follow_average) {
+std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters& hp,
+                                          const std::string& forecast_guard) {
+  const std::vector<double> thresholds = decision_thresholds(kind, hp.calibrate);
+  const bool follow_average = hp.calibrate && hp.follow_average;
   std::vector<DecisionRule> rules;
   // "on" is what the single guard of model files before `halved` was called.
   const auto chosen = parse_forecast_guard(forecast_guard == "on" ? "limits" : forecast_guard);
@@ -519,9 +521,7 @@ AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::str
   const Hyperparameters& hp = ctx.config.hp;
   const Calibration cal =
       calibrate(margins(ensemble, features_tensor(ctx.data), ctx.data, ctx.split.val), ctx.data,
-                ctx.split.val, ctx.cost,
-                candidate_rules(decision_thresholds(ctx.config.agent, hp.calibrate),
-                                hp.forecast_guard, hp.calibrate && hp.follow_average),
+                ctx.split.val, ctx.cost, candidate_rules(ctx.config.agent, hp, hp.forecast_guard),
                 ctx.overlap_caps);
   save_model(ctx, ensemble, cal.val, epochs, cal.rule);
   return {cal.val, epochs, cal.rule.guard, cal.rule.threshold, cal.rule.after_average};
@@ -565,9 +565,9 @@ class LearnedPolicy final : public Policy {
     const DecisionRule& rule = model_->rule;
     const bool guard_allows = forecast_allows_submit(encoded.data(), rule.guard);
     const bool average_submits = average_would_submit(encoded.data());
-    if (!(guard_allows && !std::isinf(rule.threshold)) &&
-        !(average_submits && !std::isinf(rule.after_average)))
-      return Decision::wait();  // no clause can submit: spare the network
+    // Where no margin could make a clause submit, spare the network.
+    if (!rule.submits(std::numeric_limits<double>::infinity(), guard_allows, average_submits))
+      return Decision::wait();
     pooled_.resize(static_cast<std::size_t>(model_->pooling.size()));
     model_->pooling(encoded.data(), pooled_.data());
     // As in probes (calibrate), where margins are floats.

@@ -95,11 +95,12 @@ struct DecisionRule {
 // The decision thresholds an agent's calibration tries (margins of dqn and moe are in hours,
 // pg's are logits); without `calibrate`, only the greedy one.
 std::vector<double> decision_thresholds(AgentKind kind, bool calibrate);
-// The rules tried on validation: every threshold under each guard that
-// Hyperparameters::forecast_guard admits ("auto": off, limits and halved); with
-// `follow_average`, each of them also with every threshold (and kAlways) after `average`.
-std::vector<DecisionRule> candidate_rules(const std::vector<double>& thresholds,
-                                          const std::string& forecast_guard, bool follow_average);
+// The rules tried on validation: every threshold of decision_thresholds(kind, hp.calibrate) under
+// each guard that `forecast_guard` admits ("auto": off, limits and halved; hp.forecast_guard but
+// where moe's experts are held to another); with hp.follow_average (and hp.calibrate), each of
+// them also with every threshold (and kAlways) after `average`.
+std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters& hp,
+                                          const std::string& forecast_guard);
 
 // The decision rule, among `rules`, with the best score on the episodes: the lowest cost, or,
 // with `caps` (the match-average objective), the lowest interruption among the rules whose

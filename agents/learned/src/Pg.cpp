@@ -258,9 +258,7 @@ AgentResult train_pg(const TrainContext& ctx) {
     // The best threshold for these weights.
     const Calibration cal =
         calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
-                  candidate_rules(decision_thresholds(AgentKind::kPg, hp.calibrate),
-                                  hp.forecast_guard, hp.calibrate && hp.follow_average),
-                  ctx.overlap_caps);
+                  candidate_rules(AgentKind::kPg, hp, hp.forecast_guard), ctx.overlap_caps);
     es.val = cal.val;
     if (cal.score < st.best_score - 1e-9) {
       st.best_score = cal.score;
