@@ -165,12 +165,16 @@ int run_train(const TrainOptions& o) {
       s.train_episodes, s.val_episodes, o.hp.val_blocks, s.purged_episodes, s.epochs,
       s.train_seconds);
   fmt::print(
-      "\nvalidation (cost = interruption + {} x overlap; chosen for {})\n", o.hp.overlap_weight,
+      "\nvalidation (cost = interruption{} + {} x overlap; chosen for {})\n",
+      o.hp.interruption_penalty > 0
+          ? fmt::format(" + {} if interrupted at all", o.hp.interruption_penalty)
+          : std::string(),
+      o.hp.overlap_weight,
       o.hp.objective == "cost"
           ? std::string("the lowest cost")
           : fmt::format(
-                "the lowest interruption with overlap <= average's {:.3f} h{}{}",
-                s.average.mean_overlap_h,
+                "the lowest interruption{} with overlap <= average's {:.3f} h{}{}",
+                o.hp.interruption_penalty > 0 ? " and penalty" : "", s.average.mean_overlap_h,
                 s.overlap_caps.size() > 1 ? fmt::format(", and in each validation block: {:.3f} h",
                                                         fmt::join(s.overlap_caps, " / "))
                                           : "",
@@ -288,6 +292,11 @@ void register_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--overlap-weight", hp.overlap_weight,
                   "Cost of an hour of overlap relative to an hour of interruption")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--interruption-penalty", hp.interruption_penalty,
+                  "Hours charged to a boundary with any interruption, on top of its length (what "
+                  "the zero-interruption share counts)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--calibrate", hp.calibrate,

@@ -63,16 +63,22 @@ bool forecast_allows_submit(const float* encoded, ForecastGuard guard);
 bool average_would_submit(const float* encoded);
 
 // ---- the cost of an outcome ----------------------------------------------------------------
-// cost(gap) = interruption (h) + overlap_weight x overlap (h), overlap as the evaluation counts
-// it (capped at the hand-off grace in hand-off mode).
+// cost(gap) = interruption (h) + interruption_penalty (h, where there is any interruption at
+// all) + overlap_weight x overlap (h), overlap as the evaluation counts it (capped at the
+// hand-off grace in hand-off mode).
 struct CostModel {
   double overlap_weight = 1.0;
+  double interruption_penalty = 0.0;
   OverlapMode overlap = OverlapMode::kConcurrent;
   Seconds handoff_grace = 5 * kMinute;
   double interruption_h(Seconds gap) const;
   double overlap_h(Seconds gap) const;
+  // The interruption with the penalty where there is any.
+  double interruption_cost_h(Seconds gap) const {
+    return interruption_h(gap) + (gap > 0 ? interruption_penalty : 0.0);
+  }
   double operator()(Seconds gap) const {
-    return interruption_h(gap) + overlap_weight * overlap_h(gap);
+    return interruption_cost_h(gap) + overlap_weight * overlap_h(gap);
   }
 };
 
@@ -159,6 +165,9 @@ struct StopMetrics {
   std::size_t episodes = 0;
   double mean_cost_h = 0;
   double mean_interruption_h = 0;
+  // Interruption plus CostModel::interruption_penalty where there is any: what match-average
+  // minimises (the plain interruption without a penalty).
+  double mean_interruption_cost_h = 0;
   double zero_share = 0;  // gap <= 0
   double mean_overlap_h = 0;
 };
