@@ -387,7 +387,8 @@ TEST(InterruptionPenalty, AChargeForAnyInterruptionBuysAZeroGapWithLessOverlapTh
 
   CostModel cost;
   EXPECT_EQ(hindsight_stops(data, episodes, cost), std::vector<int>{1});
-  EXPECT_DOUBLE_EQ(evaluate_stops(data, episodes, {1}, cost).mean_interruption_cost_h, 1.0 / 60);
+  EXPECT_DOUBLE_EQ(mean_interruption_cost_h(evaluate_stops(data, episodes, {1}, cost), cost),
+                   1.0 / 60);
 
   cost.interruption_penalty = 0.25;  // 60 s and a quarter hour still cost less than 30 min
   EXPECT_DOUBLE_EQ(cost(kMinute), 0.25 + 1.0 / 60);
@@ -397,8 +398,8 @@ TEST(InterruptionPenalty, AChargeForAnyInterruptionBuysAZeroGapWithLessOverlapTh
   EXPECT_EQ(hindsight_stops(data, episodes, cost), std::vector<int>{0});
   const StopMetrics late = evaluate_stops(data, episodes, {1}, cost);
   EXPECT_DOUBLE_EQ(late.mean_interruption_h, 1.0 / 60);  // the length alone, as eval reports it
-  EXPECT_DOUBLE_EQ(late.mean_interruption_cost_h, 1 + 1.0 / 60);
-  EXPECT_DOUBLE_EQ(evaluate_stops(data, episodes, {0}, cost).mean_interruption_cost_h, 0);
+  EXPECT_DOUBLE_EQ(mean_interruption_cost_h(late, cost), 1 + 1.0 / 60);
+  EXPECT_DOUBLE_EQ(mean_interruption_cost_h(evaluate_stops(data, episodes, {0}, cost), cost), 0);
   EXPECT_DOUBLE_EQ(cost(0), 0);  // a start right at the predecessor's end is no interruption
 }
 

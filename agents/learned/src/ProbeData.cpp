@@ -381,17 +381,19 @@ StopMetrics evaluate_stops(const ProbeSet& data, const std::vector<std::size_t>&
     const Seconds gap = data.gap_at(e, stops[i]);
     m.mean_cost_h += cost(gap);
     m.mean_interruption_h += cost.interruption_h(gap);
-    m.mean_interruption_cost_h += cost.interruption_cost_h(gap);
     m.mean_overlap_h += cost.overlap_h(gap);
     m.zero_share += gap <= 0 ? 1 : 0;
   }
   const double n = static_cast<double>(episodes.size());
   m.mean_cost_h /= n;
   m.mean_interruption_h /= n;
-  m.mean_interruption_cost_h /= n;
   m.mean_overlap_h /= n;
   m.zero_share /= n;
   return m;
+}
+
+double mean_interruption_cost_h(const StopMetrics& m, const CostModel& cost) {
+  return m.mean_interruption_h + cost.interruption_penalty * (1 - m.zero_share);
 }
 
 std::vector<int> reactive_stops(const ProbeSet&, const std::vector<std::size_t>& episodes) {

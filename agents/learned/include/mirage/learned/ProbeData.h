@@ -73,12 +73,9 @@ struct CostModel {
   Seconds handoff_grace = 5 * kMinute;
   double interruption_h(Seconds gap) const;
   double overlap_h(Seconds gap) const;
-  // The interruption with the penalty where there is any.
-  double interruption_cost_h(Seconds gap) const {
-    return interruption_h(gap) + (gap > 0 ? interruption_penalty : 0.0);
-  }
   double operator()(Seconds gap) const {
-    return interruption_cost_h(gap) + overlap_weight * overlap_h(gap);
+    return interruption_h(gap) + (gap > 0 ? interruption_penalty : 0.0) +
+           overlap_weight * overlap_h(gap);
   }
 };
 
@@ -165,14 +162,14 @@ struct StopMetrics {
   std::size_t episodes = 0;
   double mean_cost_h = 0;
   double mean_interruption_h = 0;
-  // Interruption plus CostModel::interruption_penalty where there is any: what match-average
-  // minimises (the plain interruption without a penalty).
-  double mean_interruption_cost_h = 0;
   double zero_share = 0;  // gap <= 0
   double mean_overlap_h = 0;
 };
 StopMetrics evaluate_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes,
                            const std::vector<int>& stops, const CostModel& cost);
+// The mean interruption plus CostModel::interruption_penalty for the share with any: what
+// match-average minimises (the plain interruption without a penalty).
+double mean_interruption_cost_h(const StopMetrics& m, const CostModel& cost);
 // The stops of the baselines, and the hindsight best (the cheapest instant of each episode).
 std::vector<int> reactive_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes);
 std::vector<int> average_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes);
