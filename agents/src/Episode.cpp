@@ -59,6 +59,7 @@ bool OracleDecider::submit_now(const Simulator& sim, const Observation&, SimJobI
       const Seconds start =
           what_if.state(s) == SimJobState::kPending ? deadline : what_if.start_time(s);
       const Seconds gap = start - predecessor_end;
+      tried_.push_back({boundary_, c, gap});
       // Ties go to the later submission: the same gap for less time in the queue.
       if (best_abs < 0 || std::llabs(gap) <= best_abs) {
         best_abs = std::llabs(gap);

@@ -106,9 +106,11 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
       [&](std::size_t sample, std::size_t task, const EpisodeStart& start) {
         const std::string& name = policies[task];
         EpisodeResult r;
+        std::vector<WhatIfSubmission> what_ifs;
         if (name == kOracleName) {
           OracleDecider oracle(config.episode);
           r = run_episode(copy_start(start), oracle, config.episode);
+          what_ifs = oracle.tried();
         } else {
           auto policy = make_policy(name);
           PolicyDecider decider(*policy);
@@ -118,6 +120,7 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
         SampleOutcome& out = report.outcomes.at(name)[sample];
         out.sample_time = r.sample_time;
         out.episode = std::move(r);
+        out.what_ifs = std::move(what_ifs);
       },
       progress);
 

@@ -86,6 +86,23 @@ void write_samples_csv(const std::filesystem::path& path, const EvalReport& r,
       }
 }
 
+// Every submission instant the oracle tried, per sample and boundary, with what it would have
+// given: the data to weigh other trade-offs than the oracle's smallest |gap|.
+void write_oracle_instants_csv(const std::filesystem::path& path, const EvalReport& r,
+                               const ChainSpec& chain) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path.string());
+  f << "sample_time,bucket,boundary,successor_submit,gap_s,interruption_s,overlap_s\n";
+  for (const auto& o : r.outcomes.at(std::string(kOracleName)))
+    for (const WhatIfSubmission& w : o.what_ifs) {
+      BoundaryOutcome b;
+      b.successor_start = w.gap;  // measured from a predecessor end of 0
+      f << format_iso_time(o.sample_time) << ',' << o.bucket << ',' << w.boundary << ','
+        << format_iso_time(w.submit) << ',' << w.gap << ',' << b.interruption() << ','
+        << b.overlap(chain) << '\n';
+    }
+}
+
 // A gnuplot script with the data inline: CDF of the gap (hours) per policy, one panel for all
 // samples and one per load bucket. Rendered to SVG when gnuplot is installed.
 void write_plot(const std::filesystem::path& dir, const EvalReport& r) {
@@ -173,6 +190,9 @@ int run_eval(const EvalOptions& o) {
   if (!o.out.empty()) {
     std::filesystem::create_directories(o.out);
     write_samples_csv(std::filesystem::path(o.out) / "samples.csv", r, c.episode.chain);
+    if (r.outcomes.count(std::string(kOracleName)))
+      write_oracle_instants_csv(std::filesystem::path(o.out) / "oracle_instants.csv", r,
+                                c.episode.chain);
     write_plot(o.out, r);
   }
   if (o.json) {
@@ -260,12 +280,16 @@ void register_eval_command(CLI::App& app) {
                   "protocol (empty cluster, jobs of [t, t+5d], predecessor at t+2d)")
       ->check(CLI::IsMember({"fork", "peer"}))
       ->capture_default_str();
-  cmd->add_option("--policies", o->policies,
-                  "Comma-separated policy names (reactive, average, forecast, oracle) or model files")
+  cmd->add_option(
+         "--policies", o->policies,
+         "Comma-separated policy names (reactive, average, forecast, oracle) or model files")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: all cores)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object instead of tables");
-  cmd->add_option("--out", o->out, "Directory for per-sample CSV and the gap CDF plot (SVG)");
+  cmd->add_option(
+      "--out", o->out,
+      "Directory for per-sample CSV, the gap CDF plot (SVG) and, with the oracle, what each "
+      "instant it tried would have given (oracle_instants.csv)");
   cmd->callback([o] {
     const int rc = run_eval(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -163,6 +163,51 @@ TEST(Episode, OracleIsNeverWorseThanTheBaselinesOnAnySample) {
   EXPECT_GT(r.metrics.at("reactive").overall.mean_interruption_h, 0.0);
 }
 
+TEST(Episode, OracleKeepsWhatEveryInstantItTriedWouldHaveGiven) {
+  const Trace t = busy_trace(3);
+  EvalConfig c;
+  c.cluster = cluster16();
+  c.episode = short_chain(6);
+  c.episode.chain.segments = 3;
+  c.from = kT0 + 3 * kDay;
+  c.to = kT0 + 8 * kDay;
+  c.every = 8 * kHour;
+  c.policies = {"average", "oracle"};
+  const EvalReport r = evaluate(t, c);
+  const auto& oracle = r.outcomes.at("oracle");
+  const auto& average = r.outcomes.at("average");
+  std::size_t matched = 0;
+  for (std::size_t i = 0; i < oracle.size(); ++i) {
+    EXPECT_TRUE(average[i].what_ifs.empty());
+    const auto& boundaries = oracle[i].episode.boundaries;
+    for (std::size_t k = 0; k < boundaries.size(); ++k) {
+      std::vector<WhatIfSubmission> tried;
+      for (const auto& w : oracle[i].what_ifs)
+        if (w.boundary == static_cast<int>(k)) tried.push_back(w);
+      ASSERT_FALSE(tried.empty()) << "sample " << i << " boundary " << k;
+      // What it did is what its instant promised, and nothing it tried came closer.
+      bool found = false;
+      for (const auto& w : tried) {
+        EXPECT_GE(std::llabs(w.gap), std::llabs(boundaries[k].gap()));
+        if (w.submit == boundaries[k].successor_submit) {
+          EXPECT_EQ(w.gap, boundaries[k].gap());
+          found = true;
+        }
+      }
+      EXPECT_TRUE(found) << "sample " << i << " boundary " << k;
+    }
+    // A policy that submitted at one of those instants got what the fork said (first boundary:
+    // the later ones follow different predecessors).
+    const BoundaryOutcome& a = average[i].episode.boundaries[0];
+    for (const auto& w : oracle[i].what_ifs)
+      if (w.boundary == 0 && w.submit == a.successor_submit) {
+        EXPECT_EQ(w.gap, a.gap()) << "sample " << i;
+        ++matched;
+      }
+  }
+  EXPECT_GT(matched, oracle.size() / 2);
+}
+
 TEST(Episode, SamplesPastTheHorizonAreDroppedAndCounted) {
   const Trace t = busy_trace(4, 10);
   EvalConfig c;

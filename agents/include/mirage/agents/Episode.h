@@ -90,18 +90,33 @@ class PolicyDecider final : public Decider {
   Policy& policy_;
 };
 
+// One submission instant the oracle tried on a fork, and the gap it would have given.
+struct WhatIfSubmission {
+  int boundary = 0;
+  Seconds submit = 0;
+  Seconds gap = 0;  // successor start - predecessor end
+};
+
 // The bound no single-submission policy can beat: at the boundary's first decision it tries
 // every decision instant (and the fallback) on a fork and keeps the one with the smallest |gap|.
+// What every instant would have given is kept too: other trade-offs of interruption against
+// overlap than the smallest |gap| can be read off it afterwards.
 class OracleDecider final : public Decider {
  public:
   explicit OracleDecider(const EpisodeConfig& config) : config_(config) {}
   bool submit_now(const Simulator& sim, const Observation& obs, SimJobIndex predecessor,
                   Seconds fallback_time) override;
-  void begin_boundary() override { chosen_ = -1; }
+  void begin_boundary() override {
+    chosen_ = -1;
+    ++boundary_;
+  }
+  const std::vector<WhatIfSubmission>& tried() const { return tried_; }
 
  private:
   const EpisodeConfig& config_;
   Seconds chosen_ = -1;
+  int boundary_ = -1;
+  std::vector<WhatIfSubmission> tried_;
 };
 
 SimJobSpec segment_job(const ChainSpec& chain);

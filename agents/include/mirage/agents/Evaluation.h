@@ -11,7 +11,6 @@
 
 namespace mirage {
 
-
 struct EvalConfig {
   ClusterSpec cluster;
   EpisodeConfig episode;
@@ -27,6 +26,7 @@ struct SampleOutcome {
   Seconds sample_time = 0;
   std::string bucket;  // by reactive's interruption: low, medium, heavy
   EpisodeResult episode;
+  std::vector<WhatIfSubmission> what_ifs;  // the oracle's only: every instant it tried
 };
 
 struct BucketMetrics {
