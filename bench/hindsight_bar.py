@@ -68,7 +68,7 @@ def main():
         base = f"{base_int / n / 3600:7.2f} h {base_zero:5} {base_ovl / n / 3600:6.2f} h"
         total_base += base_ovl
         if found is None:
-            print(f"{bucket:8} {n:4} | {base} | no choice of instants beats it")
+            print(f"{bucket:8} {n:4} | {base} | this greedy finds no choice of instants that beats it")
             continue
         total_hind += found[2]
         print(f"{bucket:8} {n:4} | {base} | {found[0] / n / 3600:7.2f} h {found[1]:5}"
