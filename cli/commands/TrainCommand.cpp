@@ -67,7 +67,16 @@ std::string rule_text(const learned::TrainSummary& s) {
                                              : fmt::format("when the margin exceeds {:g}", t);
   };
   const bool early = !std::isinf(s.threshold), after = !std::isinf(s.after_average);
-  if (!early && !after) return "never submit early (as reactive)";
+  const learned::WindowClause& w = s.window;
+  const std::string window =
+      !w.active() ? std::string()
+                  : fmt::format(
+                        "once the predecessor has at most {:g} h left and the {} forecast "
+                        "plans a wait of {:g} h or more were it submitted at the end",
+                        static_cast<double>(w.within) / kHour, to_string(w.plan),
+                        static_cast<double>(w.wait) / kHour);
+  if (!early && !after)
+    return window.empty() ? "never submit early (as reactive)" : "submit " + window;
   std::string text;
   if (early)
     text = "submit " + margin_above(s.threshold) +
@@ -77,6 +86,7 @@ std::string rule_text(const learned::TrainSummary& s) {
   if (after)
     text += (early ? ", or" : "submit") +
             fmt::format(" where average would submit, {}", margin_above(s.after_average));
+  if (!window.empty()) text += ", or " + window;
   return text;
 }
 
@@ -332,6 +342,12 @@ void register_train_command(CLI::App& app) {
                   "Also try rules that follow the average baseline: where it would submit, "
                   "submit unless the margin is below a second threshold chosen on validation "
                   "(average itself is then one of the rules)")
+      ->capture_default_str();
+  cmd->add_option("--window-clause", hp.window_clause,
+                  "Also try each final rule with a window clause: submit, whatever the margin, "
+                  "once the predecessor has at most 1-4 h left and the queue forecast plans a "
+                  "wait of 1-8 h were the successor submitted at its end (a big job's "
+                  "reservation closing the window); both bounds chosen on validation")
       ->capture_default_str();
   cmd->add_option("--target-update", hp.target_update,
                   "dqn/moe: gradient steps between target-network copies")

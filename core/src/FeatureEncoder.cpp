@@ -79,7 +79,9 @@ std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_camp
           time_feature(static_cast<Seconds>(obs.latest.recent_mean_wait_s)),
           time_feature(planned.wait),
           time_feature(planned.wait_running),
-          time_feature(half.wait)};
+          time_feature(half.wait),
+          time_feature(planned.wait_after_delay),
+          time_feature(half.wait_after_delay)};
 }
 
 std::vector<float> FeatureEncoder::encode(const Observation& obs) {

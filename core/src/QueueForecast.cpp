@@ -23,14 +23,24 @@ Seconds wait_in(const AvailabilityProfile& profile, int units, Seconds limit) {
   return p ? p->start : QueueForecast::kHorizon;
 }
 
+// The earliest start at or after `delay`, less `delay`: the profile's units are taken away
+// before it (free counts may go negative there, which only means "does not fit").
+Seconds wait_after(AvailabilityProfile profile, int capacity, int units, Seconds limit,
+                   Seconds delay) {
+  if (delay <= 0) return wait_in(profile, units, limit);
+  if (delay >= QueueForecast::kHorizon) return QueueForecast::kHorizon;
+  profile.occupy_until(0, capacity, delay);
+  return wait_in(profile, units, limit) - delay;
+}
+
 }  // namespace
 
 PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per_node,
-                                 Seconds time_limit, double runtime_share) {
+                                 Seconds time_limit, double runtime_share, Seconds delay) {
   const Units units{q.gpus_per_node};
   const int capacity = units(std::max(1, q.total_nodes), 0);
   const int wanted = units(nodes, gpus_per_node);
-  if (wanted > capacity) return {kHorizon, kHorizon};
+  if (wanted > capacity) return {kHorizon, kHorizon, kHorizon};
   const Seconds limit = std::max<Seconds>(kMinute, time_limit);
   const double share = std::clamp(runtime_share, 0.0, 1.0);
   const auto expected = [share](Seconds left) {
@@ -77,13 +87,14 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per
     if (const auto at = profile.earliest_start({1, u}, d, kHorizon)) profile.reserve(*at, u, d);
   }
   out.wait = wait_in(profile, wanted, limit);
+  out.wait_after_delay = wait_after(profile, capacity, wanted, limit, delay);
   return out;
 }
 
 PlannedStart QueueForecast::plan_successor(const Observation& obs, double runtime_share) {
   const CampaignView& c = obs.campaign;
   return plan(obs.latest, c.successor_nodes, c.successor_gpus_per_node, c.successor_limit,
-              runtime_share);
+              runtime_share, c.predecessor_remaining());
 }
 
 }  // namespace mirage

@@ -74,6 +74,20 @@ TEST(QueueForecast, ASmallJobBackfillsBeforeALaterReservation) {
   EXPECT_EQ(QueueForecast::plan(q, 4, 0, 11 * kHour).wait, 11 * kHour);  // must wait past it
 }
 
+TEST(QueueForecast, ALaterSubmissionSeesTheWindowThatAReservationCloses) {
+  QueueSnapshot q = machine();
+  q.running = {{10 * kHour, 6, 0, 0, 0}};  // 6 nodes for 10 h: 4 free now
+  q.pending = {{kHour, 10, 0, kHour}};     // reserved from 10 h on, for 1 h
+  // Submitted now, a 9-hour job fits before the reservation; submitted in 2 h it no longer
+  // does and waits until the reservation ends at 11 h: 9 h after its submission.
+  const PlannedStart p = QueueForecast::plan(q, 4, 0, 9 * kHour, 1.0, 2 * kHour);
+  EXPECT_EQ(p.wait, 0);
+  EXPECT_EQ(p.wait_after_delay, 9 * kHour);
+  // Within the window the later submission starts at once; without a delay it is `wait`.
+  EXPECT_EQ(QueueForecast::plan(q, 4, 0, 9 * kHour, 1.0, 30 * kMinute).wait_after_delay, 0);
+  EXPECT_EQ(QueueForecast::plan(q, 4, 0, 11 * kHour).wait_after_delay, 11 * kHour);
+}
+
 TEST(QueueForecast, AJobLargerThanTheMachineNeverStarts) {
   EXPECT_EQ(QueueForecast::plan(machine(), 11, 0, kHour).wait, QueueForecast::kHorizon);
   // and such a pending job blocks nobody
@@ -105,6 +119,14 @@ TEST(FeatureEncoder, CampaignFeaturesCarryTheSuccessorsPlannedWaits) {
   // Other jobs running half of what their limits leave.
   EXPECT_FLOAT_EQ(c[FeatureEncoder::kPlannedWaitHalfRuntimes],
                   FeatureEncoder::time_feature(90 * kMinute + kHour));
+  // Submitted at the predecessor's end, 4 h from now (it started 44 h ago): the queue has
+  // cleared by then in both plans.
+  o.campaign.predecessor_limit = 48 * kHour;
+  o.campaign.predecessor_run = 44 * kHour;
+  o.campaign.predecessor_running = true;
+  const auto later = FeatureEncoder::encode_campaign(o);
+  EXPECT_FLOAT_EQ(later[FeatureEncoder::kPlannedWaitAtEnd], FeatureEncoder::time_feature(kHour));
+  EXPECT_FLOAT_EQ(later[FeatureEncoder::kPlannedWaitAtEndHalfRuntimes], 0.f);
 }
 
 }  // namespace

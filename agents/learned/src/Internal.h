@@ -28,13 +28,15 @@ struct AgentResult {
   ForecastGuard forecast_guard = ForecastGuard::kOff;
   double threshold = 0;
   double after_average = std::numeric_limits<double>::infinity();
+  WindowClause window;
 };
 
 AgentResult train_dqn(const TrainContext& ctx);
 AgentResult train_pg(const TrainContext& ctx);
 AgentResult train_moe(const TrainContext& ctx);
 // The model of Hyperparameters::ensemble members, trained into `member_files`: their mean
-// margin, with its decision rule chosen on validation as each member's was; writes the model
+// margin (one file: that network), with its decision rule chosen on validation as each
+// member's was, and a window clause with it (Hyperparameters::window_clause); writes the model
 // file. `epochs`: the members' epochs, all told.
 AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::string>& member_files,
                              int epochs);

@@ -173,7 +173,7 @@ std::vector<double> decision_thresholds(AgentKind kind, bool calibrate) {
 }
 
 std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters& hp,
-                                          const std::string& forecast_guard) {
+                                          const std::string& forecast_guard, bool window) {
   const std::vector<double> thresholds = decision_thresholds(kind, hp.calibrate);
   const bool follow_average = hp.calibrate && hp.follow_average;
   std::vector<DecisionRule> rules;
@@ -189,8 +189,18 @@ std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters&
   for (const double a : after)
     for (const auto guard : {ForecastGuard::kOff, ForecastGuard::kLimits, ForecastGuard::kHalved}) {
       if (forecast_guard != "auto" && chosen != guard) continue;
-      for (const double t : thresholds) rules.push_back({t, guard, a});
+      for (const double t : thresholds) rules.push_back({t, guard, a, {}});
     }
+  if (window && hp.calibrate && hp.window_clause) {
+    // Without the clause first, as above.
+    const std::size_t plain = rules.size();
+    for (const WindowClause& w : window_clauses())
+      for (std::size_t i = 0; i < plain; ++i) {
+        DecisionRule r = rules[i];
+        r.window = w;
+        rules.push_back(r);
+      }
+  }
   return rules;
 }
 
@@ -232,6 +242,7 @@ Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
   // stops are computed once, however many rules share it.
   std::map<std::pair<double, ForecastGuard>, std::vector<int>> early;
   std::map<double, std::vector<int>> late;
+  std::map<WindowClause, std::vector<int>> closing;
   Calibration best;
   bool first = true;
   std::vector<int> stops(episodes.size());
@@ -249,7 +260,17 @@ Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                        first_above(margins, data, episodes, rule.after_average,
                                    [&](std::size_t d) { return data.average_submits(d); }))
               .first;
-    for (std::size_t i = 0; i < stops.size(); ++i) stops[i] = earlier(e->second[i], l->second[i]);
+    auto w = closing.find(rule.window);
+    if (w == closing.end())
+      w = closing
+              .emplace(rule.window, first_above(margins, data, episodes,
+                                                -std::numeric_limits<double>::infinity(),
+                                                [&](std::size_t d) {
+                                                  return rule.window.fires(data.window_features[d]);
+                                                }))
+              .first;
+    for (std::size_t i = 0; i < stops.size(); ++i)
+      stops[i] = earlier(earlier(e->second[i], l->second[i]), w->second[i]);
     const StopMetrics m = evaluate_stops(data, episodes, stops, cost);
     const double score = !caps.active() ? m.mean_cost_h
                          : caps.hold(data, episodes, stops, cost)
@@ -369,6 +390,11 @@ void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, 
                                     : rule.after_average == DecisionRule::kAlways
                                         ? nlohmann::json("always")
                                         : nlohmann::json(rule.after_average);
+  meta["window_clause"] = !rule.window.active()
+                              ? nlohmann::json(nullptr)
+                              : nlohmann::json{{"plan", to_string(rule.window.plan)},
+                                               {"within_s", rule.window.within},
+                                               {"wait_s", rule.window.wait}};
   meta["validation"] = {{"episodes", val.episodes},
                         {"mean_cost_h", val.mean_cost_h},
                         {"mean_interruption_h", val.mean_interruption_h},
@@ -429,6 +455,31 @@ double read_after_average(const nlohmann::json& meta, const std::string& path) {
                    fmt::format("the model file's after_average_threshold is {}; expected a "
                                "number, \"always\" or null (retrain it with `mirage train`)",
                                it->dump()));
+}
+
+// Files made before the window clause have none (null: none either).
+WindowClause read_window_clause(const nlohmann::json& meta, const std::string& path) {
+  const auto it = meta.find("window_clause");
+  if (it == meta.end() || it->is_null()) return {};
+  const auto bad = [&] {
+    return InputError({path, 0, "policy"},
+                      fmt::format("the model file's window_clause is {}; expected null or "
+                                  "{{\"plan\": \"limits\"|\"halved\", \"within_s\": seconds, "
+                                  "\"wait_s\": seconds}} (retrain it with `mirage train`)",
+                                  it->dump()));
+  };
+  if (!it->is_object()) throw bad();
+  WindowClause w;
+  const auto plan = parse_forecast_guard(it->value("plan", ""));
+  if (!plan || *plan == ForecastGuard::kOff) throw bad();
+  w.plan = *plan;
+  const auto within = it->find("within_s"), wait = it->find("wait_s");
+  if (within == it->end() || wait == it->end() || !within->is_number_integer() ||
+      !wait->is_number_integer())
+    throw bad();
+  w.within = within->get<Seconds>();
+  w.wait = wait->get<Seconds>();
+  return w;
 }
 
 struct LoadedModel {
@@ -497,6 +548,7 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
     model->rule.threshold = t.is_null() ? std::numeric_limits<double>::infinity() : t.get<double>();
     model->rule.guard = read_guard(meta, path);
     model->rule.after_average = read_after_average(meta, path);
+    model->rule.window = read_window_clause(meta, path);
     model->net = make_net(*kind, hp);
     a.read(kNetKey, weights);
     model->net->load(weights);
@@ -517,15 +569,19 @@ AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::str
                              int epochs) {
   std::vector<std::shared_ptr<ScoreNet>> nets;
   for (const std::string& f : member_files) nets.push_back(load_model(f)->net);
-  EnsembleNet ensemble(nets);
-  ensemble.eval();
+  // One member is that network itself (a model of one seed).
+  const std::shared_ptr<ScoreNet> net =
+      nets.size() == 1 ? nets.front() : std::make_shared<EnsembleNet>(nets);
+  net->eval();
   const Hyperparameters& hp = ctx.config.hp;
-  const Calibration cal =
-      calibrate(margins(ensemble, features_tensor(ctx.data), ctx.data, ctx.split.val), ctx.data,
-                ctx.split.val, ctx.cost, candidate_rules(ctx.config.agent, hp, hp.forecast_guard),
-                ctx.overlap_caps);
-  save_model(ctx, ensemble, cal.val, epochs, cal.rule);
-  return {cal.val, epochs, cal.rule.guard, cal.rule.threshold, cal.rule.after_average};
+  // The window clauses only here: they multiply the rules tried by 33, and each epoch's score
+  // is the network's (the clause does not read it).
+  const Calibration cal = calibrate(
+      margins(*net, features_tensor(ctx.data), ctx.data, ctx.split.val), ctx.data, ctx.split.val,
+      ctx.cost, candidate_rules(ctx.config.agent, hp, hp.forecast_guard, true), ctx.overlap_caps);
+  save_model(ctx, *net, cal.val, epochs, cal.rule);
+  return {cal.val,        epochs, cal.rule.guard, cal.rule.threshold, cal.rule.after_average,
+          cal.rule.window};
 }
 
 namespace {
@@ -566,8 +622,10 @@ class LearnedPolicy final : public Policy {
     const DecisionRule& rule = model_->rule;
     const bool guard_allows = forecast_allows_submit(encoded.data(), rule.guard);
     const bool average_submits = average_would_submit(encoded.data());
+    if (rule.window.fires(encoded.data())) return Decision::submit();
     // Where no margin could make a clause submit, spare the network.
-    if (!rule.submits(std::numeric_limits<double>::infinity(), guard_allows, average_submits))
+    if (!rule.submits(std::numeric_limits<double>::infinity(), guard_allows, average_submits,
+                      false))
       return Decision::wait();
     pooled_.resize(static_cast<std::size_t>(model_->pooling.size()));
     model_->pooling(encoded.data(), pooled_.data());
@@ -575,8 +633,8 @@ class LearnedPolicy final : public Policy {
     const auto margin =
         static_cast<double>(static_cast<float>(model_->row->margin(pooled_.data())));
     Decision d;
-    d.action =
-        rule.submits(margin, guard_allows, average_submits) ? Action::kSubmitNow : Action::kWait;
+    d.action = rule.submits(margin, guard_allows, average_submits, false) ? Action::kSubmitNow
+                                                                          : Action::kWait;
     // How far the margin is from where the decision would flip: the lowest threshold of the
     // clauses that apply here (infinitely far: certain).
     double by = guard_allows ? rule.threshold : std::numeric_limits<double>::infinity();

@@ -82,14 +82,17 @@ std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet
 // where `average` would submit (average_would_submit), when the margin exceeds `after_average`
 // (infinity: not there either; kAlways: there whatever the margin, as `average` does). The second
 // clause makes `average` one of the rules: the network can then bring its submissions forward
-// where the queue says so, and hold them back where `average` would overlap.
+// where the queue says so, and hold them back where `average` would overlap. The third, the
+// window clause (WindowClause), submits where a closing window fires it, whatever the margin.
 struct DecisionRule {
   static constexpr double kAlways = kAlwaysAfterAverage;
   double threshold = 0;
   ForecastGuard guard = ForecastGuard::kOff;
   double after_average = std::numeric_limits<double>::infinity();
-  bool submits(double margin, bool guard_allows, bool average_submits) const {
-    return (margin > threshold && guard_allows) || (average_submits && margin > after_average);
+  WindowClause window;
+  bool submits(double margin, bool guard_allows, bool average_submits, bool window_fires) const {
+    return (margin > threshold && guard_allows) || (average_submits && margin > after_average) ||
+           window_fires;
   }
 };
 // The decision thresholds an agent's calibration tries (margins of dqn and moe are in hours,
@@ -98,9 +101,10 @@ std::vector<double> decision_thresholds(AgentKind kind, bool calibrate);
 // The rules tried on validation: every threshold of decision_thresholds(kind, hp.calibrate) under
 // each guard that `forecast_guard` admits ("auto": off, limits and halved; hp.forecast_guard but
 // where moe's experts are held to another); with hp.follow_average (and hp.calibrate), each of
-// them also with every threshold (and kAlways) after `average`.
+// them also with every threshold (and kAlways) after `average`; with `window` (and
+// hp.window_clause and hp.calibrate), each of those also with every clause of window_clauses().
 std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters& hp,
-                                          const std::string& forecast_guard);
+                                          const std::string& forecast_guard, bool window = false);
 
 // The decision rule, among `rules`, with the best score on the episodes: the lowest cost, or,
 // with `caps` (the match-average objective), the lowest mean_interruption_cost_h (the

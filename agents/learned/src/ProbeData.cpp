@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "ProbeSourceDigest.h"
 
@@ -139,8 +140,8 @@ void Pooling::operator()(const float* x, float* out) const {
     for (int f = 0; f < kSnap; ++f) o[f] /= static_cast<float>(per_block);
     o += kSnap;
   }
-  std::copy(campaign, campaign + kCampaign, o);
-  o += kCampaign;
+  std::copy(campaign, campaign + kNetworkCampaignFeatures, o);
+  o += kNetworkCampaignFeatures;
   // Derived, in linear units of 48 h and clipped so that a strange queue cannot blow them up:
   // remaining time, recent mean wait, and their difference (what the `average` baseline
   // compares); the planned wait, and the planned start against the predecessor's end, behind
@@ -196,6 +197,38 @@ bool forecast_allows_submit(const float* encoded, ForecastGuard guard) {
       return campaign[F::kPlannedWaitHalfRuntimes] >= campaign[F::kPredecessorRemaining];
   }
   return true;
+}
+
+std::array<float, 3> WindowClause::features(const float* encoded) {
+  using F = FeatureEncoder;
+  const float* campaign = encoded + kWindow * kSnap;
+  return {campaign[F::kPredecessorRemaining], campaign[F::kPlannedWaitAtEnd],
+          campaign[F::kPlannedWaitAtEndHalfRuntimes]};
+}
+
+bool WindowClause::fires(const std::array<float, 3>& f) const {
+  if (!active()) return false;
+  // time_feature is monotone: comparing features compares the times.
+  const float at_end = plan == ForecastGuard::kHalved ? f[2] : f[1];
+  return f[0] <= FeatureEncoder::time_feature(within) &&
+         at_end >= FeatureEncoder::time_feature(wait);
+}
+
+bool WindowClause::fires(const float* encoded) const {
+  return active() && fires(features(encoded));
+}
+
+bool operator<(const WindowClause& a, const WindowClause& b) {
+  return std::tie(a.plan, a.within, a.wait) < std::tie(b.plan, b.within, b.wait);
+}
+
+std::vector<WindowClause> window_clauses() {
+  std::vector<WindowClause> out;
+  for (const auto plan : {ForecastGuard::kLimits, ForecastGuard::kHalved})
+    for (const Seconds within : {kHour, 2 * kHour, 3 * kHour, 4 * kHour})
+      for (const Seconds wait : {kHour, 2 * kHour, 4 * kHour, 8 * kHour})
+        out.push_back({plan, within, wait});
+  return out;
 }
 
 bool average_would_submit(const float* encoded) {
@@ -287,6 +320,7 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
   set.x.resize(total * width);
   set.gap.reserve(total);
   set.submit_flags.reserve(total);
+  set.window_features.reserve(total);
   std::vector<float> encoded(FeatureEncoder::kInputSize);
   constexpr std::size_t kWindowFloats = static_cast<std::size_t>(kWindow) * kSnap;
   for (const ProbedEpisode& e : probed) {
@@ -314,6 +348,7 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
         if (ep.average_stop < 0) ep.average_stop = static_cast<int>(k);
       }
       set.submit_flags.push_back(flags);
+      set.window_features.push_back(WindowClause::features(encoded.data()));
     }
     set.episodes.push_back(ep);
   }

@@ -30,6 +30,7 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"overlap_confidence", hp.overlap_confidence},
           {"forecast_guard", hp.forecast_guard},
           {"follow_average", hp.follow_average},
+          {"window_clause", hp.window_clause},
           {"target_update", hp.target_update},
           {"huber_delta", hp.huber_delta},
           {"gamma", hp.gamma},
@@ -219,6 +220,9 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   AgentResult r;
   if (config.hp.ensemble == 1) {
     r = train_one(ctx);
+    // The window clause is chosen with the final rule (combine_ensemble), for one network too.
+    if (config.hp.calibrate && config.hp.window_clause)
+      r = combine_ensemble(ctx, {config.out}, r.epochs);
   } else {
     // Member k: seed + k, its own file and checkpoint (so --resume resumes each), the files
     // removed once the ensemble holds their weights.
@@ -244,6 +248,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   summary.forecast_guard = r.forecast_guard;
   summary.threshold = r.threshold;
   summary.after_average = r.after_average;
+  summary.window = r.window;
   summary.train_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return summary;

@@ -12,7 +12,9 @@
 // mean wait of started jobs; the successor's planned wait were it submitted now (QueueForecast:
 // behind the pending jobs that outrank it, and with the running jobs alone), and behind them
 // again with every other job running only half of what its limit leaves (jobs end early:
-// limits alone overstate waits most when the queue is long).
+// limits alone overstate waits most when the queue is long); and the wait in the same two
+// plans were it submitted at the predecessor's end instead (how long waiting would interrupt,
+// were nothing to arrive: a window that a big job's reservation closes shows only here).
 #include <array>
 #include <deque>
 #include <vector>
@@ -24,12 +26,13 @@ namespace mirage {
 
 class FeatureEncoder {
  public:
-  // 2: the planned waits joined the campaign features; 3: planned waits with shorter runtimes.
-  static constexpr int kVersion = 3;
+  // 2: the planned waits joined the campaign features; 3: planned waits with shorter runtimes;
+  // 4: planned waits of a submission at the predecessor's end.
+  static constexpr int kVersion = 4;
   static constexpr int kWindow = 144;       // snapshots in an observation
   static constexpr Seconds kSpacing = 600;  // seconds between snapshots
   static constexpr int kPerSnapshot = 29;
-  static constexpr int kCampaignFeatures = 11;
+  static constexpr int kCampaignFeatures = 13;
   // Where each campaign feature sits in encode_campaign()'s output.
   enum CampaignFeature {
     kPredecessorLimit,
@@ -43,6 +46,8 @@ class FeatureEncoder {
     kPlannedWait,
     kPlannedWaitRunningOnly,
     kPlannedWaitHalfRuntimes,
+    kPlannedWaitAtEnd,
+    kPlannedWaitAtEndHalfRuntimes,
   };
   // The runtime share of the last planned wait (QueueForecast's runtime_share). A quarter as
   // well added nothing the learners used and cost 0.2 ms a decision.

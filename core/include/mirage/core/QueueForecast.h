@@ -22,6 +22,9 @@ struct PlannedStart {
   Seconds wait = 0;          // planned start - snapshot time (kHorizon when it does not fit)
   Seconds wait_running = 0;  // the same with the pending jobs left out: when the running jobs
                              // alone free enough (a lower bound; the gap to `wait` is the queue)
+  Seconds wait_after_delay = 0;  // were it submitted `delay` from now into the same plan: its
+                                 // start - (now + delay). A window that closes before then (a
+                                 // big job's reservation drawing near) shows here, not in `wait`
 };
 
 class QueueForecast {
@@ -30,9 +33,12 @@ class QueueForecast {
   static constexpr Seconds kHorizon = 14 * kDay;
 
   // A job of `nodes` nodes with `gpus_per_node` GPUs each (0: whole nodes) and `time_limit`.
+  // `delay`: when the later submission of wait_after_delay would be made (no job arriving
+  // meanwhile; the jobs ahead now stay ahead).
   static PlannedStart plan(const QueueSnapshot& queue, int nodes, int gpus_per_node,
-                           Seconds time_limit, double runtime_share = 1.0);
-  // The campaign's successor, in the queue the observation saw.
+                           Seconds time_limit, double runtime_share = 1.0, Seconds delay = 0);
+  // The campaign's successor, in the queue the observation saw; the later submission is at the
+  // predecessor's end.
   static PlannedStart plan_successor(const Observation& obs, double runtime_share = 1.0);
 };
 

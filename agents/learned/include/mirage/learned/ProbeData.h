@@ -3,6 +3,7 @@
 // (mirage/agents/Probe.h), cached in a file, turned into compact per-decision features, and the
 // exact outcome of any stopping rule on them (no simulation needed: a probed episode says what
 // every submission instant would have given).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -26,13 +27,18 @@ namespace mirage::learned {
 // waits in linear hours, and how each compares with the remaining time). A function of
 // FeatureEncoder::encode() only, so live and simulated decisions pool identically. Change it and
 // bump kPoolingVersion (model files record it).
-inline constexpr int kPoolingVersion = 4;  // 4: the planned wait at half runtimes, too
+// 4: the planned wait at half runtimes, too; 5: without the planned waits at the predecessor's
+// end, which feed the window clause (WindowClause) instead: as inputs they made the networks
+// submit many hours before a closing window (measured on LS6, 2026-11-23).
+inline constexpr int kPoolingVersion = 5;
 inline constexpr int kDerivedFeatures = 7;
+// The campaign features the networks see: those before the planned waits at the end.
+inline constexpr int kNetworkCampaignFeatures = FeatureEncoder::kPlannedWaitAtEnd;
 
 struct Pooling {
   int history_blocks = 0;  // must divide FeatureEncoder::kWindow
   int size() const {
-    return FeatureEncoder::kPerSnapshot * (1 + history_blocks) + FeatureEncoder::kCampaignFeatures +
+    return FeatureEncoder::kPerSnapshot * (1 + history_blocks) + kNetworkCampaignFeatures +
            kDerivedFeatures;
   }
   // `encoded` holds FeatureEncoder::kInputSize floats; `out` receives size().
@@ -58,6 +64,29 @@ std::optional<ForecastGuard> parse_forecast_guard(std::string_view text);  // of
 // (`encoded`: kInputSize floats), as Pooling is; time_feature is monotone, so comparing features
 // compares the times, live and in probes alike.
 bool forecast_allows_submit(const float* encoded, ForecastGuard guard);
+// The window clause of a decision rule: submit, whatever the network's margin, once the
+// predecessor has at most `within` left and the queue forecast (`plan`: kLimits or kHalved;
+// kOff: no clause) has the successor wait at least `wait` were it submitted at the
+// predecessor's end. That is a window closing: a big job's reservation that a successor
+// submitted now would start before, and one submitted at the end would wait behind. The
+// networks cannot tell how soon to act on it (the forecast does not know how long jobs really
+// run), so the clause bounds the overlap it buys by `within`, and the calibration chooses both
+// bounds on validation.
+struct WindowClause {
+  ForecastGuard plan = ForecastGuard::kOff;
+  Seconds within = 0, wait = 0;
+  bool active() const { return plan != ForecastGuard::kOff; }
+  // From FeatureEncoder::encode()'s output, as forecast_allows_submit.
+  bool fires(const float* encoded) const;
+  // The same from the three campaign features it reads (ProbeSet::window_features).
+  bool fires(const std::array<float, 3>& features) const;
+  static std::array<float, 3> features(const float* encoded);
+};
+bool operator<(const WindowClause& a, const WindowClause& b);
+// The clauses the calibration tries (besides none): both plans, `within` of 1-4 h, `wait` of
+// 1-8 h.
+std::vector<WindowClause> window_clauses();
+
 // True where the `average` baseline would submit (the predecessor's remaining time is within the
 // recent mean wait), from the same features: the learned rules that follow `average` test this.
 bool average_would_submit(const float* encoded);
@@ -105,6 +134,8 @@ struct ProbeSet {
   // kAverageBit where average_would_submit does.
   static constexpr int kAverageBit = 7;
   std::vector<std::uint8_t> submit_flags;
+  // Per decision: what WindowClause reads (remaining time, and the planned waits at the end).
+  std::vector<std::array<float, 3>> window_features;
   std::size_t decisions() const { return gap.size(); }
   // The gap of `e` had the successor been submitted at its decision `stop` (-1: the fallback).
   Seconds gap_at(const Episode& e, int stop) const {
