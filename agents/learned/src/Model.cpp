@@ -238,8 +238,8 @@ Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
                       const std::vector<DecisionRule>& rules, const OverlapCaps& caps) {
   constexpr double kOverCap = 1e6;  // past the cap: worse than anything within it
-  // A rule's stops are the earlier of its two clauses' (DecisionRule::submits); each clause's
-  // stops are computed once, however many rules share it.
+  // A rule's stops are the earliest of its clauses' (DecisionRule::submits and the window
+  // clause); each clause's stops are computed once, however many rules share it.
   std::map<std::pair<double, ForecastGuard>, std::vector<int>> early;
   std::map<double, std::vector<int>> late;
   std::map<WindowClause, std::vector<int>> closing;
@@ -624,8 +624,7 @@ class LearnedPolicy final : public Policy {
     const bool average_submits = average_would_submit(encoded.data());
     if (rule.window.fires(encoded.data())) return Decision::submit();
     // Where no margin could make a clause submit, spare the network.
-    if (!rule.submits(std::numeric_limits<double>::infinity(), guard_allows, average_submits,
-                      false))
+    if (!rule.submits(std::numeric_limits<double>::infinity(), guard_allows, average_submits))
       return Decision::wait();
     pooled_.resize(static_cast<std::size_t>(model_->pooling.size()));
     model_->pooling(encoded.data(), pooled_.data());
@@ -633,8 +632,8 @@ class LearnedPolicy final : public Policy {
     const auto margin =
         static_cast<double>(static_cast<float>(model_->row->margin(pooled_.data())));
     Decision d;
-    d.action = rule.submits(margin, guard_allows, average_submits, false) ? Action::kSubmitNow
-                                                                          : Action::kWait;
+    d.action =
+        rule.submits(margin, guard_allows, average_submits) ? Action::kSubmitNow : Action::kWait;
     // How far the margin is from where the decision would flip: the lowest threshold of the
     // clauses that apply here (infinitely far: certain).
     double by = guard_allows ? rule.threshold : std::numeric_limits<double>::infinity();

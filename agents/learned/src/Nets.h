@@ -83,16 +83,16 @@ std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet
 // (infinity: not there either; kAlways: there whatever the margin, as `average` does). The second
 // clause makes `average` one of the rules: the network can then bring its submissions forward
 // where the queue says so, and hold them back where `average` would overlap. The third, the
-// window clause (WindowClause), submits where a closing window fires it, whatever the margin.
+// window clause (WindowClause), submits where a closing window fires it, whatever the margin:
+// submits() leaves it out, and decisions test it before the network.
 struct DecisionRule {
   static constexpr double kAlways = kAlwaysAfterAverage;
   double threshold = 0;
   ForecastGuard guard = ForecastGuard::kOff;
   double after_average = std::numeric_limits<double>::infinity();
   WindowClause window;
-  bool submits(double margin, bool guard_allows, bool average_submits, bool window_fires) const {
-    return (margin > threshold && guard_allows) || (average_submits && margin > after_average) ||
-           window_fires;
+  bool submits(double margin, bool guard_allows, bool average_submits) const {
+    return (margin > threshold && guard_allows) || (average_submits && margin > after_average);
   }
 };
 // The decision thresholds an agent's calibration tries (margins of dqn and moe are in hours,
