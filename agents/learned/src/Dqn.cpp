@@ -318,8 +318,7 @@ AgentResult train_dqn(const TrainContext& ctx) {
     save_atomically(out, ctx.checkpoint_path);
   }
   save_model(ctx, learner.best(), learner.best_val(), learner.epochs(), learner.best_rule());
-  const DecisionRule& rule = learner.best_rule();
-  return {learner.best_val(), learner.epochs(), rule.guard, rule.threshold, rule.after_average, {}};
+  return {learner.best_val(), learner.epochs(), learner.best_rule()};
 }
 
 }  // namespace mirage::learned

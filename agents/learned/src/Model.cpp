@@ -580,8 +580,7 @@ AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::str
       margins(*net, features_tensor(ctx.data), ctx.data, ctx.split.val), ctx.data, ctx.split.val,
       ctx.cost, candidate_rules(ctx.config.agent, hp, hp.forecast_guard, true), ctx.overlap_caps);
   save_model(ctx, *net, cal.val, epochs, cal.rule);
-  return {cal.val,        epochs, cal.rule.guard, cal.rule.threshold, cal.rule.after_average,
-          cal.rule.window};
+  return {cal.val, epochs, cal.rule};
 }
 
 namespace {

@@ -170,8 +170,7 @@ AgentResult train_moe(const TrainContext& ctx) {
   copy_state(*dynamic_cast<CachedMixture&>(gate.best()).gate, *mixture->gate);
   // The saved mixture must decide as the validated one did.
   save_model(ctx, *mixture, gate.best_val(), epochs, gate.best_rule());
-  const DecisionRule& rule = gate.best_rule();
-  return {gate.best_val(), epochs, rule.guard, rule.threshold, rule.after_average, {}};
+  return {gate.best_val(), epochs, gate.best_rule()};
 }
 
 }  // namespace mirage::learned

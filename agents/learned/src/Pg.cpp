@@ -278,9 +278,7 @@ AgentResult train_pg(const TrainContext& ctx) {
     save_atomically(out, ctx.checkpoint_path);
   }
   save_model(ctx, *st.best, st.best_val, st.epoch, st.best_rule);
-  return {
-      st.best_val, st.epoch, st.best_rule.guard, st.best_rule.threshold, st.best_rule.after_average,
-      {}};
+  return {st.best_val, st.epoch, st.best_rule};
 }
 
 }  // namespace mirage::learned
