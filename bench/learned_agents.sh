@@ -2,9 +2,10 @@
 # Trains the learned agents and evaluates each beside the baselines, the protocol of the learned
 # agents' issue: train on three months of a trace, evaluate on the month after, 1-node and
 # 8-node chains. Prints `mirage train`'s summaries and `mirage eval`'s tables; asserts nothing.
-# LS6 and SDSC-SP2 are the traces of the issue; KTH-SP2 and CTC-SP2 are ones that no setting was
-# tuned on (each first run after the defaults were fixed).
-#   bench/learned_agents.sh [ls6|sdsc|kth|ctc|all] [AGENT...]     (default: all, dqn pg moe)
+# LS6 and SDSC-SP2 are the traces of the issue; KTH-SP2, CTC-SP2 and HPC2N are ones that no
+# setting was tuned on (each first run after the defaults were fixed; HPC2N's window chosen by its
+# recorded load alone, before any run on it).
+#   bench/learned_agents.sh [ls6|sdsc|kth|ctc|hpc2n|all] [AGENT...]   (default: all, dqn pg moe)
 # Models, probe caches and logs go to $MIRAGE_BENCH_DIR (default build/learned-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,4 +56,8 @@ fi
 if [ "$which" = ctc ] || [ "$which" = all ]; then
   run_trace ctc "$traces/swf-classic/CTC-SP2-1996-3.1-cln.swf.gz" "" \
     1996-09-01 1996-12-01 1996-12-01 1997-01-01
+fi
+if [ "$which" = hpc2n ] || [ "$which" = all ]; then
+  run_trace hpc2n "$traces/swf-classic/HPC2N-2002-2.2-cln.swf.gz" "" \
+    2002-10-01 2003-01-01 2003-01-01 2003-02-01
 fi
