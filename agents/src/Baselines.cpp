@@ -12,7 +12,7 @@ Decision AveragePolicy::decide(const Observation& obs) {
 
 Decision ForecastPolicy::decide(const Observation& obs) {
   if (!obs.campaign.predecessor_running) return Decision::wait();
-  return QueueForecast::plan_successor(obs).wait >= obs.campaign.predecessor_remaining()
+  return QueueForecast::plan_successor(obs, runtimes_).wait >= obs.campaign.predecessor_remaining()
              ? Decision::submit()
              : Decision::wait();
 }

@@ -28,13 +28,15 @@ bool names_model_file(std::string_view name) {
 }
 
 std::vector<std::string> policy_names() {
-  return {"reactive", "average", "forecast", std::string(kOracleName)};
+  return {"reactive", "average", "forecast", "forecast-recent", std::string(kOracleName)};
 }
 
 std::unique_ptr<Policy> make_policy(std::string_view name) {
   if (name == "reactive") return std::make_unique<ReactivePolicy>();
   if (name == "average") return std::make_unique<AveragePolicy>();
   if (name == "forecast") return std::make_unique<ForecastPolicy>();
+  if (name == "forecast-recent")
+    return std::make_unique<ForecastPolicy>(RuntimeGuess::recent_ends());
   std::string known;
   for (const auto& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
   if (name == kOracleName)

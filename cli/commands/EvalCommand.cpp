@@ -280,9 +280,9 @@ void register_eval_command(CLI::App& app) {
                   "protocol (empty cluster, jobs of [t, t+5d], predecessor at t+2d)")
       ->check(CLI::IsMember({"fork", "peer"}))
       ->capture_default_str();
-  cmd->add_option(
-         "--policies", o->policies,
-         "Comma-separated policy names (reactive, average, forecast, oracle) or model files")
+  cmd->add_option("--policies", o->policies,
+                  "Comma-separated policy names (reactive, average, forecast, forecast-recent, "
+                  "oracle) or model files")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Worker threads (0: all cores)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object instead of tables");

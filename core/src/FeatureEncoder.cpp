@@ -68,7 +68,8 @@ std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_camp
   const CampaignView& c = obs.campaign;
   const float nodes = static_cast<float>(std::max(1, obs.latest.total_nodes));
   const PlannedStart planned = QueueForecast::plan_successor(obs);
-  const PlannedStart half = QueueForecast::plan_successor(obs, kHalfRuntimes);
+  const PlannedStart half =
+      QueueForecast::plan_successor(obs, RuntimeGuess::share_of_limits(kHalfRuntimes));
   return {time_feature(c.predecessor_limit),
           static_cast<float>(c.predecessor_nodes) / nodes,
           time_feature(c.predecessor_waited),

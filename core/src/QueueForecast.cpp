@@ -33,25 +33,58 @@ Seconds wait_after(AvailabilityProfile profile, int capacity, int units, Seconds
   return wait_in(profile, units, limit) - delay;
 }
 
+// How long a job of `limit` that has run `run` goes on running, as a RuntimeGuess says.
+class RuntimeModel {
+ public:
+  RuntimeModel(RuntimeGuess guess, const std::vector<float>& recent)
+      : share_(std::clamp(guess.share, 0.0, 1.0)) {
+    if (!guess.recent || recent.size() < static_cast<std::size_t>(RuntimeGuess::kMinRecentEnds))
+      return;
+    shares_.assign(recent.begin(), recent.end());
+    for (float& s : shares_) s = std::clamp(s, 0.f, 1.f);
+    std::sort(shares_.begin(), shares_.end());
+    tail_sum_.assign(shares_.size() + 1, 0.0);
+    for (std::size_t k = shares_.size(); k-- > 0;) tail_sum_[k] = tail_sum_[k + 1] + shares_[k];
+  }
+
+  Seconds left(Seconds limit, Seconds run) const {
+    const Seconds to_limit = std::max<Seconds>(0, limit - run);
+    if (shares_.empty())
+      return static_cast<Seconds>(std::llround(share_ * static_cast<double>(to_limit)));
+    if (limit <= 0) return 0;
+    // The mean share of the ended jobs that outlived this one's, less what it has run; one that
+    // outlived them all runs to its limit.
+    const double done = static_cast<double>(run) / static_cast<double>(limit);
+    const auto k = static_cast<std::size_t>(
+        std::upper_bound(shares_.begin(), shares_.end(), static_cast<float>(done)) -
+        shares_.begin());
+    if (k == shares_.size()) return to_limit;
+    const double mean = tail_sum_[k] / static_cast<double>(shares_.size() - k);
+    return std::min(to_limit, static_cast<Seconds>(std::llround(std::max(0.0, mean - done) *
+                                                                static_cast<double>(limit))));
+  }
+
+ private:
+  double share_;
+  std::vector<float> shares_;     // ascending
+  std::vector<double> tail_sum_;  // tail_sum_[k]: the sum of shares_[k..]
+};
+
 }  // namespace
 
 PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per_node,
-                                 Seconds time_limit, double runtime_share, Seconds delay) {
+                                 Seconds time_limit, RuntimeGuess runtimes, Seconds delay) {
   const Units units{q.gpus_per_node};
   const int capacity = units(std::max(1, q.total_nodes), 0);
   const int wanted = units(nodes, gpus_per_node);
   if (wanted > capacity) return {kHorizon, kHorizon, kHorizon};
   const Seconds limit = std::max<Seconds>(kMinute, time_limit);
-  const double share = std::clamp(runtime_share, 0.0, 1.0);
-  const auto expected = [share](Seconds left) {
-    return static_cast<Seconds>(
-        std::llround(share * static_cast<double>(std::max<Seconds>(0, left))));
-  };
+  const RuntimeModel runtime(runtimes, q.recent_runtime_shares);
 
   // Times are relative to the snapshot: the profile starts at 0.
   AvailabilityProfile profile(0, 1, capacity);
   for (const RunningJobView& r : q.running)
-    profile.occupy_until(0, units(r.nodes, r.gpus_per_node), expected(r.time_limit - r.run));
+    profile.occupy_until(0, units(r.nodes, r.gpus_per_node), runtime.left(r.time_limit, r.run));
   PlannedStart out;
   out.wait_running = wait_in(profile, wanted, limit);
 
@@ -83,7 +116,7 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per
     const PendingJobView& p = *ahead[i].job;
     const int u = units(p.nodes, p.gpus_per_node);
     if (u > capacity) continue;  // never starts; blocks nobody
-    const Seconds d = std::max<Seconds>(kMinute, expected(p.time_limit));
+    const Seconds d = std::max<Seconds>(kMinute, runtime.left(p.time_limit, 0));
     if (const auto at = profile.earliest_start({1, u}, d, kHorizon)) profile.reserve(*at, u, d);
   }
   out.wait = wait_in(profile, wanted, limit);
@@ -91,10 +124,10 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per
   return out;
 }
 
-PlannedStart QueueForecast::plan_successor(const Observation& obs, double runtime_share) {
+PlannedStart QueueForecast::plan_successor(const Observation& obs, RuntimeGuess runtimes) {
   const CampaignView& c = obs.campaign;
-  return plan(obs.latest, c.successor_nodes, c.successor_gpus_per_node, c.successor_limit,
-              runtime_share, c.predecessor_remaining());
+  return plan(obs.latest, c.successor_nodes, c.successor_gpus_per_node, c.successor_limit, runtimes,
+              c.predecessor_remaining());
 }
 
 }  // namespace mirage

@@ -135,6 +135,9 @@ std::vector<unsigned char> encode_snapshot_blob(const QueueSnapshot& q) {
     w.put<std::int64_t>(r.waited);
     w.put<std::int64_t>(r.run);
   }
+  // Last, so that blobs stored before it existed read as having none.
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(q.recent_runtime_shares.size()));
+  for (const float share : q.recent_runtime_shares) w.put<float>(share);
   // zlib: queues repeat themselves (same limits and sizes), so history stays small on disk.
   uLongf packed_size = compressBound(static_cast<uLong>(w.out.size()));
   std::vector<unsigned char> blob(12 + packed_size);
@@ -188,6 +191,12 @@ QueueSnapshot decode_snapshot_blob(const std::vector<unsigned char>& blob) {
     x.waited = r.get<std::int64_t>();
     x.run = r.get<std::int64_t>();
   }
+  if (r.pos == raw.size()) return q;  // stored before the recent runtimes were
+  const auto ns = r.get<std::uint32_t>();
+  if (static_cast<std::uint64_t>(ns) * sizeof(float) > raw.size() - r.pos)
+    throw sql::StoreError("a stored snapshot is corrupt");
+  q.recent_runtime_shares.resize(ns);
+  for (float& share : q.recent_runtime_shares) share = r.get<float>();
   return q;
 }
 

@@ -258,8 +258,7 @@ struct Daemon::Impl {
     {
       CampaignStore::Batch batch(*store);
       if (changed) {
-        if (snapshots.observe_starts(jobs))
-          store->set_value(kRecentStartsKey, snapshots.save_recent());
+        if (snapshots.observe(jobs)) store->set_value(kRecentStartsKey, snapshots.save_recent());
         record_observed();
       }
       last_queue = snapshots.build(jobs, now);

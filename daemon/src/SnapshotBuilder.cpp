@@ -4,6 +4,27 @@
 #include <nlohmann/json.hpp>
 
 namespace mirage::daemon {
+namespace {
+
+// The jobs with an event (`time_of`: its time, kUnknownTime for none) at or past `watermark`,
+// less those at it that were `counted` already; in order of that time, then of id.
+template <typename TimeOf, typename Counted>
+std::vector<const SlurmJob*> unseen(const std::vector<SlurmJob>& jobs, Seconds watermark,
+                                    TimeOf time_of, Counted counted) {
+  std::vector<const SlurmJob*> fresh;
+  for (const auto& j : jobs) {
+    const Seconds t = time_of(j);
+    if (t == kUnknownTime || t < watermark || (t == watermark && counted(j.id))) continue;
+    fresh.push_back(&j);
+  }
+  std::sort(fresh.begin(), fresh.end(), [&](const SlurmJob* a, const SlurmJob* b) {
+    const Seconds ta = time_of(*a), tb = time_of(*b);
+    return ta != tb ? ta < tb : a->id < b->id;
+  });
+  return fresh;
+}
+
+}  // namespace
 
 bool SnapshotBuilder::in_partition(const SlurmJob& job) const {
   if (partition_.empty()) return true;
@@ -18,20 +39,55 @@ bool SnapshotBuilder::in_partition(const SlurmJob& job) const {
   return false;
 }
 
-bool SnapshotBuilder::observe_starts(const std::vector<SlurmJob>& jobs) {
-  std::vector<const SlurmJob*> fresh;
-  for (const auto& j : jobs) {
-    if (j.start == kUnknownTime || j.submit == kUnknownTime || !in_partition(j)) continue;
-    if (j.start < watermark_) continue;
-    if (j.start == watermark_ && std::any_of(recent_.begin(), recent_.end(),
-                                             [&](const RecentStart& r) { return r.id == j.id; }))
-      continue;
-    fresh.push_back(&j);
+bool SnapshotBuilder::observe(const std::vector<SlurmJob>& jobs) {
+  const bool started = observe_starts(jobs);
+  return observe_ends(jobs) || started;
+}
+
+bool SnapshotBuilder::observe_ends(const std::vector<SlurmJob>& jobs) {
+  const auto fresh = unseen(
+      jobs, end_watermark_,
+      [&](const SlurmJob& j) {
+        // A job cancelled before it started has no runtime to learn from (Slurm gives it a
+        // start equal to its end).
+        return is_finished(j.state) && j.start != kUnknownTime && j.end != kUnknownTime &&
+                       j.end > j.start && in_partition(j)
+                   ? j.end
+                   : kUnknownTime;
+      },
+      [&](JobId id) {
+        return std::any_of(ended_.begin(), ended_.end(),
+                           [&](const RecentEnd& r) { return r.id == id; });
+      });
+  for (const SlurmJob* j : fresh) {
+    const double share = j->time_limit > 0 ? static_cast<double>(j->end - j->start) /
+                                                 static_cast<double>(j->time_limit)
+                                           : 1.0;
+    ended_.push_back({j->id, j->end, static_cast<float>(std::min(1.0, share))});
+    if (ended_.size() > static_cast<std::size_t>(QueueSnapshot::kRecentEnds)) ended_.pop_front();
+    end_watermark_ = std::max(end_watermark_, j->end);
   }
+  return !fresh.empty();
+}
+
+std::vector<float> SnapshotBuilder::recent_runtime_shares() const {
+  std::vector<float> out;
+  out.reserve(ended_.size());
+  for (const auto& e : ended_) out.push_back(e.share);
+  return out;
+}
+
+bool SnapshotBuilder::observe_starts(const std::vector<SlurmJob>& jobs) {
+  const auto fresh = unseen(
+      jobs, watermark_,
+      [&](const SlurmJob& j) {
+        return j.submit != kUnknownTime && in_partition(j) ? j.start : kUnknownTime;
+      },
+      [&](JobId id) {
+        return std::any_of(recent_.begin(), recent_.end(),
+                           [&](const RecentStart& r) { return r.id == id; });
+      });
   if (fresh.empty()) return false;
-  std::sort(fresh.begin(), fresh.end(), [](const SlurmJob* a, const SlurmJob* b) {
-    return a->start != b->start ? a->start < b->start : a->id < b->id;
-  });
   for (const SlurmJob* j : fresh) {
     const Seconds wait = std::max<Seconds>(0, j->start - j->submit);
     recent_.push_back({j->id, j->start, wait});
@@ -70,6 +126,7 @@ QueueSnapshot SnapshotBuilder::build(const std::vector<SlurmJob>& jobs, Seconds 
   }
   q.recent_starts = recent_count();
   q.recent_mean_wait_s = recent_mean_wait();
+  q.recent_runtime_shares = recent_runtime_shares();
   return q;
 }
 
@@ -78,6 +135,9 @@ std::string SnapshotBuilder::save_recent() const {
   j["watermark"] = watermark_;
   auto& arr = j["starts"] = nlohmann::json::array();
   for (const auto& r : recent_) arr.push_back({r.id, r.start, r.wait});
+  j["end_watermark"] = end_watermark_;
+  auto& ends = j["ends"] = nlohmann::json::array();
+  for (const auto& e : ended_) ends.push_back({e.id, e.end, e.share});
   return j.dump();
 }
 
@@ -85,6 +145,8 @@ void SnapshotBuilder::restore_recent(const std::string& text) {
   recent_.clear();
   wait_sum_ = 0;
   watermark_ = kUnknownTime;
+  ended_.clear();
+  end_watermark_ = kUnknownTime;
   if (text.empty()) return;
   const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("starts") || !j["starts"].is_array()) return;
@@ -98,6 +160,14 @@ void SnapshotBuilder::restore_recent(const std::string& text) {
     wait_sum_ -= recent_.front().wait;
     recent_.pop_front();
   }
+  // Saved before the recent ends were kept: none.
+  if (!j.contains("ends") || !j["ends"].is_array()) return;
+  end_watermark_ = j.value("end_watermark", kUnknownTime);
+  for (const auto& e : j["ends"]) {
+    if (!e.is_array() || e.size() != 3 || !e[2].is_number()) continue;
+    ended_.push_back({e[0].get<JobId>(), e[1].get<Seconds>(), e[2].get<float>()});
+  }
+  while (ended_.size() > static_cast<std::size_t>(QueueSnapshot::kRecentEnds)) ended_.pop_front();
 }
 
 }  // namespace mirage::daemon

@@ -218,6 +218,7 @@ void Simulator::become_eligible_or_hold(SimJobIndex j) {
 
 void Simulator::complete(SimJobIndex j, SimJobState final_state) {
   PerJob& p = state_[j];
+  if (p.state == SimJobState::kRunning) note_runtime(job(j).time_limit, now_ - p.start);
   p.state = final_state;
   p.end = now_;
   if (recording_) outcomes_.push_back({j, p.start, p.end});
@@ -233,6 +234,14 @@ void Simulator::complete(SimJobIndex j, SimJobState final_state) {
     return false;
   });
   for (SimJobIndex h : released) become_eligible_or_hold(h);
+}
+
+void Simulator::note_runtime(Seconds limit, Seconds runtime) {
+  const double share = limit > 0 ? static_cast<double>(runtime) / static_cast<double>(limit) : 1.0;
+  recent_shares_[static_cast<std::size_t>(recent_end_pos_)] =
+      static_cast<float>(std::clamp(share, 0.0, 1.0));
+  recent_end_pos_ = (recent_end_pos_ + 1) % QueueSnapshot::kRecentEnds;
+  recent_ends_ = std::min(recent_ends_ + 1, QueueSnapshot::kRecentEnds);
 }
 
 // ---- resources ---------------------------------------------------------------------------------
@@ -468,6 +477,12 @@ QueueSnapshot Simulator::snapshot() const {
   }
   q.recent_starts = recent_count_;
   q.recent_mean_wait_s = recent_count_ > 0 ? static_cast<double>(recent_sum_) / recent_count_ : 0.0;
+  // Oldest first: the ring's next slot holds the oldest once it is full.
+  q.recent_runtime_shares.reserve(static_cast<std::size_t>(recent_ends_));
+  const int oldest = recent_ends_ < QueueSnapshot::kRecentEnds ? 0 : recent_end_pos_;
+  for (int k = 0; k < recent_ends_; ++k)
+    q.recent_runtime_shares.push_back(
+        recent_shares_[static_cast<std::size_t>((oldest + k) % QueueSnapshot::kRecentEnds)]);
   return q;
 }
 

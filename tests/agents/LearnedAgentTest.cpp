@@ -584,7 +584,8 @@ TEST_F(LearnedTest, NotAModelFileAndMissingFilesGiveClearErrors) {
     make_policy("nope");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("reactive, average, forecast, oracle"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("reactive, average, forecast, forecast-recent, oracle"),
+              std::string::npos);
   }
   // Without the learned agents linked in, the registry says so.
   set_model_policy_loader(nullptr);

@@ -114,6 +114,7 @@ TEST(CampaignStore, SnapshotsRoundTripAndPrune) {
     q.gpus_per_node = 4;
     q.recent_mean_wait_s = 12.5;
     q.recent_starts = 7;
+    q.recent_runtime_shares = {0.25f, 1.f};
     for (int i = 0; i < 100; ++i) q.pending.push_back({3600, 1 + i % 3, 4, t - i});
     q.running.push_back({7200, 2, 4, 30, 60});
     store.save_snapshot(q);
@@ -128,6 +129,7 @@ TEST(CampaignStore, SnapshotsRoundTripAndPrune) {
   EXPECT_EQ(back[0].running[0].run, 60);
   EXPECT_DOUBLE_EQ(back[0].recent_mean_wait_s, 12.5);
   EXPECT_EQ(back[0].recent_starts, 7);
+  EXPECT_EQ(back[0].recent_runtime_shares, (std::vector<float>{0.25f, 1.f}));
 }
 
 TEST(CampaignStore, CorruptSnapshotBlobIsAnError) {

@@ -55,29 +55,59 @@ TEST(SnapshotBuilder, RecentStartsAreTheLastHundredWaits) {
   std::vector<SlurmJob> jobs;
   for (int i = 0; i < 150; ++i)
     jobs.push_back(job(i + 1, SlurmJobState::kRunning, 0, i < 50 ? 10 : 100 + i));
-  EXPECT_TRUE(b.observe_starts(jobs));
+  EXPECT_TRUE(b.observe(jobs));
   EXPECT_EQ(b.recent_count(), 100);
   // The last 100 started are jobs 51..150 (waits 150..249): mean 199.5.
   EXPECT_DOUBLE_EQ(b.recent_mean_wait(), 199.5);
-  EXPECT_FALSE(b.observe_starts(jobs));  // nothing new
+  EXPECT_FALSE(b.observe(jobs));  // nothing new
 }
 
 TEST(SnapshotBuilder, ARestartNeitherForgetsNorCountsTwice) {
   SnapshotBuilder b("gpu");
   std::vector<SlurmJob> jobs = {job(1, SlurmJobState::kRunning, 0, 100),
                                 job(2, SlurmJobState::kRunning, 0, 300)};
-  b.observe_starts(jobs);
+  b.observe(jobs);
   const std::string saved = b.save_recent();
   SnapshotBuilder after("gpu");
   after.restore_recent(saved);
   EXPECT_EQ(after.recent_count(), 2);
   EXPECT_DOUBLE_EQ(after.recent_mean_wait(), 200);
   jobs.push_back(job(3, SlurmJobState::kRunning, 300, 300));
-  EXPECT_TRUE(after.observe_starts(jobs));
+  EXPECT_TRUE(after.observe(jobs));
   EXPECT_EQ(after.recent_count(), 3);
   EXPECT_DOUBLE_EQ(after.recent_mean_wait(), 400.0 / 3);
   after.restore_recent("not json at all");
   EXPECT_EQ(after.recent_count(), 0);
+}
+
+TEST(SnapshotBuilder, RecentEndsAreRuntimesAgainstLimitsAndSurviveARestart) {
+  SnapshotBuilder b("gpu");
+  auto ended = [](JobId id, SlurmJobState state, Seconds start, Seconds end) {
+    SlurmJob j = job(id, state, 0, start);
+    j.end = end;
+    return j;
+  };
+  std::vector<SlurmJob> jobs = {
+      ended(1, SlurmJobState::kCompleted, 100, 1000),  // a quarter of its hour
+      ended(2, SlurmJobState::kTimeout, 0, 3700),      // past its limit: 1
+      ended(3, SlurmJobState::kCancelled, 500, 500),   // cancelled before it started
+      job(4, SlurmJobState::kRunning, 0, 100),
+  };
+  jobs[1].time_limit = 3600;
+  EXPECT_TRUE(b.observe(jobs));
+  EXPECT_EQ(b.recent_runtime_shares(), (std::vector<float>{0.25f, 1.f}));  // in order of ends
+  EXPECT_EQ(b.build(jobs, 4000).recent_runtime_shares, b.recent_runtime_shares());
+  SnapshotBuilder after("gpu");
+  after.restore_recent(b.save_recent());
+  EXPECT_EQ(after.recent_runtime_shares(), b.recent_runtime_shares());
+  EXPECT_FALSE(after.observe(jobs));  // nothing new
+  jobs.push_back(ended(5, SlurmJobState::kFailed, 3600, 3600 + 360));
+  EXPECT_TRUE(after.observe(jobs));
+  EXPECT_EQ(after.recent_runtime_shares(), (std::vector<float>{0.25f, 1.f, 0.1f}));
+  // Saved before the ends were kept: the starts alone.
+  after.restore_recent(R"({"watermark": 100, "starts": [[4, 100, 100]]})");
+  EXPECT_EQ(after.recent_count(), 1);
+  EXPECT_TRUE(after.recent_runtime_shares().empty());
 }
 
 }  // namespace

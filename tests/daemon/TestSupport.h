@@ -68,7 +68,7 @@ struct Harness {
   // daemon died right after deciding).
   Actions tick(bool perform = true) {
     const JobDump dump = slurm.load_jobs(0);
-    snapshots.observe_starts(dump.jobs);
+    snapshots.observe(dump.jobs);
     const QueueSnapshot now = snapshots.build(dump.jobs, clock.now());
     history.add(now);
     Actions actions = controller->tick(dump.jobs, dump.taken, history, now);

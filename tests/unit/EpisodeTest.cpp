@@ -89,6 +89,7 @@ void expect_same_observation(const Observation& a, const Observation& b) {
   EXPECT_EQ(a.latest.pending.size(), b.latest.pending.size());
   EXPECT_EQ(a.latest.running.size(), b.latest.running.size());
   EXPECT_EQ(a.latest.recent_mean_wait_s, b.latest.recent_mean_wait_s);
+  EXPECT_EQ(a.latest.recent_runtime_shares, b.latest.recent_runtime_shares);
 }
 
 TEST(Episode, ObservationsCarryNothingFromTheFutureOfTheTrace) {
@@ -390,6 +391,14 @@ TEST(Baselines, ForecastSubmitsOnceTheSuccessorsPlannedStartReachesThePredecesso
   EXPECT_EQ(forecast.decide(obs).action, Action::kSubmitNow);
   obs.campaign.predecessor_running = false;
   EXPECT_EQ(forecast.decide(obs).action, Action::kWait);
+  // Recently ended jobs ran half of their limits: the running job has 1 h more, not 6 h, so
+  // forecast-recent waits until the predecessor has 1 h left.
+  obs.campaign.predecessor_running = true;
+  obs.latest.recent_runtime_shares.assign(RuntimeGuess::kMinRecentEnds, 0.5f);
+  ForecastPolicy recent(RuntimeGuess::recent_ends());
+  EXPECT_EQ(recent.decide(obs).action, Action::kWait);
+  obs.campaign.predecessor_run = 47 * kHour;
+  EXPECT_EQ(recent.decide(obs).action, Action::kSubmitNow);
 }
 
 TEST(Baselines, ReactiveAlwaysWaitsForTheFallback) {
@@ -405,11 +414,13 @@ TEST(PolicyRegistry, CreatesBaselinesByNameAndNamesTheKnownOnesOnError) {
   EXPECT_EQ(make_policy("reactive")->name(), "reactive");
   EXPECT_EQ(make_policy("average")->name(), "average");
   EXPECT_EQ(make_policy("forecast")->name(), "forecast");
+  EXPECT_EQ(make_policy("forecast-recent")->name(), "forecast-recent");
   try {
     make_policy("nope");
     FAIL() << "expected an error";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("reactive, average, forecast, oracle"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("reactive, average, forecast, forecast-recent, oracle"),
+              std::string::npos);
   }
 }
 

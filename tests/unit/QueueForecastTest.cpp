@@ -61,9 +61,33 @@ TEST(QueueForecast, ARuntimeSharePlansOtherJobsShorter) {
   q.running = {{10 * kHour, 10, 0, 0, 2 * kHour}};  // 8 h left of its limit
   q.pending = {{4 * kHour, 10, 0, kHour}};
   EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour).wait, 12 * kHour);
-  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, 0.5).wait, 6 * kHour);  // 4 h + 2 h
-  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, 0.5).wait_running, 4 * kHour);
-  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, 0.25).wait, 3 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, RuntimeGuess::share_of_limits(0.5)).wait,
+            6 * kHour);  // 4 h + 2 h
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, RuntimeGuess::share_of_limits(0.5)).wait_running,
+            4 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, RuntimeGuess::share_of_limits(0.25)).wait,
+            3 * kHour);
+}
+
+TEST(QueueForecast, RecentEndsPlanJobsAsThoseThatOutlivedThem) {
+  QueueSnapshot q = machine();
+  q.running = {{8 * kHour, 10, 0, 0, 4 * kHour}};  // half its limit run
+  q.pending = {{4 * kHour, 10, 0, kHour}};
+  // Half the recent jobs ran a quarter of their limits, half three quarters.
+  q.recent_runtime_shares.assign(10, 0.25f);
+  q.recent_runtime_shares.resize(20, 0.75f);
+  const RuntimeGuess recent = RuntimeGuess::recent_ends();
+  // Running: as those that outlived half their limits, to 3/4 of 8 h (2 h more); pending: as
+  // all of them, half of 4 h.
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, recent).wait_running, 2 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, recent).wait, 4 * kHour);
+  // A job that outlived every recent one runs to its limit.
+  q.running[0].run = 7 * kHour;
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, recent).wait_running, kHour);
+  // Too few ends to go by: the limits.
+  q.recent_runtime_shares.resize(RuntimeGuess::kMinRecentEnds - 1);
+  q.running[0].run = 4 * kHour;
+  EXPECT_EQ(QueueForecast::plan(q, 2, 0, kHour, recent).wait, 8 * kHour);
 }
 
 TEST(QueueForecast, ASmallJobBackfillsBeforeALaterReservation) {
@@ -80,11 +104,13 @@ TEST(QueueForecast, ALaterSubmissionSeesTheWindowThatAReservationCloses) {
   q.pending = {{kHour, 10, 0, kHour}};     // reserved from 10 h on, for 1 h
   // Submitted now, a 9-hour job fits before the reservation; submitted in 2 h it no longer
   // does and waits until the reservation ends at 11 h: 9 h after its submission.
-  const PlannedStart p = QueueForecast::plan(q, 4, 0, 9 * kHour, 1.0, 2 * kHour);
+  const PlannedStart p = QueueForecast::plan(q, 4, 0, 9 * kHour, RuntimeGuess::limits(), 2 * kHour);
   EXPECT_EQ(p.wait, 0);
   EXPECT_EQ(p.wait_after_delay, 9 * kHour);
   // Within the window the later submission starts at once; without a delay it is `wait`.
-  EXPECT_EQ(QueueForecast::plan(q, 4, 0, 9 * kHour, 1.0, 30 * kMinute).wait_after_delay, 0);
+  EXPECT_EQ(QueueForecast::plan(q, 4, 0, 9 * kHour, RuntimeGuess::limits(), 30 * kMinute)
+                .wait_after_delay,
+            0);
   EXPECT_EQ(QueueForecast::plan(q, 4, 0, 11 * kHour).wait_after_delay, 11 * kHour);
 }
 

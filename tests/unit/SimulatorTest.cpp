@@ -236,6 +236,20 @@ TEST(Simulator, SnapshotShowsPendingAndRunningJobs) {
   EXPECT_EQ(waited, 49 + 48 + 47);
 }
 
+TEST(Simulator, SnapshotKeepsHowTheLastEndedJobsRanAgainstTheirLimits) {
+  std::vector<SimJobSpec> jobs;
+  for (int i = 0; i < QueueSnapshot::kRecentEnds + 2; ++i)
+    jobs.push_back(make_job(i * 100, 1, 100, i % 2 == 0 ? 25 : 500));  // a quarter, or the limit
+  Simulator sim(machine(1), std::make_shared<const std::vector<SimJobSpec>>(jobs));
+  sim.run_until(250);
+  EXPECT_EQ(sim.snapshot().recent_runtime_shares, (std::vector<float>{0.25f, 1.f, 0.25f}));
+  sim.run_to_completion();
+  const QueueSnapshot q = sim.snapshot();
+  ASSERT_EQ(q.recent_runtime_shares.size(), static_cast<std::size_t>(QueueSnapshot::kRecentEnds));
+  EXPECT_EQ(q.recent_runtime_shares.front(), 0.25f);  // job 2: the two first fell out, oldest
+  EXPECT_EQ(q.recent_runtime_shares.back(), 1.f);     // the last job
+}
+
 std::vector<SimJobSpec> random_jobs(int n, int machine_nodes, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::vector<SimJobSpec> jobs;

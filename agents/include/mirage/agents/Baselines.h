@@ -1,6 +1,7 @@
 #pragma once
 // The baseline policies every learned agent is measured against.
 #include "mirage/core/Policy.h"
+#include "mirage/core/QueueForecast.h"
 
 namespace mirage {
 
@@ -22,10 +23,15 @@ class AveragePolicy final : public Policy {
 
 // Submits once the successor's planned start (QueueForecast: the queue planned as backfill
 // plans it, behind every pending job) reaches the predecessor's end: a queue-aware `average`.
+// `forecast-recent`: the same with the other jobs running as the recently ended ones ran.
 class ForecastPolicy final : public Policy {
  public:
-  std::string name() const override { return "forecast"; }
+  explicit ForecastPolicy(RuntimeGuess runtimes = RuntimeGuess::limits()) : runtimes_(runtimes) {}
+  std::string name() const override { return runtimes_.recent ? "forecast-recent" : "forecast"; }
   Decision decide(const Observation& obs) override;
+
+ private:
+  RuntimeGuess runtimes_;
 };
 
 }  // namespace mirage

@@ -49,7 +49,7 @@ class FeatureEncoder {
     kPlannedWaitAtEnd,
     kPlannedWaitAtEndHalfRuntimes,
   };
-  // The runtime share of the last planned wait (QueueForecast's runtime_share). A quarter as
+  // The runtime share of the last planned wait (QueueForecast's RuntimeGuess::share). A quarter as
   // well added nothing the learners used and cost 0.2 ms a decision.
   static constexpr double kHalfRuntimes = 0.5;
   static constexpr int kInputSize = kWindow * kPerSnapshot + kCampaignFeatures;

@@ -9,14 +9,25 @@
 //     most kHorizon; the jobs it outranks are planned after it, so they cannot delay it;
 //   - then the new job.
 // Limits overstate runtimes and other priority factors (fair share, QOS) are unknown, so the figure
-// is a feature for the policies to weigh, not a promise. `runtime_share` plans the other jobs as
-// running only that share of what their limits leave (1: to their limits, as Slurm plans;
-// 0.5: the expectation were runtimes spread evenly up to the limits), a sharper guess where
-// jobs end early, still from nothing but the snapshot.
+// is a feature for the policies to weigh, not a promise. A RuntimeGuess plans the other jobs as
+// running only a share of what their limits leave (1: to their limits, as Slurm plans; 0.5: the
+// expectation were runtimes spread evenly up to the limits), or as the recently ended jobs ran
+// (a running job as those that outlived its share of its limit; a pending one as all of them),
+// a sharper guess where jobs end early, still from nothing but the snapshot.
 #include "mirage/core/Observation.h"
 #include "mirage/core/QueueSnapshot.h"
 
 namespace mirage {
+
+struct RuntimeGuess {
+  double share = 1.0;   // of what each job's limit leaves
+  bool recent = false;  // instead: as QueueSnapshot::recent_runtime_shares say (the share of
+                        // the limits where fewer than kMinRecentEnds are known)
+  static constexpr int kMinRecentEnds = 20;
+  static constexpr RuntimeGuess limits() { return {}; }
+  static constexpr RuntimeGuess share_of_limits(double share) { return {share, false}; }
+  static constexpr RuntimeGuess recent_ends() { return {1.0, true}; }
+};
 
 struct PlannedStart {
   Seconds wait = 0;          // planned start - snapshot time (kHorizon when it does not fit)
@@ -36,10 +47,12 @@ class QueueForecast {
   // `delay`: when the later submission of wait_after_delay would be made (no job arriving
   // meanwhile; the jobs ahead now stay ahead).
   static PlannedStart plan(const QueueSnapshot& queue, int nodes, int gpus_per_node,
-                           Seconds time_limit, double runtime_share = 1.0, Seconds delay = 0);
+                           Seconds time_limit, RuntimeGuess runtimes = RuntimeGuess::limits(),
+                           Seconds delay = 0);
   // The campaign's successor, in the queue the observation saw; the later submission is at the
   // predecessor's end.
-  static PlannedStart plan_successor(const Observation& obs, double runtime_share = 1.0);
+  static PlannedStart plan_successor(const Observation& obs,
+                                     RuntimeGuess runtimes = RuntimeGuess::limits());
 };
 
 }  // namespace mirage

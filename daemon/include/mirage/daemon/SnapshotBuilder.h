@@ -1,8 +1,9 @@
 #pragma once
 // Live job list -> QueueSnapshot, the same type the simulator produces, for one partition.
 // It also keeps the waits of the last QueueSnapshot::kRecentStarts jobs seen starting (what the
-// `average` baseline and the encoder's last campaign feature use), with a watermark so that a
-// restart neither forgets them nor counts a job twice.
+// `average` baseline and the encoder's recent mean wait use) and how the last
+// QueueSnapshot::kRecentEnds jobs seen ending ran against their limits (the forecast's recent
+// runtimes), each with a watermark so that a restart neither forgets them nor counts a job twice.
 #include <deque>
 #include <string>
 #include <vector>
@@ -26,15 +27,17 @@ class SnapshotBuilder {
   const PriorityParameters& priority() const { return priority_; }
   bool in_partition(const SlurmJob& job) const;
 
-  // Notes the jobs seen starting since the last call; returns true if any was.
-  bool observe_starts(const std::vector<SlurmJob>& jobs);
+  // Notes the jobs seen starting or ending since the last call; returns true if any was.
+  bool observe(const std::vector<SlurmJob>& jobs);
   // The queue of the partition at `now`.
   QueueSnapshot build(const std::vector<SlurmJob>& jobs, Seconds now) const;
 
   double recent_mean_wait() const;
   int recent_count() const { return static_cast<int>(recent_.size()); }
+  // Runtime / limit of the recently ended jobs, oldest first.
+  std::vector<float> recent_runtime_shares() const;
 
-  // The recent starts as JSON text for the store, and back.
+  // The recent starts and ends as JSON text for the store, and back.
   std::string save_recent() const;
   void restore_recent(const std::string& text);
 
@@ -44,6 +47,14 @@ class SnapshotBuilder {
     Seconds start;
     Seconds wait;
   };
+  struct RecentEnd {
+    JobId id;
+    Seconds end;
+    float share;  // runtime / time limit, at most 1
+  };
+  bool observe_starts(const std::vector<SlurmJob>& jobs);
+  bool observe_ends(const std::vector<SlurmJob>& jobs);
+
   std::string partition_;
   int total_nodes_ = 0;
   int gpus_per_node_ = 0;
@@ -51,6 +62,8 @@ class SnapshotBuilder {
   std::deque<RecentStart> recent_;
   Seconds watermark_ = kUnknownTime;  // latest start time counted
   Seconds wait_sum_ = 0;
+  std::deque<RecentEnd> ended_;
+  Seconds end_watermark_ = kUnknownTime;  // latest end time counted
 };
 
 }  // namespace mirage::daemon

@@ -126,6 +126,7 @@ class Simulator {
   void arrive(SimJobIndex j);
   void become_eligible_or_hold(SimJobIndex j);
   void complete(SimJobIndex j, SimJobState final_state);
+  void note_runtime(Seconds limit, Seconds runtime);  // into the recent runtime shares
   void start_job(std::size_t eligible_pos, const std::vector<std::uint16_t>* nodes);
   void release(const RunningJob& r);
   void main_schedule();
@@ -162,6 +163,10 @@ class Simulator {
   int recent_count_ = 0;
   int recent_pos_ = 0;
   Seconds recent_sum_ = 0;
+  // Runtime / limit of the last QueueSnapshot::kRecentEnds jobs that ended (a ring).
+  std::array<float, QueueSnapshot::kRecentEnds> recent_shares_{};
+  int recent_ends_ = 0;
+  int recent_end_pos_ = 0;
   bool recording_ = true;
   std::vector<JobOutcome> outcomes_;
   Counters counters_;
