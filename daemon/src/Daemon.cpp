@@ -38,7 +38,8 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr const char* kRecentStartsKey = "recent_starts";
+// The recent starts and ends (SnapshotBuilder::save_recent); named before the ends were kept.
+constexpr const char* kRecentJobsKey = "recent_starts";
 constexpr const char* kMachineKey = "machine";
 
 // The priority weights kept with the machine, so a restart ranks the queue before the first
@@ -99,7 +100,7 @@ struct Daemon::Impl {
     controller = std::make_unique<CampaignController>(*store, *clock, config.controller_config());
     controller->load();
     // The history the encoder needs, so a restart does not start blind.
-    snapshots.restore_recent(store->value(kRecentStartsKey));
+    snapshots.restore_recent(store->value(kRecentJobsKey));
     const Seconds now = clock->now();
     const Seconds window = FeatureEncoder::kWindow * FeatureEncoder::kSpacing;
     const auto kept = store->load_snapshots(now - window);
@@ -258,7 +259,7 @@ struct Daemon::Impl {
     {
       CampaignStore::Batch batch(*store);
       if (changed) {
-        if (snapshots.observe(jobs)) store->set_value(kRecentStartsKey, snapshots.save_recent());
+        if (snapshots.observe(jobs)) store->set_value(kRecentJobsKey, snapshots.save_recent());
         record_observed();
       }
       last_queue = snapshots.build(jobs, now);

@@ -11,16 +11,18 @@ namespace {
 template <typename TimeOf, typename Counted>
 std::vector<const SlurmJob*> unseen(const std::vector<SlurmJob>& jobs, Seconds watermark,
                                     TimeOf time_of, Counted counted) {
-  std::vector<const SlurmJob*> fresh;
+  std::vector<std::pair<Seconds, const SlurmJob*>> timed;  // each event's time read once
   for (const auto& j : jobs) {
     const Seconds t = time_of(j);
     if (t == kUnknownTime || t < watermark || (t == watermark && counted(j.id))) continue;
-    fresh.push_back(&j);
+    timed.emplace_back(t, &j);
   }
-  std::sort(fresh.begin(), fresh.end(), [&](const SlurmJob* a, const SlurmJob* b) {
-    const Seconds ta = time_of(*a), tb = time_of(*b);
-    return ta != tb ? ta < tb : a->id < b->id;
+  std::sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->id < b.second->id;
   });
+  std::vector<const SlurmJob*> fresh;
+  fresh.reserve(timed.size());
+  for (const auto& [t, j] : timed) fresh.push_back(j);
   return fresh;
 }
 
