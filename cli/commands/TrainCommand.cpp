@@ -334,9 +334,10 @@ void register_train_command(CLI::App& app) {
                   "Submit only once the queue forecast plans the successor to start no earlier "
                   "than the predecessor's end: limits (running jobs to their time limits, where "
                   "the forecast baseline submits; 'on' is the same), halved (every other job "
-                  "running half of what its limit leaves: opens later), off, or auto (chosen on "
-                  "validation with the threshold)")
-      ->check(CLI::IsMember({"auto", "off", "limits", "halved", "on"}))
+                  "running half of what its limit leaves: opens later), recent (every other job "
+                  "running as the recently ended jobs ran), off, or auto (off, limits or halved, "
+                  "chosen on validation with the threshold)")
+      ->check(CLI::IsMember({"auto", "off", "limits", "halved", "recent", "on"}))
       ->capture_default_str();
   cmd->add_option("--follow-average", hp.follow_average,
                   "Also try rules that follow the average baseline: where it would submit, "
@@ -345,9 +346,10 @@ void register_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--window-clause", hp.window_clause,
                   "Also try each final rule with a window clause: submit, whatever the margin, "
-                  "once the predecessor has at most 1-4 h left and the queue forecast plans a "
-                  "wait of 1-8 h were the successor submitted at its end (a big job's "
-                  "reservation closing the window); both bounds chosen on validation")
+                  "once the predecessor has at most 1-4 h left and the queue forecast (limits, "
+                  "halved or recent) plans a wait of 1-8 h were the successor submitted at its "
+                  "end (a big job's reservation closing the window); the plan and both bounds "
+                  "chosen on validation")
       ->capture_default_str();
   cmd->add_option("--target-update", hp.target_update,
                   "dqn/moe: gradient steps between target-network copies")

@@ -70,6 +70,7 @@ std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_camp
   const PlannedStart planned = QueueForecast::plan_successor(obs);
   const PlannedStart half =
       QueueForecast::plan_successor(obs, RuntimeGuess::share_of_limits(kHalfRuntimes));
+  const PlannedStart recent = QueueForecast::plan_successor(obs, RuntimeGuess::recent_ends());
   return {time_feature(c.predecessor_limit),
           static_cast<float>(c.predecessor_nodes) / nodes,
           time_feature(c.predecessor_waited),
@@ -82,7 +83,9 @@ std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_camp
           time_feature(planned.wait_running),
           time_feature(half.wait),
           time_feature(planned.wait_after_delay),
-          time_feature(half.wait_after_delay)};
+          time_feature(half.wait_after_delay),
+          time_feature(recent.wait),
+          time_feature(recent.wait_after_delay)};
 }
 
 std::vector<float> FeatureEncoder::encode(const Observation& obs) {

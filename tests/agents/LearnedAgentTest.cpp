@@ -15,6 +15,7 @@
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
 #include "mirage/core/Error.h"
+#include "mirage/core/QueueForecast.h"
 #include "mirage/learned/LearnedModel.h"
 #include "mirage/learned/Training.h"
 
@@ -150,8 +151,8 @@ void expect_replay_matches_validation(const Trace& trace, const TrainConfig& c,
 
 TEST_F(LearnedTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
   const Trace trace = busy_trace(11, 12);
-  // With either forecast guard and without: probes and live decisions must apply them alike.
-  for (const std::string guard : {"off", "limits", "halved"}) {
+  // With each forecast guard and without: probes and live decisions must apply them alike.
+  for (const std::string guard : {"off", "limits", "halved", "recent"}) {
     TrainConfig c = tiny(AgentKind::kDqn, path("agent-" + guard + ".mirage-model"), 2, 10);
     c.hp.forecast_guard = guard;
     const TrainSummary s = train_agent(trace, c);
@@ -353,7 +354,7 @@ TEST_F(LearnedTest, TheWindowClauseSubmitsWhereAReservationWouldCloseTheWindowAs
   closing.pending.push_back({kHour, 16, 0, kHour});
   QueueSnapshot idle;
   idle.total_nodes = 16;
-  auto decide = [&](const QueueSnapshot& q, Seconds run) {
+  auto decide_by = [&](const std::string& file, const QueueSnapshot& q, Seconds run) {
     CampaignView view;
     view.predecessor_limit = view.successor_limit = 6 * kHour;
     view.predecessor_nodes = view.successor_nodes = 6;
@@ -361,11 +362,23 @@ TEST_F(LearnedTest, TheWindowClauseSubmitsWhereAReservationWouldCloseTheWindowAs
     view.predecessor_run = run;
     ObservationBuilder history;
     for (int i = 0; i < FeatureEncoder::kWindow; ++i) history.add(q);
-    return make_policy(model)->decide(history.build(view)).action;
+    return make_policy(file)->decide(history.build(view)).action;
   };
+  auto decide = [&](const QueueSnapshot& q, Seconds run) { return decide_by(model, q, run); };
   EXPECT_EQ(decide(closing, 3 * kHour), Action::kSubmitNow);
   EXPECT_EQ(decide(closing, kHour), Action::kWait);
   EXPECT_EQ(decide(idle, 3 * kHour), Action::kWait);
+  // Planned with recent runtimes: where the jobs that ended ran a quarter of their limits, the
+  // running ones end in 2 h and the big job runs 15 min: the window stays open. Without enough
+  // ended jobs known, the plan is the limits' one.
+  const std::string recent =
+      rewritten("closing-recent.mirage-model",
+                {{"plan", "recent"}, {"within_s", 4 * kHour}, {"wait_s", kHour}});
+  QueueSnapshot short_runs = closing;
+  short_runs.recent_runtime_shares.assign(RuntimeGuess::kMinRecentEnds, 0.25f);
+  EXPECT_EQ(decide_by(recent, closing, 3 * kHour), Action::kSubmitNow);
+  EXPECT_EQ(decide_by(recent, short_runs, 3 * kHour), Action::kWait);
+  EXPECT_EQ(decide(short_runs, 3 * kHour), Action::kSubmitNow);
 
   // Replayed through the simulator, the model submits where the probes said the clause first
   // fires, with the gaps they said.

@@ -153,6 +153,18 @@ TEST(FeatureEncoder, CampaignFeaturesCarryTheSuccessorsPlannedWaits) {
   const auto later = FeatureEncoder::encode_campaign(o);
   EXPECT_FLOAT_EQ(later[FeatureEncoder::kPlannedWaitAtEnd], FeatureEncoder::time_feature(kHour));
   EXPECT_FLOAT_EQ(later[FeatureEncoder::kPlannedWaitAtEndHalfRuntimes], 0.f);
+  // Too few ended jobs known: the recent-runtime plan is the limits' plan.
+  EXPECT_FLOAT_EQ(later[FeatureEncoder::kPlannedWaitRecentRuntimes],
+                  later[FeatureEncoder::kPlannedWait]);
+  EXPECT_FLOAT_EQ(later[FeatureEncoder::kPlannedWaitAtEndRecentRuntimes],
+                  later[FeatureEncoder::kPlannedWaitAtEnd]);
+  // Jobs that ended ran 9/10 of their limits: the running one to 9 h (2 h more), the pending
+  // one 1.8 h after it; at the predecessor's end the queue has cleared.
+  o.latest.recent_runtime_shares.assign(RuntimeGuess::kMinRecentEnds, 0.9f);
+  const auto recent = FeatureEncoder::encode_campaign(o);
+  EXPECT_FLOAT_EQ(recent[FeatureEncoder::kPlannedWaitRecentRuntimes],
+                  FeatureEncoder::time_feature(3 * kHour + 48 * kMinute));
+  EXPECT_FLOAT_EQ(recent[FeatureEncoder::kPlannedWaitAtEndRecentRuntimes], 0.f);
 }
 
 }  // namespace

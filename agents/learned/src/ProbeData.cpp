@@ -176,12 +176,14 @@ std::string_view to_string(ForecastGuard guard) {
     case ForecastGuard::kOff: return "off";
     case ForecastGuard::kLimits: return "limits";
     case ForecastGuard::kHalved: return "halved";
+    case ForecastGuard::kRecent: return "recent";
   }
   return "?";
 }
 
 std::optional<ForecastGuard> parse_forecast_guard(std::string_view text) {
-  for (const auto g : {ForecastGuard::kOff, ForecastGuard::kLimits, ForecastGuard::kHalved})
+  if (text == to_string(ForecastGuard::kOff)) return ForecastGuard::kOff;
+  for (const auto g : kForecastPlans)
     if (text == to_string(g)) return g;
   return std::nullopt;
 }
@@ -195,23 +197,25 @@ bool forecast_allows_submit(const float* encoded, ForecastGuard guard) {
       return campaign[F::kPlannedWait] >= campaign[F::kPredecessorRemaining];
     case ForecastGuard::kHalved:
       return campaign[F::kPlannedWaitHalfRuntimes] >= campaign[F::kPredecessorRemaining];
+    case ForecastGuard::kRecent:
+      return campaign[F::kPlannedWaitRecentRuntimes] >= campaign[F::kPredecessorRemaining];
   }
   return true;
 }
 
-std::array<float, 3> WindowClause::features(const float* encoded) {
+WindowClause::Features WindowClause::features(const float* encoded) {
   using F = FeatureEncoder;
   const float* campaign = encoded + kWindow * kSnap;
+  // In the order of kForecastPlans, whose values are 1, 2, 3.
   return {campaign[F::kPredecessorRemaining], campaign[F::kPlannedWaitAtEnd],
-          campaign[F::kPlannedWaitAtEndHalfRuntimes]};
+          campaign[F::kPlannedWaitAtEndHalfRuntimes], campaign[F::kPlannedWaitAtEndRecentRuntimes]};
 }
 
-bool WindowClause::fires(const std::array<float, 3>& f) const {
+bool WindowClause::fires(const Features& f) const {
   if (!active()) return false;
   // time_feature is monotone: comparing features compares the times.
-  const float at_end = plan == ForecastGuard::kHalved ? f[2] : f[1];
   return f[0] <= FeatureEncoder::time_feature(within) &&
-         at_end >= FeatureEncoder::time_feature(wait);
+         f[static_cast<std::size_t>(plan)] >= FeatureEncoder::time_feature(wait);
 }
 
 bool WindowClause::fires(const float* encoded) const {
@@ -224,7 +228,7 @@ bool operator<(const WindowClause& a, const WindowClause& b) {
 
 std::vector<WindowClause> window_clauses() {
   std::vector<WindowClause> out;
-  for (const auto plan : {ForecastGuard::kLimits, ForecastGuard::kHalved})
+  for (const auto plan : kForecastPlans)
     for (const Seconds within : {kHour, 2 * kHour, 3 * kHour, 4 * kHour})
       for (const Seconds wait : {kHour, 2 * kHour, 4 * kHour, 8 * kHour})
         out.push_back({plan, within, wait});
@@ -341,7 +345,7 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
       pooling(encoded.data(), set.x.data() + set.gap.size() * width);
       set.gap.push_back(d.gap_if_submitted);
       std::uint8_t flags = 0;
-      for (const auto g : {ForecastGuard::kLimits, ForecastGuard::kHalved})
+      for (const auto g : kForecastPlans)
         if (forecast_allows_submit(encoded.data(), g)) flags |= 1 << static_cast<int>(g);
       if (average_would_submit(encoded.data())) {
         flags |= 1 << ProbeSet::kAverageBit;

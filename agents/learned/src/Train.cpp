@@ -82,7 +82,7 @@ void check(const TrainConfig& c) {
     bad("--overlap-confidence", "must be in [0, 1]");
   if (hp.forecast_guard != "auto" && hp.forecast_guard != "on" &&
       !parse_forecast_guard(hp.forecast_guard))
-    bad("--forecast-guard", "expected auto, off, limits or halved");
+    bad("--forecast-guard", "expected auto, off, limits, halved or recent");
   if (hp.wait_target != "bootstrap" && hp.wait_target != "rollout")
     bad("--wait-target", "expected bootstrap or rollout");
   if (hp.history_blocks < 0 || hp.history_blocks > FeatureEncoder::kWindow ||

@@ -14,7 +14,8 @@
 // again with every other job running only half of what its limit leaves (jobs end early:
 // limits alone overstate waits most when the queue is long); and the wait in the same two
 // plans were it submitted at the predecessor's end instead (how long waiting would interrupt,
-// were nothing to arrive: a window that a big job's reservation closes shows only here).
+// were nothing to arrive: a window that a big job's reservation closes shows only here); and
+// both waits once more with the other jobs running as the recently ended ones ran.
 #include <array>
 #include <deque>
 #include <vector>
@@ -27,12 +28,13 @@ namespace mirage {
 class FeatureEncoder {
  public:
   // 2: the planned waits joined the campaign features; 3: planned waits with shorter runtimes;
-  // 4: planned waits of a submission at the predecessor's end.
-  static constexpr int kVersion = 4;
+  // 4: planned waits of a submission at the predecessor's end; 5: planned waits with the
+  // runtimes of recently ended jobs.
+  static constexpr int kVersion = 5;
   static constexpr int kWindow = 144;       // snapshots in an observation
   static constexpr Seconds kSpacing = 600;  // seconds between snapshots
   static constexpr int kPerSnapshot = 29;
-  static constexpr int kCampaignFeatures = 13;
+  static constexpr int kCampaignFeatures = 15;
   // Where each campaign feature sits in encode_campaign()'s output.
   enum CampaignFeature {
     kPredecessorLimit,
@@ -48,6 +50,8 @@ class FeatureEncoder {
     kPlannedWaitHalfRuntimes,
     kPlannedWaitAtEnd,
     kPlannedWaitAtEndHalfRuntimes,
+    kPlannedWaitRecentRuntimes,
+    kPlannedWaitAtEndRecentRuntimes,
   };
   // The runtime share of the last planned wait (QueueForecast's RuntimeGuess::share). A quarter as
   // well added nothing the learners used and cost 0.2 ms a decision.

@@ -32,7 +32,8 @@ namespace mirage::learned {
 // submit many hours before a closing window (measured on LS6, 2026-11-23).
 inline constexpr int kPoolingVersion = 5;
 inline constexpr int kDerivedFeatures = 7;
-// The campaign features the networks see: those before the planned waits at the end.
+// The campaign features the networks see: those before the planned waits at the end (the
+// planned waits with recent runtimes, after them, feed the guard and the window clause only).
 inline constexpr int kNetworkCampaignFeatures = FeatureEncoder::kPlannedWaitAtEnd;
 
 struct Pooling {
@@ -48,24 +49,30 @@ struct Pooling {
 
 // The forecast guard: no submission until the queue forecast plans the successor to start no
 // earlier than the predecessor's end. Before that, submitting buys overlap unless jobs that
-// outrank the successor arrive meanwhile; a learned agent may be held to it. Two forecasts can
-// guard, both planning the pending jobs that outrank the successor ahead of it:
+// outrank the successor arrive meanwhile; a learned agent may be held to it. Three forecasts can
+// guard, all planning the pending jobs that outrank the successor ahead of it:
 //  - kLimits: the running jobs run to their time limits (where the `forecast` baseline submits).
 //    Time limits overstate runtimes, so this one opens early and overlaps.
 //  - kHalved: every other job runs half of what its limit leaves. It opens later: less overlap,
 //    and an interruption where the forecast of real runtimes was too short.
+//  - kRecent: every other job runs as the recently ended jobs ran (RuntimeGuess::recent_ends):
+//    the machine's own bias of time limits, measured as it goes.
 // Which one (or none) is chosen on validation: the bias of time limits is a property of the
-// machine and its users.
-enum class ForecastGuard : std::uint8_t { kOff = 0, kLimits = 1, kHalved = 2 };
+// machine and its users (`--forecast-guard auto` chooses among off, kLimits and kHalved;
+// kRecent where named).
+enum class ForecastGuard : std::uint8_t { kOff = 0, kLimits = 1, kHalved = 2, kRecent = 3 };
+inline constexpr std::array<ForecastGuard, 3> kForecastPlans{
+    ForecastGuard::kLimits, ForecastGuard::kHalved, ForecastGuard::kRecent};
 std::string_view to_string(ForecastGuard guard);
-std::optional<ForecastGuard> parse_forecast_guard(std::string_view text);  // off|limits|halved
+// off|limits|halved|recent
+std::optional<ForecastGuard> parse_forecast_guard(std::string_view text);
 
 // True where `guard` lets a submission through. A function of FeatureEncoder::encode()'s output
 // (`encoded`: kInputSize floats), as Pooling is; time_feature is monotone, so comparing features
 // compares the times, live and in probes alike.
 bool forecast_allows_submit(const float* encoded, ForecastGuard guard);
 // The window clause of a decision rule: submit, whatever the network's margin, once the
-// predecessor has at most `within` left and the queue forecast (`plan`: kLimits or kHalved;
+// predecessor has at most `within` left and the queue forecast (`plan`: one of kForecastPlans;
 // kOff: no clause) has the successor wait at least `wait` were it submitted at the
 // predecessor's end. That is a window closing: a big job's reservation that a successor
 // submitted now would start before, and one submitted at the end would wait behind. The
@@ -78,12 +85,14 @@ struct WindowClause {
   bool active() const { return plan != ForecastGuard::kOff; }
   // From FeatureEncoder::encode()'s output, as forecast_allows_submit.
   bool fires(const float* encoded) const;
-  // The same from the three campaign features it reads (ProbeSet::window_features).
-  bool fires(const std::array<float, 3>& features) const;
-  static std::array<float, 3> features(const float* encoded);
+  // The campaign features it reads (ProbeSet::window_features): the remaining time, then the
+  // planned wait at the end in each of kForecastPlans.
+  using Features = std::array<float, 1 + kForecastPlans.size()>;
+  bool fires(const Features& features) const;
+  static Features features(const float* encoded);
 };
 bool operator<(const WindowClause& a, const WindowClause& b);
-// The clauses the calibration tries (besides none): both plans, `within` of 1-4 h, `wait` of
+// The clauses the calibration tries (besides none): every plan, `within` of 1-4 h, `wait` of
 // 1-8 h.
 std::vector<WindowClause> window_clauses();
 
@@ -135,7 +144,7 @@ struct ProbeSet {
   static constexpr int kAverageBit = 7;
   std::vector<std::uint8_t> submit_flags;
   // Per decision: what WindowClause reads (remaining time, and the planned waits at the end).
-  std::vector<std::array<float, 3>> window_features;
+  std::vector<WindowClause::Features> window_features;
   std::size_t decisions() const { return gap.size(); }
   // The gap of `e` had the successor been submitted at its decision `stop` (-1: the fallback).
   Seconds gap_at(const Episode& e, int stop) const {

@@ -73,8 +73,8 @@ struct Hyperparameters {
   double overlap_confidence = 0.7;
   // Hold the agent to a forecast guard (ForecastGuard, forecast_allows_submit: no submission
   // while the queue forecast plans the successor to start before the predecessor's end):
-  // "limits" ("on" before there were two), "halved", "off", or "auto" (chosen on validation
-  // together with the threshold, by the same score).
+  // "limits" ("on" before there were two), "halved", "recent", "off", or "auto" (off, limits or
+  // halved, chosen on validation together with the threshold, by the same score).
   std::string forecast_guard = "auto";
   // Also try rules that follow `average` (DecisionRule::after_average): where `average` would
   // submit, submit unless the margin is below a second threshold, chosen on validation with the
