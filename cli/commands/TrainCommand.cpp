@@ -66,8 +66,8 @@ std::string rule_text(const learned::TrainSummary& s) {
     return t == learned::kAlwaysAfterAverage ? std::string("whatever the margin")
                                              : fmt::format("when the margin exceeds {:g}", t);
   };
-  const bool early = !std::isinf(s.threshold), after = !std::isinf(s.after_average);
-  const learned::WindowClause& w = s.window;
+  const bool early = !std::isinf(s.rule.threshold), after = !std::isinf(s.rule.after_average);
+  const learned::WindowClause& w = s.rule.window;
   const std::string window =
       !w.active() ? std::string()
                   : fmt::format(
@@ -79,13 +79,13 @@ std::string rule_text(const learned::TrainSummary& s) {
     return window.empty() ? "never submit early (as reactive)" : "submit " + window;
   std::string text;
   if (early)
-    text = "submit " + margin_above(s.threshold) +
-           (s.forecast_guard == learned::ForecastGuard::kOff
+    text = "submit " + margin_above(s.rule.threshold) +
+           (s.rule.guard == learned::ForecastGuard::kOff
                 ? ""
-                : fmt::format(" and the {} forecast guard allows", to_string(s.forecast_guard)));
+                : fmt::format(" and the {} forecast guard allows", to_string(s.rule.guard)));
   if (after)
     text += (early ? ", or" : "submit") +
-            fmt::format(" where average would submit, {}", margin_above(s.after_average));
+            fmt::format(" where average would submit, {}", margin_above(s.rule.after_average));
   if (!window.empty()) text += ", or " + window;
   return text;
 }

@@ -157,7 +157,7 @@ TEST_F(LearnedTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
     c.hp.forecast_guard = guard;
     const TrainSummary s = train_agent(trace, c);
     ASSERT_GT(s.val_episodes, 5u);
-    EXPECT_EQ(to_string(s.forecast_guard), guard);
+    EXPECT_EQ(to_string(s.rule.guard), guard);
 
     const ModelInfo info = read_model_info(c.out);
     EXPECT_EQ(info.agent, "dqn");
@@ -205,7 +205,7 @@ TEST_F(LearnedTest, TheForecastGuardHoldsTheAgentBackWhileTheQueuePlansAnEarlySt
   c.hp.max_epochs = 1;
   c.hp.forecast_guard = "on";  // the name of the limits guard before there were two
   const TrainSummary s = train_agent(trace, c);
-  EXPECT_EQ(s.forecast_guard, ForecastGuard::kLimits);
+  EXPECT_EQ(s.rule.guard, ForecastGuard::kLimits);
   const ModelInfo info = read_model_info(c.out);
   EXPECT_EQ(nlohmann::json::parse(info.metadata_json).at("forecast_guard"), "limits");
 
@@ -309,10 +309,10 @@ TEST_F(LearnedTest, ARuleThatFollowsAverageSubmitsWhereAverageDoesUnlessTheMargi
     c.seed = seed;
     c.out = path("seed" + std::to_string(seed) + ".mirage-model");
     const TrainSummary t = train_agent(trace, c);
-    if (std::isinf(t.after_average) || t.after_average == kAlwaysAfterAverage) continue;
+    if (std::isinf(t.rule.after_average) || t.rule.after_average == kAlwaysAfterAverage) continue;
     found = true;
     expect_replay_matches_validation(trace, c, t,
-                                     "after_average " + std::to_string(t.after_average));
+                                     "after_average " + std::to_string(t.rule.after_average));
   }
   EXPECT_TRUE(found) << "no seed chose a margin threshold after average; pick another window";
   try {
@@ -418,10 +418,10 @@ TEST_F(LearnedTest, TheWindowClauseSubmitsWhereAReservationWouldCloseTheWindowAs
     c.seed = seed;
     c.out = path("window-seed" + std::to_string(seed) + ".mirage-model");
     const TrainSummary t = train_agent(trace, c);
-    if (!t.window.active()) continue;
+    if (!t.rule.window.active()) continue;
     kept = true;
     const auto meta = nlohmann::json::parse(read_model_info(c.out).metadata_json);
-    EXPECT_EQ(meta.at("window_clause").at("within_s"), t.window.within);
+    EXPECT_EQ(meta.at("window_clause").at("within_s"), t.rule.window.within);
     expect_replay_matches_validation(trace, c, t, "window clause, seed " + std::to_string(seed));
   }
   EXPECT_TRUE(kept) << "no seed kept a window clause; pick another window";
@@ -698,7 +698,7 @@ TEST_F(LearnedTest, ALearnedAgentBeatsTheBaselinesOnAHeldOutWindow) {
     const BucketMetrics& agent = r.metrics.at(c.out).overall;
     ASSERT_GE(r.sample_times.size(), 40u);
     EXPECT_GT(reactive.mean_interruption_h, 0.5) << "the window is busy: there is room";
-    const std::string why = objective + ", guard " + std::string(to_string(s.forecast_guard));
+    const std::string why = objective + ", guard " + std::string(to_string(s.rule.guard));
     if (objective == "match-average") {
       EXPECT_LT(agent.mean_interruption_h, 0.8 * reactive.mean_interruption_h) << why;
       EXPECT_LT(agent.mean_interruption_h, 0.8 * average.mean_interruption_h) << why;

@@ -21,24 +21,6 @@ struct TrainContext {
   std::string checkpoint_path;  // config.out + ".ckpt"
 };
 
-// How a model turns margins into decisions: submit when the margin exceeds `threshold`
-// (infinity: never submit early), only where `guard` allows it (forecast_allows_submit); or,
-// where `average` would submit (average_would_submit), when the margin exceeds `after_average`
-// (infinity: not there either; kAlways: there whatever the margin, as `average` does). The second
-// clause makes `average` one of the rules: the network can then bring its submissions forward
-// where the queue says so, and hold them back where `average` would overlap. The third, the
-// window clause (WindowClause), submits where a closing window fires it, whatever the margin:
-// submits() leaves it out, and decisions test it before the network.
-struct DecisionRule {
-  static constexpr double kAlways = kAlwaysAfterAverage;
-  double threshold = 0;
-  ForecastGuard guard = ForecastGuard::kOff;
-  double after_average = std::numeric_limits<double>::infinity();
-  WindowClause window;
-  bool submits(double margin, bool guard_allows, bool average_submits) const {
-    return (margin > threshold && guard_allows) || (average_submits && margin > after_average);
-  }
-};
 struct AgentResult {
   StopMetrics val;  // the selected weights, greedy, on the validation episodes
   int epochs = 0;

@@ -245,10 +245,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   }
   summary.agent = r.val;
   summary.epochs = r.epochs;
-  summary.forecast_guard = r.rule.guard;
-  summary.threshold = r.rule.threshold;
-  summary.after_average = r.rule.after_average;
-  summary.window = r.rule.window;
+  summary.rule = r.rule;
   summary.train_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return summary;

@@ -36,6 +36,25 @@ std::optional<AgentKind> parse_agent_kind(std::string_view text);
 // margin (DecisionRule::after_average; "always" in model files).
 inline constexpr double kAlwaysAfterAverage = std::numeric_limits<double>::lowest();
 
+// How a model turns margins into decisions: submit when the margin exceeds `threshold`
+// (infinity: never submit early), only where `guard` allows it (forecast_allows_submit); or,
+// where `average` would submit (average_would_submit), when the margin exceeds `after_average`
+// (infinity: not there either; kAlways: there whatever the margin, as `average` does). The second
+// clause makes `average` one of the rules: the network can then bring its submissions forward
+// where the queue says so, and hold them back where `average` would overlap. The third, the
+// window clause (WindowClause), submits where a closing window fires it, whatever the margin:
+// submits() leaves it out, and decisions test it before the network.
+struct DecisionRule {
+  static constexpr double kAlways = kAlwaysAfterAverage;
+  double threshold = 0;
+  ForecastGuard guard = ForecastGuard::kOff;
+  double after_average = std::numeric_limits<double>::infinity();
+  WindowClause window;
+  bool submits(double margin, bool guard_allows, bool average_submits) const {
+    return (margin > threshold && guard_allows) || (average_submits && margin > after_average);
+  }
+};
+
 // Every knob, with the defaults `mirage train` shows in its help.
 struct Hyperparameters {
   // Shared by all agents.
@@ -161,13 +180,7 @@ struct TrainSummary {
   // On the validation episodes, greedy.
   StopMetrics agent, reactive, average, hindsight;
   std::vector<double> overlap_caps;  // match-average: `average`'s overlap per validation block
-  // The saved decision rule: submit when the margin exceeds `threshold` where the guard allows,
-  // or exceeds `after_average` where `average` would submit (kAlwaysAfterAverage, or infinity:
-  // never).
-  ForecastGuard forecast_guard = ForecastGuard::kOff;
-  double threshold = 0;
-  double after_average = std::numeric_limits<double>::infinity();
-  WindowClause window;  // not active: none
+  DecisionRule rule;                 // the saved one
 };
 
 // Probes (or loads) the window, trains, and writes the model file atomically. Throws
