@@ -206,7 +206,12 @@ bool forecast_allows_submit(const float* encoded, ForecastGuard guard) {
 WindowClause::Features WindowClause::features(const float* encoded) {
   using F = FeatureEncoder;
   const float* campaign = encoded + kWindow * kSnap;
-  // In the order of kForecastPlans, whose values are 1, 2, 3.
+  // In the order of kForecastPlans, whose values are 1, 2, 3: fires() indexes by the plan.
+  static_assert(kForecastPlans[0] == ForecastGuard::kLimits &&
+                kForecastPlans[1] == ForecastGuard::kHalved &&
+                kForecastPlans[2] == ForecastGuard::kRecent &&
+                static_cast<int>(ForecastGuard::kLimits) == 1 &&
+                static_cast<int>(ForecastGuard::kRecent) == 3);
   return {campaign[F::kPredecessorRemaining], campaign[F::kPlannedWaitAtEnd],
           campaign[F::kPlannedWaitAtEndHalfRuntimes], campaign[F::kPlannedWaitAtEndRecentRuntimes]};
 }
