@@ -207,11 +207,11 @@ WindowClause::Features WindowClause::features(const float* encoded) {
   using F = FeatureEncoder;
   const float* campaign = encoded + kWindow * kSnap;
   // In the order of kForecastPlans, whose values are 1, 2, 3: fires() indexes by the plan.
-  static_assert(kForecastPlans[0] == ForecastGuard::kLimits &&
-                kForecastPlans[1] == ForecastGuard::kHalved &&
-                kForecastPlans[2] == ForecastGuard::kRecent &&
-                static_cast<int>(ForecastGuard::kLimits) == 1 &&
-                static_cast<int>(ForecastGuard::kRecent) == 3);
+  static_assert([] {
+    for (std::size_t i = 0; i < kForecastPlans.size(); ++i)
+      if (static_cast<std::size_t>(kForecastPlans[i]) != i + 1) return false;
+    return true;
+  }());
   return {campaign[F::kPredecessorRemaining], campaign[F::kPlannedWaitAtEnd],
           campaign[F::kPlannedWaitAtEndHalfRuntimes], campaign[F::kPlannedWaitAtEndRecentRuntimes]};
 }
