@@ -189,9 +189,10 @@ std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters&
   // leaves the recent-runtime guard out: among its candidates it moved the members' epochs
   // without being chosen (LS6 8-node dqn: 0.50 h of overlap in February against 0.41 h), so
   // it is tried where named; the window clause tries its plan either way.
+  std::vector<ForecastGuard> guards{ForecastGuard::kOff};
+  guards.insert(guards.end(), kForecastPlans.begin(), kForecastPlans.end());
   for (const double a : after)
-    for (const auto guard : {ForecastGuard::kOff, ForecastGuard::kLimits, ForecastGuard::kHalved,
-                             ForecastGuard::kRecent}) {
+    for (const ForecastGuard guard : guards) {
       if (forecast_guard == "auto" ? guard == ForecastGuard::kRecent : chosen != guard) continue;
       for (const double t : thresholds) rules.push_back({t, guard, a, {}});
     }
