@@ -6,7 +6,9 @@
 # setting was tuned on (each first run after the defaults were fixed; HPC2N's window chosen by its
 # recorded load alone, before any run on it).
 #   bench/learned_agents.sh [ls6|sdsc|kth|ctc|hpc2n|all] [AGENT...]   (default: all, dqn pg moe)
-# Models, probe caches and logs go to $MIRAGE_BENCH_DIR (default build/learned-bench).
+# Models, probe caches and logs go to $MIRAGE_BENCH_DIR (default build/learned-bench);
+# $MIRAGE_TRAIN_FLAGS joins every `mirage train` (give such runs their own MIRAGE_BENCH_DIR), e.g.
+#   MIRAGE_TRAIN_FLAGS="--window-clause true --overlap-confidence 0.99" bench/learned_agents.sh ls6
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
@@ -26,10 +28,10 @@ run_trace() {
     for agent in "${agents[@]}"; do
       local model="$out/$name-$chain-$agent.mirage-model"
       echo "== $name, $chain-node chains: training $agent"
-      # shellcheck disable=SC2086
+      # shellcheck disable=SC2086 # $machine and the flags are lists of words
       /usr/bin/time -f "train wall %e s" "$mirage" train --agent "$agent" --trace "$trace" $machine \
         --chain-nodes "$chain" --from "$from" --to "$to" --out "$model" \
-        --probe-cache "$out/probes" 2>&1 | tr '\r' '\n' | grep -v -E '(steps|probing episodes) '
+        --probe-cache "$out/probes" ${MIRAGE_TRAIN_FLAGS:-} 2>&1 | tr '\r' '\n' | grep -v -E '(steps|probing episodes) '
       models+=("$model")
     done
     local list
