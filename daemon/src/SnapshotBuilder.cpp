@@ -62,10 +62,8 @@ bool SnapshotBuilder::observe_ends(const std::vector<SlurmJob>& jobs) {
                            [&](const RecentEnd& r) { return r.id == id; });
       });
   for (const SlurmJob* j : fresh) {
-    const double share = j->time_limit > 0 ? static_cast<double>(j->end - j->start) /
-                                                 static_cast<double>(j->time_limit)
-                                           : 1.0;
-    ended_.push_back({j->id, j->end, static_cast<float>(std::min(1.0, share))});
+    ended_.push_back(
+        {j->id, j->end, QueueSnapshot::runtime_share(j->end - j->start, j->time_limit)});
     if (ended_.size() > static_cast<std::size_t>(QueueSnapshot::kRecentEnds)) ended_.pop_front();
     end_watermark_ = std::max(end_watermark_, j->end);
   }

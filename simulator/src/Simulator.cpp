@@ -237,9 +237,8 @@ void Simulator::complete(SimJobIndex j, SimJobState final_state) {
 }
 
 void Simulator::note_runtime(Seconds limit, Seconds runtime) {
-  const double share = limit > 0 ? static_cast<double>(runtime) / static_cast<double>(limit) : 1.0;
   recent_shares_[static_cast<std::size_t>(recent_end_pos_)] =
-      static_cast<float>(std::clamp(share, 0.0, 1.0));
+      QueueSnapshot::runtime_share(runtime, limit);
   recent_end_pos_ = (recent_end_pos_ + 1) % QueueSnapshot::kRecentEnds;
   recent_ends_ = std::min(recent_ends_ + 1, QueueSnapshot::kRecentEnds);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The state of one partition at one instant: what a policy may know about the queue. Produced
 // identically by the simulator and by the daemon's Slurm poller.
+#include <algorithm>
 #include <vector>
 
 #include "mirage/core/ClusterSpec.h"
@@ -39,6 +40,13 @@ struct QueueSnapshot {
   // 5% of it), so a forecast that plans with limits overstates waits.
   static constexpr int kRecentEnds = 100;
   std::vector<float> recent_runtime_shares;
+  // One entry of recent_runtime_shares, as the simulator and the daemon both note it (a job
+  // without a limit counts as having run to it).
+  static float runtime_share(Seconds runtime, Seconds limit) {
+    const double share =
+        limit > 0 ? static_cast<double>(runtime) / static_cast<double>(limit) : 1.0;
+    return static_cast<float>(std::clamp(share, 0.0, 1.0));
+  }
   // The scheduler's priority weights (slurm.conf's multifactor age and job-size factors), so
   // that a forecast ranks the pending jobs as the scheduler does. All zero: by age alone.
   PriorityParameters priority = PriorityParameters::unweighted();
