@@ -23,16 +23,6 @@ Seconds wait_in(const AvailabilityProfile& profile, int units, Seconds limit) {
   return p ? p->start : QueueForecast::kHorizon;
 }
 
-// The earliest start at or after `delay`, less `delay`: the profile's units are taken away
-// before it (free counts may go negative there, which only means "does not fit").
-Seconds wait_after(AvailabilityProfile profile, int capacity, int units, Seconds limit,
-                   Seconds delay) {
-  if (delay <= 0) return wait_in(profile, units, limit);
-  if (delay >= QueueForecast::kHorizon) return QueueForecast::kHorizon;
-  profile.occupy_until(0, capacity, delay);
-  return wait_in(profile, units, limit) - delay;
-}
-
 // How long a job of `limit` that has run `run` goes on running, as a RuntimeGuess says.
 class RuntimeModel {
  public:
@@ -94,33 +84,62 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per
   };
   struct Ranked {
     double priority;
+    int units;
     const PendingJobView* job;
   };
-  const double successor = priority(wanted, 0);
-  std::vector<Ranked> ahead;
-  ahead.reserve(q.pending.size());
+  std::vector<Ranked> ranked;
+  ranked.reserve(q.pending.size());
   for (const PendingJobView& p : q.pending) {
-    const double rank = priority(units(p.nodes, p.gpus_per_node), p.waited);
-    // Equal priority: the job already queued goes first (earlier submission).
-    if (rank >= successor) ahead.push_back({rank, &p});
+    const int u = units(p.nodes, p.gpus_per_node);
+    ranked.push_back({priority(u, p.waited), u, &p});
   }
-  const auto planned = std::min<std::size_t>(ahead.size(), kPlannedJobs);
+  const auto planned = std::min<std::size_t>(ranked.size(), kPlannedJobs);
   // Highest priority first; ties oldest first, then larger first, for a deterministic order.
-  std::partial_sort(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(planned),
-                    ahead.end(), [](const Ranked& a, const Ranked& b) {
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(planned),
+                    ranked.end(), [](const Ranked& a, const Ranked& b) {
                       if (a.priority != b.priority) return a.priority > b.priority;
                       return a.job->waited != b.job->waited ? a.job->waited > b.job->waited
                                                             : a.job->nodes > b.job->nodes;
                     });
-  for (std::size_t i = 0; i < planned; ++i) {
-    const PendingJobView& p = *ahead[i].job;
-    const int u = units(p.nodes, p.gpus_per_node);
-    if (u > capacity) continue;  // never starts; blocks nobody
-    const Seconds d = std::max<Seconds>(kMinute, runtime.left(p.time_limit, 0));
-    if (const auto at = profile.earliest_start({1, u}, d, kHorizon)) profile.reserve(*at, u, d);
+  ranked.resize(planned);
+  const auto never_starts = [&](const Ranked& r) { return r.units > capacity; };  // blocks nobody
+  const auto runs_for = [&](const PendingJobView& p) {
+    return std::max<Seconds>(kMinute, runtime.left(p.time_limit, 0));
+  };
+
+  // Submitted now: the jobs that outrank it (equal priority: the one already queued goes first)
+  // are placed ahead of it; those it outranks are planned after it and cannot delay it.
+  const double successor = priority(wanted, 0);
+  AvailabilityProfile now = profile;
+  for (const Ranked& r : ranked) {
+    if (r.priority < successor || never_starts(r)) continue;
+    const Seconds d = runs_for(*r.job);
+    if (const auto at = now.earliest_start({1, r.units}, d, kHorizon)) now.reserve(*at, r.units, d);
   }
-  out.wait = wait_in(profile, wanted, limit);
-  out.wait_after_delay = wait_after(profile, capacity, wanted, limit, delay);
+  out.wait = wait_in(now, wanted, limit);
+
+  // Submitted `delay` from now: until then it is not in the queue, so every pending job that
+  // fits before then starts, the ones it will outrank included (small jobs take the nodes that
+  // free up meanwhile); at `delay` the jobs that have aged past its priority by then are ahead of
+  // it, the others behind. Without the first, a window that small jobs close looked open.
+  if (delay <= 0) {
+    out.wait_after_delay = out.wait;
+  } else if (delay >= kHorizon) {
+    out.wait_after_delay = kHorizon;
+  } else {
+    AvailabilityProfile later = profile;
+    for (const Ranked& r : ranked) {
+      if (never_starts(r)) continue;
+      const Seconds d = runs_for(*r.job);
+      const auto at = later.earliest_start({1, r.units}, d, kHorizon);
+      if (!at) continue;
+      if (at->start < delay || priority(r.units, r.job->waited + delay) >= successor)
+        later.reserve(*at, r.units, d);
+    }
+    // Free counts before `delay` may go negative, which only means "does not fit".
+    later.occupy_until(0, capacity, delay);
+    out.wait_after_delay = wait_in(later, wanted, limit) - delay;
+  }
   return out;
 }
 

@@ -114,6 +114,38 @@ TEST(QueueForecast, ALaterSubmissionSeesTheWindowThatAReservationCloses) {
   EXPECT_EQ(QueueForecast::plan(q, 4, 0, 11 * kHour).wait_after_delay, 11 * kHour);
 }
 
+TEST(QueueForecast, ALaterSubmissionFindsTheNodesTakenBySmallJobsItWouldHaveOutranked) {
+  QueueSnapshot q = machine();
+  q.priority = PriorityParameters{};       // age and job size weighted
+  q.running = {{20 * kHour, 6, 0, 0, 0}};  // 6 nodes for 20 h: 4 free now
+  // Four 1-node jobs of 20 h that a 4-node job outranks on size.
+  q.pending.assign(4, PendingJobView{20 * kHour, 1, 0, kHour});
+  // Submitted now it goes first and starts at once; submitted in 2 h it finds the small jobs
+  // started on the 4 free nodes meanwhile and waits for the 20 h ones to end.
+  const PlannedStart p = QueueForecast::plan(q, 4, 0, 9 * kHour, RuntimeGuess::limits(), 2 * kHour);
+  EXPECT_EQ(p.wait, 0);
+  EXPECT_EQ(p.wait_after_delay, 18 * kHour);
+}
+
+TEST(QueueForecast, JobsThatAgePastALaterSubmissionGoAheadOfIt) {
+  QueueSnapshot q = machine();
+  q.priority = PriorityParameters{};
+  q.running = {{4 * kHour, 10, 0, 0, 0}};  // the whole machine for 4 h
+  // A 5-node job outranks a 6-node successor now only if it has waited long enough: 1000 x
+  // (6 - 5) / 10 = 100 points of size are 100/1000 of a week of age, 16.8 h.
+  q.pending = {{10 * kHour, 5, 0, 0}};
+  // Now: the successor goes first, at 4 h. Submitted in 3 h (before the machine frees, so the
+  // 5-node job cannot have started), the 5-node job has aged 3 h: still behind.
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 4 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour, RuntimeGuess::limits(), 3 * kHour).wait_after_delay,
+            kHour);
+  // Had it waited 15 h already, 3 h more put it ahead: the successor waits for its 10 h too.
+  q.pending[0].waited = 15 * kHour;
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 4 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour, RuntimeGuess::limits(), 3 * kHour).wait_after_delay,
+            11 * kHour);
+}
+
 TEST(QueueForecast, AJobLargerThanTheMachineNeverStarts) {
   EXPECT_EQ(QueueForecast::plan(machine(), 11, 0, kHour).wait, QueueForecast::kHorizon);
   // and such a pending job blocks nobody

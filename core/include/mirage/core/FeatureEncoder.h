@@ -29,8 +29,9 @@ class FeatureEncoder {
  public:
   // 2: the planned waits joined the campaign features; 3: planned waits with shorter runtimes;
   // 4: planned waits of a submission at the predecessor's end; 5: planned waits with the
-  // runtimes of recently ended jobs.
-  static constexpr int kVersion = 5;
+  // runtimes of recently ended jobs; 6: the waits at the predecessor's end count the pending
+  // jobs that start before then (small ones it would outrank) and those that age past it.
+  static constexpr int kVersion = 6;
   static constexpr int kWindow = 144;       // snapshots in an observation
   static constexpr Seconds kSpacing = 600;  // seconds between snapshots
   static constexpr int kPerSnapshot = 29;

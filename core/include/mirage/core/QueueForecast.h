@@ -33,9 +33,11 @@ struct PlannedStart {
   Seconds wait = 0;          // planned start - snapshot time (kHorizon when it does not fit)
   Seconds wait_running = 0;  // the same with the pending jobs left out: when the running jobs
                              // alone free enough (a lower bound; the gap to `wait` is the queue)
-  Seconds wait_after_delay = 0;  // were it submitted `delay` from now into the same plan: its
-                                 // start - (now + delay). A window that closes before then (a
-                                 // big job's reservation drawing near) shows here, not in `wait`
+  Seconds wait_after_delay = 0;  // were it submitted `delay` from now: its start - (now +
+                                 // delay). A window that closes before then (a big job's
+                                 // reservation drawing near, or small jobs it would outrank
+                                 // taking the nodes that free up meanwhile) shows here, not in
+                                 // `wait`
 };
 
 class QueueForecast {
@@ -45,7 +47,8 @@ class QueueForecast {
 
   // A job of `nodes` nodes with `gpus_per_node` GPUs each (0: whole nodes) and `time_limit`.
   // `delay`: when the later submission of wait_after_delay would be made (no job arriving
-  // meanwhile; the jobs ahead now stay ahead).
+  // meanwhile; every pending job that fits before then starts before it, and the pending jobs
+  // that outrank it then, having aged, go ahead of it).
   static PlannedStart plan(const QueueSnapshot& queue, int nodes, int gpus_per_node,
                            Seconds time_limit, RuntimeGuess runtimes = RuntimeGuess::limits(),
                            Seconds delay = 0);
