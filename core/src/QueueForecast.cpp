@@ -111,8 +111,13 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per
   // are placed ahead of it; those it outranks are planned after it and cannot delay it.
   const double successor = priority(wanted, 0);
   AvailabilityProfile now = profile;
+  bool all_ahead = true;  // every planned job outranks it now
   for (const Ranked& r : ranked) {
-    if (r.priority < successor || never_starts(r)) continue;
+    if (never_starts(r)) continue;
+    if (r.priority < successor) {
+      all_ahead = false;
+      continue;
+    }
     const Seconds d = runs_for(*r.job);
     if (const auto at = now.earliest_start({1, r.units}, d, kHorizon)) now.reserve(*at, r.units, d);
   }
@@ -127,15 +132,18 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, int nodes, int gpus_per
   } else if (delay >= kHorizon) {
     out.wait_after_delay = kHorizon;
   } else {
-    AvailabilityProfile later = profile;
-    for (const Ranked& r : ranked) {
-      if (never_starts(r)) continue;
-      const Seconds d = runs_for(*r.job);
-      const auto at = later.earliest_start({1, r.units}, d, kHorizon);
-      if (!at) continue;
-      if (at->start < delay || priority(r.units, r.job->waited + delay) >= successor)
-        later.reserve(*at, r.units, d);
-    }
+    // Age only raises a priority, so a job ahead now is ahead then: where every one is ahead
+    // now, the later plan places the same jobs in the same order as `now`.
+    AvailabilityProfile later = all_ahead ? now : profile;
+    if (!all_ahead)
+      for (const Ranked& r : ranked) {
+        if (never_starts(r)) continue;
+        const Seconds d = runs_for(*r.job);
+        const auto at = later.earliest_start({1, r.units}, d, kHorizon);
+        if (!at) continue;
+        if (at->start < delay || priority(r.units, r.job->waited + delay) >= successor)
+          later.reserve(*at, r.units, d);
+      }
     // Free counts before `delay` may go negative, which only means "does not fit".
     later.occupy_until(0, capacity, delay);
     out.wait_after_delay = wait_in(later, wanted, limit) - delay;
