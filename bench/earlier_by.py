@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""What a policy would have given had it submitted every successor some hours earlier.
+
+Reads `mirage eval --policies POLICY,oracle --out DIR` and, for each shift, looks up every
+boundary's outcome at POLICY's submission instant moved that much earlier (rounded down to the
+oracle's 10-minute instants; before the first instant the first is used) in
+oracle_instants.csv. It prints, per load bucket, mean interruption, boundaries without
+interruption and mean overlap: the price of catching windows by submitting early everywhere.
+    bench/earlier_by.py DIR POLICY [HOURS...]     (default: 0 1 2 3)
+"""
+import bisect
+import calendar
+import csv
+import os
+import sys
+import time
+from collections import defaultdict
+
+FMT = "%Y-%m-%dT%H:%M:%S"
+
+
+def epoch(text):
+    return calendar.timegm(time.strptime(text, FMT))
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    out, policy = sys.argv[1], sys.argv[2]
+    shifts = [float(h) for h in sys.argv[3:]] or [0, 1, 2, 3]
+    instants = defaultdict(list)
+    with open(os.path.join(out, "oracle_instants.csv")) as f:
+        for r in csv.DictReader(f):
+            instants[(r["sample_time"], r["boundary"])].append(
+                (epoch(r["successor_submit"]), int(r["interruption_s"]), int(r["overlap_s"])))
+    for tried in instants.values():
+        tried.sort()
+    rows = []
+    with open(os.path.join(out, "samples.csv")) as f:
+        for r in csv.DictReader(f):
+            if r["policy"] == policy or os.path.basename(r["policy"]) == policy:
+                rows.append(r)
+    if not rows:
+        sys.exit(f"no samples of policy '{policy}' in {out}/samples.csv")
+
+    print(f"{policy}, every successor submitted earlier by:")
+    print(f"{'shift':>6} | " + " | ".join(f"{b:^27}" for b in ("low", "medium", "heavy", "all")))
+    for shift in shifts:
+        per_bucket = defaultdict(list)
+        for r in rows:
+            tried = instants.get((r["sample_time"], r["boundary"]))
+            if not tried:
+                sys.exit(f"no oracle instants for {r['sample_time']} boundary {r['boundary']}")
+            when = epoch(r["successor_submit"]) - int(shift * 3600)
+            at = max(bisect.bisect_right([t for t, _, _ in tried], when) - 1, 0)
+            outcome = tried[at][1:]
+            per_bucket[r["bucket"]].append(outcome)
+            per_bucket["all"].append(outcome)
+        cells = []
+        for b in ("low", "medium", "heavy", "all"):
+            got = per_bucket.get(b, [])
+            if not got:
+                cells.append(f"{'-':^27}")
+                continue
+            n = len(got)
+            cells.append(f"{sum(i for i, _ in got) / n / 3600:5.2f} h {sum(i == 0 for i, _ in got):4}/{n:<4}"
+                         f" {sum(o for _, o in got) / n / 3600:5.2f} h")
+        print(f"{shift:5.1f}h | " + " | ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
