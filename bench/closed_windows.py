@@ -15,7 +15,6 @@ EVAL_ARGS are the machine and chain arguments the run used (for example --nodes 
 is kept as well, so that the sample stays inside the log's horizon; it must arrive after the\npredecessor's end, or the boundary is reported as not checked.
 """
 import argparse
-import calendar
 import csv
 import gzip
 import os
@@ -23,14 +22,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
-FMT = "%Y-%m-%dT%H:%M:%S"
-
-
-def epoch(text):
-    return calendar.timegm(time.strptime(text, FMT))
+from eval_dir import TIME_FORMAT, epoch, oracle_instants, policy_samples
 
 
 def read_lines(path):
@@ -74,20 +68,9 @@ class Trace:
 
 
 def closed_windows(out_dir, policy):
-    instants = defaultdict(list)
-    with open(os.path.join(out_dir, "oracle_instants.csv")) as f:
-        for r in csv.DictReader(f):
-            instants[(r["sample_time"], r["boundary"])].append(r)
-    rows = {}
-    with open(os.path.join(out_dir, "samples.csv")) as f:
-        for r in csv.DictReader(f):
-            if r["policy"] == policy or os.path.basename(r["policy"]) == policy:
-                rows[(r["sample_time"], r["boundary"])] = r
-    if not rows:
-        sys.exit(f"no samples of policy '{policy}' in {out_dir}/samples.csv")
+    rows = {(r["sample_time"], r["boundary"]): r for r in policy_samples(out_dir, policy)}
     found = []
-    for key, tried in sorted(instants.items()):
-        tried.sort(key=lambda r: r["successor_submit"])
+    for key, tried in sorted(oracle_instants(out_dir).items()):
         if int(tried[-1]["interruption_s"]) == 0:
             continue  # submitting at the end was fine: no window closed
         zero = [r for r in tried if int(r["interruption_s"]) == 0]
@@ -104,16 +87,14 @@ def recheck(trace, mirage, eval_args, key, last_zero, row, workdir):
     tag = sample.replace(":", "") + "-" + boundary
     path = os.path.join(workdir, tag + ".trace")
     trace.write_until(cutoff, path)
-    to = time.strftime(FMT, time.gmtime(epoch(sample) + 60))
+    to = time.strftime(TIME_FORMAT, time.gmtime(epoch(sample) + 60))
     out = os.path.join(workdir, tag + ".eval")
     cmd = [mirage, "eval", "--trace", path, "--from", sample, "--to", to, "--policies", "oracle",
            "--threads", "1", "--out", out] + eval_args
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         return None, f"mirage eval failed: {run.stderr.strip().splitlines()[-1:]}"
-    with open(os.path.join(out, "oracle_instants.csv")) as f:
-        tried = sorted((r for r in csv.DictReader(f) if r["boundary"] == boundary),
-                       key=lambda r: r["successor_submit"])
+    tried = oracle_instants(out).get(key)
     if not tried:
         return None, "no oracle instants in the re-run (sample dropped?)"
     with open(os.path.join(out, "samples.csv")) as f:

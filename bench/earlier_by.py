@@ -9,18 +9,10 @@ interruption and mean overlap: the price of catching windows by submitting early
     bench/earlier_by.py DIR POLICY [HOURS...]     (default: 0 1 2 3)
 """
 import bisect
-import calendar
-import csv
-import os
 import sys
-import time
 from collections import defaultdict
 
-FMT = "%Y-%m-%dT%H:%M:%S"
-
-
-def epoch(text):
-    return calendar.timegm(time.strptime(text, FMT))
+from eval_dir import epoch, oracle_instants, policy_samples
 
 
 def main():
@@ -28,20 +20,9 @@ def main():
         sys.exit(__doc__)
     out, policy = sys.argv[1], sys.argv[2]
     shifts = [float(h) for h in sys.argv[3:]] or [0, 1, 2, 3]
-    instants = defaultdict(list)
-    with open(os.path.join(out, "oracle_instants.csv")) as f:
-        for r in csv.DictReader(f):
-            instants[(r["sample_time"], r["boundary"])].append(
-                (epoch(r["successor_submit"]), int(r["interruption_s"]), int(r["overlap_s"])))
-    for tried in instants.values():
-        tried.sort()
-    rows = []
-    with open(os.path.join(out, "samples.csv")) as f:
-        for r in csv.DictReader(f):
-            if r["policy"] == policy or os.path.basename(r["policy"]) == policy:
-                rows.append(r)
-    if not rows:
-        sys.exit(f"no samples of policy '{policy}' in {out}/samples.csv")
+    instants = {key: [(epoch(r["successor_submit"]), int(r["interruption_s"]), int(r["overlap_s"]))
+                      for r in tried] for key, tried in oracle_instants(out).items()}
+    rows = policy_samples(out, policy)
 
     print(f"{policy}, every successor submitted earlier by:")
     print(f"{'shift':>6} | " + " | ".join(f"{b:^27}" for b in ("low", "medium", "heavy", "all")))

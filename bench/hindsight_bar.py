@@ -10,28 +10,21 @@ cheapest zero-gap instants first, the other boundaries at their least interrupti
 overlap. The overlap it prints is an upper bound on the least such a choice needs.
     bench/hindsight_bar.py DIR [BASELINE]        (default baseline: average)
 """
-import csv
-import os
 import sys
 from collections import defaultdict
+
+from eval_dir import oracle_instants, policy_samples
 
 
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     out, baseline = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "average")
-    instants = defaultdict(list)
-    with open(os.path.join(out, "oracle_instants.csv")) as f:
-        for r in csv.DictReader(f):
-            instants[(r["sample_time"], r["boundary"])].append(
-                (int(r["interruption_s"]), int(r["overlap_s"])))
+    instants = {key: [(int(r["interruption_s"]), int(r["overlap_s"])) for r in tried]
+                for key, tried in oracle_instants(out).items()}
     rows = defaultdict(list)
-    with open(os.path.join(out, "samples.csv")) as f:
-        for r in csv.DictReader(f):
-            if r["policy"] == baseline:
-                rows[r["bucket"]].append(r)
-    if not rows:
-        sys.exit(f"no samples of policy '{baseline}' in {out}/samples.csv")
+    for r in policy_samples(out, baseline):
+        rows[r["bucket"]].append(r)
 
     print(f"{'bucket':8} {'n':>4} | {baseline}: {'int.':>8} {'zero':>5} {'overlap':>8} |"
           f" hindsight: {'int.':>8} {'zero':>5} {'overlap':>8}")
