@@ -8,13 +8,16 @@ interruption, drops from the trace every job submitted after t (what a policy de
 could not know), and evaluates that sample again. If submitting at the predecessor's end is
 then without interruption, jobs that arrived after t closed the window: no forecast made from
 the queue at t, even one that knew every runtime, could have seen it. Otherwise the queue at t
-already held what closed it.
-    bench/closed_windows.py DIR TRACE [--policy NAME] -- EVAL_ARGS...
+already held what closed it. Last, it asks whether the arrivals just before a decision (the
+node-hours requested in the --window hours up to --lead hours before the predecessor's end)
+tell the windows later jobs closed from the boundaries a submission at the end served.
+    bench/closed_windows.py DIR TRACE [--policy NAME] [--lead H] [--window H] -- EVAL_ARGS...
 EVAL_ARGS are the machine and chain arguments the run used (for example --nodes 88
 --chain-nodes 8); the mirage binary is $MIRAGE or build/cli/mirage. The last job of the trace
 is kept as well, so that the sample stays inside the log's horizon; it must arrive after the\npredecessor's end, or the boundary is reported as not checked.
 """
 import argparse
+import bisect
 import csv
 import gzip
 import os
@@ -33,31 +36,75 @@ def read_lines(path):
         return f.read().splitlines()
 
 
+def sacct_limit_hours(text):
+    """Timelimit as [D-]HH:MM:SS, or TimelimitRaw in minutes; None where unlimited or blank."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text) / 60
+    days, _, clock = text.rpartition("-")
+    parts = clock.split(":")
+    if not all(p.isdigit() for p in parts) or not (days == "" or days.isdigit()):
+        return None
+    while len(parts) < 3:
+        parts.insert(0, "0")
+    h, m, sec = (int(p) for p in parts)
+    return (int(days or 0) * 24 + h) + m / 60 + sec / 3600
+
+
 class Trace:
-    """The trace's lines, with the submit time (UTC epoch) of each job line."""
+    """The trace's lines, with each job line's submit time (UTC epoch) and requested node-hours
+    (nodes x time limit; SWF: processors x requested time, over processors per node)."""
 
     def __init__(self, path):
         self.lines = read_lines(path)
         self.submit = {}  # line index -> submit epoch
-        swf_start = None
-        header = None
+        self.node_hours = {}  # line index -> requested node-hours, where the line gives them
+        swf_start, procs, nodes = None, None, None
+        columns = None
         for i, line in enumerate(self.lines):
             if line.startswith(";"):
-                if "UnixStartTime:" in line:
-                    swf_start = int(line.split(":", 1)[1].split()[0])
+                key, _, value = line[1:].partition(":")
+                number = value.split()[0] if value.split() else ""
+                if number.isdigit():
+                    if key.strip() == "UnixStartTime":
+                        swf_start = int(number)
+                    elif key.strip() == "MaxProcs":
+                        procs = int(number)
+                    elif key.strip() == "MaxNodes":
+                        nodes = int(number)
                 continue
-            fields = line.split("\t") if "\t" in line else line.split("|") if "|" in line else line.split()
-            if header is None and "Submit" in [f.strip() for f in fields]:
-                header = [f.strip() for f in fields].index("Submit")
+            fields = [f.strip() for f in (line.split("\t") if "\t" in line else
+                                          line.split("|") if "|" in line else line.split())]
+            if columns is None and "Submit" in fields:
+                columns = {name: k for k, name in enumerate(fields)}
                 continue
-            if header is not None:  # sacct: a Submit column of ISO times
-                if header < len(fields) and fields[header].strip()[:4].isdigit() and "T" in fields[header]:
-                    self.submit[i] = epoch(fields[header].strip()[:19])
+            if columns is not None:  # sacct: a Submit column of ISO times
+                at = columns["Submit"]
+                if at < len(fields) and fields[at][:4].isdigit() and "T" in fields[at]:
+                    self.submit[i] = epoch(fields[at][:19])
+                    limit = next((sacct_limit_hours(fields[columns[c]]) for c in
+                                  ("TimelimitRaw", "TimelimitR", "Timelimit") if c in columns), None)
+                    n = fields[columns["NNodes"]] if "NNodes" in columns else ""
+                    if limit is not None and n.isdigit():
+                        self.node_hours[i] = int(n) * limit
             elif len(fields) >= 18 and fields[1].lstrip("-").isdigit():  # SWF
                 self.submit[i] = (swf_start or 0) + int(fields[1])
+                size = int(fields[7]) if int(fields[7]) > 0 else int(fields[4])
+                seconds = int(fields[8]) if int(fields[8]) > 0 else int(fields[3])
+                per_node = procs // nodes if procs and nodes and procs >= nodes else 1
+                if size > 0 and seconds > 0:
+                    self.node_hours[i] = size / per_node * seconds / 3600
         if not self.submit:
             sys.exit(f"{path}: no job lines with a submit time found (SWF or sacct expected)")
         self.last = max(self.submit, key=lambda i: self.submit[i])
+        self.arrivals = sorted((t, self.node_hours.get(i, 0.0)) for i, t in self.submit.items())
+        self.arrival_times = [t for t, _ in self.arrivals]
+
+    def node_hours_submitted(self, begin, end):
+        """Node-hours requested by the jobs submitted in (begin, end]."""
+        a = bisect.bisect_right(self.arrival_times, begin)
+        b = bisect.bisect_right(self.arrival_times, end)
+        return sum(h for _, h in self.arrivals[a:b])
 
     def write_until(self, cutoff, out):
         with open(out, "w") as f:
@@ -68,15 +115,46 @@ class Trace:
 
 
 def closed_windows(out_dir, policy):
+    """The boundaries with a closed window, and the rows of those a submission at the end
+    served without interruption (no window closed)."""
     rows = {(r["sample_time"], r["boundary"]): r for r in policy_samples(out_dir, policy)}
-    found = []
+    found, served = [], []
     for key, tried in sorted(oracle_instants(out_dir).items()):
+        if key not in rows:
+            continue
         if int(tried[-1]["interruption_s"]) == 0:
-            continue  # submitting at the end was fine: no window closed
+            served.append(rows[key])
+            continue
         zero = [r for r in tried if int(r["interruption_s"]) == 0]
-        if zero and key in rows:
+        if zero:
             found.append((key, zero[-1], tried[-1], rows[key]))
-    return found
+    return found, served
+
+
+def arrivals_before(trace, row, lead, window):
+    """Node-hours per hour submitted in the `window` hours up to `lead` hours before the
+    predecessor's end: what a policy deciding then could see of the arrivals."""
+    t = epoch(row["predecessor_end"]) - lead * 3600
+    return trace.node_hours_submitted(t - window * 3600, t) / window
+
+
+def print_arrival_signal(trace, closed_later, served, lead, window):
+    """How well the arrivals just before a decision tell boundaries that later jobs will close
+    from those a submission at the end serves: the AUC, and what flagging the busiest serves."""
+    pos = [arrivals_before(trace, r, lead, window) for r in closed_later]
+    neg = sorted(arrivals_before(trace, r, lead, window) for r in served)
+    if not pos or not neg:
+        return
+    auc = sum(bisect.bisect_left(neg, x) + (bisect.bisect_right(neg, x) - bisect.bisect_left(neg, x)) / 2
+              for x in pos) / len(pos) / len(neg)
+    print(f"arrivals in the {window:g} h up to {lead:g} h before the predecessor's end (node-hours"
+          f" requested per hour): AUC {auc:.2f} for closed by later jobs ({len(pos)}) against"
+          f" served at the end ({len(neg)})")
+    for q in (0.75, 0.9):
+        threshold = neg[min(int(q * len(neg)), len(neg) - 1)]
+        print(f"  above {threshold:.0f} (the served boundaries' {q:.0%} quantile):"
+              f" {sum(x > threshold for x in pos)} of {len(pos)} closed by later jobs,"
+              f" {sum(x > threshold for x in neg)} of {len(neg)} served")
 
 
 def recheck(trace, mirage, eval_args, key, last_zero, row, workdir):
@@ -114,9 +192,11 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("trace")
     ap.add_argument("--policy", default="average", help="whose interruption to print beside (default average)")
+    ap.add_argument("--lead", type=float, default=2, help="hours before the end of the arrivals check (default 2)")
+    ap.add_argument("--window", type=float, default=6, help="hours of arrivals it counts (default 6)")
     args = ap.parse_args(argv)
     mirage = os.environ.get("MIRAGE", "build/cli/mirage")
-    found = closed_windows(args.dir, args.policy)
+    found, served = closed_windows(args.dir, args.policy)
     if not found:
         print("no closed windows: wherever an earlier submission avoided interruption, so did one at the end")
         return
@@ -126,6 +206,7 @@ def main():
     print(f"{'sample':19} {'bucket':6} {'predecessor end':19} {'last safe':19} {'ahead':>6}"
           f" {args.policy + ' int.':>12} {'at end':>8} {'frozen':>8}  closed by")
     later = queued = 0
+    closed_later = []
     for (key, last_zero, at_end, row), (frozen, note) in zip(found, results):
         end = row["predecessor_end"]
         ahead = (epoch(end) - epoch(last_zero["successor_submit"])) / 3600
@@ -133,6 +214,7 @@ def main():
             verdict = note
         elif frozen == 0:
             verdict, later = "jobs submitted later", later + 1
+            closed_later.append(row)
         else:
             verdict, queued = "the queue at that instant", queued + 1
         print(f"{key[0]:19} {row['bucket']:6} {end:19} {last_zero['successor_submit']:19}"
@@ -141,6 +223,7 @@ def main():
               f" {'-' if frozen is None else f'{frozen / 3600:6.2f} h':>8}  {verdict}")
     print(f"{len(found)} closed windows: {later} closed by jobs submitted after the last safe instant,"
           f" {queued} by what was already queued then")
+    print_arrival_signal(trace, closed_later, served, args.lead, args.window)
 
 
 if __name__ == "__main__":
