@@ -14,11 +14,11 @@ tell the windows later jobs closed from the boundaries a submission at the end s
     bench/closed_windows.py DIR TRACE [--policy NAME] [--lead H] [--window H] -- EVAL_ARGS...
 EVAL_ARGS are the machine and chain arguments the run used (for example --nodes 88
 --chain-nodes 8); the mirage binary is $MIRAGE or build/cli/mirage. The last job of the trace
-is kept as well, so that the sample stays inside the log's horizon; it must arrive after the\npredecessor's end, or the boundary is reported as not checked.
+is kept as well, so that the sample stays inside the log's horizon; it must arrive after the
+predecessor's end, or the boundary is reported as not checked.
 """
 import argparse
 import bisect
-import csv
 import gzip
 import os
 import subprocess
@@ -171,12 +171,11 @@ def recheck(trace, mirage, eval_args, key, last_zero, row, workdir):
            "--threads", "1", "--out", out] + eval_args
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
-        return None, f"mirage eval failed: {run.stderr.strip().splitlines()[-1:]}"
+        return None, "mirage eval failed: " + (run.stderr.strip().splitlines() or ["no message"])[0]
     tried = oracle_instants(out).get(key)
     if not tried:
         return None, "no oracle instants in the re-run (sample dropped?)"
-    with open(os.path.join(out, "samples.csv")) as f:
-        ends = {r["predecessor_end"] for r in csv.DictReader(f) if r["boundary"] == boundary}
+    ends = {r["predecessor_end"] for r in policy_samples(out, "oracle") if r["boundary"] == boundary}
     if ends != {row["predecessor_end"]}:
         return None, f"the re-run's predecessor ends at {sorted(ends)}, not as before; not checked"
     return int(tried[-1]["interruption_s"]), ""
