@@ -58,7 +58,7 @@ class Trace:
     def __init__(self, path):
         self.lines = read_lines(path)
         self.submit = {}  # line index -> submit epoch
-        self.node_hours = {}  # line index -> requested node-hours, where the line gives them
+        node_hours = {}  # line index -> requested node-hours, where the line gives them
         swf_start, procs, nodes = None, None, None
         columns = None
         for i, line in enumerate(self.lines):
@@ -86,18 +86,18 @@ class Trace:
                                   ("TimelimitRaw", "TimelimitR", "Timelimit") if c in columns), None)
                     n = fields[columns["NNodes"]] if "NNodes" in columns else ""
                     if limit is not None and n.isdigit():
-                        self.node_hours[i] = int(n) * limit
+                        node_hours[i] = int(n) * limit
             elif len(fields) >= 18 and fields[1].lstrip("-").isdigit():  # SWF
                 self.submit[i] = (swf_start or 0) + int(fields[1])
                 size = int(fields[7]) if int(fields[7]) > 0 else int(fields[4])
                 seconds = int(fields[8]) if int(fields[8]) > 0 else int(fields[3])
                 per_node = procs // nodes if procs and nodes and procs >= nodes else 1
                 if size > 0 and seconds > 0:
-                    self.node_hours[i] = size / per_node * seconds / 3600
+                    node_hours[i] = size / per_node * seconds / 3600
         if not self.submit:
             sys.exit(f"{path}: no job lines with a submit time found (SWF or sacct expected)")
         self.last = max(self.submit, key=lambda i: self.submit[i])
-        self.arrivals = sorted((t, self.node_hours.get(i, 0.0)) for i, t in self.submit.items())
+        self.arrivals = sorted((t, node_hours.get(i, 0.0)) for i, t in self.submit.items())
         self.arrival_times = [t for t, _ in self.arrivals]
 
     def node_hours_submitted(self, begin, end):

@@ -20,8 +20,10 @@ def main():
         sys.exit(__doc__)
     out, policy = sys.argv[1], sys.argv[2]
     shifts = [float(h) for h in sys.argv[3:]] or [0, 1, 2, 3]
-    instants = {key: [(epoch(r["successor_submit"]), int(r["interruption_s"]), int(r["overlap_s"]))
-                      for r in tried] for key, tried in oracle_instants(out).items()}
+    # Per boundary: the instants' times (sorted, for bisect) and their outcomes.
+    instants = {key: ([epoch(r["successor_submit"]) for r in tried],
+                      [(int(r["interruption_s"]), int(r["overlap_s"])) for r in tried])
+                for key, tried in oracle_instants(out).items()}
     rows = policy_samples(out, policy)
 
     print(f"{policy}, every successor submitted earlier by:")
@@ -32,9 +34,9 @@ def main():
             tried = instants.get((r["sample_time"], r["boundary"]))
             if not tried:
                 sys.exit(f"no oracle instants for {r['sample_time']} boundary {r['boundary']}")
+            times, outcomes = tried
             when = epoch(r["successor_submit"]) - int(shift * 3600)
-            at = max(bisect.bisect_right([t for t, _, _ in tried], when) - 1, 0)
-            outcome = tried[at][1:]
+            outcome = outcomes[max(bisect.bisect_right(times, when) - 1, 0)]
             per_bucket[r["bucket"]].append(outcome)
             per_bucket["all"].append(outcome)
         cells = []
