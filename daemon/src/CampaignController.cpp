@@ -33,9 +33,16 @@ struct CampaignController::Entry {
   int count() const { return static_cast<int>(rec.segments.size()); }
 };
 
+// The daemon's own jobs in a dump, by their tag (campaign, segment, attempt). A segment's job is
+// found by its tag, never by its id alone: ids repeat (after MaxJobId wraps, or on a cluster
+// that lost its state), and a job under a recorded id that lacks the segment's tag is not it.
 struct CampaignController::JobIndex {
-  std::unordered_map<JobId, const SlurmJob*> by_id;
-  std::map<std::tuple<std::int64_t, int, int>, const SlurmJob*> by_tag;
+  std::map<std::tuple<std::int64_t, int, int>, std::vector<const SlurmJob*>> by_tag;
+  const std::vector<const SlurmJob*>* tagged(std::int64_t campaign, int segment,
+                                             int attempt) const {
+    const auto it = by_tag.find({campaign, segment, attempt});
+    return it == by_tag.end() ? nullptr : &it->second;
+  }
 };
 
 CampaignController::CampaignController(CampaignStore& store, const Clock& clock,
@@ -215,14 +222,12 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
   ++counters_.ticks;
   const Seconds now = clock_.now();
   JobIndex index;
-  index.by_id.reserve(jobs.size());
   for (const auto& j : jobs) {
-    index.by_id.emplace(j.id, &j);
     if (j.comment.size() < 7 || j.comment.compare(0, 7, "mirage:") != 0) continue;
     if (j.user_id != config_.user_id) continue;
     const auto tag = JobTag::parse(j.comment);
     if (tag && tag->store == store_.store_id())
-      index.by_tag[{tag->campaign, tag->segment, tag->attempt}] = &j;
+      index.by_tag[{tag->campaign, tag->segment, tag->attempt}].push_back(&j);
   }
   Actions out;
   CampaignStore::Batch batch(store_);
@@ -249,9 +254,9 @@ void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds
                                         Seconds now, Actions& out) {
   for (auto& s : e.rec.segments) {
     if (!s.submitting || e.in_flight.count(s.seg.index)) continue;
-    const auto it = index.by_tag.find({e.rec.spec.id, s.seg.index, s.seg.attempts});
-    if (it != index.by_tag.end()) {
-      const SlurmJob& job = *it->second;
+    const auto* found = index.tagged(e.rec.spec.id, s.seg.index, s.seg.attempts);
+    if (found) {
+      const SlurmJob& job = *found->front();
       s.submitting = false;
       s.seg.slurm_job_id = job.id;
       s.seg.submit_time = job.submit;
@@ -288,9 +293,8 @@ void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_tim
   for (auto& s : e.rec.segments) {
     if (s.seg.slurm_job_id <= 0 || s.submitting) continue;
     if (s.seg.state != SegmentState::kPending && s.seg.state != SegmentState::kRunning) continue;
-    const auto it = index.by_id.find(s.seg.slurm_job_id);
-    if (it != index.by_id.end()) {
-      apply_job(e, s, *it->second, now);
+    if (const SlurmJob* job = segment_job(e, s, index)) {
+      apply_job(e, s, *job, now);
       continue;
     }
     // Not in the dump: the controller purged its record (MinJobAge) or lost it. Only trust the
@@ -309,6 +313,26 @@ void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_tim
           "job " + std::to_string(s.seg.slurm_job_id) + " left the queue without starting", now);
     }
   }
+}
+
+const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, const JobIndex& index) {
+  const auto* tagged = index.tagged(e.rec.spec.id, s.seg.index, s.seg.attempts);
+  if (!tagged) return nullptr;
+  for (const SlurmJob* j : *tagged)
+    if (j->id == s.seg.slurm_job_id) return j;
+  // The tag is there under another id: the job is the one that carries the tag, and of several
+  // (a duplicate someone made by hand), the one submitted closest to the recorded submission.
+  const SlurmJob* best = tagged->front();
+  for (const SlurmJob* j : *tagged)
+    if (std::llabs(j->submit - s.seg.submit_time) < std::llabs(best->submit - s.seg.submit_time))
+      best = j;
+  spdlog::warn(
+      "campaign {} segment {}: job {} does not carry the tag {}; job {} does, and is "
+      "followed instead",
+      e.rec.spec.id, s.seg.index, s.seg.slurm_job_id, best->comment, best->id);
+  s.seg.slurm_job_id = best->id;
+  save(e, s);
+  return best;
 }
 
 void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now) {

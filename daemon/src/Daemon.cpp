@@ -547,9 +547,16 @@ std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view
   sc.checkpoint = config.sim_checkpoint;
   sc.partition = config.partition.empty() ? "sim" : config.partition;
   sc.user_id = static_cast<std::uint32_t>(::getuid());
+  // Beside the store, so the simulated cluster and the campaigns it runs are kept together.
+  sc.state_path = simulated_cluster_path(config.store_path);
+  make_private_dir(std::filesystem::path(sc.state_path).parent_path());
   auto client = std::make_unique<SimulatedSlurmClient>(trace, sc);
   auto clock = client->shared_clock();
   return std::make_unique<Daemon>(config, std::move(client), std::move(clock));
+}
+
+std::string simulated_cluster_path(const std::string& store_path) {
+  return store_path + ".simulated-cluster.json";
 }
 
 void configure_logging(const DaemonConfig& config) {

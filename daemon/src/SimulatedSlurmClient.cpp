@@ -3,15 +3,76 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
+
+#include "mirage/core/DurableFile.h"
 
 namespace mirage::daemon {
 namespace {
 
+using json = nlohmann::json;
+
 constexpr std::uint32_t kTraceUser = 65534;     // everyone else's jobs
 constexpr Seconds kKeepFinished = 5 * kMinute;  // like MinJobAge: ended jobs stay visible
+constexpr int kStateVersion = 1;
+
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* op_name(SimulatedSlurmClient::Event::Op op) {
+  switch (op) {
+    case SimulatedSlurmClient::Event::Op::kSubmit: return "submit";
+    case SimulatedSlurmClient::Event::Op::kEndEarly: return "end_early";
+    case SimulatedSlurmClient::Event::Op::kCancel: return "cancel";
+  }
+  return "?";
+}
+
+json to_json(const SimulatedSlurmClient::Event& e) {
+  json j{{"op", op_name(e.op)}, {"time", e.time}, {"job", e.job}};
+  if (e.op == SimulatedSlurmClient::Event::Op::kEndEarly) j["end"] = e.end;
+  if (e.op == SimulatedSlurmClient::Event::Op::kSubmit) {
+    j["time_limit"] = e.time_limit;
+    j["nodes"] = e.nodes;
+    j["gpus_per_node"] = e.gpus_per_node;
+    j["name"] = e.name;
+    j["comment"] = e.comment;
+  }
+  return j;
+}
+
+SimulatedSlurmClient::Event event_from_json(const json& j) {
+  SimulatedSlurmClient::Event e;
+  const std::string op = j.at("op").get<std::string>();
+  if (op == "submit")
+    e.op = SimulatedSlurmClient::Event::Op::kSubmit;
+  else if (op == "end_early")
+    e.op = SimulatedSlurmClient::Event::Op::kEndEarly;
+  else if (op == "cancel")
+    e.op = SimulatedSlurmClient::Event::Op::kCancel;
+  else
+    throw std::runtime_error("unknown event '" + op + "'");
+  e.time = j.at("time").get<Seconds>();
+  e.job = j.at("job").get<SimJobIndex>();
+  if (e.op == SimulatedSlurmClient::Event::Op::kEndEarly) e.end = j.at("end").get<Seconds>();
+  if (e.op == SimulatedSlurmClient::Event::Op::kSubmit) {
+    e.time_limit = j.at("time_limit").get<Seconds>();
+    e.nodes = j.at("nodes").get<int>();
+    e.gpus_per_node = j.at("gpus_per_node").get<int>();
+    e.name = j.at("name").get<std::string>();
+    e.comment = j.at("comment").get<std::string>();
+  }
+  return e;
+}
 
 }  // namespace
 
@@ -32,27 +93,134 @@ SimulatedSlurmClient::SimulatedSlurmClient(const Trace& trace, SimulatedClusterC
     throw std::runtime_error("simulator: the trace " + trace.source + " has no jobs");
   jobs_ = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(kept));
   sim_ = std::make_unique<Simulator>(spec, jobs_);
-  const Seconds origin = jobs_->front().submit + config_.warmup;
   sim_->set_recording(false);
-  sim_->run_until(origin);
-  while (next_arrival_ < jobs_->size() && (*jobs_)[next_arrival_].submit <= origin) {
-    const auto j = static_cast<SimJobIndex>(next_arrival_++);
+  Seconds now = jobs_->front().submit + config_.warmup;
+  sim_->run_until(now);
+  const bool resumed = !config_.state_path.empty() && std::filesystem::exists(config_.state_path);
+  if (resumed) resume(now);
+  sim_->run_until(now);
+  // The trace jobs a dump reports now: arrived, and not ended longer ago than records are kept.
+  for (; next_arrival_ < jobs_->size() && (*jobs_)[next_arrival_].submit <= now; ++next_arrival_) {
+    const auto j = static_cast<SimJobIndex>(next_arrival_);
     const auto st = sim_->state(j);
-    if (st == SimJobState::kPending || st == SimJobState::kRunning) active_.push_back(j);
+    if (st == SimJobState::kPending || st == SimJobState::kRunning ||
+        sim_->end_time(j) + kKeepFinished >= now)
+      active_.push_back(j);
   }
-  clock_ = std::make_shared<AcceleratedClock>(origin, config_.speed);
-  spdlog::info("simulator: replaying {} ({} jobs) on {} nodes x {} GPUs at {}x from {}",
-               trace.source, jobs_->size(), spec.nodes, spec.gpus_per_node, config_.speed,
-               format_iso_time(origin));
+  clock_ = std::make_shared<AcceleratedClock>(now, config_.speed);
+  if (!config_.state_path.empty()) save();  // the clock's new anchor
+  spdlog::info("simulator: {} {} ({} jobs) on {} nodes x {} GPUs at {}x from {}{}",
+               resumed ? "resumed the replay of" : "replaying", trace.source, jobs_->size(),
+               spec.nodes, spec.gpus_per_node, config_.speed, format_iso_time(now),
+               resumed ? " with " + std::to_string(ours_.size()) + " jobs of the daemon's" : "");
 }
 
 std::string SimulatedSlurmClient::name() const {
   return "simulator (" + trace_name_ + ")";
 }
 
+// What a state file must match to be resumed: the same jobs on the same machine from the same
+// starting point (the speed may change between runs).
+std::string SimulatedSlurmClient::fingerprint() const {
+  std::ostringstream os;
+  os << "jobs " << jobs_->size() << ", first submit " << jobs_->front().submit << ", last submit "
+     << jobs_->back().submit << ", " << sim_->spec().nodes << " nodes x "
+     << sim_->spec().gpus_per_node << " GPUs, replay from "
+     << jobs_->front().submit + config_.warmup;
+  return os.str();
+}
+
+void SimulatedSlurmClient::save() const {
+  json events = json::array();
+  for (const Event& e : events_) events.push_back(to_json(e));
+  const json state{{"version", kStateVersion},
+                   {"trace", trace_name_},
+                   {"cluster", fingerprint()},
+                   {"clock", {{"simulated", clock_->now()}, {"wall_ms", wall_ms()}}},
+                   {"events", std::move(events)}};
+  write_file_durably(config_.state_path, state.dump(1) + "\n");
+}
+
+void SimulatedSlurmClient::resume(Seconds& now) {
+  const std::string& path = config_.state_path;
+  const std::string fresh =
+      "; move it aside to start a new simulated cluster (the jobs it "
+      "holds are then forgotten)";
+  json state;
+  {
+    std::ifstream in(path);
+    state = json::parse(in, nullptr, false);
+  }
+  if (state.is_discarded() || !state.is_object())
+    throw std::runtime_error("simulator: cannot resume from " + path + ": not a state file" +
+                             fresh);
+  try {
+    if (state.at("version").get<int>() != kStateVersion)
+      throw std::runtime_error("version " + state.at("version").dump() + ", expected " +
+                               std::to_string(kStateVersion));
+    const std::string saved = state.at("cluster").get<std::string>();
+    if (saved != fingerprint())
+      throw std::runtime_error("it holds the cluster of " + state.value("trace", "?") + " (" +
+                               saved + "), and this configuration makes the cluster of " +
+                               trace_name_ + " (" + fingerprint() + ")");
+    for (const json& j : state.at("events")) events_.push_back(event_from_json(j));
+    const json& clock = state.at("clock");
+    const double down_s =
+        std::max<double>(0, static_cast<double>(wall_ms() - clock.at("wall_ms").get<Seconds>())) /
+        1000.0;
+    now = std::max(now, clock.at("simulated").get<Seconds>() +
+                            static_cast<Seconds>(std::floor(down_s * config_.speed)));
+  } catch (const std::exception& e) {
+    throw std::runtime_error("simulator: cannot resume from " + path + ": " + e.what() + fresh);
+  }
+  for (const Event& e : events_) {
+    if (e.time > sim_->now()) sim_->run_until(e.time);
+    apply(e);
+    now = std::max(now, e.time);
+  }
+}
+
 void SimulatedSlurmClient::catch_up() {
   const Seconds now = clock_->now();
   if (now > sim_->now()) sim_->run_until(now);
+}
+
+void SimulatedSlurmClient::apply(const Event& e) {
+  switch (e.op) {
+    case Event::Op::kSubmit: {
+      SimJobSpec s;
+      s.time_limit = e.time_limit;
+      s.runtime = e.time_limit;  // a training segment uses its whole allocation
+      s.nodes = e.nodes;
+      s.gpus_per_node = e.gpus_per_node;
+      const SimJobIndex j = sim_->submit(s);
+      if (j != e.job)
+        throw std::runtime_error("replayed submission got job index " + std::to_string(j) +
+                                 ", recorded " + std::to_string(e.job));
+      ours_[j] = {e.name, e.comment};
+      break;
+    }
+    case Event::Op::kEndEarly: sim_->end_early(e.job, e.end); break;
+    case Event::Op::kCancel: {
+      const auto st = sim_->state(e.job);
+      if (st == SimJobState::kPending || st == SimJobState::kRunning) sim_->cancel(e.job);
+      break;
+    }
+  }
+}
+
+void SimulatedSlurmClient::record(const Event& e) {
+  events_.push_back(e);
+  if (!config_.state_path.empty()) {
+    try {
+      save();
+    } catch (const std::exception& err) {
+      events_.pop_back();
+      // Refused, not unknown: nothing happened, and the controller retries after retry_delay.
+      throw SlurmError(std::string("simulated cluster: ") + err.what(), 1, false);
+    }
+  }
+  apply(e);
 }
 
 SlurmJob SimulatedSlurmClient::report(SimJobIndex j) const {
@@ -99,15 +267,17 @@ JobDump SimulatedSlurmClient::load_jobs(Seconds) {
     active_.push_back(static_cast<SimJobIndex>(next_arrival_++));
   std::vector<SimJobIndex> keep;
   keep.reserve(active_.size());
-  dump.jobs.reserve(active_.size());
+  dump.jobs.reserve(active_.size() + ours_.size());
   for (SimJobIndex j : active_) {
     SlurmJob job = report(j);
     const bool gone =
         is_finished(job.state) && job.end != kUnknownTime && job.end + kKeepFinished < now;
-    if (!gone) keep.push_back(j);
+    if (gone) continue;
+    keep.push_back(j);
     dump.jobs.push_back(std::move(job));
   }
   active_ = std::move(keep);
+  for (const auto& [j, extra] : ours_) dump.jobs.push_back(report(j));
   return dump;
 }
 
@@ -130,33 +300,53 @@ JobId SimulatedSlurmClient::submit(const SubmitRequest& r) {
   if (r.nodes < 1 || r.nodes > sim_->spec().nodes || r.gpus_per_node > sim_->spec().gpus_per_node)
     throw SlurmError("Batch job submission failed: Requested node configuration is not available",
                      2014, false);
+  if (r.time_limit <= 0)
+    throw SlurmError("Batch job submission failed: Requested time limit is invalid", 2051, false);
   catch_up();
-  SimJobSpec s;
-  s.time_limit = r.time_limit;
-  s.runtime = r.time_limit;  // a training segment uses its whole allocation
-  s.nodes = r.nodes;
-  s.gpus_per_node = r.gpus_per_node;
-  const SimJobIndex j = sim_->submit(s);
-  ours_[j] = {r.name, r.comment, config_.partition};
-  active_.push_back(j);
-  return static_cast<JobId>(j) + 1;
+  Event e;
+  e.op = Event::Op::kSubmit;
+  e.time = sim_->now();
+  e.job = static_cast<SimJobIndex>(sim_->trace_size() + ours_.size());
+  e.time_limit = r.time_limit;
+  e.nodes = r.nodes;
+  e.gpus_per_node = r.gpus_per_node;
+  e.name = r.name;
+  e.comment = r.comment;
+  record(e);
+  return static_cast<JobId>(e.job) + 1;
+}
+
+bool SimulatedSlurmClient::ours(JobId job, SimJobIndex& index) const {
+  if (job < 1) return false;
+  index = static_cast<SimJobIndex>(job - 1);
+  return ours_.count(index) > 0;
 }
 
 void SimulatedSlurmClient::signal_job(JobId job, int) {
   ++counters_.signals;
   catch_up();
-  const auto j = static_cast<SimJobIndex>(job - 1);
-  if (job < 1 || !ours_.count(j)) return;
-  if (sim_->state(j) == SimJobState::kRunning) sim_->end_early(j, sim_->now() + config_.checkpoint);
+  SimJobIndex j = 0;
+  if (!ours(job, j) || sim_->state(j) != SimJobState::kRunning) return;
+  Event e;
+  e.op = Event::Op::kEndEarly;
+  e.time = sim_->now();
+  e.job = j;
+  e.end = sim_->now() + config_.checkpoint;
+  record(e);
 }
 
 void SimulatedSlurmClient::cancel_job(JobId job) {
   ++counters_.cancels;
   catch_up();
-  const auto j = static_cast<SimJobIndex>(job - 1);
-  if (job < 1 || !ours_.count(j)) return;
+  SimJobIndex j = 0;
+  if (!ours(job, j)) return;
   const auto st = sim_->state(j);
-  if (st == SimJobState::kPending || st == SimJobState::kRunning) sim_->cancel(j);
+  if (st != SimJobState::kPending && st != SimJobState::kRunning) return;
+  Event e;
+  e.op = Event::Op::kCancel;
+  e.time = sim_->now();
+  e.job = j;
+  record(e);
 }
 
 }  // namespace mirage::daemon

@@ -502,6 +502,45 @@ TEST(CampaignController, AJobThatVanishesWhilePendingIsSubmittedAgain) {
   EXPECT_NE(h.job_of(id, 0), first);
 }
 
+// Job ids repeat (MaxJobId wraps; a cluster that lost its state numbers from the start again):
+// another user's job under the recorded id is not the segment's, however it runs.
+TEST(CampaignController, AJobUnderTheRecordedIdWithoutTheTagIsNotTheSegment) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(1)).spec.id;
+  h.tick();
+  const JobId first = h.job_of(id, 0);
+  h.slurm.forget(first);
+  SlurmJob stranger;
+  stranger.id = first;
+  stranger.name = "someone-else";
+  stranger.user_id = 4242;
+  h.slurm.add_job(stranger);
+  h.slurm.start(first);
+  h.clock.advance(10);
+  h.tick();
+  EXPECT_NE(h.seg(id, 0).seg.state, SegmentState::kRunning);
+  ASSERT_EQ(h.slurm.submissions().size(), 2u);  // its own job left the queue: submitted again
+  EXPECT_NE(h.job_of(id, 0), first);
+}
+
+// The segment is the job that carries its tag, even when that job's id is not the recorded one.
+TEST(CampaignController, ASegmentIsFollowedByItsTagWhenItsIdChanges) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(1)).spec.id;
+  h.tick();
+  const JobId first = h.job_of(id, 0);
+  SlurmJob moved = *h.slurm.find(first);
+  h.slurm.forget(first);
+  moved.id = first + 100;
+  h.slurm.add_job(moved);
+  h.slurm.start(moved.id);
+  h.clock.advance(10);
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kRunning);
+  EXPECT_EQ(h.job_of(id, 0), moved.id);
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+}
+
 TEST(CampaignController, UnreachableControllerLeavesTheOutcomeToTheDump) {
   Harness h(quick_config());
   const auto id = h.controller->add(simple_request(1)).spec.id;

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <fstream>
 #include <sstream>
 
+#include "TestSupport.h"
 #include "mirage/daemon/SimulatedSlurmClient.h"
 #include "mirage/daemon/TraceExport.h"
 #include "mirage/traces/Trace.h"
@@ -70,6 +72,94 @@ TEST(SimulatedSlurmClient, RunsTheDaemonsJobsAmongTheTrace) {
   r.partition = "other";
   EXPECT_THROW(sim.submit(r), SlurmError);
   EXPECT_GE(sim.counters().job_dumps, 2u);
+}
+
+// A restart of the daemon is not a restart of the cluster: jobs submitted before it keep their
+// ids, tags, submissions and starts, time does not go back, and new ids do not repeat old ones.
+TEST(SimulatedSlurmClient, SimulatedClusterResumesAfterRestart) {
+  const Trace trace = read_trace_text(kTrace, "tiny.swf");
+  testing::TempDir dir;
+  SimulatedClusterConfig c;
+  c.speed = 1e5;  // an hour is 36 ms of wall time
+  c.warmup = 30;
+  c.checkpoint = 60;
+  c.user_id = 42;
+  c.state_path = dir.file("store.db.simulated-cluster.json");
+  SubmitRequest r;
+  r.nodes = 2;
+  r.gpus_per_node = 4;
+  r.time_limit = 200 * kHour;
+  r.name = "x-s0";
+  r.comment = "mirage:00000001:1:0:1";
+  JobId running = 0, cancelled = 0;
+  SlurmJob before;
+  Seconds last_seen = 0;
+  {
+    SimulatedSlurmClient sim(trace, c);
+    running = sim.submit(r);
+    r.name = "x-s1";
+    r.comment = "mirage:00000001:1:1:1";
+    cancelled = sim.submit(r);
+    sim.cancel_job(cancelled);
+    while (before.state != SlurmJobState::kRunning) {
+      for (const auto& j : sim.load_jobs(0).jobs)
+        if (j.id == running) before = j;
+    }
+    last_seen = sim.clock().now();
+  }
+  SimulatedSlurmClient again(trace, c);
+  EXPECT_GE(again.clock().now(), last_seen);
+  const JobDump dump = again.load_jobs(0);
+  const SlurmJob* after = nullptr;
+  const SlurmJob* gone = nullptr;
+  for (const auto& j : dump.jobs) {
+    if (j.id == running) after = &j;
+    if (j.id == cancelled) gone = &j;
+  }
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->comment, "mirage:00000001:1:0:1");
+  EXPECT_EQ(after->user_id, 42u);
+  EXPECT_EQ(after->submit, before.submit);
+  EXPECT_EQ(after->start, before.start);
+  EXPECT_EQ(after->state, SlurmJobState::kRunning);
+  ASSERT_NE(gone, nullptr);
+  EXPECT_EQ(gone->state, SlurmJobState::kCancelled);
+  EXPECT_EQ(gone->comment, "mirage:00000001:1:1:1");
+  const JobId next = again.submit(r);
+  EXPECT_NE(next, running);
+  EXPECT_NE(next, cancelled);
+  ASSERT_EQ(again.events().size(), 4u);  // two submissions, a cancellation, and this one
+  again.signal_job(running, SIGUSR1);    // the hand-off survives a restart too
+  const Seconds stop_by = again.clock().now() + c.checkpoint;
+  SimulatedSlurmClient third(trace, c);
+  SlurmJob stopped;
+  while (!is_finished(stopped.state) && third.clock().now() < stop_by + kHour)
+    for (const auto& j : third.load_jobs(0).jobs)
+      if (j.id == running) stopped = j;
+  EXPECT_EQ(stopped.state, SlurmJobState::kCompleted);
+  EXPECT_LE(stopped.end, stop_by + 1);
+}
+
+// A state file of another trace or machine size is refused, naming the file, not overwritten.
+TEST(SimulatedSlurmClient, RefusesTheStateOfAnotherCluster) {
+  const Trace trace = read_trace_text(kTrace, "tiny.swf");
+  testing::TempDir dir;
+  SimulatedClusterConfig c;
+  c.speed = 1e5;
+  c.warmup = 30;
+  c.state_path = dir.file("sim.json");
+  { SimulatedSlurmClient sim(trace, c); }
+  c.nodes = 3;
+  try {
+    SimulatedSlurmClient other(trace, c);
+    FAIL() << "resumed the state of a 4-node cluster as a 3-node one";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(c.state_path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("move it aside"), std::string::npos) << e.what();
+  }
+  std::ofstream(c.state_path) << "{ not json";
+  c.nodes = 0;
+  EXPECT_THROW(SimulatedSlurmClient(trace, c), std::runtime_error);
 }
 
 TEST(TraceExport, WritesSwfTheReaderReadsBack) {

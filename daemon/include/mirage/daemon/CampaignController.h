@@ -163,6 +163,7 @@ class CampaignController {
   void sweep_cancelled(Entry& e, Seconds now, Actions& out);
   void advance(Entry& e, Seconds now, const ObservationBuilder& history, const QueueSnapshot& queue,
                Actions& out);
+  const SlurmJob* segment_job(Entry& e, SegmentRecord& s, const JobIndex& index);
   void apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now);
   void segment_failed(Entry& e, SegmentRecord& s, bool started, const std::string& why,
                       Seconds now);

@@ -40,6 +40,9 @@ class Daemon {
 std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view default_trace_text,
                                     const std::string& default_trace_name);
 
+// Where the simulator backend keeps its cluster (clock and the daemon's jobs) for a store.
+std::string simulated_cluster_path(const std::string& store_path);
+
 // Sets spdlog up from the config's [log] section.
 void configure_logging(const DaemonConfig& config);
 
