@@ -7,11 +7,13 @@
 
 namespace mirage::cli {
 
-void register_trace_commands(CLI::App& app);    // mirage trace info ...
-void register_simulate_command(CLI::App& app);  // mirage simulate ...
-void register_eval_command(CLI::App& app);      // mirage eval ...
-void register_daemon_commands(CLI::App& app);    // mirage daemon, mirage status, mirage trace export
-void register_campaign_commands(CLI::App& app);  // mirage campaign add|list|show|cancel|pause|resume
+void register_trace_commands(CLI::App& app);            // mirage trace info ...
+void register_trace_fidelity_command(CLI::App& trace);  // mirage trace fidelity
+void register_simulate_command(CLI::App& app);          // mirage simulate ...
+void register_eval_command(CLI::App& app);              // mirage eval ...
+void register_daemon_commands(CLI::App& app);  // mirage daemon, mirage status, mirage trace export
+void register_campaign_commands(
+    CLI::App& app);  // mirage campaign add|list|show|cancel|pause|resume
 
 // Where the daemon's control socket is (the client commands share these flags).
 struct DaemonSocketOptions {
@@ -23,6 +25,6 @@ struct DaemonSocketOptions {
 // One request to the daemon; on failure prints why and sets rc (3: not running, 1: refused).
 std::optional<nlohmann::json> ask_daemon(const DaemonSocketOptions& where,
                                          const nlohmann::json& request, int& rc);
-void register_train_command(CLI::App& app);     // mirage train ...
+void register_train_command(CLI::App& app);  // mirage train ...
 
 }  // namespace mirage::cli

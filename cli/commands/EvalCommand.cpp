@@ -12,6 +12,7 @@
 #include "ClusterOptions.h"
 #include "Commands.h"
 #include "Progress.h"
+#include "TimeFlags.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/core/Error.h"
@@ -37,20 +38,6 @@ struct EvalOptions {
   bool json = false;
   std::string out;
 };
-
-Seconds parse_time_flag(const std::string& text, const char* flag) {
-  auto t = parse_iso_time(text);
-  if (!t)
-    throw InputError({"", 0, flag}, "expected a date YYYY-MM-DD[THH:MM:SS], got '" + text + "'");
-  return *t;
-}
-
-Seconds parse_duration_flag(const std::string& text, const char* flag) {
-  auto d = parse_short_duration(text);
-  if (!d || *d <= 0)
-    throw InputError({"", 0, flag}, "expected a duration such as 4h, 30m, 2d; got '" + text + "'");
-  return *d;
-}
 
 nlohmann::json to_json(const BucketMetrics& m) {
   return {{"samples", m.samples},

@@ -9,8 +9,7 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
-#include "EmbeddedSample.h"
-#include "mirage/core/Error.h"
+#include "TraceReplay.h"
 #include "mirage/simulator/SimulationSummary.h"
 #include "mirage/simulator/Simulator.h"
 #include "mirage/traces/Trace.h"
@@ -42,41 +41,10 @@ void write_jobs_csv(const std::string& path, const Trace& trace, const Simulator
 }
 
 int run_simulate(const SimulateOptions& o) {
-  const bool lenient = o.trace_options.lenient;
-  Trace trace = o.trace.empty() ? read_trace_text(embedded_sample_trace(), embedded_sample_name(),
-                                                  o.trace_options.to_read_options())
-                                : read_trace(o.trace, o.trace_options.to_read_options());
-  const ClusterSpec spec = o.cluster.to_spec(trace);
-
-  // Jobs the machine can never run: an error naming the first, or with --lenient dropped and
-  // counted.
-  std::size_t oversized = 0;
-  std::vector<Job> kept;
-  kept.reserve(trace.jobs.size());
-  for (const Job& j : trace.jobs) {
-    const bool too_big = j.nodes > spec.nodes || (spec.allocation == AllocationMode::kGpuGranular &&
-                                                  j.gpus_per_node > spec.gpus_per_node);
-    if (j.nodes <= 0)
-      throw InputError({trace.source, 0, "nodes"},
-                       fmt::format("job {} has a non-positive size ({} nodes)", j.id, j.nodes));
-    if (too_big && !lenient)
-      throw InputError(
-          {trace.source, 0, "nodes"},
-          fmt::format("job {} asks for {} nodes x {} GPUs but the machine has {} x {}; "
-                      "use a larger --nodes, or --lenient to drop such jobs",
-                      j.id, j.nodes, j.gpus_per_node, spec.nodes, spec.gpus_per_node));
-    if (too_big) {
-      ++oversized;
-      continue;
-    }
-    kept.push_back(j);
-  }
-  trace.jobs = std::move(kept);
-  if (trace.jobs.empty())
-    throw InputError({trace.source, 0, ""},
-                     fmt::format("no jobs to simulate ({} rows skipped while reading, {} larger "
-                                 "than the machine dropped)",
-                                 trace.report.skipped_total(), oversized));
+  TraceReplay replay = prepare_replay(o.trace, o.trace_options, o.cluster);
+  const Trace& trace = replay.trace;
+  const ClusterSpec& spec = replay.spec;
+  const std::size_t oversized = replay.oversized;
 
   auto jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(trace.jobs));
   Simulator sim(spec, jobs);

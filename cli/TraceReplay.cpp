@@ -1,0 +1,47 @@
+#include "TraceReplay.h"
+
+#include <fmt/format.h>
+
+#include "EmbeddedSample.h"
+#include "mirage/core/Error.h"
+
+namespace mirage::cli {
+
+TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_options,
+                           const ClusterOptions& cluster) {
+  TraceReplay r;
+  r.trace = path.empty() ? read_trace_text(embedded_sample_trace(), embedded_sample_name(),
+                                           trace_options.to_read_options())
+                         : read_trace(path, trace_options.to_read_options());
+  r.spec = cluster.to_spec(r.trace);
+  std::vector<Job> kept;
+  kept.reserve(r.trace.jobs.size());
+  for (const Job& j : r.trace.jobs) {
+    const bool too_big =
+        j.nodes > r.spec.nodes || (r.spec.allocation == AllocationMode::kGpuGranular &&
+                                   j.gpus_per_node > r.spec.gpus_per_node);
+    if (j.nodes <= 0)
+      throw InputError({r.trace.source, 0, "nodes"},
+                       fmt::format("job {} has a non-positive size ({} nodes)", j.id, j.nodes));
+    if (too_big && !trace_options.lenient)
+      throw InputError(
+          {r.trace.source, 0, "nodes"},
+          fmt::format("job {} asks for {} nodes x {} GPUs but the machine has {} x {}; "
+                      "use a larger --nodes, or --lenient to drop such jobs",
+                      j.id, j.nodes, j.gpus_per_node, r.spec.nodes, r.spec.gpus_per_node));
+    if (too_big) {
+      ++r.oversized;
+      continue;
+    }
+    kept.push_back(j);
+  }
+  r.trace.jobs = std::move(kept);
+  if (r.trace.jobs.empty())
+    throw InputError({r.trace.source, 0, ""},
+                     fmt::format("no jobs to simulate ({} rows skipped while reading, {} larger "
+                                 "than the machine dropped)",
+                                 r.trace.report.skipped_total(), r.oversized));
+  return r;
+}
+
+}  // namespace mirage::cli

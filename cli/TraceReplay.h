@@ -1,0 +1,24 @@
+#pragma once
+// A trace made ready for a replay, the same way for every command that replays one: read (or the
+// embedded sample), the machine from the flags or the header, and jobs larger than the machine
+// an error naming the first (with --lenient, dropped and counted).
+#include <cstddef>
+#include <string>
+
+#include "ClusterOptions.h"
+#include "mirage/core/ClusterSpec.h"
+#include "mirage/traces/Trace.h"
+
+namespace mirage::cli {
+
+struct TraceReplay {
+  Trace trace;  // only the jobs the machine can run
+  ClusterSpec spec;
+  std::size_t oversized = 0;  // dropped with --lenient
+};
+
+// `path` empty: the embedded sample. Throws InputError.
+TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_options,
+                           const ClusterOptions& cluster);
+
+}  // namespace mirage::cli

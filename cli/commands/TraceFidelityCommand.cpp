@@ -1,0 +1,191 @@
+// `mirage trace fidelity FILE`: replay a log and hold every job's simulated wait against the wait
+// it really had, overall, by size class and by month, with the targets the simulator is held to.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "Commands.h"
+#include "TimeFlags.h"
+#include "TraceReplay.h"
+#include "mirage/core/Error.h"
+#include "mirage/simulator/Fidelity.h"
+#include "mirage/simulator/Simulator.h"
+
+namespace mirage::cli {
+namespace {
+
+struct FidelityOptions {
+  std::string file;
+  TraceOptions trace_options;
+  ClusterOptions cluster;
+  std::string from, to;
+  std::string svg;
+  bool json = false;
+};
+
+nlohmann::json to_json(const WaitFidelity& f) {
+  return {{"group", f.group},
+          {"jobs", f.jobs},
+          {"real_mean_s", f.real_mean_s},
+          {"sim_mean_s", f.sim_mean_s},
+          {"real_median_s", f.real_median_s},
+          {"sim_median_s", f.sim_median_s},
+          {"real_p90_s", f.real_p90_s},
+          {"sim_p90_s", f.sim_p90_s},
+          {"real_over_1h", f.real_over_1h},
+          {"sim_over_1h", f.sim_over_1h},
+          {"rank_correlation", f.rank_correlation},
+          {"mean_ratio", f.mean_ratio},
+          {"on_target",
+           {{"ratio", f.ratio_on_target()},
+            {"share_over_1h", f.share_on_target()},
+            {"rank_correlation", f.correlation_on_target()}}}};
+}
+
+std::string hours(double s) {
+  return fmt::format("{:.2f}", s / 3600.0);
+}
+
+void print_row(const WaitFidelity& f) {
+  fmt::print(
+      "{:<11} {:>7}  {:>6} {:>6}  {:>6} {:>6}  {:>6} {:>6}  {:>4.0f}% {:>4.0f}%  {:>5.2f}  "
+      "{:>5.2f}  {}\n",
+      f.group, f.jobs, hours(f.real_mean_s), hours(f.sim_mean_s), hours(f.real_median_s),
+      hours(f.sim_median_s), hours(f.real_p90_s), hours(f.sim_p90_s), 100 * f.real_over_1h,
+      100 * f.sim_over_1h, f.rank_correlation, f.mean_ratio,
+      fmt::format("{}{}{}", f.ratio_on_target() ? "" : " ratio", f.share_on_target() ? "" : " >1h",
+                  f.correlation_on_target() ? "" : " rank")
+          .substr(0, 100));
+}
+
+// Real against simulated wait, one point a job (at most 20,000, evenly thinned), log axes with a
+// minute added so zero waits show; the diagonal is a perfect replay.
+void write_svg(const std::string& path, const std::vector<WaitPair>& pairs,
+               const std::string& title) {
+  const std::size_t stride = std::max<std::size_t>(1, pairs.size() / 20000);
+  std::ostringstream gp;
+  for (const char* cls : {"1 node", "2-7 nodes", "8+ nodes"}) {
+    gp << "$c" << (cls[0] == '1' ? 1 : cls[0] == '2' ? 2 : 8) << " << EOD\n";
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < pairs.size(); i += stride)
+      if (size_class(pairs[i].nodes) == cls) {
+        gp << (static_cast<double>(pairs[i].real_wait) + 60) / 3600 << ' '
+           << (static_cast<double>(pairs[i].sim_wait) + 60) / 3600 << '\n';
+        ++n;
+      }
+    if (n == 0) gp << "NaN NaN\n";
+    gp << "EOD\n";
+  }
+  gp << "set terminal svg size 800,760 dynamic font 'sans,11'\n"
+     << "set output '" << path << "'\n"
+     << "set title '" << title << "' noenhanced\n"
+     << "set logscale xy\nset xrange [0.01:1000]\nset yrange [0.01:1000]\nset size ratio 1\n"
+     << "set xlabel 'real wait + 1 min (h)'\nset ylabel 'simulated wait + 1 min (h)'\n"
+     << "set grid\nset key top left\n"
+     << "plot $c1 using 1:2 with points pt 7 ps 0.25 title '1 node', "
+     << "$c2 using 1:2 with points pt 7 ps 0.25 title '2-7 nodes', "
+     << "$c8 using 1:2 with points pt 7 ps 0.35 title '8+ nodes', "
+     << "x with lines lc rgb 'black' title 'simulated = real'\n";
+  const std::string script = path + ".gp";
+  std::ofstream(script) << gp.str();
+  const std::string cmd = "gnuplot '" + script + "' 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0)
+    fmt::print(stderr, "mirage trace fidelity: gnuplot not available; the plot script is {}\n",
+               script);
+  else
+    std::remove(script.c_str());
+}
+
+void run_fidelity(const FidelityOptions& o) {
+  const TraceReplay replay = prepare_replay(o.file, o.trace_options, o.cluster);
+  const Seconds from = o.from.empty() ? 0 : parse_time_flag(o.from, "--from");
+  const Seconds to = o.to.empty() ? 0 : parse_time_flag(o.to, "--to");
+  if (from > 0 && to > 0 && to <= from) throw InputError({"", 0, "--to"}, "must be after --from");
+
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(replay.trace.jobs));
+  Simulator sim(replay.spec, jobs);
+  sim.set_recording(false);
+  const auto t0 = std::chrono::steady_clock::now();
+  sim.run_to_completion();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  std::size_t without_start = 0;
+  const auto pairs = pair_waits(replay.trace.jobs, sim, from, to, without_start);
+  if (pairs.empty())
+    throw InputError(
+        {replay.trace.source, 0, ""},
+        without_start > 0
+            ? fmt::format("fidelity cannot be measured: the log gives no real start time for its "
+                          "{} jobs{} (a replay still works: mirage simulate)",
+                          without_start, from || to ? " in that window" : "")
+            : std::string("no jobs submitted in that window"));
+  const FidelityReport r = measure_fidelity(pairs);
+  const std::string machine =
+      fmt::format("{} nodes x {} GPUs, backfill {}", replay.spec.nodes, replay.spec.gpus_per_node,
+                  to_string(replay.spec.scheduler.backfill));
+  if (!o.svg.empty()) write_svg(o.svg, pairs, replay.trace.source + " (" + machine + ")");
+
+  if (o.json) {
+    nlohmann::json j{{"trace", replay.trace.source},
+                     {"machine", machine},
+                     {"compared", pairs.size()},
+                     {"without_real_start", without_start},
+                     {"dropped_oversized", replay.oversized},
+                     {"replay_wall_s", wall},
+                     {"overall", to_json(r.overall)},
+                     {"by_size", nlohmann::json::array()},
+                     {"by_month", nlohmann::json::array()}};
+    for (const auto& f : r.by_size) j["by_size"].push_back(to_json(f));
+    for (const auto& f : r.by_month) j["by_month"].push_back(to_json(f));
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  fmt::print("trace     {}\nmachine   {}\n", replay.trace.source, machine);
+  fmt::print(
+      "compared  {} jobs{}{} (replay {:.2f} s)\n", pairs.size(),
+      without_start ? fmt::format(", {} without a real start left out", without_start) : "",
+      replay.oversized ? fmt::format(", {} larger than the machine dropped", replay.oversized) : "",
+      wall);
+  fmt::print(
+      "targets   mean ratio sim/real 0.75..1.33, share over 1 h within 7 points, rank "
+      "correlation >= 0.5; a group's misses are named last\n\n");
+  fmt::print("{:<11} {:>7}  {:>13}  {:>13}  {:>13}  {:>11}  {:>5}  {:>5}\n", "", "", "mean h",
+             "median h", "p90 h", "> 1 h", "rank", "ratio");
+  fmt::print("{:<11} {:>7}  {:>6} {:>6}  {:>6} {:>6}  {:>6} {:>6}  {:>5} {:>5}  {:>5}  {:>5}  {}\n",
+             "group", "jobs", "real", "sim", "real", "sim", "real", "sim", "real", "sim", "corr",
+             "", "misses");
+  print_row(r.overall);
+  for (const auto& f : r.by_size) print_row(f);
+  for (const auto& f : r.by_month) print_row(f);
+  if (!o.svg.empty()) fmt::print("\nplot      {}\n", o.svg);
+}
+
+}  // namespace
+
+void register_trace_fidelity_command(CLI::App& trace) {
+  auto o = std::make_shared<FidelityOptions>();
+  CLI::App* cmd = trace.add_subcommand(
+      "fidelity", "Replay a log and compare each job's simulated wait with the wait it really had");
+  cmd->add_option("FILE", o->file,
+                  "Trace file with real start times (SWF, sacct; .gz read directly)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  o->trace_options.add_to(*cmd);
+  o->cluster.add_to(*cmd);
+  cmd->add_option("--from", o->from,
+                  "Compare only jobs submitted from this date (YYYY-MM-DD[THH:MM:SS], UTC); the "
+                  "replay still starts with the log");
+  cmd->add_option("--to", o->to, "Compare only jobs submitted before this date");
+  cmd->add_option("--svg", o->svg, "Plot real against simulated waits to this SVG file");
+  cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
+  cmd->callback([o] { run_fidelity(*o); });
+}
+
+}  // namespace mirage::cli

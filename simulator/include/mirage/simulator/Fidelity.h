@@ -1,0 +1,62 @@
+#pragma once
+// How true a replay is to the cluster in the log: every job's simulated wait against the wait it
+// really had, overall, by job size and by month. This is how the simulator's models of what the
+// log leaves out are judged (docs/simulator.md), so the figures are plain and the targets fixed.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "mirage/core/Job.h"
+#include "mirage/simulator/Simulator.h"
+
+namespace mirage {
+
+// One job's two waits. `nodes` and `submit` place it in its size class and month.
+struct WaitPair {
+  Seconds submit = 0;
+  int nodes = 1;
+  Seconds real_wait = 0;
+  Seconds sim_wait = 0;
+};
+
+// The figures of one group of jobs.
+struct WaitFidelity {
+  std::string group;  // "all", "1 node", "2-7 nodes", "8+ nodes", "2023-02"
+  std::size_t jobs = 0;
+  double real_mean_s = 0, sim_mean_s = 0;
+  double real_median_s = 0, sim_median_s = 0;
+  double real_p90_s = 0, sim_p90_s = 0;
+  double real_over_1h = 0, sim_over_1h = 0;  // shares of waits over one hour
+  double rank_correlation = 0;               // Spearman's, ties ranked by their mean
+  double mean_ratio = 0;                     // sim mean / real mean; 0 when the real mean is 0
+
+  // The targets every trace is held to: mean ratio 0.75..1.33, share over 1 h within 7 points,
+  // rank correlation at least 0.5.
+  bool ratio_on_target() const { return mean_ratio >= 0.75 && mean_ratio <= 1.33; }
+  bool share_on_target() const { return std::abs(sim_over_1h - real_over_1h) <= 0.07; }
+  bool correlation_on_target() const { return rank_correlation >= 0.5; }
+};
+
+struct FidelityReport {
+  WaitFidelity overall;
+  std::vector<WaitFidelity> by_size;   // 1 node, 2-7 nodes, 8+ nodes (classes with jobs)
+  std::vector<WaitFidelity> by_month;  // by the month of submission (UTC), in order
+  std::size_t without_real_start = 0;  // jobs the log gives no start for: not compared
+};
+
+// Pairs each trace job (index i of the replay is jobs[i]) with its simulated start. Jobs of
+// `jobs` submitted outside [from, to) are left out (0: no bound); so are jobs without a real
+// start, which are counted in `without_real_start`.
+std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& sim, Seconds from,
+                                 Seconds to, std::size_t& without_real_start);
+
+// Throws std::invalid_argument when `pairs` is empty.
+FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs);
+
+// "1 node", "2-7 nodes", "8+ nodes".
+std::string size_class(int nodes);
+
+// Spearman's rank correlation of two equally long samples (0 when either is constant).
+double rank_correlation(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace mirage

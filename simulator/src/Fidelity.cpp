@@ -1,0 +1,139 @@
+#include "mirage/simulator/Fidelity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+namespace mirage {
+namespace {
+
+// Ranks 1..n, ties given the mean of the ranks they span.
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    const double mean_rank = (static_cast<double>(i + j) / 2.0) + 1.0;
+    for (std::size_t k = i; k <= j; ++k) r[order[k]] = mean_rank;
+    i = j + 1;
+  }
+  return r;
+}
+
+double pearson(const std::vector<double>& a, const std::vector<double>& b) {
+  const double n = static_cast<double>(a.size());
+  const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n;
+  const double mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
+}
+
+// The same rule as the replay summary's: the value at rank round(q * (n - 1)).
+double quantile(std::vector<double> v, double q) {
+  const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+WaitFidelity figures(std::string group, const std::vector<const WaitPair*>& pairs) {
+  WaitFidelity f;
+  f.group = std::move(group);
+  f.jobs = pairs.size();
+  std::vector<double> real, sim;
+  real.reserve(pairs.size());
+  sim.reserve(pairs.size());
+  for (const WaitPair* p : pairs) {
+    real.push_back(static_cast<double>(p->real_wait));
+    sim.push_back(static_cast<double>(p->sim_wait));
+  }
+  const double n = static_cast<double>(pairs.size());
+  f.real_mean_s = std::accumulate(real.begin(), real.end(), 0.0) / n;
+  f.sim_mean_s = std::accumulate(sim.begin(), sim.end(), 0.0) / n;
+  f.real_median_s = quantile(real, 0.5);
+  f.sim_median_s = quantile(sim, 0.5);
+  f.real_p90_s = quantile(real, 0.9);
+  f.sim_p90_s = quantile(sim, 0.9);
+  const auto over = [&](const std::vector<double>& v) {
+    return static_cast<double>(
+               std::count_if(v.begin(), v.end(), [](double w) { return w > kHour; })) /
+           n;
+  };
+  f.real_over_1h = over(real);
+  f.sim_over_1h = over(sim);
+  f.rank_correlation = rank_correlation(real, sim);
+  f.mean_ratio = f.real_mean_s > 0 ? f.sim_mean_s / f.real_mean_s : 0.0;
+  return f;
+}
+
+std::string month_of(Seconds t) {
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::string size_class(int nodes) {
+  if (nodes <= 1) return "1 node";
+  if (nodes < 8) return "2-7 nodes";
+  return "8+ nodes";
+}
+
+double rank_correlation(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) throw std::invalid_argument("rank_correlation: samples differ in size");
+  if (a.size() < 2) return 0.0;
+  return pearson(ranks(a), ranks(b));
+}
+
+std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& sim, Seconds from,
+                                 Seconds to, std::size_t& without_real_start) {
+  std::vector<WaitPair> out;
+  out.reserve(jobs.size());
+  without_real_start = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const Job& j = jobs[i];
+    if ((from > 0 && j.submit < from) || (to > 0 && j.submit >= to)) continue;
+    if (!j.started()) {
+      ++without_real_start;
+      continue;
+    }
+    const Seconds start = sim.start_time(static_cast<SimJobIndex>(i));
+    if (start == kUnknownTime) continue;  // never started in the replay (it ran out first)
+    out.push_back({j.submit, j.nodes, j.wait(), start - j.submit});
+  }
+  return out;
+}
+
+FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs) {
+  if (pairs.empty()) throw std::invalid_argument("no jobs to compare");
+  FidelityReport r;
+  std::vector<const WaitPair*> all;
+  std::map<int, std::vector<const WaitPair*>> by_size;  // keyed by the class's smallest size
+  std::map<std::string, std::vector<const WaitPair*>> by_month;
+  for (const WaitPair& p : pairs) {
+    all.push_back(&p);
+    by_size[p.nodes <= 1 ? 1 : p.nodes < 8 ? 2 : 8].push_back(&p);
+    by_month[month_of(p.submit)].push_back(&p);
+  }
+  r.overall = figures("all", all);
+  for (const auto& [smallest, group] : by_size)
+    r.by_size.push_back(figures(size_class(smallest), group));
+  for (const auto& [month, group] : by_month) r.by_month.push_back(figures(month, group));
+  return r;
+}
+
+}  // namespace mirage

@@ -1,0 +1,87 @@
+// The fidelity report: real against simulated waits, by group, with exact figures on fixed data.
+#include <gtest/gtest.h>
+
+#include "mirage/simulator/Fidelity.h"
+
+namespace mirage {
+namespace {
+
+TEST(Fidelity, RankCorrelationAveragesTiedRanks) {
+  EXPECT_DOUBLE_EQ(rank_correlation({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(rank_correlation({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  // Ranks of {0, 0, 0, 5}: 2, 2, 2, 4; of {1, 2, 3, 4}: 1..4. Pearson of those: 0.7745966...
+  EXPECT_NEAR(rank_correlation({0, 0, 0, 5}, {1, 2, 3, 4}), 0.7745966692414834, 1e-12);
+  // Ties must not borrow an order from the input: all-equal waits say nothing.
+  EXPECT_DOUBLE_EQ(rank_correlation({0, 0, 0, 0}, {1, 2, 3, 4}), 0.0);
+}
+
+TEST(Fidelity, SizeClassesAreOneTwoToSevenAndEightPlus) {
+  EXPECT_EQ(size_class(1), "1 node");
+  EXPECT_EQ(size_class(2), "2-7 nodes");
+  EXPECT_EQ(size_class(7), "2-7 nodes");
+  EXPECT_EQ(size_class(8), "8+ nodes");
+  EXPECT_EQ(size_class(128), "8+ nodes");
+}
+
+TEST(Fidelity, FiguresOverallBySizeAndByMonth) {
+  constexpr Seconds kJan = 1672531200;  // 2023-01-01T00:00:00Z
+  constexpr Seconds kFeb = 1675209600;  // 2023-02-01T00:00:00Z
+  const std::vector<WaitPair> pairs = {
+      {kJan + 10, 1, 0, 0},
+      {kJan + 20, 1, 2 * kHour, kHour / 2},
+      {kFeb + 10, 8, 4 * kHour, 2 * kHour},
+      {kFeb + 20, 16, 6 * kHour, 4 * kHour},
+  };
+  const FidelityReport r = measure_fidelity(pairs);
+  EXPECT_EQ(r.overall.group, "all");
+  EXPECT_EQ(r.overall.jobs, 4u);
+  EXPECT_DOUBLE_EQ(r.overall.real_mean_s, 3.0 * kHour);
+  EXPECT_DOUBLE_EQ(r.overall.sim_mean_s, 1.625 * kHour);
+  EXPECT_DOUBLE_EQ(r.overall.mean_ratio, 1.625 / 3.0);
+  EXPECT_DOUBLE_EQ(r.overall.real_over_1h, 0.75);
+  EXPECT_DOUBLE_EQ(r.overall.sim_over_1h, 0.5);  // 2 h and 4 h are over; 30 min is not
+  EXPECT_DOUBLE_EQ(r.overall.rank_correlation, 1.0);
+  EXPECT_FALSE(r.overall.ratio_on_target());
+  EXPECT_FALSE(r.overall.share_on_target());
+  EXPECT_TRUE(r.overall.correlation_on_target());
+  ASSERT_EQ(r.by_size.size(), 2u);  // no 2-7 node jobs: no row for them
+  EXPECT_EQ(r.by_size[0].group, "1 node");
+  EXPECT_EQ(r.by_size[0].jobs, 2u);
+  EXPECT_EQ(r.by_size[1].group, "8+ nodes");
+  EXPECT_DOUBLE_EQ(r.by_size[1].real_mean_s, 5.0 * kHour);
+  EXPECT_DOUBLE_EQ(r.by_size[1].mean_ratio, 0.6);
+  ASSERT_EQ(r.by_month.size(), 2u);
+  EXPECT_EQ(r.by_month[0].group, "2023-01");
+  EXPECT_EQ(r.by_month[1].group, "2023-02");
+  EXPECT_DOUBLE_EQ(r.by_month[1].sim_median_s, 4.0 * kHour);  // rank round(0.5 * 1) = 1
+  EXPECT_THROW(measure_fidelity({}), std::invalid_argument);
+}
+
+TEST(Fidelity, PairsEachJobWithItsSimulatedStartInsideTheWindow) {
+  std::vector<Job> jobs(3);
+  for (int i = 0; i < 3; ++i) {
+    jobs[i].id = i + 1;
+    jobs[i].submit = 1000 + 100 * i;
+    jobs[i].start = jobs[i].submit + 50;
+    jobs[i].end = jobs[i].start + 600;
+    jobs[i].time_limit = 3600;
+    jobs[i].nodes = 2;
+  }
+  ClusterSpec spec;
+  spec.nodes = 2;
+  Simulator sim(spec, std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(jobs)));
+  sim.run_to_completion();
+  std::size_t without_start = 0;
+  const auto all = pair_waits(jobs, sim, 0, 0, without_start);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].real_wait, 50);
+  EXPECT_EQ(all[0].sim_wait, sim.start_time(0) - 1000);
+  EXPECT_EQ(all[2].sim_wait, sim.start_time(2) - 1200);
+  const auto window = pair_waits(jobs, sim, 1100, 1200, without_start);
+  ASSERT_EQ(window.size(), 1u);
+  EXPECT_EQ(window[0].submit, 1100);
+  EXPECT_EQ(without_start, 0u);
+}
+
+}  // namespace
+}  // namespace mirage
