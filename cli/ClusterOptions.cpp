@@ -1,6 +1,9 @@
 #include "ClusterOptions.h"
 
+#include <fmt/format.h>
+
 #include "mirage/core/Error.h"
+#include "mirage/simulator/Calibration.h"
 
 namespace mirage::cli {
 
@@ -39,6 +42,11 @@ void ClusterOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--priority-max-age", max_age_min, "PriorityMaxAge (minutes)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd.add_option("--calibration", calibration,
+                 "What the log leaves out: none (the log's jobs alone on the whole machine) or "
+                 "infer (per-user limits and capacity over time, inferred from the log)")
+      ->check(CLI::IsMember({"none", "infer"}))
+      ->capture_default_str();
 }
 
 ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
@@ -62,6 +70,22 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
   spec.priority.weight_age = weight_age;
   spec.priority.weight_job_size = weight_job_size;
   spec.priority.max_age = max_age_min * kMinute;
+  if (calibration == "infer") {
+    const Calibration c = infer_calibration(trace.jobs, spec);
+    apply_calibration(c, spec);
+    fmt::print(stderr,
+               "mirage: calibration inferred from {}: {} running jobs per user{}, {} of {} days "
+               "congested, {:.1f} nodes unavailable on average\n",
+               trace.source,
+               c.user_limits.max_running_jobs > 0
+                   ? fmt::format("at most {} ({} of {} users reach it)",
+                                 c.user_limits.max_running_jobs, c.users_at_job_limit, c.users)
+                   : std::string("unlimited"),
+               c.user_limits.max_running_nodes > 0
+                   ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
+                   : std::string(),
+               c.congested_windows, c.windows, c.mean_unavailable);
+  }
   return spec;
 }
 

@@ -22,10 +22,14 @@ struct ClusterOptions {
   double weight_age = 1000;
   double weight_job_size = 1000;
   Seconds max_age_min = 7 * 24 * 60;
+  // What the log leaves out (simulator/Calibration.h): "none" replays the log's jobs alone on
+  // the whole machine; "infer" infers user limits and capacity over time from the log.
+  std::string calibration = "none";
 
   void add_to(CLI::App& cmd);
   // The spec for `trace`: the node count falls back to the trace header; a clear error if
-  // neither says.
+  // neither says. With --calibration infer, the calibration inferred from the trace, said in one
+  // line on stderr.
   ClusterSpec to_spec(const Trace& trace) const;
 };
 

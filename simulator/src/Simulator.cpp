@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include "mirage/core/AvailabilityProfile.h"
 
@@ -35,8 +36,11 @@ struct LaterBegin {
 std::vector<SimJobSpec> to_sim_jobs(const std::vector<Job>& jobs) {
   std::vector<SimJobSpec> out;
   out.reserve(jobs.size());
+  std::unordered_map<std::string, std::uint32_t> users;
   for (const Job& j : jobs) {
     SimJobSpec s;
+    if (!j.user.empty())
+      s.user = users.emplace(j.user, static_cast<std::uint32_t>(users.size() + 1)).first->second;
     s.submit = j.submit;
     s.runtime = std::max<Seconds>(0, j.runtime());
     s.time_limit = j.time_limit > 0 ? j.time_limit : std::max<Seconds>(1, s.runtime);
@@ -77,6 +81,42 @@ Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobS
                       static_cast<std::uint16_t>(spec_.gpus_per_node));
   now_ = t.empty() ? 0 : t.front().submit;
   if (spec_.scheduler.bf_interval <= 0) spec_.scheduler.bf_interval = 1;
+  if (spec_.unavailable && !spec_.unavailable->empty()) {
+    if (spec_.allocation != AllocationMode::kWholeNode)
+      throw std::invalid_argument("capacity over time is modelled for whole-node allocation only");
+    const auto& steps = *spec_.unavailable;
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      if (steps[i].unavailable_nodes < 0 || steps[i].unavailable_nodes > spec_.nodes ||
+          (i > 0 && steps[i].from < steps[i - 1].from))
+        throw std::invalid_argument("capacity step " + std::to_string(i) +
+                                    " is out of order or out of range");
+    apply_capacity_steps(now_);
+  }
+}
+
+void Simulator::apply_capacity_steps(Seconds t) {
+  if (!spec_.unavailable) return;
+  const auto& steps = *spec_.unavailable;
+  int target = unavailable_;
+  while (next_capacity_step_ < steps.size() && steps[next_capacity_step_].from <= t)
+    target = steps[next_capacity_step_++].unavailable_nodes;
+  if (target == unavailable_) return;
+  // Free nodes may go negative: work already running keeps its nodes, and what the hidden work
+  // takes is taken as they free up.
+  free_nodes_ -= target - unavailable_;
+  const bool freed = target < unavailable_;
+  unavailable_ = target;
+  mark_dirty(freed);
+}
+
+bool Simulator::over_user_limit(const SimJobSpec& s, int extra_jobs, int extra_nodes) const {
+  const UserLimits& l = spec_.user_limits;
+  if (s.user == 0 || (l.max_running_jobs <= 0 && l.max_running_nodes <= 0)) return false;
+  const auto it = user_use_.find(s.user);
+  const int jobs = (it == user_use_.end() ? 0 : it->second.jobs) + extra_jobs;
+  const int nodes = (it == user_use_.end() ? 0 : it->second.nodes) + extra_nodes;
+  return (l.max_running_jobs > 0 && jobs + 1 > l.max_running_jobs) ||
+         (l.max_running_nodes > 0 && nodes + s.nodes > l.max_running_nodes);
 }
 
 const SimJobSpec& Simulator::job(SimJobIndex j) const {
@@ -109,6 +149,8 @@ Seconds Simulator::next_event_time() const {
   if (next_arrival_ < trace_->size()) t = std::min(t, (*trace_)[next_arrival_].submit);
   if (!running_.empty()) t = std::min(t, running_.front().end);
   if (!begin_heap_.empty()) t = std::min(t, begin_heap_.front().first);
+  if (spec_.unavailable && next_capacity_step_ < spec_.unavailable->size())
+    t = std::min(t, (*spec_.unavailable)[next_capacity_step_].from);
   if (dirty_ && spec_.scheduler.backfill != BackfillMode::kNone && !eligible_.empty())
     t = std::min(t, next_backfill_);
   return t;
@@ -173,6 +215,7 @@ void Simulator::process_events_at(Seconds t) {
     release(r);
     complete(r.job, SimJobState::kDone);
   }
+  apply_capacity_steps(t);
   while (next_arrival_ < trace_->size() && (*trace_)[next_arrival_].submit <= t) {
     arrive(static_cast<SimJobIndex>(next_arrival_));
     ++next_arrival_;
@@ -275,6 +318,12 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
     }
     for (auto n : r.gpu_nodes) free_gpus_[n] = static_cast<std::uint16_t>(free_gpus_[n] - g);
   }
+  if (s.user != 0 &&
+      (spec_.user_limits.max_running_jobs > 0 || spec_.user_limits.max_running_nodes > 0)) {
+    UserUse& u = user_use_[s.user];
+    ++u.jobs;
+    u.nodes += s.nodes;
+  }
   state_[j].state = SimJobState::kRunning;
   state_[j].start = now_;
   const Seconds wait = now_ - s.submit;
@@ -289,6 +338,10 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
 
 void Simulator::release(const RunningJob& r) {
   const SimJobSpec& s = job(r.job);
+  if (auto it = user_use_.find(s.user); it != user_use_.end()) {
+    --it->second.jobs;
+    it->second.nodes -= s.nodes;
+  }
   if (spec_.allocation == AllocationMode::kWholeNode) {
     free_nodes_ += s.nodes;
   } else {
@@ -320,17 +373,21 @@ void Simulator::main_schedule() {
   ++counters_.main_passes;
   // Start jobs in priority order until the first that does not fit. Only the best job is needed
   // each round, so a linear scan beats sorting the whole queue after every event.
+  // Jobs held by their user's limits are passed over, as Slurm passes over a job pending for a
+  // QOS limit: they block nobody.
   while (!eligible_.empty()) {
-    std::size_t best = 0;
-    Ranked best_r{eligible_[0].first, priority_of(job(eligible_[0].first), eligible_[0].second)};
-    for (std::size_t i = 1; i < eligible_.size(); ++i) {
-      Ranked r{eligible_[i].first, priority_of(job(eligible_[i].first), eligible_[i].second)};
-      if (before(r, best_r)) {
+    std::size_t best = eligible_.size();
+    Ranked best_r{};
+    for (std::size_t i = 0; i < eligible_.size(); ++i) {
+      const SimJobSpec& s = job(eligible_[i].first);
+      if (over_user_limit(s)) continue;
+      Ranked r{eligible_[i].first, priority_of(s, eligible_[i].second)};
+      if (best == eligible_.size() || before(r, best_r)) {
         best = i;
         best_r = r;
       }
     }
-    if (!fits_now(job(best_r.job))) break;
+    if (best == eligible_.size() || !fits_now(job(best_r.job))) break;
     start_job(best, nullptr);
   }
 }
@@ -341,7 +398,7 @@ void Simulator::backfill_schedule() {
   const bool whole_node = spec_.allocation == AllocationMode::kWholeNode;
   // Reservations are rebuilt from scratch each pass (Slurm keeps none between passes), so a
   // pass on a machine with nothing free cannot start anything: skip it.
-  if (whole_node ? free_nodes_ == 0
+  if (whole_node ? free_nodes_ <= 0
                  : std::all_of(free_gpus_.begin(), free_gpus_.end(), [](auto f) { return f == 0; }))
     return;
   ++counters_.backfill_passes;
@@ -360,7 +417,7 @@ void Simulator::backfill_schedule() {
   // rounded up to bf_resolution as Slurm's plan is.
   const Seconds res = std::max<Seconds>(1, sp.bf_resolution);
   AvailabilityProfile profile(now_, whole_node ? 1 : spec_.nodes,
-                              whole_node ? spec_.nodes : spec_.gpus_per_node);
+                              whole_node ? spec_.nodes - unavailable_ : spec_.gpus_per_node);
   for (const RunningJob& r : running_) {
     const Seconds end = round_up(r.expected_end, res);
     const SimJobSpec& s = job(r.job);
@@ -375,9 +432,17 @@ void Simulator::backfill_schedule() {
   bool reserved_one = false;
   std::vector<SimJobIndex> to_start;
   std::vector<std::vector<std::uint16_t>> to_start_nodes;
+  // This pass's starts per limited user, so that one pass does not start past a limit.
+  std::unordered_map<std::uint32_t, UserUse> started_by;
+  const bool limited =
+      spec_.user_limits.max_running_jobs > 0 || spec_.user_limits.max_running_nodes > 0;
   for (std::size_t k = 0; k < tested; ++k) {
     const SimJobIndex j = order[k].job;
     const SimJobSpec& s = job(j);
+    if (limited && s.user != 0) {
+      const UserUse& extra = started_by[s.user];
+      if (over_user_limit(s, extra.jobs, extra.nodes)) continue;
+    }
     const Seconds duration = round_up(s.time_limit, res);
     const ResourceRequest req =
         whole_node ? ResourceRequest{1, s.nodes} : ResourceRequest{s.nodes, gpus_needed(s)};
@@ -388,6 +453,11 @@ void Simulator::backfill_schedule() {
     if (!placement) continue;
     if (placement->start == now_) {
       profile.reserve(*placement, req.units, duration);
+      if (limited && s.user != 0) {
+        UserUse& extra = started_by[s.user];
+        ++extra.jobs;
+        extra.nodes += s.nodes;
+      }
       to_start.push_back(j);
       to_start_nodes.push_back(placement->slots);
       if (whole_node) {

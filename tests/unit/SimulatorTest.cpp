@@ -158,6 +158,41 @@ TEST(Simulator, AfterAnyWaitsForThePredecessorToEnd) {
   EXPECT_EQ(sim.start_time(j), 80);
 }
 
+// A QOS-like limit holds a user's job back without holding anyone else's.
+TEST(Simulator, UserJobLimitHoldsAJobWithoutBlockingOthers) {
+  ClusterSpec c = machine(4, BackfillMode::kNone);
+  c.user_limits.max_running_jobs = 1;
+  auto a1 = make_job(0, 1, 100, 100), a2 = make_job(1, 1, 100, 100), b = make_job(2, 1, 100, 100);
+  a1.user = a2.user = 1;
+  b.user = 2;
+  auto sim = run(c, {a1, a2, b});
+  EXPECT_EQ(sim.start_time(0), 0);
+  EXPECT_EQ(sim.start_time(1), 100);  // its user's first job must end
+  EXPECT_EQ(sim.start_time(2), 2);    // another user's job passes it
+}
+
+TEST(Simulator, UserNodeLimitHoldsAJobInBackfillToo) {
+  ClusterSpec c = machine(8);
+  c.user_limits.max_running_nodes = 3;
+  auto a1 = make_job(0, 2, 100, 100), a2 = make_job(1, 2, 50, 50);
+  a1.user = a2.user = 7;
+  auto sim = run(c, {a1, a2});
+  EXPECT_EQ(sim.start_time(1), 100);  // 2 + 2 nodes would pass the user's 3
+}
+
+// Nodes taken by work the log does not show: running jobs keep theirs, new ones find less room.
+TEST(Simulator, CapacityStepsTakeAndGiveBackNodes) {
+  ClusterSpec c = machine(4, BackfillMode::kNone);
+  c.unavailable = std::make_shared<const std::vector<CapacityStep>>(
+      std::vector<CapacityStep>{{50, 3}, {1000, 0}});
+  auto sim = run(c, {make_job(0, 2, 200, 200), make_job(60, 1, 100, 100),
+                     make_job(300, 1, 100, 100), make_job(310, 1, 100, 100)});
+  EXPECT_EQ(sim.start_time(0), 0);    // before the step
+  EXPECT_EQ(sim.start_time(1), 200);  // 4 - 3 hidden - 2 running < 1 until job 0 ends
+  EXPECT_EQ(sim.start_time(2), 300);  // job 1 ended: the one usable node is free
+  EXPECT_EQ(sim.start_time(3), 400);  // one node usable until the step at 1000... job 2 ends
+}
+
 TEST(Simulator, BeginTimeDelaysEligibility) {
   Simulator sim(machine(4), std::make_shared<const std::vector<SimJobSpec>>());
   SimJobSpec s = make_job(0, 1, 100, 10);

@@ -2,9 +2,11 @@
 // The machine and its scheduler configuration. Parameter names follow slurm.conf
 // (SchedulerParameters and the multifactor priority plugin) so that users recognise them.
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mirage/core/Time.h"
 
@@ -53,12 +55,31 @@ struct PriorityParameters {
   bool operator==(const PriorityParameters&) const = default;
 };
 
+// Per-user limits on running work, held as a Slurm QOS holds them (MaxJobsPerUser,
+// MaxTRESPerUser=node=N): a job that would exceed one stays pending and blocks nobody. 0: none.
+struct UserLimits {
+  int max_running_jobs = 0;
+  int max_running_nodes = 0;
+  bool operator==(const UserLimits&) const = default;
+};
+
+// From `from` on (until the next step), this many nodes are held by work the log does not show
+// (other partitions on the same nodes, reservations, maintenance, drained nodes). Whole-node
+// allocation only.
+struct CapacityStep {
+  Seconds from = 0;
+  int unavailable_nodes = 0;
+};
+
 struct ClusterSpec {
   int nodes = 0;
   int gpus_per_node = 0;  // 0 for CPU-only machines
   AllocationMode allocation = AllocationMode::kWholeNode;
   SchedulerParameters scheduler;
   PriorityParameters priority;
+  // What the log leaves out of the cluster (simulator/Calibration.h infers both); none by default.
+  UserLimits user_limits;
+  std::shared_ptr<const std::vector<CapacityStep>> unavailable;  // sorted by `from`; may be null
 
   // Total allocation units a job size is measured against (nodes, or GPUs when GPU-granular).
   long long capacity_units() const {

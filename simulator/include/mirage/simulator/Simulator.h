@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "mirage/core/ClusterSpec.h"
@@ -39,7 +40,11 @@ struct SimJobSpec {
   int gpus_per_node = 0;  // used in GPU-granular mode; 0 there means all GPUs of each node
   Seconds begin = 0;      // --begin: not eligible before this instant (0: no constraint)
   std::optional<SimJobIndex> after_any;  // --dependency=afterany:<job>
+  std::uint32_t user = 0;                // for per-user limits; 0: unknown, never limited
 };
+
+// The user a chaining campaign's own jobs run as: a user of their own, under the same limits.
+inline constexpr std::uint32_t kCampaignUser = 0xFFFFFFFE;
 
 enum class SimJobState : std::uint8_t { kFuture, kPending, kRunning, kDone, kCancelled };
 
@@ -49,7 +54,8 @@ struct JobOutcome {
   Seconds end = kUnknownTime;
 };
 
-// Converts normalised trace jobs into simulator jobs (runtime from recorded start/end).
+// Converts normalised trace jobs into simulator jobs (runtime from recorded start/end). Users
+// are numbered 1, 2, ... in order of first appearance ("" is 0).
 std::vector<SimJobSpec> to_sim_jobs(const std::vector<Job>& jobs);
 
 class Simulator {
@@ -136,6 +142,10 @@ class Simulator {
   bool before(const Ranked& a, const Ranked& b) const;
   Seconds next_event_time() const;
   bool fits_now(const SimJobSpec& s) const;
+  // True when starting `s` now would break its user's limits, counting `extra` more jobs and
+  // nodes of that user started in the same pass.
+  bool over_user_limit(const SimJobSpec& s, int extra_jobs = 0, int extra_nodes = 0) const;
+  void apply_capacity_steps(Seconds t);
   int gpus_needed(const SimJobSpec& s) const;
 
   ClusterSpec spec_;
@@ -151,8 +161,15 @@ class Simulator {
   std::vector<RunningJob> running_;                          // min-heap by end
   std::vector<PerJob> state_;  // every job: trace jobs first, then extra ones
 
-  int free_nodes_ = 0;                    // whole-node mode
-  std::vector<std::uint16_t> free_gpus_;  // GPU-granular mode, per node
+  int free_nodes_ = 0;                  // whole-node mode; negative while hidden work waits
+  int unavailable_ = 0;                 // nodes held by work the log does not show
+  std::size_t next_capacity_step_ = 0;  // cursor into spec_.unavailable
+  struct UserUse {
+    int jobs = 0;
+    int nodes = 0;
+  };
+  std::unordered_map<std::uint32_t, UserUse> user_use_;  // running work per limited user
+  std::vector<std::uint16_t> free_gpus_;                 // GPU-granular mode, per node
 
   bool main_needed_ = false;  // something changed since the last main-scheduler pass
   bool dirty_ = false;        // something changed since the last backfill pass

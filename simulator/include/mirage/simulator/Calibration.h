@@ -1,0 +1,49 @@
+#pragma once
+// What a job log leaves out of its cluster, inferred from the log itself, so that a replay waits
+// as the real jobs waited (docs/simulator.md, "Calibration"). Each part is a model of the cluster
+// with parameters fitted to the log, never a copy of any job's start:
+//
+//   user limits    A per-user limit on running jobs (or nodes) shows in a log as a value that
+//                  several users reach and nobody exceeds; it is held as a QOS would hold it.
+//   capacity       Nodes held by work the log does not show. Over each window (a day by
+//                  default) in which some job waited that its user's limits did not hold back,
+//                  the cluster had no more room than the most nodes the log's jobs held at once
+//                  in that window; the rest is taken as unavailable. Windows where nobody waited
+//                  say nothing, and get the whole machine.
+#include <string>
+#include <vector>
+
+#include "mirage/core/ClusterSpec.h"
+#include "mirage/core/Job.h"
+
+namespace mirage {
+
+struct CalibrationSettings {
+  Seconds capacity_window = kDay;       // capacity is one figure per window
+  Seconds sample_every = 10 * kMinute;  // how finely waiting jobs are looked at
+  int limit_min_users = 3;              // users that must reach a value for it to be a limit
+};
+
+struct Calibration {
+  UserLimits user_limits;
+  std::vector<CapacityStep> unavailable;  // merged: consecutive steps differ
+  // The evidence, for reports.
+  int users = 0;
+  int users_at_job_limit = 0;   // users whose most running jobs at once is the limit
+  int users_at_node_limit = 0;  // likewise for nodes
+  int windows = 0;              // capacity windows the log spans
+  int congested_windows = 0;    // windows with a job waiting that its limits did not hold back
+  double mean_unavailable = 0;  // nodes, averaged over the windows
+
+  bool empty() const { return user_limits == UserLimits{} && unavailable.empty(); }
+};
+
+// Infers the calibration of the machine `spec` from `jobs` (those with a real start and end are
+// used). Whole-node allocation only for capacity; GPU-granular machines get user limits alone.
+Calibration infer_calibration(const std::vector<Job>& jobs, const ClusterSpec& spec,
+                              const CalibrationSettings& settings = {});
+
+// Puts the calibration into the machine the simulator replays.
+void apply_calibration(const Calibration& calibration, ClusterSpec& spec);
+
+}  // namespace mirage

@@ -1,0 +1,85 @@
+// What the calibration infers from a log: each model of the cluster from the evidence it uses.
+#include <gtest/gtest.h>
+
+#include "mirage/simulator/Calibration.h"
+
+namespace mirage {
+namespace {
+
+Job job(std::string user, Seconds submit, Seconds start, Seconds end, int nodes = 1) {
+  Job j;
+  j.user = std::move(user);
+  j.submit = submit;
+  j.start = start;
+  j.end = end;
+  j.time_limit = end - start;
+  j.nodes = nodes;
+  return j;
+}
+
+ClusterSpec machine(int nodes) {
+  ClusterSpec c;
+  c.nodes = nodes;
+  return c;
+}
+
+// Three users each run 2 jobs at once and nobody runs 3: a limit of 2. One user alone at the
+// most is no limit.
+TEST(Calibration, AJobLimitIsAValueSeveralUsersReachAndNoneExceeds) {
+  std::vector<Job> jobs;
+  for (const char* u : {"a", "b", "c"}) {
+    jobs.push_back(job(u, 0, 0, 100));
+    jobs.push_back(job(u, 0, 0, 100));
+    jobs.push_back(job(u, 0, 100, 200));  // waited for its own user's jobs
+  }
+  const Calibration c = infer_calibration(jobs, machine(100));
+  EXPECT_EQ(c.user_limits.max_running_jobs, 2);
+  EXPECT_EQ(c.users_at_job_limit, 3);
+  EXPECT_EQ(c.users, 3);
+  EXPECT_EQ(c.user_limits.max_running_nodes, 2);  // one node each: the same evidence
+  jobs.push_back(job("d", 0, 0, 100));
+  jobs.push_back(job("d", 0, 0, 100));
+  jobs.push_back(job("d", 0, 0, 100));
+  EXPECT_EQ(infer_calibration(jobs, machine(100)).user_limits.max_running_jobs, 0);
+}
+
+// Day 0: a job waits 5 hours with 4 of 10 nodes free in the log; the most the log's jobs held at
+// once that day is 7 (6, then the waiting job's 1), so 3 were held by work the log does not show.
+// Day 1: nobody waits, the whole machine. Day 2: a job waits only because its user is at the limit:
+// that says nothing about capacity.
+TEST(Calibration, CapacityIsTheMostHeldInADayWhenAJobWaitedThatItsLimitsAllowed) {
+  std::vector<Job> jobs;
+  jobs.push_back(job("x", 0, 0, 10 * kHour, 6));
+  jobs.push_back(job("y", kHour, 6 * kHour, 8 * kHour, 1));
+  jobs.push_back(job("z", kDay + kHour, kDay + kHour, kDay + 2 * kHour, 2));
+  for (const char* u : {"p", "q", "r"}) {
+    jobs.push_back(job(u, 2 * kDay, 2 * kDay, 2 * kDay + 5 * kHour, 1));
+    jobs.push_back(job(u, 2 * kDay, 2 * kDay + 5 * kHour, 2 * kDay + 6 * kHour, 1));
+  }
+  const Calibration c = infer_calibration(jobs, machine(10));
+  EXPECT_EQ(c.user_limits.max_running_jobs, 1);
+  EXPECT_EQ(c.windows, 3);
+  EXPECT_EQ(c.congested_windows, 1);
+  ASSERT_EQ(c.unavailable.size(), 2u);
+  EXPECT_EQ(c.unavailable[0].from, 0);
+  EXPECT_EQ(c.unavailable[0].unavailable_nodes, 3);
+  EXPECT_EQ(c.unavailable[1].from, kDay);
+  EXPECT_EQ(c.unavailable[1].unavailable_nodes, 0);
+
+  ClusterSpec spec = machine(10);
+  apply_calibration(c, spec);
+  EXPECT_EQ(spec.user_limits.max_running_jobs, 1);
+  ASSERT_NE(spec.unavailable, nullptr);
+  EXPECT_EQ(spec.unavailable->size(), 2u);
+}
+
+TEST(Calibration, ALogWithoutStartsInfersNothing) {
+  Job j;
+  j.user = "a";
+  j.submit = 0;
+  j.nodes = 1;
+  EXPECT_TRUE(infer_calibration({j}, machine(4)).empty());
+}
+
+}  // namespace
+}  // namespace mirage
