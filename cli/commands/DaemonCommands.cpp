@@ -64,6 +64,7 @@ struct DaemonOptions {
 
 int run_daemon(const DaemonOptions& o) {
   const daemon::DaemonConfig config = daemon::load_daemon_config(o.config);
+  daemon::validate_daemon_config(config);  // the same checks for --check and the start
   if (o.check) {
     fmt::print("{}: ok (backend {}, store {}, socket {})\n", o.config,
                config.backend == daemon::Backend::kSlurm ? "slurm" : "simulator", config.store_path,
