@@ -17,12 +17,18 @@
 #include "TestSupport.h"
 #include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/ControlServer.h"
+#include "mirage/daemon/EscapeControl.h"
 
 namespace mirage::daemon {
 namespace {
 
 using json = nlohmann::json;
 using testing::Harness;
+
+// The error of a reply, "" when it has none (a request wrongly accepted fails, not aborts).
+std::string error_of(const json& reply) {
+  return reply.value("error", std::string());
+}
 
 sockaddr_un address_of(const std::string& path) {
   sockaddr_un addr{};
@@ -121,6 +127,53 @@ TEST_F(HandlerFixture, MalformedAndHostileRequestsGetErrors) {
       R"({"op":"add","campaign":{"name":"x","script":"s","segments":2,"time_limit":600,"evil":1}})");
   EXPECT_NE(r["error"].get<std::string>().find("campaign.evil: unknown key"), std::string::npos)
       << r;
+}
+
+json add_with(const std::string& key, const json& value) {
+  json r = add_request();
+  r["campaign"][key] = value;
+  return r;
+}
+
+TEST_F(HandlerFixture, TimeLimitBeyondAYearIsRefused) {
+  // 2^63-1 s was accepted, and the campaign was marked done within minutes.
+  for (const json& limit : {json(INT64_MAX), json(UINT64_MAX), json(366 * kDay),
+                            json("99999999999999999999d"), json("9999999-00:00:00")}) {
+    const json r = call(add_with("time_limit", limit));
+    EXPECT_FALSE(r["ok"]) << limit;
+    EXPECT_NE(error_of(r).find("campaign.time_limit"), std::string::npos) << r;
+  }
+  EXPECT_NE(error_of(call(add_with("time_limit", INT64_MAX))).find("365 days"), std::string::npos);
+  EXPECT_FALSE(call(add_with("handoff_grace", INT64_MAX))["ok"]);
+  EXPECT_FALSE(call(add_with("segments", UINT64_MAX))["ok"]);
+  EXPECT_TRUE(h.controller->campaigns().empty());
+  EXPECT_TRUE(call(add_with("time_limit", 365 * kDay))["ok"]);
+}
+
+TEST_F(HandlerFixture, ControlBytesInANameAreRefused) {
+  const json r = call(add_request("ring\x07\x1b[2Jbell"));
+  EXPECT_FALSE(r["ok"]);
+  const std::string e = error_of(r);
+  EXPECT_NE(e.find("campaign.name"), std::string::npos) << e;
+  EXPECT_NE(e.find("ring\\x07\\x1b[2Jbell"), std::string::npos) << e;  // shown escaped
+  EXPECT_EQ(e.find('\x07'), std::string::npos);
+  EXPECT_FALSE(call(add_with("partition", "gpu\n"))["ok"]);
+  EXPECT_TRUE(h.controller->campaigns().empty());
+  EXPECT_TRUE(call(add_request("été-run 1"))["ok"]);  // UTF-8 is fine
+}
+
+TEST(EscapeControl, ControlCharactersAreShownAsEscapes) {
+  EXPECT_EQ(escape_control("a\x07"
+                           "b"),
+            "a\\x07b");
+  EXPECT_EQ(escape_control("line\nforged\r\x1b[31m\x7f"), "line\\x0aforged\\x0d\\x1b[31m\\x7f");
+  EXPECT_EQ(escape_control("\xc2\x9b"
+                           "2J"),
+            "\\u009b2J");  // C1 CSI as UTF-8
+  EXPECT_EQ(escape_control("été ✓"), "été ✓");
+  EXPECT_EQ(escape_control(std::string("nul\0", 4)), "nul\\x00");
+  EXPECT_TRUE(has_control("a\tb"));
+  EXPECT_FALSE(has_control("été"));
 }
 
 // A server on its own thread, spoken to through a real socket.
@@ -230,7 +283,7 @@ TEST_F(ServerFixture, IdleClientsDoNotStarveARealRequest) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_TRUE(alive());  // the longest-idle connection made room
   const json r = json::parse(read_line(fds[0]));
-  EXPECT_NE(r["error"].get<std::string>().find("idle"), std::string::npos) << r;
+  EXPECT_NE(error_of(r).find("idle"), std::string::npos) << r;
   for (int fd : fds) ::close(fd);
 }
 
