@@ -14,6 +14,8 @@
 #include "Commands.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
+#include "mirage/daemon/ControlProtocol.h"
+#include "mirage/daemon/EscapeControl.h"
 
 extern char** environ;
 
@@ -21,6 +23,12 @@ namespace mirage::cli {
 namespace {
 
 using json = nlohmann::json;
+using daemon::escape_control;
+
+// A string field of a reply as it may be shown: names, messages and paths are the user's text.
+std::string text(const json& j, const char* key) {
+  return escape_control(j.at(key).get<std::string>());
+}
 
 struct AddOptions {
   DaemonSocketOptions where;
@@ -60,8 +68,8 @@ std::string limit_text(const json& c) {
 
 void print_summary_line(const json& c) {
   fmt::print("campaign {} '{}': {} ({}/{} segments done)\n", c.at("id").get<long long>(),
-             c.at("name").get<std::string>(), c.at("state").get<std::string>(),
-             c.at("done").get<int>(), c.at("segments").get<int>());
+             text(c, "name"), c.at("state").get<std::string>(), c.at("done").get<int>(),
+             c.at("segments").get<int>());
 }
 
 int run_add(const AddOptions& o) {
@@ -70,12 +78,17 @@ int run_add(const AddOptions& o) {
   std::stringstream ss;
   ss << f.rdbuf();
   const auto limit = parse_slurm_duration(o.time_limit);
-  if (!limit || *limit <= 0)
+  if (!limit || *limit < daemon::kMinTimeLimit || *limit > daemon::kMaxTimeLimit)
     throw InputError(
         {"", 0, "--time-limit"},
-        "expected a Slurm time limit such as 48:00:00 or 2-00:00:00, got '" + o.time_limit + "'");
+        "expected a Slurm time limit from " + format_slurm_duration(daemon::kMinTimeLimit) +
+            " to " + format_slurm_duration(daemon::kMaxTimeLimit) +
+            ", such as 48:00:00 or 2-00:00:00; got '" + escape_control(o.time_limit) + "'");
   const auto grace = parse_short_duration(o.handoff_grace);
-  if (!grace) throw InputError({"", 0, "--handoff-grace"}, "expected a duration such as 5m");
+  if (!grace || *grace > daemon::kMaxHandoffGrace)
+    throw InputError({"", 0, "--handoff-grace"},
+                     "expected a duration such as 5m, at most " +
+                         std::to_string(daemon::kMaxHandoffGrace / kDay) + "d");
   std::string policy = o.policy;
   // A model file is passed by absolute path: the daemon does not share our working directory.
   if (!policy.empty() && std::filesystem::exists(policy))
@@ -109,9 +122,9 @@ int run_add(const AddOptions& o) {
   fmt::print(
       "campaign {} '{}' added: {} segments of {} node(s) x {} GPU(s), limit {}, policy {}, "
       "{}\n",
-      r.at("id").get<long long>(), r.at("name").get<std::string>(), r.at("segments").get<int>(),
-      r.at("nodes").get<int>(), r.at("gpus_per_node").get<int>(), limit_text(r),
-      r.at("policy").get<std::string>(), r.at("overlap").get<std::string>());
+      r.at("id").get<long long>(), text(r, "name"), r.at("segments").get<int>(),
+      r.at("nodes").get<int>(), r.at("gpus_per_node").get<int>(), limit_text(r), text(r, "policy"),
+      r.at("overlap").get<std::string>());
   return 0;
 }
 
@@ -132,9 +145,9 @@ int run_list(const ListOptions& o) {
              "STATE", "DONE", "JOB", "POLICY", "OVERLAP", "SIZE", "LIMIT");
   for (const auto& c : list) {
     const auto job = c.at("current_job").get<long long>();
-    std::string policy = c.at("policy").get<std::string>();
+    std::string policy = text(c, "policy");
     if (policy.size() > 10) policy = "..." + policy.substr(policy.size() - 7);
-    std::string name = c.at("name").get<std::string>();
+    std::string name = text(c, "name");
     if (name.size() > 20) name = name.substr(0, 19) + "~";
     fmt::print("{:>5}  {:<20}  {:<9}  {:>8}  {:>10}  {:<10}  {:<10}  {:>9}  {:<12}\n",
                c.at("id").get<long long>(), name, c.at("state").get<std::string>(),
@@ -156,16 +169,13 @@ int run_show(const IdOptions& o) {
     return 0;
   }
   print_summary_line(c);
-  if (!c.at("message").get<std::string>().empty())
-    fmt::print("  {}\n", c.at("message").get<std::string>());
-  fmt::print("  script     {}\n", c.at("script_path").get<std::string>());
+  if (!c.at("message").get<std::string>().empty()) fmt::print("  {}\n", text(c, "message"));
+  fmt::print("  script     {}\n", text(c, "script_path"));
   fmt::print("  size       {} node(s) x {} GPU(s), limit {}, partition {}, account {}\n",
              c.at("nodes").get<int>(), c.at("gpus_per_node").get<int>(), limit_text(c),
-             c.at("partition").get<std::string>().empty() ? "(default)"
-                                                          : c.at("partition").get<std::string>(),
-             c.at("account").get<std::string>().empty() ? "(default)"
-                                                        : c.at("account").get<std::string>());
-  fmt::print("  policy     {}, overlap {} (hand-off grace {})\n", c.at("policy").get<std::string>(),
+             c.at("partition").get<std::string>().empty() ? "(default)" : text(c, "partition"),
+             c.at("account").get<std::string>().empty() ? "(default)" : text(c, "account"));
+  fmt::print("  policy     {}, overlap {} (hand-off grace {})\n", text(c, "policy"),
              c.at("overlap").get<std::string>(),
              format_slurm_duration(c.at("handoff_grace").get<Seconds>()));
   fmt::print("  created    {}\n", when(c.at("created").get<Seconds>()));
@@ -179,15 +189,14 @@ int run_show(const IdOptions& o) {
                s.at("index").get<int>(), state, job > 0 ? std::to_string(job) : "-",
                s.at("attempts").get<int>(), when(s.at("submit_time").get<Seconds>()),
                when(s.at("start_time").get<Seconds>()), when(s.at("end_time").get<Seconds>()),
-               s.value("message", std::string()));
+               escape_control(s.value("message", std::string())));
   }
   const json& d = c.at("decisions");
   if (!d.empty()) {
     fmt::print("\n  recent decisions\n");
     for (const auto& x : d)
       fmt::print("  {}  segment {}  {} ({})\n", when(x.at("time").get<Seconds>()),
-                 x.at("segment").get<int>(), x.at("action").get<std::string>(),
-                 x.at("policy").get<std::string>());
+                 x.at("segment").get<int>(), x.at("action").get<std::string>(), text(x, "policy"));
   }
   return 0;
 }

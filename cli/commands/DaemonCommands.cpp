@@ -20,6 +20,7 @@
 #include "mirage/daemon/ControlServer.h"
 #include "mirage/daemon/Daemon.h"
 #include "mirage/daemon/DaemonConfig.h"
+#include "mirage/daemon/EscapeControl.h"
 #include "mirage/daemon/TraceExport.h"
 
 namespace mirage::cli {
@@ -46,10 +47,10 @@ std::optional<json> ask_daemon(const DaemonSocketOptions& where, const json& req
   try {
     return daemon::call_daemon(where.resolve(), request);
   } catch (const daemon::ControlClientError& e) {
-    std::cerr << "mirage: " << e.what() << "\n";
+    std::cerr << "mirage: " << daemon::escape_control(e.what()) << "\n";
     rc = 3;
-  } catch (const daemon::RequestError& e) {
-    std::cerr << "mirage: " << e.what() << "\n";
+  } catch (const daemon::RequestError& e) {  // may quote the request's text back
+    std::cerr << "mirage: " << daemon::escape_control(e.what()) << "\n";
     rc = 1;
   }
   return std::nullopt;
@@ -64,6 +65,7 @@ struct DaemonOptions {
 
 int run_daemon(const DaemonOptions& o) {
   const daemon::DaemonConfig config = daemon::load_daemon_config(o.config);
+  daemon::validate_daemon_config(config);  // the same checks for --check and the start
   if (o.check) {
     fmt::print("{}: ok (backend {}, store {}, socket {})\n", o.config,
                config.backend == daemon::Backend::kSlurm ? "slurm" : "simulator", config.store_path,

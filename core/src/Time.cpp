@@ -27,6 +27,12 @@ long long days_from_civil(long long y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<long long>(doe) - 719468;
 }
 
+// a * unit + b, or false when that does not fit in Seconds.
+bool scaled(Seconds a, Seconds unit, Seconds b, Seconds& out) {
+  Seconds product;
+  return !__builtin_mul_overflow(a, unit, &product) && !__builtin_add_overflow(product, b, &out);
+}
+
 std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
   size_t begin = 0;
@@ -86,27 +92,16 @@ std::optional<Seconds> parse_slurm_duration(std::string_view text) {
     if (!parse_int(p, x) || x < 0) return std::nullopt;
     v.push_back(x);
   }
-  long long secs = 0;
-  if (has_days) {  // D-HH, D-HH:MM, D-HH:MM:SS
-    if (v.size() == 1)
-      secs = v[0] * kHour;
-    else if (v.size() == 2)
-      secs = v[0] * kHour + v[1] * kMinute;
-    else if (v.size() == 3)
-      secs = v[0] * kHour + v[1] * kMinute + v[2];
-    else
-      return std::nullopt;
-  } else {  // MM, MM:SS, HH:MM:SS
-    if (v.size() == 1)
-      secs = v[0] * kMinute;
-    else if (v.size() == 2)
-      secs = v[0] * kMinute + v[1];
-    else if (v.size() == 3)
-      secs = v[0] * kHour + v[1] * kMinute + v[2];
-    else
-      return std::nullopt;
-  }
-  return days * kDay + secs;
+  // D-HH, D-HH:MM, D-HH:MM:SS and HH:MM:SS count from hours; MM and MM:SS from minutes.
+  static constexpr Seconds kFromHours[] = {kHour, kMinute, 1};
+  static constexpr Seconds kFromMinutes[] = {kMinute, 1};
+  if (v.size() > 3) return std::nullopt;
+  const Seconds* units = has_days || v.size() == 3 ? kFromHours : kFromMinutes;
+  Seconds secs = 0;
+  if (!scaled(days, kDay, 0, secs)) return std::nullopt;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!scaled(v[i], units[i], secs, secs)) return std::nullopt;
+  return secs;
 }
 
 std::string format_slurm_duration(Seconds s) {
@@ -125,13 +120,17 @@ std::optional<Seconds> parse_short_duration(std::string_view text) {
   if (text.size() < 2) return std::nullopt;
   long long n;
   if (!parse_int(text.substr(0, text.size() - 1), n) || n < 0) return std::nullopt;
+  Seconds unit;
   switch (text.back()) {
-    case 's': return n;
-    case 'm': return n * kMinute;
-    case 'h': return n * kHour;
-    case 'd': return n * kDay;
+    case 's': unit = 1; break;
+    case 'm': unit = kMinute; break;
+    case 'h': unit = kHour; break;
+    case 'd': unit = kDay; break;
     default: return std::nullopt;
   }
+  Seconds out;
+  if (!scaled(n, unit, 0, out)) return std::nullopt;
+  return out;
 }
 
 }  // namespace mirage

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "PathChecks.h"
 #include "Sqlite.h"
 
 namespace mirage::daemon {
@@ -200,14 +201,21 @@ QueueSnapshot decode_snapshot_blob(const std::vector<unsigned char>& blob) {
   return q;
 }
 
-CampaignStore::CampaignStore(const std::string& path)
-    : path_(path), db_(std::make_unique<sql::Database>(path)) {
-  db_->exec("PRAGMA journal_mode=WAL");
-  db_->exec("PRAGMA synchronous=FULL");
-  db_->exec("PRAGMA foreign_keys=ON");
-  auto v = db_->prepare("PRAGMA user_version");
-  v.step();
-  const auto version = v.integer(0);
+CampaignStore::CampaignStore(const std::string& path) : path_(path) {
+  std::int64_t version = 0;
+  try {  // SQLite opens lazily: a file it cannot use fails on the first statement
+    db_ = std::make_unique<sql::Database>(path);
+    db_->exec("PRAGMA journal_mode=WAL");
+    db_->exec("PRAGMA synchronous=FULL");
+    db_->exec("PRAGMA foreign_keys=ON");
+    auto v = db_->prepare("PRAGMA user_version");
+    v.step();
+    version = v.integer(0);
+  } catch (const sql::StoreError& e) {
+    // SQLite's "unable to open database file" says neither which file nor why.
+    const auto why = path == ":memory:" ? std::nullopt : store_problem(path);
+    throw sql::StoreError("cannot open the store " + path + ": " + why.value_or(e.what()));
+  }
   if (version > kSchemaVersion)
     throw sql::StoreError("the store " + path + " was written by a newer mirage (schema " +
                           std::to_string(version) + ", this one knows " +

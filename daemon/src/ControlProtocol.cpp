@@ -2,9 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
 #include <set>
 
 #include "mirage/daemon/ControlServer.h"
+#include "mirage/daemon/EscapeControl.h"
 
 namespace mirage::daemon {
 namespace {
@@ -45,32 +47,52 @@ std::string get_string(const json& obj, const std::string& key, const std::strin
   return s;
 }
 
+// Names and other short fields end up on terminals and in logs; the script and paths may hold
+// anything a file may.
+std::string get_text(const json& obj, const std::string& key, const std::string& where,
+                     std::size_t max) {
+  std::string s = get_string(obj, key, where, max);
+  if (has_control(s))
+    bad(where + key, "contains control characters (\"" + escape_control(s.substr(0, 200)) +
+                         "\"); use printable text");
+  return s;
+}
+
+// An integer beyond int64 (nlohmann reads it as unsigned) is out of range, not negative.
 long long get_int(const json& obj, const std::string& key, const std::string& where, long long lo,
                   long long hi) {
   const json& v = obj.at(key);
   if (!v.is_number_integer()) bad(where + key, "expected an integer, got " + type_of(v));
-  const long long x = v.get<long long>();
-  if (x < lo || x > hi)
-    bad(where + key, "expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
-                         std::to_string(x));
+  const bool huge = v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX;
+  const long long x = huge ? INT64_MAX : v.get<long long>();
+  if (huge || x < lo || x > hi)
+    bad(where + key,
+        "expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + v.dump());
   return x;
 }
 
-Seconds get_duration(const json& obj, const std::string& key, const std::string& where) {
+// Seconds or a duration string, from `lo` to `hi` seconds.
+Seconds get_duration(const json& obj, const std::string& key, const std::string& where, Seconds lo,
+                     Seconds hi) {
   const json& v = obj.at(key);
+  const std::string range = format_slurm_duration(lo) + " to " + format_slurm_duration(hi) + " (" +
+                            std::to_string(hi / kDay) + " days)";
+  std::optional<Seconds> d;
   if (v.is_number_integer()) {
-    const auto x = v.get<long long>();
-    if (x < 0) bad(where + key, "expected a non-negative number of seconds");
-    return x;
-  }
-  if (v.is_string()) {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() <= INT64_MAX) d = v.get<long long>();
+  } else if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
-    if (auto d = parse_slurm_duration(s)) return *d;
-    if (auto d = parse_short_duration(s)) return *d;
-    bad(where + key, "expected a duration such as \"48:00:00\", \"2-00:00:00\" or \"30m\", got \"" +
-                         s.substr(0, 40) + "\"");
+    d = parse_slurm_duration(s);
+    if (!d) d = parse_short_duration(s);
+    if (!d)
+      bad(where + key,
+          "expected a duration such as \"48:00:00\", \"2-00:00:00\" or \"30m\", from " + range +
+              "; got \"" + escape_control(s.substr(0, 40)) + "\"");
+  } else {
+    bad(where + key, "expected a duration (seconds or \"HH:MM:SS\"), got " + type_of(v));
   }
-  bad(where + key, "expected a duration (seconds or \"HH:MM:SS\"), got " + type_of(v));
+  if (!d || *d < lo || *d > hi) bad(where + key, "expected " + range + ", got " + v.dump());
+  return *d;
 }
 
 json segment_json(const SegmentRecord& s) {
@@ -155,24 +177,25 @@ CampaignRequest parse_campaign_request(const json& c) {
   for (const char* required : {"name", "script", "segments", "time_limit"})
     if (!c.contains(required)) bad(w + required, "missing");
   CampaignRequest r;
-  r.name = get_string(c, "name", w, 200);
+  r.name = get_text(c, "name", w, 200);
   r.script = get_string(c, "script", w, 4 << 20);
   if (c.contains("script_path")) r.script_path = get_string(c, "script_path", w, 4096);
   r.segments = static_cast<int>(get_int(c, "segments", w, 1, 10000));
   if (c.contains("nodes")) r.nodes = static_cast<int>(get_int(c, "nodes", w, 1, 100000));
   if (c.contains("gpus_per_node"))
     r.gpus_per_node = static_cast<int>(get_int(c, "gpus_per_node", w, 0, 1024));
-  r.time_limit = get_duration(c, "time_limit", w);
-  if (c.contains("partition")) r.partition = get_string(c, "partition", w, 200);
-  if (c.contains("account")) r.account = get_string(c, "account", w, 200);
-  if (c.contains("policy")) r.policy = get_string(c, "policy", w, 4096);
+  r.time_limit = get_duration(c, "time_limit", w, kMinTimeLimit, kMaxTimeLimit);
+  if (c.contains("partition")) r.partition = get_text(c, "partition", w, 200);
+  if (c.contains("account")) r.account = get_text(c, "account", w, 200);
+  if (c.contains("policy")) r.policy = get_text(c, "policy", w, 4096);
   if (c.contains("overlap")) {
     const std::string o = get_string(c, "overlap", w, 32);
     const auto mode = parse_overlap_mode(o);
     if (!mode) bad(w + "overlap", "expected \"handoff\" or \"concurrent\", got \"" + o + "\"");
     r.overlap = *mode;
   }
-  if (c.contains("handoff_grace")) r.handoff_grace = get_duration(c, "handoff_grace", w);
+  if (c.contains("handoff_grace"))
+    r.handoff_grace = get_duration(c, "handoff_grace", w, 0, kMaxHandoffGrace);
   if (c.contains("work_dir")) r.work_dir = get_string(c, "work_dir", w, 4096);
   if (c.contains("environment")) {
     const json& env = c.at("environment");

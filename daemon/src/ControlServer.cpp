@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "mirage/daemon/SocketPath.h"
+
 namespace mirage::daemon {
 
 namespace asio = boost::asio;
@@ -51,10 +53,16 @@ class ControlServer::Session : public std::enable_shared_from_this<Session> {
   // Says why and hangs up.
   void refuse(const std::string& why) {
     auto self = shared_from_this();
+    closing_ = true;
     reply_ = error_line(why);
     asio::async_write(socket_, asio::buffer(reply_),
                       [self](const boost::system::error_code&, std::size_t) { self->close(); });
   }
+
+  // Waiting for a request with nothing of one received: it may be hung up on to make room.
+  bool idle() const { return !closing_ && !writing_ && buffer_.size() == 0; }
+  bool closing() const { return closing_; }
+  std::chrono::steady_clock::time_point last_active() const { return last_active_; }
 
  private:
   void do_read() {
@@ -67,6 +75,7 @@ class ControlServer::Session : public std::enable_shared_from_this<Session> {
 
   void on_read(const boost::system::error_code& ec, std::size_t n) {
     timer_.cancel();
+    last_active_ = std::chrono::steady_clock::now();
     if (ec == asio::error::not_found) {  // the buffer filled up without a newline
       spdlog::warn("control socket: request over {} bytes from uid {}; disconnected",
                    limits_.max_request_bytes, uid_);
@@ -89,9 +98,12 @@ class ControlServer::Session : public std::enable_shared_from_this<Session> {
     reply_ = (*handler_)(line, uid_) + "\n";
     auto self = shared_from_this();
     arm_timer();
+    writing_ = true;
     asio::async_write(socket_, asio::buffer(reply_),
                       [self](const boost::system::error_code& wec, std::size_t) {
                         self->timer_.cancel();
+                        self->writing_ = false;
+                        self->last_active_ = std::chrono::steady_clock::now();
                         if (wec) {
                           self->close();
                           return;
@@ -110,6 +122,7 @@ class ControlServer::Session : public std::enable_shared_from_this<Session> {
   }
 
   void close() {
+    closing_ = true;
     boost::system::error_code ignored;
     timer_.cancel();
     socket_.shutdown(local::socket::shutdown_both, ignored);
@@ -124,6 +137,9 @@ class ControlServer::Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<const Handler> handler_;
   std::shared_ptr<int> clients_;
   std::string reply_;
+  bool writing_ = false;
+  bool closing_ = false;
+  std::chrono::steady_clock::time_point last_active_ = std::chrono::steady_clock::now();
 };
 
 ControlServer::ControlServer(asio::io_context& io, std::string path, ControlServerLimits limits,
@@ -149,16 +165,17 @@ void ControlServer::start() {
     if (ec)
       throw std::runtime_error("cannot create " + p.parent_path().string() + ": " + ec.message());
   }
-  if (fs::exists(fs::symlink_status(p))) {
-    // A live daemon answers: leave it alone. A stale file from a killed one is replaced.
-    try {
-      control_request(path_, R"({"op":"ping"})", 2000);
-      throw std::runtime_error("another mirage daemon is already serving " + path_);
-    } catch (const ControlClientError&) {
-      std::error_code ec;
-      fs::remove(p, ec);
-    }
-  }
+  // Only a provably stale socket (a killed daemon's) is replaced; whatever else is there (a
+  // user's file, the store, a live daemon) is left alone and the start refused.
+  const SocketPathProbe probe = probe_socket_path(path_);
+  if (probe.state == SocketPathState::kLiveSocket)
+    throw std::runtime_error("another mirage daemon (or another program) is already serving " +
+                             path_ + " (socket.path): it accepts connections");
+  if (probe.state == SocketPathState::kOccupied)
+    throw std::runtime_error("refusing to use socket.path: " + occupied_reason(path_, probe));
+  if (probe.state == SocketPathState::kStaleSocket && !remove_stale_socket(path_, probe))
+    throw std::runtime_error("cannot replace the stale socket " + path_ +
+                             " (it changed while being checked, or: " + std::strerror(errno) + ")");
   // Created 0600 from the start (umask), so no other user can connect in between.
   const mode_t old = ::umask(0177);
   boost::system::error_code ec;
@@ -167,6 +184,8 @@ void ControlServer::start() {
   ::umask(old);
   if (ec) throw std::runtime_error("cannot bind the control socket " + path_ + ": " + ec.message());
   ::chmod(path_.c_str(), 0600);
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) == 0) bound_ = {st.st_dev, st.st_ino};
   acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) throw std::runtime_error("cannot listen on " + path_ + ": " + ec.message());
   spdlog::info("control socket {} (mode 0600)", path_);
@@ -178,8 +197,11 @@ void ControlServer::stop() {
   stopped_ = true;
   boost::system::error_code ec;
   acceptor_.close(ec);
-  std::error_code fec;
-  std::filesystem::remove(path_, fec);
+  // Only our own socket: whatever has replaced it since is someone else's.
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && bound_ &&
+      bound_->first == st.st_dev && bound_->second == st.st_ino)
+    ::unlink(path_.c_str());
 }
 
 void ControlServer::do_accept() {
@@ -207,15 +229,37 @@ void ControlServer::on_accept(const boost::system::error_code& ec, local::socket
                  known ? static_cast<long>(cred.uid) : -1L,
                  known ? static_cast<long>(cred.pid) : -1L, ::geteuid());
     session->refuse("permission denied: this daemon serves uid " + std::to_string(::geteuid()));
-  } else if (*clients_ > limits_.max_clients) {
+  } else if (!make_room()) {
     ++*rejected_;
-    spdlog::warn("control socket: more than {} clients; refused one", limits_.max_clients);
+    spdlog::warn("control socket: {} clients, all mid-request; refused one", limits_.max_clients);
     session->refuse(
         "too many clients (socket.max_clients = " + std::to_string(limits_.max_clients) + ")");
   } else {
+    sessions_.push_back(session);
     session->start();
   }
   do_accept();
+}
+
+// At the cap, the longest-idle client (connected, nothing of a request sent) is hung up on, so
+// that idle connections cannot lock out a real request. False when every client is mid-request.
+bool ControlServer::make_room() {
+  std::erase_if(sessions_, [](const std::weak_ptr<Session>& w) {
+    const auto s = w.lock();
+    return !s || s->closing();
+  });
+  if (static_cast<int>(sessions_.size()) < limits_.max_clients) return true;
+  std::shared_ptr<Session> oldest;
+  for (const auto& w : sessions_) {
+    const auto s = w.lock();
+    if (s && s->idle() && (!oldest || s->last_active() < oldest->last_active())) oldest = s;
+  }
+  if (!oldest) return false;
+  spdlog::info("control socket: {} clients; hung up on the longest idle to admit a new one",
+               limits_.max_clients);
+  oldest->refuse("disconnected: idle while the daemon was at socket.max_clients (" +
+                 std::to_string(limits_.max_clients) + ") and another client connected");
+  return true;
 }
 
 std::string control_request(const std::string& socket_path, const std::string& line,

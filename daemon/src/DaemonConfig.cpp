@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "mirage/core/Error.h"
@@ -80,19 +81,15 @@ class Reader {
     return x;
   }
 
-  Seconds duration(const toml::node& n, const std::string& key, Seconds lo) {
+  Seconds duration(const toml::node& n, const std::string& key, Seconds lo, Seconds hi) {
     Seconds v = -1;
     if (auto i = n.as_integer()) {
       v = i->get();
     } else if (auto s = n.as_string()) {
       const std::string& t = s->get();
-      if (t == "0") {
-        v = 0;
-      } else if (auto d = parse_short_duration(t)) {
-        v = *d;
-      } else if (t.find(':') != std::string::npos || t.find('-') != std::string::npos) {
-        if (auto d2 = parse_slurm_duration(t)) v = *d2;
-      }
+      if (auto d = parse_config_duration(t)) v = *d;
+      if (v < 0 && parse_config_duration(with_small_numbers(t)))
+        fail(n, key, "out of range: " + show(n) + " is more than " + short_duration(hi));
       if (v < 0)
         fail(n, key,
              "expected a duration such as \"30s\", \"10m\", \"12h\", \"2d\" or "
@@ -101,48 +98,115 @@ class Reader {
     } else {
       fail(n, key, "expected a duration such as \"30s\" or 30 (seconds), got " + show(n));
     }
-    if (v < lo) fail(n, key, "expected at least " + std::to_string(lo) + " seconds");
+    if (v < lo) fail(n, key, "expected at least " + short_duration(lo) + ", got " + show(n));
+    if (v > hi) fail(n, key, "expected at most " + short_duration(hi) + ", got " + show(n));
     return v;
   }
 
+  // A path with ~ and $VARS expanded; an unset variable is an error at this key.
+  std::string path(const toml::node& n, const std::string& key) {
+    try {
+      return expand_path(string(n, key));
+    } catch (const InputError& e) {
+      fail(n, key, e.message());
+    }
+  }
+
  private:
+  static std::optional<Seconds> parse_config_duration(const std::string& t) {
+    if (t == "0") return 0;
+    if (auto d = parse_short_duration(t)) return d;
+    if (t.find(':') != std::string::npos || t.find('-') != std::string::npos)
+      return parse_slurm_duration(t);
+    return std::nullopt;
+  }
+
+  // Each run of digits as "1": a duration that parses only so was well formed but too large.
+  static std::string with_small_numbers(const std::string& t) {
+    std::string out;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const bool digit = std::isdigit(static_cast<unsigned char>(t[i]));
+      if (!digit || i == 0 || !std::isdigit(static_cast<unsigned char>(t[i - 1])))
+        out += digit ? '1' : t[i];
+    }
+    return out;
+  }
+
+  // 3600 -> "1h", 90 -> "90s": the bounds as the file would write them.
+  static std::string short_duration(Seconds s) {
+    if (s > 0 && s % kDay == 0) return std::to_string(s / kDay) + "d";
+    if (s > 0 && s % kHour == 0) return std::to_string(s / kHour) + "h";
+    if (s > 0 && s % kMinute == 0) return std::to_string(s / kMinute) + "m";
+    return std::to_string(s) + "s";
+  }
+
   std::string file_;
 };
 
 using KeyHandler = std::function<void(const toml::node&, const std::string&)>;
 
+// "section.key" for a "key = value" on `line`, so that a value toml++ itself refuses (an integer
+// beyond 64 bits) is named like every other; empty when the line holds no plain assignment.
+std::string key_on_line(const std::string& text, long line) {
+  std::istringstream in(text);
+  std::string l, section;
+  auto trim = [](std::string x) {
+    const auto b = x.find_first_not_of(" \t");
+    const auto e = x.find_last_not_of(" \t\r");
+    return b == std::string::npos ? std::string() : x.substr(b, e - b + 1);
+  };
+  for (long i = 1; std::getline(in, l); ++i) {
+    l = trim(l);
+    if (i < line) {
+      if (l.size() > 2 && l.front() == '[' && l[1] != '[' && l.find(']') != std::string::npos)
+        section = trim(l.substr(1, l.find(']') - 1));
+      continue;
+    }
+    const std::string key = trim(l.substr(0, l.find('=')));
+    const bool plain = l.find('=') != std::string::npos && !key.empty() &&
+                       std::all_of(key.begin(), key.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+                       });
+    if (!plain) return "";
+    return section.empty() ? key : section + "." + key;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string expand_path(const std::string& path) {
+  // An unset or empty variable would turn "$XDG_STATE_HOME/mirage.db" into "/mirage.db".
+  auto value_of = [&](const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    if (!v || !*v)
+      throw InputError({}, "$" + name + " is not set (or is empty) in \"" + path + "\"");
+    return std::string(v);
+  };
   std::string out;
   std::size_t i = 0;
   if (path.rfind("~/", 0) == 0 || path == "~") {
-    const char* home = std::getenv("HOME");
-    out = home ? home : "";
+    out = value_of("HOME");
     i = 1;
   }
   while (i < path.size()) {
+    if (path[i] == '$' && i + 1 < path.size() && path[i + 1] == '{') {
+      const auto close = path.find('}', i + 2);
+      if (close == std::string::npos) throw InputError({}, "unterminated ${ in \"" + path + "\"");
+      out += value_of(path.substr(i + 2, close - i - 2));
+      i = close + 1;
+      continue;
+    }
     if (path[i] == '$') {
       std::size_t j = i + 1;
-      std::string name;
-      if (j < path.size() && path[j] == '{') {
-        const auto close = path.find('}', j);
-        if (close == std::string::npos) {
-          out += path.substr(i);
-          break;
-        }
-        name = path.substr(j + 1, close - j - 1);
-        i = close + 1;
-      } else {
-        while (j < path.size() &&
-               (std::isalnum(static_cast<unsigned char>(path[j])) || path[j] == '_'))
-          ++j;
-        name = path.substr(i + 1, j - i - 1);
+      while (j < path.size() &&
+             (std::isalnum(static_cast<unsigned char>(path[j])) || path[j] == '_'))
+        ++j;
+      if (j > i + 1) {  // $NAME; a '$' followed by no name is kept as it is
+        out += value_of(path.substr(i + 1, j - i - 1));
         i = j;
+        continue;
       }
-      const char* v = std::getenv(name.c_str());
-      out += v ? v : "";
-      continue;
     }
     out += path[i++];
   }
@@ -197,8 +261,9 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
   try {
     root = toml::parse(text, name);
   } catch (const toml::parse_error& e) {
+    const long line = static_cast<long>(e.source().begin.line);
     throw InputError(
-        {name, static_cast<long>(e.source().begin.line), ""},
+        {name, line, key_on_line(text, line)},
         std::string(e.description()) + " (column " + std::to_string(e.source().begin.column) + ")");
   }
   DaemonConfig c;
@@ -218,27 +283,26 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
          else
            r.fail(n, k, "expected \"slurm\" or \"simulator\", got \"" + v + "\"");
        }},
-      {"slurm_conf", [&](const toml::node& n,
-                         const std::string& k) { c.slurm_conf = expand_path(r.string(n, k)); }},
+      {"slurm_conf",
+       [&](const toml::node& n, const std::string& k) { c.slurm_conf = r.path(n, k); }},
       {"partition",
        [&](const toml::node& n, const std::string& k) { c.partition = r.string(n, k); }},
       {"account", [&](const toml::node& n, const std::string& k) { c.account = r.string(n, k); }},
   };
   sections["poll"] = {
-      {"interval",
-       [&](const toml::node& n, const std::string& k) { c.poll_interval = r.duration(n, k, 1); }},
-      {"cluster_every",
-       [&](const toml::node& n, const std::string& k) { c.cluster_every = r.duration(n, k, 1); }},
-      {"backoff_max",
-       [&](const toml::node& n, const std::string& k) { c.backoff_max = r.duration(n, k, 1); }},
+      {"interval", [&](const toml::node& n,
+                       const std::string& k) { c.poll_interval = r.duration(n, k, 1, kHour); }},
+      {"cluster_every", [&](const toml::node& n,
+                            const std::string& k) { c.cluster_every = r.duration(n, k, 1, kDay); }},
+      {"backoff_max", [&](const toml::node& n,
+                          const std::string& k) { c.backoff_max = r.duration(n, k, 1, kDay); }},
   };
   sections["simulator"] = {
-      {"trace", [&](const toml::node& n,
-                    const std::string& k) { c.sim_trace = expand_path(r.string(n, k)); }},
+      {"trace", [&](const toml::node& n, const std::string& k) { c.sim_trace = r.path(n, k); }},
       {"speed", [&](const toml::node& n,
                     const std::string& k) { c.sim_speed = r.number(n, k, 0.001, 1e6); }},
-      {"warmup",
-       [&](const toml::node& n, const std::string& k) { c.sim_warmup = r.duration(n, k, 0); }},
+      {"warmup", [&](const toml::node& n,
+                     const std::string& k) { c.sim_warmup = r.duration(n, k, 0, 3650 * kDay); }},
       {"nodes",
        [&](const toml::node& n, const std::string& k) {
          c.sim_nodes = static_cast<int>(r.integer(n, k, 0, 1 << 20));
@@ -247,16 +311,14 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
        [&](const toml::node& n, const std::string& k) {
          c.sim_gpus_per_node = static_cast<int>(r.integer(n, k, 0, 1024));
        }},
-      {"checkpoint",
-       [&](const toml::node& n, const std::string& k) { c.sim_checkpoint = r.duration(n, k, 0); }},
+      {"checkpoint", [&](const toml::node& n,
+                         const std::string& k) { c.sim_checkpoint = r.duration(n, k, 0, kDay); }},
   };
   sections["store"] = {
-      {"path", [&](const toml::node& n,
-                   const std::string& k) { c.store_path = expand_path(r.string(n, k)); }},
+      {"path", [&](const toml::node& n, const std::string& k) { c.store_path = r.path(n, k); }},
   };
   sections["socket"] = {
-      {"path", [&](const toml::node& n,
-                   const std::string& k) { c.socket_path = expand_path(r.string(n, k)); }},
+      {"path", [&](const toml::node& n, const std::string& k) { c.socket_path = r.path(n, k); }},
       {"max_request_bytes",
        [&](const toml::node& n, const std::string& k) {
          c.max_request_bytes = static_cast<std::size_t>(r.integer(n, k, 1024, 16 << 20));
@@ -265,18 +327,22 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
        [&](const toml::node& n, const std::string& k) {
          c.max_clients = static_cast<int>(r.integer(n, k, 1, 10000));
        }},
-      {"idle_timeout", [&](const toml::node& n,
-                           const std::string& k) { c.client_idle_timeout = r.duration(n, k, 1); }},
+      {"idle_timeout",
+       [&](const toml::node& n, const std::string& k) {
+         c.client_idle_timeout = r.duration(n, k, 1, kDay);
+       }},
   };
   sections["policy"] = {
       {"default",
        [&](const toml::node& n, const std::string& k) { c.default_policy = r.string(n, k); }},
       {"decision_interval",
        [&](const toml::node& n, const std::string& k) {
-         c.decision_interval = r.duration(n, k, 1);
+         c.decision_interval = r.duration(n, k, 1, kDay);
        }},
       {"fallback_lead",
-       [&](const toml::node& n, const std::string& k) { c.fallback_lead = r.duration(n, k, 0); }},
+       [&](const toml::node& n, const std::string& k) {
+         c.fallback_lead = r.duration(n, k, 0, 30 * kDay);
+       }},
   };
   sections["guard"] = {
       {"max_campaigns_per_user",
@@ -285,14 +351,14 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
        }},
       {"earliest_submission",
        [&](const toml::node& n, const std::string& k) {
-         c.earliest_submission = r.duration(n, k, 0);
+         c.earliest_submission = r.duration(n, k, 0, 365 * kDay);
        }},
       {"max_retries",
        [&](const toml::node& n, const std::string& k) {
          c.max_retries = static_cast<int>(r.integer(n, k, 0, 1000));
        }},
-      {"retry_delay",
-       [&](const toml::node& n, const std::string& k) { c.retry_delay = r.duration(n, k, 0); }},
+      {"retry_delay", [&](const toml::node& n,
+                          const std::string& k) { c.retry_delay = r.duration(n, k, 0, kDay); }},
   };
   sections["handoff"] = {
       {"signal",
@@ -306,8 +372,8 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
            r.fail(n, k, "expected a signal such as \"USR1\", \"SIGTERM\" or 10, got " + r.show(n));
          c.handoff_signal = s;
        }},
-      {"grace",
-       [&](const toml::node& n, const std::string& k) { c.handoff_grace = r.duration(n, k, 0); }},
+      {"grace", [&](const toml::node& n,
+                    const std::string& k) { c.handoff_grace = r.duration(n, k, 0, 7 * kDay); }},
   };
   sections["log"] = {
       {"level",
@@ -321,8 +387,7 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
                "expected one of trace, debug, info, warn, error, critical, off; got \"" + v + "\"");
          c.log_level = v;
        }},
-      {"file", [&](const toml::node& n,
-                   const std::string& k) { c.log_file = expand_path(r.string(n, k)); }},
+      {"file", [&](const toml::node& n, const std::string& k) { c.log_file = r.path(n, k); }},
   };
 
   auto known = [](const auto& map) {

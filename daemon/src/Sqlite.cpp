@@ -1,6 +1,24 @@
 #include "Sqlite.h"
 
+#include <cstring>
+
 namespace mirage::daemon::sql {
+namespace {
+
+// SQLite's message, and for a failed file operation the system's reason ("unable to open
+// database file" alone does not say why).
+std::string reason(sqlite3* db, const char* message = nullptr) {
+  std::string out = message ? message : sqlite3_errmsg(db);
+  if (!db) return out;
+  const int code = sqlite3_errcode(db) & 0xff;
+  const bool io = code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_READONLY ||
+                  code == SQLITE_PERM || code == SQLITE_FULL;
+  if (const int e = sqlite3_system_errno(db); io && e != 0)
+    out += std::string(" (") + std::strerror(e) + ")";
+  return out;
+}
+
+}  // namespace
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db), sql_(sql) {
   const int rc =
@@ -14,7 +32,7 @@ Statement::~Statement() {
 
 void Statement::check(int rc, const char* what) const {
   if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE) return;
-  throw StoreError(std::string("sqlite ") + what + " failed: " + sqlite3_errmsg(db_) +
+  throw StoreError(std::string("sqlite ") + what + " failed: " + reason(db_) +
                    " (in: " + sql_.substr(0, 80) + ")");
 }
 
@@ -44,7 +62,7 @@ bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  const std::string message = sqlite3_errmsg(db_);
+  const std::string message = reason(db_);
   sqlite3_reset(stmt_);
   throw StoreError("sqlite step failed: " + message + " (in: " + sql_.substr(0, 80) + ")");
 }
@@ -86,10 +104,10 @@ Database::Database(const std::string& path) {
       sqlite3_open_v2(path.c_str(), &db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    const std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    const std::string message = db_ ? reason(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
-    throw StoreError("cannot open the store " + path + ": " + message);
+    throw StoreError("sqlite: " + message);
   }
   sqlite3_busy_timeout(db_, 5000);
 }
@@ -102,7 +120,7 @@ void Database::exec(std::string_view sql) {
   char* err = nullptr;
   const std::string s(sql);
   if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    const std::string message = err ? err : "unknown error";
+    const std::string message = reason(db_, err ? err : "unknown error");
     sqlite3_free(err);
     throw StoreError("sqlite: " + message + " (in: " + s.substr(0, 80) + ")");
   }

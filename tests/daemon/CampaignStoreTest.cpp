@@ -1,5 +1,9 @@
 // The SQLite store: what goes in comes back after a reopen.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "TestSupport.h"
 #include "mirage/daemon/CampaignStore.h"
@@ -169,6 +173,41 @@ TEST(CampaignStore, UsesWriteAheadLogging) {
   store.set_value("k", "v");
   EXPECT_EQ(store.value("k"), "v");
   EXPECT_TRUE(std::filesystem::exists(dir.file("s.db-wal")));
+}
+
+std::string open_error(const std::string& path) {
+  try {
+    CampaignStore store(path);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// SQLite said only "unable to open database file (in: PRAGMA journal_mode=WAL)".
+TEST(CampaignStore, OpenErrorsNameTheStoreAndTheReason) {
+  TempDir dir;
+  const std::string missing = dir.file("no/such/dir/s.db");
+  std::string e = open_error(missing);
+  EXPECT_NE(e.find(missing), std::string::npos) << e;
+  EXPECT_NE(e.find("No such file or directory"), std::string::npos) << e;
+  std::filesystem::create_directory(dir.path() / "d.db");
+  e = open_error(dir.file("d.db"));
+  EXPECT_NE(e.find(dir.file("d.db")), std::string::npos) << e;
+  EXPECT_NE(e.find("directory"), std::string::npos) << e;
+}
+
+TEST(CampaignStore, ReadOnlyStoreSaysWhatIsNotWritable) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root may write anywhere";
+  TempDir dir;
+  { CampaignStore store(dir.file("s.db")); }
+  std::filesystem::remove(dir.file("s.db-wal"));
+  std::filesystem::remove(dir.file("s.db-shm"));
+  ::chmod(dir.path().c_str(), 0500);
+  const std::string e = open_error(dir.file("s.db"));
+  ::chmod(dir.path().c_str(), 0700);
+  EXPECT_NE(e.find(dir.file("s.db")), std::string::npos) << e;
+  EXPECT_NE(e.find("not writable"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -8,18 +8,34 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "TestSupport.h"
 #include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/ControlServer.h"
+#include "mirage/daemon/EscapeControl.h"
 
 namespace mirage::daemon {
 namespace {
 
 using json = nlohmann::json;
 using testing::Harness;
+
+// The error of a reply, "" when it has none (a request wrongly accepted fails, not aborts).
+std::string error_of(const json& reply) {
+  return reply.value("error", std::string());
+}
+
+sockaddr_un address_of(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path.c_str());
+  return addr;
+}
 
 json add_request(const std::string& name = "demo") {
   return {{"op", "add"},
@@ -113,6 +129,53 @@ TEST_F(HandlerFixture, MalformedAndHostileRequestsGetErrors) {
       << r;
 }
 
+json add_with(const std::string& key, const json& value) {
+  json r = add_request();
+  r["campaign"][key] = value;
+  return r;
+}
+
+TEST_F(HandlerFixture, TimeLimitBeyondAYearIsRefused) {
+  // 2^63-1 s was accepted, and the campaign was marked done within minutes.
+  for (const json& limit : {json(INT64_MAX), json(UINT64_MAX), json(366 * kDay),
+                            json("99999999999999999999d"), json("9999999-00:00:00")}) {
+    const json r = call(add_with("time_limit", limit));
+    EXPECT_FALSE(r["ok"]) << limit;
+    EXPECT_NE(error_of(r).find("campaign.time_limit"), std::string::npos) << r;
+  }
+  EXPECT_NE(error_of(call(add_with("time_limit", INT64_MAX))).find("365 days"), std::string::npos);
+  EXPECT_FALSE(call(add_with("handoff_grace", INT64_MAX))["ok"]);
+  EXPECT_FALSE(call(add_with("segments", UINT64_MAX))["ok"]);
+  EXPECT_TRUE(h.controller->campaigns().empty());
+  EXPECT_TRUE(call(add_with("time_limit", 365 * kDay))["ok"]);
+}
+
+TEST_F(HandlerFixture, ControlBytesInANameAreRefused) {
+  const json r = call(add_request("ring\x07\x1b[2Jbell"));
+  EXPECT_FALSE(r["ok"]);
+  const std::string e = error_of(r);
+  EXPECT_NE(e.find("campaign.name"), std::string::npos) << e;
+  EXPECT_NE(e.find("ring\\x07\\x1b[2Jbell"), std::string::npos) << e;  // shown escaped
+  EXPECT_EQ(e.find('\x07'), std::string::npos);
+  EXPECT_FALSE(call(add_with("partition", "gpu\n"))["ok"]);
+  EXPECT_TRUE(h.controller->campaigns().empty());
+  EXPECT_TRUE(call(add_request("été-run 1"))["ok"]);  // UTF-8 is fine
+}
+
+TEST(EscapeControl, ControlCharactersAreShownAsEscapes) {
+  EXPECT_EQ(escape_control("a\x07"
+                           "b"),
+            "a\\x07b");
+  EXPECT_EQ(escape_control("line\nforged\r\x1b[31m\x7f"), "line\\x0aforged\\x0d\\x1b[31m\\x7f");
+  EXPECT_EQ(escape_control("\xc2\x9b"
+                           "2J"),
+            "\\u009b2J");  // C1 CSI as UTF-8
+  EXPECT_EQ(escape_control("été ✓"), "été ✓");
+  EXPECT_EQ(escape_control(std::string("nul\0", 4)), "nul\\x00");
+  EXPECT_TRUE(has_control("a\tb"));
+  EXPECT_FALSE(has_control("été"));
+}
+
 // A server on its own thread, spoken to through a real socket.
 struct ServerFixture : ::testing::Test {
   testing::TempDir dir;
@@ -145,10 +208,8 @@ struct ServerFixture : ::testing::Test {
 
   int connect_raw() {
     const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strcpy(addr.sun_path, path.c_str());
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const sockaddr_un addr = address_of(path);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
     return fd;
   }
   static std::string read_line(int fd) {
@@ -213,9 +274,25 @@ TEST_F(ServerFixture, SilentClientsAreDisconnectedAfterTheIdleTimeout) {
   EXPECT_TRUE(alive());
 }
 
-TEST_F(ServerFixture, TooManyClientsAreRefused) {
+TEST_F(ServerFixture, IdleClientsDoNotStarveARealRequest) {
   std::vector<int> fds;
-  for (int i = 0; i < 4; ++i) fds.push_back(connect_raw());
+  for (int i = 0; i < 4; ++i) {
+    fds.push_back(connect_raw());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(alive());  // the longest-idle connection made room
+  const json r = json::parse(read_line(fds[0]));
+  EXPECT_NE(error_of(r).find("idle"), std::string::npos) << r;
+  for (int fd : fds) ::close(fd);
+}
+
+TEST_F(ServerFixture, TooManyClientsMidRequestAreRefused) {
+  std::vector<int> fds;
+  for (int i = 0; i < 4; ++i) {
+    fds.push_back(connect_raw());
+    ::send(fds.back(), "{\"op\"", 5, MSG_NOSIGNAL);  // a request begun, not finished
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const int extra = connect_raw();
   const json r = json::parse(read_line(extra));
@@ -255,6 +332,85 @@ TEST_F(ServerFixture, ASecondServerRefusesALiveSocket) {
   ControlServer second(other, path, {}, [](const std::string&, std::uint32_t) { return "{}"; });
   EXPECT_THROW(second.start(), std::runtime_error);
   EXPECT_TRUE(alive());
+}
+
+// --- what ControlServer::start does with a file already at its path
+
+struct SocketPathFixture : ::testing::Test {
+  testing::TempDir dir;
+  std::string path = dir.file("c.sock");
+  boost::asio::io_context io;
+  std::string start_error() {
+    ControlServer server(io, path, {}, [](const std::string&, std::uint32_t) { return "{}"; });
+    try {
+      server.start();
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  // A socket left by a daemon that was killed: bound, never unlinked, nobody listening.
+  void make_stale_socket() {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    const sockaddr_un addr = address_of(path);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+    ::close(fd);
+  }
+};
+
+TEST_F(SocketPathFixture, SocketPathNeverDeletesARegularFile) {
+  std::ofstream(path) << "a user's notes";
+  const std::string e = start_error();
+  EXPECT_NE(e.find(path + " is a regular file"), std::string::npos) << e;
+  std::ifstream f(path);
+  std::string text;
+  std::getline(f, text);
+  EXPECT_EQ(text, "a user's notes");
+}
+
+TEST_F(SocketPathFixture, SocketPathNeverDeletesADirectorySymlinkOrFifo) {
+  std::filesystem::create_directory(path);
+  EXPECT_NE(start_error().find("is a directory"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_directory(path));
+  std::filesystem::remove(path);
+
+  // A symlink to a stale socket is still a symlink: the target is not ours to judge.
+  const std::string target = path;
+  path = dir.file("link.sock");
+  make_stale_socket();
+  std::filesystem::rename(path, target);
+  std::filesystem::create_symlink(target, path);
+  EXPECT_NE(start_error().find("is a symbolic link"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_symlink(path));
+  std::filesystem::remove(path);
+
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  EXPECT_NE(start_error().find("is a FIFO"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_fifo(path));
+}
+
+TEST_F(SocketPathFixture, ProvablyStaleSocketIsReplaced) {
+  make_stale_socket();
+  ControlServer server(io, path, {},
+                       [](const std::string&, std::uint32_t) { return R"({"ok":true})"; });
+  ASSERT_NO_THROW(server.start());
+  std::thread t([this] { io.run(); });
+  EXPECT_EQ(control_request(path, R"({"op":"ping"})", 3000), R"({"ok":true})");
+  boost::asio::post(io, [&] {
+    server.stop();
+    io.stop();
+  });
+  t.join();
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(path)));
+}
+
+TEST_F(SocketPathFixture, StopLeavesAFileThatReplacedTheSocket) {
+  ControlServer server(io, path, {}, [](const std::string&, std::uint32_t) { return "{}"; });
+  server.start();
+  std::filesystem::remove(path);
+  std::ofstream(path) << "mine now";
+  server.stop();
+  EXPECT_TRUE(std::filesystem::is_regular_file(path));
 }
 
 TEST(ControlClient, SaysTheDaemonIsNotRunning) {

@@ -1,9 +1,17 @@
 // The daemon's TOML config: every key read, and every mistake named by file, line and key.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <cstring>
+#include <fstream>
 
+#include "TestSupport.h"
 #include "mirage/core/Error.h"
+#include "mirage/daemon/CampaignStore.h"
 #include "mirage/daemon/DaemonConfig.h"
 
 namespace mirage::daemon {
@@ -144,6 +152,203 @@ TEST(DaemonConfig, PathsExpandHomeAndVariables) {
   EXPECT_EQ(parse_signal("SIGTERM"), SIGTERM);
   EXPECT_EQ(parse_signal("12"), 12);
   EXPECT_EQ(parse_signal("nope"), -1);
+}
+
+TEST(DaemonConfig, DurationsBeyondTheirRangeAreErrorsNamingTheKey) {
+  // 2^63-1 seconds: the daemon multiplied it into milliseconds, overflowed and spun.
+  EXPECT_NE(error_of("[poll]\ninterval = 9223372036854775807\n")
+                .find("m.toml:2: field 'poll.interval': expected at most 1h"),
+            std::string::npos)
+      << error_of("[poll]\ninterval = 9223372036854775807\n");
+  const std::pair<const char*, const char*> beyond[] = {
+      {"[poll]\ninterval = \"2h\"\n", "poll.interval"},
+      {"[poll]\nbackoff_max = \"2d\"\n", "poll.backoff_max"},
+      {"[policy]\ndecision_interval = \"25h\"\n", "policy.decision_interval"},
+      {"[guard]\nearliest_submission = \"366d\"\n", "guard.earliest_submission"},
+      {"[socket]\nidle_timeout = \"9999999d\"\n", "socket.idle_timeout"},
+      {"[handoff]\ngrace = \"8d\"\n", "handoff.grace"}};
+  for (const auto& [text, key] : beyond)
+    EXPECT_NE(error_of(text).find("field '" + std::string(key) + "': expected at most"),
+              std::string::npos)
+        << error_of(text);
+  // Beyond int64: a duration string, and an integer literal toml++ itself refuses.
+  EXPECT_NE(error_of("[poll]\ninterval = \"99999999999999999999d\"\n")
+                .find("field 'poll.interval': out of range"),
+            std::string::npos)
+      << error_of("[poll]\ninterval = \"99999999999999999999d\"\n");
+  EXPECT_NE(error_of("[poll]\ninterval = \"106751991167301d\"\n").find("out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of("[poll]\ncluster_every = 1\ninterval = 99999999999999999999\n")
+                .find("m.toml:3: field 'poll.interval'"),
+            std::string::npos)
+      << error_of("[poll]\ninterval = 99999999999999999999\n");
+  // The edges are accepted.
+  EXPECT_EQ(parse_daemon_config("[poll]\ninterval = \"1h\"\nbackoff_max = \"1d\"\n", "m.toml")
+                .poll_interval,
+            kHour);
+}
+
+TEST(DaemonConfig, UnsetVariableInAPathIsAnErrorNamingTheKeyAndTheVariable) {
+  unsetenv("MIRAGE_TEST_UNSET");
+  const std::string e = error_of("[store]\npath = \"$MIRAGE_TEST_UNSET/mirage.db\"\n");
+  EXPECT_NE(e.find("m.toml:2: field 'store.path'"), std::string::npos) << e;
+  EXPECT_NE(e.find("$MIRAGE_TEST_UNSET is not set"), std::string::npos) << e;
+  EXPECT_NE(error_of("[socket]\npath = \"${MIRAGE_TEST_UNSET}/m.sock\"\n").find("'socket.path'"),
+            std::string::npos);
+  setenv("MIRAGE_TEST_EMPTY", "", 1);
+  EXPECT_NE(error_of("[log]\nfile = \"$MIRAGE_TEST_EMPTY/m.log\"\n").find("MIRAGE_TEST_EMPTY"),
+            std::string::npos);
+  EXPECT_NE(error_of("[store]\npath = \"${MIRAGE_TEST_UNSET/m.db\"\n").find("'store.path'"),
+            std::string::npos);
+  EXPECT_EQ(expand_path("/a/$/b"), "/a/$/b");  // a lone '$' is a character
+}
+
+// --- validate_daemon_config: what --check and the start both refuse
+
+struct CheckFixture : ::testing::Test {
+  testing::TempDir dir;
+  DaemonConfig config() {
+    DaemonConfig c = parse_daemon_config("", "m.toml");
+    c.store_path = dir.file("state/mirage.db");
+    c.socket_path = dir.file("run/mirage.sock");
+    return c;
+  }
+  std::string error(const DaemonConfig& c) {
+    try {
+      validate_daemon_config(c);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  void write(const std::string& path, const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path) << text;
+  }
+};
+
+TEST_F(CheckFixture, AcceptsTheDefaultsInAFreshDirectory) {
+  EXPECT_EQ(error(config()), "");
+}
+
+TEST_F(CheckFixture, SocketPathEqualToStoreIsRefused) {
+  DaemonConfig c = config();
+  c.socket_path = c.store_path;
+  const std::string e = error(c);
+  EXPECT_NE(e.find("field 'socket.path'"), std::string::npos) << e;
+  EXPECT_NE(e.find("store"), std::string::npos) << e;
+  // The same file through ".." and through a symlinked directory.
+  c.socket_path = dir.file("run/../state/mirage.db");
+  EXPECT_NE(error(c).find("'socket.path'"), std::string::npos);
+  std::filesystem::create_directories(dir.path() / "state");
+  std::filesystem::create_directory_symlink(dir.path() / "state", dir.path() / "alias");
+  c.socket_path = dir.file("alias/mirage.db");
+  EXPECT_NE(error(c).find("'socket.path'"), std::string::npos);
+  c.socket_path = c.store_path + "-wal";
+  EXPECT_NE(error(c).find("'socket.path'"), std::string::npos);
+}
+
+TEST_F(CheckFixture, SocketPathInsideTheStoreOrTheStoreInsideTheSocketIsRefused) {
+  DaemonConfig c = config();
+  c.socket_path = c.store_path + "/m.sock";
+  EXPECT_NE(error(c).find("'socket.path'"), std::string::npos);
+  c = config();
+  c.store_path = c.socket_path + "/mirage.db";
+  EXPECT_NE(error(c).find("'socket.path'"), std::string::npos);
+}
+
+TEST_F(CheckFixture, AnythingButASocketAtTheSocketPathIsRefused) {
+  DaemonConfig c = config();
+  write(c.socket_path, "mine");
+  const std::string e = error(c);
+  EXPECT_NE(e.find("field 'socket.path': " + c.socket_path + " is a regular file"),
+            std::string::npos)
+      << e;
+  std::filesystem::remove(c.socket_path);
+  std::filesystem::create_directory(c.socket_path);
+  EXPECT_NE(error(c).find("is a directory"), std::string::npos);
+}
+
+TEST_F(CheckFixture, TooLongSocketPathIsRefused) {
+  DaemonConfig c = config();
+  c.socket_path = "/tmp/" + std::string(110, 's') + ".sock";
+  const std::string e = error(c);
+  EXPECT_NE(e.find("field 'socket.path'"), std::string::npos) << e;
+  EXPECT_NE(e.find("at most 107"), std::string::npos) << e;
+}
+
+TEST_F(CheckFixture, SocketDirectoryThatCannotBeCreatedIsRefused) {
+  DaemonConfig c = config();
+  write(dir.file("plain"), "x");
+  c.socket_path = dir.file("plain/sub/m.sock");
+  const std::string e = error(c);
+  EXPECT_NE(e.find("field 'socket.path'"), std::string::npos) << e;
+  EXPECT_NE(e.find(dir.file("plain") + " is not a directory"), std::string::npos) << e;
+}
+
+TEST_F(CheckFixture, UnwritableDirectoriesAreRefused) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root may write anywhere";
+  DaemonConfig c = config();
+  std::filesystem::create_directories(dir.path() / "ro");
+  ::chmod(dir.file("ro").c_str(), 0500);
+  c.store_path = dir.file("ro/mirage.db");
+  EXPECT_NE(error(c).find("not writable"), std::string::npos);
+  c = config();
+  c.socket_path = dir.file("ro/new/m.sock");
+  EXPECT_NE(error(c).find("not writable"), std::string::npos);
+  ::chmod(dir.file("ro").c_str(), 0700);
+}
+
+TEST_F(CheckFixture, StoreThatIsADirectoryOrNotADatabaseIsRefused) {
+  DaemonConfig c = config();
+  std::filesystem::create_directories(c.store_path);
+  EXPECT_NE(error(c).find("field 'store.path': " + c.store_path + " is a directory"),
+            std::string::npos)
+      << error(c);
+  c.store_path = dir.file("notes.txt");
+  write(c.store_path, "my notes, not a database\n");
+  EXPECT_NE(error(c).find("is not a SQLite database"), std::string::npos) << error(c);
+  c.store_path = dir.file("plain/mirage.db");
+  write(dir.file("plain"), "x");
+  EXPECT_NE(error(c).find("'store.path'"), std::string::npos);
+  // A real store, and an empty file (SQLite makes one of it), are fine.
+  c = config();
+  std::filesystem::remove(c.store_path);
+  { CampaignStore store(c.store_path); }
+  EXPECT_EQ(error(c), "");
+  c.store_path = dir.file("empty.db");
+  write(c.store_path, "");
+  EXPECT_EQ(error(c), "");
+}
+
+TEST_F(CheckFixture, UnknownDefaultPolicyIsRefused) {
+  DaemonConfig c = config();
+  c.default_policy = "psychic";
+  const std::string e = error(c);
+  EXPECT_NE(e.find("field 'policy.default': unknown policy 'psychic'"), std::string::npos) << e;
+  EXPECT_NE(e.find("reactive, average"), std::string::npos) << e;
+  c.default_policy = "oracle";
+  EXPECT_NE(error(c).find("'policy.default'"), std::string::npos);
+  c.default_policy = dir.file("missing.mirage-model");
+  EXPECT_NE(error(c).find("missing.mirage-model does not exist"), std::string::npos) << error(c);
+  for (const char* known : {"reactive", "average", "forecast", "forecast-recent"}) {
+    c.default_policy = known;
+    EXPECT_EQ(error(c), "") << known;
+  }
+  // A model file is checked for being there and readable, not loaded.
+  c.default_policy = dir.file("m.mirage-model");
+  write(c.default_policy, "not loaded by the check");
+  EXPECT_EQ(error(c), "");
+}
+
+TEST_F(CheckFixture, MissingTraceOrSlurmConfIsRefused) {
+  DaemonConfig c = config();
+  c.slurm_conf = dir.file("slurm.conf");
+  EXPECT_NE(error(c).find("field 'cluster.slurm_conf'"), std::string::npos);
+  c = config();
+  c.backend = Backend::kSimulator;
+  c.sim_trace = dir.file("t.swf");
+  EXPECT_NE(error(c).find("field 'simulator.trace'"), std::string::npos);
 }
 
 }  // namespace

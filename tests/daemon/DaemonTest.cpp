@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include "TestSupport.h"
@@ -141,6 +142,34 @@ TEST(Daemon, ARestartKeepsCampaignsAndHistory) {
   EXPECT_GE(
       call_daemon(config.socket_path, {{"op", "status"}})["daemon"]["history_snapshots"].get<int>(),
       1);
+}
+
+// The daemon put its socket where the store was and deleted the store to do it.
+TEST(Daemon, SocketPathEqualToStoreIsRefused) {
+  testing::TempDir dir;
+  DaemonConfig config = parse_daemon_config("[log]\nlevel = \"off\"\n", "t.toml");
+  config.store_path = dir.file("store.db");
+  config.socket_path = config.store_path;
+  SystemClock clock;
+  Daemon daemon(config, std::make_unique<FakeSlurmClient>(clock), std::make_shared<SystemClock>());
+  std::atomic<bool> ended{false};
+  std::string error;
+  std::thread t([&] {
+    try {
+      daemon.run(false);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    ended = true;
+  });
+  const bool refused = eventually([&] { return ended.load(); }, 5);
+  if (!refused) daemon.stop();
+  t.join();
+  EXPECT_TRUE(refused) << "the daemon started with its socket on its store";
+  EXPECT_NE(error.find("is a regular file"), std::string::npos) << error;
+  ASSERT_TRUE(std::filesystem::is_regular_file(config.store_path));
+  CampaignStore store(config.store_path);  // still the store
+  EXPECT_EQ(store.store_id().size(), 8u);
 }
 
 }  // namespace

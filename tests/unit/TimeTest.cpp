@@ -56,6 +56,17 @@ TEST(TimeTest, RejectsNonDurations) {
     EXPECT_FALSE(parse_slurm_duration(bad).has_value()) << "accepted '" << bad << "'";
 }
 
+// Seconds that do not fit in 64 bits are not a duration (the multiplication used to overflow).
+TEST(TimeTest, DurationsBeyondSixtyFourBitsAreRejected) {
+  for (const char* bad : {"106751991167301d", "9999999999999999h", "153722867280912931m",
+                          "99999999999999999999s", "106751991167301-00:00:00",
+                          "2562047788015216:00:00", "153722867280912931", "1-9223372036854775807"})
+    EXPECT_FALSE(parse_slurm_duration(bad).has_value() || parse_short_duration(bad).has_value())
+        << "accepted '" << bad << "'";
+  EXPECT_EQ(parse_short_duration("106751991167300d"), 106751991167300 * kDay);
+  EXPECT_EQ(parse_short_duration("9223372036854775807s"), INT64_MAX);
+}
+
 TEST(TimeTest, FormatsSlurmDurationsAsSlurmPrintsThem) {
   EXPECT_EQ(format_slurm_duration(0), "00:00:00");
   EXPECT_EQ(format_slurm_duration(59), "00:00:59");

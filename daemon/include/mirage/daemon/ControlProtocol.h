@@ -6,8 +6,10 @@
 //   {"op":"show","id":N}                        -> {"ok":true,"campaign":{... "segments":[...]}}
 //   {"op":"add","campaign":{...}}               -> {"ok":true,"campaign":{...}}
 //   {"op":"cancel"|"pause"|"resume","id":N}     -> {"ok":true,"campaign":{...}}
-// Every failure is {"ok":false,"error":"..."}: malformed JSON, unknown ops or keys, wrong types
-// and refused requests alike. Requests are checked strictly, like the config file.
+// Every failure is {"ok":false,"error":"..."}: malformed JSON, unknown ops or keys, wrong types,
+// values out of range (time_limit 1 minute to 365 days, handoff_grace up to 7 days), control
+// characters in name, partition, account or policy, and refused requests alike. Requests are
+// checked strictly, like the config file.
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -18,6 +20,12 @@
 namespace mirage::daemon {
 
 inline constexpr const char* kProtocolVersion = "1";
+
+// A segment's time limit and hand-off grace, as `campaign add` and the add request accept them:
+// far beyond any cluster's limits, and far from overflowing a start time plus the limit.
+inline constexpr Seconds kMinTimeLimit = kMinute;
+inline constexpr Seconds kMaxTimeLimit = 365 * kDay;
+inline constexpr Seconds kMaxHandoffGrace = 7 * kDay;
 
 nlohmann::json campaign_summary_json(const CampaignRecord& r);
 nlohmann::json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store);

@@ -1,16 +1,22 @@
 #pragma once
 // The control socket: a Unix stream socket (mode 0600, in a 0700 directory) served by the
 // daemon's Asio loop. Each peer's uid is read with SO_PEERCRED and must be the daemon's own.
-// Newline-delimited requests, one reply line each; a line longer than the limit, a peer idle
-// past the timeout, or more peers than allowed get an error reply and are disconnected, and the
-// server goes on serving everyone else.
+// Newline-delimited requests, one reply line each; a line longer than the limit, or a peer idle
+// past the timeout, gets an error reply and is disconnected, and the server goes on serving
+// everyone else. At max_clients the longest-idle peer is disconnected to admit a new one; only
+// when every peer is mid-request is the new one refused.
+#include <sys/types.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mirage::daemon {
 
@@ -29,9 +35,10 @@ class ControlServer {
                 Handler handler);
   ~ControlServer();
 
-  // Binds and listens. Refuses (std::runtime_error) when a live daemon already answers there;
-  // a stale socket file is replaced.
+  // Binds and listens. Replaces only a provably stale socket (SocketPath.h); refuses
+  // (std::runtime_error naming the path and what is there) anything else at the path.
   void start();
+  // Closes, and removes the socket file if it is still the one start() bound.
   void stop();
 
   const std::string& path() const { return path_; }
@@ -43,6 +50,7 @@ class ControlServer {
   void do_accept();
   void on_accept(const boost::system::error_code& ec,
                  boost::asio::local::stream_protocol::socket socket);
+  bool make_room();
 
   boost::asio::io_context& io_;
   std::string path_;
@@ -51,6 +59,8 @@ class ControlServer {
   boost::asio::local::stream_protocol::acceptor acceptor_;
   std::shared_ptr<int> clients_ = std::make_shared<int>(0);
   std::shared_ptr<std::uint64_t> rejected_ = std::make_shared<std::uint64_t>(0);
+  std::vector<std::weak_ptr<Session>> sessions_;  // admitted clients, for make_room()
+  std::optional<std::pair<dev_t, ino_t>> bound_;  // the socket file start() made
   bool stopped_ = false;
 };
 

@@ -1,9 +1,19 @@
 #pragma once
-// The daemon's TOML configuration. Strict: an unknown section or key, or a value of the wrong
-// type, is an InputError naming the file, the line and the key ("mirage.toml:12: field
-// 'poll.interval': expected a duration such as \"30s\" or 30, got true"). Durations are
-// strings ("30s", "10m", "12h", "2d", or Slurm's "HH:MM:SS") or integers (seconds).
-// daemon/config/mirage.example.toml documents every key.
+// The daemon's TOML configuration. Strict: an unknown section or key, a value of the wrong
+// type or out of its range, or an unset $VAR in a path, is an InputError naming the file, the
+// line and the key ("mirage.toml:12: field 'poll.interval': expected at most 1h, got 7200").
+// Durations are strings ("30s", "10m", "12h", "2d", or Slurm's "HH:MM:SS") or integers
+// (seconds). daemon/config/mirage.example.toml documents every key and its range.
+//
+// Ranges, so that no value overflows a later computation (seconds to milliseconds, a limit
+// added to a time) or makes the daemon spin:
+//   poll.interval 1s..1h; poll.cluster_every, poll.backoff_max 1s..1d;
+//   simulator.warmup 0..3650d; simulator.checkpoint 0..1d; socket.idle_timeout 1s..1d;
+//   policy.decision_interval 1s..1d; policy.fallback_lead 0..30d;
+//   guard.earliest_submission 0..365d; guard.retry_delay 0..1d; handoff.grace 0..7d;
+//   simulator.speed 0.001..1e6; simulator.nodes 0..1048576; simulator.gpus_per_node 0..1024;
+//   socket.max_request_bytes 1024..16777216; socket.max_clients 1..10000;
+//   guard.max_campaigns_per_user 1..1000000; guard.max_retries 0..1000.
 #include <string>
 
 #include "mirage/core/Time.h"
@@ -71,11 +81,19 @@ DaemonConfig load_daemon_config(const std::string& path);
 // Same from text; `name` is used in messages.
 DaemonConfig parse_daemon_config(const std::string& text, const std::string& name);
 
+// What parsing cannot know, checked against this machine by both `mirage daemon --check` and the
+// start: the store is a writable SQLite file (or can be made), the socket path fits a Unix socket,
+// its directory can be made, and nothing but a stale socket sits there; socket, store (and its
+// SQLite files) and log are distinct, aliases resolved; the default policy is known, or a model
+// file that exists and is readable (not loaded). Throws InputError naming the key at fault.
+void validate_daemon_config(const DaemonConfig& config);
+
 // Default locations: $XDG_RUNTIME_DIR/mirage/mirage.sock (else /tmp/mirage-<uid>/mirage.sock)
 // and $XDG_STATE_HOME/mirage/mirage.db (else ~/.local/state/mirage/mirage.db).
 std::string default_socket_path();
 std::string default_store_path();
-// "~/x" -> "$HOME/x"; $VAR and ${VAR} are expanded.
+// "~/x" -> "$HOME/x"; $VAR and ${VAR} are expanded; a '$' followed by no name is kept. Throws
+// InputError naming the variable when one is unset or empty.
 std::string expand_path(const std::string& path);
 
 // "USR1", "SIGUSR1", "10" -> 10; -1 when unknown.
