@@ -12,6 +12,7 @@
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
 #include "mirage/core/Error.h"
+#include "mirage/daemon/Daemon.h"
 #include "mirage/daemon/DaemonConfig.h"
 #include "mirage/daemon/SocketPath.h"
 
@@ -115,11 +116,11 @@ class Checker {
     return i == o || i.rfind(o == "/" ? o : o + "/", 0) == 0;
   }
 
-  // SQLite's companions of the database file.
+  // SQLite's companions of the database file, and the simulated cluster kept beside it.
   static bool is_store_file(const fs::path& p, const fs::path& store) {
     for (const char* suffix : {"-wal", "-shm", "-journal"})
       if (p == fs::path(store.string() + suffix)) return true;
-    return false;
+    return p == fs::path(simulated_cluster_path(store.string()));
   }
 
   const DaemonConfig& c_;
