@@ -287,16 +287,24 @@ TEST_F(CheckFixture, SocketDirectoryThatCannotBeCreatedIsRefused) {
 }
 
 TEST_F(CheckFixture, UnwritableDirectoriesAreRefused) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root may write anywhere";
-  DaemonConfig c = config();
   std::filesystem::create_directories(dir.path() / "ro");
-  ::chmod(dir.file("ro").c_str(), 0500);
-  c.store_path = dir.file("ro/mirage.db");
-  EXPECT_NE(error(c).find("not writable"), std::string::npos);
-  c = config();
-  c.socket_path = dir.file("ro/new/m.sock");
-  EXPECT_NE(error(c).find("not writable"), std::string::npos);
-  ::chmod(dir.file("ro").c_str(), 0700);
+  const std::string errors = testing::as_unprivileged_user({dir.path()}, [&] {
+    ::chmod(dir.file("ro").c_str(), 0500);
+    DaemonConfig c = config();
+    c.store_path = dir.file("ro/mirage.db");
+    std::string out = error(c) + "\n";
+    c = config();
+    c.socket_path = dir.file("ro/new/m.sock");
+    out += error(c);
+    ::chmod(dir.file("ro").c_str(), 0700);
+    return out;
+  });
+  const auto cut = errors.find('\n');
+  ASSERT_NE(cut, std::string::npos) << errors;
+  EXPECT_NE(errors.substr(0, cut).find("field 'store.path'"), std::string::npos) << errors;
+  EXPECT_NE(errors.substr(0, cut).find("not writable"), std::string::npos) << errors;
+  EXPECT_NE(errors.substr(cut).find("field 'socket.path'"), std::string::npos) << errors;
+  EXPECT_NE(errors.substr(cut).find("not writable"), std::string::npos) << errors;
 }
 
 TEST_F(CheckFixture, StoreThatIsADirectoryOrNotADatabaseIsRefused) {

@@ -1,12 +1,15 @@
 #pragma once
 // Shared helpers for the daemon's unit tests: a temporary directory and a controller wired to the
 // fake Slurm client with a manual clock.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "mirage/daemon/CampaignController.h"
 #include "mirage/daemon/CampaignStore.h"
@@ -32,6 +35,45 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Runs `body` as an unprivileged user (uid and gid 65534) in a child process and returns what it
+// returned. Root may write anywhere, so a test of what an unwritable path does must run as
+// someone who may not; CI runs as root. The `owned` trees are given to that user first. Run by
+// anyone else, `body` runs here.
+inline std::string as_unprivileged_user(const std::vector<std::filesystem::path>& owned,
+                                        const std::function<std::string()>& body) {
+  if (::geteuid() != 0) return body();
+  constexpr uid_t kNobody = 65534;
+  for (const auto& root : owned) {
+    if (::chown(root.c_str(), kNobody, kNobody) != 0) return "chown failed: " + root.string();
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+      if (::lchown(e.path().c_str(), kNobody, kNobody) != 0) return "chown failed";
+  }
+  int fds[2];
+  if (::pipe(fds) != 0) return "pipe failed";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out = ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0 ? body() : "setuid failed";
+    const char* p = out.data();
+    for (std::size_t left = out.size(); left > 0;) {
+      const ssize_t n = ::write(fds[1], p, left);
+      if (n <= 0) break;
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? out : "the unprivileged child died";
+}
 
 inline CampaignRequest simple_request(int segments = 3, Seconds limit = kHour) {
   CampaignRequest r;
