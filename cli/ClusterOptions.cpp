@@ -70,23 +70,25 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
   spec.priority.weight_age = weight_age;
   spec.priority.weight_job_size = weight_job_size;
   spec.priority.max_age = max_age_min * kMinute;
-  if (calibration == "infer") {
-    const Calibration c = infer_calibration(trace.jobs, spec);
-    apply_calibration(c, spec);
-    fmt::print(stderr,
-               "mirage: calibration inferred from {}: {} running jobs per user{}, {} of {} days "
-               "congested, {:.1f} nodes unavailable on average\n",
-               trace.source,
-               c.user_limits.max_running_jobs > 0
-                   ? fmt::format("at most {} ({} of {} users reach it)",
-                                 c.user_limits.max_running_jobs, c.users_at_job_limit, c.users)
-                   : std::string("unlimited"),
-               c.user_limits.max_running_nodes > 0
-                   ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
-                   : std::string(),
-               c.congested_windows, c.windows, c.mean_unavailable);
-  }
   return spec;
+}
+
+void ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
+  if (calibration != "infer") return;
+  const Calibration c = infer_calibration(trace.jobs, spec);
+  apply_calibration(c, spec, trace.jobs);
+  fmt::print(stderr,
+             "mirage: calibration inferred from {}: {} running jobs per user{}, {} of {} days "
+             "congested ({:.1f} nodes unavailable on average), {} jobs replayed as dependent\n",
+             trace.source,
+             c.user_limits.max_running_jobs > 0
+                 ? fmt::format("at most {} ({} of {} users reach it)",
+                               c.user_limits.max_running_jobs, c.users_at_job_limit, c.users)
+                 : std::string("unlimited"),
+             c.user_limits.max_running_nodes > 0
+                 ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
+                 : std::string(),
+             c.congested_windows, c.windows, c.mean_unavailable, c.dependencies.size());
 }
 
 void TraceOptions::add_to(CLI::App& cmd) {

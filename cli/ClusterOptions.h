@@ -28,9 +28,11 @@ struct ClusterOptions {
 
   void add_to(CLI::App& cmd);
   // The spec for `trace`: the node count falls back to the trace header; a clear error if
-  // neither says. With --calibration infer, the calibration inferred from the trace, said in one
-  // line on stderr.
+  // neither says.
   ClusterSpec to_spec(const Trace& trace) const;
+  // With --calibration infer: what the log leaves out, inferred from `trace`, into `spec` (limits,
+  // capacity) and into the trace's jobs (dependencies); said in one line on stderr.
+  void calibrate(Trace& trace, ClusterSpec& spec) const;
 };
 
 // Reading a trace with the shared --format / --lenient flags.

@@ -14,6 +14,7 @@ TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_op
                                            trace_options.to_read_options())
                          : read_trace(path, trace_options.to_read_options());
   r.spec = cluster.to_spec(r.trace);
+  cluster.calibrate(r.trace, r.spec);
   std::vector<Job> kept;
   kept.reserve(r.trace.jobs.size());
   for (const Job& j : r.trace.jobs) {

@@ -66,7 +66,16 @@ EpisodeStart EpisodeStarts::at(Seconds t) {
                              [](const SimJobSpec& s, Seconds v) { return s.submit < v; });
   auto hi = std::lower_bound(lo, jobs_->end(), t + kPeerSlice,
                              [](const SimJobSpec& s, Seconds v) { return s.submit < v; });
-  Simulator sim(cluster_, std::make_shared<const std::vector<SimJobSpec>>(lo, hi));
+  // Dependencies point into the whole list: into the slice's own numbering, or none when the
+  // job waited for lies before the slice.
+  std::vector<SimJobSpec> slice(lo, hi);
+  const auto offset = static_cast<SimJobIndex>(lo - jobs_->begin());
+  for (SimJobSpec& s : slice)
+    if (s.after_any)
+      s.after_any = *s.after_any >= offset && *s.after_any - offset < slice.size()
+                        ? std::optional<SimJobIndex>(*s.after_any - offset)
+                        : std::nullopt;
+  Simulator sim(cluster_, std::make_shared<const std::vector<SimJobSpec>>(std::move(slice)));
   sim.set_recording(false);
   ObservationBuilder history;
   Seconds snap = next_grid(t - 1, interval);

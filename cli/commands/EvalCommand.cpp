@@ -139,6 +139,7 @@ int run_eval(const EvalOptions& o) {
 
   EvalConfig c;
   c.cluster = o.cluster.to_spec(trace);
+  o.cluster.calibrate(trace, c.cluster);
   c.episode.chain.nodes = o.chain_nodes;
   c.episode.chain.gpus_per_node = o.chain_gpus_per_node;
   c.episode.chain.segments = o.segments;

@@ -106,6 +106,7 @@ int run_train(const TrainOptions& o) {
   c.torch_threads = o.torch_threads;
   learned::ProbeSpec& p = c.probes;
   p.cluster = o.cluster.to_spec(trace);
+  o.cluster.calibrate(trace, p.cluster);
   p.episode.chain.nodes = o.chain_nodes;
   p.episode.chain.gpus_per_node = o.chain_gpus_per_node;
   p.episode.chain.time_limit = p.episode.chain.runtime = o.limit_min * kMinute;

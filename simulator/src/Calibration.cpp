@@ -1,7 +1,7 @@
 #include "mirage/simulator/Calibration.h"
 
 #include <algorithm>
-#include <map>
+#include <iterator>
 #include <memory>
 #include <unordered_map>
 
@@ -12,17 +12,18 @@ namespace {
 struct Steps {
   std::vector<Seconds> times;
   std::vector<int> values;
+
   static Steps from_events(std::vector<std::pair<Seconds, int>> events) {
-    // Ends before starts at the same instant: a node freed and taken in the same second is
-    // never held twice.
+    // Ends (negative) before starts at the same instant: a node freed and taken in one second
+    // is never counted twice.
     std::sort(events.begin(), events.end());
     Steps s;
     int v = 0;
     for (const auto& [t, d] : events) {
       v += d;
-      if (!s.times.empty() && s.times.back() == t)
+      if (!s.times.empty() && s.times.back() == t) {
         s.values.back() = v;
-      else {
+      } else {
         s.times.push_back(t);
         s.values.push_back(v);
       }
@@ -35,10 +36,47 @@ struct Steps {
   }
   int max_in(Seconds from, Seconds to) const {  // over [from, to)
     int m = at(from);
-    auto it = std::upper_bound(times.begin(), times.end(), from);
-    for (; it != times.end() && *it < to; ++it)
+    for (auto it = std::upper_bound(times.begin(), times.end(), from);
+         it != times.end() && *it < to; ++it)
       m = std::max(m, values[static_cast<std::size_t>(it - times.begin())]);
     return m;
+  }
+  int most() const { return values.empty() ? 0 : *std::max_element(values.begin(), values.end()); }
+};
+
+// What the log shows, indexed for the questions the inference asks: who ran what when.
+struct LogView {
+  std::vector<const Job*> jobs;  // those with a real start and end
+  Steps used;                    // nodes the log's jobs held
+  std::unordered_map<std::string, Steps> user_jobs, user_nodes;
+
+  explicit LogView(const std::vector<Job>& all) {
+    std::unordered_map<std::string, std::vector<std::pair<Seconds, int>>> job_events, node_events;
+    std::vector<std::pair<Seconds, int>> occupancy;
+    for (const Job& j : all) {
+      if (!j.started() || j.end == kUnknownTime || j.end < j.start) continue;
+      jobs.push_back(&j);
+      occupancy.emplace_back(j.start, j.nodes);
+      occupancy.emplace_back(j.end, -j.nodes);
+      if (j.user.empty()) continue;
+      job_events[j.user].emplace_back(j.start, 1);
+      job_events[j.user].emplace_back(j.end, -1);
+      node_events[j.user].emplace_back(j.start, j.nodes);
+      node_events[j.user].emplace_back(j.end, -j.nodes);
+    }
+    used = Steps::from_events(std::move(occupancy));
+    for (auto& [user, events] : job_events)
+      user_jobs.emplace(user, Steps::from_events(std::move(events)));
+    for (auto& [user, events] : node_events)
+      user_nodes.emplace(user, Steps::from_events(std::move(events)));
+  }
+
+  // Would the limits have held `j` back at `t` (its user's other jobs running then)?
+  bool held_by_limits(const Job& j, Seconds t, const UserLimits& lim) const {
+    if (j.user.empty()) return false;
+    if (lim.max_running_jobs > 0 && user_jobs.at(j.user).at(t) >= lim.max_running_jobs) return true;
+    return lim.max_running_nodes > 0 &&
+           user_nodes.at(j.user).at(t) + j.nodes > lim.max_running_nodes;
   }
 };
 
@@ -50,53 +88,22 @@ int limit_signature(const std::vector<int>& per_user_max, int min_users, int& at
   return most >= 1 && at_limit >= min_users ? most : 0;
 }
 
-}  // namespace
-
-Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& spec,
-                              const CalibrationSettings& settings) {
-  Calibration c;
-  std::vector<const Job*> jobs;
-  for (const Job& j : all)
-    if (j.started() && j.end != kUnknownTime && j.end >= j.start) jobs.push_back(&j);
-  if (jobs.empty()) return c;
-
-  // Per-user running jobs and nodes over time.
-  std::unordered_map<std::string, std::vector<std::pair<Seconds, int>>> job_events, node_events;
-  std::vector<std::pair<Seconds, int>> occupancy;
-  for (const Job* j : jobs) {
-    occupancy.emplace_back(j->start, j->nodes);
-    occupancy.emplace_back(j->end, -j->nodes);
-    if (j->user.empty()) continue;
-    job_events[j->user].emplace_back(j->start, 1);
-    job_events[j->user].emplace_back(j->end, -1);
-    node_events[j->user].emplace_back(j->start, j->nodes);
-    node_events[j->user].emplace_back(j->end, -j->nodes);
-  }
-  std::unordered_map<std::string, Steps> user_jobs, user_nodes;
+void infer_limits(const LogView& log, const CalibrationSettings& settings, Calibration& c) {
   std::vector<int> most_jobs, most_nodes;
-  for (auto& [user, events] : job_events) {
-    Steps s = Steps::from_events(std::move(events));
-    most_jobs.push_back(s.values.empty() ? 0 : *std::max_element(s.values.begin(), s.values.end()));
-    user_jobs.emplace(user, std::move(s));
-  }
-  for (auto& [user, events] : node_events) {
-    Steps s = Steps::from_events(std::move(events));
-    most_nodes.push_back(s.values.empty() ? 0
-                                          : *std::max_element(s.values.begin(), s.values.end()));
-    user_nodes.emplace(user, std::move(s));
-  }
-  c.users = static_cast<int>(user_jobs.size());
+  for (const auto& [user, steps] : log.user_jobs) most_jobs.push_back(steps.most());
+  for (const auto& [user, steps] : log.user_nodes) most_nodes.push_back(steps.most());
+  c.users = static_cast<int>(log.user_jobs.size());
   c.user_limits.max_running_jobs =
       limit_signature(most_jobs, settings.limit_min_users, c.users_at_job_limit);
   c.user_limits.max_running_nodes =
       limit_signature(most_nodes, settings.limit_min_users, c.users_at_node_limit);
+}
 
-  if (spec.allocation != AllocationMode::kWholeNode) return c;
-
-  // Capacity: one figure per window.
-  const Steps used = Steps::from_events(std::move(occupancy));
-  Seconds first = jobs.front()->submit, last = 0;
-  for (const Job* j : jobs) {
+void infer_capacity(const LogView& log, const ClusterSpec& spec,
+                    const CalibrationSettings& settings,
+                    const std::unordered_map<const Job*, const Job*>& dependent, Calibration& c) {
+  Seconds first = log.jobs.front()->submit, last = 0;
+  for (const Job* j : log.jobs) {
     first = std::min(first, j->submit);
     last = std::max(last, j->end);
   }
@@ -105,24 +112,18 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   const auto windows = static_cast<std::size_t>((last - origin) / w + 1);
   c.windows = static_cast<int>(windows);
   std::vector<char> congested(windows, 0);
-  const UserLimits& lim = c.user_limits;
-  auto held_by_limits = [&](const Job& j, Seconds t) {
-    if (j.user.empty()) return false;
-    if (lim.max_running_jobs > 0 && user_jobs.at(j.user).at(t) >= lim.max_running_jobs) return true;
-    return lim.max_running_nodes > 0 &&
-           user_nodes.at(j.user).at(t) + j.nodes > lim.max_running_nodes;
-  };
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
-  for (const Job* j : jobs) {
-    if (j->start - j->submit < step) continue;  // no sampled instant sees it waiting
+  for (const Job* j : log.jobs) {
+    // A job that may have waited for its user's other job is no evidence about capacity.
+    if (dependent.count(j)) continue;
     for (Seconds t = j->submit + step; t < j->start;) {
       const auto k = static_cast<std::size_t>((t - origin) / w);
-      if (congested[k]) {  // nothing more to learn in this window: skip to the next
+      if (congested[k]) {  // nothing more to learn in this window: on to the next
         t = origin + static_cast<Seconds>(k + 1) * w;
         t += (step - (t - j->submit) % step) % step;
         continue;
       }
-      if (!held_by_limits(*j, t)) congested[k] = 1;
+      if (!log.held_by_limits(*j, t, c.user_limits)) congested[k] = 1;
       t += step;
     }
   }
@@ -132,7 +133,7 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
     int unavailable = 0;
     if (congested[k]) {
       ++c.congested_windows;
-      unavailable = std::clamp(spec.nodes - used.max_in(from, from + w), 0, spec.nodes - 1);
+      unavailable = std::clamp(spec.nodes - log.used.max_in(from, from + w), 0, spec.nodes - 1);
     }
     unavailable_sum += unavailable;
     if (c.unavailable.empty() ? unavailable != 0
@@ -143,15 +144,92 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   if (!c.unavailable.empty() && c.unavailable.back().unavailable_nodes != 0)
     c.unavailable.push_back({origin + static_cast<Seconds>(windows) * w, 0});
   c.mean_unavailable = unavailable_sum / static_cast<double>(windows);
+}
+
+// Jobs that started as the same user's earlier job ended, after waiting, while the limits did
+// not hold them: each with the job it may have waited for.
+std::unordered_map<const Job*, const Job*> dependency_candidates(
+    const LogView& log, const CalibrationSettings& settings, const UserLimits& limits) {
+  std::unordered_map<std::string, std::vector<const Job*>> ends;
+  for (const Job* j : log.jobs)
+    if (!j->user.empty()) ends[j->user].push_back(j);
+  for (auto& [user, list] : ends)
+    std::sort(list.begin(), list.end(), [](const Job* a, const Job* b) {
+      return a->end != b->end ? a->end < b->end : a->id < b->id;
+    });
+  const Seconds step = std::max<Seconds>(1, settings.sample_every);
+  std::unordered_map<const Job*, const Job*> out;
+  for (const Job* b : log.jobs) {
+    if (b->user.empty() || b->start - b->submit < step) continue;
+    if (log.held_by_limits(*b, b->start - 1, limits)) continue;
+    const auto& list = ends.at(b->user);
+    auto it = std::upper_bound(list.begin(), list.end(), b->start,
+                               [](Seconds t, const Job* j) { return t < j->end; });
+    while (it != list.begin()) {
+      const Job* a = *--it;
+      if (a->end < b->start - settings.dependency_slack) break;
+      // Started before b (so no two jobs ever wait for each other), and still running well
+      // after b was submitted.
+      if (a != b && a->start < b->start && a->submit <= b->submit && a->end >= b->submit + step) {
+        out.emplace(b, a);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+int capacity_at(const Calibration& c, const ClusterSpec& spec, Seconds t) {
+  const auto it = std::upper_bound(c.unavailable.begin(), c.unavailable.end(), t,
+                                   [](Seconds v, const CapacityStep& s) { return v < s.from; });
+  return spec.nodes - (it == c.unavailable.begin() ? 0 : std::prev(it)->unavailable_nodes);
+}
+
+// A candidate is a dependency when at some moment of its wait the cluster had room for it and its
+// limits did not hold it: nothing but the job it waited for explains the wait.
+void confirm_dependencies(const LogView& log, const ClusterSpec& spec,
+                          const CalibrationSettings& settings,
+                          const std::unordered_map<const Job*, const Job*>& candidates,
+                          Calibration& c) {
+  const Seconds step = std::max<Seconds>(1, settings.sample_every);
+  for (const Job* b : log.jobs) {
+    const auto it = candidates.find(b);
+    if (it == candidates.end()) continue;
+    const Job* a = it->second;
+    bool room = false;
+    for (Seconds t = b->submit + step; t < a->end && !room; t += step)
+      room = !log.held_by_limits(*b, t, c.user_limits) &&
+             log.used.at(t) + b->nodes <= capacity_at(c, spec, t);
+    if (room) c.dependencies.emplace_back(b->id, a->id);
+  }
+}
+
+}  // namespace
+
+Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& spec,
+                              const CalibrationSettings& settings) {
+  Calibration c;
+  const LogView log(all);
+  if (log.jobs.empty()) return c;
+  infer_limits(log, settings, c);
+  const auto candidates = dependency_candidates(log, settings, c.user_limits);
+  if (spec.allocation == AllocationMode::kWholeNode)
+    infer_capacity(log, spec, settings, candidates, c);
+  confirm_dependencies(log, spec, settings, candidates, c);
   return c;
 }
 
-void apply_calibration(const Calibration& calibration, ClusterSpec& spec) {
+void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs) {
   spec.user_limits = calibration.user_limits;
   spec.unavailable =
       calibration.unavailable.empty()
           ? nullptr
           : std::make_shared<const std::vector<CapacityStep>>(calibration.unavailable);
+  if (calibration.dependencies.empty()) return;
+  const std::unordered_map<JobId, JobId> after(calibration.dependencies.begin(),
+                                               calibration.dependencies.end());
+  for (Job& j : jobs)
+    if (const auto it = after.find(j.id); it != after.end()) j.after_any = it->second;
 }
 
 }  // namespace mirage

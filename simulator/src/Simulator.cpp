@@ -37,6 +37,9 @@ std::vector<SimJobSpec> to_sim_jobs(const std::vector<Job>& jobs) {
   std::vector<SimJobSpec> out;
   out.reserve(jobs.size());
   std::unordered_map<std::string, std::uint32_t> users;
+  std::unordered_map<JobId, SimJobIndex> index_of;
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    index_of.emplace(jobs[i].id, static_cast<SimJobIndex>(i));
   for (const Job& j : jobs) {
     SimJobSpec s;
     if (!j.user.empty())
@@ -46,6 +49,11 @@ std::vector<SimJobSpec> to_sim_jobs(const std::vector<Job>& jobs) {
     s.time_limit = j.time_limit > 0 ? j.time_limit : std::max<Seconds>(1, s.runtime);
     s.nodes = j.nodes;
     s.gpus_per_node = j.gpus_per_node;
+    // A dependency on a job not replayed (dropped, or outside this slice) is no dependency.
+    if (j.after_any != 0)
+      if (const auto it = index_of.find(j.after_any);
+          it != index_of.end() && it->second != out.size())
+        s.after_any = it->second;
     out.push_back(s);
   }
   return out;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "mirage/simulator/Calibration.h"
+#include "mirage/simulator/Simulator.h"
 
 namespace mirage {
 namespace {
@@ -67,10 +68,42 @@ TEST(Calibration, CapacityIsTheMostHeldInADayWhenAJobWaitedThatItsLimitsAllowed)
   EXPECT_EQ(c.unavailable[1].unavailable_nodes, 0);
 
   ClusterSpec spec = machine(10);
-  apply_calibration(c, spec);
+  apply_calibration(c, spec, jobs);
   EXPECT_EQ(spec.user_limits.max_running_jobs, 1);
   ASSERT_NE(spec.unavailable, nullptr);
   EXPECT_EQ(spec.unavailable->size(), 2u);
+}
+
+// b waited 5 hours with room free and its user under the limits, and started the minute its
+// user's job a ended: it waited for a. c started as a ended too, but there was never room for
+// it (8 of 8 nodes held): the cluster, not a dependency, held it.
+TEST(Calibration, AJobThatWaitedWithRoomFreeAndStartedAsItsUsersJobEndedDependsOnIt) {
+  std::vector<Job> jobs;
+  jobs.push_back(job("u", 0, 0, 5 * kHour, 2));
+  jobs.push_back(job("u", 60, 5 * kHour + 30, 6 * kHour, 2));
+  jobs.push_back(job("v", kDay, kDay, kDay + 5 * kHour, 8));
+  jobs.push_back(job("v", kDay + 60, kDay + 5 * kHour + 30, kDay + 6 * kHour, 1));
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].id = static_cast<JobId>(i + 1);
+  const Calibration c = infer_calibration(jobs, machine(8));
+  ASSERT_EQ(c.dependencies.size(), 1u);
+  EXPECT_EQ(c.dependencies[0], (std::pair<JobId, JobId>{2, 1}));
+  ClusterSpec spec = machine(8);
+  apply_calibration(c, spec, jobs);
+  EXPECT_EQ(jobs[1].after_any, 1);
+  EXPECT_EQ(jobs[3].after_any, 0);
+  // Replayed, b waits for a as a dependent job (a's 5 hours), not for room.
+  Simulator sim(spec, std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(jobs)));
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(1), 5 * kHour);
+}
+
+// Two jobs that started (and ended) in the same second did not wait for each other: a dependency
+// both ways would deadlock the replay.
+TEST(Calibration, JobsStartingTogetherDoNotWaitForEachOther) {
+  std::vector<Job> jobs{job("u", 0, 5 * kHour, 5 * kHour, 1), job("u", 0, 5 * kHour, 5 * kHour, 1)};
+  jobs[0].id = 1;
+  jobs[1].id = 2;
+  EXPECT_TRUE(infer_calibration(jobs, machine(8)).dependencies.empty());
 }
 
 TEST(Calibration, ALogWithoutStartsInfersNothing) {

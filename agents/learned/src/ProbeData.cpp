@@ -269,8 +269,16 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     jobs.add(j.time_limit);
     jobs.add(j.nodes);
     jobs.add(j.gpus_per_node);
+    jobs.add(j.after_any);
+    jobs.add(j.user.data(), j.user.size());
   }
   const ClusterSpec& c = s.cluster;
+  Fnv capacity;
+  if (c.unavailable)
+    for (const CapacityStep& step : *c.unavailable) {
+      capacity.add(step.from);
+      capacity.add(step.unavailable_nodes);
+    }
   const EpisodeConfig& e = s.episode;
   std::ostringstream f;
   // The code's digest: probes from another build of the simulator or the encoder are not these.
@@ -281,7 +289,9 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     << c.scheduler.bf_window << "," << c.scheduler.bf_resolution << ","
     << c.scheduler.bf_max_job_test << "," << to_string(c.scheduler.backfill)
     << " prio=" << c.priority.weight_age << "," << c.priority.weight_job_size << ","
-    << c.priority.max_age << "," << c.priority.favor_small << " chain=" << e.chain.nodes << "x"
+    << c.priority.max_age << "," << c.priority.favor_small
+    << " limits=" << c.user_limits.max_running_jobs << "," << c.user_limits.max_running_nodes
+    << " capacity=" << std::hex << capacity.h << std::dec << " chain=" << e.chain.nodes << "x"
     << e.chain.gpus_per_node << "," << e.chain.time_limit << "," << e.chain.runtime
     << " interval=" << e.decision_interval << " max_wait=" << e.max_wait
     << " lead=" << e.reactive_lead

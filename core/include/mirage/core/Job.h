@@ -21,6 +21,7 @@ struct Job {
   Seconds time_limit = 0;  // requested wall-clock limit (Slurm's TimeLimit), seconds
   int nodes = 1;
   int gpus_per_node = 0;  // 0: whole-node job, or a trace without GPU information
+  JobId after_any = 0;    // the job it waited for (--dependency=afterany), 0: none
 
   bool started() const { return start != kUnknownTime; }
   // Time spent in the queue, as recorded.

@@ -6,11 +6,15 @@
 //   user limits    A per-user limit on running jobs (or nodes) shows in a log as a value that
 //                  several users reach and nobody exceeds; it is held as a QOS would hold it.
 //   capacity       Nodes held by work the log does not show. Over each window (a day by
-//                  default) in which some job waited that its user's limits did not hold back,
-//                  the cluster had no more room than the most nodes the log's jobs held at once
-//                  in that window; the rest is taken as unavailable. Windows where nobody waited
-//                  say nothing, and get the whole machine.
+//                  default) in which some job waited that neither its user's limits nor a
+//                  dependency held back, the cluster had no more room than the most nodes the
+//                  log's jobs held at once in that window; the rest is taken as unavailable.
+//                  Windows where nobody waited say nothing, and get the whole machine.
+//   dependencies   A job that waited while its user was under the limits and the cluster had
+//                  room for it, and started as the same user's earlier job ended, waited for that
+//                  job: it is replayed as --dependency=afterany on it.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mirage/core/ClusterSpec.h"
@@ -19,9 +23,10 @@
 namespace mirage {
 
 struct CalibrationSettings {
-  Seconds capacity_window = kDay;       // capacity is one figure per window
-  Seconds sample_every = 10 * kMinute;  // how finely waiting jobs are looked at
-  int limit_min_users = 3;              // users that must reach a value for it to be a limit
+  Seconds capacity_window = kDay;          // capacity is one figure per window
+  Seconds sample_every = 10 * kMinute;     // how finely waiting jobs are looked at
+  int limit_min_users = 3;                 // users that must reach a value for it to be a limit
+  Seconds dependency_slack = 2 * kMinute;  // a start this soon after the end it waited for
 };
 
 struct Calibration {
@@ -34,6 +39,8 @@ struct Calibration {
   int windows = 0;              // capacity windows the log spans
   int congested_windows = 0;    // windows with a job waiting that its limits did not hold back
   double mean_unavailable = 0;  // nodes, averaged over the windows
+  // Each dependent job's id and the id of the job it waited for.
+  std::vector<std::pair<JobId, JobId>> dependencies;
 
   bool empty() const { return user_limits == UserLimits{} && unavailable.empty(); }
 };
@@ -43,7 +50,7 @@ struct Calibration {
 Calibration infer_calibration(const std::vector<Job>& jobs, const ClusterSpec& spec,
                               const CalibrationSettings& settings = {});
 
-// Puts the calibration into the machine the simulator replays.
-void apply_calibration(const Calibration& calibration, ClusterSpec& spec);
+// Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.
+void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs);
 
 }  // namespace mirage
