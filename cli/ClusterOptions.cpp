@@ -42,6 +42,14 @@ void ClusterOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--priority-max-age", max_age_min, "PriorityMaxAge (minutes)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd.add_option("--priority-weight-fairshare", weight_fairshare,
+                 "PriorityWeightFairshare (every user an equal share)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--priority-decay-half-life", decay_half_life_min,
+                 "PriorityDecayHalfLife (minutes) of the usage fairshare counts")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd.add_option("--calibration", calibration,
                  "What the log leaves out: none (the log's jobs alone on the whole machine) or "
                  "infer (per-user limits and capacity over time, inferred from the log)")
@@ -70,6 +78,8 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
   spec.priority.weight_age = weight_age;
   spec.priority.weight_job_size = weight_job_size;
   spec.priority.max_age = max_age_min * kMinute;
+  spec.priority.weight_fairshare = weight_fairshare;
+  spec.priority.decay_half_life = decay_half_life_min * kMinute;
   return spec;
 }
 

@@ -22,6 +22,8 @@ struct ClusterOptions {
   double weight_age = 1000;
   double weight_job_size = 1000;
   Seconds max_age_min = 7 * 24 * 60;
+  double weight_fairshare = 0;
+  Seconds decay_half_life_min = 7 * 24 * 60;
   // What the log leaves out (simulator/Calibration.h): "none" replays the log's jobs alone on
   // the whole machine; "infer" infers user limits and capacity over time from the log.
   std::string calibration = "none";

@@ -1,6 +1,7 @@
 #include "mirage/simulator/Simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -88,7 +89,10 @@ Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobS
     free_gpus_.assign(static_cast<std::size_t>(spec_.nodes),
                       static_cast<std::uint16_t>(spec_.gpus_per_node));
   now_ = t.empty() ? 0 : t.front().submit;
+  usage_origin_ = now_;
   if (spec_.scheduler.bf_interval <= 0) spec_.scheduler.bf_interval = 1;
+  if (spec_.priority.weight_fairshare > 0 && spec_.priority.decay_half_life <= 0)
+    throw std::invalid_argument("fairshare needs a positive decay half-life");
   if (spec_.unavailable && !spec_.unavailable->empty()) {
     if (spec_.allocation != AllocationMode::kWholeNode)
       throw std::invalid_argument("capacity over time is modelled for whole-node allocation only");
@@ -245,6 +249,9 @@ void Simulator::process_events_at(Seconds t) {
 void Simulator::arrive(SimJobIndex j) {
   state_[j].state = SimJobState::kPending;
   const SimJobSpec& s = job(j);
+  // Every user with work on the machine holds an equal share.
+  if (spec_.priority.weight_fairshare > 0 && s.user != 0 && shares_.try_emplace(s.user).second)
+    ++share_version_;
   if (s.begin > now_) {
     begin_heap_.emplace_back(s.begin, j);
     std::push_heap(begin_heap_.begin(), begin_heap_.end(), LaterBegin{});
@@ -332,6 +339,7 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
     ++u.jobs;
     u.nodes += s.nodes;
   }
+  note_share(s, now_, true);
   state_[j].state = SimJobState::kRunning;
   state_[j].start = now_;
   const Seconds wait = now_ - s.submit;
@@ -346,6 +354,7 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
 
 void Simulator::release(const RunningJob& r) {
   const SimJobSpec& s = job(r.job);
+  note_share(s, r.start, false);
   if (auto it = user_use_.find(s.user); it != user_use_.end()) {
     --it->second.jobs;
     it->second.nodes -= s.nodes;
@@ -358,14 +367,67 @@ void Simulator::release(const RunningJob& r) {
   }
 }
 
+// ---- fairshare ---------------------------------------------------------------------------------
+
+double Simulator::usage_weight(Seconds t) const {
+  return std::exp2(static_cast<double>(t - usage_origin_) /
+                   static_cast<double>(spec_.priority.decay_half_life));
+}
+
+void Simulator::note_share(const SimJobSpec& s, Seconds start, bool starting) {
+  if (spec_.priority.weight_fairshare <= 0 || s.user == 0) return;
+  const double units = spec_.allocation == AllocationMode::kGpuGranular
+                           ? static_cast<double>(s.nodes) * gpus_needed(s)
+                           : static_cast<double>(s.nodes);
+  UserShare& u = shares_[s.user];
+  const double sign = starting ? 1.0 : -1.0;
+  u.running += sign * units;
+  u.running_since += sign * units * static_cast<double>(start);
+  total_running_ += sign * units;
+  total_running_since_ += sign * units * static_cast<double>(start);
+  if (!starting) {
+    // Ended work, weighted at the middle of its run.
+    const double used =
+        units * static_cast<double>(now_ - start) * usage_weight((start + now_) / 2);
+    u.usage += used;
+    total_usage_ += used;
+    // Keep the weights finite: move the origin forward every 400 half-lives.
+    if (static_cast<double>(now_ - usage_origin_) >
+        400.0 * static_cast<double>(spec_.priority.decay_half_life)) {
+      const double w = usage_weight(now_);
+      for (auto& [id, share] : shares_) share.usage /= w;
+      total_usage_ /= w;
+      usage_origin_ = now_;
+    }
+  }
+  ++share_version_;
+}
+
+// 2^(-usage share / fair share), with an equal share for every user seen: 1 for a user who has
+// used nothing, 0.5 for one who used exactly their share, towards 0 for heavy users.
+double Simulator::fairshare_factor(std::uint32_t user) const {
+  UserShare& u = shares_[user];
+  if (u.factor_at == now_ && u.factor_version == share_version_) return u.factor;
+  const double w = usage_weight(now_);
+  const double now = static_cast<double>(now_);
+  const double mine = u.usage + w * (u.running * now - u.running_since);
+  const double all = total_usage_ + w * (total_running_ * now - total_running_since_);
+  u.factor = all > 0 ? std::exp2(-static_cast<double>(shares_.size()) * mine / all) : 1.0;
+  u.factor_at = now_;
+  u.factor_version = share_version_;
+  return u.factor;
+}
+
 // ---- scheduling --------------------------------------------------------------------------------
 
 double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const {
   const double units = spec_.allocation == AllocationMode::kGpuGranular
                            ? static_cast<double>(s.nodes) * gpus_needed(s)
                            : static_cast<double>(s.nodes);
+  const double fairshare =
+      spec_.priority.weight_fairshare > 0 ? (s.user != 0 ? fairshare_factor(s.user) : 0.5) : 0.0;
   return spec_.priority.score(now_ - eligible_since,
-                              units / static_cast<double>(spec_.capacity_units()));
+                              units / static_cast<double>(spec_.capacity_units()), fairshare);
 }
 
 // True when a should run before b: higher priority, then earlier submit, then lower index.

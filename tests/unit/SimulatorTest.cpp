@@ -193,6 +193,26 @@ TEST(Simulator, CapacityStepsTakeAndGiveBackNodes) {
   EXPECT_EQ(sim.start_time(3), 400);  // one node usable until the step at 1000... job 2 ends
 }
 
+// Fairshare: a user who has used the machine ranks below one who has not, whatever the order
+// of submission; without the weight, submission order.
+TEST(Simulator, FairshareRanksTheLighterUserFirst) {
+  ClusterSpec c = machine(1, BackfillMode::kNone);
+  c.priority = PriorityParameters::unweighted();
+  c.priority.weight_fairshare = 1000;
+  c.priority.decay_half_life = kDay;
+  auto heavy1 = make_job(0, 1, 1000, 1000), heavy2 = make_job(10, 1, 100, 100),
+       light = make_job(20, 1, 100, 100);
+  heavy1.user = heavy2.user = 1;
+  light.user = 2;
+  auto sim = run(c, {heavy1, heavy2, light});
+  EXPECT_EQ(sim.start_time(2), 1000);  // the light user's job passes the heavy user's
+  EXPECT_EQ(sim.start_time(1), 1100);
+  c.priority.weight_fairshare = 0;
+  auto fifo = run(c, {heavy1, heavy2, light});
+  EXPECT_EQ(fifo.start_time(1), 1000);
+  EXPECT_EQ(fifo.start_time(2), 1100);
+}
+
 TEST(Simulator, BeginTimeDelaysEligibility) {
   Simulator sim(machine(4), std::make_shared<const std::vector<SimJobSpec>>());
   SimJobSpec s = make_job(0, 1, 100, 10);

@@ -41,16 +41,22 @@ struct PriorityParameters {
   double weight_job_size = 1000;  // PriorityWeightJobSize
   Seconds max_age = 7 * kDay;     // PriorityMaxAge
   bool favor_small = false;       // PriorityFavorSmall
+  // Fairshare with every user given an equal share (the classic factor 2^(-usage/share)), usage
+  // decaying with PriorityDecayHalfLife. The simulator keeps the usage; 0: no fairshare.
+  double weight_fairshare = 0;         // PriorityWeightFairshare
+  Seconds decay_half_life = 7 * kDay;  // PriorityDecayHalfLife
 
   // No weights (priority/basic, or weights not known yet): every job scores 0, so jobs go in
   // submission order.
-  static constexpr PriorityParameters unweighted() { return {0, 0, 7 * kDay, false}; }
-  // The priority of a job eligible for `age` that asks for `size_share` (0..1) of the machine.
-  double score(Seconds age, double size_share) const {
+  static constexpr PriorityParameters unweighted() { return {0, 0, 7 * kDay, false, 0, 7 * kDay}; }
+  // The priority of a job eligible for `age` that asks for `size_share` (0..1) of the machine,
+  // whose user's fairshare factor is `fairshare` (0..1).
+  double score(Seconds age, double size_share, double fairshare = 0.0) const {
     const double aged =
         max_age > 0 ? static_cast<double>(std::min(age, max_age)) / static_cast<double>(max_age)
                     : 0.0;
-    return weight_age * aged + weight_job_size * (favor_small ? 1.0 - size_share : size_share);
+    return weight_age * aged + weight_job_size * (favor_small ? 1.0 - size_share : size_share) +
+           weight_fairshare * fairshare;
   }
   bool operator==(const PriorityParameters&) const = default;
 };

@@ -169,7 +169,26 @@ class Simulator {
     int nodes = 0;
   };
   std::unordered_map<std::uint32_t, UserUse> user_use_;  // running work per limited user
-  std::vector<std::uint16_t> free_gpus_;                 // GPU-granular mode, per node
+  // Fairshare. Usage is node-seconds (GPU-seconds when GPU-granular); decay is kept as growing
+  // weights, 2^((t - usage_origin_) / half-life) for usage accrued at t, so that every user's
+  // share of the total, all the factor needs, is exact without touching every user as time
+  // passes.
+  struct UserShare {
+    double usage = 0;          // ended work, weighted
+    double running = 0;        // units of running jobs
+    double running_since = 0;  // sum of units x start of running jobs
+    double factor = 1;         // cached for `factor_at`
+    Seconds factor_at = -1;
+    std::uint64_t factor_version = 0;
+  };
+  double fairshare_factor(std::uint32_t user) const;
+  double usage_weight(Seconds t) const;
+  void note_share(const SimJobSpec& s, Seconds start, bool starting);
+  mutable std::unordered_map<std::uint32_t, UserShare> shares_;
+  double total_usage_ = 0, total_running_ = 0, total_running_since_ = 0;
+  Seconds usage_origin_ = 0;
+  std::uint64_t share_version_ = 0;
+  std::vector<std::uint16_t> free_gpus_;  // GPU-granular mode, per node
 
   bool main_needed_ = false;  // something changed since the last main-scheduler pass
   bool dirty_ = false;        // something changed since the last backfill pass
