@@ -6,8 +6,6 @@
 // once at the end.
 #include "mirage/traces/Trace.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -18,6 +16,7 @@
 #include <string>
 #include <utility>
 
+#include "Gzip.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
 
@@ -135,12 +134,10 @@ void split_char(std::string_view line, char sep, std::vector<std::string_view>& 
   }
 }
 
+// Row text in a message: cut short, and escaped so that no control byte reaches a terminal.
 std::string quote(std::string_view s) {
   constexpr std::size_t kMax = 40;
-  std::string q = "'";
-  q += s.size() > kMax ? std::string(s.substr(0, kMax)) + "..." : std::string(s);
-  q += "'";
-  return q;
+  return "'" + escape_control(s.substr(0, kMax)) + (s.size() > kMax ? "...'" : "'");
 }
 
 // Iterates over the lines of a buffer, with 1-based line numbers; strips a trailing '\r'.
@@ -848,49 +845,24 @@ TraceFormat detect_format(std::string_view text, const std::string& name) {
 // ---------------------------------------------------------------------------------------------
 // File input
 
+// Reads the whole file in chunks until its end, so that pipes and files still being written read
+// fully too (their size is not known in advance).
 std::string read_file(const std::string& path) {
   std::FILE* raw = std::fopen(path.c_str(), "rb");
   if (!raw)
     throw InputError(SourceLocation{path, 0, ""},
                      std::string("cannot open: ") + std::strerror(errno));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(raw, &std::fclose);
-  unsigned char magic[2] = {0, 0};
-  const std::size_t got = std::fread(magic, 1, 2, file.get());
-  const bool gzip = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  std::string data;
-  if (!gzip) {
-    std::fseek(file.get(), 0, SEEK_END);
-    const long size = std::ftell(file.get());
-    std::fseek(file.get(), 0, SEEK_SET);
-    if (size > 0) data.resize(static_cast<std::size_t>(size));
-    const std::size_t n = std::fread(data.data(), 1, data.size(), file.get());
-    if (std::ferror(file.get()))
-      throw InputError(SourceLocation{path, 0, ""},
-                       std::string("read error: ") + std::strerror(errno));
-    data.resize(n);
-    return data;
-  }
-  file.reset();
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (!gz)
-    throw InputError(SourceLocation{path, 0, ""},
-                     std::string("cannot open: ") + std::strerror(errno));
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(gz, &gzclose);
-  gzbuffer(gz, 1 << 18);
+  std::string data(1 << 20, '\0');
   std::size_t used = 0;
-  data.resize(1 << 22);
   while (true) {
     if (used == data.size()) data.resize(data.size() * 2);
-    const std::size_t want = std::min<std::size_t>(data.size() - used, 1u << 30);
-    const int n = gzread(gz, data.data() + used, static_cast<unsigned>(want));
-    if (n < 0) {
-      int code = 0;
-      const char* msg = gzerror(gz, &code);
-      throw InputError(SourceLocation{path, 0, ""},
-                       std::string("gzip data is corrupt: ") + (msg ? msg : "unknown error"));
-    }
-    if (n == 0) break;
-    used += static_cast<std::size_t>(n);
+    used += std::fread(data.data() + used, 1, data.size() - used, file.get());
+    if (used == data.size()) continue;
+    if (std::ferror(file.get()))
+      throw InputError(SourceLocation{path, 0, ""}, "read error after " + std::to_string(used) +
+                                                        " bytes: " + std::strerror(errno));
+    break;  // end of file
   }
   data.resize(used);
   return data;
@@ -939,7 +911,8 @@ Trace read_trace_text(std::string_view text, const std::string& name,
 }
 
 Trace read_trace(const std::string& path, const TraceReadOptions& options) {
-  const std::string data = read_file(path);
+  std::string data = read_file(path);
+  if (is_gzip(data)) data = gunzip(data, path);  // by magic bytes, whatever the name says
   return read_trace_text(data, path, options);
 }
 
