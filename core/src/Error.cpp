@@ -35,13 +35,22 @@ std::size_t printable_utf8_length(std::string_view s, std::size_t i) {
   return n;
 }
 
-// A message as printed: each line escaped. Line breaks are kept,
+// Quoted input can be huge (a megabyte-long TOML key): keep the head and the tail of a message
+// so that it cannot flood a terminal or a log. Cut before escaping, so that a sequence cut in
+// two is escaped, not printed.
+std::string shorten(std::string_view text, std::size_t head, std::size_t tail) {
+  if (text.size() <= head + tail + 32) return std::string(text);
+  return std::string(text.substr(0, head)) + " [" + std::to_string(text.size() - head - tail) +
+         " bytes left out] " + std::string(text.substr(text.size() - tail));
+}
+
+// A message as printed: each line escaped and, when very long, shortened. Line breaks are kept,
 // as messages that list several things (the paths tried for a plugin) are written over lines.
 std::string printable_message(std::string_view message) {
   std::string out;
   for (std::size_t begin = 0;;) {
     const std::size_t end = std::min(message.find('\n', begin), message.size());
-    out += escape_control(message.substr(begin, end - begin));
+    out += escape_control(shorten(message.substr(begin, end - begin), 400, 100));
     if (end == message.size()) return out;
     out += '\n';
     begin = end + 1;
@@ -84,7 +93,7 @@ std::string escape_control(std::string_view text) {
 std::string format_location(const SourceLocation& where) {
   std::string out = where.file.empty() ? std::string("<input>") : escape_control(where.file);
   if (where.line > 0) out += ":" + std::to_string(where.line);
-  if (!where.field.empty()) out += ": field '" + escape_control(where.field) + "'";
+  if (!where.field.empty()) out += ": field '" + escape_control(shorten(where.field, 48, 16)) + "'";
   return out;
 }
 

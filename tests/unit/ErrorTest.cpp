@@ -52,5 +52,16 @@ TEST(ErrorTest, InputErrorKeepsTheLinesOfAMessage) {
   EXPECT_STREQ(e.what(), "plugin.so: tried:\n  a\\x1b.so\n  b.so");
 }
 
+// A megabyte-long key or value quoted in a message would flood a terminal or a log.
+TEST(ErrorTest, InputErrorCutsVeryLongFieldsAndMessages) {
+  const std::string key(100000, 'k');
+  const InputError e(SourceLocation{"c.toml", 2, key}, "got \"" + std::string(100000, 'v') + "\"");
+  EXPECT_LT(std::string(e.what()).size(), 700u);
+  EXPECT_NE(std::string(e.what()).find("c.toml:2: field 'kkk"), std::string::npos);
+  EXPECT_NE(e.message().find("bytes left out"), std::string::npos);
+  EXPECT_EQ(e.message().substr(e.message().size() - 4), "vvv\"");
+  EXPECT_EQ(e.where().field, key);
+}
+
 }  // namespace
 }  // namespace mirage

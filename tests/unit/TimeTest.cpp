@@ -56,6 +56,15 @@ TEST(TimeTest, RejectsNonDurations) {
     EXPECT_FALSE(parse_slurm_duration(bad).has_value()) << "accepted '" << bad << "'";
 }
 
+// A part too large to compute with is malformed, not a wrapped-around (negative) duration.
+TEST(TimeTest, RejectsDurationsTooLargeToHold) {
+  EXPECT_FALSE(parse_slurm_duration("999999999999999-00:00:00").has_value());
+  EXPECT_FALSE(parse_slurm_duration("9223372036854775807").has_value());
+  EXPECT_FALSE(parse_short_duration("9223372036854775807s").has_value());
+  EXPECT_FALSE(parse_short_duration("106751991167301d").has_value());
+  EXPECT_EQ(parse_short_duration("1000000000000s"), 1000000000000);
+}
+
 TEST(TimeTest, FormatsSlurmDurationsAsSlurmPrintsThem) {
   EXPECT_EQ(format_slurm_duration(0), "00:00:00");
   EXPECT_EQ(format_slurm_duration(59), "00:00:59");

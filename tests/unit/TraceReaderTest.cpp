@@ -538,6 +538,19 @@ TEST(TraceReaderTest, ReadsSacctTimelimitRawUidAndReqTres) {
   EXPECT_EQ(t.jobs[0].gpus_per_node, 2);  // AllocTRES empty: ReqTRES
 }
 
+// Values past what a Job can hold are errors or capped, never wrapped into negative counts.
+TEST(TraceReaderTest, CountsAndLimitsTooLargeToHoldAreRejectedOrCapped) {
+  EXPECT_EQ(read_error("; MaxNodes: 4294967296\n" + swf_row(1, 0, 0, 10, 1, 1, 60)).where().field,
+            "MaxNodes");
+  const std::string header = "JobIDRaw|Submit|Start|End|TimelimitRaw|NNodes|AllocTRES\n";
+  const std::string times = "2023-01-01T00:00:00|2023-01-01T00:00:00|2023-01-01T01:00:00|";
+  EXPECT_EQ(read_error(header + "5|" + times + "99999999999999999|1|\n").where().field,
+            "TimelimitRaw");
+  const Trace t = read(header + "5|" + times + "90|1|gres/gpu=999999999999999999\n");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].gpus_per_node, 1 << 30);
+}
+
 TEST(TraceReaderTest, ReadsSacctParsableWithTrailingSeparator) {
   // sacct --parsable (not --parsable2) ends every line with '|'.
   const std::string text =

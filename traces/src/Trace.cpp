@@ -212,6 +212,9 @@ constexpr std::array<const char*, static_cast<std::size_t>(Adjust::kCount)> kAdj
     "heterogeneous job component",
 };
 
+// Node and GPU counts beyond this are kept at it, so that they fit the Job's int fields.
+constexpr long long kMaxCount = 1LL << 30;
+
 constexpr std::size_t kMaxExamples = 5;
 constexpr std::size_t kMaxExamplesPerReason = 2;
 
@@ -386,10 +389,12 @@ class SwfReader : public Reader {
     if (len < value.size() && value[len] == '-') ++len;
     while (len < value.size() && is_digit(value[len])) ++len;
     long long v = 0;
-    if (!parse_integer(value.substr(0, len), v) || (target != &unix_start_ && v <= 0)) {
+    const bool count = target != &unix_start_;
+    if (!parse_integer(value.substr(0, len), v) || (count && (v <= 0 || v > kMaxCount))) {
       RowError e{std::string(key),
-                 std::string("expected a ") + (target == &unix_start_ ? "" : "positive ") +
-                     "integer, got " + quote(value),
+                 count ? "expected a positive integer up to " + std::to_string(kMaxCount) +
+                             ", got " + quote(value)
+                       : "expected an integer, got " + quote(value),
                  "malformed header " + std::string(key)};
       if (!options_.lenient) throw InputError(SourceLocation{name_, line_no, e.field}, e.message);
       add_example(1, format_location(SourceLocation{name_, line_no, e.field}) + ": " + e.message +
@@ -459,7 +464,7 @@ class SwfReader : public Reader {
       adjust(Adjust::kMissingLimit);
     }
     const long long nodes = (procs + procs_per_node_ - 1) / procs_per_node_;
-    job.nodes = static_cast<int>(std::min<long long>(nodes, 1LL << 30));
+    job.nodes = static_cast<int>(std::min(nodes, kMaxCount));
     keep(std::move(job));
   }
 
@@ -604,7 +609,8 @@ class SacctReader : public Reader {
       unlimited = true;
     } else if (raw) {
       long long minutes;
-      if (!parse_integer(limit_text, minutes) || minutes < 0)
+      // Slurm keeps limits in 32 bits of minutes; more is a broken row (and would overflow).
+      if (!parse_integer(limit_text, minutes) || minutes < 0 || minutes > 0xffffffffLL)
         bad_field(header_name(limit_col), "a time limit in minutes", limit_text);
       limit = minutes * kMinute;
     } else {
@@ -626,7 +632,7 @@ class SacctReader : public Reader {
     job.submit = submit;
     job.start = start;
     job.end = end;
-    job.nodes = static_cast<int>(std::min<long long>(nodes, 1LL << 30));
+    job.nodes = static_cast<int>(std::min(nodes, kMaxCount));
     if (limit && *limit > 0) {
       job.time_limit = *limit;
     } else {
@@ -660,12 +666,12 @@ class SacctReader : public Reader {
       if (key == "gres/gpu")
         total = count;
       else if (key.substr(0, 9) == "gres/gpu:")
-        typed += count;
+        typed = std::min(typed + count, kMaxCount);  // counts are below 10^18: no overflow
     }
     const long long gpus = total >= 0 ? total : typed;
     if (gpus <= 0 || nodes <= 0) return 0;
     if (gpus % nodes != 0) adjust(Adjust::kGpusRoundedUp);
-    return static_cast<int>((gpus + nodes - 1) / nodes);
+    return static_cast<int>(std::min((gpus + nodes - 1) / nodes, kMaxCount));
   }
 
   std::vector<std::string_view> header_names_;

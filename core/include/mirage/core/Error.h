@@ -19,11 +19,11 @@ struct SourceLocation {
 // ASCII and other valid UTF-8 pass unchanged, so the result escaped again is the same.
 std::string escape_control(std::string_view text);
 
-// "file:line: field 'name'", with file and field escaped as above.
+// "file:line: field 'name'", with file and field escaped as above (a very long field is cut).
 std::string format_location(const SourceLocation& where);
 
-// what() and message() are escaped as above line by line (a message may be written over lines):
-// they quote input and are printed as they are.
+// what() and message() are escaped as above line by line (a message may be written over lines),
+// and a very long line keeps only its head and tail: they quote input and are printed as they are.
 class InputError : public std::runtime_error {
  public:
   InputError(SourceLocation where, const std::string& message);
