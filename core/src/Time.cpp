@@ -8,13 +8,16 @@
 namespace mirage {
 namespace {
 
-// Digits only: a sign or space inside a timestamp or duration is malformed, not a value.
+// Digits only: a sign or space inside a timestamp or duration is malformed, not a value. Values
+// above 10^12 are malformed too: no real date or duration part is that large, and the bound keeps
+// the sums and products below from overflowing.
 bool parse_int(std::string_view text, long long& out) {
+  constexpr long long kMax = 1'000'000'000'000;
   if (text.empty()) return false;
   for (char c : text)
     if (c < '0' || c > '9') return false;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && ptr == text.data() + text.size();
+  return ec == std::errc() && ptr == text.data() + text.size() && out <= kMax;
 }
 
 // Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -45,7 +45,7 @@ class Reader {
   std::string show(const toml::node& n) {
     std::ostringstream os;
     if (auto s = n.as_string())
-      os << '"' << s->get() << '"';
+      os << '"' << escape_control(s->get()) << '"';  // a TOML string may hold any character
     else if (n.is_table() || n.is_array())
       os << type_name(n);
     else
@@ -281,7 +281,7 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
          else if (v == "simulator")
            c.backend = Backend::kSimulator;
          else
-           r.fail(n, k, "expected \"slurm\" or \"simulator\", got \"" + v + "\"");
+           r.fail(n, k, "expected \"slurm\" or \"simulator\", got " + r.show(n));
        }},
       {"slurm_conf",
        [&](const toml::node& n, const std::string& k) { c.slurm_conf = r.path(n, k); }},
@@ -384,7 +384,7 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
          if (std::find(std::begin(kLevels), std::end(kLevels), v) == std::end(kLevels))
            r.fail(
                n, k,
-               "expected one of trace, debug, info, warn, error, critical, off; got \"" + v + "\"");
+               "expected one of trace, debug, info, warn, error, critical, off; got " + r.show(n));
          c.log_level = v;
        }},
       {"file", [&](const toml::node& n, const std::string& k) { c.log_file = r.path(n, k); }},

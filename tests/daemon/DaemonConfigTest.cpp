@@ -138,6 +138,14 @@ TEST(DaemonConfig, IllTypedValuesAreErrorsNamingTheKey) {
   EXPECT_NE(error_of("[simulator]\nspeed = 0\n").find("'simulator.speed'"), std::string::npos);
 }
 
+// A TOML string may hold any character; quoted in a message, none reaches the terminal raw.
+TEST(DaemonConfig, QuotedStringsInErrorsAreEscaped) {
+  for (const char* key : {"[cluster]\nbackend", "[log]\nlevel", "[poll]\ninterval"}) {
+    const std::string e = error_of(std::string(key) + " = \"a\\nb\\u001b[2J\"\n");
+    EXPECT_NE(e.find("got \"a\\nb\\x1b[2J\""), std::string::npos) << e;
+  }
+}
+
 TEST(DaemonConfig, SyntaxErrorsCarryTheLine) {
   EXPECT_EQ(error_of("[poll]\ninterval = = 3\n").rfind("m.toml:2: ", 0), 0u);
 }

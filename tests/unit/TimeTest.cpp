@@ -63,8 +63,15 @@ TEST(TimeTest, DurationsBeyondSixtyFourBitsAreRejected) {
                           "2562047788015216:00:00", "153722867280912931", "1-9223372036854775807"})
     EXPECT_FALSE(parse_slurm_duration(bad).has_value() || parse_short_duration(bad).has_value())
         << "accepted '" << bad << "'";
-  EXPECT_EQ(parse_short_duration("106751991167300d"), 106751991167300 * kDay);
-  EXPECT_EQ(parse_short_duration("9223372036854775807s"), INT64_MAX);
+}
+
+// A part too large to compute with is malformed, not a wrapped-around (negative) duration.
+TEST(TimeTest, RejectsDurationsTooLargeToHold) {
+  EXPECT_FALSE(parse_slurm_duration("999999999999999-00:00:00").has_value());
+  EXPECT_FALSE(parse_slurm_duration("9223372036854775807").has_value());
+  EXPECT_FALSE(parse_short_duration("9223372036854775807s").has_value());
+  EXPECT_FALSE(parse_short_duration("106751991167301d").has_value());
+  EXPECT_EQ(parse_short_duration("1000000000000s"), 1000000000000);
 }
 
 TEST(TimeTest, FormatsSlurmDurationsAsSlurmPrintsThem) {

@@ -2,24 +2,30 @@
 // and lenient modes, statistics; on small in-memory texts and on the real logs in the shared
 // traces folder (read from there, never copied into the repository).
 #include <gtest/gtest.h>
-#include <zlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
 #include "mirage/traces/Trace.h"
 #include "mirage/traces/TraceStats.h"
+#include "support/GzipBytes.h"
 
 namespace mirage {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::gzip_bytes;
 
 const std::string kShared = MIRAGE_SHARED_TRACES;
 const std::string kSource = MIRAGE_SOURCE_DIR;
@@ -320,6 +326,13 @@ TEST(TraceReaderTest, ParsesFormatNames) {
   EXPECT_THROW(parse_trace_format("csv"), InputError);
 }
 
+// A valid SWF trace of `rows` jobs.
+std::string swf_text(int rows) {
+  std::string text = kSwfHeader;
+  for (int i = 0; i < rows; ++i) text += swf_row(i + 1, i * 10, i % 7, 100 + i, 1 + i % 4, 1, 600);
+  return text;
+}
+
 class TempDir : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -335,25 +348,15 @@ class TempDir : public ::testing::Test {
     std::ofstream(path, std::ios::binary) << text;
     return path;
   }
-  std::string write_gzip(const std::string& name, const std::string& text) {
-    const std::string path = (dir_ / name).string();
-    gzFile gz = gzopen(path.c_str(), "wb");
-    EXPECT_NE(gz, nullptr);
-    EXPECT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())),
-              static_cast<int>(text.size()));
-    gzclose(gz);
-    return path;
-  }
   fs::path dir_;
 };
 
 using TraceFileTest = TempDir;
 
 TEST_F(TraceFileTest, ReadsGzipDirectly) {
-  std::string text = kSwfHeader;
-  for (int i = 0; i < 1000; ++i) text += swf_row(i + 1, i * 10, i % 7, 100 + i, 1 + i % 4, 1, 600);
+  const std::string text = swf_text(1000);
   // By magic bytes, whatever the name says.
-  const Trace gz = read_trace(write_gzip("trace.swf", text));
+  const Trace gz = read_trace(write_plain("trace.swf", gzip_bytes(text)));
   const Trace plain = read_trace(write_plain("trace.swf.gz", text));
   ASSERT_EQ(gz.jobs.size(), 1000u);
   ASSERT_EQ(plain.jobs.size(), 1000u);
@@ -384,6 +387,104 @@ TEST_F(TraceFileTest, ErrorsNameTheFile) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.where().file, bad);
     EXPECT_EQ(e.where().line, 6);
+  }
+}
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A copy cut short anywhere (header, deflate data, trailer) loses jobs, in lenient mode too:
+// lenient skips bad rows, it does not accept missing data.
+TEST_F(TraceFileTest, TruncatedGzipIsAnError) {
+  const std::string gz = gzip_bytes(swf_text(3000));
+  std::vector<std::pair<std::string, std::size_t>> cuts;  // (bytes, where the file stops)
+  for (std::size_t cut : {std::size_t{2}, std::size_t{10}, std::size_t{11}, gz.size() / 3,
+                          gz.size() / 2, gz.size() - 8, gz.size() - 4, gz.size() - 1})
+    cuts.emplace_back(gz.substr(0, cut), cut);
+  const std::string sample =
+      gzip_bytes(read_file_bytes(kSource + "/traces/samples/sample-sacct.txt"));
+  cuts.emplace_back(sample.substr(0, sample.size() / 2), sample.size() / 2);
+  for (const auto& [bytes, cut] : cuts) {
+    const std::string path = write_plain("cut-" + std::to_string(cut) + ".gz", bytes);
+    for (const bool lenient : {false, true}) {
+      try {
+        read_trace(path, {TraceFormat::kAuto, lenient});
+        ADD_FAILURE() << "no error for a copy cut at byte " << cut << (lenient ? " (lenient)" : "");
+      } catch (const InputError& e) {
+        EXPECT_EQ(e.where().file, path);
+        EXPECT_NE(e.message().find("ends early"), std::string::npos) << e.what();
+        EXPECT_NE(e.message().find("compressed byte " + std::to_string(cut) + ","),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+  }
+}
+
+TEST_F(TraceFileTest, ReadsConcatenatedGzipMembersAndZeroPadding) {
+  const std::string text = swf_text(2000);
+  const std::size_t half = text.find('\n', text.size() / 2) + 1;
+  const std::string joined = gzip_bytes(text.substr(0, half)) + gzip_bytes(text.substr(half));
+  const Trace t = read_trace(write_plain("joined.gz", joined));
+  EXPECT_EQ(t.jobs.size(), 2000u);
+  const Trace padded = read_trace(write_plain("padded.gz", joined + std::string(512, '\0')));
+  EXPECT_EQ(padded.jobs.size(), 2000u);
+}
+
+TEST_F(TraceFileTest, DataAfterTheLastGzipMemberIsAnError) {
+  const std::string gz = gzip_bytes(swf_text(100));
+  const std::string path = write_plain("tail.gz", gz + "more rows\n");
+  try {
+    read_trace(path, {TraceFormat::kAuto, true});
+    FAIL() << "no error for data after the gzip stream";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, path);
+    EXPECT_NE(e.message().find("compressed byte " + std::to_string(gz.size())), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(TraceFileTest, CorruptGzipNamesTheByteOffset) {
+  std::string gz = gzip_bytes(swf_text(100));
+  gz[gz.size() - 6] ^= 0x10;  // in the CRC: only the checksum can tell
+  const std::string path = write_plain("crc.gz", gz);
+  try {
+    read_trace(path);
+    FAIL() << "no error for a bad checksum";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().file, path);
+    EXPECT_NE(e.message().find("corrupt at compressed byte"), std::string::npos) << e.what();
+  }
+}
+
+// The size of a pipe is not known in advance; it must still be read to its end.
+TEST_F(TraceFileTest, ReadsATraceFromAPipe) {
+  const std::string path = (dir_ / "fifo").string();
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  const std::string text = swf_text(3000);
+  std::thread writer([&] { std::ofstream(path, std::ios::binary) << text; });
+  const Trace t = read_trace(path);
+  writer.join();
+  EXPECT_EQ(t.jobs.size(), 3000u);
+}
+
+// Row text quoted in errors and examples must not carry control bytes to a terminal.
+TEST(TraceReaderTest, MessagesEscapeControlBytesFromTheTrace) {
+  const std::string row = "1 0 0 10 1 -1 -1 1 60 -1 1 1\x1b[2J 1 -1 -1 1 -1 -1\n";
+  const InputError e = read_error(kSwfHeader + row);
+  EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("'1\\x1b[2J'"), std::string::npos) << e.what();
+
+  const Trace t = read_lenient(kParsable +
+                                   "5.ba\x07tch|x|u|p|2023-01-01T00:00:00|2023-01-01T00:00:00|"
+                                   "2023-01-01T00:01:00|10|1|node=1|COMPLETED\n",
+                               "s.txt");
+  ASSERT_FALSE(t.report.examples.empty());
+  for (const std::string& example : t.report.examples) {
+    EXPECT_EQ(example.find('\x07'), std::string::npos) << example;
+    EXPECT_NE(example.find("5.ba\\x07tch"), std::string::npos) << example;
   }
 }
 
@@ -435,6 +536,19 @@ TEST(TraceReaderTest, ReadsSacctTimelimitRawUidAndReqTres) {
   EXPECT_EQ(t.jobs[0].user, "1001");
   EXPECT_EQ(t.jobs[0].time_limit, 90 * kMinute);
   EXPECT_EQ(t.jobs[0].gpus_per_node, 2);  // AllocTRES empty: ReqTRES
+}
+
+// Values past what a Job can hold are errors or capped, never wrapped into negative counts.
+TEST(TraceReaderTest, CountsAndLimitsTooLargeToHoldAreRejectedOrCapped) {
+  EXPECT_EQ(read_error("; MaxNodes: 4294967296\n" + swf_row(1, 0, 0, 10, 1, 1, 60)).where().field,
+            "MaxNodes");
+  const std::string header = "JobIDRaw|Submit|Start|End|TimelimitRaw|NNodes|AllocTRES\n";
+  const std::string times = "2023-01-01T00:00:00|2023-01-01T00:00:00|2023-01-01T01:00:00|";
+  EXPECT_EQ(read_error(header + "5|" + times + "99999999999999999|1|\n").where().field,
+            "TimelimitRaw");
+  const Trace t = read(header + "5|" + times + "90|1|gres/gpu=999999999999999999\n");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].gpus_per_node, 1 << 30);
 }
 
 TEST(TraceReaderTest, ReadsSacctParsableWithTrailingSeparator) {

@@ -6,8 +6,6 @@
 // once at the end.
 #include "mirage/traces/Trace.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -18,6 +16,7 @@
 #include <string>
 #include <utility>
 
+#include "Gzip.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
 
@@ -135,12 +134,10 @@ void split_char(std::string_view line, char sep, std::vector<std::string_view>& 
   }
 }
 
+// Row text in a message: cut short, and escaped so that no control byte reaches a terminal.
 std::string quote(std::string_view s) {
   constexpr std::size_t kMax = 40;
-  std::string q = "'";
-  q += s.size() > kMax ? std::string(s.substr(0, kMax)) + "..." : std::string(s);
-  q += "'";
-  return q;
+  return "'" + escape_control(s.substr(0, kMax)) + (s.size() > kMax ? "...'" : "'");
 }
 
 // Iterates over the lines of a buffer, with 1-based line numbers; strips a trailing '\r'.
@@ -214,6 +211,9 @@ constexpr std::array<const char*, static_cast<std::size_t>(Adjust::kCount)> kAdj
     "GPUs not divisible by nodes: rounded up per node",
     "heterogeneous job component",
 };
+
+// Node and GPU counts beyond this are kept at it, so that they fit the Job's int fields.
+constexpr long long kMaxCount = 1LL << 30;
 
 constexpr std::size_t kMaxExamples = 5;
 constexpr std::size_t kMaxExamplesPerReason = 2;
@@ -389,10 +389,12 @@ class SwfReader : public Reader {
     if (len < value.size() && value[len] == '-') ++len;
     while (len < value.size() && is_digit(value[len])) ++len;
     long long v = 0;
-    if (!parse_integer(value.substr(0, len), v) || (target != &unix_start_ && v <= 0)) {
+    const bool count = target != &unix_start_;
+    if (!parse_integer(value.substr(0, len), v) || (count && (v <= 0 || v > kMaxCount))) {
       RowError e{std::string(key),
-                 std::string("expected a ") + (target == &unix_start_ ? "" : "positive ") +
-                     "integer, got " + quote(value),
+                 count ? "expected a positive integer up to " + std::to_string(kMaxCount) +
+                             ", got " + quote(value)
+                       : "expected an integer, got " + quote(value),
                  "malformed header " + std::string(key)};
       if (!options_.lenient) throw InputError(SourceLocation{name_, line_no, e.field}, e.message);
       add_example(1, format_location(SourceLocation{name_, line_no, e.field}) + ": " + e.message +
@@ -462,7 +464,7 @@ class SwfReader : public Reader {
       adjust(Adjust::kMissingLimit);
     }
     const long long nodes = (procs + procs_per_node_ - 1) / procs_per_node_;
-    job.nodes = static_cast<int>(std::min<long long>(nodes, 1LL << 30));
+    job.nodes = static_cast<int>(std::min(nodes, kMaxCount));
     keep(std::move(job));
   }
 
@@ -607,7 +609,8 @@ class SacctReader : public Reader {
       unlimited = true;
     } else if (raw) {
       long long minutes;
-      if (!parse_integer(limit_text, minutes) || minutes < 0)
+      // Slurm keeps limits in 32 bits of minutes; more is a broken row (and would overflow).
+      if (!parse_integer(limit_text, minutes) || minutes < 0 || minutes > 0xffffffffLL)
         bad_field(header_name(limit_col), "a time limit in minutes", limit_text);
       limit = minutes * kMinute;
     } else {
@@ -629,7 +632,7 @@ class SacctReader : public Reader {
     job.submit = submit;
     job.start = start;
     job.end = end;
-    job.nodes = static_cast<int>(std::min<long long>(nodes, 1LL << 30));
+    job.nodes = static_cast<int>(std::min(nodes, kMaxCount));
     if (limit && *limit > 0) {
       job.time_limit = *limit;
     } else {
@@ -663,12 +666,12 @@ class SacctReader : public Reader {
       if (key == "gres/gpu")
         total = count;
       else if (key.substr(0, 9) == "gres/gpu:")
-        typed += count;
+        typed = std::min(typed + count, kMaxCount);  // counts are below 10^18: no overflow
     }
     const long long gpus = total >= 0 ? total : typed;
     if (gpus <= 0 || nodes <= 0) return 0;
     if (gpus % nodes != 0) adjust(Adjust::kGpusRoundedUp);
-    return static_cast<int>((gpus + nodes - 1) / nodes);
+    return static_cast<int>(std::min((gpus + nodes - 1) / nodes, kMaxCount));
   }
 
   std::vector<std::string_view> header_names_;
@@ -848,49 +851,24 @@ TraceFormat detect_format(std::string_view text, const std::string& name) {
 // ---------------------------------------------------------------------------------------------
 // File input
 
+// Reads the whole file in chunks until its end, so that pipes and files still being written read
+// fully too (their size is not known in advance).
 std::string read_file(const std::string& path) {
   std::FILE* raw = std::fopen(path.c_str(), "rb");
   if (!raw)
     throw InputError(SourceLocation{path, 0, ""},
                      std::string("cannot open: ") + std::strerror(errno));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(raw, &std::fclose);
-  unsigned char magic[2] = {0, 0};
-  const std::size_t got = std::fread(magic, 1, 2, file.get());
-  const bool gzip = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  std::string data;
-  if (!gzip) {
-    std::fseek(file.get(), 0, SEEK_END);
-    const long size = std::ftell(file.get());
-    std::fseek(file.get(), 0, SEEK_SET);
-    if (size > 0) data.resize(static_cast<std::size_t>(size));
-    const std::size_t n = std::fread(data.data(), 1, data.size(), file.get());
-    if (std::ferror(file.get()))
-      throw InputError(SourceLocation{path, 0, ""},
-                       std::string("read error: ") + std::strerror(errno));
-    data.resize(n);
-    return data;
-  }
-  file.reset();
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (!gz)
-    throw InputError(SourceLocation{path, 0, ""},
-                     std::string("cannot open: ") + std::strerror(errno));
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> guard(gz, &gzclose);
-  gzbuffer(gz, 1 << 18);
+  std::string data(1 << 20, '\0');
   std::size_t used = 0;
-  data.resize(1 << 22);
   while (true) {
     if (used == data.size()) data.resize(data.size() * 2);
-    const std::size_t want = std::min<std::size_t>(data.size() - used, 1u << 30);
-    const int n = gzread(gz, data.data() + used, static_cast<unsigned>(want));
-    if (n < 0) {
-      int code = 0;
-      const char* msg = gzerror(gz, &code);
-      throw InputError(SourceLocation{path, 0, ""},
-                       std::string("gzip data is corrupt: ") + (msg ? msg : "unknown error"));
-    }
-    if (n == 0) break;
-    used += static_cast<std::size_t>(n);
+    used += std::fread(data.data() + used, 1, data.size() - used, file.get());
+    if (used == data.size()) continue;
+    if (std::ferror(file.get()))
+      throw InputError(SourceLocation{path, 0, ""}, "read error after " + std::to_string(used) +
+                                                        " bytes: " + std::strerror(errno));
+    break;  // end of file
   }
   data.resize(used);
   return data;
@@ -939,7 +917,8 @@ Trace read_trace_text(std::string_view text, const std::string& name,
 }
 
 Trace read_trace(const std::string& path, const TraceReadOptions& options) {
-  const std::string data = read_file(path);
+  std::string data = read_file(path);
+  if (is_gzip(data)) data = gunzip(data, path);  // by magic bytes, whatever the name says
   return read_trace_text(data, path, options);
 }
 

@@ -3,6 +3,7 @@
 // was expected, and prints as "file:line: field: message" like a compiler diagnostic.
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace mirage {
 
@@ -12,8 +13,17 @@ struct SourceLocation {
   std::string field;  // the field or key concerned; empty when the whole record is at fault
 };
 
+// Input text made safe to print: a terminal must never receive bytes from a file or a request
+// that it would act on (escape sequences, bells, carriage returns). Control bytes and DEL become
+// C escapes ("\t", "\x1b"); so do C1 controls and bytes that are not valid UTF-8. Printable
+// ASCII and other valid UTF-8 pass unchanged, so the result escaped again is the same.
+std::string escape_control(std::string_view text);
+
+// "file:line: field 'name'", with file and field escaped as above (a very long field is cut).
 std::string format_location(const SourceLocation& where);
 
+// what() and message() are escaped as above line by line (a message may be written over lines),
+// and a very long line keeps only its head and tail: they quote input and are printed as they are.
 class InputError : public std::runtime_error {
  public:
   InputError(SourceLocation where, const std::string& message);

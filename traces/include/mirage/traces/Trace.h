@@ -29,9 +29,9 @@ struct TraceReadOptions {
 
 // What the reader did to the rows, so nothing is dropped or changed silently.
 struct TraceReadReport {
-  std::size_t rows = 0;  // data rows seen (header and comment lines excluded)
-  std::size_t jobs = 0;  // jobs kept
-  std::map<std::string, std::size_t> skipped;   // reason -> rows dropped
+  std::size_t rows = 0;                        // data rows seen (header and comment lines excluded)
+  std::size_t jobs = 0;                        // jobs kept
+  std::map<std::string, std::size_t> skipped;  // reason -> rows dropped
   std::map<std::string, std::size_t> adjusted;  // reason -> jobs kept but repaired / noted
   std::vector<std::string> examples;            // first few messages, "file:line: ..."
   std::size_t skipped_total() const;
@@ -40,15 +40,17 @@ struct TraceReadReport {
 struct Trace {
   std::string source;  // file name, for messages
   TraceFormat format = TraceFormat::kAuto;
-  std::vector<Job> jobs;   // sorted by submit time (stable)
-  int machine_nodes = 0;   // from the header (SWF MaxNodes/MaxProcs); 0 when unknown
+  std::vector<Job> jobs;          // sorted by submit time (stable)
+  int machine_nodes = 0;          // from the header (SWF MaxNodes/MaxProcs); 0 when unknown
   int machine_gpus_per_node = 0;  // 0 when unknown
   std::string machine_source;     // where machine_nodes came from; empty when unknown
   Seconds unix_start_time = 0;    // SWF UnixStartTime; 0 when absent
   TraceReadReport report;
 };
 
-// Reads a trace file; gzip-compressed files (by magic bytes) are read directly.
+// Reads a trace file; gzip-compressed files (by magic bytes) are read directly. A gzip file that
+// is cut short or corrupt is an InputError in lenient mode too: lenient skips bad rows, it does
+// not accept missing data.
 Trace read_trace(const std::string& path, const TraceReadOptions& options = {});
 // Same, from text in memory; `name` is used in messages.
 Trace read_trace_text(std::string_view text, const std::string& name,
