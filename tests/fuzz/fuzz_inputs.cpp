@@ -12,6 +12,11 @@
 //   build/tests/fuzz/fuzz_inputs --corpus traces/samples --corpus ../shared/traces/gpu/tacc-ls6
 //   build/tests/fuzz/fuzz_inputs --replay fuzz-findings/trace-17.swf --kind trace   # in-process,
 //                                                                           # e.g. under gdb
+// Undefined behaviour and memory errors show only in a sanitized build (no memory limit there):
+//   cmake -S . -B build-asan -DMIRAGE_BUILD_BENCH=OFF
+//         -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+//   cmake --build build-asan -j2 --target fuzz_inputs
+//   ASAN_OPTIONS=detect_leaks=0 build-asan/tests/fuzz/fuzz_inputs --count 1500 --timeout-ms 20000
 #include <fmt/format.h>
 #include <unistd.h>
 
