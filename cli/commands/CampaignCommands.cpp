@@ -15,7 +15,6 @@
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
 #include "mirage/daemon/ControlProtocol.h"
-#include "mirage/daemon/EscapeControl.h"
 
 extern char** environ;
 
@@ -23,7 +22,6 @@ namespace mirage::cli {
 namespace {
 
 using json = nlohmann::json;
-using daemon::escape_control;
 
 // A string field of a reply as it may be shown: names, messages and paths are the user's text.
 std::string text(const json& j, const char* key) {

@@ -20,7 +20,6 @@
 #include "mirage/daemon/ControlServer.h"
 #include "mirage/daemon/Daemon.h"
 #include "mirage/daemon/DaemonConfig.h"
-#include "mirage/daemon/EscapeControl.h"
 #include "mirage/daemon/TraceExport.h"
 
 namespace mirage::cli {
@@ -47,10 +46,10 @@ std::optional<json> ask_daemon(const DaemonSocketOptions& where, const json& req
   try {
     return daemon::call_daemon(where.resolve(), request);
   } catch (const daemon::ControlClientError& e) {
-    std::cerr << "mirage: " << daemon::escape_control(e.what()) << "\n";
+    std::cerr << "mirage: " << escape_control(e.what()) << "\n";
     rc = 3;
   } catch (const daemon::RequestError& e) {  // may quote the request's text back
-    std::cerr << "mirage: " << daemon::escape_control(e.what()) << "\n";
+    std::cerr << "mirage: " << escape_control(e.what()) << "\n";
     rc = 1;
   }
   return std::nullopt;

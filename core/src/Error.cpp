@@ -90,6 +90,10 @@ std::string escape_control(std::string_view text) {
   return out;
 }
 
+bool has_control(std::string_view text) {
+  return escape_control(text) != text;
+}
+
 std::string format_location(const SourceLocation& where) {
   std::string out = where.file.empty() ? std::string("<input>") : escape_control(where.file);
   if (where.line > 0) out += ":" + std::to_string(where.line);

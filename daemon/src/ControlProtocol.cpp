@@ -5,8 +5,8 @@
 #include <optional>
 #include <set>
 
+#include "mirage/core/Error.h"
 #include "mirage/daemon/ControlServer.h"
-#include "mirage/daemon/EscapeControl.h"
 
 namespace mirage::daemon {
 namespace {

@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "TestSupport.h"
+#include "mirage/core/Error.h"
 #include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/ControlServer.h"
-#include "mirage/daemon/EscapeControl.h"
 
 namespace mirage::daemon {
 namespace {
@@ -160,20 +160,6 @@ TEST_F(HandlerFixture, ControlBytesInANameAreRefused) {
   EXPECT_FALSE(call(add_with("partition", "gpu\n"))["ok"]);
   EXPECT_TRUE(h.controller->campaigns().empty());
   EXPECT_TRUE(call(add_request("été-run 1"))["ok"]);  // UTF-8 is fine
-}
-
-TEST(EscapeControl, ControlCharactersAreShownAsEscapes) {
-  EXPECT_EQ(escape_control("a\x07"
-                           "b"),
-            "a\\x07b");
-  EXPECT_EQ(escape_control("line\nforged\r\x1b[31m\x7f"), "line\\x0aforged\\x0d\\x1b[31m\\x7f");
-  EXPECT_EQ(escape_control("\xc2\x9b"
-                           "2J"),
-            "\\u009b2J");  // C1 CSI as UTF-8
-  EXPECT_EQ(escape_control("été ✓"), "été ✓");
-  EXPECT_EQ(escape_control(std::string("nul\0", 4)), "nul\\x00");
-  EXPECT_TRUE(has_control("a\tb"));
-  EXPECT_FALSE(has_control("été"));
 }
 
 // A server on its own thread, spoken to through a real socket.

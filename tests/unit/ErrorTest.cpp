@@ -15,6 +15,8 @@ TEST(ErrorTest, EscapeControlShowsControlBytesAsEscapes) {
   EXPECT_EQ(escape_control("a\tb\nc\rd"), "a\\tb\\nc\\rd");
   EXPECT_EQ(escape_control("bell\x07 esc\x1b[2J del\x7f"), "bell\\x07 esc\\x1b[2J del\\x7f");
   EXPECT_EQ(escape_control("nul\0end"s), "nul\\x00end");
+  EXPECT_TRUE(has_control("a\tb"));
+  EXPECT_FALSE(has_control("Ã©tÃ©"));  // UTF-8 is printable
 }
 
 TEST(ErrorTest, EscapeControlKeepsPrintableTextAndUtf8) {

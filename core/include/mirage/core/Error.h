@@ -18,6 +18,8 @@ struct SourceLocation {
 // C escapes ("\t", "\x1b"); so do C1 controls and bytes that are not valid UTF-8. Printable
 // ASCII and other valid UTF-8 pass unchanged, so the result escaped again is the same.
 std::string escape_control(std::string_view text);
+// True when escape_control would change `text`: it holds something a terminal would act on.
+bool has_control(std::string_view text);
 
 // "file:line: field 'name'", with file and field escaped as above (a very long field is cut).
 std::string format_location(const SourceLocation& where);
