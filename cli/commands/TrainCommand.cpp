@@ -11,6 +11,7 @@
 #include "Commands.h"
 #include "LearnedPlugin.h"
 #include "Progress.h"
+#include "TimeFlags.h"
 #include "mirage/core/Error.h"
 #include "mirage/learned/Training.h"
 
@@ -40,20 +41,6 @@ struct TrainOptions {
   int torch_threads = 1;
   learned::Hyperparameters hp;
 };
-
-Seconds parse_time_flag(const std::string& text, const char* flag) {
-  auto t = parse_iso_time(text);
-  if (!t)
-    throw InputError({"", 0, flag}, "expected a date YYYY-MM-DD[THH:MM:SS], got '" + text + "'");
-  return *t;
-}
-
-Seconds parse_duration_flag(const std::string& text, const char* flag) {
-  auto d = parse_short_duration(text);
-  if (!d || *d <= 0)
-    throw InputError({"", 0, flag}, "expected a duration such as 4h, 30m, 2d; got '" + text + "'");
-  return *d;
-}
 
 std::string metrics_row(const std::string& name, const learned::StopMetrics& m) {
   return fmt::format("  {:<10} {:>9.3f} h {:>10.3f} h {:>8.1f}% {:>9.3f} h", name, m.mean_cost_h,
