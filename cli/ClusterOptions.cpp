@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "mirage/core/Error.h"
 #include "mirage/simulator/Calibration.h"
+#include "mirage/simulator/CalibrationFile.h"
 
 namespace mirage::cli {
 
@@ -51,9 +54,10 @@ void ClusterOptions::add_to(CLI::App& cmd) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd.add_option("--calibration", calibration,
-                 "What the log leaves out: none (the log's jobs alone on the whole machine) or "
-                 "infer (per-user limits and capacity over time, inferred from the log)")
-      ->check(CLI::IsMember({"none", "infer"}))
+                 "What the log leaves out (user limits, capacity over time, dependencies): none "
+                 "(the log's jobs alone on the whole machine), infer (from the log), auto (the "
+                 "file beside the trace, TRACE.calibration.toml, else infer) or a calibration "
+                 "file")
       ->capture_default_str();
 }
 
@@ -83,22 +87,53 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
   return spec;
 }
 
+namespace {
+
+std::string summary(const Calibration& c) {
+  return fmt::format(
+      "{} running jobs per user{}, {} capacity steps, {} jobs replayed as dependent",
+      c.user_limits.max_running_jobs > 0 ? fmt::format("at most {}", c.user_limits.max_running_jobs)
+                                         : std::string("unlimited"),
+      c.user_limits.max_running_nodes > 0
+          ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
+          : std::string(),
+      c.unavailable.size(), c.dependencies.size());
+}
+
+}  // namespace
+
 void ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
-  if (calibration != "infer") return;
-  const Calibration c = infer_calibration(trace.jobs, spec);
+  if (calibration == "none") return;
+  CalibrationSettings settings;
+  std::string file = calibration;
+  if (calibration == "auto")
+    file = std::filesystem::exists(calibration_path(trace.source)) ? calibration_path(trace.source)
+                                                                   : std::string("infer");
+  Calibration c;
+  if (file == "infer") {
+    c = infer_calibration(trace.jobs, spec, settings);
+    fmt::print(stderr,
+               "mirage: calibration inferred from {} ({}; `mirage trace calibrate` saves it "
+               "to edit): {}\n",
+               trace.source, fmt::format("{} of {} days congested", c.congested_windows, c.windows),
+               summary(c));
+  } else {
+    c = read_calibration(file, settings);
+    for (const CapacityStep& step : c.unavailable)
+      if (step.unavailable_nodes >= spec.nodes)
+        throw InputError(
+            {file, 0, "capacity.unavailable"},
+            fmt::format("{} nodes unavailable from {}, but the machine has {}",
+                        step.unavailable_nodes, format_iso_time(step.from), spec.nodes));
+    if (!c.unavailable.empty() && spec.allocation != AllocationMode::kWholeNode)
+      throw InputError({file, 0, "capacity.unavailable"},
+                       "capacity over time is modelled for whole-node allocation only");
+    ClusterSpec limited = spec;
+    apply_calibration(c, limited, trace.jobs);
+    infer_dependencies(trace.jobs, limited, settings, c);
+    fmt::print(stderr, "mirage: calibration from {}: {}\n", file, summary(c));
+  }
   apply_calibration(c, spec, trace.jobs);
-  fmt::print(stderr,
-             "mirage: calibration inferred from {}: {} running jobs per user{}, {} of {} days "
-             "congested ({:.1f} nodes unavailable on average), {} jobs replayed as dependent\n",
-             trace.source,
-             c.user_limits.max_running_jobs > 0
-                 ? fmt::format("at most {} ({} of {} users reach it)",
-                               c.user_limits.max_running_jobs, c.users_at_job_limit, c.users)
-                 : std::string("unlimited"),
-             c.user_limits.max_running_nodes > 0
-                 ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
-                 : std::string(),
-             c.congested_windows, c.windows, c.mean_unavailable, c.dependencies.size());
 }
 
 void TraceOptions::add_to(CLI::App& cmd) {

@@ -25,15 +25,16 @@ struct ClusterOptions {
   double weight_fairshare = 0;
   Seconds decay_half_life_min = 7 * 24 * 60;
   // What the log leaves out (simulator/Calibration.h): "none" replays the log's jobs alone on
-  // the whole machine; "infer" infers user limits and capacity over time from the log.
+  // the whole machine; "infer" infers it from the log; "auto" reads the file beside the trace
+  // (simulator/CalibrationFile.h), else infers; anything else names a calibration file.
   std::string calibration = "none";
 
   void add_to(CLI::App& cmd);
   // The spec for `trace`: the node count falls back to the trace header; a clear error if
   // neither says.
   ClusterSpec to_spec(const Trace& trace) const;
-  // With --calibration infer: what the log leaves out, inferred from `trace`, into `spec` (limits,
-  // capacity) and into the trace's jobs (dependencies); said in one line on stderr.
+  // What the log leaves out, as --calibration says, into `spec` (limits, capacity) and into the
+  // trace's jobs (dependencies); said in one line on stderr. Throws InputError for a bad file.
   void calibrate(Trace& trace, ClusterSpec& spec) const;
 };
 

@@ -142,6 +142,7 @@ void register_trace_commands(CLI::App& app) {
   info->add_flag("--json", options->json, "Print one JSON object instead of text");
   info->callback([options] { run_info(*options); });
   register_trace_fidelity_command(*trace);
+  register_trace_calibrate_command(*trace);
 }
 
 }  // namespace mirage::cli

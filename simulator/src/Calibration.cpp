@@ -215,8 +215,16 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   const auto candidates = dependency_candidates(log, settings, c.user_limits);
   if (spec.allocation == AllocationMode::kWholeNode)
     infer_capacity(log, spec, settings, candidates, c);
-  confirm_dependencies(log, spec, settings, candidates, c);
+  if (settings.dependencies) confirm_dependencies(log, spec, settings, candidates, c);
   return c;
+}
+
+void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
+                        const CalibrationSettings& settings, Calibration& c) {
+  c.dependencies.clear();
+  const LogView log(all);
+  if (log.jobs.empty() || !settings.dependencies) return;
+  confirm_dependencies(log, spec, settings, dependency_candidates(log, settings, c.user_limits), c);
 }
 
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs) {

@@ -1,7 +1,13 @@
 // What the calibration infers from a log: each model of the cluster from the evidence it uses.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "mirage/core/Error.h"
 #include "mirage/simulator/Calibration.h"
+#include "mirage/simulator/CalibrationFile.h"
 #include "mirage/simulator/Simulator.h"
 
 namespace mirage {
@@ -112,6 +118,77 @@ TEST(Calibration, ALogWithoutStartsInfersNothing) {
   j.submit = 0;
   j.nodes = 1;
   EXPECT_TRUE(infer_calibration({j}, machine(4)).empty());
+}
+
+}  // namespace
+}  // namespace mirage
+
+namespace mirage {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("mirage-calibration-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+// What is written is what is read: limits, capacity steps, and the dependency rule.
+TEST(CalibrationFile, WrittenCalibrationReadsBackTheSame) {
+  Calibration c;
+  c.user_limits = {8, 16};
+  c.unavailable = {{1667260800, 58}, {1667347200, 0}};
+  c.dependencies = {{2, 1}};
+  CalibrationSettings settings;
+  settings.dependency_slack = 3 * kMinute;
+  const std::string path = temp_path("roundtrip.toml");
+  write_calibration(c, settings, 88, "ls6.log", path);
+  CalibrationSettings read_settings;
+  read_settings.dependencies = false;
+  const Calibration back = read_calibration(path, read_settings);
+  EXPECT_EQ(back.user_limits, c.user_limits);
+  ASSERT_EQ(back.unavailable.size(), 2u);
+  EXPECT_EQ(back.unavailable[0].from, 1667260800);
+  EXPECT_EQ(back.unavailable[0].unavailable_nodes, 58);
+  EXPECT_EQ(back.unavailable[1].unavailable_nodes, 0);
+  EXPECT_TRUE(back.dependencies.empty());  // the rule is kept, not the list
+  EXPECT_TRUE(read_settings.dependencies);
+  EXPECT_EQ(read_settings.dependency_slack, 3 * kMinute);
+  std::filesystem::remove(path);
+}
+
+std::string read_error(const std::string& text) {
+  const std::string path = temp_path("bad.toml");
+  std::ofstream(path) << text;
+  CalibrationSettings settings;
+  try {
+    read_calibration(path, settings);
+  } catch (const InputError& e) {
+    std::filesystem::remove(path);
+    return e.what();
+  }
+  std::filesystem::remove(path);
+  return "";
+}
+
+TEST(CalibrationFile, AnUnknownKeyOrABadValueNamesTheFileTheLineAndTheKey) {
+  EXPECT_NE(read_error("nodes = 4\n[user_limits]\nmax_running_job = 3\n")
+                .find("bad.toml:3: field 'user_limits.max_running_job': unknown key"),
+            std::string::npos);
+  EXPECT_NE(read_error("[user_limits]\nmax_running_jobs = -1\n")
+                .find("bad.toml:2: field 'user_limits.max_running_jobs': expected an integer"),
+            std::string::npos);
+  EXPECT_NE(read_error("[capacity]\nunavailable = [[\"2022-11-01T00:00:00\", 3],\n"
+                       "[\"2022-10-01T00:00:00\", 2]]\n")
+                .find("field 'capacity.unavailable': the instants must increase"),
+            std::string::npos);
+  EXPECT_NE(read_error("[capacity]\nunavailable = [[\"yesterday\", 3]]\n")
+                .find("bad.toml:2: field 'capacity.unavailable': expected a pair"),
+            std::string::npos);
+  EXPECT_NE(read_error("[dependencies]\ninfer = \"yes\"\n")
+                .find("bad.toml:2: field 'dependencies.infer': expected true or false"),
+            std::string::npos);
+  EXPECT_NE(read_error("speed = 3\n").find("field 'speed': unknown key"), std::string::npos);
+  EXPECT_NE(read_error("[user_limits\n").find("bad.toml:1:"), std::string::npos);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ struct CalibrationSettings {
   Seconds capacity_window = kDay;          // capacity is one figure per window
   Seconds sample_every = 10 * kMinute;     // how finely waiting jobs are looked at
   int limit_min_users = 3;                 // users that must reach a value for it to be a limit
+  bool dependencies = true;                // infer dependencies at all
   Seconds dependency_slack = 2 * kMinute;  // a start this soon after the end it waited for
 };
 
@@ -49,6 +50,11 @@ struct Calibration {
 // used). Whole-node allocation only for capacity; GPU-granular machines get user limits alone.
 Calibration infer_calibration(const std::vector<Job>& jobs, const ClusterSpec& spec,
                               const CalibrationSettings& settings = {});
+
+// Infers the dependencies alone, under the limits and capacity `c` already holds (a calibration
+// read from a file keeps the rule, not the list): replaces c.dependencies.
+void infer_dependencies(const std::vector<Job>& jobs, const ClusterSpec& spec,
+                        const CalibrationSettings& settings, Calibration& c);
 
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs);

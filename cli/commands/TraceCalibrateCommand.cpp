@@ -1,0 +1,56 @@
+// `mirage trace calibrate FILE`: infer what the log leaves out of its cluster and save it beside
+// the trace (TRACE.calibration.toml), for a person to read and edit and for every replay to use.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "ClusterOptions.h"
+#include "Commands.h"
+#include "mirage/simulator/Calibration.h"
+#include "mirage/simulator/CalibrationFile.h"
+
+namespace mirage::cli {
+namespace {
+
+struct CalibrateOptions {
+  std::string file;
+  std::string out;
+  TraceOptions trace_options;
+  ClusterOptions cluster;
+};
+
+void run_calibrate(const CalibrateOptions& o) {
+  const Trace trace = read_trace(o.file, o.trace_options.to_read_options());
+  const ClusterSpec spec = o.cluster.to_spec(trace);
+  const CalibrationSettings settings;
+  const Calibration c = infer_calibration(trace.jobs, spec, settings);
+  const std::string out = o.out.empty() ? calibration_path(o.file) : o.out;
+  write_calibration(c, settings, spec.nodes, trace.source, out);
+  fmt::print("calibration of {} ({} nodes) written to {}\n", trace.source, spec.nodes, out);
+  fmt::print("  user limits   {} running jobs, {} nodes per user (0: none)\n",
+             c.user_limits.max_running_jobs, c.user_limits.max_running_nodes);
+  fmt::print("  capacity      {} of {} days congested, {:.1f} nodes unavailable on average\n",
+             c.congested_windows, c.windows, c.mean_unavailable);
+  fmt::print("  dependencies  {} jobs replayed as dependent on their user's earlier job\n",
+             c.dependencies.size());
+}
+
+}  // namespace
+
+void register_trace_calibrate_command(CLI::App& trace) {
+  auto o = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = trace.add_subcommand(
+      "calibrate",
+      "Infer what a log leaves out of its cluster (user limits, capacity over time, "
+      "dependencies) and save it beside the trace");
+  cmd->add_option("FILE", o->file, "Trace file with real start times")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", o->out, "Where to write it (default: FILE.calibration.toml)");
+  o->trace_options.add_to(*cmd);
+  o->cluster.add_to(*cmd);
+  cmd->callback([o] { run_calibrate(*o); });
+}
+
+}  // namespace mirage::cli

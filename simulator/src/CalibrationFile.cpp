@@ -1,0 +1,150 @@
+#include "mirage/simulator/CalibrationFile.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "mirage/core/DurableFile.h"
+#include "mirage/core/Error.h"
+#include "mirage/core/Time.h"
+
+namespace mirage {
+namespace {
+
+long line_of(const toml::node& n) {
+  return static_cast<long>(n.source().begin.line);
+}
+
+struct Reader {
+  std::string file;
+  [[noreturn]] void fail(const toml::node& at, const std::string& key,
+                         const std::string& what) const {
+    throw InputError({file, line_of(at), key}, what);
+  }
+  int count(const toml::node& n, const std::string& key, int hi) const {
+    const auto v = n.as_integer();
+    if (!v || v->get() < 0 || v->get() > hi)
+      fail(n, key, fmt::format("expected an integer from 0 to {}", hi));
+    return static_cast<int>(v->get());
+  }
+};
+
+}  // namespace
+
+std::string calibration_path(const std::string& trace_path) {
+  return trace_path + ".calibration.toml";
+}
+
+void write_calibration(const Calibration& c, const CalibrationSettings& settings, int nodes,
+                       const std::string& trace_name, const std::string& path) {
+  std::ostringstream f;
+  f << "# What the log leaves out of its cluster, inferred from " << trace_name
+    << " by `mirage trace calibrate`.\n"
+    << "# Read by simulate, eval, train and the daemon's simulator backend "
+       "(--calibration auto or FILE).\n"
+    << "# Edit freely; models: docs/simulator.md, \"Calibration\".\n"
+    << "nodes = " << nodes << "\n\n"
+    << "[user_limits]  # held as a QOS holds them; 0: none\n"
+    << "max_running_jobs = " << c.user_limits.max_running_jobs << "  # " << c.users_at_job_limit
+    << " of " << c.users << " users reach the most running jobs seen\n"
+    << "max_running_nodes = " << c.user_limits.max_running_nodes << "  # " << c.users_at_node_limit
+    << " of " << c.users << " users reach the most nodes seen\n\n"
+    << "[capacity]\n"
+    << "# Nodes held by work the log does not show, from each instant (UTC) to the next; "
+    << c.congested_windows << " of " << c.windows << " days congested, "
+    << fmt::format("{:.1f}", c.mean_unavailable) << " nodes on average.\n"
+    << "unavailable = [";
+  for (std::size_t i = 0; i < c.unavailable.size(); ++i)
+    f << (i ? ",\n  " : "\n  ") << "[\"" << format_iso_time(c.unavailable[i].from) << "\", "
+      << c.unavailable[i].unavailable_nodes << "]";
+  f << (c.unavailable.empty() ? "]\n\n" : ",\n]\n\n") << "[dependencies]  # "
+    << c.dependencies.size() << " jobs when inferred\n"
+    << "infer = " << (settings.dependencies ? "true" : "false")
+    << "  # replay a job that waited for its user's earlier job as dependent on it\n"
+    << "slack = \"" << settings.dependency_slack << "s\"  # a start this soon after that end\n";
+  write_file_durably(path, f.str());
+}
+
+Calibration read_calibration(const std::string& path, CalibrationSettings& settings) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, ""}, "cannot read the calibration file");
+  std::stringstream text;
+  text << in.rdbuf();
+  toml::table root;
+  try {
+    root = toml::parse(text.str(), path);
+  } catch (const toml::parse_error& e) {
+    throw InputError({path, static_cast<long>(e.source().begin.line), ""},
+                     std::string(e.description()));
+  }
+  const Reader r{path};
+  Calibration c;
+  auto unknown = [&](const toml::key& k, const std::string& full, const char* known) {
+    throw InputError({path, static_cast<long>(k.source().begin.line), full},
+                     std::string("unknown key (known: ") + known + ")");
+  };
+  for (const auto& [key, node] : root) {
+    const std::string name(key.str());
+    if (name == "nodes") {
+      r.count(node, name, 1 << 20);
+      continue;
+    }
+    const toml::table* t = node.as_table();
+    if (!t && (name == "user_limits" || name == "capacity" || name == "dependencies"))
+      r.fail(node, name, "expected a table [" + name + "]");
+    if (name == "user_limits") {
+      for (const auto& [k, v] : *t) {
+        const std::string full = name + "." + std::string(k.str());
+        if (k.str() == "max_running_jobs")
+          c.user_limits.max_running_jobs = r.count(v, full, 1 << 20);
+        else if (k.str() == "max_running_nodes")
+          c.user_limits.max_running_nodes = r.count(v, full, 1 << 20);
+        else
+          unknown(k, full, "max_running_jobs, max_running_nodes");
+      }
+    } else if (name == "capacity") {
+      for (const auto& [k, v] : *t) {
+        const std::string full = name + "." + std::string(k.str());
+        if (k.str() != "unavailable") unknown(k, full, "unavailable");
+        const toml::array* steps = v.as_array();
+        if (!steps) r.fail(v, full, "expected an array of [\"YYYY-MM-DDTHH:MM:SS\", nodes] pairs");
+        for (const toml::node& step : *steps) {
+          const toml::array* pair = step.as_array();
+          const auto when =
+              pair && pair->size() == 2 ? (*pair)[0].value<std::string>() : std::nullopt;
+          const auto t_at = when ? parse_iso_time(*when) : std::nullopt;
+          if (!t_at) r.fail(step, full, "expected a pair [\"YYYY-MM-DDTHH:MM:SS\", nodes] (UTC)");
+          const int n = r.count((*pair)[1], full, 1 << 20);
+          if (!c.unavailable.empty() && *t_at <= c.unavailable.back().from)
+            r.fail(step, full, "the instants must increase, step by step");
+          c.unavailable.push_back({*t_at, n});
+        }
+      }
+    } else if (name == "dependencies") {
+      for (const auto& [k, v] : *t) {
+        const std::string full = name + "." + std::string(k.str());
+        if (k.str() == "infer") {
+          const auto b = v.value<bool>();
+          if (!b) r.fail(v, full, "expected true or false");
+          settings.dependencies = *b;
+        } else if (k.str() == "slack") {
+          const auto s = v.value<std::string>();
+          const auto d = s ? parse_short_duration(*s) : std::nullopt;
+          if (!d || *d < 0 || *d > kDay)
+            r.fail(v, full, "expected a duration up to 1d, such as \"2m\"");
+          settings.dependency_slack = *d;
+        } else {
+          unknown(k, full, "infer, slack");
+        }
+      }
+    } else {
+      throw InputError({path, static_cast<long>(key.source().begin.line), name},
+                       "unknown key (known: nodes, [user_limits], [capacity], [dependencies])");
+    }
+  }
+  return c;
+}
+
+}  // namespace mirage
