@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-
 #include "mirage/core/Error.h"
 #include "mirage/simulator/Calibration.h"
 #include "mirage/simulator/CalibrationFile.h"
@@ -87,52 +85,10 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
   return spec;
 }
 
-namespace {
-
-std::string summary(const Calibration& c) {
-  return fmt::format(
-      "{} running jobs per user{}, {} capacity steps, {} jobs replayed as dependent",
-      c.user_limits.max_running_jobs > 0 ? fmt::format("at most {}", c.user_limits.max_running_jobs)
-                                         : std::string("unlimited"),
-      c.user_limits.max_running_nodes > 0
-          ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
-          : std::string(),
-      c.unavailable.size(), c.dependencies.size());
-}
-
-}  // namespace
-
 void ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
-  if (calibration == "none") return;
-  CalibrationSettings settings;
-  std::string file = calibration;
-  if (calibration == "auto")
-    file = std::filesystem::exists(calibration_path(trace.source)) ? calibration_path(trace.source)
-                                                                   : std::string("infer");
-  Calibration c;
-  if (file == "infer") {
-    c = infer_calibration(trace.jobs, spec, settings);
-    fmt::print(stderr,
-               "mirage: calibration inferred from {} ({}; `mirage trace calibrate` saves it "
-               "to edit): {}\n",
-               trace.source, fmt::format("{} of {} days congested", c.congested_windows, c.windows),
-               summary(c));
-  } else {
-    c = read_calibration(file, settings);
-    for (const CapacityStep& step : c.unavailable)
-      if (step.unavailable_nodes >= spec.nodes)
-        throw InputError(
-            {file, 0, "capacity.unavailable"},
-            fmt::format("{} nodes unavailable from {}, but the machine has {}",
-                        step.unavailable_nodes, format_iso_time(step.from), spec.nodes));
-    if (!c.unavailable.empty() && spec.allocation != AllocationMode::kWholeNode)
-      throw InputError({file, 0, "capacity.unavailable"},
-                       "capacity over time is modelled for whole-node allocation only");
-    ClusterSpec limited = spec;
-    apply_calibration(c, limited, trace.jobs);
-    infer_dependencies(trace.jobs, limited, settings, c);
-    fmt::print(stderr, "mirage: calibration from {}: {}\n", file, summary(c));
-  }
+  std::string said;
+  const Calibration c = resolve_calibration(calibration, trace.jobs, trace.source, spec, said);
+  if (!said.empty()) fmt::print(stderr, "mirage: {}\n", said);
   apply_calibration(c, spec, trace.jobs);
 }
 

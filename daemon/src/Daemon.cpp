@@ -545,6 +545,7 @@ std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view
   sc.nodes = config.sim_nodes;
   sc.gpus_per_node = config.sim_gpus_per_node;
   sc.checkpoint = config.sim_checkpoint;
+  sc.calibration = config.sim_calibration;
   sc.partition = config.partition.empty() ? "sim" : config.partition;
   sc.user_id = static_cast<std::uint32_t>(::getuid());
   // Beside the store, so the simulated cluster and the campaigns it runs are kept together.

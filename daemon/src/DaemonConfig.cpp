@@ -299,6 +299,11 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
   };
   sections["simulator"] = {
       {"trace", [&](const toml::node& n, const std::string& k) { c.sim_trace = r.path(n, k); }},
+      {"calibration",
+       [&](const toml::node& n, const std::string& k) {
+         const std::string v = r.string(n, k);
+         c.sim_calibration = v == "none" || v == "infer" || v == "auto" ? v : r.path(n, k);
+       }},
       {"speed", [&](const toml::node& n,
                     const std::string& k) { c.sim_speed = r.number(n, k, 0.001, 1e6); }},
       {"warmup", [&](const toml::node& n,

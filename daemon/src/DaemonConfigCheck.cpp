@@ -96,6 +96,9 @@ class Checker {
       readable_file("cluster.slurm_conf", c_.slurm_conf);
     if (!c_.sim_trace.empty() && c_.backend == Backend::kSimulator)
       readable_file("simulator.trace", c_.sim_trace);
+    const std::string& cal = c_.sim_calibration;
+    if (c_.backend == Backend::kSimulator && cal != "none" && cal != "infer" && cal != "auto")
+      readable_file("simulator.calibration", cal);
     if (!c_.log_file.empty()) creatable_in("log.file", fs::path(c_.log_file).parent_path());
   }
 

@@ -1,5 +1,6 @@
 #include "mirage/daemon/SimulatedSlurmClient.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 
 #include "mirage/core/DurableFile.h"
+#include "mirage/simulator/CalibrationFile.h"
 
 namespace mirage::daemon {
 namespace {
@@ -91,6 +93,14 @@ SimulatedSlurmClient::SimulatedSlurmClient(const Trace& trace, SimulatedClusterC
     if (j.nodes > 0 && j.nodes <= spec.nodes) kept.push_back(j);
   if (kept.empty())
     throw std::runtime_error("simulator: the trace " + trace.source + " has no jobs");
+  std::string said;
+  const Calibration calibration =
+      resolve_calibration(config_.calibration, kept, trace.source, spec, said);
+  apply_calibration(calibration, spec, kept);
+  if (!said.empty()) spdlog::info("simulator: {}", said);
+  calibration_ = fmt::format("limits {}/{}, {} capacity steps, {} dependencies",
+                             spec.user_limits.max_running_jobs, spec.user_limits.max_running_nodes,
+                             calibration.unavailable.size(), calibration.dependencies.size());
   jobs_ = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(kept));
   sim_ = std::make_unique<Simulator>(spec, jobs_);
   sim_->set_recording(false);
@@ -126,7 +136,7 @@ std::string SimulatedSlurmClient::fingerprint() const {
   os << "jobs " << jobs_->size() << ", first submit " << jobs_->front().submit << ", last submit "
      << jobs_->back().submit << ", " << sim_->spec().nodes << " nodes x "
      << sim_->spec().gpus_per_node << " GPUs, replay from "
-     << jobs_->front().submit + config_.warmup;
+     << jobs_->front().submit + config_.warmup << ", calibration " << calibration_;
   return os.str();
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -144,6 +145,56 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
                        "unknown key (known: nodes, [user_limits], [capacity], [dependencies])");
     }
   }
+  return c;
+}
+
+}  // namespace mirage
+
+namespace mirage {
+namespace {
+
+std::string summary(const Calibration& c) {
+  return fmt::format(
+      "{} running jobs per user{}, {} capacity steps, {} jobs replayed as dependent",
+      c.user_limits.max_running_jobs > 0 ? fmt::format("at most {}", c.user_limits.max_running_jobs)
+                                         : std::string("unlimited"),
+      c.user_limits.max_running_nodes > 0
+          ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
+          : std::string(),
+      c.unavailable.size(), c.dependencies.size());
+}
+
+}  // namespace
+
+Calibration resolve_calibration(const std::string& mode, const std::vector<Job>& jobs,
+                                const std::string& trace_path, const ClusterSpec& spec,
+                                std::string& said) {
+  said.clear();
+  if (mode == "none") return {};
+  CalibrationSettings settings;
+  std::string file = mode;
+  if (mode == "auto")
+    file = std::filesystem::exists(calibration_path(trace_path)) ? calibration_path(trace_path)
+                                                                 : std::string("infer");
+  if (file == "infer") {
+    Calibration c = infer_calibration(jobs, spec, settings);
+    said = fmt::format(
+        "calibration inferred from {} ({} of {} days congested; `mirage trace calibrate` saves it "
+        "to edit): {}",
+        trace_path, c.congested_windows, c.windows, summary(c));
+    return c;
+  }
+  Calibration c = read_calibration(file, settings);
+  for (const CapacityStep& step : c.unavailable)
+    if (step.unavailable_nodes >= spec.nodes)
+      throw InputError({file, 0, "capacity.unavailable"},
+                       fmt::format("{} nodes unavailable from {}, but the machine has {}",
+                                   step.unavailable_nodes, format_iso_time(step.from), spec.nodes));
+  if (!c.unavailable.empty() && spec.allocation != AllocationMode::kWholeNode)
+    throw InputError({file, 0, "capacity.unavailable"},
+                     "capacity over time is modelled for whole-node allocation only");
+  infer_dependencies(jobs, spec, settings, c);
+  said = fmt::format("calibration from {}: {}", file, summary(c));
   return c;
 }
 

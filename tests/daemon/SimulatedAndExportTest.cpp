@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "TestSupport.h"
+#include "mirage/core/Error.h"
 #include "mirage/daemon/SimulatedSlurmClient.h"
 #include "mirage/daemon/TraceExport.h"
 #include "mirage/traces/Trace.h"
@@ -160,6 +161,37 @@ TEST(SimulatedSlurmClient, RefusesTheStateOfAnotherCluster) {
   std::ofstream(c.state_path) << "{ not json";
   c.nodes = 0;
   EXPECT_THROW(SimulatedSlurmClient(trace, c), std::runtime_error);
+}
+
+// The embedded cluster replays the calibrated cluster: the daemon's jobs face the capacity a
+// calibration file says other work held.
+TEST(SimulatedSlurmClient, TheDaemonsJobsFaceTheCalibratedCapacity) {
+  const Trace trace = read_trace_text(kTrace, "tiny.swf");
+  testing::TempDir dir;
+  const std::string file = dir.file("tiny.calibration.toml");
+  // 3 of the 4 nodes held by unseen work until 2023-11-16 (the trace starts on the 14th).
+  std::ofstream(file) << "[capacity]\nunavailable = [[\"2023-11-14T00:00:00\", 3], "
+                         "[\"2023-11-16T00:00:00\", 0]]\n";
+  SimulatedClusterConfig c;
+  c.speed = 2e5;
+  c.warmup = 2 * kHour;  // after the trace's own jobs
+  c.calibration = file;
+  SimulatedSlurmClient sim(trace, c);
+  SubmitRequest r;
+  r.nodes = 2;
+  r.time_limit = kHour;
+  r.comment = "mirage:00000001:1:0:1";
+  const JobId id = sim.submit(r);
+  SlurmJob seen;
+  for (const Seconds stop = sim.clock().now() + 4 * kDay; seen.state != SlurmJobState::kRunning &&
+                                                          !is_finished(seen.state) &&
+                                                          sim.clock().now() < stop;)
+    for (const auto& j : sim.load_jobs(0).jobs)
+      if (j.id == id) seen = j;
+  ASSERT_NE(seen.start, kUnknownTime);
+  EXPECT_GE(seen.start, 1700092800);  // 2023-11-16T00:00:00Z: not before the nodes came back
+  c.calibration = dir.file("missing.toml");
+  EXPECT_THROW(SimulatedSlurmClient(trace, c), InputError);
 }
 
 TEST(TraceExport, WritesSwfTheReaderReadsBack) {

@@ -30,8 +30,9 @@ struct SimulatedClusterConfig {
   int gpus_per_node = 0;      // 0: from the trace, else 4
   Seconds checkpoint = 2 * kMinute;
   std::string partition = "sim";
-  std::uint32_t user_id = 0;  // the daemon's jobs run as this uid
-  std::string state_path;     // where the cluster's state persists; empty: in memory only
+  std::uint32_t user_id = 0;         // the daemon's jobs run as this uid
+  std::string state_path;            // where the cluster's state persists; empty: in memory only
+  std::string calibration = "none";  // none, infer, auto or a file (simulator/CalibrationFile.h)
 };
 
 class SimulatedSlurmClient final : public SlurmClient {
@@ -79,6 +80,7 @@ class SimulatedSlurmClient final : public SlurmClient {
 
   SimulatedClusterConfig config_;
   std::string trace_name_;
+  std::string calibration_;  // what the calibration holds, for the state file's fingerprint
   std::shared_ptr<const std::vector<SimJobSpec>> jobs_;
   std::unique_ptr<Simulator> sim_;
   std::shared_ptr<AcceleratedClock> clock_;

@@ -31,4 +31,12 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
 // `settings`. Throws InputError naming the file, line and key for an unknown key or a bad value.
 Calibration read_calibration(const std::string& path, CalibrationSettings& settings);
 
+// The calibration `mode` asks for, for the machine `spec` replaying `trace`: "none" (nothing),
+// "infer" (from the trace), "auto" (the file beside the trace when there is one, else infer), or
+// the path of a calibration file. Its dependencies included; nothing applied yet. `said` gets
+// one line saying where it came from and what it holds. Throws InputError for a bad file.
+Calibration resolve_calibration(const std::string& mode, const std::vector<Job>& jobs,
+                                const std::string& trace_path, const ClusterSpec& spec,
+                                std::string& said);
+
 }  // namespace mirage
