@@ -45,7 +45,7 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     << " by `mirage trace calibrate`.\n"
     << "# Read by simulate, eval, train and the daemon's simulator backend "
        "(--calibration auto or FILE).\n"
-    << "# Edit freely; models: docs/simulator.md, \"Calibration\".\n"
+    << "# Edit freely; models: simulator/include/mirage/simulator/Calibration.h.\n"
     << "nodes = " << nodes << "\n\n"
     << "[user_limits]  # held as a QOS holds them; 0: none\n"
     << "max_running_jobs = " << c.user_limits.max_running_jobs << "  # " << c.users_at_job_limit

@@ -7,6 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "mirage/simulator/SimulationSummary.h"
+
 namespace mirage {
 namespace {
 
@@ -39,13 +41,6 @@ double pearson(const std::vector<double>& a, const std::vector<double>& b) {
   return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
 }
 
-// The same rule as the replay summary's: the value at rank round(q * (n - 1)).
-double quantile(std::vector<double> v, double q) {
-  const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
-}
-
 WaitFidelity figures(std::string group, const std::vector<const WaitPair*>& pairs) {
   WaitFidelity f;
   f.group = std::move(group);
@@ -60,10 +55,7 @@ WaitFidelity figures(std::string group, const std::vector<const WaitPair*>& pair
   const double n = static_cast<double>(pairs.size());
   f.real_mean_s = std::accumulate(real.begin(), real.end(), 0.0) / n;
   f.sim_mean_s = std::accumulate(sim.begin(), sim.end(), 0.0) / n;
-  f.real_median_s = quantile(real, 0.5);
-  f.sim_median_s = quantile(sim, 0.5);
-  f.real_p90_s = quantile(real, 0.9);
-  f.sim_p90_s = quantile(sim, 0.9);
+
   const auto over = [&](const std::vector<double>& v) {
     return static_cast<double>(
                std::count_if(v.begin(), v.end(), [](double w) { return w > kHour; })) /
@@ -73,6 +65,11 @@ WaitFidelity figures(std::string group, const std::vector<const WaitPair*>& pair
   f.sim_over_1h = over(sim);
   f.rank_correlation = rank_correlation(real, sim);
   f.mean_ratio = f.real_mean_s > 0 ? f.sim_mean_s / f.real_mean_s : 0.0;
+  // Last: quantile reorders each sample, and the rank correlation above needs them paired.
+  f.real_median_s = quantile(real, 0.5);
+  f.sim_median_s = quantile(sim, 0.5);
+  f.real_p90_s = quantile(real, 0.9);
+  f.sim_p90_s = quantile(sim, 0.9);
   return f;
 }
 

@@ -4,16 +4,12 @@
 #include <limits>
 
 namespace mirage {
-namespace {
-
 double quantile(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
   const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return v[k];
 }
-
-}  // namespace
 
 SimulationSummary summarize(const Simulator& sim, double wall_seconds) {
   SimulationSummary s;

@@ -1,6 +1,6 @@
 #pragma once
 // What a job log leaves out of its cluster, inferred from the log itself, so that a replay waits
-// as the real jobs waited (docs/simulator.md, "Calibration"). Each part is a model of the cluster
+// as the real jobs waited (docs/results/fidelity.md). Each part is a model of the cluster
 // with parameters fitted to the log, never a copy of any job's start:
 //
 //   user limits    A per-user limit on running jobs (or nodes) shows in a log as a value that

@@ -1,7 +1,8 @@
 #pragma once
 // How true a replay is to the cluster in the log: every job's simulated wait against the wait it
 // really had, overall, by job size and by month. This is how the simulator's models of what the
-// log leaves out are judged (docs/simulator.md), so the figures are plain and the targets fixed.
+// log leaves out are judged (docs/results/fidelity.md), so the figures are plain and the targets
+// fixed.
 #include <cmath>
 #include <string>
 #include <vector>

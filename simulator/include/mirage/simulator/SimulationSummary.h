@@ -26,6 +26,10 @@ struct SimulationSummary {
 // Summarises the recorded outcomes of the trace jobs of `sim`.
 SimulationSummary summarize(const Simulator& sim, double wall_seconds);
 
+// The value at rank round(q * (n - 1)) of `values`, which it reorders; 0 when empty. The one rule
+// for the quantiles mirage prints (the replay summary, the fidelity report).
+double quantile(std::vector<double>& values, double q);
+
 // Bounded slowdown's threshold, as commonly used with the Parallel Workloads Archive.
 inline constexpr Seconds kSlowdownBound = 10;
 
