@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "mirage/core/Error.h"
 #include "mirage/simulator/Calibration.h"
 #include "mirage/simulator/CalibrationFile.h"
@@ -34,23 +36,29 @@ void ClusterOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--bf-max-job-test", bf_max_job_test, "bf_max_job_test")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd.add_option("--priority-weight-age", weight_age, "PriorityWeightAge")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd.add_option("--priority-weight-job-size", weight_job_size, "PriorityWeightJobSize")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd.add_option("--priority-max-age", max_age_min, "PriorityMaxAge (minutes)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd.add_option("--priority-weight-fairshare", weight_fairshare,
-                 "PriorityWeightFairshare (every user an equal share)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd.add_option("--priority-decay-half-life", decay_half_life_min,
-                 "PriorityDecayHalfLife (minutes) of the usage fairshare counts")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  priority_flags.push_back(cmd.add_option("--priority-weight-age", weight_age, "PriorityWeightAge")
+                               ->check(CLI::NonNegativeNumber)
+                               ->capture_default_str());
+  priority_flags.push_back(
+      cmd.add_option("--priority-weight-job-size", weight_job_size, "PriorityWeightJobSize")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str());
+  priority_flags.push_back(
+      cmd.add_flag("--priority-favor-small", favor_small,
+                   "PriorityFavorSmall: the job size factor grows as the job gets smaller"));
+  priority_flags.push_back(
+      cmd.add_option("--priority-max-age", max_age_min, "PriorityMaxAge (minutes)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str());
+  priority_flags.push_back(cmd.add_option("--priority-weight-fairshare", weight_fairshare,
+                                          "PriorityWeightFairshare (every user an equal share)")
+                               ->check(CLI::NonNegativeNumber)
+                               ->capture_default_str());
+  priority_flags.push_back(
+      cmd.add_option("--priority-decay-half-life", decay_half_life_min,
+                     "PriorityDecayHalfLife (minutes) of the usage fairshare counts")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str());
   cmd.add_option("--calibration", calibration,
                  "What the log leaves out (user limits, capacity over time, dependencies): none "
                  "(the log's jobs alone on the whole machine), infer (from the log), auto (the "
@@ -79,6 +87,7 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
   spec.scheduler.bf_max_job_test = bf_max_job_test;
   spec.priority.weight_age = weight_age;
   spec.priority.weight_job_size = weight_job_size;
+  spec.priority.favor_small = favor_small;
   spec.priority.max_age = max_age_min * kMinute;
   spec.priority.weight_fairshare = weight_fairshare;
   spec.priority.decay_half_life = decay_half_life_min * kMinute;
@@ -87,7 +96,14 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
 
 void ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
   std::string said;
-  const Calibration c = resolve_calibration(calibration, trace.jobs, trace.source, spec, said);
+  Calibration c = resolve_calibration(calibration, trace.jobs, trace.source, spec, said);
+  // Weights given on the command line are the user's word: they win over fitted ones.
+  const bool flags_given = std::any_of(priority_flags.begin(), priority_flags.end(),
+                                       [](const CLI::Option* o) { return o->count() > 0; });
+  if (c.priority && flags_given) {
+    c.priority.reset();
+    said += " (priority weights from the flags, not the calibration)";
+  }
   if (!said.empty()) fmt::print(stderr, "mirage: {}\n", said);
   apply_calibration(c, spec, trace.jobs);
 }

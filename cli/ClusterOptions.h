@@ -3,6 +3,7 @@
 // slurm.conf's parameters.
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "mirage/core/ClusterSpec.h"
 #include "mirage/traces/Trace.h"
@@ -21,6 +22,7 @@ struct ClusterOptions {
   int bf_max_job_test = 500;
   double weight_age = 1000;
   double weight_job_size = 1000;
+  bool favor_small = false;
   Seconds max_age_min = 7 * 24 * 60;
   double weight_fairshare = 0;
   Seconds decay_half_life_min = 7 * 24 * 60;
@@ -28,6 +30,8 @@ struct ClusterOptions {
   // the whole machine; "infer" infers it from the log; "auto" reads the file beside the trace
   // (simulator/CalibrationFile.h), else infers; anything else names a calibration file.
   std::string calibration = "none";
+  // The --priority-* options, to tell weights the user gave from defaults.
+  std::vector<CLI::Option*> priority_flags;
 
   void add_to(CLI::App& cmd);
   // The spec for `trace`: the node count falls back to the trace header; a clear error if

@@ -16,6 +16,7 @@ SimJobSpec segment_job(const ChainSpec& chain) {
   s.gpus_per_node = chain.gpus_per_node;
   s.time_limit = chain.time_limit;
   s.runtime = chain.runtime;
+  s.user = kCampaignUser;  // its user's limits and fairshare hold it as they hold anyone's
   return s;
 }
 
@@ -76,6 +77,13 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
   const ChainSpec& chain = config.chain;
   const Seconds interval = config.decision_interval;
   const SimJobSpec seg = segment_job(chain);
+  // The campaign has held its nodes for days already: fairshare ranks it as the heavy user it is.
+  e.sim.add_steady_usage(kCampaignUser,
+                         static_cast<double>(seg.nodes) *
+                             (e.sim.spec().allocation == AllocationMode::kGpuGranular
+                                  ? (seg.gpus_per_node > 0 ? seg.gpus_per_node
+                                                           : e.sim.spec().gpus_per_node)
+                                  : 1));
 
   SimJobIndex pred = e.sim.submit(seg);
   Seconds pred_submit = e.sim.now();

@@ -7,6 +7,7 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
+#include "mirage/core/Time.h"
 #include "mirage/simulator/Calibration.h"
 #include "mirage/simulator/CalibrationFile.h"
 
@@ -34,6 +35,16 @@ void run_calibrate(const CalibrateOptions& o) {
              c.congested_windows, c.windows, c.mean_unavailable);
   fmt::print("  dependencies  {} jobs replayed as dependent on their user's earlier job\n",
              c.dependencies.size());
+  if (const auto& p = c.priority)
+    fmt::print(
+        "  priority      fitted to the log's Priority column ({:.0f}% of its variance, {} jobs, {} "
+        "set aside): age {:.0f}, fairshare {:.0f} (half-life {}), job size {:.0f}{}\n",
+        100 * p->r2, p->jobs, p->outliers, p->weights.weight_age, p->weights.weight_fairshare,
+        format_slurm_duration(p->weights.decay_half_life), p->weights.weight_job_size,
+        p->weights.favor_small ? " favoring small jobs" : "");
+  else
+    fmt::print(
+        "  priority      not fitted: the log records no priority (the flags' weights apply)\n");
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 #include "Commands.h"
 #include "TimeFlags.h"
 #include "TraceReplay.h"
+#include "mirage/agents/ReactiveWhatIf.h"
 #include "mirage/core/Error.h"
+#include "mirage/core/Time.h"
 #include "mirage/simulator/Fidelity.h"
 #include "mirage/simulator/Simulator.h"
 
@@ -28,7 +30,55 @@ struct FidelityOptions {
   std::string from, to;
   std::string svg;
   bool json = false;
+  std::string what_if_nodes = "auto";
+  std::string what_if_limit = "auto";
+  std::string what_if_every;  // empty: 4 h, or coarser so that a long log gets at most 200
 };
+
+// The node counts of --what-if-nodes that the machine can run; "none" gives none, "auto" the
+// log's most common size of each class.
+std::vector<int> what_if_sizes(const std::string& text, int machine_nodes,
+                               const std::vector<Job>& jobs, Seconds from, Seconds to) {
+  std::vector<int> sizes;
+  if (text == "none" || text.empty()) return sizes;
+  if (text == "auto") {
+    for (int n : typical_chain_sizes(jobs, from, to))
+      if (n <= machine_nodes) sizes.push_back(n);
+    return sizes;
+  }
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    int n = 0;
+    try {
+      std::size_t used = 0;
+      n = std::stoi(item, &used);
+      if (used != item.size()) n = 0;
+    } catch (const std::exception&) {
+      n = 0;
+    }
+    if (n <= 0)
+      throw InputError({"", 0, "--what-if-nodes"},
+                       fmt::format("expected node counts like 1,8 or none, got '{}'", item));
+    if (n <= machine_nodes) sizes.push_back(n);
+  }
+  return sizes;
+}
+
+nlohmann::json to_json(const ReactiveWhatIf& w) {
+  return {{"nodes", w.nodes},
+          {"time_limit_s", w.time_limit},
+          {"successors", w.successors},
+          {"truncated", w.truncated},
+          {"sim_mean_wait_s", w.sim_mean_wait_s},
+          {"sim_median_wait_s", w.sim_median_wait_s},
+          {"sim_over_1h", w.sim_over_1h},
+          {"real_jobs", w.real_jobs},
+          {"real_mean_wait_s", w.real_mean_wait_s},
+          {"real_median_wait_s", w.real_median_wait_s},
+          {"real_over_1h", w.real_over_1h},
+          {"ratio", w.ratio},
+          {"on_target", w.on_target()}};
+}
 
 nlohmann::json to_json(const WaitFidelity& f) {
   return {{"group", f.group},
@@ -127,6 +177,26 @@ void run_fidelity(const FidelityOptions& o) {
                           without_start, from || to ? " in that window" : "")
             : std::string("no jobs submitted in that window"));
   const FidelityReport r = measure_fidelity(pairs);
+
+  // The what-if: reactive successors sampled over the compared window (the whole log without one).
+  ReactiveWhatIfConfig w;
+  const Seconds fixed_limit =
+      o.what_if_limit == "auto" ? 0 : parse_duration_flag(o.what_if_limit, "--what-if-limit");
+  w.from = from > 0 ? from : replay.trace.jobs.front().submit;
+  w.to = to > 0 ? to : replay.trace.jobs.back().submit;
+  w.every = o.what_if_every.empty()
+                ? std::max<Seconds>(4 * kHour, (w.to - w.from) / 200 / kHour * kHour)
+                : parse_duration_flag(o.what_if_every, "--what-if-every");
+  std::vector<ReactiveWhatIf> what_ifs;
+  for (int n : what_if_sizes(o.what_if_nodes, replay.spec.nodes, replay.trace.jobs, from, to)) {
+    w.nodes = n;
+    w.time_limit = fixed_limit > 0 ? fixed_limit : long_time_limit(replay.trace.jobs, n, from, to);
+    if (w.time_limit <= 0) continue;
+    // A GPU-granular machine is asked for whole nodes, as the real multi-node jobs were.
+    w.gpus_per_node =
+        replay.spec.allocation == AllocationMode::kGpuGranular ? replay.spec.gpus_per_node : 0;
+    what_ifs.push_back(check_reactive_what_if(replay.trace, replay.spec, w));
+  }
   const std::string machine =
       fmt::format("{} nodes x {} GPUs, backfill {}", replay.spec.nodes, replay.spec.gpus_per_node,
                   to_string(replay.spec.scheduler.backfill));
@@ -144,6 +214,8 @@ void run_fidelity(const FidelityOptions& o) {
                      {"by_month", nlohmann::json::array()}};
     for (const auto& f : r.by_size) j["by_size"].push_back(to_json(f));
     for (const auto& f : r.by_month) j["by_month"].push_back(to_json(f));
+    j["reactive_what_if"] = nlohmann::json::array();
+    for (const auto& x : what_ifs) j["reactive_what_if"].push_back(to_json(x));
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -164,6 +236,27 @@ void run_fidelity(const FidelityOptions& o) {
   print_row(r.overall);
   for (const auto& f : r.by_size) print_row(f);
   for (const auto& f : r.by_month) print_row(f);
+  if (!what_ifs.empty()) {
+    fmt::print(
+        "\nreactive what-if: a chain's successor (a sample every {}) against the real jobs of its "
+        "size submitted within {} of it; target ratio 0.67..1.5\n",
+        format_slurm_duration(w.every), format_slurm_duration(w.near));
+    fmt::print("{:<6} {:>11} {:>10}  {:>13}  {:>13}  {:>11}  {:>9}  {:>5}\n", "nodes", "limit",
+               "successors", "mean wait h", "median h", "> 1 h", "real jobs", "ratio");
+    fmt::print("{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>6} {:>6}  {:>5} {:>5}\n", "", "", "", "sim",
+               "real", "sim", "real", "sim", "real");
+    for (const auto& x : what_ifs) {
+      const char* note = x.successors == 0  ? "  (no sample: the log is shorter than two segments)"
+                         : x.real_jobs == 0 ? "  (no real jobs of this size)"
+                         : x.on_target()    ? ""
+                                            : "  ratio";
+      fmt::print(
+          "{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>6} {:>6}  {:>4.0f}% {:>4.0f}%  {:>9}  {:>5.2f}{}\n",
+          x.nodes, format_slurm_duration(x.time_limit), x.successors, hours(x.sim_mean_wait_s),
+          hours(x.real_mean_wait_s), hours(x.sim_median_wait_s), hours(x.real_median_wait_s),
+          100 * x.sim_over_1h, 100 * x.real_over_1h, x.real_jobs, x.ratio, note);
+    }
+  }
   if (!o.svg.empty()) fmt::print("\nplot      {}\n", o.svg);
 }
 
@@ -185,6 +278,16 @@ void register_trace_fidelity_command(CLI::App& trace) {
   cmd->add_option("--to", o->to, "Compare only jobs submitted before this date");
   cmd->add_option("--svg", o->svg, "Plot real against simulated waits to this SVG file");
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
+  cmd->add_option("--what-if-nodes", o->what_if_nodes,
+                  "Check reactive chain successors of these node counts against the real jobs of "
+                  "their size ('auto': the log's most common size of each class; 'none': skip)")
+      ->capture_default_str();
+  cmd->add_option("--what-if-limit", o->what_if_limit,
+                  "The what-if chain's segment time limit ('auto': the 90th percentile of the "
+                  "limits the log's jobs of that size asked for)")
+      ->capture_default_str();
+  cmd->add_option("--what-if-every", o->what_if_every,
+                  "Spacing of the what-if's samples (default 4 h, coarser on long logs)");
   cmd->callback([o] { run_fidelity(*o); });
 }
 

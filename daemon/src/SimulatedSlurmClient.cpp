@@ -203,6 +203,7 @@ void SimulatedSlurmClient::apply(const Event& e) {
       s.runtime = e.time_limit;  // a training segment uses its whole allocation
       s.nodes = e.nodes;
       s.gpus_per_node = e.gpus_per_node;
+      s.user = kCampaignUser;
       const SimJobIndex j = sim_->submit(s);
       if (j != e.job)
         throw std::runtime_error("replayed submission got job index " + std::to_string(j) +

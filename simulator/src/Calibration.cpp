@@ -216,6 +216,7 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   if (spec.allocation == AllocationMode::kWholeNode)
     infer_capacity(log, spec, settings, candidates, c);
   if (settings.dependencies) confirm_dependencies(log, spec, settings, candidates, c);
+  if (settings.priority) c.priority = fit_priority(all, spec);
   return c;
 }
 
@@ -229,6 +230,7 @@ void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
 
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs) {
   spec.user_limits = calibration.user_limits;
+  if (calibration.priority) spec.priority = calibration.priority->weights;
   spec.unavailable =
       calibration.unavailable.empty()
           ? nullptr

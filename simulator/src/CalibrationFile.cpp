@@ -24,6 +24,27 @@ struct Reader {
                          const std::string& what) const {
     throw InputError({file, line_of(at), key}, what);
   }
+  double weight(const toml::node& n, const std::string& key) const {
+    const auto v = n.value<double>();  // integers too
+    if (!v || !(*v >= 0) || *v > 1e9) fail(n, key, "expected a weight from 0 to 1e9");
+    return *v;
+  }
+  Seconds duration(const toml::node& n, const std::string& key, Seconds lo, Seconds hi,
+                   const char* example) const {
+    const auto s = n.value<std::string>();
+    const auto d = s ? parse_short_duration(*s) : std::nullopt;
+    if (!d || *d < lo || *d > hi)
+      fail(n, key,
+           fmt::format("expected a duration from {}s to {}, such as \"{}\"", lo, short_duration(hi),
+                       example));
+    return *d;
+  }
+  static std::string short_duration(Seconds s) {
+    if (s % kDay == 0) return fmt::format("{}d", s / kDay);
+    if (s % kHour == 0) return fmt::format("{}h", s / kHour);
+    if (s % kMinute == 0) return fmt::format("{}m", s / kMinute);
+    return fmt::format("{}s", s);
+  }
   int count(const toml::node& n, const std::string& key, int hi) const {
     const auto v = n.as_integer();
     if (!v || v->get() < 0 || v->get() > hi)
@@ -64,7 +85,26 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     << c.dependencies.size() << " jobs when inferred\n"
     << "infer = " << (settings.dependencies ? "true" : "false")
     << "  # replay a job that waited for its user's earlier job as dependent on it\n"
-    << "slack = \"" << settings.dependency_slack << "s\"  # a start this soon after that end\n";
+    << "slack = \"" << settings.dependency_slack << "s\"  # a start this soon after that end\n\n";
+  if (const auto& p = c.priority) {
+    f << "[priority]  # Slurm's multifactor weights, fitted to the log's Priority column: they "
+         "explain "
+      << fmt::format("{:.0f}% of its variance over {} jobs ({} set aside)\n", 100 * p->r2, p->jobs,
+                     p->outliers)
+      << fmt::format("weight_age = {:.1f}\n", p->weights.weight_age)
+      << fmt::format("max_age = \"{}\"\n", Reader::short_duration(p->weights.max_age))
+      << fmt::format("weight_fairshare = {:.1f}  # every user an equal share\n",
+                     p->weights.weight_fairshare)
+      << fmt::format("decay_half_life = \"{}\"  # of the usage fairshare counts\n",
+                     Reader::short_duration(p->weights.decay_half_life))
+      << fmt::format("weight_job_size = {:.1f}\n", p->weights.weight_job_size)
+      << "favor_small = " << (p->weights.favor_small ? "true" : "false")
+      << "  # the size factor shrinks as jobs grow\n";
+  } else {
+    f << "# [priority] not fitted: the log records no priority for its jobs, so the weights of "
+         "the flags\n# (--priority-weight-*) apply. Keys: weight_age, max_age, weight_fairshare, "
+         "decay_half_life,\n# weight_job_size, favor_small.\n";
+  }
   write_file_durably(path, f.str());
 }
 
@@ -93,7 +133,8 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
       continue;
     }
     const toml::table* t = node.as_table();
-    if (!t && (name == "user_limits" || name == "capacity" || name == "dependencies"))
+    if (!t && (name == "user_limits" || name == "capacity" || name == "dependencies" ||
+               name == "priority"))
       r.fail(node, name, "expected a table [" + name + "]");
     if (name == "user_limits") {
       for (const auto& [k, v] : *t) {
@@ -131,18 +172,42 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
           if (!b) r.fail(v, full, "expected true or false");
           settings.dependencies = *b;
         } else if (k.str() == "slack") {
-          const auto s = v.value<std::string>();
-          const auto d = s ? parse_short_duration(*s) : std::nullopt;
-          if (!d || *d < 0 || *d > kDay)
-            r.fail(v, full, "expected a duration up to 1d, such as \"2m\"");
-          settings.dependency_slack = *d;
+          settings.dependency_slack = r.duration(v, full, 0, kDay, "2m");
         } else {
           unknown(k, full, "infer, slack");
         }
       }
+    } else if (name == "priority") {
+      PriorityFit p;
+      p.weights = PriorityParameters{};
+      p.weights.weight_age = p.weights.weight_job_size = 0;
+      for (const auto& [k, v] : *t) {
+        const std::string full = name + "." + std::string(k.str());
+        if (k.str() == "weight_age") {
+          p.weights.weight_age = r.weight(v, full);
+        } else if (k.str() == "weight_fairshare") {
+          p.weights.weight_fairshare = r.weight(v, full);
+        } else if (k.str() == "weight_job_size") {
+          p.weights.weight_job_size = r.weight(v, full);
+        } else if (k.str() == "max_age") {
+          p.weights.max_age = r.duration(v, full, 1, 365 * kDay, "7d");
+        } else if (k.str() == "decay_half_life") {
+          p.weights.decay_half_life = r.duration(v, full, 1, 365 * kDay, "4d");
+        } else if (k.str() == "favor_small") {
+          const auto b = v.value<bool>();
+          if (!b) r.fail(v, full, "expected true or false");
+          p.weights.favor_small = *b;
+        } else {
+          unknown(k, full,
+                  "weight_age, max_age, weight_fairshare, decay_half_life, weight_job_size, "
+                  "favor_small");
+        }
+      }
+      c.priority = p;
     } else {
-      throw InputError({path, static_cast<long>(key.source().begin.line), name},
-                       "unknown key (known: nodes, [user_limits], [capacity], [dependencies])");
+      throw InputError(
+          {path, static_cast<long>(key.source().begin.line), name},
+          "unknown key (known: nodes, [user_limits], [capacity], [dependencies], [priority])");
     }
   }
   return c;
@@ -154,14 +219,22 @@ namespace mirage {
 namespace {
 
 std::string summary(const Calibration& c) {
+  std::string priority = "; priority weights from the flags";
+  if (const auto& p = c.priority)
+    priority = fmt::format(
+        "; priority weights age {:.0f}, fairshare {:.0f} (half-life {}), job size {:.0f}{}{}",
+        p->weights.weight_age, p->weights.weight_fairshare,
+        format_slurm_duration(p->weights.decay_half_life), p->weights.weight_job_size,
+        p->weights.favor_small ? " favoring small jobs" : "",
+        p->jobs > 0 ? fmt::format(" (fitted to the log's priorities, R2 {:.2f})", p->r2) : "");
   return fmt::format(
-      "{} running jobs per user{}, {} capacity steps, {} jobs replayed as dependent",
+      "{} running jobs per user{}, {} capacity steps, {} jobs replayed as dependent{}",
       c.user_limits.max_running_jobs > 0 ? fmt::format("at most {}", c.user_limits.max_running_jobs)
                                          : std::string("unlimited"),
       c.user_limits.max_running_nodes > 0
           ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
           : std::string(),
-      c.unavailable.size(), c.dependencies.size());
+      c.unavailable.size(), c.dependencies.size(), priority);
 }
 
 }  // namespace

@@ -403,6 +403,16 @@ void Simulator::note_share(const SimJobSpec& s, Seconds start, bool starting) {
   ++share_version_;
 }
 
+void Simulator::add_steady_usage(std::uint32_t user, double units) {
+  if (spec_.priority.weight_fairshare <= 0 || user == 0) return;
+  // Units held since forever, decayed with the half-life h: units x h / ln 2, weighted at now.
+  const double used = units * static_cast<double>(spec_.priority.decay_half_life) /
+                      std::log(2.0) * usage_weight(now_);
+  shares_[user].usage += used;
+  total_usage_ += used;
+  ++share_version_;
+}
+
 // 2^(-usage share / fair share), with an equal share for every user seen: 1 for a user who has
 // used nothing, 0.5 for one who used exactly their share, towards 0 for heavy users.
 double Simulator::fairshare_factor(std::uint32_t user) const {

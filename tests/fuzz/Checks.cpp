@@ -26,8 +26,12 @@ std::string broken_invariant(const Trace& t) {
     const Job& j = t.jobs[i];
     const std::string id = "job " + std::to_string(j.id) + ": ";
     if (i > 0 && j.submit < t.jobs[i - 1].submit) return id + "not sorted by submit time";
-    if (j.start < j.submit) return id + "starts before its submit time";
-    if (j.end < j.start) return id + "ends before it starts";
+    if (!j.started()) {  // a log without a start (SWF wait -1): the run time alone is kept
+      if (j.runtime() < 0) return id + "has neither a start nor a run time";
+    } else {
+      if (j.start < j.submit) return id + "starts before its submit time";
+      if (j.end < j.start) return id + "ends before it starts";
+    }
     if (j.nodes < 1) return id + "has no nodes";
     if (j.time_limit <= 0) return id + "has no time limit";
     if (j.gpus_per_node < 0) return id + "has a negative GPU count";

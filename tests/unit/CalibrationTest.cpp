@@ -153,6 +153,28 @@ TEST(CalibrationFile, WrittenCalibrationReadsBackTheSame) {
   EXPECT_TRUE(back.dependencies.empty());  // the rule is kept, not the list
   EXPECT_TRUE(read_settings.dependencies);
   EXPECT_EQ(read_settings.dependency_slack, 3 * kMinute);
+  EXPECT_FALSE(back.priority);  // none fitted: the flags' weights apply
+  std::filesystem::remove(path);
+}
+
+TEST(CalibrationFile, FittedPriorityWeightsReadBackTheSame) {
+  Calibration c;
+  PriorityFit fit;
+  fit.weights.weight_age = 0;
+  fit.weights.weight_fairshare = 363.5;
+  fit.weights.decay_half_life = 4 * kDay;
+  fit.weights.weight_job_size = 503;
+  fit.weights.favor_small = true;
+  fit.weights.max_age = 14 * kDay;
+  fit.r2 = 0.64;
+  fit.jobs = 17800;
+  c.priority = fit;
+  const std::string path = temp_path("priority.toml");
+  write_calibration(c, {}, 88, "ls6.log", path);
+  CalibrationSettings settings;
+  const Calibration back = read_calibration(path, settings);
+  ASSERT_TRUE(back.priority);
+  EXPECT_EQ(back.priority->weights, fit.weights);
   std::filesystem::remove(path);
 }
 
@@ -186,6 +208,15 @@ TEST(CalibrationFile, AnUnknownKeyOrABadValueNamesTheFileTheLineAndTheKey) {
             std::string::npos);
   EXPECT_NE(read_error("[dependencies]\ninfer = \"yes\"\n")
                 .find("bad.toml:2: field 'dependencies.infer': expected true or false"),
+            std::string::npos);
+  EXPECT_NE(read_error("[priority]\nweight_age = -3\n")
+                .find("bad.toml:2: field 'priority.weight_age': expected a weight from 0"),
+            std::string::npos);
+  EXPECT_NE(read_error("[priority]\nweight_fairshare = 1\ndecay_half_life = 7\n")
+                .find("bad.toml:3: field 'priority.decay_half_life': expected a duration"),
+            std::string::npos);
+  EXPECT_NE(read_error("[priority]\nweight_qos = 1\n")
+                .find("bad.toml:2: field 'priority.weight_qos': unknown key"),
             std::string::npos);
   EXPECT_NE(read_error("speed = 3\n").find("field 'speed': unknown key"), std::string::npos);
   EXPECT_NE(read_error("[user_limits\n").find("bad.toml:1:"), std::string::npos);

@@ -8,6 +8,7 @@
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/Probe.h"
+#include "mirage/agents/ReactiveWhatIf.h"
 #include "mirage/core/Error.h"
 
 namespace mirage {
@@ -136,6 +137,63 @@ TEST(Episode, ReactiveSubmitsJustBeforeThePredecessorEnds) {
   EXPECT_EQ(b.predecessor_end - b.predecessor_start, cfg.chain.time_limit);
   EXPECT_EQ(b.successor_submit, b.predecessor_end - cfg.reactive_lead);
   EXPECT_GE(b.successor_start, b.successor_submit);
+}
+
+// A chain's segments run as a user of their own, held by the cluster's per-user limits as anyone
+// is: with one running job per user, the reactive successor waits for its predecessor's end.
+TEST(Episode, ChainSegmentsFaceTheClustersUserLimits) {
+  Trace t;
+  t.machine_nodes = 16;
+  for (int i = 0; i < 4; ++i) {  // a few small jobs, so that the replay has a log to fork
+    Job j;
+    j.id = i + 1;
+    j.submit = kT0 + i * kDay;
+    j.start = j.submit;
+    j.end = j.submit + kHour;
+    j.time_limit = kHour;
+    t.jobs.push_back(j);
+  }
+  EpisodeConfig cfg = short_chain();
+  ReactivePolicy reactive;
+  PolicyDecider d(reactive);
+  for (const int limit : {0, 1}) {
+    ClusterSpec c = cluster16();
+    c.user_limits.max_running_jobs = limit;
+    EpisodeStarts starts(t, c, cfg, EpisodeStartMode::kForkReplay);
+    const auto r = run_episode(starts.at(kT0 + kHour), d, cfg);
+    ASSERT_EQ(r.boundaries.size(), 1u);
+    const auto& b = r.boundaries[0];
+    if (limit == 0)
+      EXPECT_EQ(b.successor_start, b.successor_submit);  // an idle machine: it starts at once
+    else
+      EXPECT_EQ(b.successor_start, b.predecessor_end);  // only when its own job has ended
+  }
+}
+
+// The what-if check compares the successors' simulated waits with the real waits of the jobs of
+// their size submitted near them, and with nothing else.
+TEST(Episode, ReactiveWhatIfComparesWithRealJobsOfItsSizeNearIt) {
+  Trace t = busy_trace(5);
+  for (Job& j : t.jobs) j.start = j.submit + (j.nodes == 4 ? 2 * kHour : 0);  // the yardstick
+  ReactiveWhatIfConfig w;
+  w.nodes = 4;
+  w.time_limit = 6 * kHour;
+  w.from = kT0 + 3 * kDay;
+  w.to = kT0 + 6 * kDay;
+  w.every = 12 * kHour;
+  w.near = kDay;
+  const ReactiveWhatIf r = check_reactive_what_if(t, cluster16(), w);
+  EXPECT_EQ(r.successors, 6u);
+  // Successors are submitted a segment after each sample, so within [from + 6 h, to + 6 h + wait).
+  std::size_t near = 0;
+  for (const Job& j : t.jobs)
+    near += j.nodes == 4 && j.submit >= w.from + 6 * kHour - w.near &&
+            j.submit <= w.to + 6 * kHour + 2 * kDay;
+  EXPECT_GT(r.real_jobs, 0u);
+  EXPECT_LE(r.real_jobs, near);
+  EXPECT_DOUBLE_EQ(r.real_mean_wait_s, 2.0 * kHour);
+  EXPECT_DOUBLE_EQ(r.real_over_1h, 1.0);
+  EXPECT_DOUBLE_EQ(r.ratio, r.sim_mean_wait_s / (2.0 * kHour));
 }
 
 TEST(Episode, OracleIsNeverWorseThanTheBaselinesOnAnySample) {

@@ -144,23 +144,37 @@ TEST(TraceReaderTest, SwfMissingTimeLimitUsesRuntimeAndCountsIt) {
 TEST(TraceReaderTest, SkipsRowsWithMissingFieldsAndCountsThem) {
   const Trace t = read(kSwfHeader + swf_row(1, 0, 0, -1, 4, 4, 60) +  // missing runtime
                        swf_row(2, -1, 0, 10, 4, 4, 60) +              // missing submit
-                       swf_row(3, 0, -1, 10, 4, 4, 60) +              // missing wait
                        swf_row(4, 0, 0, 10, -1, -1, 60) +             // missing size
                        swf_row(5, 0, 0, -20, 4, 4, 60) +              // negative runtime
                        swf_row(6, 0, -5, 10, 4, 4, 60) +              // negative wait
                        swf_row(7, 0, 0, 10, 4, 4, 60));               // fine
-  EXPECT_EQ(t.report.rows, 7u);
+  EXPECT_EQ(t.report.rows, 6u);
   ASSERT_EQ(t.jobs.size(), 1u);
   EXPECT_EQ(t.jobs[0].id, 7);
   EXPECT_EQ(count(t.report.skipped, "missing runtime"), 1u);
   EXPECT_EQ(count(t.report.skipped, "missing submit time"), 1u);
-  EXPECT_EQ(count(t.report.skipped, "missing wait time"), 1u);
   EXPECT_EQ(count(t.report.skipped, "missing size"), 1u);
   EXPECT_EQ(count(t.report.skipped, "negative runtime"), 1u);
   EXPECT_EQ(count(t.report.skipped, "started before submit"), 1u);
-  EXPECT_EQ(t.report.skipped_total(), 6u);
+  EXPECT_EQ(t.report.skipped_total(), 5u);
   EXPECT_FALSE(t.report.examples.empty());
   EXPECT_NE(t.report.examples[0].find("x.swf:6:"), std::string::npos) << t.report.examples[0];
+}
+
+// A log that does not say when its jobs started (wait -1) still replays: the run time is kept,
+// the start stays unknown, and the report says the jobs cannot be compared.
+TEST(TraceReaderTest, KeepsJobsWithoutAWaitTimeForReplay) {
+  const Trace t =
+      read(kSwfHeader + swf_row(1, 0, -1, 10, 4, 4, 60) + swf_row(2, 5, 3, 20, 4, 4, 60));
+  ASSERT_EQ(t.jobs.size(), 2u);
+  EXPECT_FALSE(t.jobs[0].started());
+  EXPECT_EQ(t.jobs[0].runtime(), 10);
+  EXPECT_EQ(t.jobs[0].wait(), kUnknownTime);
+  EXPECT_TRUE(t.jobs[1].started());
+  EXPECT_EQ(t.jobs[1].runtime(), 20);
+  EXPECT_EQ(count(t.report.adjusted, "missing wait time: replayed, not compared with a real wait"),
+            1u);
+  EXPECT_EQ(t.report.skipped_total(), 0u);
 }
 
 TEST(TraceReaderTest, KeepsAndCountsZeroRuntimeOverrunsAndJobsLargerThanTheMachine) {
@@ -610,6 +624,12 @@ TEST(TraceReaderTest, SacctStrictErrorsNameTheColumn) {
   const InputError bad_id = read_error(
       h + "x1|2023-01-01T00:00:00|2023-01-01T00:01:00|2023-01-01T00:02:00|01:00:00|1\n", "s.txt");
   EXPECT_EQ(bad_id.where().field, "JobID");
+  const InputError bad_priority = read_error(
+      "JobID|Submit|Start|End|Timelimit|NNodes|Priority\n"
+      "1|2023-01-01T00:00:00|2023-01-01T00:01:00|2023-01-01T00:02:00|01:00:00|1|high\n",
+      "s.txt");
+  EXPECT_STREQ(bad_priority.what(),
+               "s.txt:2: field 'Priority': expected a non-negative priority, got 'high'");
   const InputError missing = read_error("JobID|Submit|Start|End|Timelimit\n", "s.txt");
   EXPECT_EQ(missing.where().line, 1);
   EXPECT_NE(std::string(missing.what()).find("NNodes"), std::string::npos) << missing.what();
@@ -628,7 +648,8 @@ TEST(TraceReaderTest, ReadsSacctFixedLayoutWithTabsOrColumns) {
   EXPECT_EQ(a.end, *parse_iso_time("2022-11-03T15:34:15"));
   EXPECT_EQ(a.time_limit, 2880 * kMinute);  // TimelimitR(aw): minutes
   EXPECT_EQ(a.nodes, 2);
-  const Job& b = t.jobs[1];  // space-aligned row, cut at the dash columns
+  EXPECT_EQ(a.priority, 1234);  // kept: the priority weights are fitted to it
+  const Job& b = t.jobs[1];     // space-aligned row, cut at the dash columns
   EXPECT_EQ(b.id, 478730);
   EXPECT_EQ(b.submit, *parse_iso_time("2022-10-05T11:52:49"));
   EXPECT_EQ(b.nodes, 1);
@@ -720,12 +741,18 @@ TEST(TraceReaderTest, ReadsHpc2nSwf) {
   EXPECT_EQ(t.machine_nodes, 240);
   EXPECT_EQ(t.unix_start_time, 1027839845);
   EXPECT_GE(t.jobs.front().submit, t.unix_start_time);
+  std::size_t without_start = 0;
   for (const Job& j : t.jobs) {
     ASSERT_GE(j.runtime(), 0) << "job " << j.id;
-    ASSERT_GE(j.wait(), 0) << "job " << j.id;
+    if (j.started())
+      ASSERT_GE(j.wait(), 0) << "job " << j.id;
+    else
+      ++without_start;
     ASSERT_GE(j.nodes, 1) << "job " << j.id;
     ASSERT_GT(j.time_limit, 0) << "job " << j.id;
   }
+  EXPECT_EQ(without_start,
+            count(t.report.adjusted, "missing wait time: replayed, not compared with a real wait"));
 #ifdef __OPTIMIZE__  // only meaningful in an optimised (Release / RelWithDebInfo) build
   EXPECT_LT(seconds, 2.0) << "reading 202,871 gzip'd SWF rows should take well under 2 s";
 #endif

@@ -170,7 +170,6 @@ class LineCursor {
 enum class Skip {
   kMissingJobId,
   kMissingSubmit,
-  kMissingWait,
   kMissingRuntime,
   kMissingSize,
   kNegativeRuntime,
@@ -181,11 +180,9 @@ enum class Skip {
   kCount
 };
 constexpr std::array<const char*, static_cast<std::size_t>(Skip::kCount)> kSkipNames = {
-    "missing job id",        "missing submit time",
-    "missing wait time",     "missing runtime",
-    "missing size",          "negative runtime",
-    "started before submit", "never started",
-    "not finished",          "job step",
+    "missing job id", "missing submit time", "missing runtime",
+    "missing size",   "negative runtime",    "started before submit",
+    "never started",  "not finished",        "job step",
 };
 
 enum class Adjust {
@@ -198,6 +195,7 @@ enum class Adjust {
   kSizeFromRequested,
   kGpusRoundedUp,
   kHetJobComponent,
+  kNoStart,
   kCount
 };
 constexpr std::array<const char*, static_cast<std::size_t>(Adjust::kCount)> kAdjustNames = {
@@ -210,6 +208,7 @@ constexpr std::array<const char*, static_cast<std::size_t>(Adjust::kCount)> kAdj
     "size from requested processors",
     "GPUs not divisible by nodes: rounded up per node",
     "heterogeneous job component",
+    "missing wait time: replayed, not compared with a real wait",
 };
 
 // Node and GPU counts beyond this are kept at it, so that they fit the Job's int fields.
@@ -263,7 +262,7 @@ class Reader {
 
   // Checks the common invariants of a normalised job and keeps it.
   void keep(Job&& job) {
-    const Seconds runtime = job.end - job.start;
+    const Seconds runtime = job.runtime();
     if (runtime == 0) adjust(Adjust::kZeroRuntime);
     if (runtime > job.time_limit) adjust(Adjust::kPastLimit);
     if (trace_.machine_nodes > 0 && job.nodes > trace_.machine_nodes)
@@ -439,8 +438,7 @@ class SwfReader : public Reader {
     if (submit < 0) return skip(line_no, Skip::kMissingSubmit);
     if (runtime == -1) return skip(line_no, Skip::kMissingRuntime);
     if (runtime < 0) return skip(line_no, Skip::kNegativeRuntime, "run time " + std::string(f[3]));
-    if (wait == -1) return skip(line_no, Skip::kMissingWait);
-    if (wait < 0) return skip(line_no, Skip::kStartedBeforeSubmit, "wait " + std::string(f[2]));
+    if (wait < -1) return skip(line_no, Skip::kStartedBeforeSubmit, "wait " + std::string(f[2]));
     // -1 is SWF's "missing"; any other negative size is a broken row, not a quirk.
     if (alloc < -1) bad_field(kSwfFieldNames[4], "a processor count (-1 when missing)", f[4]);
     if (requested < -1) bad_field(kSwfFieldNames[7], "a processor count (-1 when missing)", f[7]);
@@ -455,8 +453,14 @@ class SwfReader : public Reader {
     if (v[11] >= 0) job.user = std::string(f[11]);
     if (v[15] >= 0) job.partition = std::string(f[15]);
     job.submit = unix_start_ + submit;
-    job.start = job.submit + wait;
-    job.end = job.start + runtime;
+    if (wait == -1) {
+      // A log that does not say when jobs started still replays; only fidelity needs starts.
+      job.run_time = runtime;
+      adjust(Adjust::kNoStart);
+    } else {
+      job.start = job.submit + wait;
+      job.end = job.start + runtime;
+    }
     if (limit > 0) {
       job.time_limit = limit;
     } else {
@@ -489,11 +493,12 @@ enum class Column {
   kAllocTres,
   kReqTres,
   kState,
+  kPriority,
   kCount
 };
 constexpr std::array<const char*, static_cast<std::size_t>(Column::kCount)> kColumnNames = {
-    "JobID", "JobIDRaw",  "User",         "UID",    "Partition", "Submit",  "Start",
-    "End",   "Timelimit", "TimelimitRaw", "NNodes", "AllocTRES", "ReqTRES", "State",
+    "JobID",     "JobIDRaw",     "User",   "UID",       "Partition", "Submit", "Start",    "End",
+    "Timelimit", "TimelimitRaw", "NNodes", "AllocTRES", "ReqTRES",   "State",  "Priority",
 };
 
 class SacctReader : public Reader {
@@ -640,6 +645,13 @@ class SacctReader : public Reader {
       adjust(unlimited ? Adjust::kUnlimited : Adjust::kMissingLimit);
     }
     job.gpus_per_node = gpus_per_node(f, job.nodes);
+    if (has(Column::kPriority)) {
+      const std::string_view text = trim(f[col(Column::kPriority)]);
+      long long priority = -1;
+      if (!text.empty() && (!parse_integer(text, priority) || priority < 0))
+        bad_field(header_name(Column::kPriority), "a non-negative priority", text);
+      job.priority = priority;
+    }
     if (het) adjust(Adjust::kHetJobComponent);
     keep(std::move(job));
   }

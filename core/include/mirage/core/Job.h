@@ -22,12 +22,17 @@ struct Job {
   int nodes = 1;
   int gpus_per_node = 0;  // 0: whole-node job, or a trace without GPU information
   JobId after_any = 0;    // the job it waited for (--dependency=afterany), 0: none
+  // The run time a log gives without a start (SWF's wait -1): replayed, never compared.
+  Seconds run_time = kUnknownTime;
+  // The scheduler's priority as the log records it (sacct's Priority), -1 when absent: the
+  // evidence the priority weights are fitted to.
+  std::int64_t priority = -1;
 
   bool started() const { return start != kUnknownTime; }
   // Time spent in the queue, as recorded.
   Seconds wait() const { return started() ? start - submit : kUnknownTime; }
-  // True runtime as recorded (end - start).
-  Seconds runtime() const { return started() && end != kUnknownTime ? end - start : kUnknownTime; }
+  // True runtime as recorded (end - start, else the log's run time).
+  Seconds runtime() const { return started() && end != kUnknownTime ? end - start : run_time; }
 };
 
 }  // namespace mirage

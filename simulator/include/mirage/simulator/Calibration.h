@@ -13,12 +13,16 @@
 //   dependencies   A job that waited while its user was under the limits and the cluster had
 //                  room for it, and started as the same user's earlier job ended, waited for that
 //                  job: it is replayed as --dependency=afterany on it.
+//   priority       Where the log records each job's priority, the multifactor weights fitted to
+//                  it (PriorityFit.h): fairshare with its half-life, job size, age.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "mirage/core/ClusterSpec.h"
 #include "mirage/core/Job.h"
+#include "mirage/simulator/PriorityFit.h"
 
 namespace mirage {
 
@@ -28,11 +32,13 @@ struct CalibrationSettings {
   int limit_min_users = 3;                 // users that must reach a value for it to be a limit
   bool dependencies = true;                // infer dependencies at all
   Seconds dependency_slack = 2 * kMinute;  // a start this soon after the end it waited for
+  bool priority = true;                    // fit the priority weights where the log has them
 };
 
 struct Calibration {
   UserLimits user_limits;
   std::vector<CapacityStep> unavailable;  // merged: consecutive steps differ
+  std::optional<PriorityFit> priority;    // none: the weights the flags give
   // The evidence, for reports.
   int users = 0;
   int users_at_job_limit = 0;   // users whose most running jobs at once is the limit
@@ -43,7 +49,7 @@ struct Calibration {
   // Each dependent job's id and the id of the job it waited for.
   std::vector<std::pair<JobId, JobId>> dependencies;
 
-  bool empty() const { return user_limits == UserLimits{} && unavailable.empty(); }
+  bool empty() const { return user_limits == UserLimits{} && unavailable.empty() && !priority; }
 };
 
 // Infers the calibration of the machine `spec` from `jobs` (those with a real start and end are

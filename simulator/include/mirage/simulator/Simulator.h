@@ -76,6 +76,10 @@ class Simulator {
 
   // Submits a job at now() (its submit field is overwritten with now()). Returns its index.
   SimJobIndex submit(SimJobSpec spec);
+  // Counts `units` (nodes, or GPUs on a GPU-granular machine) held by `user` without a break
+  // until now, as fairshare would have recorded it (with decay, all the usage a steady user
+  // carries): a campaign that ran for days before the replay began. No effect without fairshare.
+  void add_steady_usage(std::uint32_t user, double units);
   // Cancels a pending job, or ends a running one now.
   void cancel(SimJobIndex job);
   // Makes a running job end at `at` (>= now) if that is before its natural end: the hand-off.

@@ -1,0 +1,108 @@
+#include "mirage/agents/ReactiveWhatIf.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "mirage/agents/Evaluation.h"
+#include "mirage/simulator/SimulationSummary.h"
+
+namespace mirage {
+namespace {
+
+struct WaitStats {
+  double mean = 0, median = 0, over_1h = 0;
+};
+
+WaitStats stats_of(std::vector<double> waits) {
+  WaitStats s;
+  if (waits.empty()) return s;
+  double sum = 0, over = 0;
+  for (double w : waits) {
+    sum += w;
+    over += w > kHour ? 1 : 0;
+  }
+  const auto n = static_cast<double>(waits.size());
+  s.mean = sum / n;
+  s.over_1h = over / n;
+  s.median = quantile(waits, 0.5);
+  return s;
+}
+
+bool in_window(const Job& j, Seconds from, Seconds to) {
+  return (from <= 0 || j.submit >= from) && (to <= 0 || j.submit < to);
+}
+
+}  // namespace
+
+std::vector<int> typical_chain_sizes(const std::vector<Job>& jobs, Seconds from, Seconds to) {
+  std::map<int, std::size_t> count;
+  for (const Job& j : jobs)
+    if (in_window(j, from, to)) ++count[j.nodes];
+  std::map<int, std::pair<std::size_t, int>> best;  // class -> (jobs, nodes)
+  for (const auto& [nodes, n] : count) {
+    const int cls = nodes == 1 ? 1 : nodes < 8 ? 2 : 8;
+    auto& b = best[cls];
+    if (n > b.first) b = {n, nodes};
+  }
+  std::vector<int> sizes;
+  for (const auto& [cls, b] : best) sizes.push_back(b.second);
+  return sizes;
+}
+
+Seconds long_time_limit(const std::vector<Job>& jobs, int nodes, Seconds from, Seconds to) {
+  std::vector<double> limits;
+  for (const Job& j : jobs)
+    if (j.nodes == nodes && j.time_limit > 0 && in_window(j, from, to))
+      limits.push_back(static_cast<double>(j.time_limit));
+  return static_cast<Seconds>(quantile(limits, 0.9));
+}
+
+ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& cluster,
+                                      const ReactiveWhatIfConfig& config) {
+  EvalConfig eval;
+  eval.cluster = cluster;
+  eval.episode.chain.nodes = config.nodes;
+  eval.episode.chain.gpus_per_node = config.gpus_per_node;
+  eval.episode.chain.segments = 2;
+  eval.episode.chain.time_limit = eval.episode.chain.runtime = config.time_limit;
+  eval.from = config.from;
+  eval.to = config.to;
+  eval.every = config.every;
+  eval.threads = config.threads;
+  const EvalReport report = evaluate(trace, eval);
+
+  ReactiveWhatIf r;
+  r.nodes = config.nodes;
+  r.time_limit = config.time_limit;
+  std::vector<double> sim_waits;
+  Seconds first = std::numeric_limits<Seconds>::max(), last = std::numeric_limits<Seconds>::min();
+  for (const SampleOutcome& s : report.outcomes.at("reactive"))
+    for (const BoundaryOutcome& b : s.episode.boundaries) {
+      sim_waits.push_back(static_cast<double>(b.successor_start - b.successor_submit));
+      r.truncated += b.truncated ? 1 : 0;
+      first = std::min(first, b.successor_submit);
+      last = std::max(last, b.successor_submit);
+    }
+  r.successors = sim_waits.size();
+  if (sim_waits.empty()) return r;
+
+  std::vector<double> real_waits;
+  for (const Job& j : trace.jobs)
+    if (j.nodes == config.nodes && j.started() && 2 * j.time_limit >= config.time_limit &&
+        j.submit >= first - config.near && j.submit <= last + config.near)
+      real_waits.push_back(static_cast<double>(j.wait()));
+  r.real_jobs = real_waits.size();
+
+  const WaitStats sim = stats_of(std::move(sim_waits)), real = stats_of(std::move(real_waits));
+  r.sim_mean_wait_s = sim.mean;
+  r.sim_median_wait_s = sim.median;
+  r.sim_over_1h = sim.over_1h;
+  r.real_mean_wait_s = real.mean;
+  r.real_median_wait_s = real.median;
+  r.real_over_1h = real.over_1h;
+  r.ratio = r.real_jobs > 0 && real.mean > 0 ? sim.mean / real.mean : 0;
+  return r;
+}
+
+}  // namespace mirage

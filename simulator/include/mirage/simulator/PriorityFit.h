@@ -1,0 +1,36 @@
+#pragma once
+// Slurm's multifactor priority weights, fitted to the priority a log records for each job (sacct's
+// Priority column): a least-squares fit of
+//
+//   priority = constant + age weight x age factor + fairshare weight x fairshare factor
+//              + job size weight x size factor
+//
+// with the factors computed as the simulator computes them (ClusterSpec.h): the fairshare factor
+// from the log's own usage before each job's submission, decayed with a half-life (the one of
+// several that fits best), the size factor growing or, PriorityFavorSmall, shrinking with the
+// job's share of the machine, the age factor from the wait the job had when its priority was
+// recorded. A factor whose weight comes out negative is left out: the log shows no such
+// preference. The constant (QOS, partition) is the same for every job of a log and ranks nothing.
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "mirage/core/ClusterSpec.h"
+#include "mirage/core/Job.h"
+
+namespace mirage {
+
+struct PriorityFit {
+  PriorityParameters weights;  // age, job size, fairshare, half-life; max_age from the spec
+  double r2 = 0;               // share of the priorities' variance the factors explain
+  std::size_t jobs = 0;        // jobs fitted
+  std::size_t outliers = 0;    // jobs set aside: over 3 standard errors off the first fit
+};
+
+// The fit for the machine `spec`, from the jobs of `jobs` that have a start and a priority.
+// Nothing when fewer than `min_jobs` have one, the priorities do not vary, or the factors explain
+// less than a tenth of their variance.
+std::optional<PriorityFit> fit_priority(const std::vector<Job>& jobs, const ClusterSpec& spec,
+                                        std::size_t min_jobs = 100);
+
+}  // namespace mirage
