@@ -7,7 +7,9 @@
 # recorded load alone, before any run on it).
 #   bench/learned_agents.sh [ls6|sdsc|kth|ctc|hpc2n|all] [AGENT...]   (default: all, dqn pg moe)
 # Models, probe caches and logs go to $MIRAGE_BENCH_DIR (default build/learned-bench);
-# $MIRAGE_TRAIN_FLAGS joins every `mirage train` (give such runs their own MIRAGE_BENCH_DIR), e.g.
+# $MIRAGE_CLUSTER_FLAGS joins every `mirage train` and `mirage eval` (the cluster both replay, e.g.
+# "--calibration auto"); $MIRAGE_TRAIN_FLAGS joins every `mirage train` (give such runs their own
+# MIRAGE_BENCH_DIR), e.g.
 #   MIRAGE_TRAIN_FLAGS="--window-clause true --overlap-confidence 0.99" bench/learned_agents.sh ls6
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +33,7 @@ run_trace() {
       # shellcheck disable=SC2086 # $machine and the flags are lists of words
       /usr/bin/time -f "train wall %e s" "$mirage" train --agent "$agent" --trace "$trace" $machine \
         --chain-nodes "$chain" --from "$from" --to "$to" --out "$model" \
-        --probe-cache "$out/probes" ${MIRAGE_TRAIN_FLAGS:-} 2>&1 | tr '\r' '\n' | grep -v -E '(steps|probing episodes) '
+        --probe-cache "$out/probes" ${MIRAGE_CLUSTER_FLAGS:-} ${MIRAGE_TRAIN_FLAGS:-} 2>&1 | tr '\r' '\n' | grep -v -E '(steps|probing episodes) '
       models+=("$model")
     done
     local list
@@ -39,7 +41,7 @@ run_trace() {
     echo "== $name, $chain-node chains: evaluation on $efrom .. $eto"
     # shellcheck disable=SC2086
     "$mirage" eval --trace "$trace" $machine --chain-nodes "$chain" --from "$efrom" --to "$eto" \
-      --policies "$list" 2>&1 | tr '\r' '\n' | grep -v -E '^eval: '
+      --policies "$list" ${MIRAGE_CLUSTER_FLAGS:-} 2>&1 | tr '\r' '\n' | grep -v -E '^eval: '
   done
 }
 
