@@ -17,25 +17,32 @@ void ClusterOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--allocation", allocation, "whole-node (exclusive) or gpu (GPU-granular)")
       ->check(CLI::IsMember({"whole-node", "gpu"}))
       ->capture_default_str();
-  cmd.add_option("--backfill", backfill,
-                 "Backfill: slurm (reserve for every job tested), easy (only the top job), none")
-      ->check(CLI::IsMember({"easy", "slurm", "none"}))
-      ->capture_default_str();
-  cmd.add_option("--sched-interval", sched_interval, "sched_interval (s)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd.add_option("--bf-interval", bf_interval, "bf_interval (s)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd.add_option("--bf-window", bf_window_min, "bf_window (minutes)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd.add_option("--bf-resolution", bf_resolution, "bf_resolution (s)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd.add_option("--bf-max-job-test", bf_max_job_test, "bf_max_job_test")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  scheduler_flags.push_back(
+      cmd.add_option(
+             "--backfill", backfill,
+             "Backfill: slurm (reserve for every job tested), easy (only the top job), none")
+          ->check(CLI::IsMember({"easy", "slurm", "none"}))
+          ->capture_default_str());
+  scheduler_flags.push_back(cmd.add_option("--sched-interval", sched_interval, "sched_interval (s)")
+                                ->check(CLI::PositiveNumber)
+                                ->capture_default_str());
+  scheduler_flags.push_back(cmd.add_option("--bf-interval", bf_interval, "bf_interval (s)")
+                                ->check(CLI::PositiveNumber)
+                                ->capture_default_str());
+  scheduler_flags.push_back(cmd.add_option("--bf-window", bf_window_min, "bf_window (minutes)")
+                                ->check(CLI::PositiveNumber)
+                                ->capture_default_str());
+  scheduler_flags.push_back(cmd.add_option("--bf-resolution", bf_resolution, "bf_resolution (s)")
+                                ->check(CLI::PositiveNumber)
+                                ->capture_default_str());
+  scheduler_flags.push_back(cmd.add_option("--bf-max-job-test", bf_max_job_test, "bf_max_job_test")
+                                ->check(CLI::PositiveNumber)
+                                ->capture_default_str());
+  scheduler_flags.push_back(
+      cmd.add_option("--bf-max-job-user", bf_max_job_user,
+                     "bf_max_job_user: jobs of one user backfill considers per pass (0: no limit)")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str());
   priority_flags.push_back(cmd.add_option("--priority-weight-age", weight_age, "PriorityWeightAge")
                                ->check(CLI::NonNegativeNumber)
                                ->capture_default_str());
@@ -85,6 +92,7 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
   spec.scheduler.bf_window = bf_window_min * kMinute;
   spec.scheduler.bf_resolution = bf_resolution;
   spec.scheduler.bf_max_job_test = bf_max_job_test;
+  spec.scheduler.bf_max_job_user = bf_max_job_user;
   spec.priority.weight_age = weight_age;
   spec.priority.weight_job_size = weight_job_size;
   spec.priority.favor_small = favor_small;
@@ -103,6 +111,11 @@ void ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
   if (c.priority && flags_given) {
     c.priority.reset();
     said += " (priority weights from the flags, not the calibration)";
+  }
+  if (c.scheduler && std::any_of(scheduler_flags.begin(), scheduler_flags.end(),
+                                 [](const CLI::Option* o) { return o->count() > 0; })) {
+    c.scheduler.reset();
+    said += " (scheduler settings from the flags, not the calibration)";
   }
   if (!said.empty()) fmt::print(stderr, "mirage: {}\n", said);
   apply_calibration(c, spec, trace.jobs);

@@ -20,6 +20,7 @@ struct ClusterOptions {
   Seconds bf_window_min = 1440;
   Seconds bf_resolution = 60;
   int bf_max_job_test = 500;
+  int bf_max_job_user = 0;
   double weight_age = 1000;
   double weight_job_size = 1000;
   bool favor_small = false;
@@ -32,6 +33,7 @@ struct ClusterOptions {
   std::string calibration = "none";
   // The --priority-* options, to tell weights the user gave from defaults.
   std::vector<CLI::Option*> priority_flags;
+  std::vector<CLI::Option*> scheduler_flags;  // --backfill, --sched-interval, --bf-*
 
   void add_to(CLI::App& cmd);
   // The spec for `trace`: the node count falls back to the trace header; a clear error if

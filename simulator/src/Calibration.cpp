@@ -231,6 +231,7 @@ void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs) {
   spec.user_limits = calibration.user_limits;
   if (calibration.priority) spec.priority = calibration.priority->weights;
+  if (calibration.scheduler) spec.scheduler = *calibration.scheduler;
   spec.unavailable =
       calibration.unavailable.empty()
           ? nullptr

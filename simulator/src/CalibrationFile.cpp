@@ -105,6 +105,21 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
          "the flags\n# (--priority-weight-*) apply. Keys: weight_age, max_age, weight_fairshare, "
          "decay_half_life,\n# weight_job_size, favor_small.\n";
   }
+  if (const auto& sp = c.scheduler) {
+    f << "\n[scheduler]  # the site's slurm.conf, set by hand\n"
+      << "backfill = \"" << to_string(sp->backfill) << "\"\n"
+      << "sched_interval = \"" << Reader::short_duration(sp->sched_interval) << "\"\n"
+      << "bf_interval = \"" << Reader::short_duration(sp->bf_interval) << "\"\n"
+      << "bf_window = \"" << Reader::short_duration(sp->bf_window) << "\"\n"
+      << "bf_resolution = \"" << Reader::short_duration(sp->bf_resolution) << "\"\n"
+      << "bf_max_job_test = " << sp->bf_max_job_test << "\n"
+      << "bf_max_job_user = " << sp->bf_max_job_user << "\n";
+  } else {
+    f << "\n# [scheduler] not set: the flags' values apply. Keys, as in slurm.conf: backfill "
+         "(\"slurm\", \"easy\",\n# \"none\"), sched_interval, bf_interval, bf_window, "
+         "bf_resolution (durations such as \"30s\", \"2d\"),\n# bf_max_job_test, "
+         "bf_max_job_user (counts).\n";
+  }
   write_file_durably(path, f.str());
 }
 
@@ -134,7 +149,7 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
     }
     const toml::table* t = node.as_table();
     if (!t && (name == "user_limits" || name == "capacity" || name == "dependencies" ||
-               name == "priority"))
+               name == "priority" || name == "scheduler"))
       r.fail(node, name, "expected a table [" + name + "]");
     if (name == "user_limits") {
       for (const auto& [k, v] : *t) {
@@ -204,10 +219,39 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
         }
       }
       c.priority = p;
+    } else if (name == "scheduler") {
+      SchedulerParameters sp;
+      for (const auto& [k, v] : *t) {
+        const std::string full = name + "." + std::string(k.str());
+        if (k.str() == "backfill") {
+          const auto text = v.value<std::string>();
+          const auto mode = text ? parse_backfill_mode(*text) : std::nullopt;
+          if (!mode) r.fail(v, full, "expected \"slurm\", \"easy\" or \"none\"");
+          sp.backfill = *mode;
+        } else if (k.str() == "sched_interval") {
+          sp.sched_interval = r.duration(v, full, 1, kDay, "60s");
+        } else if (k.str() == "bf_interval") {
+          sp.bf_interval = r.duration(v, full, 1, kDay, "30s");
+        } else if (k.str() == "bf_window") {
+          sp.bf_window = r.duration(v, full, kMinute, 365 * kDay, "2d");
+        } else if (k.str() == "bf_resolution") {
+          sp.bf_resolution = r.duration(v, full, 1, kDay, "60s");
+        } else if (k.str() == "bf_max_job_test") {
+          sp.bf_max_job_test = r.count(v, full, 1 << 20);
+          if (sp.bf_max_job_test == 0) r.fail(v, full, "expected at least 1");
+        } else if (k.str() == "bf_max_job_user") {
+          sp.bf_max_job_user = r.count(v, full, 1 << 20);
+        } else {
+          unknown(k, full,
+                  "backfill, sched_interval, bf_interval, bf_window, bf_resolution, "
+                  "bf_max_job_test, bf_max_job_user");
+        }
+      }
+      c.scheduler = sp;
     } else {
-      throw InputError(
-          {path, static_cast<long>(key.source().begin.line), name},
-          "unknown key (known: nodes, [user_limits], [capacity], [dependencies], [priority])");
+      throw InputError({path, static_cast<long>(key.source().begin.line), name},
+                       "unknown key (known: nodes, [user_limits], [capacity], [dependencies], "
+                       "[priority], [scheduler])");
     }
   }
   return c;
@@ -227,6 +271,10 @@ std::string summary(const Calibration& c) {
         format_slurm_duration(p->weights.decay_half_life), p->weights.weight_job_size,
         p->weights.favor_small ? " favoring small jobs" : "",
         p->jobs > 0 ? fmt::format(" (fitted to the log's priorities, R2 {:.2f})", p->r2) : "");
+  if (const auto& sp = c.scheduler)
+    priority += fmt::format("; scheduler {} backfill, bf_window {}, bf_max_job_user {}",
+                            to_string(sp->backfill), format_slurm_duration(sp->bf_window),
+                            sp->bf_max_job_user);
   return fmt::format(
       "{} running jobs per user{}, {} capacity steps, {} jobs replayed as dependent{}",
       c.user_limits.max_running_jobs > 0 ? fmt::format("at most {}", c.user_limits.max_running_jobs)

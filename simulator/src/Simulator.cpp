@@ -406,8 +406,8 @@ void Simulator::note_share(const SimJobSpec& s, Seconds start, bool starting) {
 void Simulator::add_steady_usage(std::uint32_t user, double units) {
   if (spec_.priority.weight_fairshare <= 0 || user == 0) return;
   // Units held since forever, decayed with the half-life h: units x h / ln 2, weighted at now.
-  const double used = units * static_cast<double>(spec_.priority.decay_half_life) /
-                      std::log(2.0) * usage_weight(now_);
+  const double used = units * static_cast<double>(spec_.priority.decay_half_life) / std::log(2.0) *
+                      usage_weight(now_);
   shares_[user].usage += used;
   total_usage_ += used;
   ++share_version_;
@@ -516,6 +516,8 @@ void Simulator::backfill_schedule() {
   std::unordered_map<std::uint32_t, UserUse> started_by;
   const bool limited =
       spec_.user_limits.max_running_jobs > 0 || spec_.user_limits.max_running_nodes > 0;
+  // bf_max_job_user: a user's jobs past this many in the pass are neither started nor planned.
+  std::unordered_map<std::uint32_t, int> tested_by;
   for (std::size_t k = 0; k < tested; ++k) {
     const SimJobIndex j = order[k].job;
     const SimJobSpec& s = job(j);
@@ -523,6 +525,7 @@ void Simulator::backfill_schedule() {
       const UserUse& extra = started_by[s.user];
       if (over_user_limit(s, extra.jobs, extra.nodes)) continue;
     }
+    if (sp.bf_max_job_user > 0 && s.user != 0 && ++tested_by[s.user] > sp.bf_max_job_user) continue;
     const Seconds duration = round_up(s.time_limit, res);
     const ResourceRequest req =
         whole_node ? ResourceRequest{1, s.nodes} : ResourceRequest{s.nodes, gpus_needed(s)};

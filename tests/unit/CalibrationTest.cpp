@@ -175,6 +175,29 @@ TEST(CalibrationFile, FittedPriorityWeightsReadBackTheSame) {
   const Calibration back = read_calibration(path, settings);
   ASSERT_TRUE(back.priority);
   EXPECT_EQ(back.priority->weights, fit.weights);
+  EXPECT_FALSE(back.scheduler);  // none set: the flags' values apply
+  std::filesystem::remove(path);
+}
+
+TEST(CalibrationFile, SchedulerSettingsReadBackTheSame) {
+  Calibration c;
+  SchedulerParameters sp;
+  sp.backfill = BackfillMode::kEasy;
+  sp.bf_window = 2 * kDay;
+  sp.bf_interval = 5 * kMinute;
+  sp.bf_max_job_test = 100;
+  sp.bf_max_job_user = 10;
+  c.scheduler = sp;
+  const std::string path = temp_path("scheduler.toml");
+  write_calibration(c, {}, 88, "ls6.log", path);
+  CalibrationSettings settings;
+  const Calibration back = read_calibration(path, settings);
+  ASSERT_TRUE(back.scheduler);
+  EXPECT_EQ(back.scheduler->backfill, BackfillMode::kEasy);
+  EXPECT_EQ(back.scheduler->bf_window, 2 * kDay);
+  EXPECT_EQ(back.scheduler->bf_interval, 5 * kMinute);
+  EXPECT_EQ(back.scheduler->bf_max_job_test, 100);
+  EXPECT_EQ(back.scheduler->bf_max_job_user, 10);
   std::filesystem::remove(path);
 }
 
@@ -217,6 +240,12 @@ TEST(CalibrationFile, AnUnknownKeyOrABadValueNamesTheFileTheLineAndTheKey) {
             std::string::npos);
   EXPECT_NE(read_error("[priority]\nweight_qos = 1\n")
                 .find("bad.toml:2: field 'priority.weight_qos': unknown key"),
+            std::string::npos);
+  EXPECT_NE(read_error("[scheduler]\nbackfill = \"conservative\"\n")
+                .find("bad.toml:2: field 'scheduler.backfill': expected \"slurm\""),
+            std::string::npos);
+  EXPECT_NE(read_error("[scheduler]\nbf_max_job_test = 0\n")
+                .find("bad.toml:2: field 'scheduler.bf_max_job_test': expected at least 1"),
             std::string::npos);
   EXPECT_NE(read_error("speed = 3\n").find("field 'speed': unknown key"), std::string::npos);
   EXPECT_NE(read_error("[user_limits\n").find("bad.toml:1:"), std::string::npos);

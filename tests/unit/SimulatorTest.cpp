@@ -180,6 +180,27 @@ TEST(Simulator, UserNodeLimitHoldsAJobInBackfillToo) {
   EXPECT_EQ(sim.start_time(1), 100);  // 2 + 2 nodes would pass the user's 3
 }
 
+// bf_max_job_user: backfill looks at no more of one user's jobs per pass; past them, a short job
+// that would fit in a hole is not even tried.
+TEST(Simulator, BfMaxJobUserSkipsAUsersLaterJobsInBackfill) {
+  for (const int per_user : {0, 1}) {
+    ClusterSpec c = machine(3);
+    c.priority = PriorityParameters::unweighted();  // submission order
+    c.scheduler.bf_max_job_user = per_user;
+    auto hold = make_job(0, 2, 1000, 1000), big = make_job(1, 3, 100, 100);
+    auto a1 = make_job(2, 1, 2000, 2000), a2 = make_job(3, 1, 100, 100);
+    hold.user = 1;
+    big.user = 2;
+    a1.user = a2.user = 3;
+    auto sim = run(c, {hold, big, a1, a2});
+    EXPECT_EQ(sim.start_time(1), 1000);  // the big job's reservation holds either way
+    if (per_user == 0)
+      EXPECT_LT(sim.start_time(3), 100);  // fits in the hole before the reservation
+    else
+      EXPECT_GE(sim.start_time(3), 1000);  // its user's first job used the pass's one look
+  }
+}
+
 // Nodes taken by work the log does not show: running jobs keep theirs, new ones find less room.
 TEST(Simulator, CapacityStepsTakeAndGiveBackNodes) {
   ClusterSpec c = machine(4, BackfillMode::kNone);

@@ -287,13 +287,14 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     << " nodes=" << c.nodes << " gpus=" << c.gpus_per_node << " alloc=" << to_string(c.allocation)
     << " sched=" << c.scheduler.sched_interval << "," << c.scheduler.bf_interval << ","
     << c.scheduler.bf_window << "," << c.scheduler.bf_resolution << ","
-    << c.scheduler.bf_max_job_test << "," << to_string(c.scheduler.backfill)
-    << " prio=" << c.priority.weight_age << "," << c.priority.weight_job_size << ","
-    << c.priority.max_age << "," << c.priority.favor_small << "," << c.priority.weight_fairshare
-    << "," << c.priority.decay_half_life << " limits=" << c.user_limits.max_running_jobs << ","
-    << c.user_limits.max_running_nodes << " capacity=" << std::hex << capacity.h << std::dec
-    << " chain=" << e.chain.nodes << "x" << e.chain.gpus_per_node << "," << e.chain.time_limit
-    << "," << e.chain.runtime << " interval=" << e.decision_interval << " max_wait=" << e.max_wait
+    << c.scheduler.bf_max_job_test << "," << c.scheduler.bf_max_job_user << ","
+    << to_string(c.scheduler.backfill) << " prio=" << c.priority.weight_age << ","
+    << c.priority.weight_job_size << "," << c.priority.max_age << "," << c.priority.favor_small
+    << "," << c.priority.weight_fairshare << "," << c.priority.decay_half_life
+    << " limits=" << c.user_limits.max_running_jobs << "," << c.user_limits.max_running_nodes
+    << " capacity=" << std::hex << capacity.h << std::dec << " chain=" << e.chain.nodes << "x"
+    << e.chain.gpus_per_node << "," << e.chain.time_limit << "," << e.chain.runtime
+    << " interval=" << e.decision_interval << " max_wait=" << e.max_wait
     << " lead=" << e.reactive_lead
     << " mode=" << (s.mode == EpisodeStartMode::kForkReplay ? "fork" : "peer")
     << " window=" << s.from << ".." << s.to << "/" << s.every;

@@ -32,6 +32,7 @@ struct SchedulerParameters {
   Seconds bf_window = 1440 * kMinute;  // how far ahead backfill plans (slurm.conf gives minutes)
   Seconds bf_resolution = 60;          // time granularity of backfill's plan
   int bf_max_job_test = 500;           // jobs backfill considers per pass
+  int bf_max_job_user = 0;             // of those, per user (0: no limit)
   BackfillMode backfill = BackfillMode::kSlurm;
 };
 

@@ -39,6 +39,9 @@ struct Calibration {
   UserLimits user_limits;
   std::vector<CapacityStep> unavailable;  // merged: consecutive steps differ
   std::optional<PriorityFit> priority;    // none: the weights the flags give
+  // The site's scheduler settings (bf_window, bf_max_job_user, ...), where a calibration file
+  // gives them: set per trace, not inferred (the log shows too little of them).
+  std::optional<SchedulerParameters> scheduler;
   // The evidence, for reports.
   int users = 0;
   int users_at_job_limit = 0;   // users whose most running jobs at once is the limit
