@@ -1,9 +1,14 @@
 #include "mirage/simulator/Calibration.h"
 
 #include <algorithm>
+#include <cmath>
+#include <future>
 #include <iterator>
 #include <memory>
 #include <unordered_map>
+
+#include "mirage/simulator/Fidelity.h"
+#include "mirage/simulator/Simulator.h"
 
 namespace mirage {
 namespace {
@@ -206,6 +211,82 @@ void confirm_dependencies(const LogView& log, const ClusterSpec& spec,
 
 }  // namespace
 
+namespace {
+
+// How far a replay's waits are from the log's, in units of the targets (docs/results/fidelity.md):
+// the mean ratio's distance from 1 over ln 1.33, the share over an hour's gap over 7 points, and
+// the rank correlation's shortfall from 0.5 over 0.1.
+double fidelity_miss(const WaitFidelity& f) {
+  const double ratio = f.mean_ratio > 0 ? std::abs(std::log(f.mean_ratio)) / std::log(1.33) : 10.0;
+  return ratio + std::abs(f.sim_over_1h - f.real_over_1h) / 0.07 +
+         std::max(0.0, 0.5 - f.rank_correlation) / 0.1;
+}
+
+}  // namespace
+
+std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& all,
+                                                     const ClusterSpec& spec,
+                                                     const Calibration& c) {
+  // The log as the calibrated machine replays it: the jobs it can run, with their dependencies.
+  std::vector<Job> jobs;
+  jobs.reserve(all.size());
+  bool users = false;
+  for (const Job& j : all)
+    if (j.nodes > 0 && j.nodes <= spec.nodes &&
+        (spec.allocation != AllocationMode::kGpuGranular ||
+         j.gpus_per_node <= spec.gpus_per_node)) {
+      jobs.push_back(j);
+      users = users || !j.user.empty();
+    }
+  ClusterSpec machine = spec;
+  Calibration parts = c;
+  parts.priority.reset();
+  apply_calibration(parts, machine, jobs);
+  if (std::none_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.started(); }))
+    return std::nullopt;
+  const auto sim_jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(jobs));
+
+  std::vector<PriorityParameters> candidates;
+  for (const double fairshare : users ? std::vector<double>{0, 1000} : std::vector<double>{0})
+    for (const int size : {1, 0, -1}) {         // favour large jobs, ignore size, favour small jobs
+      if (fairshare > 0 && size < 0) continue;  // two factors against large jobs: not a site's
+      PriorityParameters p = spec.priority;
+      p.weight_fairshare = fairshare;
+      p.weight_job_size = size == 0 ? 0 : 1000;
+      p.favor_small = size < 0;
+      candidates.push_back(p);
+    }
+  // Each candidate is a whole replay: run them side by side.
+  std::vector<std::future<WaitFidelity>> runs;
+  for (const PriorityParameters& p : candidates)
+    runs.push_back(std::async(std::launch::async, [&, p] {
+      ClusterSpec m = machine;
+      m.priority = p;
+      Simulator sim(m, sim_jobs);
+      sim.set_recording(false);
+      sim.run_to_completion();
+      std::size_t without_start = 0;
+      return measure_fidelity(pair_waits(jobs, sim, 0, 0, without_start)).overall;
+    }));
+  std::optional<PriorityFit> best;
+  double best_miss = 0;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const WaitFidelity f = runs[i].get();
+    const double miss = fidelity_miss(f);
+    if (best && miss >= best_miss) continue;
+    best_miss = miss;
+    PriorityFit fit;
+    fit.weights = candidates[i];
+    fit.candidates = static_cast<int>(candidates.size());
+    fit.jobs = f.jobs;
+    fit.replay_ratio = f.mean_ratio;
+    fit.replay_share_gap = f.sim_over_1h - f.real_over_1h;
+    fit.replay_rank = f.rank_correlation;
+    best = fit;
+  }
+  return best;
+}
+
 Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& spec,
                               const CalibrationSettings& settings) {
   Calibration c;
@@ -216,7 +297,10 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   if (spec.allocation == AllocationMode::kWholeNode)
     infer_capacity(log, spec, settings, candidates, c);
   if (settings.dependencies) confirm_dependencies(log, spec, settings, candidates, c);
-  if (settings.priority) c.priority = fit_priority(all, spec);
+  if (settings.priority) {
+    c.priority = fit_priority(all, spec);
+    if (!c.priority) c.priority = choose_priority_by_replay(all, spec, c);
+  }
   return c;
 }
 

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "mirage/core/Error.h"
 #include "mirage/simulator/Calibration.h"
@@ -110,6 +111,48 @@ TEST(Calibration, JobsStartingTogetherDoNotWaitForEachOther) {
   jobs[0].id = 1;
   jobs[1].id = 2;
   EXPECT_TRUE(infer_calibration(jobs, machine(8)).dependencies.empty());
+}
+
+// A log whose waits a cluster favouring small jobs produced: of the weightings replayed, the one
+// that favours small jobs is chosen, and another log's is not mistaken for it.
+TEST(Calibration, PriorityIsChosenByReplayWhereTheLogRecordsNone) {
+  std::mt19937_64 rng(11);
+  std::vector<SimJobSpec> work;
+  for (Seconds t = 0; t < 20 * kDay;) {
+    t += static_cast<Seconds>(std::exponential_distribution<double>(1.0 / 1500)(rng));
+    SimJobSpec s;
+    s.submit = t;
+    s.nodes = 1 + static_cast<int>(rng() % 8);
+    s.time_limit = (1 + static_cast<Seconds>(rng() % 8)) * kHour;
+    s.runtime =
+        s.time_limit / 2 + static_cast<Seconds>(rng() % static_cast<unsigned>(s.time_limit / 2));
+    s.user = 1 + static_cast<std::uint32_t>(rng() % 6);
+    work.push_back(s);
+  }
+  for (const bool favor_small : {true, false}) {
+    ClusterSpec truth = machine(16);
+    truth.priority.favor_small = favor_small;
+    Simulator sim(truth, std::make_shared<const std::vector<SimJobSpec>>(work));
+    sim.run_to_completion();
+    std::vector<Job> log;
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      Job j = job("u" + std::to_string(work[i].user), work[i].submit,
+                  sim.start_time(static_cast<SimJobIndex>(i)),
+                  sim.end_time(static_cast<SimJobIndex>(i)), work[i].nodes);
+      j.id = static_cast<JobId>(i + 1);
+      j.time_limit = work[i].time_limit;
+      log.push_back(j);
+    }
+    CalibrationSettings settings;
+    settings.dependencies = false;
+    const Calibration c = infer_calibration(log, machine(16), settings);
+    ASSERT_TRUE(c.priority);
+    EXPECT_EQ(c.priority->candidates, 5);
+    EXPECT_EQ(c.priority->weights.favor_small, favor_small);
+    EXPECT_EQ(c.priority->weights.weight_job_size, 1000);
+    EXPECT_EQ(c.priority->weights.weight_fairshare, 0);
+    EXPECT_NEAR(c.priority->replay_ratio, 1.0, 0.05);  // the cluster that made the log
+  }
 }
 
 TEST(Calibration, ALogWithoutStartsInfersNothing) {

@@ -14,7 +14,11 @@
 //                  room for it, and started as the same user's earlier job ended, waited for that
 //                  job: it is replayed as --dependency=afterany on it.
 //   priority       Where the log records each job's priority, the multifactor weights fitted to
-//                  it (PriorityFit.h): fairshare with its half-life, job size, age.
+//                  it (PriorityFit.h): fairshare with its half-life, job size, age. Where it
+//                  does not, the log is replayed (with the parts above) under a few weightings
+//                  (job size for large or small jobs or none, fairshare or none) and the one
+//                  whose waits come closest to the log's is kept: the log's waits fit a
+//                  parameter of the cluster, as they do for the capacity.
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,7 +36,7 @@ struct CalibrationSettings {
   int limit_min_users = 3;                 // users that must reach a value for it to be a limit
   bool dependencies = true;                // infer dependencies at all
   Seconds dependency_slack = 2 * kMinute;  // a start this soon after the end it waited for
-  bool priority = true;                    // fit the priority weights where the log has them
+  bool priority = true;                    // fit the priority weights (to the column, or by replay)
 };
 
 struct Calibration {
@@ -64,6 +68,12 @@ Calibration infer_calibration(const std::vector<Job>& jobs, const ClusterSpec& s
 // read from a file keeps the rule, not the list): replaces c.dependencies.
 void infer_dependencies(const std::vector<Job>& jobs, const ClusterSpec& spec,
                         const CalibrationSettings& settings, Calibration& c);
+
+// The weighting of `spec`'s priority, among a few, under which the log replayed on the machine
+// calibrated with `c` (its limits, capacity and dependencies) waits most like the log did. For
+// logs that record no priority; nothing when no job has a real start.
+std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& jobs,
+                                                     const ClusterSpec& spec, const Calibration& c);
 
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs);

@@ -25,6 +25,10 @@ struct PriorityFit {
   double r2 = 0;               // share of the priorities' variance the factors explain
   std::size_t jobs = 0;        // jobs fitted
   std::size_t outliers = 0;    // jobs set aside: over 3 standard errors off the first fit
+  // Where the log records no priority the weights are chosen by replay instead (Calibration.h):
+  // how many weightings were replayed, and the chosen one's figures against the log's waits.
+  int candidates = 0;
+  double replay_ratio = 0, replay_share_gap = 0, replay_rank = 0;
 };
 
 // The fit for the machine `spec`, from the jobs of `jobs` that have a start and a priority.
