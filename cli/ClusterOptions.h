@@ -30,7 +30,7 @@ struct ClusterOptions {
   // What the log leaves out (simulator/Calibration.h): "none" replays the log's jobs alone on
   // the whole machine; "infer" infers it from the log; "auto" reads the file beside the trace
   // (simulator/CalibrationFile.h), else infers; anything else names a calibration file.
-  std::string calibration = "none";
+  std::string calibration = "auto";
   // The --priority-* options, to tell weights the user gave from defaults.
   std::vector<CLI::Option*> priority_flags;
   std::vector<CLI::Option*> scheduler_flags;  // --backfill, --sched-interval, --bf-*
