@@ -1,5 +1,6 @@
 // The SQLite store: what goes in comes back after a reopen.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,6 +87,115 @@ TEST(CampaignStore, CampaignsSurviveAReopen) {
   EXPECT_EQ(subs[0].state, "submitted");
   EXPECT_EQ(subs[0].job, 77);
   EXPECT_EQ(subs[0].tag, JobTag({store.store_id(), id, 0, 1}).str());
+}
+
+TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
+  TempDir dir;
+  std::int64_t id = 0;
+  {
+    CampaignStore store(dir.file("s.db"));
+    CampaignRecord r = sample_record();
+    r.spec.segment_count = 0;  // open-ended: one segment planned
+    r.qos = "high";
+    r.sbatch_options = {"--nodes=2", "--qos=high"};
+    r.max_retries = 5;
+    r.done_file = "/home/u/done";
+    store.add_campaign(r);
+    id = r.spec.id;
+    ASSERT_EQ(r.segments.size(), 1u);
+    SegmentRecord more;
+    more.seg.index = 1;
+    store.save_segment(id, more);
+    r.spec.time_limit = 2 * kHour;
+    r.shape_granted = true;
+    store.save_campaign_shape(r);
+  }
+  CampaignStore store(dir.file("s.db"));
+  const CampaignRecord r = store.load_campaigns().at(0);
+  EXPECT_TRUE(r.open_ended());
+  EXPECT_EQ(r.segments.size(), 2u);
+  EXPECT_EQ(r.segments[1].seg.index, 1);
+  EXPECT_EQ(r.qos, "high");
+  EXPECT_EQ(r.sbatch_options, (std::vector<std::string>{"--nodes=2", "--qos=high"}));
+  EXPECT_EQ(r.max_retries, 5);
+  EXPECT_EQ(r.done_file, "/home/u/done");
+  EXPECT_TRUE(r.shape_granted);
+  EXPECT_EQ(r.spec.time_limit, 2 * kHour);
+}
+
+// A store of schema 1 (before shapes came from the script), as that version wrote it.
+void write_schema_1_store(const std::string& path) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* sql = R"sql(
+CREATE TABLE campaigns(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL, owner_uid INTEGER NOT NULL,
+  script TEXT NOT NULL, script_path TEXT NOT NULL DEFAULT '',
+  partition TEXT NOT NULL DEFAULT '', account TEXT NOT NULL DEFAULT '',
+  policy TEXT NOT NULL, segment_count INTEGER NOT NULL, nodes INTEGER NOT NULL,
+  gpus_per_node INTEGER NOT NULL, time_limit INTEGER NOT NULL, overlap TEXT NOT NULL,
+  handoff_grace INTEGER NOT NULL, work_dir TEXT NOT NULL DEFAULT '',
+  environment TEXT NOT NULL DEFAULT '[]',
+  state TEXT NOT NULL, message TEXT NOT NULL DEFAULT '',
+  created INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT -1);
+CREATE TABLE segments(
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id), idx INTEGER NOT NULL,
+  state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
+  submit_time INTEGER NOT NULL DEFAULT -1, start_time INTEGER NOT NULL DEFAULT -1,
+  end_time INTEGER NOT NULL DEFAULT -1, attempts INTEGER NOT NULL DEFAULT 0,
+  submitting INTEGER NOT NULL DEFAULT 0, intent_time INTEGER NOT NULL DEFAULT -1,
+  signalled_at INTEGER NOT NULL DEFAULT -1, killed_at INTEGER NOT NULL DEFAULT -1,
+  message TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(campaign_id, idx));
+CREATE TABLE submissions(
+  campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  tag TEXT NOT NULL UNIQUE, state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
+  intent_time INTEGER NOT NULL, result_time INTEGER NOT NULL DEFAULT -1,
+  message TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(campaign_id, idx, attempt));
+CREATE TABLE kv(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO kv VALUES('store_id', '0000beef');
+INSERT INTO campaigns(name, owner_uid, script, partition, account, policy, segment_count, nodes,
+  gpus_per_node, time_limit, overlap, handoff_grace, state, created)
+  VALUES('old', 1000, '#!/bin/bash', 'gpu', '', 'average', 3, 2, 4, 172800, 'handoff', 300,
+         'active', 100);
+INSERT INTO segments(campaign_id, idx, state, job_id, attempts) VALUES(1, 0, 'running', 55, 1);
+INSERT INTO segments(campaign_id, idx, state) VALUES(1, 1, 'planned');
+INSERT INTO segments(campaign_id, idx, state) VALUES(1, 2, 'planned');
+INSERT INTO submissions(campaign_id, idx, attempt, tag, state, job_id, intent_time)
+  VALUES(1, 0, 1, 'mirage:0000beef:1:0:1', 'submitted', 55, 90);
+PRAGMA user_version=1;
+)sql";
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+TEST(CampaignStore, AStoreOfSchema1IsMigratedAndItsCampaignsKeepTheirShape) {
+  TempDir dir;
+  write_schema_1_store(dir.file("old.db"));
+  {
+    CampaignStore store(dir.file("old.db"));
+    EXPECT_EQ(store.store_id(), "0000beef");
+    const auto all = store.load_campaigns();
+    ASSERT_EQ(all.size(), 1u);
+    const CampaignRecord& r = all[0];
+    EXPECT_EQ(r.spec.name, "old");
+    EXPECT_EQ(r.spec.segment_count, 3);
+    ASSERT_EQ(r.segments.size(), 3u);
+    EXPECT_EQ(r.segments[0].seg.slurm_job_id, 55);
+    EXPECT_EQ(r.segments[0].seg.state, SegmentState::kRunning);
+    // Submitted with every flag before: sbatch gets them all, so nothing changes for it.
+    EXPECT_EQ(r.sbatch_options, (std::vector<std::string>{"--nodes=2", "--time=2-00:00:00",
+                                                          "--gres=gpu:4", "--partition=gpu"}));
+    EXPECT_EQ(r.max_retries, -1);  // the daemon's default
+    EXPECT_FALSE(r.shape_granted);
+    EXPECT_EQ(store.submissions(r.spec.id).at(0).outcome, "");
+  }
+  CampaignStore again(dir.file("old.db"));  // migrated once: opens as schema 2
+  EXPECT_EQ(again.load_campaigns().at(0).sbatch_options.size(), 4u);
 }
 
 TEST(CampaignStore, AnUnfinishedIntentIsRemembered) {

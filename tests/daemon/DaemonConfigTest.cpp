@@ -96,6 +96,7 @@ file = "/tmp/m.log"
   EXPECT_EQ(c.handoff_grace, 600);
   EXPECT_EQ(c.log_level, "debug");
   const auto cc = c.controller_config();
+  EXPECT_TRUE(cc.time_limit_required);  // the simulated cluster has no default limit
   EXPECT_EQ(cc.earliest_submission, 12 * kHour);
   EXPECT_EQ(cc.handoff_signal, SIGUSR2);
 }

@@ -80,9 +80,9 @@ inline CampaignRequest simple_request(int segments = 3, Seconds limit = kHour) {
   r.name = "train";
   r.script = "#!/bin/bash\nsleep 20\n";
   r.segments = segments;
-  r.nodes = 1;
-  r.gpus_per_node = 4;
-  r.time_limit = limit;
+  r.shape.nodes = 1;
+  r.shape.gpus_per_node = 4;
+  r.shape.time_limit = limit;
   r.work_dir = "/tmp";
   r.owner_uid = 0;
   return r;
