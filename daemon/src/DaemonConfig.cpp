@@ -286,6 +286,11 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
        }},
       {"slurm_conf",
        [&](const toml::node& n, const std::string& k) { c.slurm_conf = r.path(n, k); }},
+      {"sbatch", [&](const toml::node& n, const std::string& k) { c.sbatch = r.path(n, k); }},
+      {"sbatch_timeout",
+       [&](const toml::node& n, const std::string& k) {
+         c.sbatch_timeout = r.duration(n, k, 1, kHour);
+       }},
       {"partition",
        [&](const toml::node& n, const std::string& k) { c.partition = r.string(n, k); }},
       {"account", [&](const toml::node& n, const std::string& k) { c.account = r.string(n, k); }},

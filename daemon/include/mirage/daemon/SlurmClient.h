@@ -81,7 +81,6 @@ struct SubmitRequest {
   // sbatch options from `campaign add` and the daemon's defaults ("--nodes=2"), which override
   // the script's directives.
   std::vector<std::string> options;
-  std::string std_out;  // empty: Slurm's default (slurm-%j.out in work_dir)
   Seconds time_limit = 0;  // 0: not known before Slurm grants it (the partition's default)
   int nodes = 1;
   int gpus_per_node = 0;
