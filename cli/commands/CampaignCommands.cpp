@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -214,10 +215,10 @@ int run_show(const IdOptions& o) {
   fmt::print("  shape      {} ({})\n", shape_text(c),
              c.at("shape_granted").get<bool>() ? "as Slurm granted it"
                                                : "asked; Slurm's record of the first job decides");
-  std::string options;
-  for (const auto& opt : c.at("sbatch_options")) options += " " + opt.get<std::string>();
-  fmt::print("  sbatch     sbatch --parsable{} (and the script's #SBATCH lines)\n",
-             escape_control(options));
+  std::string flags;
+  for (const auto& opt : c.at("sbatch_options")) flags += " " + opt.get<std::string>();
+  if (!flags.empty())
+    fmt::print("  flags     {} (over the script's #SBATCH lines)\n", escape_control(flags));
   fmt::print("  done file  {} (MIRAGE_DONE_FILE); retries {}\n", text(c, "done_file"),
              c.at("max_retries").get<int>());
   fmt::print("  policy     {}, overlap {} (hand-off grace {})\n", text(c, "policy"),
@@ -236,14 +237,18 @@ int run_show(const IdOptions& o) {
                when(s.at("start_time").get<Seconds>()), when(s.at("end_time").get<Seconds>()),
                escape_control(s.value("message", std::string())));
   }
-  // Attempts that did not simply end: why a segment ran again, or why the campaign failed.
+  // Why a segment ran again: its earlier attempts that failed (the last one is in its NOTE).
+  std::map<int, int> attempts;
+  for (const auto& seg : c.at("segment_list"))
+    attempts[seg.at("index").get<int>()] = seg.at("attempts").get<int>();
   bool header = false;
   for (const auto& a : c.at("submissions")) {
     const std::string outcome = a.value("outcome", std::string());
     const std::string refused = a.value("message", std::string());
     const bool plain = outcome.rfind("COMPLETED", 0) == 0 || outcome.rfind("TIMEOUT", 0) == 0;
     if ((outcome.empty() || plain) && refused.empty()) continue;
-    if (!header) fmt::print("\n  attempts that failed\n");
+    if (a.at("attempt").get<int>() >= attempts[a.at("segment").get<int>()]) continue;
+    if (!header) fmt::print("\n  earlier attempts that failed\n");
     header = true;
     const auto job = a.at("job_id").get<long long>();
     fmt::print("  segment {} attempt {}: {}\n", a.at("segment").get<int>(),

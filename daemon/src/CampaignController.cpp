@@ -25,6 +25,10 @@ namespace {
 // says which default it got: the successor then waits for the predecessor's end.
 constexpr Seconds kUnknownLimit = 365 * kDay;
 
+std::string attempts_text(int n) {
+  return std::to_string(n) + (n == 1 ? " attempt" : " attempts");
+}
+
 // "FAILED, exit code 3", "CANCELLED, signal 9", "TIMEOUT".
 std::string ended_text(const SlurmJob& job) {
   std::string out(to_string(job.state));
@@ -497,8 +501,8 @@ void CampaignController::segment_failed(Entry& e, SegmentRecord& s, bool started
   s.seg.state = SegmentState::kFailed;
   save(e, s);
   finish(e, CampaignState::kFailed,
-         "segment " + std::to_string(k) + " failed after " + std::to_string(s.seg.attempts) +
-             " attempts: " + why,
+         "segment " + std::to_string(k) + " failed after " + attempts_text(s.seg.attempts) + ": " +
+             why,
          now);
 }
 
@@ -796,7 +800,7 @@ void CampaignController::on_submit_failed(const SubmitAction& a, const SlurmErro
   if (!is_finished(e.rec.state))
     finish(e, CampaignState::kFailed,
            "segment " + std::to_string(a.segment) + " refused by Slurm after " +
-               std::to_string(s.seg.attempts) + " attempts: " + error.what(),
+               attempts_text(s.seg.attempts) + ": " + error.what(),
            now);
 }
 

@@ -78,26 +78,19 @@ TEST(BatchScriptDirectives, ALaterDirectiveReplacesAnEarlierOne) {
   EXPECT_EQ(d.nodes->line, 3);
 }
 
-TEST(BatchScriptDirectives, StopsAtTheFirstCommandAsSbatchDoes) {
-  const auto d = read(
-      "#!/bin/bash\n"
-      "# a comment\n"
-      "\n"
-      "#SBATCH --nodes=2\n"
-      "echo start\n"
-      "#SBATCH --nodes=8\n");
-  EXPECT_EQ(d.nodes->value, 2);
-}
-
-TEST(BatchScriptDirectives, IgnoresOtherOptionsCommentsAndLookalikes) {
-  const auto d = read(
-      "#!/bin/bash\n"
-      "#SBATCH --output logs/seg-%j.txt --ntasks-per-node=2 # --nodes=9\n"
-      "##SBATCH --nodes=7\n"
-      "#SBATCHX --nodes=6\n"
-      "#SBATCH --job-name \"two words\"\n");
-  ASSERT_FALSE(d.error) << d.error->what();
-  EXPECT_FALSE(d.nodes);
+// Only what sbatch reads counts: directives before the first command, outside comments.
+TEST(BatchScriptDirectives, ReadsOnlyTheLinesSbatchReads) {
+  const std::pair<const char*, int> cases[] = {
+      {"#!/bin/bash\n# a comment\n\n#SBATCH --nodes=2\necho start\n#SBATCH --nodes=8\n", 2},
+      {"#!/bin/bash\n#SBATCH --output logs/seg-%j.txt --ntasks-per-node=2 # --nodes=9\n", 0},
+      {"#!/bin/bash\n##SBATCH --nodes=7\n#SBATCHX --nodes=6\n", 0},
+      {"#!/bin/bash\n#SBATCH --job-name \"two words\" -N 3\n", 3},
+  };
+  for (const auto& [script, nodes] : cases) {
+    const auto d = read(script);
+    ASSERT_FALSE(d.error) << script;
+    EXPECT_EQ(d.nodes ? d.nodes->value : 0, nodes) << script;
+  }
 }
 
 TEST(BatchScriptDirectives, AScriptWithoutAShebangIsRefusedAsSbatchWould) {

@@ -9,6 +9,7 @@ namespace mirage::daemon {
 namespace {
 
 using testing::Harness;
+using testing::refusal_of;
 
 const char* kScript =
     "#!/bin/bash\n"
@@ -94,35 +95,26 @@ TEST(CampaignShape, TheShapeSlurmGrantedIsRecordedAndKept) {
   h.restart();
   EXPECT_TRUE(h.campaign(id).shape_granted);
   EXPECT_EQ(h.campaign(id).spec.time_limit, 2 * kHour);
-  // The decisions use it: the successor goes at the predecessor's limit (fallback_lead 0).
+  // The decisions use it: the successor goes at the predecessor's limit (fallback_lead 0), in
+  // the tick at the limit and not the one a second before.
   h.slurm.start(h.job_of(id, 0));
   h.tick();
   h.clock.advance(2 * kHour - 1);
   h.tick();
-  EXPECT_EQ(h.slurm.submissions().size(), 1u);
   h.clock.advance(1);
-  h.tick();
-  EXPECT_EQ(h.slurm.submissions().size(), 2u);
+  EXPECT_EQ(h.tick().submits.size(), 1u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
 }
 
 TEST(CampaignShape, AScriptSbatchWouldRefuseIsRefusedNamingTheLine) {
   Harness h(config());
-  try {
-    h.controller->add(script_request("srun train\n"));
-    FAIL();
-  } catch (const RequestError& e) {
-    EXPECT_NE(std::string(e.what()).find("/home/u/gpt.sbatch:1: not a batch script"),
-              std::string::npos)
-        << e.what();
-  }
-  try {
-    h.controller->add(script_request("#!/bin/bash\n#SBATCH --time=soon\n"));
-    FAIL();
-  } catch (const RequestError& e) {
-    EXPECT_NE(std::string(e.what()).find("/home/u/gpt.sbatch:2: field '#SBATCH --time'"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string no_shebang = refusal_of(*h.controller, script_request("srun train\n"));
+  EXPECT_NE(no_shebang.find("/home/u/gpt.sbatch:1: not a batch script"), std::string::npos)
+      << no_shebang;
+  const std::string bad_time =
+      refusal_of(*h.controller, script_request("#!/bin/bash\n#SBATCH --time=soon\n"));
+  EXPECT_NE(bad_time.find("/home/u/gpt.sbatch:2: field '#SBATCH --time'"), std::string::npos)
+      << bad_time;
   EXPECT_TRUE(h.controller->campaigns().empty());
 }
 

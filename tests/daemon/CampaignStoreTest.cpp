@@ -123,66 +123,53 @@ TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
   EXPECT_EQ(r.spec.time_limit, 2 * kHour);
 }
 
-// A store of schema 1 (before shapes came from the script), as that version wrote it.
-void write_schema_1_store(const std::string& path) {
+// A store of schema 1 (before shapes came from the script): today's without the columns schema 2
+// added, holding one campaign with a running first segment.
+std::int64_t write_schema_1_store(const std::string& path) {
+  std::int64_t id = 0;
+  {
+    CampaignStore store(path);
+    CampaignRecord r = sample_record();
+    r.account.clear();
+    store.add_campaign(r);
+    id = r.spec.id;
+    r.segments[0].seg.attempts = 1;
+    r.segments[0].submitting = true;
+    store.begin_submission(id, r.segments[0], {store.store_id(), id, 0, 1});
+    r.segments[0].submitting = false;
+    r.segments[0].seg.state = SegmentState::kRunning;
+    r.segments[0].seg.slurm_job_id = 55;
+    store.finish_submission(id, r.segments[0], 55);
+  }
   sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* sql = R"sql(
-CREATE TABLE campaigns(
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  name TEXT NOT NULL, owner_uid INTEGER NOT NULL,
-  script TEXT NOT NULL, script_path TEXT NOT NULL DEFAULT '',
-  partition TEXT NOT NULL DEFAULT '', account TEXT NOT NULL DEFAULT '',
-  policy TEXT NOT NULL, segment_count INTEGER NOT NULL, nodes INTEGER NOT NULL,
-  gpus_per_node INTEGER NOT NULL, time_limit INTEGER NOT NULL, overlap TEXT NOT NULL,
-  handoff_grace INTEGER NOT NULL, work_dir TEXT NOT NULL DEFAULT '',
-  environment TEXT NOT NULL DEFAULT '[]',
-  state TEXT NOT NULL, message TEXT NOT NULL DEFAULT '',
-  created INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT -1);
-CREATE TABLE segments(
-  campaign_id INTEGER NOT NULL REFERENCES campaigns(id), idx INTEGER NOT NULL,
-  state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
-  submit_time INTEGER NOT NULL DEFAULT -1, start_time INTEGER NOT NULL DEFAULT -1,
-  end_time INTEGER NOT NULL DEFAULT -1, attempts INTEGER NOT NULL DEFAULT 0,
-  submitting INTEGER NOT NULL DEFAULT 0, intent_time INTEGER NOT NULL DEFAULT -1,
-  signalled_at INTEGER NOT NULL DEFAULT -1, killed_at INTEGER NOT NULL DEFAULT -1,
-  message TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY(campaign_id, idx));
-CREATE TABLE submissions(
-  campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL, attempt INTEGER NOT NULL,
-  tag TEXT NOT NULL UNIQUE, state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
-  intent_time INTEGER NOT NULL, result_time INTEGER NOT NULL DEFAULT -1,
-  message TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY(campaign_id, idx, attempt));
-CREATE TABLE kv(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT INTO kv VALUES('store_id', '0000beef');
-INSERT INTO campaigns(name, owner_uid, script, partition, account, policy, segment_count, nodes,
-  gpus_per_node, time_limit, overlap, handoff_grace, state, created)
-  VALUES('old', 1000, '#!/bin/bash', 'gpu', '', 'average', 3, 2, 4, 172800, 'handoff', 300,
-         'active', 100);
-INSERT INTO segments(campaign_id, idx, state, job_id, attempts) VALUES(1, 0, 'running', 55, 1);
-INSERT INTO segments(campaign_id, idx, state) VALUES(1, 1, 'planned');
-INSERT INTO segments(campaign_id, idx, state) VALUES(1, 2, 'planned');
-INSERT INTO submissions(campaign_id, idx, attempt, tag, state, job_id, intent_time)
-  VALUES(1, 0, 1, 'mirage:0000beef:1:0:1', 'submitted', 55, 90);
-PRAGMA user_version=1;
-)sql";
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  EXPECT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE campaigns DROP COLUMN qos;"
+                         "ALTER TABLE campaigns DROP COLUMN sbatch_options;"
+                         "ALTER TABLE campaigns DROP COLUMN max_retries;"
+                         "ALTER TABLE campaigns DROP COLUMN done_file;"
+                         "ALTER TABLE campaigns DROP COLUMN shape_granted;"
+                         "ALTER TABLE submissions DROP COLUMN outcome;"
+                         "PRAGMA user_version=1;",
+                         nullptr, nullptr, &err),
+            SQLITE_OK)
+      << (err ? err : "");
   sqlite3_free(err);
   sqlite3_close(db);
+  return id;
 }
 
 TEST(CampaignStore, AStoreOfSchema1IsMigratedAndItsCampaignsKeepTheirShape) {
   TempDir dir;
-  write_schema_1_store(dir.file("old.db"));
+  const std::int64_t id = write_schema_1_store(dir.file("old.db"));
   {
     CampaignStore store(dir.file("old.db"));
-    EXPECT_EQ(store.store_id(), "0000beef");
     const auto all = store.load_campaigns();
     ASSERT_EQ(all.size(), 1u);
     const CampaignRecord& r = all[0];
-    EXPECT_EQ(r.spec.name, "old");
+    EXPECT_EQ(r.spec.id, id);
+    EXPECT_EQ(r.spec.name, "gpt2");
     EXPECT_EQ(r.spec.segment_count, 3);
     ASSERT_EQ(r.segments.size(), 3u);
     EXPECT_EQ(r.segments[0].seg.slurm_job_id, 55);
@@ -191,8 +178,10 @@ TEST(CampaignStore, AStoreOfSchema1IsMigratedAndItsCampaignsKeepTheirShape) {
     EXPECT_EQ(r.sbatch_options, (std::vector<std::string>{"--nodes=2", "--time=2-00:00:00",
                                                           "--gres=gpu:4", "--partition=gpu"}));
     EXPECT_EQ(r.max_retries, -1);  // the daemon's default
+    EXPECT_EQ(r.done_file, "");    // the controller gives it one on load
     EXPECT_FALSE(r.shape_granted);
-    EXPECT_EQ(store.submissions(r.spec.id).at(0).outcome, "");
+    EXPECT_EQ(store.submissions(id).at(0).job, 55);
+    EXPECT_EQ(store.submissions(id).at(0).outcome, "");
   }
   CampaignStore again(dir.file("old.db"));  // migrated once: opens as schema 2
   EXPECT_EQ(again.load_campaigns().at(0).sbatch_options.size(), 4u);

@@ -88,6 +88,16 @@ inline CampaignRequest simple_request(int segments = 3, Seconds limit = kHour) {
   return r;
 }
 
+// The message with which `controller` refuses `request`; "(added)" when it does not.
+inline std::string refusal_of(CampaignController& controller, const CampaignRequest& request) {
+  try {
+    controller.add(request);
+  } catch (const RequestError& e) {
+    return e.what();
+  }
+  return "(added)";
+}
+
 // A daemon without the daemon: store + controller + fake cluster, stepped by hand.
 struct Harness {
   explicit Harness(ControllerConfig config = {}, PolicyFactory factory = {},
