@@ -93,6 +93,21 @@ void print_summary_line(const json& c) {
              text(c, "name"), c.at("state").get<std::string>(), done_of(c));
 }
 
+// How one submission ended, for the history: refused, the job's end, or where it is now.
+std::string ending_text(const json& a, const json* segment) {
+  const auto job = a.at("job_id").get<long long>();
+  const std::string refused = a.value("message", std::string());
+  const std::string outcome = a.value("outcome", std::string());
+  if (!refused.empty()) return "refused: " + escape_control(refused);
+  if (!outcome.empty()) return fmt::format("job {} ended {}", job, escape_control(outcome));
+  if (a.at("state").get<std::string>() == "submitting")
+    return "outcome not known yet: looked up in Slurm by its tag";
+  const bool current = segment && segment->at("attempts").get<int>() == a.at("attempt").get<int>();
+  if (current && segment->at("job_id").get<long long>() == job)
+    return fmt::format("job {} {}", job, segment->at("state").get<std::string>());
+  return fmt::format("job {}: its end was not seen", job);
+}
+
 // The script as sbatch would read it, checked here too so that a script sbatch would refuse is
 // refused before the daemon is asked.
 std::string read_script(const std::string& path) {
@@ -237,24 +252,18 @@ int run_show(const IdOptions& o) {
                when(s.at("start_time").get<Seconds>()), when(s.at("end_time").get<Seconds>()),
                escape_control(s.value("message", std::string())));
   }
-  // Why a segment ran again: its earlier attempts that failed (the last one is in its NOTE).
-  std::map<int, int> attempts;
-  for (const auto& seg : c.at("segment_list"))
-    attempts[seg.at("index").get<int>()] = seg.at("attempts").get<int>();
-  bool header = false;
-  for (const auto& a : c.at("submissions")) {
-    const std::string outcome = a.value("outcome", std::string());
-    const std::string refused = a.value("message", std::string());
-    const bool plain = outcome.rfind("COMPLETED", 0) == 0 || outcome.rfind("TIMEOUT", 0) == 0;
-    if ((outcome.empty() || plain) && refused.empty()) continue;
-    if (a.at("attempt").get<int>() >= attempts[a.at("segment").get<int>()]) continue;
-    if (!header) fmt::print("\n  earlier attempts that failed\n");
-    header = true;
-    const auto job = a.at("job_id").get<long long>();
-    fmt::print("  segment {} attempt {}: {}\n", a.at("segment").get<int>(),
-               a.at("attempt").get<int>(),
-               refused.empty() ? fmt::format("job {} ended {}", job, escape_control(outcome))
-                               : "refused: " + escape_control(refused));
+  // Why, in words: when and why each segment was submitted, and how each attempt ended.
+  std::map<int, const json*> segments;
+  for (const auto& seg : c.at("segment_list")) segments[seg.at("index").get<int>()] = &seg;
+  const json& history = c.at("submissions");
+  if (!history.empty()) fmt::print("\n  history: why each segment was submitted, how it ended\n");
+  for (const auto& a : history) {
+    const int k = a.at("segment").get<int>(), attempt = a.at("attempt").get<int>();
+    const std::string reason = a.value("reason", std::string());
+    fmt::print("  segment {} attempt {}, {}: {}\n", k, attempt,
+               when(a.at("intent_time").get<Seconds>()),
+               reason.empty() ? "(from before reasons were kept)" : escape_control(reason));
+    fmt::print("      -> {}\n", ending_text(a, segments.count(k) ? segments.at(k) : nullptr));
   }
   const json& d = c.at("decisions");
   if (!d.empty()) {

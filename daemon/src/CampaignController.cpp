@@ -1,5 +1,6 @@
 #include "mirage/daemon/CampaignController.h"
 
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -352,7 +353,7 @@ void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds
         JobTag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts}.str());
     ++counters_.resubmitted;
     e.unknown_since.erase(s.seg.index);
-    submit(e, s, now, out, /*again=*/true);
+    submit(e, s, now, out, /*again=*/true, "not found in Slurm by its tag; submitted again");
   }
 }
 
@@ -628,12 +629,15 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
     if (now < r->second) return;
     e.retry_after.erase(r);
   }
-  // An open-ended campaign's next segment is made when it is submitted.
-  auto submit_next = [&] {
-    submit(e, next < e.count() ? e.seg(next) : add_segment(e), now, out, false);
+  // An open-ended campaign's next segment is made when it is submitted. A segment tried before
+  // is submitted again because that attempt failed (its end is in the history).
+  auto submit_next = [&](const std::string& why) {
+    SegmentRecord& s = next < e.count() ? e.seg(next) : add_segment(e);
+    submit(e, s, now, out, false,
+           s.seg.attempts > 0 ? "again after attempt " + std::to_string(s.seg.attempts) : why);
   };
   if (next == 0) {
-    submit_next();
+    submit_next("first segment");
     return;
   }
   const SegmentRecord& pred = e.seg(next - 1);
@@ -646,7 +650,8 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
     case SegmentState::kDone:
     case SegmentState::kFailed:
       log("predecessor-ended", 1);
-      submit_next();
+      submit_next("segment " + std::to_string(next - 1) + " (job " +
+                  std::to_string(pred.seg.slurm_job_id) + ") ended");
       return;
     case SegmentState::kRunning: break;
   }
@@ -656,7 +661,9 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
   const Seconds remaining = pred.seg.start_time + limit - now;
   if (remaining <= config_.fallback_lead) {
     log("fallback", 1);
-    submit_next();
+    submit_next("fallback: segment " + std::to_string(next - 1) + " reaches its limit in " +
+                format_short_duration(std::max<Seconds>(0, remaining)) + " and " +
+                e.rec.spec.policy + " had not submitted");
     return;
   }
   if (now < e.next_decision) return;
@@ -684,7 +691,12 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
         "campaign {} segment {}: policy {} says submit now ({} before the predecessor's "
         "limit)",
         id, next, e.rec.spec.policy, format_slurm_duration(remaining));
-    submit_next();
+    submit_next(e.rec.spec.policy + ": " +
+                (d.reason.empty()
+                     ? "submit now (confidence " + fmt::format("{:.2f}", d.confidence) +
+                           "; segment " + std::to_string(next - 1) + " ends in " +
+                           format_short_duration(remaining) + ")"
+                     : d.reason));
   }
 }
 
@@ -719,13 +731,14 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   return q;
 }
 
-void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again) {
+void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
+                                const std::string& why) {
   if (!again) ++s.seg.attempts;
   s.submitting = true;
   s.intent_time = now;
   const JobTag tag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts};
   // The intent is durable before anyone may submit: a crash from here on is settled by the tag.
-  store_.begin_submission(e.rec.spec.id, s, tag);
+  store_.begin_submission(e.rec.spec.id, s, tag, why);
   e.in_flight.insert(s.seg.index);
   ++counters_.submissions;
   out.submits.push_back({e.rec.spec.id, s.seg.index, s.seg.attempts, make_request(e, s, tag)});

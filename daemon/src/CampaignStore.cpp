@@ -41,7 +41,7 @@ int CampaignRecord::segments_done() const {
 namespace {
 
 // 1: the first; 2: shapes from the script (sbatch options, QOS, shape granted), open-ended
-// campaigns (done file), retries per campaign, each attempt's outcome.
+// campaigns (done file), retries per campaign, each attempt's reason and outcome.
 constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"sql(
@@ -73,6 +73,7 @@ CREATE TABLE IF NOT EXISTS submissions(
   tag TEXT NOT NULL UNIQUE, state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
   intent_time INTEGER NOT NULL, result_time INTEGER NOT NULL DEFAULT -1,
   message TEXT NOT NULL DEFAULT '', outcome TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(campaign_id, idx, attempt));
 CREATE TABLE IF NOT EXISTS decisions(
   id INTEGER PRIMARY KEY AUTOINCREMENT, campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL,
@@ -95,7 +96,8 @@ void migrate_from_1(sql::Database& db) {
       "ALTER TABLE campaigns ADD COLUMN max_retries INTEGER NOT NULL DEFAULT -1;"
       "ALTER TABLE campaigns ADD COLUMN done_file TEXT NOT NULL DEFAULT '';"
       "ALTER TABLE campaigns ADD COLUMN shape_granted INTEGER NOT NULL DEFAULT 0;"
-      "ALTER TABLE submissions ADD COLUMN outcome TEXT NOT NULL DEFAULT '';");
+      "ALTER TABLE submissions ADD COLUMN outcome TEXT NOT NULL DEFAULT '';"
+      "ALTER TABLE submissions ADD COLUMN reason TEXT NOT NULL DEFAULT '';");
   auto read =
       db.prepare("SELECT id, nodes, gpus_per_node, time_limit, partition, account FROM campaigns");
   auto write = db.prepare("UPDATE campaigns SET sbatch_options=? WHERE id=?");
@@ -446,16 +448,17 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
 }
 
 void CampaignStore::begin_submission(std::int64_t campaign, const SegmentRecord& segment,
-                                     const JobTag& tag) {
+                                     const JobTag& tag, const std::string& reason) {
   sql::Transaction t(*db_);
   auto s = db_->prepare(
-      "INSERT INTO submissions(campaign_id, idx, attempt, tag, state, intent_time) "
-      "VALUES(?,?,?,?,'submitting',?) ON CONFLICT(campaign_id, idx, attempt) DO NOTHING");
+      "INSERT INTO submissions(campaign_id, idx, attempt, tag, state, intent_time, reason) "
+      "VALUES(?,?,?,?,'submitting',?,?) ON CONFLICT(campaign_id, idx, attempt) DO NOTHING");
   s.bind(1, campaign)
       .bind(2, segment.seg.index)
       .bind(3, segment.seg.attempts)
       .bind(4, tag.str())
-      .bind(5, segment.intent_time);
+      .bind(5, segment.intent_time)
+      .bind(6, reason);
   s.run();
   save_segment(campaign, segment);
   t.commit();
@@ -499,13 +502,14 @@ void CampaignStore::record_outcome(std::int64_t campaign, const SegmentRecord& s
 
 std::vector<SubmissionRecord> CampaignStore::submissions(std::int64_t campaign) const {
   auto s = db_->prepare(
-      "SELECT campaign_id, idx, attempt, tag, state, job_id, intent_time, message, outcome "
-      "FROM submissions WHERE campaign_id=? ORDER BY idx, attempt");
+      "SELECT campaign_id, idx, attempt, tag, state, job_id, intent_time, message, outcome, "
+      "reason FROM submissions WHERE campaign_id=? ORDER BY idx, attempt");
   s.bind(1, campaign);
   std::vector<SubmissionRecord> out;
   while (s.step())
     out.push_back({s.integer(0), static_cast<int>(s.integer(1)), static_cast<int>(s.integer(2)),
-                   s.text(3), s.text(4), s.integer(5), s.integer(6), s.text(7), s.text(8)});
+                   s.text(3), s.text(4), s.integer(5), s.integer(6), s.text(7), s.text(8),
+                   s.text(9)});
   return out;
 }
 

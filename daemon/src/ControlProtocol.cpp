@@ -162,7 +162,8 @@ json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
                                 {"job_id", s.job},
                                 {"intent_time", s.intent_time},
                                 {"message", s.message},
-                                {"outcome", s.outcome}});
+                                {"outcome", s.outcome},
+                                {"reason", s.reason}});
   j["decisions"] = json::array();
   for (const auto& d : store.decisions(r.spec.id, 20))
     j["decisions"].push_back({{"segment", d.segment},

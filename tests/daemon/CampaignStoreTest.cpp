@@ -51,7 +51,7 @@ TEST(CampaignStore, CampaignsSurviveAReopen) {
     r.segments[0].seg.attempts = 1;
     r.segments[0].submitting = true;
     r.segments[0].intent_time = 200;
-    store.begin_submission(id, r.segments[0], {store.store_id(), id, 0, 1});
+    store.begin_submission(id, r.segments[0], {store.store_id(), id, 0, 1}, "first segment");
     r.segments[0].submitting = false;
     r.segments[0].seg.slurm_job_id = 77;
     r.segments[0].seg.state = SegmentState::kRunning;
@@ -87,6 +87,7 @@ TEST(CampaignStore, CampaignsSurviveAReopen) {
   EXPECT_EQ(subs[0].state, "submitted");
   EXPECT_EQ(subs[0].job, 77);
   EXPECT_EQ(subs[0].tag, JobTag({store.store_id(), id, 0, 1}).str());
+  EXPECT_EQ(subs[0].reason, "first segment");
 }
 
 TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
@@ -135,7 +136,7 @@ std::int64_t write_schema_1_store(const std::string& path) {
     id = r.spec.id;
     r.segments[0].seg.attempts = 1;
     r.segments[0].submitting = true;
-    store.begin_submission(id, r.segments[0], {store.store_id(), id, 0, 1});
+    store.begin_submission(id, r.segments[0], {store.store_id(), id, 0, 1}, "first segment");
     r.segments[0].submitting = false;
     r.segments[0].seg.state = SegmentState::kRunning;
     r.segments[0].seg.slurm_job_id = 55;
@@ -151,6 +152,7 @@ std::int64_t write_schema_1_store(const std::string& path) {
                          "ALTER TABLE campaigns DROP COLUMN done_file;"
                          "ALTER TABLE campaigns DROP COLUMN shape_granted;"
                          "ALTER TABLE submissions DROP COLUMN outcome;"
+                         "ALTER TABLE submissions DROP COLUMN reason;"
                          "PRAGMA user_version=1;",
                          nullptr, nullptr, &err),
             SQLITE_OK)
@@ -182,6 +184,7 @@ TEST(CampaignStore, AStoreOfSchema1IsMigratedAndItsCampaignsKeepTheirShape) {
     EXPECT_FALSE(r.shape_granted);
     EXPECT_EQ(store.submissions(id).at(0).job, 55);
     EXPECT_EQ(store.submissions(id).at(0).outcome, "");
+    EXPECT_EQ(store.submissions(id).at(0).reason, "");  // from before reasons were kept
   }
   CampaignStore again(dir.file("old.db"));  // migrated once: opens as schema 2
   EXPECT_EQ(again.load_campaigns().at(0).sbatch_options.size(), 4u);
@@ -198,7 +201,7 @@ TEST(CampaignStore, AnUnfinishedIntentIsRemembered) {
     r.segments[1].seg.attempts = 2;
     r.segments[1].submitting = true;
     r.segments[1].intent_time = 500;
-    store.begin_submission(id, r.segments[1], {store.store_id(), id, 1, 2});
+    store.begin_submission(id, r.segments[1], {store.store_id(), id, 1, 2}, "again");
   }
   CampaignStore store(dir.file("s.db"));
   const auto all = store.load_campaigns();

@@ -521,8 +521,12 @@ PY
       [[ "$msg" == "segment 0 failed after 2 attempts: job "*" ended FAILED, exit code 3" ]] ||
         fail "the failed campaign does not say why: '$msg'"
       [ "$(json_get 'len(d["submissions"])' <<<"$show")" -eq 2 ] || fail "segment 0 was not submitted exactly twice"
-      mirage campaign show "$id" | grep -q "segment 0 attempt 1: job [0-9]* ended FAILED, exit code 3" ||
-        fail "campaign show does not list the failed attempt"
+      # Why, in words: each submission's reason, and how its job ended.
+      shown="$(mirage campaign show "$id")"
+      [ "$(grep -c -- "-> job [0-9]* ended FAILED, exit code 3" <<<"$shown")" -eq 2 ] &&
+        grep -q "segment 0 attempt 1, .*: first segment" <<<"$shown" &&
+        grep -q "segment 0 attempt 2, .*: again after attempt 1" <<<"$shown" ||
+        { echo "$shown" >&2; fail "campaign show does not say why each attempt was made and how it ended"; }
       note "retry: $msg"
       id="$(cd "$work" && mirage campaign add --name refused --script refused.sh --segments 1 --max-retries 0 --no-export-env --json | json_get 'd["id"]')"
       wait_state 60 "$id" failed

@@ -179,7 +179,9 @@ class CampaignController {
   void apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now);
   void segment_failed(Entry& e, SegmentRecord& s, bool started, const std::string& why,
                       Seconds now);
-  void submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again);
+  // `why`, in words, is kept with the submission for `campaign show`.
+  void submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
+              const std::string& why);
   SubmitRequest make_request(const Entry& e, const SegmentRecord& s, const JobTag& tag) const;
   void finish(Entry& e, CampaignState state, const std::string& message, Seconds now);
   void save(const Entry& e, const SegmentRecord& s);

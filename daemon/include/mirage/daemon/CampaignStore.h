@@ -28,6 +28,7 @@ struct SubmissionRecord {
   Seconds intent_time = 0;
   std::string message;  // why Slurm refused it
   std::string outcome;  // how its job ended ("COMPLETED", "FAILED, exit code 1"); empty until then
+  std::string reason;   // why it was made, in words ("first segment", the policy's reason)
 };
 
 struct DecisionRecord {
@@ -75,7 +76,9 @@ class CampaignStore {
 
   // --- the intent log. begin_submission commits the intent (and the segment with it) before
   // the caller may submit; finish/refuse record the outcome.
-  void begin_submission(std::int64_t campaign, const SegmentRecord& segment, const JobTag& tag);
+  // `reason` says why, in words; a second intent for the same attempt keeps the first one's.
+  void begin_submission(std::int64_t campaign, const SegmentRecord& segment, const JobTag& tag,
+                        const std::string& reason);
   void finish_submission(std::int64_t campaign, const SegmentRecord& segment, JobId job);
   void refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
                          const std::string& why);
