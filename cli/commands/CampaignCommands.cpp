@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "Commands.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
+#include "mirage/daemon/BatchScriptDirectives.h"
 #include "mirage/daemon/ControlProtocol.h"
 
 extern char** environ;
@@ -28,16 +30,20 @@ std::string text(const json& j, const char* key) {
   return escape_control(j.at(key).get<std::string>());
 }
 
+// Shape flags left at their "unset" values leave the shape to the script's #SBATCH lines.
 struct AddOptions {
   DaemonSocketOptions where;
   std::string name;
   std::string script;
-  int segments = 0;
-  int nodes = 1;
-  int gpus_per_node = 0;
+  int segments = 0;        // 0: open-ended
+  int nodes = 0;           // 0: unset
+  int gpus_per_node = -1;  // -1: unset
   std::string time_limit;
   std::string partition;
   std::string account;
+  std::string qos;
+  int max_retries = -1;  // -1: the daemon's default
+  std::string done_file;
   std::string policy;
   std::string overlap = "concurrent";
   std::string handoff_grace = "5m";
@@ -61,22 +67,63 @@ std::string when(Seconds t) {
 }
 
 std::string limit_text(const json& c) {
-  return format_slurm_duration(c.at("time_limit").get<Seconds>());
+  const auto limit = c.at("time_limit").get<Seconds>();
+  return limit > 0 ? format_slurm_duration(limit) : "partition's default";
+}
+
+// "3/8", or "3/-" for an open-ended campaign.
+std::string done_of(const json& c) {
+  const int bound = c.at("segments").get<int>();
+  return fmt::format("{}/{}", c.at("done").get<int>(), bound > 0 ? std::to_string(bound) : "-");
+}
+
+std::string or_default(const json& c, const char* key) {
+  return c.at(key).get<std::string>().empty() ? "(default)" : text(c, key);
+}
+
+// "2 node(s) x 4 GPU(s), limit 2-00:00:00, partition gpu, account (default), qos (default)"
+std::string shape_text(const json& c) {
+  return fmt::format("{} node(s) x {} GPU(s), limit {}, partition {}, account {}, qos {}",
+                     c.at("nodes").get<int>(), c.at("gpus_per_node").get<int>(), limit_text(c),
+                     or_default(c, "partition"), or_default(c, "account"), or_default(c, "qos"));
 }
 
 void print_summary_line(const json& c) {
-  fmt::print("campaign {} '{}': {} ({}/{} segments done)\n", c.at("id").get<long long>(),
-             text(c, "name"), c.at("state").get<std::string>(), c.at("done").get<int>(),
-             c.at("segments").get<int>());
+  fmt::print("campaign {} '{}': {} ({} segments done)\n", c.at("id").get<long long>(),
+             text(c, "name"), c.at("state").get<std::string>(), done_of(c));
+}
+
+// How one submission ended, for the history: refused, the job's end, or where it is now.
+std::string ending_text(const json& a, const json* segment) {
+  const auto job = a.at("job_id").get<long long>();
+  const std::string refused = a.value("message", std::string());
+  const std::string outcome = a.value("outcome", std::string());
+  if (!refused.empty()) return "refused: " + escape_control(refused);
+  if (!outcome.empty()) return fmt::format("job {} ended {}", job, escape_control(outcome));
+  if (a.at("state").get<std::string>() == "submitting")
+    return "outcome not known yet: looked up in Slurm by its tag";
+  const bool current = segment && segment->at("attempts").get<int>() == a.at("attempt").get<int>();
+  if (current && segment->at("job_id").get<long long>() == job)
+    return fmt::format("job {} {}", job, segment->at("state").get<std::string>());
+  return fmt::format("job {}: its end was not seen", job);
+}
+
+// The script as sbatch would read it, checked here too so that a script sbatch would refuse is
+// refused before the daemon is asked.
+std::string read_script(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError({path, 0, "--script"}, "cannot read the script");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const auto directives = daemon::read_batch_directives(ss.str(), path);
+  if (directives.error) throw *directives.error;
+  return ss.str();
 }
 
 int run_add(const AddOptions& o) {
-  std::ifstream f(o.script, std::ios::binary);
-  if (!f) throw InputError({o.script, 0, "--script"}, "cannot read the script");
-  std::stringstream ss;
-  ss << f.rdbuf();
   const auto limit = parse_slurm_duration(o.time_limit);
-  if (!limit || *limit < daemon::kMinTimeLimit || *limit > daemon::kMaxTimeLimit)
+  if (!o.time_limit.empty() &&
+      (!limit || *limit < daemon::kMinTimeLimit || *limit > daemon::kMaxTimeLimit))
     throw InputError(
         {"", 0, "--time-limit"},
         "expected a Slurm time limit from " + format_slurm_duration(daemon::kMinTimeLimit) +
@@ -87,22 +134,27 @@ int run_add(const AddOptions& o) {
     throw InputError({"", 0, "--handoff-grace"},
                      "expected a duration such as 5m, at most " +
                          std::to_string(daemon::kMaxHandoffGrace / kDay) + "d");
+  const std::string script = read_script(o.script);
   std::string policy = o.policy;
   // A model file is passed by absolute path: the daemon does not share our working directory.
   if (!policy.empty() && std::filesystem::exists(policy))
     policy = std::filesystem::absolute(policy).string();
   json c = {{"name", o.name},
-            {"script", ss.str()},
+            {"script", script},
             {"script_path", std::filesystem::absolute(o.script).string()},
-            {"segments", o.segments},
-            {"nodes", o.nodes},
-            {"gpus_per_node", o.gpus_per_node},
-            {"time_limit", *limit},
             {"overlap", o.overlap},
             {"handoff_grace", *grace},
             {"work_dir", std::filesystem::current_path().string()}};
+  // Only the flags given: the script's #SBATCH lines decide the rest.
+  if (o.segments > 0) c["segments"] = o.segments;
+  if (o.nodes > 0) c["nodes"] = o.nodes;
+  if (o.gpus_per_node >= 0) c["gpus_per_node"] = o.gpus_per_node;
+  if (limit) c["time_limit"] = *limit;
   if (!o.partition.empty()) c["partition"] = o.partition;
   if (!o.account.empty()) c["account"] = o.account;
+  if (!o.qos.empty()) c["qos"] = o.qos;
+  if (o.max_retries >= 0) c["max_retries"] = o.max_retries;
+  if (!o.done_file.empty()) c["done_file"] = std::filesystem::absolute(o.done_file).string();
   if (!policy.empty()) c["policy"] = policy;
   // Like sbatch's default --export=ALL: the segments see the environment of `campaign add`.
   json env = json::array();
@@ -113,16 +165,23 @@ int run_add(const AddOptions& o) {
   const auto reply = ask_daemon(o.where, {{"op", "add"}, {"campaign", c}}, rc);
   if (!reply) return rc;
   const json& r = reply->at("campaign");
+  const json notes = reply->value("notes", json::array());
   if (o.json) {
-    std::cout << r.dump(2) << "\n";
+    json out = r;
+    out["notes"] = notes;
+    std::cout << out.dump(2) << "\n";
     return 0;
   }
-  fmt::print(
-      "campaign {} '{}' added: {} segments of {} node(s) x {} GPU(s), limit {}, policy {}, "
-      "{}\n",
-      r.at("id").get<long long>(), text(r, "name"), r.at("segments").get<int>(),
-      r.at("nodes").get<int>(), r.at("gpus_per_node").get<int>(), limit_text(r), text(r, "policy"),
-      r.at("overlap").get<std::string>());
+  const int bound = r.at("segments").get<int>();
+  fmt::print("campaign {} '{}' added: {}, policy {}, {}\n", r.at("id").get<long long>(),
+             text(r, "name"),
+             bound > 0 ? fmt::format("up to {} segments", bound)
+                       : std::string("open-ended (until a segment creates its done file)"),
+             text(r, "policy"), r.at("overlap").get<std::string>());
+  fmt::print("  shape      {}\n", shape_text(r));
+  fmt::print("  done file  {} (MIRAGE_DONE_FILE); retries {}\n", text(r, "done_file"),
+             r.at("max_retries").get<int>());
+  for (const auto& n : notes) fmt::print("  note: {}\n", escape_control(n.get<std::string>()));
   return 0;
 }
 
@@ -148,8 +207,7 @@ int run_list(const ListOptions& o) {
     std::string name = text(c, "name");
     if (name.size() > 20) name = name.substr(0, 19) + "~";
     fmt::print("{:>5}  {:<20}  {:<9}  {:>8}  {:>10}  {:<10}  {:<10}  {:>9}  {:<12}\n",
-               c.at("id").get<long long>(), name, c.at("state").get<std::string>(),
-               fmt::format("{}/{}", c.at("done").get<int>(), c.at("segments").get<int>()),
+               c.at("id").get<long long>(), name, c.at("state").get<std::string>(), done_of(c),
                job > 0 ? std::to_string(job) : "-", policy, c.at("overlap").get<std::string>(),
                fmt::format("{}x{}", c.at("nodes").get<int>(), c.at("gpus_per_node").get<int>()),
                limit_text(c));
@@ -169,10 +227,15 @@ int run_show(const IdOptions& o) {
   print_summary_line(c);
   if (!c.at("message").get<std::string>().empty()) fmt::print("  {}\n", text(c, "message"));
   fmt::print("  script     {}\n", text(c, "script_path"));
-  fmt::print("  size       {} node(s) x {} GPU(s), limit {}, partition {}, account {}\n",
-             c.at("nodes").get<int>(), c.at("gpus_per_node").get<int>(), limit_text(c),
-             c.at("partition").get<std::string>().empty() ? "(default)" : text(c, "partition"),
-             c.at("account").get<std::string>().empty() ? "(default)" : text(c, "account"));
+  fmt::print("  shape      {} ({})\n", shape_text(c),
+             c.at("shape_granted").get<bool>() ? "as Slurm granted it"
+                                               : "asked; Slurm's record of the first job decides");
+  std::string flags;
+  for (const auto& opt : c.at("sbatch_options")) flags += " " + opt.get<std::string>();
+  if (!flags.empty())
+    fmt::print("  flags     {} (over the script's #SBATCH lines)\n", escape_control(flags));
+  fmt::print("  done file  {} (MIRAGE_DONE_FILE); retries {}\n", text(c, "done_file"),
+             c.at("max_retries").get<int>());
   fmt::print("  policy     {}, overlap {} (hand-off grace {})\n", text(c, "policy"),
              c.at("overlap").get<std::string>(),
              format_slurm_duration(c.at("handoff_grace").get<Seconds>()));
@@ -188,6 +251,19 @@ int run_show(const IdOptions& o) {
                s.at("attempts").get<int>(), when(s.at("submit_time").get<Seconds>()),
                when(s.at("start_time").get<Seconds>()), when(s.at("end_time").get<Seconds>()),
                escape_control(s.value("message", std::string())));
+  }
+  // Why, in words: when and why each segment was submitted, and how each attempt ended.
+  std::map<int, const json*> segments;
+  for (const auto& seg : c.at("segment_list")) segments[seg.at("index").get<int>()] = &seg;
+  const json& history = c.at("submissions");
+  if (!history.empty()) fmt::print("\n  history: why each segment was submitted, how it ended\n");
+  for (const auto& a : history) {
+    const int k = a.at("segment").get<int>(), attempt = a.at("attempt").get<int>();
+    const std::string reason = a.value("reason", std::string());
+    fmt::print("  segment {} attempt {}, {}: {}\n", k, attempt,
+               when(a.at("intent_time").get<Seconds>()),
+               reason.empty() ? "(from before reasons were kept)" : escape_control(reason));
+    fmt::print("      -> {}\n", ending_text(a, segments.count(k) ? segments.at(k) : nullptr));
   }
   const json& d = c.at("decisions");
   if (!d.empty()) {
@@ -233,20 +309,31 @@ void register_campaign_commands(CLI::App& app) {
   add->add_option("--script", a->script, "Batch script each segment runs (read now, sent whole)")
       ->required()
       ->check(CLI::ExistingFile);
-  add->add_option("--segments", a->segments, "Number of segments (Slurm jobs) in the chain")
-      ->required()
+  add->add_option("--segments", a->segments,
+                  "The most segments (Slurm jobs); without it the campaign runs until a segment "
+                  "creates the file named in $MIRAGE_DONE_FILE")
       ->check(CLI::Range(1, 10000));
-  add->add_option("--nodes", a->nodes, "Nodes per segment")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  add->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (gres gpu)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  // The shape flags override the script's #SBATCH lines, as on sbatch's command line.
+  add->add_option("--nodes", a->nodes, "Nodes per segment (default: the script's #SBATCH)")
+      ->check(CLI::PositiveNumber);
+  add->add_option("--gpus-per-node", a->gpus_per_node,
+                  "GPUs per node (default: the script's --gres=gpu, --gpus-per-node or --gpus)")
+      ->check(CLI::NonNegativeNumber);
   add->add_option("--time-limit", a->time_limit,
-                  "Each segment's time limit, as sbatch --time (48:00:00)")
-      ->required();
-  add->add_option("--partition", a->partition, "Partition (default: the daemon's)");
-  add->add_option("--account", a->account, "Account to charge (default: the daemon's, else yours)");
+                  "Each segment's time limit, as sbatch --time (default: the script's #SBATCH "
+                  "--time, else the partition's)");
+  add->add_option("--partition", a->partition,
+                  "Partition (default: the script's, else the daemon's, else the site's)");
+  add->add_option("--account", a->account,
+                  "Account to charge (default: the script's, else the daemon's, else yours)");
+  add->add_option("--qos", a->qos, "Quality of service (default: the script's, else yours)");
+  add->add_option("--max-retries", a->max_retries,
+                  "Submissions of a segment again after it failed (default: the daemon's "
+                  "guard.max_retries)")
+      ->check(CLI::Range(0, 1000));
+  add->add_option("--done-file", a->done_file,
+                  "The file a segment creates to end the campaign, passed as MIRAGE_DONE_FILE "
+                  "(default: one beside the daemon's store)");
   add->add_option("--policy", a->policy,
                   "When to submit the next segment: reactive, average, forecast, or a model file "
                   "(default: the daemon's)");

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 #include <ctime>
+#include <utility>
 #include <vector>
 
 namespace mirage {
@@ -117,6 +118,23 @@ std::string format_slurm_duration(Seconds s) {
   else
     std::snprintf(buf, sizeof buf, "%s%02lld:%02lld:%02lld", neg ? "-" : "", h, m, sec);
   return buf;
+}
+
+std::string format_short_duration(Seconds s) {
+  if (s < 0) return "-" + format_short_duration(-s);
+  if (s < kMinute) return std::to_string(s) + "s";
+  static constexpr std::pair<Seconds, char> kUnits[] = {
+      {kDay, 'd'}, {kHour, 'h'}, {kMinute, 'm'}, {1, 's'}};
+  std::string out;
+  int shown = 0;  // units from the largest one present on, empty ones included
+  for (const auto& [size, name] : kUnits) {
+    const Seconds n = s / size;
+    if (n == 0 && shown == 0) continue;
+    if (n > 0) out += std::to_string(n) + name;
+    s %= size;
+    if (++shown == 2) break;
+  }
+  return out;
 }
 
 std::optional<Seconds> parse_short_duration(std::string_view text) {

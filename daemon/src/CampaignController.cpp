@@ -1,5 +1,6 @@
 #include "mirage/daemon/CampaignController.h"
 
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/core/Error.h"
+#include "mirage/daemon/BatchScriptDirectives.h"
+#include "mirage/daemon/DoneFile.h"
 
 namespace mirage::daemon {
 
@@ -16,6 +19,28 @@ void Actions::append(Actions other) {
   for (auto& a : other.signals) signals.push_back(a);
   for (auto& a : other.cancels) cancels.push_back(a);
 }
+
+namespace {
+
+// The limit of a segment submitted with none from the flags or the script, until Slurm's record
+// says which default it got: the successor then waits for the predecessor's end.
+constexpr Seconds kUnknownLimit = 365 * kDay;
+
+std::string attempts_text(int n) {
+  return std::to_string(n) + (n == 1 ? " attempt" : " attempts");
+}
+
+// "FAILED, exit code 3", "CANCELLED, signal 9", "TIMEOUT".
+std::string ended_text(const SlurmJob& job) {
+  std::string out(to_string(job.state));
+  if (job.exit_signal > 0)
+    out += ", signal " + std::to_string(job.exit_signal);
+  else if (job.exit_code > 0)
+    out += ", exit code " + std::to_string(job.exit_code);
+  return out;
+}
+
+}  // namespace
 
 struct CampaignController::Entry {
   CampaignRecord rec;
@@ -74,6 +99,12 @@ void CampaignController::load() {
     }
     for (const auto& s : e->rec.segments)
       if (s.submitting) e->unknown_since[s.seg.index] = std::max(now, s.intent_time);
+    if (e->rec.done_file.empty()) {  // stored before campaigns had one
+      e->rec.done_file = default_done_file(store_.path(), store_.store_id(), e->rec.spec.id);
+      if (auto why = prepare_done_file(e->rec.done_file))
+        spdlog::warn("campaign {}: done file: {}", e->rec.spec.id, *why);
+      store_.save_done_file(e->rec);
+    }
     const std::int64_t id = e->rec.spec.id;
     entries_[id] = std::move(e);
   }
@@ -109,16 +140,32 @@ std::size_t CampaignController::in_flight() const {
 
 // --------------------------------------------------------------------------------- requests
 
-const CampaignRecord& CampaignController::add(CampaignRequest r) {
+const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std::string>* notes) {
   auto fail = [](const std::string& m) { throw RequestError(m); };
   if (r.name.empty()) fail("name: a campaign needs a name");
   if (r.name.size() > 200) fail("name: longer than 200 characters");
   if (r.script.empty()) fail("script: the script is empty");
-  if (r.segments < 1 || r.segments > 10000) fail("segments: expected 1 to 10000");
-  if (r.nodes < 1 || r.nodes > 100000) fail("nodes: expected at least 1");
-  if (r.gpus_per_node < 0 || r.gpus_per_node > 1024) fail("gpus_per_node: expected 0 or more");
-  if (r.time_limit < kMinute) fail("time_limit: expected at least one minute");
+  if (r.segments < 0 || r.segments > kMaxSegments)
+    fail("segments: expected 1 to " + std::to_string(kMaxSegments) +
+         ", or none (until a segment creates the done file)");
+  const ShapeFlags& f = r.shape;
+  if (f.nodes && (*f.nodes < 1 || *f.nodes > 100000)) fail("nodes: expected 1 to 100000");
+  if (f.gpus_per_node && (*f.gpus_per_node < 0 || *f.gpus_per_node > 1024))
+    fail("gpus_per_node: expected 0 to 1024");
+  if (f.time_limit && *f.time_limit < kMinute) fail("time_limit: expected at least one minute");
+  if (r.max_retries && (*r.max_retries < 0 || *r.max_retries > 1000))
+    fail("max_retries: expected 0 to 1000");
   if (r.handoff_grace < 0) fail("handoff_grace: expected 0 or more seconds");
+  // As sbatch reads it: a script sbatch would refuse, or a directive that does not parse, is
+  // refused now rather than at the first submission.
+  const std::string script_name = r.script_path.empty() ? "the script" : r.script_path;
+  const BatchScriptDirectives directives = read_batch_directives(r.script, script_name);
+  if (directives.error) fail(directives.error->what());
+  SegmentShape shape = resolve_segment_shape(f, directives, script_name);
+  if (config_.time_limit_required && shape.time_limit <= 0)
+    fail(
+        "time_limit: the simulated cluster has no default time limit; give --time-limit or an "
+        "#SBATCH --time line");
   int owned = 0;
   for (const auto& [id, e] : entries_)
     owned += e->rec.owner_uid == r.owner_uid && !is_finished(e->rec.state);
@@ -126,6 +173,8 @@ const CampaignRecord& CampaignController::add(CampaignRequest r) {
     fail("limit reached: user " + std::to_string(r.owner_uid) + " already has " +
          std::to_string(owned) + " active or paused campaigns (guard.max_campaigns_per_user = " +
          std::to_string(config_.max_campaigns_per_user) + ")");
+  if (!r.done_file.empty())
+    if (auto why = prepare_done_file(r.done_file)) fail("done_file: " + *why);
 
   auto e = std::make_unique<Entry>();
   try {
@@ -138,26 +187,45 @@ const CampaignRecord& CampaignController::add(CampaignRequest r) {
   CampaignRecord& rec = e->rec;
   rec.spec.name = r.name;
   rec.spec.script = r.script;
-  rec.spec.partition = r.partition;
   rec.spec.policy = r.policy.empty() ? config_.default_policy : r.policy;
   rec.spec.segment_count = r.segments;
-  rec.spec.nodes = r.nodes;
-  rec.spec.gpus_per_node = r.gpus_per_node;
-  rec.spec.time_limit = r.time_limit;
+  rec.spec.nodes = shape.nodes;
+  rec.spec.gpus_per_node = shape.gpus_per_node;
+  rec.spec.time_limit = shape.time_limit;
+  // Neither the flags nor the script name one: the daemon's default goes with each submission.
+  rec.spec.partition = shape.partition.empty() ? config_.partition : shape.partition;
+  rec.account = shape.account.empty() ? config_.account : shape.account;
+  rec.qos = shape.qos;
+  rec.sbatch_options = std::move(shape.sbatch_options);
   rec.spec.overlap = r.overlap;
   rec.spec.handoff_grace = r.handoff_grace;
   rec.script_path = r.script_path;
   rec.owner_uid = r.owner_uid;
-  rec.account = r.account;
+  rec.max_retries = r.max_retries.value_or(config_.max_retries);
+  rec.done_file = r.done_file;
   rec.work_dir = r.work_dir;
   rec.environment = std::move(r.environment);
   rec.state = CampaignState::kActive;
   rec.created = clock_.now();
-  store_.add_campaign(rec);
+  {
+    CampaignStore::Batch batch(store_);
+    store_.add_campaign(rec);
+    if (rec.done_file.empty()) {  // named after the id: known once the row exists
+      rec.done_file = default_done_file(store_.path(), store_.store_id(), rec.spec.id);
+      if (auto why = prepare_done_file(rec.done_file)) fail("done_file: " + *why);
+      store_.save_done_file(rec);
+    }
+    batch.commit();
+  }
+  for (const auto& note : shape.notes) spdlog::info("campaign {}: {}", rec.spec.id, note);
   spdlog::info(
       "campaign {} '{}' added: {} segments of {} node(s) x {} GPU(s), limit {}, policy {}, {}",
-      rec.spec.id, rec.spec.name, rec.spec.segment_count, rec.spec.nodes, rec.spec.gpus_per_node,
-      format_slurm_duration(rec.spec.time_limit), rec.spec.policy, to_string(rec.spec.overlap));
+      rec.spec.id, rec.spec.name,
+      rec.open_ended() ? std::string("open-ended") : std::to_string(rec.spec.segment_count),
+      rec.spec.nodes, rec.spec.gpus_per_node,
+      rec.spec.time_limit > 0 ? format_slurm_duration(rec.spec.time_limit) : "the partition's",
+      rec.spec.policy, to_string(rec.spec.overlap));
+  if (notes) *notes = std::move(shape.notes);
   const std::int64_t id = rec.spec.id;
   auto& ref = *e;
   entries_[id] = std::move(e);
@@ -244,6 +312,7 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
     settle_intents(e, index, dump_time, now, out);
     track(e, index, dump_time, now, out);
     handoff(e, now, out);
+    if (finish_if_done_file(e, now, out)) continue;
     if (e.rec.state == CampaignState::kActive) advance(e, now, history, queue, out);
   }
   batch.commit();
@@ -284,7 +353,7 @@ void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds
         JobTag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts}.str());
     ++counters_.resubmitted;
     e.unknown_since.erase(s.seg.index);
-    submit(e, s, now, out, /*again=*/true);
+    submit(e, s, now, out, /*again=*/true, "not found in Slurm by its tag; submitted again");
   }
 }
 
@@ -337,6 +406,7 @@ const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, cons
 
 void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now) {
   const std::int64_t id = e.rec.spec.id;
+  record_granted_shape(e, job);
   if (job.submit != kUnknownTime && s.seg.submit_time != job.submit) {
     s.seg.submit_time = job.submit;  // Slurm's own record over the daemon's clock
     save(e, s);
@@ -368,13 +438,18 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
   const bool started = job.start != kUnknownTime || s.seg.state == SegmentState::kRunning;
   if (s.seg.start_time < 0 && job.start != kUnknownTime) s.seg.start_time = job.start;
   s.seg.end_time = job.end != kUnknownTime ? job.end : now;
-  const std::string what =
-      "job " + std::to_string(job.id) + " ended " + std::string(to_string(job.state));
+  const std::string ended = ended_text(job);
+  const std::string what = "job " + std::to_string(job.id) + " ended " + ended;
+  store_.record_outcome(id, s, started ? ended : ended + " before it started");
   switch (job.state) {
     case SlurmJobState::kCompleted:
     case SlurmJobState::kTimeout:
       s.seg.state = SegmentState::kDone;
-      s.message.clear();
+      // What made it take more than one attempt stays in view.
+      if (s.seg.attempts > 1 && !s.message.empty() && s.message.rfind("earlier attempt", 0) != 0)
+        s.message = "earlier attempt: " + s.message;
+      else if (s.seg.attempts <= 1)
+        s.message.clear();
       save(e, s);
       spdlog::info("campaign {} segment {}: {}", id, s.seg.index, what);
       return;
@@ -408,9 +483,15 @@ void CampaignController::segment_failed(Entry& e, SegmentRecord& s, bool started
                  k, why, k + 1);
     return;
   }
-  if (s.seg.attempts <= config_.max_retries) {
+  // It created the done file before it failed: nothing is left to run again.
+  if (done_file_exists(e.rec.done_file)) {
+    s.seg.state = SegmentState::kFailed;
+    save(e, s);
+    return;
+  }
+  if (s.seg.attempts <= max_retries(e)) {
     spdlog::warn("campaign {} segment {}: {}; submitting it again (attempt {} of {})", id, k, why,
-                 s.seg.attempts + 1, config_.max_retries + 1);
+                 s.seg.attempts + 1, max_retries(e) + 1);
     s.seg.state = SegmentState::kPlanned;
     s.seg.slurm_job_id = 0;
     s.seg.submit_time = s.seg.start_time = s.seg.end_time = -1;
@@ -421,9 +502,81 @@ void CampaignController::segment_failed(Entry& e, SegmentRecord& s, bool started
   s.seg.state = SegmentState::kFailed;
   save(e, s);
   finish(e, CampaignState::kFailed,
-         "segment " + std::to_string(k) + " failed after " + std::to_string(s.seg.attempts) +
-             " attempts: " + why,
+         "segment " + std::to_string(k) + " failed after " + attempts_text(s.seg.attempts) + ": " +
+             why,
          now);
+}
+
+int CampaignController::max_retries(const Entry& e) const {
+  return e.rec.max_retries >= 0 ? e.rec.max_retries : config_.max_retries;
+}
+
+void CampaignController::record_granted_shape(Entry& e, const SlurmJob& job) {
+  Campaign& c = e.rec.spec;
+  const Seconds limit = job.time_limit > 0 ? job.time_limit : c.time_limit;
+  const std::string& partition = job.partition.empty() ? c.partition : job.partition;
+  if (e.rec.shape_granted && c.nodes == job.nodes && c.gpus_per_node == job.gpus_per_node &&
+      c.time_limit == limit && c.partition == partition)
+    return;
+  spdlog::info(
+      "campaign {}: Slurm granted job {} {} node(s) x {} GPU(s), limit {}, partition {}; "
+      "decisions use this shape",
+      c.id, job.id, job.nodes, job.gpus_per_node, format_slurm_duration(limit), partition);
+  c.nodes = job.nodes;
+  c.gpus_per_node = job.gpus_per_node;
+  c.time_limit = limit;
+  c.partition = partition;
+  e.rec.shape_granted = true;
+  store_.save_campaign_shape(e.rec);
+}
+
+// The index of an open-ended campaign's next segment once the last one runs or has ended; -1
+// when there is none (bounded, or the last is still queued, or the campaign is at the limit).
+int CampaignController::next_open_ended_segment(Entry& e, Seconds now) {
+  if (!e.rec.open_ended()) return -1;
+  const SegmentState last = e.rec.segments.back().seg.state;
+  if (last == SegmentState::kPlanned || last == SegmentState::kPending) return -1;
+  if (e.count() < kMaxSegments) return e.count();
+  if (last != SegmentState::kRunning)
+    finish(e, CampaignState::kFailed,
+           "ran " + std::to_string(kMaxSegments) + " segments and none created the done file " +
+               e.rec.done_file,
+           now);
+  return -1;
+}
+
+SegmentRecord& CampaignController::add_segment(Entry& e) {
+  SegmentRecord next;
+  next.seg.index = e.count();
+  e.rec.segments.push_back(next);
+  save(e, e.rec.segments.back());
+  return e.rec.segments.back();
+}
+
+// The segment that creates the done file ends the campaign once it exits: when the file exists
+// and no segment runs (nor is being submitted), the campaign is done and a successor still
+// queued is cancelled.
+bool CampaignController::finish_if_done_file(Entry& e, Seconds now, Actions& out) {
+  if (!e.in_flight.empty()) return false;
+  for (const auto& s : e.rec.segments)
+    if (s.submitting || s.seg.state == SegmentState::kRunning) return false;
+  if (!done_file_exists(e.rec.done_file)) return false;
+  const SegmentRecord* last = nullptr;
+  for (const auto& s : e.rec.segments)
+    if (s.seg.start_time >= 0 && (!last || s.seg.end_time >= last->seg.end_time)) last = &s;
+  const std::string message = last ? "segment " + std::to_string(last->seg.index) +
+                                         " created the done file " + e.rec.done_file
+                                   : "the done file " + e.rec.done_file + " exists";
+  for (auto& s : e.rec.segments) {
+    if (s.seg.state != SegmentState::kPending || s.seg.slurm_job_id <= 0) continue;
+    out.cancels.push_back({e.rec.spec.id, s.seg.index, s.seg.slurm_job_id});
+    s.seg.state = SegmentState::kFailed;
+    s.seg.end_time = now;
+    s.message = "cancelled: not needed, the campaign is done";
+    save(e, s);
+  }
+  finish(e, CampaignState::kDone, message, now);
+  return true;
 }
 
 void CampaignController::handoff(Entry& e, Seconds now, Actions& out) {
@@ -456,7 +609,8 @@ void CampaignController::handoff(Entry& e, Seconds now, Actions& out) {
 void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder& history,
                                  const QueueSnapshot& queue, Actions& out) {
   const std::int64_t id = e.rec.spec.id;
-  if (e.rec.segments.back().seg.state == SegmentState::kDone) {
+  if (!e.rec.open_ended() && e.count() == e.rec.spec.segment_count &&
+      e.rec.segments.back().seg.state == SegmentState::kDone) {
     finish(e, CampaignState::kDone, "", now);
     return;
   }
@@ -469,14 +623,21 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
       next = s.seg.index;
       break;
     }
+  if (next < 0) next = next_open_ended_segment(e, now);
   if (next < 0) return;
   if (auto r = e.retry_after.find(next); r != e.retry_after.end()) {
     if (now < r->second) return;
     e.retry_after.erase(r);
   }
-  SegmentRecord& s = e.seg(next);
+  // An open-ended campaign's next segment is made when it is submitted. A segment tried before
+  // is submitted again because that attempt failed (its end is in the history).
+  auto submit_next = [&](const std::string& why) {
+    SegmentRecord& s = next < e.count() ? e.seg(next) : add_segment(e);
+    submit(e, s, now, out, false,
+           s.seg.attempts > 0 ? "again after attempt " + std::to_string(s.seg.attempts) : why);
+  };
   if (next == 0) {
-    submit(e, s, now, out, false);
+    submit_next("first segment");
     return;
   }
   const SegmentRecord& pred = e.seg(next - 1);
@@ -489,15 +650,20 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
     case SegmentState::kDone:
     case SegmentState::kFailed:
       log("predecessor-ended", 1);
-      submit(e, s, now, out, false);
+      submit_next("segment " + std::to_string(next - 1) + " (job " +
+                  std::to_string(pred.seg.slurm_job_id) + ") ended");
       return;
     case SegmentState::kRunning: break;
   }
-  const Seconds limit = e.rec.spec.time_limit;
+  // Known once Slurm granted it; until then, (only with no limit from flags or script) the
+  // successor waits for its predecessor's end.
+  const Seconds limit = e.rec.spec.time_limit > 0 ? e.rec.spec.time_limit : kUnknownLimit;
   const Seconds remaining = pred.seg.start_time + limit - now;
   if (remaining <= config_.fallback_lead) {
     log("fallback", 1);
-    submit(e, s, now, out, false);
+    submit_next("fallback: segment " + std::to_string(next - 1) + " reaches its limit in " +
+                format_short_duration(std::max<Seconds>(0, remaining)) + " and " +
+                e.rec.spec.policy + " had not submitted");
     return;
   }
   if (now < e.next_decision) return;
@@ -525,7 +691,12 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
         "campaign {} segment {}: policy {} says submit now ({} before the predecessor's "
         "limit)",
         id, next, e.rec.spec.policy, format_slurm_duration(remaining));
-    submit(e, s, now, out, false);
+    submit_next(e.rec.spec.policy + ": " +
+                (d.reason.empty()
+                     ? "submit now (confidence " + fmt::format("{:.2f}", d.confidence) +
+                           "; segment " + std::to_string(next - 1) + " ends in " +
+                           format_short_duration(remaining) + ")"
+                     : d.reason));
   }
 }
 
@@ -540,7 +711,16 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   q.environment.push_back("MIRAGE_SEGMENT=" + std::to_string(s.seg.index));
   q.environment.push_back("MIRAGE_SEGMENTS=" + std::to_string(r.spec.segment_count));
   q.environment.push_back("MIRAGE_ATTEMPT=" + std::to_string(s.seg.attempts));
+  q.environment.push_back("MIRAGE_DONE_FILE=" + r.done_file);
   q.work_dir = r.work_dir;
+  q.options = r.sbatch_options;
+  // The daemon's partition and account stand in where neither the flags nor the script name
+  // one (the script was checked at `campaign add`: read leniently here).
+  const auto script = read_batch_directives(r.spec.script, r.script_path);
+  if (!config_.partition.empty() && !sets_option(q.options, "partition") && !script.partition)
+    q.options.push_back("--partition=" + config_.partition);
+  if (!config_.account.empty() && !sets_option(q.options, "account") && !script.account)
+    q.options.push_back("--account=" + config_.account);
   q.time_limit = r.spec.time_limit;
   q.nodes = r.spec.nodes;
   q.gpus_per_node = r.spec.gpus_per_node;
@@ -551,13 +731,14 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   return q;
 }
 
-void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again) {
+void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
+                                const std::string& why) {
   if (!again) ++s.seg.attempts;
   s.submitting = true;
   s.intent_time = now;
   const JobTag tag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts};
   // The intent is durable before anyone may submit: a crash from here on is settled by the tag.
-  store_.begin_submission(e.rec.spec.id, s, tag);
+  store_.begin_submission(e.rec.spec.id, s, tag, why);
   e.in_flight.insert(s.seg.index);
   ++counters_.submissions;
   out.submits.push_back({e.rec.spec.id, s.seg.index, s.seg.attempts, make_request(e, s, tag)});
@@ -619,7 +800,7 @@ void CampaignController::on_submit_failed(const SubmitAction& a, const SlurmErro
   s.submitting = false;
   s.message = error.what();
   e.unknown_since.erase(a.segment);
-  if (s.seg.attempts <= config_.max_retries && !is_finished(e.rec.state)) {
+  if (s.seg.attempts <= max_retries(e) && !is_finished(e.rec.state)) {
     s.seg.state = SegmentState::kPlanned;
     e.retry_after[a.segment] = now + config_.retry_delay;
     store_.refuse_submission(a.campaign, s, error.what());
@@ -632,7 +813,7 @@ void CampaignController::on_submit_failed(const SubmitAction& a, const SlurmErro
   if (!is_finished(e.rec.state))
     finish(e, CampaignState::kFailed,
            "segment " + std::to_string(a.segment) + " refused by Slurm after " +
-               std::to_string(s.seg.attempts) + " attempts: " + error.what(),
+               attempts_text(s.seg.attempts) + ": " + error.what(),
            now);
 }
 

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 
 #include "PathChecks.h"
 #include "Sqlite.h"
+#include "mirage/daemon/SegmentShape.h"
 
 namespace mirage::daemon {
 
@@ -38,7 +40,9 @@ int CampaignRecord::segments_done() const {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+// 1: the first; 2: shapes from the script (sbatch options, QOS, shape granted), open-ended
+// campaigns (done file), retries per campaign, each attempt's reason and outcome.
+constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS campaigns(
@@ -51,7 +55,10 @@ CREATE TABLE IF NOT EXISTS campaigns(
   handoff_grace INTEGER NOT NULL, work_dir TEXT NOT NULL DEFAULT '',
   environment TEXT NOT NULL DEFAULT '[]',
   state TEXT NOT NULL, message TEXT NOT NULL DEFAULT '',
-  created INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT -1);
+  created INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT -1,
+  qos TEXT NOT NULL DEFAULT '', sbatch_options TEXT NOT NULL DEFAULT '[]',
+  max_retries INTEGER NOT NULL DEFAULT -1, done_file TEXT NOT NULL DEFAULT '',
+  shape_granted INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS segments(
   campaign_id INTEGER NOT NULL REFERENCES campaigns(id), idx INTEGER NOT NULL,
   state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
@@ -65,7 +72,8 @@ CREATE TABLE IF NOT EXISTS submissions(
   campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL, attempt INTEGER NOT NULL,
   tag TEXT NOT NULL UNIQUE, state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
   intent_time INTEGER NOT NULL, result_time INTEGER NOT NULL DEFAULT -1,
-  message TEXT NOT NULL DEFAULT '',
+  message TEXT NOT NULL DEFAULT '', outcome TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(campaign_id, idx, attempt));
 CREATE TABLE IF NOT EXISTS decisions(
   id INTEGER PRIMARY KEY AUTOINCREMENT, campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL,
@@ -78,6 +86,29 @@ CREATE TABLE IF NOT EXISTS observed_jobs(
   state TEXT NOT NULL, submit INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,
   time_limit INTEGER NOT NULL, nodes INTEGER NOT NULL, gpus_per_node INTEGER NOT NULL);
 )sql";
+
+// Schema 1 -> 2. Campaigns of schema 1 were submitted with every shape flag (all required then)
+// and nothing from the script: their flags become sbatch options, so they keep that shape.
+void migrate_from_1(sql::Database& db) {
+  db.exec(
+      "ALTER TABLE campaigns ADD COLUMN qos TEXT NOT NULL DEFAULT '';"
+      "ALTER TABLE campaigns ADD COLUMN sbatch_options TEXT NOT NULL DEFAULT '[]';"
+      "ALTER TABLE campaigns ADD COLUMN max_retries INTEGER NOT NULL DEFAULT -1;"
+      "ALTER TABLE campaigns ADD COLUMN done_file TEXT NOT NULL DEFAULT '';"
+      "ALTER TABLE campaigns ADD COLUMN shape_granted INTEGER NOT NULL DEFAULT 0;"
+      "ALTER TABLE submissions ADD COLUMN outcome TEXT NOT NULL DEFAULT '';"
+      "ALTER TABLE submissions ADD COLUMN reason TEXT NOT NULL DEFAULT '';");
+  auto read =
+      db.prepare("SELECT id, nodes, gpus_per_node, time_limit, partition, account FROM campaigns");
+  auto write = db.prepare("UPDATE campaigns SET sbatch_options=? WHERE id=?");
+  while (read.step()) {
+    const auto options = options_of_earlier_campaign(static_cast<int>(read.integer(1)),
+                                                     static_cast<int>(read.integer(2)),
+                                                     read.integer(3), read.text(4), read.text(5));
+    write.bind(1, nlohmann::json(options).dump()).bind(2, read.integer(0));
+    write.run();
+  }
+}
 
 SegmentState parse_segment_state(const std::string& s) {
   for (auto v : {SegmentState::kPlanned, SegmentState::kPending, SegmentState::kRunning,
@@ -221,6 +252,7 @@ CampaignStore::CampaignStore(const std::string& path) : path_(path) {
                           std::to_string(version) + ", this one knows " +
                           std::to_string(kSchemaVersion) + ")");
   sql::Transaction t(*db_);
+  if (version == 1) migrate_from_1(*db_);
   db_->exec(kSchema);
   db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   store_id_ = value("store_id");
@@ -251,8 +283,9 @@ void CampaignStore::add_campaign(CampaignRecord& r) {
   auto s = db_->prepare(
       "INSERT INTO campaigns(name, owner_uid, script, script_path, partition, account, policy, "
       "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
-      "environment, state, message, created, finished) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "environment, state, message, created, finished, qos, sbatch_options, max_retries, "
+      "done_file, shape_granted) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   const Campaign& c = r.spec;
   s.bind(1, c.name)
       .bind(2, static_cast<std::int64_t>(r.owner_uid))
@@ -272,12 +305,19 @@ void CampaignStore::add_campaign(CampaignRecord& r) {
       .bind(16, to_string(r.state))
       .bind(17, r.message)
       .bind(18, r.created)
-      .bind(19, r.finished);
+      .bind(19, r.finished)
+      .bind(20, r.qos)
+      .bind(21, nlohmann::json(r.sbatch_options).dump())
+      .bind(22, r.max_retries)
+      .bind(23, r.done_file)
+      .bind(24, r.shape_granted ? 1 : 0);
   s.run();
   r.spec.id = db_->last_insert_id();
-  if (static_cast<int>(r.segments.size()) != c.segment_count) {
-    r.segments.assign(static_cast<std::size_t>(c.segment_count), SegmentRecord{});
-    for (int i = 0; i < c.segment_count; ++i) r.segments[static_cast<std::size_t>(i)].seg.index = i;
+  // Every segment of a bounded campaign is planned at once; an open-ended one starts with one.
+  const int planned = std::max(1, c.segment_count);
+  if (static_cast<int>(r.segments.size()) != planned) {
+    r.segments.assign(static_cast<std::size_t>(planned), SegmentRecord{});
+    for (int i = 0; i < planned; ++i) r.segments[static_cast<std::size_t>(i)].seg.index = i;
   }
   for (const auto& seg : r.segments) save_segment(r.spec.id, seg);
   t.commit();
@@ -288,7 +328,8 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
   auto s = db_->prepare(
       "SELECT id, name, owner_uid, script, script_path, partition, account, policy, "
       "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
-      "environment, state, message, created, finished FROM campaigns ORDER BY id");
+      "environment, state, message, created, finished, qos, sbatch_options, max_retries, "
+      "done_file, shape_granted FROM campaigns ORDER BY id");
   while (s.step()) {
     CampaignRecord r;
     Campaign& c = r.spec;
@@ -315,8 +356,11 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     r.message = s.text(17);
     r.created = s.integer(18);
     r.finished = s.integer(19);
-    r.segments.resize(static_cast<std::size_t>(c.segment_count));
-    for (int i = 0; i < c.segment_count; ++i) r.segments[static_cast<std::size_t>(i)].seg.index = i;
+    r.qos = s.text(20);
+    r.sbatch_options = nlohmann::json::parse(s.text(21)).get<std::vector<std::string>>();
+    r.max_retries = static_cast<int>(s.integer(22));
+    r.done_file = s.text(23);
+    r.shape_granted = s.integer(24) != 0;
     out.push_back(std::move(r));
   }
   auto g = db_->prepare(
@@ -328,9 +372,15 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     const std::int64_t cid = g.integer(0);
     while (at < out.size() && out[at].spec.id < cid) ++at;
     if (at == out.size() || out[at].spec.id != cid) continue;
+    // An open-ended campaign has as many segments as it has made so far.
     const auto idx = static_cast<std::size_t>(g.integer(1));
-    if (idx >= out[at].segments.size()) continue;
-    SegmentRecord& r = out[at].segments[idx];
+    auto& segments = out[at].segments;
+    if (idx >= segments.size()) {
+      const std::size_t from = segments.size();
+      segments.resize(idx + 1);
+      for (std::size_t i = from; i <= idx; ++i) segments[i].seg.index = static_cast<int>(i);
+    }
+    SegmentRecord& r = segments[idx];
     r.seg.state = parse_segment_state(g.text(2));
     r.seg.slurm_job_id = g.integer(3);
     r.seg.submit_time = g.integer(4);
@@ -349,6 +399,25 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
 void CampaignStore::save_campaign_state(const CampaignRecord& r) {
   auto s = db_->prepare("UPDATE campaigns SET state=?, message=?, finished=? WHERE id=?");
   s.bind(1, to_string(r.state)).bind(2, r.message).bind(3, r.finished).bind(4, r.spec.id);
+  s.run();
+}
+
+void CampaignStore::save_campaign_shape(const CampaignRecord& r) {
+  auto s = db_->prepare(
+      "UPDATE campaigns SET nodes=?, gpus_per_node=?, time_limit=?, partition=?, "
+      "shape_granted=? WHERE id=?");
+  s.bind(1, r.spec.nodes)
+      .bind(2, r.spec.gpus_per_node)
+      .bind(3, r.spec.time_limit)
+      .bind(4, r.spec.partition)
+      .bind(5, r.shape_granted ? 1 : 0)
+      .bind(6, r.spec.id);
+  s.run();
+}
+
+void CampaignStore::save_done_file(const CampaignRecord& r) {
+  auto s = db_->prepare("UPDATE campaigns SET done_file=? WHERE id=?");
+  s.bind(1, r.done_file).bind(2, r.spec.id);
   s.run();
 }
 
@@ -379,16 +448,17 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
 }
 
 void CampaignStore::begin_submission(std::int64_t campaign, const SegmentRecord& segment,
-                                     const JobTag& tag) {
+                                     const JobTag& tag, const std::string& reason) {
   sql::Transaction t(*db_);
   auto s = db_->prepare(
-      "INSERT INTO submissions(campaign_id, idx, attempt, tag, state, intent_time) "
-      "VALUES(?,?,?,?,'submitting',?) ON CONFLICT(campaign_id, idx, attempt) DO NOTHING");
+      "INSERT INTO submissions(campaign_id, idx, attempt, tag, state, intent_time, reason) "
+      "VALUES(?,?,?,?,'submitting',?,?) ON CONFLICT(campaign_id, idx, attempt) DO NOTHING");
   s.bind(1, campaign)
       .bind(2, segment.seg.index)
       .bind(3, segment.seg.attempts)
       .bind(4, tag.str())
-      .bind(5, segment.intent_time);
+      .bind(5, segment.intent_time)
+      .bind(6, reason);
   s.run();
   save_segment(campaign, segment);
   t.commit();
@@ -422,15 +492,24 @@ void CampaignStore::refuse_submission(std::int64_t campaign, const SegmentRecord
   t.commit();
 }
 
+void CampaignStore::record_outcome(std::int64_t campaign, const SegmentRecord& segment,
+                                   const std::string& outcome) {
+  auto s =
+      db_->prepare("UPDATE submissions SET outcome=? WHERE campaign_id=? AND idx=? AND attempt=?");
+  s.bind(1, outcome).bind(2, campaign).bind(3, segment.seg.index).bind(4, segment.seg.attempts);
+  s.run();
+}
+
 std::vector<SubmissionRecord> CampaignStore::submissions(std::int64_t campaign) const {
   auto s = db_->prepare(
-      "SELECT campaign_id, idx, attempt, tag, state, job_id, intent_time FROM submissions "
-      "WHERE campaign_id=? ORDER BY idx, attempt");
+      "SELECT campaign_id, idx, attempt, tag, state, job_id, intent_time, message, outcome, "
+      "reason FROM submissions WHERE campaign_id=? ORDER BY idx, attempt");
   s.bind(1, campaign);
   std::vector<SubmissionRecord> out;
   while (s.step())
     out.push_back({s.integer(0), static_cast<int>(s.integer(1)), static_cast<int>(s.integer(2)),
-                   s.text(3), s.text(4), s.integer(5), s.integer(6)});
+                   s.text(3), s.text(4), s.integer(5), s.integer(6), s.text(7), s.text(8),
+                   s.text(9)});
   return out;
 }
 

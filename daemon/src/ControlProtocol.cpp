@@ -123,15 +123,20 @@ json campaign_summary_json(const CampaignRecord& r) {
   return {{"id", r.spec.id},
           {"name", r.spec.name},
           {"state", std::string(to_string(r.state))},
-          {"segments", r.spec.segment_count},
+          {"segments", r.spec.segment_count},  // 0: open-ended (until the done file)
           {"done", r.segments_done()},
           {"running", running},
           {"pending", pending},
           {"current_job", current},
           {"nodes", r.spec.nodes},
           {"gpus_per_node", r.spec.gpus_per_node},
-          {"time_limit", r.spec.time_limit},
+          {"time_limit", r.spec.time_limit},  // 0: the partition's default, not known yet
+          {"shape_granted", r.shape_granted},
           {"partition", r.spec.partition},
+          {"account", r.account},
+          {"qos", r.qos},
+          {"max_retries", r.max_retries},
+          {"done_file", r.done_file},
           {"policy", r.spec.policy},
           {"overlap", std::string(to_string(r.spec.overlap))},
           {"created", r.created},
@@ -142,7 +147,7 @@ json campaign_summary_json(const CampaignRecord& r) {
 json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
   json j = campaign_summary_json(r);
   j["script_path"] = r.script_path;
-  j["account"] = r.account;
+  j["sbatch_options"] = r.sbatch_options;
   j["work_dir"] = r.work_dir;
   j["owner_uid"] = r.owner_uid;
   j["handoff_grace"] = r.spec.handoff_grace;
@@ -155,7 +160,10 @@ json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
                                 {"tag", s.tag},
                                 {"state", s.state},
                                 {"job_id", s.job},
-                                {"intent_time", s.intent_time}});
+                                {"intent_time", s.intent_time},
+                                {"message", s.message},
+                                {"outcome", s.outcome},
+                                {"reason", s.reason}});
   j["decisions"] = json::array();
   for (const auto& d : store.decisions(r.spec.id, 20))
     j["decisions"].push_back({{"segment", d.segment},
@@ -169,24 +177,32 @@ json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
 CampaignRequest parse_campaign_request(const json& c) {
   const std::string w = "campaign.";
   if (!c.is_object()) bad("campaign", "expected an object, got " + type_of(c));
-  only_keys(
-      c,
-      {"name", "script", "script_path", "segments", "nodes", "gpus_per_node", "time_limit",
-       "partition", "account", "policy", "overlap", "handoff_grace", "work_dir", "environment"},
-      w);
-  for (const char* required : {"name", "script", "segments", "time_limit"})
+  only_keys(c,
+            {"name", "script", "script_path", "segments", "nodes", "gpus_per_node", "time_limit",
+             "partition", "account", "qos", "max_retries", "done_file", "policy", "overlap",
+             "handoff_grace", "work_dir", "environment"},
+            w);
+  for (const char* required : {"name", "script"})
     if (!c.contains(required)) bad(w + required, "missing");
+  // Shape keys are the flags the user gave; the script's #SBATCH lines give the rest.
   CampaignRequest r;
   r.name = get_text(c, "name", w, 200);
   r.script = get_string(c, "script", w, 4 << 20);
   if (c.contains("script_path")) r.script_path = get_string(c, "script_path", w, 4096);
-  r.segments = static_cast<int>(get_int(c, "segments", w, 1, 10000));
-  if (c.contains("nodes")) r.nodes = static_cast<int>(get_int(c, "nodes", w, 1, 100000));
+  if (c.contains("segments"))
+    r.segments = static_cast<int>(get_int(c, "segments", w, 0, kMaxSegments));
+  ShapeFlags& f = r.shape;
+  if (c.contains("nodes")) f.nodes = static_cast<int>(get_int(c, "nodes", w, 1, 100000));
   if (c.contains("gpus_per_node"))
-    r.gpus_per_node = static_cast<int>(get_int(c, "gpus_per_node", w, 0, 1024));
-  r.time_limit = get_duration(c, "time_limit", w, kMinTimeLimit, kMaxTimeLimit);
-  if (c.contains("partition")) r.partition = get_text(c, "partition", w, 200);
-  if (c.contains("account")) r.account = get_text(c, "account", w, 200);
+    f.gpus_per_node = static_cast<int>(get_int(c, "gpus_per_node", w, 0, 1024));
+  if (c.contains("time_limit"))
+    f.time_limit = get_duration(c, "time_limit", w, kMinTimeLimit, kMaxTimeLimit);
+  if (c.contains("partition")) f.partition = get_text(c, "partition", w, 200);
+  if (c.contains("account")) f.account = get_text(c, "account", w, 200);
+  if (c.contains("qos")) f.qos = get_text(c, "qos", w, 200);
+  if (c.contains("max_retries"))
+    r.max_retries = static_cast<int>(get_int(c, "max_retries", w, 0, 1000));
+  if (c.contains("done_file")) r.done_file = get_text(c, "done_file", w, 4096);
   if (c.contains("policy")) r.policy = get_text(c, "policy", w, 4096);
   if (c.contains("overlap")) {
     const std::string o = get_string(c, "overlap", w, 32);
@@ -245,9 +261,10 @@ json ControlHandler::dispatch(const json& req, std::uint32_t peer_uid) {
     if (!req.contains("campaign")) bad("campaign", "missing");
     CampaignRequest r = parse_campaign_request(req.at("campaign"));
     r.owner_uid = peer_uid;
-    const CampaignRecord& rec = controller_.add(std::move(r));
+    std::vector<std::string> notes;
+    const CampaignRecord& rec = controller_.add(std::move(r), &notes);
     if (hooks_.poke) hooks_.poke();
-    return {{"ok", true}, {"campaign", campaign_summary_json(rec)}};
+    return {{"ok", true}, {"campaign", campaign_summary_json(rec)}, {"notes", notes}};
   }
   if (op == "cancel") {
     const auto id = id_of();

@@ -534,7 +534,11 @@ void Daemon::stop() {
 std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view default_trace_text,
                                     const std::string& default_trace_name) {
   if (config.backend == Backend::kSlurm) {
-    return std::make_unique<Daemon>(config, make_libslurm_client(config.slurm_conf),
+    const char* path = std::getenv("PATH");
+    SbatchSettings sbatch;
+    sbatch.program = find_sbatch(config.sbatch, path ? path : "");
+    sbatch.timeout = config.sbatch_timeout;
+    return std::make_unique<Daemon>(config, make_libslurm_client(config.slurm_conf, sbatch),
                                     std::make_shared<SystemClock>());
   }
   Trace trace = config.sim_trace.empty() ? read_trace_text(default_trace_text, default_trace_name)

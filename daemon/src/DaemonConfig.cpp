@@ -253,6 +253,7 @@ ControllerConfig DaemonConfig::controller_config() const {
   c.max_campaigns_per_user = max_campaigns_per_user;
   c.handoff_signal = handoff_signal;
   c.user_id = static_cast<std::uint32_t>(getuid());
+  c.time_limit_required = backend == Backend::kSimulator;
   return c;
 }
 
@@ -285,6 +286,11 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
        }},
       {"slurm_conf",
        [&](const toml::node& n, const std::string& k) { c.slurm_conf = r.path(n, k); }},
+      {"sbatch", [&](const toml::node& n, const std::string& k) { c.sbatch = r.path(n, k); }},
+      {"sbatch_timeout",
+       [&](const toml::node& n, const std::string& k) {
+         c.sbatch_timeout = r.duration(n, k, 1, kHour);
+       }},
       {"partition",
        [&](const toml::node& n, const std::string& k) { c.partition = r.string(n, k); }},
       {"account", [&](const toml::node& n, const std::string& k) { c.account = r.string(n, k); }},

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -14,6 +15,7 @@
 #include "mirage/core/Error.h"
 #include "mirage/daemon/Daemon.h"
 #include "mirage/daemon/DaemonConfig.h"
+#include "mirage/daemon/SbatchSubmitter.h"
 #include "mirage/daemon/SocketPath.h"
 
 namespace mirage::daemon {
@@ -91,9 +93,20 @@ class Checker {
                   std::string(kModelFileExtension) + ")");
   }
 
+  // Every segment is submitted through it: a daemon that cannot run it must not start.
+  std::string sbatch_program() const {
+    const char* path = std::getenv("PATH");
+    try {
+      return find_sbatch(c_.sbatch, path ? path : "");
+    } catch (const std::runtime_error& e) {
+      fail("cluster.sbatch", e.what());
+    }
+  }
+
   void inputs() const {
     if (!c_.slurm_conf.empty() && c_.backend == Backend::kSlurm)
       readable_file("cluster.slurm_conf", c_.slurm_conf);
+    if (c_.backend == Backend::kSlurm) sbatch_program();
     if (!c_.sim_trace.empty() && c_.backend == Backend::kSimulator)
       readable_file("simulator.trace", c_.sim_trace);
     const std::string& cal = c_.sim_calibration;

@@ -92,10 +92,19 @@ void FakeSlurmClient::start(JobId job) {
   touch();
 }
 
-void FakeSlurmClient::finish(JobId job, SlurmJobState state) {
+void FakeSlurmClient::finish(JobId job, SlurmJobState state, int exit_code) {
   SlurmJob& j = jobs_.at(job);
   j.state = state;
   j.end = clock_.now();
+  j.exit_code = exit_code;
+  touch();
+}
+
+void FakeSlurmClient::grant(JobId job, int nodes, int gpus_per_node, Seconds time_limit) {
+  SlurmJob& j = jobs_.at(job);
+  j.nodes = nodes;
+  j.gpus_per_node = gpus_per_node;
+  j.time_limit = time_limit;
   touch();
 }
 

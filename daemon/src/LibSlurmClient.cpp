@@ -3,6 +3,7 @@
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +12,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "mirage/daemon/SbatchSubmitter.h"
 
 namespace mirage::daemon {
 namespace {
@@ -79,6 +82,11 @@ SlurmJob convert(const slurm_job_info_t& j) {
       (j.job_state & JOB_STATE_BASE) == JOB_CANCELLED && j.nodes == nullptr)
     out.start = kUnknownTime;
   out.time_limit = minutes_to_seconds(j.time_limit);
+  if (out.end != kUnknownTime && j.exit_code != NO_VAL) {  // a wait(2) status
+    const int status = static_cast<int>(j.exit_code);
+    if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) out.exit_signal = WTERMSIG(status);
+  }
   out.nodes = j.num_nodes > 0 && j.num_nodes != NO_VAL ? static_cast<int>(j.num_nodes) : 1;
   out.gpus_per_node = parse_gpus_per_node(str(j.tres_per_node));
   if (out.gpus_per_node == 0) {
@@ -90,7 +98,8 @@ SlurmJob convert(const slurm_job_info_t& j) {
 
 class LibSlurmClient final : public SlurmClient {
  public:
-  explicit LibSlurmClient(std::string conf) : conf_(std::move(conf)) {
+  LibSlurmClient(std::string conf, SbatchSettings sbatch)
+      : conf_(std::move(conf)), sbatch_(std::move(sbatch)) {
     // Plugins and child code paths read $SLURM_CONF: point it at the same file. Done here, on the
     // daemon's main thread before the Slurm thread starts.
     setenv("SLURM_CONF", conf_.c_str(), 1);
@@ -171,45 +180,11 @@ class LibSlurmClient final : public SlurmClient {
     return out;
   }
 
+  // Through the site's sbatch, not slurm_submit_batch_job: only sbatch reads the #SBATCH lines
+  // and runs the site's cli_filter.
   JobId submit(const SubmitRequest& r) override {
-    init();
-    job_desc_msg_t desc;
-    slurm_init_job_desc_msg(&desc);
-    std::vector<std::string> strings;  // owners of the C strings below
-    strings.reserve(8);
-    auto c = [&](const std::string& s) -> char* {
-      if (s.empty()) return nullptr;
-      strings.push_back(s);
-      return strings.back().data();
-    };
-    std::string script = r.script;
-    desc.script = script.data();
-    std::vector<std::string> env = r.environment;
-    std::vector<char*> envp;
-    envp.reserve(env.size() + 1);
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    desc.environment = envp.data();
-    desc.env_size = static_cast<uint32_t>(env.size());
-    desc.time_limit = static_cast<uint32_t>((r.time_limit + 59) / 60);
-    desc.min_nodes = desc.max_nodes = static_cast<uint32_t>(r.nodes);
-    std::string tres = r.gpus_per_node > 0 ? "gres:gpu:" + std::to_string(r.gpus_per_node) : "";
-    desc.tres_per_node = c(tres);
-    desc.partition = c(r.partition);
-    desc.account = c(r.account);
-    desc.name = c(r.name);
-    desc.comment = c(r.comment);
-    desc.work_dir = c(r.work_dir.empty() ? std::string("/tmp") : r.work_dir);
-    desc.std_out = c(r.std_out);
-    desc.user_id = getuid();
-    desc.group_id = getgid();
-    submit_response_msg_t* resp = nullptr;
     ++counters_.submits;
-    if (slurm_submit_batch_job(&desc, &resp) != SLURM_SUCCESS)
-      fail("slurm_submit_batch_job for job '" + r.name + "' (" + r.comment + ")");
-    const JobId id = resp->job_id;
-    slurm_free_submit_response_response_msg(resp);
-    return id;
+    return sbatch_.submit(r);
   }
 
   void signal_job(JobId job, int signo) override {
@@ -244,6 +219,7 @@ class LibSlurmClient final : public SlurmClient {
   }
 
   std::string conf_;
+  SbatchSubmitter sbatch_;
   bool initialised_ = false;
   RpcCounters counters_;
 };
@@ -254,8 +230,11 @@ bool have_libslurm() {
   return true;
 }
 
-std::unique_ptr<SlurmClient> make_libslurm_client(const std::string& slurm_conf) {
-  return std::make_unique<LibSlurmClient>(resolve_slurm_conf(slurm_conf));
+std::unique_ptr<SlurmClient> make_libslurm_client(const std::string& slurm_conf,
+                                                  SbatchSettings sbatch) {
+  std::string conf = resolve_slurm_conf(slurm_conf);
+  sbatch.slurm_conf = conf;
+  return std::make_unique<LibSlurmClient>(std::move(conf), std::move(sbatch));
 }
 
 }  // namespace mirage::daemon

@@ -30,7 +30,7 @@ std::string resolve_slurm_conf(const std::string& configured) {
 bool have_libslurm() {
   return false;
 }
-std::unique_ptr<SlurmClient> make_libslurm_client(const std::string&) {
+std::unique_ptr<SlurmClient> make_libslurm_client(const std::string&, SbatchSettings) {
   throw std::runtime_error(
       "this mirage was built without libslurm (install libslurm-dev and rebuild); use "
       "cluster.backend = \"simulator\"");

@@ -53,8 +53,8 @@ ControllerConfig quick_config() {
 TEST(CampaignController, SubmitsTheFirstSegmentAtOnceTaggedAndComplete) {
   Harness h(quick_config());
   auto req = simple_request(3);
-  req.partition = "gpu";
-  req.account = "proj";
+  req.shape.partition = "gpu";
+  req.shape.account = "proj";
   req.environment = {"FOO=bar"};
   const auto id = h.controller->add(req).spec.id;
   const Actions a = h.tick();
@@ -477,10 +477,10 @@ TEST(CampaignController, RejectsBadRequests) {
     EXPECT_NE(std::string(e.what()).find("unknown policy"), std::string::npos);
   }
   r = simple_request();
-  r.segments = 0;
+  r.segments = -1;
   EXPECT_THROW(h.controller->add(r), RequestError);
   r = simple_request();
-  r.time_limit = 10;
+  r.shape.time_limit = 10;
   EXPECT_THROW(h.controller->add(r), RequestError);
   r = simple_request();
   r.name.clear();

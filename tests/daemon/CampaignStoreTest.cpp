@@ -1,5 +1,6 @@
 // The SQLite store: what goes in comes back after a reopen.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,7 +51,7 @@ TEST(CampaignStore, CampaignsSurviveAReopen) {
     r.segments[0].seg.attempts = 1;
     r.segments[0].submitting = true;
     r.segments[0].intent_time = 200;
-    store.begin_submission(id, r.segments[0], {store.store_id(), id, 0, 1});
+    store.begin_submission(id, r.segments[0], {store.store_id(), id, 0, 1}, "first segment");
     r.segments[0].submitting = false;
     r.segments[0].seg.slurm_job_id = 77;
     r.segments[0].seg.state = SegmentState::kRunning;
@@ -86,6 +87,107 @@ TEST(CampaignStore, CampaignsSurviveAReopen) {
   EXPECT_EQ(subs[0].state, "submitted");
   EXPECT_EQ(subs[0].job, 77);
   EXPECT_EQ(subs[0].tag, JobTag({store.store_id(), id, 0, 1}).str());
+  EXPECT_EQ(subs[0].reason, "first segment");
+}
+
+TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
+  TempDir dir;
+  std::int64_t id = 0;
+  {
+    CampaignStore store(dir.file("s.db"));
+    CampaignRecord r = sample_record();
+    r.spec.segment_count = 0;  // open-ended: one segment planned
+    r.qos = "high";
+    r.sbatch_options = {"--nodes=2", "--qos=high"};
+    r.max_retries = 5;
+    r.done_file = "/home/u/done";
+    store.add_campaign(r);
+    id = r.spec.id;
+    ASSERT_EQ(r.segments.size(), 1u);
+    SegmentRecord more;
+    more.seg.index = 1;
+    store.save_segment(id, more);
+    r.spec.time_limit = 2 * kHour;
+    r.shape_granted = true;
+    store.save_campaign_shape(r);
+  }
+  CampaignStore store(dir.file("s.db"));
+  const CampaignRecord r = store.load_campaigns().at(0);
+  EXPECT_TRUE(r.open_ended());
+  EXPECT_EQ(r.segments.size(), 2u);
+  EXPECT_EQ(r.segments[1].seg.index, 1);
+  EXPECT_EQ(r.qos, "high");
+  EXPECT_EQ(r.sbatch_options, (std::vector<std::string>{"--nodes=2", "--qos=high"}));
+  EXPECT_EQ(r.max_retries, 5);
+  EXPECT_EQ(r.done_file, "/home/u/done");
+  EXPECT_TRUE(r.shape_granted);
+  EXPECT_EQ(r.spec.time_limit, 2 * kHour);
+}
+
+// A store of schema 1 (before shapes came from the script): today's without the columns schema 2
+// added, holding one campaign with a running first segment.
+std::int64_t write_schema_1_store(const std::string& path) {
+  std::int64_t id = 0;
+  {
+    CampaignStore store(path);
+    CampaignRecord r = sample_record();
+    r.account.clear();
+    store.add_campaign(r);
+    id = r.spec.id;
+    r.segments[0].seg.attempts = 1;
+    r.segments[0].submitting = true;
+    store.begin_submission(id, r.segments[0], {store.store_id(), id, 0, 1}, "first segment");
+    r.segments[0].submitting = false;
+    r.segments[0].seg.state = SegmentState::kRunning;
+    r.segments[0].seg.slurm_job_id = 55;
+    store.finish_submission(id, r.segments[0], 55);
+  }
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE campaigns DROP COLUMN qos;"
+                         "ALTER TABLE campaigns DROP COLUMN sbatch_options;"
+                         "ALTER TABLE campaigns DROP COLUMN max_retries;"
+                         "ALTER TABLE campaigns DROP COLUMN done_file;"
+                         "ALTER TABLE campaigns DROP COLUMN shape_granted;"
+                         "ALTER TABLE submissions DROP COLUMN outcome;"
+                         "ALTER TABLE submissions DROP COLUMN reason;"
+                         "PRAGMA user_version=1;",
+                         nullptr, nullptr, &err),
+            SQLITE_OK)
+      << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+  return id;
+}
+
+TEST(CampaignStore, AStoreOfSchema1IsMigratedAndItsCampaignsKeepTheirShape) {
+  TempDir dir;
+  const std::int64_t id = write_schema_1_store(dir.file("old.db"));
+  {
+    CampaignStore store(dir.file("old.db"));
+    const auto all = store.load_campaigns();
+    ASSERT_EQ(all.size(), 1u);
+    const CampaignRecord& r = all[0];
+    EXPECT_EQ(r.spec.id, id);
+    EXPECT_EQ(r.spec.name, "gpt2");
+    EXPECT_EQ(r.spec.segment_count, 3);
+    ASSERT_EQ(r.segments.size(), 3u);
+    EXPECT_EQ(r.segments[0].seg.slurm_job_id, 55);
+    EXPECT_EQ(r.segments[0].seg.state, SegmentState::kRunning);
+    // Submitted with every flag before: sbatch gets them all, so nothing changes for it.
+    EXPECT_EQ(r.sbatch_options, (std::vector<std::string>{"--nodes=2", "--time=2-00:00:00",
+                                                          "--gres=gpu:4", "--partition=gpu"}));
+    EXPECT_EQ(r.max_retries, -1);  // the daemon's default
+    EXPECT_EQ(r.done_file, "");    // the controller gives it one on load
+    EXPECT_FALSE(r.shape_granted);
+    EXPECT_EQ(store.submissions(id).at(0).job, 55);
+    EXPECT_EQ(store.submissions(id).at(0).outcome, "");
+    EXPECT_EQ(store.submissions(id).at(0).reason, "");  // from before reasons were kept
+  }
+  CampaignStore again(dir.file("old.db"));  // migrated once: opens as schema 2
+  EXPECT_EQ(again.load_campaigns().at(0).sbatch_options.size(), 4u);
 }
 
 TEST(CampaignStore, AnUnfinishedIntentIsRemembered) {
@@ -99,7 +201,7 @@ TEST(CampaignStore, AnUnfinishedIntentIsRemembered) {
     r.segments[1].seg.attempts = 2;
     r.segments[1].submitting = true;
     r.segments[1].intent_time = 500;
-    store.begin_submission(id, r.segments[1], {store.store_id(), id, 1, 2});
+    store.begin_submission(id, r.segments[1], {store.store_id(), id, 1, 2}, "again");
   }
   CampaignStore store(dir.file("s.db"));
   const auto all = store.load_campaigns();

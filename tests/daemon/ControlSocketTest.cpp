@@ -150,6 +150,27 @@ TEST_F(HandlerFixture, TimeLimitBeyondAYearIsRefused) {
   EXPECT_TRUE(call(add_with("time_limit", 365 * kDay))["ok"]);
 }
 
+TEST_F(HandlerFixture, AnAddWithOnlyAScriptTakesTheShapeFromItAndRepliesTheNotes) {
+  const json r = call({{"op", "add"},
+                       {"campaign",
+                        {{"name", "open"},
+                         {"script", "#!/bin/bash\n#SBATCH -N 2 -t 2:00:00\nsrun x\n"},
+                         {"script_path", "/u/x.sbatch"},
+                         {"nodes", 3},
+                         {"max_retries", 4}}}});
+  ASSERT_TRUE(r["ok"]) << r;
+  const json& c = r["campaign"];
+  EXPECT_EQ(c["segments"], 0);  // open-ended
+  EXPECT_EQ(c["nodes"], 3);
+  EXPECT_EQ(c["time_limit"], 2 * kHour);
+  EXPECT_EQ(c["max_retries"], 4);
+  EXPECT_NE(c["done_file"].get<std::string>().find(".done/campaign-"), std::string::npos);
+  ASSERT_EQ(r["notes"].size(), 1u);
+  EXPECT_EQ(r["notes"][0], "--nodes 3 overrides '#SBATCH -N 2' (/u/x.sbatch:2): the flag wins");
+  const json shown = call({{"op", "show"}, {"id", c["id"]}});
+  EXPECT_EQ(shown["campaign"]["sbatch_options"], json::array({"--nodes=3"}));
+}
+
 TEST_F(HandlerFixture, ControlBytesInANameAreRefused) {
   const json r = call(add_request("ring\x07\x1b[2Jbell"));
   EXPECT_FALSE(r["ok"]);

@@ -31,6 +31,8 @@ TEST(DaemonConfig, ReadsEveryKey) {
 [cluster]
 backend = "simulator"
 slurm_conf = "/etc/slurm/slurm.conf"
+sbatch = "/opt/slurm/bin/sbatch"
+sbatch_timeout = "90s"
 partition = "gpu"
 account = "proj"
 [poll]
@@ -71,6 +73,8 @@ file = "/tmp/m.log"
   EXPECT_EQ(c.backend, Backend::kSimulator);
   EXPECT_EQ(c.partition, "gpu");
   EXPECT_EQ(c.account, "proj");
+  EXPECT_EQ(c.sbatch, "/opt/slurm/bin/sbatch");
+  EXPECT_EQ(c.sbatch_timeout, 90);
   EXPECT_EQ(c.poll_interval, 15);
   EXPECT_EQ(c.cluster_every, 600);
   EXPECT_EQ(c.backoff_max, 120);
@@ -96,6 +100,7 @@ file = "/tmp/m.log"
   EXPECT_EQ(c.handoff_grace, 600);
   EXPECT_EQ(c.log_level, "debug");
   const auto cc = c.controller_config();
+  EXPECT_TRUE(cc.time_limit_required);  // the simulated cluster has no default limit
   EXPECT_EQ(cc.earliest_submission, 12 * kHour);
   EXPECT_EQ(cc.handoff_signal, SIGUSR2);
 }
@@ -171,6 +176,7 @@ TEST(DaemonConfig, DurationsBeyondTheirRangeAreErrorsNamingTheKey) {
   const std::pair<const char*, const char*> beyond[] = {
       {"[poll]\ninterval = \"2h\"\n", "poll.interval"},
       {"[poll]\nbackoff_max = \"2d\"\n", "poll.backoff_max"},
+      {"[cluster]\nsbatch_timeout = \"2h\"\n", "cluster.sbatch_timeout"},
       {"[policy]\ndecision_interval = \"25h\"\n", "policy.decision_interval"},
       {"[guard]\nearliest_submission = \"366d\"\n", "guard.earliest_submission"},
       {"[socket]\nidle_timeout = \"9999999d\"\n", "socket.idle_timeout"},
@@ -219,6 +225,7 @@ struct CheckFixture : ::testing::Test {
     DaemonConfig c = parse_daemon_config("", "m.toml");
     c.store_path = dir.file("state/mirage.db");
     c.socket_path = dir.file("run/mirage.sock");
+    c.sbatch = "/bin/true";  // an executable, whether or not this machine has Slurm
     return c;
   }
   std::string error(const DaemonConfig& c) {
@@ -354,6 +361,16 @@ TEST_F(CheckFixture, UnknownDefaultPolicyIsRefused) {
   // A model file is checked for being there and readable, not loaded.
   c.default_policy = dir.file("m.mirage-model");
   write(c.default_policy, "not loaded by the check");
+  EXPECT_EQ(error(c), "");
+}
+
+TEST_F(CheckFixture, AnSbatchThatCannotBeRunIsRefused) {
+  DaemonConfig c = config();
+  c.sbatch = dir.file("sbatch");
+  EXPECT_EQ(error(c), "m.toml: field 'cluster.sbatch': " + dir.file("sbatch") + " does not exist");
+  write(c.sbatch, "#!/bin/sh\n");
+  EXPECT_NE(error(c).find("is not an executable file"), std::string::npos) << error(c);
+  c.backend = Backend::kSimulator;  // submits in-process: no sbatch needed
   EXPECT_EQ(error(c), "");
 }
 

@@ -124,7 +124,7 @@ TEST(Daemon, ARestartKeepsCampaignsAndHistory) {
     id = call_daemon(config.socket_path, {{"op", "add"},
                                           {"campaign",
                                            {{"name", "keep"},
-                                            {"script", "x"},
+                                            {"script", "#!/bin/sh\nx\n"},
                                             {"segments", 3},
                                             {"time_limit", 600}}}})["campaign"]["id"]
              .get<std::int64_t>();

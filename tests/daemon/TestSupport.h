@@ -80,12 +80,22 @@ inline CampaignRequest simple_request(int segments = 3, Seconds limit = kHour) {
   r.name = "train";
   r.script = "#!/bin/bash\nsleep 20\n";
   r.segments = segments;
-  r.nodes = 1;
-  r.gpus_per_node = 4;
-  r.time_limit = limit;
+  r.shape.nodes = 1;
+  r.shape.gpus_per_node = 4;
+  r.shape.time_limit = limit;
   r.work_dir = "/tmp";
   r.owner_uid = 0;
   return r;
+}
+
+// The message with which `controller` refuses `request`; "(added)" when it does not.
+inline std::string refusal_of(CampaignController& controller, const CampaignRequest& request) {
+  try {
+    controller.add(request);
+  } catch (const RequestError& e) {
+    return e.what();
+  }
+  return "(added)";
 }
 
 // A daemon without the daemon: store + controller + fake cluster, stepped by hand.

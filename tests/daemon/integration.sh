@@ -11,7 +11,12 @@
 #   ctld     slurmctld is stopped and restarted mid-run: the daemon backs off, reconnects and
 #            the campaign completes;
 #   garbage  random bytes, oversized lines, malformed and hostile requests and idle connections
-#            on the control socket change nothing, and the daemon keeps serving.
+#            on the control socket change nothing, and the daemon keeps serving;
+#   script   a campaign added with no shape flag runs as its #SBATCH lines say (tasks, memory,
+#            output file, time: scontrol show job), and a flag that contradicts one is named;
+#   open     an open-ended campaign ends after the segment that created its done file;
+#   retry    a segment that exits non-zero is run again, then the campaign fails saying why; a
+#            script sbatch refuses fails its campaign with sbatch's own message.
 # "Submitted twice" is checked against the cluster's own record (jobcomp: one line per job that
 # ended, by job name) and the daemon's intent log (one submission per segment).
 #
@@ -42,7 +47,7 @@ while [ $# -gt 0 ]; do
     *) echo "integration: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-[ ${#phases[@]} -gt 0 ] || phases=(chain handoff kill ctld garbage)
+[ ${#phases[@]} -gt 0 ] || phases=(chain handoff kill ctld garbage script open retry)
 [ -n "$bin" ] && [ -x "$bin" ] || { echo "integration: --bin must name the mirage binary" >&2; exit 2; }
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
 
@@ -131,6 +136,28 @@ add_campaign() {  # add_campaign NAME SEGMENTS SCRIPT [extra flags...] -> prints
 }
 
 state_of() { mirage campaign show "$1" --json | json_get 'd["state"]'; }
+
+wait_state() {  # wait_state TIMEOUT ID STATE: until campaign ID is in STATE (fails on another end)
+  local timeout="$1" id="$2" want="$3" s
+  local deadline=$((SECONDS + timeout))
+  while :; do
+    s="$(state_of "$id" 2>/dev/null || echo unknown)"
+    [ "$s" = "$want" ] && return 0
+    case "$s" in done | failed | cancelled) mirage campaign show "$id" >&2 || true; fail "campaign $id is $s, not $want" ;; esac
+    [ $SECONDS -lt $deadline ] || { mirage campaign show "$id" >&2 || true; fail "campaign $id not $want after ${timeout}s"; }
+    sleep 1
+  done
+}
+
+job_of_segment() {  # job_of_segment ID K: waits for segment K's job id
+  local deadline=$((SECONDS + 60)) job
+  while :; do
+    job="$(mirage campaign show "$1" --json | json_get "d['segment_list'][$2]['job_id'] if len(d['segment_list']) > $2 else 0")"
+    [ "$job" -gt 0 ] && { echo "$job"; return 0; }
+    [ $SECONDS -lt $deadline ] || fail "campaign $1 segment $2 was not submitted"
+    sleep 0.5
+  done
+}
 
 wait_done() {  # wait_done TIMEOUT ID...
   local timeout="$1" id s all
@@ -255,6 +282,41 @@ SCRIPT
 sed 's/SEGMENT_SECONDS:-20/SEGMENT_SECONDS:-45/' "$work/segment.sh" >"$work/long.sh"
 sed 's/SEGMENT_SECONDS:-20/SEGMENT_SECONDS:-6/' "$work/segment.sh" >"$work/short.sh"
 sed 's/SEGMENT_SECONDS:-20/SEGMENT_SECONDS:-15/' "$work/segment.sh" >"$work/medium.sh"
+
+# A user's own batch script: the shape is in its #SBATCH lines, none on `campaign add`.
+cat >"$work/directives.sh" <<'SCRIPT'
+#!/bin/bash
+#SBATCH --ntasks-per-node=2
+#SBATCH --cpus-per-task=1
+#SBATCH --mem=100M
+#SBATCH --output=logs/seg-%j.txt
+#SBATCH --time=2
+echo "segment $MIRAGE_SEGMENT: $SLURM_NTASKS tasks, $SLURM_MEM_PER_NODE MB"
+sleep 15
+SCRIPT
+# Open-ended: the third segment finds the work finished and creates the done file.
+cat >"$work/open.sh" <<'SCRIPT'
+#!/bin/bash
+#SBATCH --time=1
+#SBATCH --output=logs/open-%j.txt
+echo "segment $MIRAGE_SEGMENT, done file $MIRAGE_DONE_FILE"
+sleep 3
+if [ "$MIRAGE_SEGMENT" -ge 2 ]; then touch "$MIRAGE_DONE_FILE"; fi
+SCRIPT
+cat >"$work/crash.sh" <<'SCRIPT'
+#!/bin/bash
+#SBATCH --time=1
+#SBATCH --output=logs/crash-%j.txt
+echo "segment $MIRAGE_SEGMENT attempt $MIRAGE_ATTEMPT: crashing"
+exit 3
+SCRIPT
+cat >"$work/refused.sh" <<'SCRIPT'
+#!/bin/bash
+#SBATCH --partition=no-such-partition
+#SBATCH --time=1
+true
+SCRIPT
+mkdir -p "$work/logs"
 
 start_daemon
 wait_daemon_up || fail "the daemon did not come up"
@@ -410,6 +472,70 @@ PY
       handoffs="$(check_handoffs "$id" handoff 2)" || exit 1
       [ "$handoffs" -eq 1 ] || fail "the predecessor was not running when its successor started: no hand-off to check"
       note "handoff: the predecessor stopped on the signal"
+      ;;
+    script)
+      note "script: a campaign shaped by its #SBATCH lines alone"
+      out="$(cd "$work" && mirage campaign add --name shaped --script directives.sh --segments 1 --no-export-env)"
+      echo "$out" | sed 's/^/  | /'
+      grep -q "shape      1 node(s) x 0 GPU(s), limit 00:02:00, partition gpu" <<<"$out" ||
+        fail "campaign add did not print the script's shape back"
+      id="$(sed -n "s/^campaign \([0-9]*\) 'shaped' added.*/\1/p" <<<"$out")"
+      job="$(job_of_segment "$id" 0)"
+      record="$(scontrol show job "$job")" || fail "scontrol show job $job failed"
+      for want in "NumTasks=2" "MinMemoryNode=100M" "StdOut=$work/logs/seg-$job.txt" "TimeLimit=00:02:00" "Comment=mirage:"; do
+        grep -q "$want" <<<"$record" || { echo "$record" >&2; fail "job $job lacks $want: the script's directives did not apply"; }
+      done
+      wait_done 120 "$id"
+      grep -q "segment 0: 2 tasks, 100 MB" "$work/logs/seg-$job.txt" ||
+        fail "the segment's output is not in logs/seg-$job.txt as its script says"
+      [ "$(mirage campaign show "$id" --json | json_get 'd["shape_granted"] and d["time_limit"] == 120')" = True ] ||
+        fail "the shape Slurm granted was not recorded"
+      # A flag that contradicts a directive wins, and says so.
+      out="$(cd "$work" && mirage campaign add --name flagged --script directives.sh --segments 1 --time-limit 3 --no-export-env --json)"
+      grep -q "overrides '#SBATCH --time=2' ($work/directives.sh:6): the flag wins" <<<"$out" ||
+        fail "campaign add did not say that --time-limit overrides the script: $out"
+      id="$(json_get 'd["id"]' <<<"$out")"
+      job="$(job_of_segment "$id" 0)"
+      scontrol show job "$job" | grep -q "TimeLimit=00:03:00" || fail "--time-limit did not override #SBATCH --time"
+      mirage campaign cancel "$id" >/dev/null
+      note "script: NumTasks=2, MinMemoryNode=100M, StdOut=logs/seg-$job.txt from the script; the flag overrides its --time"
+      ;;
+    open)
+      note "open: an open-ended campaign until a segment creates its done file"
+      id="$(cd "$work" && mirage campaign add --name open --script open.sh --no-export-env --policy reactive --json | json_get 'd["id"]')"
+      wait_done 180 "$id"
+      show="$(mirage campaign show "$id" --json)"
+      [ "$(json_get 'len(d["segment_list"])' <<<"$show")" -eq 3 ] || fail "the open-ended campaign ran $(json_get 'len(d["segment_list"])' <<<"$show") segments, not 3"
+      [ "$(json_get 'len(d["submissions"])' <<<"$show")" -eq 3 ] || fail "the open-ended campaign submitted more than its 3 segments"
+      json_get 'd["message"]' <<<"$show" | grep -q "^segment 2 created the done file " ||
+        fail "the campaign does not say which segment ended it: $(json_get 'd["message"]' <<<"$show")"
+      check_exactly_once "$id" open 3
+      note "open: done after segment 2 created $(json_get 'd["done_file"]' <<<"$show")"
+      ;;
+    retry)
+      note "retry: a segment that exits 3 runs twice, then its campaign fails saying why"
+      id="$(cd "$work" && mirage campaign add --name crash --script crash.sh --segments 2 --max-retries 1 --no-export-env --json | json_get 'd["id"]')"
+      wait_state 120 "$id" failed
+      show="$(mirage campaign show "$id" --json)"
+      msg="$(json_get 'd["message"]' <<<"$show")"
+      [[ "$msg" == "segment 0 failed after 2 attempts: job "*" ended FAILED, exit code 3" ]] ||
+        fail "the failed campaign does not say why: '$msg'"
+      [ "$(json_get 'len(d["submissions"])' <<<"$show")" -eq 2 ] || fail "segment 0 was not submitted exactly twice"
+      # Why, in words: each submission's reason, and how its job ended.
+      shown="$(mirage campaign show "$id")"
+      [ "$(grep -c -- "-> job [0-9]* ended FAILED, exit code 3" <<<"$shown")" -eq 2 ] &&
+        grep -q "segment 0 attempt 1, .*: first segment" <<<"$shown" &&
+        grep -q "segment 0 attempt 2, .*: again after attempt 1" <<<"$shown" ||
+        { echo "$shown" >&2; fail "campaign show does not say why each attempt was made and how it ended"; }
+      note "retry: $msg"
+      id="$(cd "$work" && mirage campaign add --name refused --script refused.sh --segments 1 --max-retries 0 --no-export-env --json | json_get 'd["id"]')"
+      wait_state 60 "$id" failed
+      msg="$(mirage campaign show "$id" --json | json_get 'd["message"]')"
+      grep -q "sbatch: error: Batch job submission failed: Invalid partition name specified" <<<"$msg" ||
+        fail "a refusal does not carry sbatch's message: '$msg'"
+      [ "$(mirage campaign show "$id" --json | json_get 'len(d["submissions"])')" -eq 1 ] ||
+        fail "the refusal was submitted again although --max-retries is 0"
+      note "retry: refused once with sbatch's own message: $msg"
       ;;
     *) fail "unknown phase '$phase'" ;;
   esac

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -315,6 +316,28 @@ TEST_F(TrainerJobTest, TimeBudgetStopsWithACheckpointBeforeTheBudget) {
   EXPECT_GT((*p)["step"].get<std::int64_t>(), 0);
   EXPECT_EQ(inspect_checkpoint(CheckpointDir(dir_ / "ckpt").list().front().path).state.step,
             (*p)["step"].get<std::int64_t>());
+}
+
+// The done file (MIRAGE_DONE_FILE, set by mirage for every segment) appears only once the
+// campaign's total steps are reached, so that the campaign ends after that segment.
+TEST_F(TrainerJobTest, ReachingTheTotalStepsCreatesTheDoneFileAndNothingEarlierDoes) {
+  const fs::path done = dir_ / "campaign.done";
+  const std::map<std::string, std::string> env{{"MIRAGE_DONE_FILE", done.string()}};
+  ASSERT_EQ(test::run_trainer(args(dir_ / "ckpt", {"--steps", "4", "--run-steps", "2"}), env,
+                              dir_ / "first.log"),
+            0);
+  EXPECT_FALSE(fs::exists(done));  // stopped by its run budget, 2 of 4 steps
+  ASSERT_EQ(test::run_trainer(args(dir_ / "ckpt", {"--steps", "4"}), env, dir_ / "second.log"), 0);
+  ASSERT_TRUE(fs::exists(done));
+  std::ifstream in(done);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.rfind("step 4", 0), 0u) << text;
+  // --done-file names it without the environment.
+  const fs::path flag = dir_ / "flag.done";
+  ASSERT_EQ(test::run_trainer(args(dir_ / "ckpt", {"--steps", "4", "--done-file", flag.string()}),
+                              {}, dir_ / "third.log"),
+            0);
+  EXPECT_TRUE(fs::exists(flag));
 }
 
 // srun forwards signals to every task, but they arrive at different moments: a signal to one rank

@@ -428,7 +428,9 @@ TEST(Baselines, AverageSubmitsOnceRemainingTimeFallsBelowTheRecentMeanWait) {
   obs.campaign.predecessor_run = 44 * kHour;
   EXPECT_EQ(average.decide(obs).action, Action::kWait);
   obs.campaign.predecessor_run = 45 * kHour;
-  EXPECT_EQ(average.decide(obs).action, Action::kSubmitNow);
+  const Decision go = average.decide(obs);
+  EXPECT_EQ(go.action, Action::kSubmitNow);
+  EXPECT_EQ(go.reason, "predecessor ends in 3h; the last 100 jobs to start waited 3h on average");
   obs.campaign.predecessor_running = false;
   EXPECT_EQ(average.decide(obs).action, Action::kWait);
 }
@@ -446,7 +448,9 @@ TEST(Baselines, ForecastSubmitsOnceTheSuccessorsPlannedStartReachesThePredecesso
   obs.campaign.predecessor_run = 41 * kHour;  // 7 h left > 6 h planned wait
   EXPECT_EQ(forecast.decide(obs).action, Action::kWait);
   obs.campaign.predecessor_run = 42 * kHour;  // 6 h left
-  EXPECT_EQ(forecast.decide(obs).action, Action::kSubmitNow);
+  const Decision go = forecast.decide(obs);
+  EXPECT_EQ(go.action, Action::kSubmitNow);
+  EXPECT_EQ(go.reason, "predecessor ends in 6h; 2-node wait estimated 6h");
   obs.campaign.predecessor_running = false;
   EXPECT_EQ(forecast.decide(obs).action, Action::kWait);
   // Recently ended jobs ran half of their limits: the running job has 1 h more, not 6 h, so

@@ -86,6 +86,16 @@ TEST(TimeTest, FormatsSlurmDurationsAsSlurmPrintsThem) {
     EXPECT_EQ(parse_slurm_duration(format_slurm_duration(s)), s);
 }
 
+TEST(TimeTest, FormatsShortDurationsWithTheTwoLargestUnits) {
+  EXPECT_EQ(format_short_duration(0), "0s");
+  EXPECT_EQ(format_short_duration(45), "45s");
+  EXPECT_EQ(format_short_duration(90), "1m30s");
+  EXPECT_EQ(format_short_duration(3 * kHour + 10 * kMinute + 59), "3h10m");
+  EXPECT_EQ(format_short_duration(2 * kDay + 4 * kHour + 30), "2d4h");
+  EXPECT_EQ(format_short_duration(kDay + 30 * kMinute), "1d");  // rounded down to its units
+  EXPECT_EQ(format_short_duration(-90), "-1m30s");
+}
+
 TEST(TimeTest, ParsesShortDurations) {
   EXPECT_EQ(parse_short_duration("90s"), 90);
   EXPECT_EQ(parse_short_duration("30m"), 30 * kMinute);

@@ -38,6 +38,9 @@ struct TrainOptions {
   double handoff_timeout_s = 900;
   std::optional<std::filesystem::path> progress_file;
   std::optional<std::filesystem::path> metrics_file;
+  // Created once the campaign's total steps are reached: a mirage campaign ends after the
+  // segment that creates it (MIRAGE_DONE_FILE).
+  std::optional<std::filesystem::path> done_file;
   std::optional<std::filesystem::path> rendezvous_dir;  // FileStore here; else TCPStore
   double dist_timeout_s = 600;
   int log_every = 10;

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "AdamW.h"
+#include "AtomicFile.h"
 #include "Bf16Replica.h"
 #include "ByteCorpus.h"
 #include "CheckpointFile.h"
@@ -647,6 +648,12 @@ void Trainer::finish() {
     marker.time_unix = unix_time_now();
     marker.reason = stop_reason_;
     write_handoff_marker(o_.checkpoint_dir, marker);
+  }
+  // The campaign is finished: its segments stop here (mirage reads the file when this one exits).
+  if (lead_ && stop_reason_ == "done" && o_.done_file) {
+    write_file_atomically(*o_.done_file,
+                          {"step " + std::to_string(state_.step) + ", job " + env_.job_id + "\n"});
+    spdlog::info("reached {} steps: created {}", o_.steps, o_.done_file->string());
   }
   report(stop_reason_ == "done" ? "done" : "stopped", false);
   if (SignalStop::requested()) {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cctype>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -89,7 +90,7 @@ int main(int argc, char** argv) {
 
   TrainOptions o;
   std::string time_budget, inspect_target;
-  std::string corpus, progress, metrics, rendezvous, profile;
+  std::string corpus, progress, metrics, rendezvous, profile, done_file;
   CLI::App app{"mirage-train-gpt: a checkpointed GPT-2-style trainer for chained Slurm jobs"};
   // A flag given twice takes its last value, so extra flags appended by a batch script
   // (MIRAGE_TRAIN_ARGS) override the script's defaults.
@@ -153,6 +154,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--progress", progress, "JSON file rewritten with the current state");
   app.add_option("--metrics", metrics, "JSON-lines file appended with each logged step");
+  app.add_option("--done-file", done_file,
+                 "file created once --steps are reached, which ends a mirage campaign (default: "
+                 "$MIRAGE_DONE_FILE, set by mirage for every segment)");
   app.add_option("--rendezvous", rendezvous,
                  "shared directory for a file-based rendezvous (default: TCP at MASTER_ADDR, "
                  "else SLURM_LAUNCH_NODE_IPADDR)");
@@ -187,6 +191,9 @@ int main(int argc, char** argv) {
   if (!corpus.empty()) o.corpus = corpus;
   if (!progress.empty()) o.progress_file = progress;
   if (!metrics.empty()) o.metrics_file = metrics;
+  if (done_file.empty())
+    if (const char* env = std::getenv("MIRAGE_DONE_FILE")) done_file = env;
+  if (!done_file.empty()) o.done_file = done_file;
   if (!rendezvous.empty()) o.rendezvous_dir = rendezvous;
   if (!profile.empty()) o.profile_file = profile;
   return mirage::training::run_trainer(o);

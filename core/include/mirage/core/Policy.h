@@ -12,8 +12,11 @@ enum class Action { kWait, kSubmitNow };
 struct Decision {
   Action action = Action::kWait;
   double confidence = 1.0;  // in [0, 1]; learned agents may report less
-  static Decision wait() { return {Action::kWait, 1.0}; }
-  static Decision submit() { return {Action::kSubmitNow, 1.0}; }
+  // Why, in words, for people ("predecessor ends in 3h10m; ..."); policies that can say it fill
+  // it when they submit (only then: evaluation makes millions of decisions).
+  std::string reason;
+  static Decision wait() { return {Action::kWait, 1.0, {}}; }
+  static Decision submit() { return {Action::kSubmitNow, 1.0, {}}; }
 };
 
 class Policy {

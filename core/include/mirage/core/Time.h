@@ -24,6 +24,9 @@ std::optional<Seconds> parse_slurm_duration(std::string_view text);
 // Formats as Slurm does: "D-HH:MM:SS" when a day or more, else "HH:MM:SS".
 std::string format_slurm_duration(Seconds seconds);
 
+// Formats for people with the two largest units, rounded down: "3h10m", "2d4h", "45m", "30s".
+std::string format_short_duration(Seconds seconds);
+
 // Parses durations such as "4h", "30m", "90s", "2d" (used by CLI flags like --every).
 std::optional<Seconds> parse_short_duration(std::string_view text);
 

@@ -11,14 +11,18 @@
 //   2. settle intents whose outcome is unknown (after a restart or a lost reply);
 //   3. hand-off mode: once the successor runs, signal the predecessor, and cancel it after the
 //      grace period;
-//   4. submit: segment 0 at once; a later one when the policy says so (asked every decision
+//   4. the done file: once it exists and no segment runs, the campaign is done (a successor
+//      still queued is cancelled);
+//   5. submit: segment 0 at once; a later one when the policy says so (asked every decision
 //      interval while the predecessor runs, inside the earliest-submission window), or at the
 //      latest `fallback_lead` before the predecessor's limit or when it ends; a segment that
 //      failed to start, or failed before its successor was submitted, is submitted again up to
-//      max_retries times, after which the campaign fails.
+//      max_retries times, after which the campaign fails. An open-ended campaign makes its next
+//      segment when it submits it.
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -29,6 +33,7 @@
 #include "mirage/daemon/CampaignRecord.h"
 #include "mirage/daemon/CampaignStore.h"
 #include "mirage/daemon/Clock.h"
+#include "mirage/daemon/SegmentShape.h"
 #include "mirage/daemon/SlurmClient.h"
 
 namespace mirage::daemon {
@@ -44,7 +49,8 @@ struct ControllerConfig {
   // The successor is submitted at the latest this long before the predecessor's limit runs out
   // (the `reactive` fallback), and in any case when the predecessor ends.
   Seconds fallback_lead = 60;
-  int max_retries = 2;               // further submissions of a segment that failed
+  int max_retries = 2;               // further submissions of a segment that failed (the
+                                     // default of campaigns that set none)
   Seconds retry_delay = 60;          // wait before submitting a refused segment again
   int max_campaigns_per_user = 100;  // guard rail: active + paused campaigns per owner
   int handoff_signal = 10;           // SIGUSR1 on Linux
@@ -53,6 +59,8 @@ struct ControllerConfig {
   // processed by slurmctld when the daemon died).
   Seconds reconcile_delay = 5;
   std::uint32_t user_id = 0;  // jobs of other users never match a tag
+  // The simulated cluster has no default time limit: a campaign must state one.
+  bool time_limit_required = false;
 };
 
 struct SubmitAction {
@@ -84,14 +92,12 @@ struct Actions {
 struct CampaignRequest {
   std::string name;
   std::string script;
-  std::string script_path;
-  int segments = 1;
-  int nodes = 1;
-  int gpus_per_node = 0;
-  Seconds time_limit = 0;
-  std::string partition;
-  std::string account;
-  std::string policy;  // empty: the daemon's default
+  std::string script_path;  // names the script in messages
+  int segments = 0;         // the most segments; 0: until a segment creates the done file
+  ShapeFlags shape;         // what the script's #SBATCH lines do not decide
+  std::optional<int> max_retries;
+  std::string done_file;  // empty: the campaign's own beside the store
+  std::string policy;     // empty: the daemon's default
   OverlapMode overlap = OverlapMode::kConcurrent;
   Seconds handoff_grace = 5 * kMinute;
   std::string work_dir;
@@ -129,7 +135,8 @@ class CampaignController {
   void load();
 
   // --- requests. Throw RequestError with a message for the user.
-  const CampaignRecord& add(CampaignRequest request);
+  // `notes` (when given) receives what the user should know: flags that override the script.
+  const CampaignRecord& add(CampaignRequest request, std::vector<std::string>* notes = nullptr);
   const CampaignRecord& pause(std::int64_t id);
   const CampaignRecord& resume(std::int64_t id);
   // Marks the campaign cancelled and returns the cancellations of its queued or running jobs.
@@ -160,6 +167,11 @@ class CampaignController {
   void settle_intents(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,
                       Actions& out);
   void handoff(Entry& e, Seconds now, Actions& out);
+  bool finish_if_done_file(Entry& e, Seconds now, Actions& out);
+  int next_open_ended_segment(Entry& e, Seconds now);
+  SegmentRecord& add_segment(Entry& e);
+  void record_granted_shape(Entry& e, const SlurmJob& job);
+  int max_retries(const Entry& e) const;
   void sweep_cancelled(Entry& e, Seconds now, Actions& out);
   void advance(Entry& e, Seconds now, const ObservationBuilder& history, const QueueSnapshot& queue,
                Actions& out);
@@ -167,7 +179,9 @@ class CampaignController {
   void apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now);
   void segment_failed(Entry& e, SegmentRecord& s, bool started, const std::string& why,
                       Seconds now);
-  void submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again);
+  // `why`, in words, is kept with the submission for `campaign show`.
+  void submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
+              const std::string& why);
   SubmitRequest make_request(const Entry& e, const SegmentRecord& s, const JobTag& tag) const;
   void finish(Entry& e, CampaignState state, const std::string& message, Seconds now);
   void save(const Entry& e, const SegmentRecord& s);

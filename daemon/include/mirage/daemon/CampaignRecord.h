@@ -12,6 +12,9 @@
 
 namespace mirage::daemon {
 
+// The most segments a campaign may have, bounded or open-ended.
+inline constexpr int kMaxSegments = 10000;
+
 enum class CampaignState { kActive, kPaused, kDone, kFailed, kCancelled };
 std::string_view to_string(CampaignState state);
 std::optional<CampaignState> parse_campaign_state(std::string_view text);
@@ -32,10 +35,20 @@ struct SegmentRecord {
 };
 
 struct CampaignRecord {
-  Campaign spec;            // spec.segments is unused: the segments' state lives in `segments`
+  // spec.segments is unused: the segments' state lives in `segments`. spec.segment_count is the
+  // most segments, 0 for none (the campaign runs until a segment creates the done file).
+  // spec.nodes, gpus_per_node, time_limit (0: not known yet) and partition are the segments'
+  // shape: as asked at `campaign add`, then as Slurm granted it (shape_granted).
+  Campaign spec;
   std::string script_path;  // where the script was read from, for display
   std::uint32_t owner_uid = 0;
   std::string account;
+  std::string qos;
+  bool shape_granted = false;
+  // The `campaign add` flags as sbatch options, which override the script's directives.
+  std::vector<std::string> sbatch_options;
+  int max_retries = -1;   // further submissions of a failed segment; -1: the daemon's default
+  std::string done_file;  // MIRAGE_DONE_FILE
   std::string work_dir;
   std::vector<std::string> environment;  // NAME=value, as sbatch --export=ALL would pass
   CampaignState state = CampaignState::kActive;
@@ -45,6 +58,7 @@ struct CampaignRecord {
   std::vector<SegmentRecord> segments;
 
   int segments_done() const;
+  bool open_ended() const { return spec.segment_count == 0; }
 };
 
 }  // namespace mirage::daemon

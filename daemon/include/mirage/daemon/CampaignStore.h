@@ -26,6 +26,9 @@ struct SubmissionRecord {
   std::string state;  // submitting, submitted, refused
   JobId job = 0;
   Seconds intent_time = 0;
+  std::string message;  // why Slurm refused it
+  std::string outcome;  // how its job ended ("COMPLETED", "FAILED, exit code 1"); empty until then
+  std::string reason;   // why it was made, in words ("first segment", the policy's reason)
 };
 
 struct DecisionRecord {
@@ -66,14 +69,22 @@ class CampaignStore {
   void add_campaign(CampaignRecord& record);
   std::vector<CampaignRecord> load_campaigns() const;
   void save_campaign_state(const CampaignRecord& record);
+  // The segments' shape (nodes, GPUs, limit, partition) and whether Slurm granted it.
+  void save_campaign_shape(const CampaignRecord& record);
+  void save_done_file(const CampaignRecord& record);
   void save_segment(std::int64_t campaign, const SegmentRecord& segment);
 
   // --- the intent log. begin_submission commits the intent (and the segment with it) before
   // the caller may submit; finish/refuse record the outcome.
-  void begin_submission(std::int64_t campaign, const SegmentRecord& segment, const JobTag& tag);
+  // `reason` says why, in words; a second intent for the same attempt keeps the first one's.
+  void begin_submission(std::int64_t campaign, const SegmentRecord& segment, const JobTag& tag,
+                        const std::string& reason);
   void finish_submission(std::int64_t campaign, const SegmentRecord& segment, JobId job);
   void refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
                          const std::string& why);
+  // How the job of the segment's current attempt ended.
+  void record_outcome(std::int64_t campaign, const SegmentRecord& segment,
+                      const std::string& outcome);
   std::vector<SubmissionRecord> submissions(std::int64_t campaign) const;
 
   // --- decisions

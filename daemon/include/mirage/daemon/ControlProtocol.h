@@ -4,7 +4,7 @@
 //   {"op":"status"}                             -> {"ok":true,"daemon":{...}}
 //   {"op":"list"}                               -> {"ok":true,"campaigns":[...]}
 //   {"op":"show","id":N}                        -> {"ok":true,"campaign":{... "segments":[...]}}
-//   {"op":"add","campaign":{...}}               -> {"ok":true,"campaign":{...}}
+//   {"op":"add","campaign":{...}}               -> {"ok":true,"campaign":{...},"notes":[...]}
 //   {"op":"cancel"|"pause"|"resume","id":N}     -> {"ok":true,"campaign":{...}}
 // Every failure is {"ok":false,"error":"..."}: malformed JSON, unknown ops or keys, wrong types,
 // values out of range (time_limit 1 minute to 365 days, handoff_grace up to 7 days), control

@@ -7,8 +7,8 @@
 //
 // Ranges, so that no value overflows a later computation (seconds to milliseconds, a limit
 // added to a time) or makes the daemon spin:
-//   poll.interval 1s..1h; poll.cluster_every, poll.backoff_max 1s..1d;
-//   simulator.warmup 0..3650d; simulator.checkpoint 0..1d; socket.idle_timeout 1s..1d;
+//   cluster.sbatch_timeout 1s..1h; poll.interval 1s..1h; poll.cluster_every, poll.backoff_max
+//   1s..1d; simulator.warmup 0..3650d; simulator.checkpoint 0..1d; socket.idle_timeout 1s..1d;
 //   policy.decision_interval 1s..1d; policy.fallback_lead 0..30d;
 //   guard.earliest_submission 0..365d; guard.retry_delay 0..1d; handoff.grace 0..7d;
 //   simulator.speed 0.001..1e6; simulator.nodes 0..1048576; simulator.gpus_per_node 0..1024;
@@ -29,7 +29,9 @@ struct DaemonConfig {
   // [cluster]
   Backend backend = Backend::kSlurm;
   std::string slurm_conf;  // empty: $SLURM_CONF, then /etc/slurm/slurm.conf
-  std::string partition;   // observed, and used by campaigns that name none; empty: the default
+  std::string sbatch;      // the sbatch that submits segments; empty: the first on $PATH
+  Seconds sbatch_timeout = 2 * kMinute;  // killed after this; the tag settles the outcome
+  std::string partition;  // observed, and used by campaigns that name none; empty: the default
   std::string account;
 
   // [poll]

@@ -28,7 +28,9 @@ class FakeSlurmClient final : public SlurmClient {
   // --- the test's hands on the cluster
   JobId add_job(SlurmJob job);  // id assigned when 0; submit time defaults to now
   void start(JobId job);
-  void finish(JobId job, SlurmJobState state = SlurmJobState::kCompleted);
+  void finish(JobId job, SlurmJobState state = SlurmJobState::kCompleted, int exit_code = 0);
+  // The site decided the shape (its defaults, job_submit rules): the job differs from the request.
+  void grant(JobId job, int nodes, int gpus_per_node, Seconds time_limit);
   void forget(JobId job);  // the controller purged its record (MinJobAge)
   void set_reachable(bool reachable) { reachable_ = reachable; }
   // The next submit fails: refused (transient=false) or lost (transient=true: the job is created

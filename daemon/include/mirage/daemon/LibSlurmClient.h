@@ -1,11 +1,13 @@
 #pragma once
-// The real controller through libslurm. Not thread-safe, like libslurm itself: the daemon makes
-// every call from its one Slurm thread. libslurm is initialised lazily on that thread, from an
-// explicit slurm.conf (libslurm exits the whole process when it finds no configuration, so the
-// file is checked first and a missing one is a clear error instead).
+// The real controller: read through libslurm, submitted to through the site's sbatch. Not
+// thread-safe, like libslurm itself: the daemon makes every call from its one Slurm thread.
+// libslurm is initialised lazily on that thread, from an explicit slurm.conf (libslurm exits the
+// whole process when it finds no configuration, so the file is checked first and a missing one is a
+// clear error instead).
 #include <memory>
 #include <string>
 
+#include "mirage/daemon/SbatchSubmitter.h"
 #include "mirage/daemon/SlurmClient.h"
 
 namespace mirage::daemon {
@@ -17,7 +19,9 @@ std::string resolve_slurm_conf(const std::string& configured);
 // True when this build has libslurm.
 bool have_libslurm();
 
-// Creates the libslurm client (throws std::runtime_error when this build has no libslurm).
-std::unique_ptr<SlurmClient> make_libslurm_client(const std::string& slurm_conf);
+// Creates the client that reads through libslurm and submits through sbatch (its SLURM_CONF set
+// to the same slurm.conf). Throws std::runtime_error when this build has no libslurm.
+std::unique_ptr<SlurmClient> make_libslurm_client(const std::string& slurm_conf,
+                                                  SbatchSettings sbatch);
 
 }  // namespace mirage::daemon

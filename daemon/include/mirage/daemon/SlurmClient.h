@@ -46,6 +46,8 @@ struct SlurmJob {
   Seconds time_limit = 0;        // seconds
   int nodes = 1;
   int gpus_per_node = 0;
+  int exit_code = 0;    // the batch script's exit status, once it ended
+  int exit_signal = 0;  // the signal that ended it, if one did
 };
 
 // The result of one bulk job RPC. `changed` is false when the controller reported no change
@@ -69,12 +71,17 @@ struct PartitionInfo {
   PriorityParameters priority = PriorityParameters::unweighted();
 };
 
+// One segment to submit. The real cluster gets the script and `options` through sbatch, which
+// applies the script's own #SBATCH lines; the shape fields say what the segment is expected to
+// get (the simulator and the fake, which run no sbatch, submit with them).
 struct SubmitRequest {
   std::string script;                    // the batch script's text
   std::vector<std::string> environment;  // NAME=value
   std::string work_dir;
-  std::string std_out;  // empty: Slurm's default (slurm-%j.out in work_dir)
-  Seconds time_limit = 0;
+  // sbatch options from `campaign add` and the daemon's defaults ("--nodes=2"), which override
+  // the script's directives.
+  std::vector<std::string> options;
+  Seconds time_limit = 0;  // 0: not known before Slurm grants it (the partition's default)
   int nodes = 1;
   int gpus_per_node = 0;
   std::string partition;  // empty: the cluster's default

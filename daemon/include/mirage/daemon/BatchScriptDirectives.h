@@ -1,0 +1,55 @@
+#pragma once
+// The #SBATCH lines of a batch script, read as sbatch reads them, for the few options that give a
+// segment its shape: nodes, GPUs, time limit, partition, account and QOS. sbatch itself still
+// reads the whole script (every other directive applies through it); this only tells the daemon
+// what the segments will ask for before the first one is submitted.
+//
+// As sbatch: the first line must be "#!" and an interpreter; directives are the lines that start
+// with "#SBATCH" before the first line that is neither blank nor a comment; a later directive for
+// the same option replaces an earlier one. Both "--opt=value" and "--opt value", and the short
+// forms "-N 2", "-N2" (-N, -t, -p, -A, -q, -G).
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "mirage/core/Error.h"
+#include "mirage/core/Time.h"
+
+namespace mirage::daemon {
+
+// A value the script states, with where it says so (for messages).
+template <typename T>
+struct ScriptValue {
+  T value{};
+  long line = 0;
+  std::string text;  // the directive's option as written, e.g. "--nodes=2"
+};
+
+// How the script counts its GPUs.
+enum class GpuCount {
+  kPerNode,  // --gres=gpu:N or --gpus-per-node=N
+  kPerJob,   // --gpus=N (-G N): spread over the nodes
+};
+
+struct BatchScriptDirectives {
+  std::optional<ScriptValue<int>> nodes;  // the minimum of "N-M"
+  std::optional<ScriptValue<int>> gpus;   // counted as `gpu_count` says
+  GpuCount gpu_count = GpuCount::kPerNode;
+  bool gpus_by_gres = false;  // named by --gres (a flag then overrides with --gres too)
+  // 0 for UNLIMITED or INFINITE: the partition's limit applies.
+  std::optional<ScriptValue<Seconds>> time_limit;
+  std::optional<ScriptValue<std::string>> partition;
+  std::optional<ScriptValue<std::string>> account;
+  std::optional<ScriptValue<std::string>> qos;
+  // The first malformed line (no shebang, a value that does not parse); nothing after it is read.
+  std::optional<InputError> error;
+
+  // GPUs per node for an allocation of `node_count` nodes (a per-job count is spread evenly).
+  int gpus_per_node(int node_count) const;
+};
+
+// Reads the directives of `script`; `file` names it in messages. Never throws: a problem is kept
+// in `error`, so that a caller that checked the script once can read it again leniently.
+BatchScriptDirectives read_batch_directives(std::string_view script, const std::string& file);
+
+}  // namespace mirage::daemon

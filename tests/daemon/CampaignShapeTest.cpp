@@ -1,0 +1,130 @@
+// A campaign's segments take their shape from the script's #SBATCH lines, the `campaign add`
+// flags override them (as sbatch options), and once Slurm has the first job, its record is the
+// shape the decisions use.
+#include <gtest/gtest.h>
+
+#include "TestSupport.h"
+
+namespace mirage::daemon {
+namespace {
+
+using testing::Harness;
+using testing::refusal_of;
+
+const char* kScript =
+    "#!/bin/bash\n"
+    "#SBATCH --nodes=2\n"
+    "#SBATCH --gpus-per-node=4\n"
+    "#SBATCH --time=48:00:00\n"
+    "#SBATCH --ntasks-per-node=2\n"
+    "srun train\n";
+
+CampaignRequest script_request(const std::string& script = kScript) {
+  CampaignRequest r;
+  r.name = "gpt";
+  r.script = script;
+  r.script_path = "/home/u/gpt.sbatch";
+  r.segments = 2;
+  r.work_dir = "/tmp";
+  return r;
+}
+
+ControllerConfig config() {
+  ControllerConfig c;
+  c.fallback_lead = 0;
+  return c;
+}
+
+TEST(CampaignShape, TheScriptGivesTheShapeWithoutFlagsAndSbatchGetsNoShapeOptions) {
+  Harness h(config());
+  const auto& rec = h.controller->add(script_request());
+  EXPECT_EQ(rec.spec.nodes, 2);
+  EXPECT_EQ(rec.spec.gpus_per_node, 4);
+  EXPECT_EQ(rec.spec.time_limit, 48 * kHour);
+  EXPECT_FALSE(rec.shape_granted);
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 1u);
+  const SubmitRequest& q = h.slurm.submissions()[0].request;
+  EXPECT_TRUE(q.options.empty());
+  EXPECT_EQ(q.script, kScript);
+  EXPECT_EQ(q.nodes, 2);
+  EXPECT_EQ(q.time_limit, 48 * kHour);
+}
+
+TEST(CampaignShape, FlagsOverrideTheScriptAsSbatchOptionsAndSayWhichWins) {
+  Harness h(config());
+  auto r = script_request();
+  r.shape.nodes = 4;
+  r.shape.account = "proj";
+  std::vector<std::string> notes;
+  const auto id = h.controller->add(r, &notes).spec.id;
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0],
+            "--nodes 4 overrides '#SBATCH --nodes=2' (/home/u/gpt.sbatch:2): the flag wins");
+  EXPECT_EQ(h.campaign(id).spec.nodes, 4);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions()[0].request.options,
+            (std::vector<std::string>{"--nodes=4", "--account=proj"}));
+}
+
+TEST(CampaignShape, TheDaemonsPartitionAndAccountStandInOnlyWhereTheScriptNamesNone) {
+  auto cfg = config();
+  cfg.partition = "batch";
+  cfg.account = "site";
+  Harness h(cfg);
+  h.controller->add(script_request());
+  h.controller->add(script_request(std::string(kScript).insert(12, "#SBATCH -p gpu -A mine\n")));
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 2u);
+  EXPECT_EQ(h.slurm.submissions()[0].request.options,
+            (std::vector<std::string>{"--partition=batch", "--account=site"}));
+  EXPECT_TRUE(h.slurm.submissions()[1].request.options.empty());
+}
+
+TEST(CampaignShape, TheShapeSlurmGrantedIsRecordedAndKept) {
+  Harness h(config());
+  auto r = script_request("#!/bin/bash\nsrun train\n");  // the site's defaults decide
+  const auto id = h.controller->add(r).spec.id;
+  EXPECT_EQ(h.campaign(id).spec.time_limit, 0);
+  h.tick();
+  h.slurm.grant(h.job_of(id, 0), 1, 0, 2 * kHour);
+  h.tick();
+  EXPECT_TRUE(h.campaign(id).shape_granted);
+  EXPECT_EQ(h.campaign(id).spec.time_limit, 2 * kHour);
+  EXPECT_EQ(h.campaign(id).spec.partition, "gpu");
+  h.restart();
+  EXPECT_TRUE(h.campaign(id).shape_granted);
+  EXPECT_EQ(h.campaign(id).spec.time_limit, 2 * kHour);
+  // The decisions use it: the successor goes at the predecessor's limit (fallback_lead 0), in
+  // the tick at the limit and not the one a second before.
+  h.slurm.start(h.job_of(id, 0));
+  h.tick();
+  h.clock.advance(2 * kHour - 1);
+  h.tick();
+  h.clock.advance(1);
+  EXPECT_EQ(h.tick().submits.size(), 1u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+}
+
+TEST(CampaignShape, AScriptSbatchWouldRefuseIsRefusedNamingTheLine) {
+  Harness h(config());
+  const std::string no_shebang = refusal_of(*h.controller, script_request("srun train\n"));
+  EXPECT_NE(no_shebang.find("/home/u/gpt.sbatch:1: not a batch script"), std::string::npos)
+      << no_shebang;
+  const std::string bad_time =
+      refusal_of(*h.controller, script_request("#!/bin/bash\n#SBATCH --time=soon\n"));
+  EXPECT_NE(bad_time.find("/home/u/gpt.sbatch:2: field '#SBATCH --time'"), std::string::npos)
+      << bad_time;
+  EXPECT_TRUE(h.controller->campaigns().empty());
+}
+
+TEST(CampaignShape, TheSimulatedClusterNeedsATimeLimitFromTheFlagsOrTheScript) {
+  auto cfg = config();
+  cfg.time_limit_required = true;
+  Harness h(cfg);
+  EXPECT_THROW(h.controller->add(script_request("#!/bin/bash\nsrun train\n")), RequestError);
+  EXPECT_NO_THROW(h.controller->add(script_request()));
+}
+
+}  // namespace
+}  // namespace mirage::daemon

@@ -1,0 +1,180 @@
+// Submitting through sbatch, against a fake `sbatch` (a shell script in a temporary directory)
+// that records what it was given and answers as the test tells it.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "TestSupport.h"
+#include "mirage/daemon/SbatchSubmitter.h"
+
+namespace mirage::daemon {
+namespace {
+
+using testing::TempDir;
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A fake sbatch: records its arguments, environment, working directory and standard input
+// beside itself, then runs `body`.
+std::string fake_sbatch(const TempDir& dir, const std::string& body) {
+  const std::string path = dir.file("sbatch");
+  std::ofstream f(path);
+  f << "#!/bin/sh\n"
+    << "d='" << dir.path().string() << "'\n"
+    << "printf '%s\\n' \"$@\" > \"$d/args\"\n"
+    << "export -p > \"$d/env\"\n"
+    << "pwd > \"$d/cwd\"\n"
+    << "while IFS= read -r line; do printf '%s\\n' \"$line\"; done > \"$d/stdin\"\n"
+    << body << "\n";
+  f.close();
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+SubmitRequest request(const TempDir& dir) {
+  SubmitRequest r;
+  r.script = "#!/bin/bash\n#SBATCH --ntasks-per-node=2\nsrun train\n";
+  r.environment = {"PATH=/usr/bin:/bin", "MIRAGE_SEGMENT=3", "SLURM_CONF=/elsewhere.conf"};
+  r.work_dir = dir.path().string();
+  r.options = {"--nodes=2", "--time=01:00:00"};
+  r.name = "gpt-s3";
+  r.comment = "mirage:0000abcd:7:3:1";
+  return r;
+}
+
+SbatchSubmitter submitter(const std::string& program, Seconds timeout = 30) {
+  return SbatchSubmitter({program, "/etc/slurm/test.conf", timeout});
+}
+
+SlurmError error_of(const SbatchSubmitter& s, const SubmitRequest& r) {
+  try {
+    s.submit(r);
+  } catch (const SlurmError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "submit did not throw";
+  return SlurmError("", 0, false);
+}
+
+TEST(SbatchSubmitter, ReturnsTheJobIdAndGivesSbatchTheScriptOptionsTagAndEnvironment) {
+  TempDir dir;
+  const auto s = submitter(fake_sbatch(dir, "echo 4242"));
+  const SubmitRequest r = request(dir);
+  EXPECT_EQ(s.submit(r), 4242);
+  EXPECT_EQ(slurp(dir.file("args")),
+            "--parsable\n--job-name=gpt-s3\n--comment=mirage:0000abcd:7:3:1\n--export=ALL\n"
+            "--nodes=2\n--time=01:00:00\n");
+  EXPECT_EQ(slurp(dir.file("stdin")), r.script);
+  EXPECT_EQ(slurp(dir.file("cwd")), dir.path().string() + "\n");
+  const std::string env = slurp(dir.file("env"));
+  EXPECT_NE(env.find("MIRAGE_SEGMENT='3'"), std::string::npos) << env;
+  // The cluster the daemon watches, not the one of the shell that added the campaign.
+  EXPECT_NE(env.find("SLURM_CONF='/etc/slurm/test.conf'"), std::string::npos) << env;
+  EXPECT_EQ(env.find("/elsewhere.conf"), std::string::npos) << env;
+}
+
+TEST(SbatchSubmitter, ReadsAFederatedIdAfterWarnings) {
+  TempDir dir;
+  const auto s = submitter(fake_sbatch(dir, "echo 'sbatch: warning: odd' >&2; echo '77;cluster'"));
+  EXPECT_EQ(s.submit(request(dir)), 77);
+}
+
+TEST(SbatchSubmitter, ARefusalCarriesSbatchsOwnMessage) {
+  TempDir dir;
+  const auto s = submitter(fake_sbatch(
+      dir,
+      "echo 'sbatch: error: Batch job submission failed: Invalid account or account/partition "
+      "combination specified' >&2; exit 1"));
+  const SlurmError e = error_of(s, request(dir));
+  EXPECT_FALSE(e.transient());
+  EXPECT_STREQ(e.what(),
+               "sbatch: error: Batch job submission failed: Invalid account or account/partition "
+               "combination specified");
+}
+
+TEST(SbatchSubmitter, AControllerThatDoesNotAnswerLeavesTheOutcomeToTheTag) {
+  TempDir dir;
+  const auto s = submitter(
+      fake_sbatch(dir,
+                  "echo 'sbatch: error: Batch job submission failed: Socket timed out on send/recv "
+                  "operation' >&2; exit 1"));
+  EXPECT_TRUE(error_of(s, request(dir)).transient());
+}
+
+TEST(SbatchSubmitter, NoJobIdInTheOutputLeavesTheOutcomeToTheTag) {
+  TempDir dir;
+  const auto s = submitter(fake_sbatch(dir, "echo 'Submitted batch job'"));
+  const SlurmError e = error_of(s, request(dir));
+  EXPECT_TRUE(e.transient());
+  EXPECT_NE(std::string(e.what()).find("printed no job id"), std::string::npos) << e.what();
+}
+
+TEST(SbatchSubmitter, ASbatchThatHangsIsKilledAtTheTimeoutAndTheOutcomeIsUnknown) {
+  TempDir dir;
+  const auto s = submitter(fake_sbatch(dir, "sleep 30; echo 1"), 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  const SlurmError e = error_of(s, request(dir));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_TRUE(e.transient());
+  EXPECT_NE(std::string(e.what()).find("did not finish within 00:00:01"), std::string::npos)
+      << e.what();
+  EXPECT_LT(took, std::chrono::seconds(10));
+}
+
+TEST(SbatchSubmitter, ASbatchThatCannotBeRunIsARefusalSayingWhy) {
+  TempDir dir;
+  const SlurmError e = error_of(submitter(dir.file("no-sbatch")), request(dir));
+  EXPECT_FALSE(e.transient());
+  EXPECT_EQ(std::string(e.what()),
+            "cannot run sbatch (" + dir.file("no-sbatch") + "): No such file or directory");
+}
+
+TEST(SbatchSubmitter, AWorkingDirectoryThatIsGoneIsARefusalSayingWhich) {
+  TempDir dir;
+  SubmitRequest r = request(dir);
+  r.work_dir = dir.file("gone");
+  const SlurmError e = error_of(submitter(fake_sbatch(dir, "echo 1")), r);
+  EXPECT_FALSE(e.transient());
+  EXPECT_EQ(std::string(e.what()),
+            "cannot submit from " + dir.file("gone") + ": No such file or directory");
+}
+
+TEST(SbatchSubmitter, AnExitWithoutAMessageSaysTheStatus) {
+  TempDir dir;
+  const SlurmError e = error_of(submitter(fake_sbatch(dir, "exit 3")), request(dir));
+  EXPECT_FALSE(e.transient());
+  EXPECT_NE(std::string(e.what()).find("exited with status 3"), std::string::npos) << e.what();
+}
+
+TEST(FindSbatch, TheConfiguredOneOrTheFirstOnThePath) {
+  TempDir dir;
+  const std::string fake = fake_sbatch(dir, "echo 1");
+  EXPECT_EQ(find_sbatch(fake, ""), fake);
+  EXPECT_EQ(find_sbatch("", "/nonexistent:" + dir.path().string() + ":/bin"), fake);
+  try {
+    find_sbatch("", "/nonexistent");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no sbatch on $PATH (/nonexistent)"), std::string::npos);
+  }
+  try {
+    find_sbatch(dir.file("args-missing"), "");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos);
+  }
+  std::ofstream(dir.file("plain")) << "not executable";
+  ::chmod(dir.file("plain").c_str(), 0644);
+  EXPECT_THROW(find_sbatch(dir.file("plain"), ""), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace mirage::daemon

@@ -1,0 +1,75 @@
+// A segment's shape: the `campaign add` flags over the script's #SBATCH lines.
+#include <gtest/gtest.h>
+
+#include "mirage/daemon/SegmentShape.h"
+
+namespace mirage::daemon {
+namespace {
+
+const char* kScript =
+    "#!/bin/bash\n"
+    "#SBATCH --nodes=2\n"
+    "#SBATCH --gres=gpu:4\n"
+    "#SBATCH --time=48:00:00\n"
+    "#SBATCH -p gpu\n";
+
+SegmentShape resolve(const ShapeFlags& flags, const std::string& script = kScript) {
+  return resolve_segment_shape(flags, read_batch_directives(script, "train.sbatch"),
+                               "train.sbatch");
+}
+
+TEST(SegmentShape, WithoutFlagsTheScriptGivesTheShapeAndSbatchGetsNoOptions) {
+  const SegmentShape s = resolve({});
+  EXPECT_EQ(s.nodes, 2);
+  EXPECT_EQ(s.gpus_per_node, 4);
+  EXPECT_EQ(s.time_limit, 48 * kHour);
+  EXPECT_EQ(s.partition, "gpu");
+  EXPECT_TRUE(s.sbatch_options.empty());
+  EXPECT_TRUE(s.notes.empty());
+}
+
+TEST(SegmentShape, AFlagThatContradictsADirectiveWinsAndSaysSo) {
+  ShapeFlags f;
+  f.nodes = 4;
+  f.time_limit = 2 * kHour;
+  f.partition = "gpu";  // the same as the script: nothing to say
+  const SegmentShape s = resolve(f);
+  EXPECT_EQ(s.nodes, 4);
+  EXPECT_EQ(s.time_limit, 2 * kHour);
+  EXPECT_EQ(s.sbatch_options,
+            (std::vector<std::string>{"--nodes=4", "--time=02:00:00", "--partition=gpu"}));
+  ASSERT_EQ(s.notes.size(), 2u);
+  EXPECT_EQ(s.notes[0], "--nodes 4 overrides '#SBATCH --nodes=2' (train.sbatch:2): the flag wins");
+  EXPECT_EQ(s.notes[1],
+            "--time-limit 02:00:00 overrides '#SBATCH --time=48:00:00' (train.sbatch:4): the "
+            "flag wins");
+}
+
+TEST(SegmentShape, AGpuFlagTakesTheFormOfTheScriptsGpuDirective) {
+  ShapeFlags f;
+  f.gpus_per_node = 8;
+  EXPECT_EQ(resolve(f).sbatch_options, std::vector<std::string>{"--gres=gpu:8"});
+  EXPECT_EQ(resolve(f, "#!/bin/bash\n#SBATCH -N 2 --gpus=4\n").sbatch_options,
+            std::vector<std::string>{"--gpus=16"});
+  EXPECT_EQ(resolve(f, "#!/bin/bash\n").sbatch_options,
+            std::vector<std::string>{"--gpus-per-node=8"});
+}
+
+TEST(SegmentShape, NothingStatedLeavesTheSitesDefaults) {
+  const SegmentShape s = resolve({}, "#!/bin/bash\nsrun train\n");
+  EXPECT_EQ(s.nodes, 1);
+  EXPECT_EQ(s.gpus_per_node, 0);
+  EXPECT_EQ(s.time_limit, 0);
+  EXPECT_EQ(s.partition, "");
+}
+
+TEST(SegmentShape, EarlierCampaignsKeepTheShapeTheyWereSubmittedWith) {
+  EXPECT_EQ(options_of_earlier_campaign(2, 4, 48 * kHour, "gpu", ""),
+            (std::vector<std::string>{"--nodes=2", "--time=2-00:00:00", "--gres=gpu:4",
+                                      "--partition=gpu"}));
+  EXPECT_TRUE(sets_option({"--nodes=2", "--partition=gpu"}, "partition"));
+  EXPECT_FALSE(sets_option({"--nodes=2"}, "partition"));
+}
+
+}  // namespace
+}  // namespace mirage::daemon
