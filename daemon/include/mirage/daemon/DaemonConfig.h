@@ -43,7 +43,7 @@ struct DaemonConfig {
   std::string sim_trace;  // empty: the sample trace compiled into mirage
   // What the trace leaves out of its cluster: none, infer, auto (TRACE.calibration.toml, else
   // infer) or a calibration file (simulator/CalibrationFile.h).
-  std::string sim_calibration = "none";
+  std::string sim_calibration = "auto";
   double sim_speed = 600;
   Seconds sim_warmup = 2 * kDay;
   int sim_nodes = 0;  // 0: from the trace
