@@ -24,6 +24,7 @@
 #include "mirage/daemon/CampaignPass.h"
 #include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/ControlServer.h"
+#include "mirage/daemon/FaultInjection.h"
 #include "mirage/daemon/LibSlurmClient.h"
 #include "mirage/daemon/ProcessStats.h"
 #include "mirage/daemon/SimulatedSlurmClient.h"
@@ -187,31 +188,12 @@ struct Daemon::Impl {
     ++cycles;
   }
 
-  // Test hooks for the crash tests (tests/daemon/integration.sh): with these probabilities the
-  // daemon SIGKILLs itself right after an intent is durable but before submitting, or right
-  // after Slurm accepted a job but before its id is recorded. Unset in normal use.
-  static double fault_probability(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? std::atof(v) : 0.0;
-  }
-  void maybe_crash(double p, const char* where) {
-    if (p <= 0) return;
-    std::uniform_real_distribution<double> u(0, 1);
-    if (u(fault_rng) < p) {
-      spdlog::warn("fault injection: SIGKILL {}", where);
-      spdlog::default_logger()->flush();
-      ::kill(::getpid(), SIGKILL);
-    }
-  }
-
   void perform(Actions actions) {
     if (actions.empty()) return;
     worker.post([this, actions = std::move(actions)](SlurmClient& c) {
       for (const auto& a : actions.submits) {
         try {
-          maybe_crash(fault_after_intent, "after the intent, before submitting");
           const JobId id = c.submit(a.request);
-          maybe_crash(fault_after_submit, "after submitting, before recording the job id");
           asio::post(io, [this, a, id] { pass->controller().on_submitted(a, id); });
         } catch (const SlurmError& e) {
           asio::post(io, [this, a, e] { pass->controller().on_submit_failed(a, e); });
@@ -388,9 +370,6 @@ struct Daemon::Impl {
   RpcCounters rpc_counters;
   std::string client_name;
   std::mt19937 rng;
-  std::mt19937 fault_rng{std::random_device{}()};  // used on the Slurm thread only
-  double fault_after_intent = fault_probability("MIRAGE_FAULT_AFTER_INTENT");
-  double fault_after_submit = fault_probability("MIRAGE_FAULT_AFTER_SUBMIT");
 };
 
 Daemon::Daemon(DaemonConfig config, std::unique_ptr<SlurmClient> client,
@@ -414,7 +393,8 @@ SlurmBackend make_slurm_backend(const DaemonConfig& config, std::string_view def
     SbatchSettings sbatch;
     sbatch.program = find_sbatch(config.sbatch, path ? path : "");
     sbatch.timeout = config.sbatch_timeout;
-    return {make_libslurm_client(config.slurm_conf, sbatch), std::make_shared<SystemClock>()};
+    return {with_fault_injection(make_libslurm_client(config.slurm_conf, sbatch)),
+            std::make_shared<SystemClock>()};
   }
   Trace trace = config.sim_trace.empty() ? read_trace_text(default_trace_text, default_trace_name)
                                          : read_trace(config.sim_trace);
@@ -432,7 +412,7 @@ SlurmBackend make_slurm_backend(const DaemonConfig& config, std::string_view def
   make_private_dir(std::filesystem::path(sc.state_path).parent_path());
   auto client = std::make_unique<SimulatedSlurmClient>(trace, sc);
   auto clock = client->shared_clock();
-  return {std::move(client), std::move(clock)};
+  return {with_fault_injection(std::move(client)), std::move(clock)};
 }
 
 std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view default_trace_text,

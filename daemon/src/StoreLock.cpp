@@ -68,9 +68,12 @@ std::optional<StoreLock> StoreLock::acquire(const std::string& store_path,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  // Written over the last holder's line, then cut to length: one that reads it meanwhile finds
+  // a whole line. A failure costs only the next one's message.
   const std::string who = "pid " + std::to_string(::getpid()) + " (" + holder + ")\n";
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, who.data(), who.size(), 0) < 0) {
-    // The lock is held all the same; only the next one's message is poorer.
+  if (::pwrite(fd, who.data(), who.size(), 0) == static_cast<ssize_t>(who.size()) &&
+      ::ftruncate(fd, static_cast<off_t>(who.size())) != 0) {
+    // A longer line of an earlier holder keeps its tail; the lock is held all the same.
   }
   return StoreLock(fd);
 }

@@ -26,8 +26,8 @@
 #
 #   tests/daemon/integration.sh --bin build/cli/mirage [--dir DIR] [--keep] [--phase NAME]...
 #                               [--self-check]
-# --self-check sneaks a second job named like a segment into the cluster during the kill phase:
-# the run must then FAIL, which shows the duplicate check has teeth.
+# --self-check sneaks a second job named like a segment into the cluster during the kill and tick
+# phases: the run must then FAIL, which shows the duplicate check has teeth.
 #
 # Needs root and the Slurm packages; exits 77 (skipped) without them.
 set -euo pipefail
@@ -47,7 +47,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --self-check) self_check=1; shift ;;
     --phase) phases+=("$2"); shift 2 ;;
-    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "integration: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -569,26 +569,36 @@ PY
       deadline=$((SECONDS + 300))
       while [ "$(state_of "$id" 2>/dev/null || echo unknown)" != done ]; do
         [ $SECONDS -lt $deadline ] || { mirage campaign show "$id" >&2 || true; fail "the ticked campaign is not done after 300s"; }
-        "$bin" tick --config "$tconf" >>"$dir/tick.out" 2>>"$dir/tick.log" &
+        # A pass takes some 20-50 ms here: the kill comes within it, or the tick kills itself
+        # right after its intent or right after sbatch (the daemon's fault hooks).
+        MIRAGE_FAULT_AFTER_INTENT=0.3 MIRAGE_FAULT_AFTER_SUBMIT=0.3 \
+          "$bin" tick --config "$tconf" >>"$dir/tick.out" 2>>"$dir/tick.log" &
         t1=$!
         t2=""
         if [ $((RANDOM % 4)) -eq 0 ]; then  # two at once: one of them must stand aside
           "$bin" tick --config "$tconf" >>"$dir/tick.out" 2>>"$dir/tick.log" &
           t2=$!
         fi
-        sleep "$(python3 -c 'import random; print(round(random.uniform(0.05, 1.2), 2))')"
-        if kill -0 "$t1" 2>/dev/null && [ $((RANDOM % 2)) -eq 0 ]; then
-          kill -KILL "$t1" 2>/dev/null && kills=$((kills + 1))
-        fi
-        wait "$t1" 2>/dev/null || true
+        sleep "0.0$((RANDOM % 7))"  # no python3 here: its start alone outlasts a pass
+        if [ $((RANDOM % 2)) -eq 0 ]; then kill -KILL "$t1" 2>/dev/null || true; fi
+        rc=0
+        wait "$t1" 2>/dev/null || rc=$?
+        [ $rc -ne 137 ] || kills=$((kills + 1))
         [ -z "$t2" ] || wait "$t2" || fail "a tick that found the store busy exited $?"
         ticks=$((ticks + 1))
+        sleep 0.3
       done
       refused="$(grep -c "is in use by pid [0-9]* (mirage tick)" "$dir/tick.out" || true)"
+      faults="$(grep -c "fault injection: SIGKILL" "$dir/tick.log" || true)"
       [ -z "$(grep -v "^mirage tick: " "$dir/tick.out")" ] || fail "a tick printed more than its one line: $(grep -v '^mirage tick: ' "$dir/tick.out" | head -3)"
+      if [ $self_check -eq 1 ]; then
+        note "self-check: submitting a stray job named ticked-s1 behind the ticks' back"
+        sbatch -Q -J ticked-s1 -t 1 -o /dev/null --wrap "sleep 1" >/dev/null
+        sleep 3
+      fi
       check_exactly_once "$id" ticked 3
       via_config=""
-      note "tick: done after $ticks ticks ($kills SIGKILLed, $refused stood aside for another tick); each segment submitted once ($(grep -c 'adopted job' "$dir/tick.log" || true) adopted by tag, $(grep -c 'submitting it again' "$dir/tick.log" || true) submitted again)"
+      note "tick: done after $ticks ticks ($kills died of SIGKILL, $faults of them by their own hand at submission points, $refused stood aside for another tick); each segment submitted once ($(grep -c 'adopted job' "$dir/tick.log" || true) adopted by tag, $(grep -c 'submitting it again' "$dir/tick.log" || true) submitted again)"
       ;;
     *) fail "unknown phase '$phase'" ;;
   esac
