@@ -33,6 +33,7 @@ struct EvalOptions {
   std::string every = "4h";
   std::string max_wait = "2d";
   std::string decision_interval = "10m";
+  std::string fallback_lead = "1m";
   bool tick = false;
   std::string start = "fork";
   std::string policies = "reactive,average,oracle";
@@ -150,6 +151,7 @@ int run_eval(const EvalOptions& o) {
   c.episode.max_wait = parse_duration_flag(o.max_wait, "--max-wait");
   c.episode.decision_interval = parse_duration_flag(o.decision_interval, "--decision-interval");
   c.episode.fallback_at_decision = o.tick;
+  c.episode.reactive_lead = parse_duration_flag(o.fallback_lead, "--fallback-lead");
   if (c.episode.chain.nodes > c.cluster.nodes)
     throw InputError({"", 0, "--chain-nodes"},
                      fmt::format("the chain needs {} nodes but the machine has {}",
@@ -269,6 +271,10 @@ void register_eval_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--decision-interval", o->decision_interval,
                   "How often the policy is asked (and the queue snapshotted), e.g. 5m")
+      ->capture_default_str();
+  cmd->add_option("--fallback-lead", o->fallback_lead,
+                  "The fallback submission, this long before the predecessor's limit (the "
+                  "daemon's [policy] fallback_lead)")
       ->capture_default_str();
   cmd->add_flag("--tick", o->tick,
                 "The fallback too waits for the next decision instant, as with `mirage tick` "
