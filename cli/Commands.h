@@ -7,12 +7,13 @@
 
 namespace mirage::cli {
 
-void register_trace_commands(CLI::App& app);            // mirage trace info ...
-void register_trace_fidelity_command(CLI::App& trace);  // mirage trace fidelity
+void register_trace_commands(CLI::App& app);             // mirage trace info ...
+void register_trace_fidelity_command(CLI::App& trace);   // mirage trace fidelity
 void register_trace_calibrate_command(CLI::App& trace);  // mirage trace calibrate
-void register_simulate_command(CLI::App& app);          // mirage simulate ...
-void register_eval_command(CLI::App& app);              // mirage eval ...
+void register_simulate_command(CLI::App& app);           // mirage simulate ...
+void register_eval_command(CLI::App& app);               // mirage eval ...
 void register_daemon_commands(CLI::App& app);  // mirage daemon, mirage status, mirage trace export
+void register_tick_command(CLI::App& app);     // mirage tick
 void register_campaign_commands(
     CLI::App& app);  // mirage campaign add|list|show|cancel|pause|resume
 
@@ -20,10 +21,13 @@ void register_campaign_commands(
 struct DaemonSocketOptions {
   std::string socket;
   std::string config;
+  // With --config and no daemon answering, serve the request on the config's store directly.
+  bool store_without_daemon = false;
   void add_to(CLI::App& cmd);
   std::string resolve() const;
 };
-// One request to the daemon; on failure prints why and sets rc (3: not running, 1: refused).
+// One request to the daemon (or its store, see above); on failure prints why and sets rc (3: not
+// running, 1: refused).
 std::optional<nlohmann::json> ask_daemon(const DaemonSocketOptions& where,
                                          const nlohmann::json& request, int& rc);
 void register_train_command(CLI::App& app);  // mirage train ...

@@ -78,12 +78,12 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
   const Seconds interval = config.decision_interval;
   const SimJobSpec seg = segment_job(chain);
   // The campaign has held its nodes for days already: fairshare ranks it as the heavy user it is.
-  e.sim.add_steady_usage(kCampaignUser,
-                         static_cast<double>(seg.nodes) *
-                             (e.sim.spec().allocation == AllocationMode::kGpuGranular
-                                  ? (seg.gpus_per_node > 0 ? seg.gpus_per_node
-                                                           : e.sim.spec().gpus_per_node)
-                                  : 1));
+  e.sim.add_steady_usage(
+      kCampaignUser,
+      static_cast<double>(seg.nodes) *
+          (e.sim.spec().allocation == AllocationMode::kGpuGranular
+               ? (seg.gpus_per_node > 0 ? seg.gpus_per_node : e.sim.spec().gpus_per_node)
+               : 1));
 
   SimJobIndex pred = e.sim.submit(seg);
   Seconds pred_submit = e.sim.now();
@@ -127,7 +127,9 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
         break;
       }
     }
-    if (!submitted) e.sim.run_until(fallback);
+    // The loop leaves next_snapshot at the first decision instant at or after the fallback.
+    if (!submitted)
+      e.sim.run_until(config.fallback_at_decision ? std::max(fallback, e.next_snapshot) : fallback);
     b.successor_submit = e.sim.now();
     const SimJobIndex succ = e.sim.submit(seg);
     const Seconds cutoff = std::min(e.deadline, b.predecessor_end + config.max_wait);

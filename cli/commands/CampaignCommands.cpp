@@ -1,5 +1,6 @@
-// `mirage campaign add|list|show|cancel|pause|resume`: the daemon's client. Human tables by
-// default, --json for scripts; a clear message and exit status 3 when the daemon is not running.
+// `mirage campaign add|list|show|cancel|pause|resume`: the daemon's client, or with --config and
+// no daemon running, the same requests served on its store. Human tables by default, --json for
+// scripts; a clear message and exit status 3 when neither the daemon nor a store is at hand.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -347,12 +348,14 @@ void register_campaign_commands(CLI::App& app) {
       ->capture_default_str();
   add->add_flag("--no-export-env", a->no_export,
                 "Do not pass this shell's environment to the segments (sbatch --export=NONE)");
+  a->where.store_without_daemon = true;
   a->where.add_to(*add);
   add->add_flag("--json", a->json, "Print the new campaign as JSON");
   wrap(add, [a] { return run_add(*a); });
 
   auto l = std::make_shared<ListOptions>();
   CLI::App* list = campaign->add_subcommand("list", "List campaigns");
+  l->where.store_without_daemon = true;
   l->where.add_to(*list);
   list->add_flag("--json", l->json, "Print JSON");
   wrap(list, [l] { return run_list(*l); });
@@ -372,6 +375,7 @@ void register_campaign_commands(CLI::App& app) {
     cmd->add_option("ID", o->id, "Campaign id (see `mirage campaign list`)")
         ->required()
         ->check(CLI::PositiveNumber);
+    o->where.store_without_daemon = true;
     o->where.add_to(*cmd);
     cmd->add_flag("--json", o->json, "Print JSON");
     const std::string op = s.name;

@@ -1,6 +1,7 @@
 // `mirage daemon`, `mirage status` and `mirage trace export`: running the service, asking it how
 // it is, and exporting what it observed on the cluster.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +21,8 @@
 #include "mirage/daemon/ControlServer.h"
 #include "mirage/daemon/Daemon.h"
 #include "mirage/daemon/DaemonConfig.h"
+#include "mirage/daemon/StoreControl.h"
+#include "mirage/daemon/StoreLock.h"
 #include "mirage/daemon/TraceExport.h"
 
 namespace mirage::cli {
@@ -30,7 +33,11 @@ void DaemonSocketOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--socket", socket,
                  "The daemon's control socket (default: $MIRAGE_SOCKET, else the one in "
                  "--config, else $XDG_RUNTIME_DIR/mirage/mirage.sock)");
-  cmd.add_option("--config", config, "Read the socket path from this daemon config file")
+  cmd.add_option("--config", config,
+                 store_without_daemon
+                     ? "Read the socket path from this daemon config file; with no daemon "
+                       "answering there, work on its store directly"
+                     : "Read the socket path from this daemon config file")
       ->check(CLI::ExistingFile);
 }
 
@@ -41,16 +48,46 @@ std::string DaemonSocketOptions::resolve() const {
   return daemon::default_socket_path();
 }
 
+namespace {
+
+// The request served on the config's store, saying so on stderr (stdout may be --json).
+json ask_store(const DaemonSocketOptions& where, const std::string& socket, const json& request) {
+  const daemon::DaemonConfig config = daemon::load_daemon_config(where.config);
+  ::umask(0077);
+  daemon::configure_logging(config);  // never stdout: it may carry --json
+  if (config.log_file.empty()) spdlog::set_level(spdlog::level::warn);
+  daemon::SlurmBackend backend =
+      daemon::make_slurm_backend(config, embedded_sample_trace(), embedded_sample_name());
+  json reply = daemon::serve_on_store(config, request, static_cast<std::uint32_t>(::getuid()),
+                                      *backend.client, *backend.clock);
+  std::cerr << "mirage: no daemon at " << escape_control(socket) << "; used the store "
+            << escape_control(config.store_path) << " directly"
+            << (request.value("op", "") == "add" ? " (the next `mirage tick` submits)" : "")
+            << "\n";
+  return reply;
+}
+
+}  // namespace
+
 // Runs a request; prints the error and returns nullopt when it fails (exit status in `rc`).
 std::optional<json> ask_daemon(const DaemonSocketOptions& where, const json& request, int& rc) {
+  const std::string socket = where.resolve();
   try {
-    return daemon::call_daemon(where.resolve(), request);
-  } catch (const daemon::ControlClientError& e) {
-    std::cerr << "mirage: " << escape_control(e.what()) << "\n";
+    try {
+      return daemon::call_daemon(socket, request);
+    } catch (const daemon::ControlClientError&) {
+      if (!where.store_without_daemon || where.config.empty()) throw;
+    }
+    return ask_store(where, socket, request);
+  } catch (const daemon::ControlClientError& e) {  // also a store another holds
     rc = 3;
-  } catch (const daemon::RequestError& e) {  // may quote the request's text back
     std::cerr << "mirage: " << escape_control(e.what()) << "\n";
+  } catch (const daemon::RequestError& e) {  // may quote the request's text back
     rc = 1;
+    std::cerr << "mirage: " << escape_control(e.what()) << "\n";
+  } catch (const daemon::StoreOwnerError& e) {
+    rc = 1;
+    std::cerr << "mirage: " << escape_control(e.what()) << "\n";
   }
   return std::nullopt;
 }

@@ -32,6 +32,9 @@ struct EvalOptions {
   std::string from, to;
   std::string every = "4h";
   std::string max_wait = "2d";
+  std::string decision_interval = "10m";
+  std::string fallback_lead = "1m";
+  bool tick = false;
   std::string start = "fork";
   std::string policies = "reactive,average,oracle";
   int threads = 0;
@@ -146,6 +149,9 @@ int run_eval(const EvalOptions& o) {
   c.episode.chain.time_limit = c.episode.chain.runtime = o.limit_min * kMinute;
   c.episode.chain.overlap = *parse_overlap_mode(o.overlap);
   c.episode.max_wait = parse_duration_flag(o.max_wait, "--max-wait");
+  c.episode.decision_interval = parse_duration_flag(o.decision_interval, "--decision-interval");
+  c.episode.fallback_at_decision = o.tick;
+  c.episode.reactive_lead = parse_duration_flag(o.fallback_lead, "--fallback-lead");
   if (c.episode.chain.nodes > c.cluster.nodes)
     throw InputError({"", 0, "--chain-nodes"},
                      fmt::format("the chain needs {} nodes but the machine has {}",
@@ -263,6 +269,16 @@ void register_eval_command(CLI::App& app) {
   cmd->add_option("--every", o->every, "Spacing of sample times (e.g. 4h)")->capture_default_str();
   cmd->add_option("--max-wait", o->max_wait, "Longest wait a segment is allowed before the cut-off")
       ->capture_default_str();
+  cmd->add_option("--decision-interval", o->decision_interval,
+                  "How often the policy is asked (and the queue snapshotted), e.g. 5m")
+      ->capture_default_str();
+  cmd->add_option("--fallback-lead", o->fallback_lead,
+                  "The fallback submission, this long before the predecessor's limit (the "
+                  "daemon's [policy] fallback_lead)")
+      ->capture_default_str();
+  cmd->add_flag("--tick", o->tick,
+                "The fallback too waits for the next decision instant, as with `mirage tick` "
+                "from scrontab every --decision-interval");
   cmd->add_option("--start", o->start,
                   "fork: fork a full replay at each sample (queues carry over); peer: Mirage's "
                   "protocol (empty cluster, jobs of [t, t+5d], predecessor at t+2d)")

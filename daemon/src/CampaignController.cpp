@@ -108,10 +108,8 @@ void CampaignController::load() {
     const std::int64_t id = e->rec.spec.id;
     entries_[id] = std::move(e);
   }
-  std::size_t unresolved = 0;
-  for (const auto& [id, e] : entries_) unresolved += e->unknown_since.size();
   spdlog::info("loaded {} campaigns from {} ({} submissions to reconcile with Slurm)",
-               entries_.size(), store_.path(), unresolved);
+               entries_.size(), store_.path(), unresolved());
 }
 
 CampaignController::Entry& CampaignController::entry(std::int64_t id) {
@@ -130,6 +128,12 @@ std::vector<const CampaignRecord*> CampaignController::campaigns() const {
   out.reserve(entries_.size());
   for (const auto& [id, e] : entries_) out.push_back(&e->rec);
   return out;
+}
+
+std::size_t CampaignController::unresolved() const {
+  std::size_t n = 0;
+  for (const auto& [id, e] : entries_) n += e->unknown_since.size();
+  return n;
 }
 
 std::size_t CampaignController::in_flight() const {

@@ -21,15 +21,16 @@
 #include <random>
 #include <unordered_map>
 
-#include "mirage/daemon/CampaignController.h"
-#include "mirage/daemon/CampaignStore.h"
+#include "mirage/daemon/CampaignPass.h"
 #include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/ControlServer.h"
+#include "mirage/daemon/FaultInjection.h"
 #include "mirage/daemon/LibSlurmClient.h"
 #include "mirage/daemon/ProcessStats.h"
 #include "mirage/daemon/SimulatedSlurmClient.h"
 #include "mirage/daemon/SlurmWorker.h"
 #include "mirage/daemon/SnapshotBuilder.h"
+#include "mirage/daemon/StoreLock.h"
 
 namespace mirage::daemon {
 
@@ -37,29 +38,6 @@ namespace asio = boost::asio;
 using json = nlohmann::json;
 
 namespace {
-
-// The recent starts and ends (SnapshotBuilder::save_recent); named before the ends were kept.
-constexpr const char* kRecentJobsKey = "recent_starts";
-constexpr const char* kMachineKey = "machine";
-
-// The priority weights kept with the machine, so a restart ranks the queue before the first
-// cluster load.
-json priority_to_json(const PriorityParameters& p) {
-  return {{"weight_age", p.weight_age},
-          {"weight_job_size", p.weight_job_size},
-          {"max_age", p.max_age},
-          {"favor_small", p.favor_small}};
-}
-
-PriorityParameters priority_from_json(const json& j) {
-  PriorityParameters p = PriorityParameters::unweighted();
-  if (!j.is_object()) return p;
-  p.weight_age = j.value("weight_age", 0.0);
-  p.weight_job_size = j.value("weight_job_size", 0.0);
-  p.max_age = j.value("max_age", p.max_age);
-  p.favor_small = j.value("favor_small", false);
-  return p;
-}
 
 // What one poll brought back from the Slurm thread.
 struct PollResult {
@@ -70,18 +48,12 @@ struct PollResult {
   double rpc_ms = 0;
 };
 
-void make_private_dir(const std::filesystem::path& dir) {
-  if (dir.empty()) return;
-  std::error_code ec;
-  if (std::filesystem::exists(dir, ec)) return;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
-  ::chmod(dir.c_str(), 0700);
-}
-
 }  // namespace
 
 struct Daemon::Impl {
+  // A tick finishing, or the sbatch of a killed one, holds the store for seconds at most.
+  static constexpr double kLockWait_s = 30;
+
   Impl(DaemonConfig cfg, std::unique_ptr<SlurmClient> c, std::shared_ptr<const Clock> clk)
       : config(std::move(cfg)),
         client(std::move(c)),
@@ -89,35 +61,19 @@ struct Daemon::Impl {
         worker(*client),
         poll_timer(io),
         signals(io),
-        snapshots(config.partition),
         rng(std::random_device{}()) {}
 
   // ---- setup
+  // The store is the daemon's for its life: a tick or a second daemon waits, or says so.
   void open_store() {
     make_private_dir(std::filesystem::path(config.store_path).parent_path());
-    store = std::make_unique<CampaignStore>(config.store_path);
-    ::chmod(config.store_path.c_str(), 0600);
-    controller = std::make_unique<CampaignController>(*store, *clock, config.controller_config());
-    controller->load();
-    // The history the encoder needs, so a restart does not start blind.
-    snapshots.restore_recent(store->value(kRecentJobsKey));
-    const Seconds now = clock->now();
-    const Seconds window = FeatureEncoder::kWindow * FeatureEncoder::kSpacing;
-    const auto kept = store->load_snapshots(now - window);
-    for (const auto& q : kept) history.add(q);
-    if (!kept.empty()) last_queue = kept.back();
-    const std::string machine = store->value(kMachineKey);
-    if (!machine.empty()) {
-      const auto m = json::parse(machine, nullptr, false);
-      if (m.is_object()) {
-        snapshots.set_machine(m.value("nodes", 0), m.value("gpus_per_node", 0));
-        snapshots.set_priority(priority_from_json(m.value("priority", json::object())));
-        if (config.partition.empty()) snapshots.set_partition(m.value("partition", ""));
-      }
-    }
-    spdlog::info("store {}: {} snapshots of history, {} recent starts (mean wait {})",
-                 config.store_path, kept.size(), snapshots.recent_count(),
-                 format_slurm_duration(static_cast<Seconds>(snapshots.recent_mean_wait())));
+    std::string held_by;
+    lock = StoreLock::acquire(config.store_path, "mirage daemon", kLockWait_s, &held_by);
+    if (!lock)
+      throw std::runtime_error("store " + config.store_path + " is in use by " + held_by +
+                               " (waited " + std::to_string(static_cast<int>(kLockWait_s)) +
+                               " s); is another daemon running on it?");
+    pass = std::make_unique<CampaignPass>(config, *clock);
   }
 
   void start_server() {
@@ -129,7 +85,7 @@ struct Daemon::Impl {
     hooks.perform = [this](Actions a) { perform(std::move(a)); };
     hooks.poke = [this] { decide_soon(); };
     hooks.status = [this] { return status_json(); };
-    handler = std::make_unique<ControlHandler>(*controller, *store, hooks);
+    handler = std::make_unique<ControlHandler>(pass->controller(), pass->store(), hooks);
     server = std::make_unique<ControlServer>(
         io, config.socket_path, limits,
         [this](const std::string& line, std::uint32_t uid) { return handler->handle(line, uid); });
@@ -147,11 +103,11 @@ struct Daemon::Impl {
   // A new or resumed campaign is acted on at once, on the job list already at hand: no extra
   // RPC (a burst of `campaign add` must not become a burst of job dumps).
   void decide_soon() {
-    if (decide_pending || !have_jobs) return;
+    if (decide_pending || !pass->have_jobs()) return;
     decide_pending = true;
     asio::post(io, [this] {
       decide_pending = false;
-      if (!stopping && have_jobs) cycle(last_dump_time, false);
+      if (!stopping && pass->have_jobs()) cycle(last_dump_time, false);
     });
   }
 
@@ -198,14 +154,17 @@ struct Daemon::Impl {
     ++polls;
     last_ok_wall = clock_wall_s();
     last_rpc_ms = r.rpc_ms;
-    if (r.partitions) apply_partitions(*r.partitions);
+    if (r.partitions) {
+      need_cluster = false;
+      next_cluster_load = clock_steady_s() + config.cluster_every;
+      pass->apply_partitions(*r.partitions);
+    }
     if (r.dump->changed) {
-      jobs = std::move(r.dump->jobs);
+      pass->set_jobs(std::move(r.dump->jobs));
       last_update = r.dump->last_update;
-      have_jobs = true;
     }
     last_dump_time = r.dump->taken;
-    if (have_jobs) cycle(r.dump->taken, r.dump->changed);
+    if (pass->have_jobs()) cycle(r.dump->taken, r.dump->changed);
     schedule_poll(std::chrono::milliseconds(config.poll_interval * 1000));
   }
 
@@ -217,62 +176,10 @@ struct Daemon::Impl {
     return std::chrono::milliseconds(static_cast<long long>(capped * jitter(rng) * 1000));
   }
 
-  void apply_partitions(const std::vector<PartitionInfo>& parts) {
-    need_cluster = false;
-    next_cluster_load = clock_steady_s() + config.cluster_every;
-    const PartitionInfo* chosen = nullptr;
-    for (const auto& p : parts) {
-      if (!config.partition.empty() ? p.name == config.partition : p.is_default) chosen = &p;
-    }
-    if (!chosen) {
-      spdlog::warn(
-          "partition '{}' not found on the cluster (it has {} partitions); queue "
-          "snapshots will be empty",
-          config.partition.empty() ? "(default)" : config.partition, parts.size());
-      return;
-    }
-    const PriorityParameters& w = chosen->priority;
-    if (snapshots.partition() != chosen->name || machine_nodes != chosen->total_nodes ||
-        machine_gpus != chosen->gpus_per_node || snapshots.priority() != w)
-      spdlog::info(
-          "partition {}: {} nodes, {} GPUs per node; priority weights: age {} (max age {}), job "
-          "size {}{}",
-          chosen->name, chosen->total_nodes, chosen->gpus_per_node, w.weight_age,
-          format_slurm_duration(w.max_age), w.weight_job_size,
-          w.favor_small ? ", small first" : "");
-    snapshots.set_partition(chosen->name);
-    snapshots.set_machine(chosen->total_nodes, chosen->gpus_per_node);
-    snapshots.set_priority(chosen->priority);
-    machine_nodes = chosen->total_nodes;
-    machine_gpus = chosen->gpus_per_node;
-    store->set_value(kMachineKey, json{{"partition", chosen->name},
-                                       {"nodes", chosen->total_nodes},
-                                       {"gpus_per_node", chosen->gpus_per_node},
-                                       {"priority", priority_to_json(chosen->priority)}}
-                                      .dump());
-  }
-
   // One decide cycle on the latest job list.
   void cycle(Seconds dump_time, bool changed) {
     const auto t0 = std::chrono::steady_clock::now();
-    const Seconds now = clock->now();
-    {
-      CampaignStore::Batch batch(*store);
-      if (changed) {
-        if (snapshots.observe(jobs)) store->set_value(kRecentJobsKey, snapshots.save_recent());
-        record_observed();
-      }
-      last_queue = snapshots.build(jobs, now);
-      if (now >= next_snapshot) {
-        history.add(last_queue);
-        store->save_snapshot(last_queue);
-        store->prune_snapshots(now - FeatureEncoder::kWindow * FeatureEncoder::kSpacing - kHour);
-        next_snapshot = (now / FeatureEncoder::kSpacing + 1) * FeatureEncoder::kSpacing;
-      }
-      batch.commit();
-    }
-    Actions actions = controller->tick(jobs, dump_time, history, last_queue);
-    perform(std::move(actions));
+    perform(pass->decide(dump_time, changed));
     last_cycle_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     max_cycle_ms = std::max(max_cycle_ms, last_cycle_ms);
@@ -281,63 +188,29 @@ struct Daemon::Impl {
     ++cycles;
   }
 
-  // Jobs whose state changed since the last dump go to the store, for trace export.
-  void record_observed() {
-    std::vector<SlurmJob> changed;
-    std::unordered_map<JobId, Seen> next;
-    next.reserve(jobs.size());
-    for (const auto& j : jobs) {
-      const Seen s{j.state, j.start, j.end};
-      auto it = seen.find(j.id);
-      if (it == seen.end() || !(it->second == s)) changed.push_back(j);
-      next.emplace(j.id, s);
-    }
-    seen = std::move(next);
-    store->upsert_observed_jobs(changed);
-  }
-
-  // Test hooks for the crash tests (tests/daemon/integration.sh): with these probabilities the
-  // daemon SIGKILLs itself right after an intent is durable but before submitting, or right
-  // after Slurm accepted a job but before its id is recorded. Unset in normal use.
-  static double fault_probability(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? std::atof(v) : 0.0;
-  }
-  void maybe_crash(double p, const char* where) {
-    if (p <= 0) return;
-    std::uniform_real_distribution<double> u(0, 1);
-    if (u(fault_rng) < p) {
-      spdlog::warn("fault injection: SIGKILL {}", where);
-      spdlog::default_logger()->flush();
-      ::kill(::getpid(), SIGKILL);
-    }
-  }
-
   void perform(Actions actions) {
     if (actions.empty()) return;
     worker.post([this, actions = std::move(actions)](SlurmClient& c) {
       for (const auto& a : actions.submits) {
         try {
-          maybe_crash(fault_after_intent, "after the intent, before submitting");
           const JobId id = c.submit(a.request);
-          maybe_crash(fault_after_submit, "after submitting, before recording the job id");
-          asio::post(io, [this, a, id] { controller->on_submitted(a, id); });
+          asio::post(io, [this, a, id] { pass->controller().on_submitted(a, id); });
         } catch (const SlurmError& e) {
-          asio::post(io, [this, a, e] { controller->on_submit_failed(a, e); });
+          asio::post(io, [this, a, e] { pass->controller().on_submit_failed(a, e); });
         }
       }
       for (const auto& a : actions.signals) {
         try {
           c.signal_job(a.job, a.signo);
         } catch (const SlurmError& e) {
-          asio::post(io, [this, a, e] { controller->on_signal_failed(a, e); });
+          asio::post(io, [this, a, e] { pass->controller().on_signal_failed(a, e); });
         }
       }
       for (const auto& a : actions.cancels) {
         try {
           c.cancel_job(a.job);
         } catch (const SlurmError& e) {
-          asio::post(io, [this, a, e] { controller->on_cancel_failed(a, e); });
+          asio::post(io, [this, a, e] { pass->controller().on_cancel_failed(a, e); });
         }
       }
       const RpcCounters counters = c.counters();
@@ -347,8 +220,10 @@ struct Daemon::Impl {
 
   json status_json() const {
     std::map<std::string, int> by_state;
-    for (const auto* r : controller->campaigns()) ++by_state[std::string(to_string(r->state))];
-    const auto& cc = controller->counters();
+    for (const auto* r : pass->controller().campaigns())
+      ++by_state[std::string(to_string(r->state))];
+    const auto& cc = pass->controller().counters();
+    const QueueSnapshot& last_queue = pass->last_queue();
     const double ticks = static_cast<double>(std::max<std::uint64_t>(1, polls));
     return {
         {"pid", ::getpid()},
@@ -357,9 +232,9 @@ struct Daemon::Impl {
         {"now", clock->now()},
         {"store", config.store_path},
         {"socket", config.socket_path},
-        {"partition", snapshots.partition()},
-        {"nodes", machine_nodes},
-        {"gpus_per_node", machine_gpus},
+        {"partition", pass->partition()},
+        {"nodes", pass->machine_nodes()},
+        {"gpus_per_node", pass->machine_gpus()},
         {"controller_reachable", failures == 0 && polls > 0},
         {"failed_polls", failures},
         {"polls", polls},
@@ -369,8 +244,8 @@ struct Daemon::Impl {
           {"running", last_queue.running.size()},
           {"recent_mean_wait_s", last_queue.recent_mean_wait_s},
           {"recent_starts", last_queue.recent_starts},
-          {"jobs_known", jobs.size()}}},
-        {"history_snapshots", history_size()},
+          {"jobs_known", pass->jobs().size()}}},
+        {"history_snapshots", pass->history_size()},
         {"campaigns", by_state},
         {"rpc",
          {{"job_dumps", rpc_counters.job_dumps},
@@ -419,8 +294,6 @@ struct Daemon::Impl {
             {"recent_max", recent.empty() ? 0.0 : recent.back()}};
   }
 
-  int history_size() const { return history.empty() ? 0 : history.build({}).window_filled; }
-
   static std::int64_t clock_steady_s() {
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -464,12 +337,6 @@ struct Daemon::Impl {
     io.stop();
   }
 
-  struct Seen {
-    SlurmJobState state;
-    Seconds start, end;
-    bool operator==(const Seen&) const = default;
-  };
-
   DaemonConfig config;
   std::unique_ptr<SlurmClient> client;
   std::shared_ptr<const Clock> clock;
@@ -477,18 +344,11 @@ struct Daemon::Impl {
   SlurmWorker worker;
   asio::steady_timer poll_timer;
   asio::signal_set signals;
-  std::unique_ptr<CampaignStore> store;
-  std::unique_ptr<CampaignController> controller;
+  std::optional<StoreLock> lock;
+  std::unique_ptr<CampaignPass> pass;
   std::unique_ptr<ControlHandler> handler;
   std::unique_ptr<ControlServer> server;
-  SnapshotBuilder snapshots;
-  ObservationBuilder history;
-  QueueSnapshot last_queue;
-  std::vector<SlurmJob> jobs;
-  std::unordered_map<JobId, Seen> seen;
-  bool have_jobs = false;
   Seconds last_update = 0;
-  Seconds next_snapshot = 0;
   std::int64_t next_cluster_load = 0;
   bool need_cluster = true;
   bool poll_in_flight = false;
@@ -501,8 +361,6 @@ struct Daemon::Impl {
   std::int64_t last_poll_wall = 0;
   std::int64_t last_ok_wall = 0;
   std::int64_t started_steady = 0;
-  int machine_nodes = 0;
-  int machine_gpus = 0;
   double last_cycle_ms = 0;
   double max_cycle_ms = 0;
   double sum_cycle_ms = 0;
@@ -512,9 +370,6 @@ struct Daemon::Impl {
   RpcCounters rpc_counters;
   std::string client_name;
   std::mt19937 rng;
-  std::mt19937 fault_rng{std::random_device{}()};  // used on the Slurm thread only
-  double fault_after_intent = fault_probability("MIRAGE_FAULT_AFTER_INTENT");
-  double fault_after_submit = fault_probability("MIRAGE_FAULT_AFTER_SUBMIT");
 };
 
 Daemon::Daemon(DaemonConfig config, std::unique_ptr<SlurmClient> client,
@@ -531,15 +386,15 @@ void Daemon::stop() {
   asio::post(impl_->io, [this] { impl_->shutdown(); });
 }
 
-std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view default_trace_text,
-                                    const std::string& default_trace_name) {
+SlurmBackend make_slurm_backend(const DaemonConfig& config, std::string_view default_trace_text,
+                                const std::string& default_trace_name) {
   if (config.backend == Backend::kSlurm) {
     const char* path = std::getenv("PATH");
     SbatchSettings sbatch;
     sbatch.program = find_sbatch(config.sbatch, path ? path : "");
     sbatch.timeout = config.sbatch_timeout;
-    return std::make_unique<Daemon>(config, make_libslurm_client(config.slurm_conf, sbatch),
-                                    std::make_shared<SystemClock>());
+    return {with_fault_injection(make_libslurm_client(config.slurm_conf, sbatch)),
+            std::make_shared<SystemClock>()};
   }
   Trace trace = config.sim_trace.empty() ? read_trace_text(default_trace_text, default_trace_name)
                                          : read_trace(config.sim_trace);
@@ -557,7 +412,13 @@ std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view
   make_private_dir(std::filesystem::path(sc.state_path).parent_path());
   auto client = std::make_unique<SimulatedSlurmClient>(trace, sc);
   auto clock = client->shared_clock();
-  return std::make_unique<Daemon>(config, std::move(client), std::move(clock));
+  return {with_fault_injection(std::move(client)), std::move(clock)};
+}
+
+std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view default_trace_text,
+                                    const std::string& default_trace_name) {
+  SlurmBackend backend = make_slurm_backend(config, default_trace_text, default_trace_name);
+  return std::make_unique<Daemon>(config, std::move(backend.client), std::move(backend.clock));
 }
 
 std::string simulated_cluster_path(const std::string& store_path) {

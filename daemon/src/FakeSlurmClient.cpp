@@ -49,6 +49,7 @@ JobId FakeSlurmClient::submit(const SubmitRequest& request) {
   job.time_limit = request.time_limit;
   job.nodes = request.nodes;
   job.gpus_per_node = request.gpus_per_node;
+  job.user_id = submitter_;
   const JobId id = add_job(job);
   submissions_.push_back({id, request});
   if (lose_reply_) {

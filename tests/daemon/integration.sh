@@ -17,13 +17,17 @@
 #   open     an open-ended campaign ends after the segment that created its done file;
 #   retry    a segment that exits non-zero is run again, then the campaign fails saying why; a
 #            script sbatch refuses fails its campaign with sbatch's own message.
+#   tick     no daemon: a 3-segment campaign added on its store (`campaign add --config`) is
+#            driven by repeated `mirage tick` alone, ticks SIGKILLed at random and run two at a
+#            time; no segment is submitted twice. A tick on the daemon's store says the daemon
+#            holds it and exits 0; slurmctld runs with ScronParameters=enable.
 # "Submitted twice" is checked against the cluster's own record (jobcomp: one line per job that
 # ended, by job name) and the daemon's intent log (one submission per segment).
 #
 #   tests/daemon/integration.sh --bin build/cli/mirage [--dir DIR] [--keep] [--phase NAME]...
 #                               [--self-check]
-# --self-check sneaks a second job named like a segment into the cluster during the kill phase:
-# the run must then FAIL, which shows the duplicate check has teeth.
+# --self-check sneaks a second job named like a segment into the cluster during the kill and tick
+# phases: the run must then FAIL, which shows the duplicate check has teeth.
 #
 # Needs root and the Slurm packages; exits 77 (skipped) without them.
 set -euo pipefail
@@ -43,11 +47,11 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --self-check) self_check=1; shift ;;
     --phase) phases+=("$2"); shift 2 ;;
-    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "integration: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-[ ${#phases[@]} -gt 0 ] || phases=(chain handoff kill ctld garbage script open retry)
+[ ${#phases[@]} -gt 0 ] || phases=(chain handoff kill ctld garbage script open retry tick)
 [ -n "$bin" ] && [ -x "$bin" ] || { echo "integration: --bin must name the mirage binary" >&2; exit 2; }
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
 
@@ -99,7 +103,11 @@ ensure_munge() {
   munge -n | unmunge >/dev/null 2>&1 || fail "munged does not work"
 }
 
-mirage() { "$bin" "$@" --socket "$sock"; }
+# Through the daemon's socket, or with via_config set (the tick phase), on that config's store.
+via_config=""
+mirage() {
+  if [ -n "$via_config" ]; then "$bin" "$@" --config "$via_config"; else "$bin" "$@" --socket "$sock"; fi
+}
 
 json_get() {  # json_get EXPR  (reads JSON on stdin; EXPR uses `d`)
   python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"
@@ -536,6 +544,61 @@ PY
       [ "$(mirage campaign show "$id" --json | json_get 'len(d["submissions"])')" -eq 1 ] ||
         fail "the refusal was submitted again although --max-retries is 0"
       note "retry: refused once with sbatch's own message: $msg"
+      ;;
+    tick)
+      note "tick: a 3-segment campaign driven by \`mirage tick\` alone, ticks SIGKILLed at random"
+      scontrol show config | grep -q "^ScronParameters *= enable" ||
+        fail "slurmctld does not run with ScronParameters=enable (scrontab)"
+      # The daemon holds its store: a tick there says so in one line and exits 0.
+      out="$("$bin" tick --config "$conf" 2>>"$log")" || fail "a tick on the daemon's store exited $?"
+      [ "$out" = "mirage tick: store $dir/store.db is in use by pid $daemon_pid (mirage daemon); it makes the pass, nothing to do" ] ||
+        fail "a tick on the daemon's store did not say the daemon holds it: '$out'"
+      # A store of its own, no daemon on it: its socket is never bound.
+      tconf="$dir/tick.toml"
+      sed -e "s|^path = \"$dir/store.db\"|path = \"$dir/tick/store.db\"|" \
+        -e "s|^path = \"$sock\"|path = \"$dir/tick/mirage.sock\"|" "$conf" >"$tconf"
+      grep -q "$dir/tick/store.db" "$tconf" && grep -q "$dir/tick/mirage.sock" "$tconf" ||
+        fail "could not make the tick config"
+      via_config="$tconf"
+      id="$(cd "$work" && mirage campaign add --name ticked --script short.sh --segments 3 --nodes 1 \
+        --gpus-per-node 4 --time-limit 1 --no-export-env --policy reactive --json 2>"$dir/tick-add.err" |
+        json_get 'd["id"]')" || { cat "$dir/tick-add.err" >&2; fail "campaign add --config without a daemon failed"; }
+      grep -q "no daemon at $dir/tick/mirage.sock; used the store $dir/tick/store.db directly" "$dir/tick-add.err" ||
+        fail "campaign add did not say it used the store: $(cat "$dir/tick-add.err")"
+      ticks=0 kills=0 refused=0
+      deadline=$((SECONDS + 300))
+      while [ "$(state_of "$id" 2>/dev/null || echo unknown)" != done ]; do
+        [ $SECONDS -lt $deadline ] || { mirage campaign show "$id" >&2 || true; fail "the ticked campaign is not done after 300s"; }
+        # A pass takes some 20-50 ms here: the kill comes within it, or the tick kills itself
+        # right after its intent or right after sbatch (the daemon's fault hooks).
+        MIRAGE_FAULT_AFTER_INTENT=0.3 MIRAGE_FAULT_AFTER_SUBMIT=0.3 \
+          "$bin" tick --config "$tconf" >>"$dir/tick.out" 2>>"$dir/tick.log" &
+        t1=$!
+        t2=""
+        if [ $((RANDOM % 4)) -eq 0 ]; then  # two at once: one of them must stand aside
+          "$bin" tick --config "$tconf" >>"$dir/tick.out" 2>>"$dir/tick.log" &
+          t2=$!
+        fi
+        sleep "0.0$((RANDOM % 7))"  # no python3 here: its start alone outlasts a pass
+        if [ $((RANDOM % 2)) -eq 0 ]; then kill -KILL "$t1" 2>/dev/null || true; fi
+        rc=0
+        wait "$t1" 2>/dev/null || rc=$?
+        [ $rc -ne 137 ] || kills=$((kills + 1))
+        [ -z "$t2" ] || wait "$t2" || fail "a tick that found the store busy exited $?"
+        ticks=$((ticks + 1))
+        sleep 0.3
+      done
+      refused="$(grep -c "is in use by pid [0-9]* (mirage tick)" "$dir/tick.out" || true)"
+      faults="$(grep -c "fault injection: SIGKILL" "$dir/tick.log" || true)"
+      [ -z "$(grep -v "^mirage tick: " "$dir/tick.out")" ] || fail "a tick printed more than its one line: $(grep -v '^mirage tick: ' "$dir/tick.out" | head -3)"
+      if [ $self_check -eq 1 ]; then
+        note "self-check: submitting a stray job named ticked-s1 behind the ticks' back"
+        sbatch -Q -J ticked-s1 -t 1 -o /dev/null --wrap "sleep 1" >/dev/null
+        sleep 3
+      fi
+      check_exactly_once "$id" ticked 3
+      via_config=""
+      note "tick: done after $ticks ticks ($kills died of SIGKILL, $faults of them by their own hand at submission points, $refused stood aside for another tick); each segment submitted once ($(grep -c 'adopted job' "$dir/tick.log" || true) adopted by tag, $(grep -c 'submitting it again' "$dir/tick.log" || true) submitted again)"
       ;;
     *) fail "unknown phase '$phase'" ;;
   esac

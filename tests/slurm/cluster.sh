@@ -243,6 +243,7 @@ SlurmctldTimeout=300
 SlurmdTimeout=300
 InactiveLimit=0
 MinJobAge=2
+ScronParameters=enable
 KillWait=1
 WaitTime=0
 MaxJobCount=100000

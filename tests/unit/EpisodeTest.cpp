@@ -139,6 +139,25 @@ TEST(Episode, ReactiveSubmitsJustBeforeThePredecessorEnds) {
   EXPECT_GE(b.successor_start, b.successor_submit);
 }
 
+// `mirage tick` from scrontab: the fallback too waits for the first decision instant after it.
+// The sample lies 7 minutes off the 10-minute grid, so the predecessor's end does too.
+TEST(Episode, ReactiveOnATickSubmitsAtTheFirstDecisionInstantAfterTheFallback) {
+  const Trace t = busy_trace(2);
+  EpisodeConfig cfg = short_chain();
+  cfg.fallback_at_decision = true;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  ReactivePolicy reactive;
+  PolicyDecider d(reactive);
+  const auto r = run_episode(starts.at(kT0 + 4 * kDay + 7 * kMinute), d, cfg);
+  ASSERT_EQ(r.boundaries.size(), 1u);
+  const auto& b = r.boundaries[0];
+  const Seconds fallback = b.predecessor_end - cfg.reactive_lead;
+  ASSERT_NE(fallback % cfg.decision_interval, 0);
+  EXPECT_EQ(b.successor_submit % cfg.decision_interval, 0);
+  EXPECT_GT(b.successor_submit, fallback);
+  EXPECT_LT(b.successor_submit - fallback, cfg.decision_interval);
+}
+
 // A chain's segments run as a user of their own, held by the cluster's per-user limits as anyone
 // is: with one running job per user, the reactive successor waits for its predecessor's end.
 TEST(Episode, ChainSegmentsFaceTheClustersUserLimits) {

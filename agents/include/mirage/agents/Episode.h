@@ -29,6 +29,9 @@ struct EpisodeConfig {
   Seconds decision_interval = FeatureEncoder::kSpacing;
   Seconds max_wait = 2 * kDay;  // the longest wait a segment is allowed before the cut-off
   Seconds reactive_lead = 60;   // the fallback submission, this long before the predecessor ends
+  // The fallback too waits for the next decision instant, as it does when `mirage tick` runs
+  // every decision_interval (scrontab) instead of a daemon polling every few seconds.
+  bool fallback_at_decision = false;
   // Trace time an episode may need after its sample time: the limit plus the longest wait,
   // for each boundary.
   Seconds horizon() const {

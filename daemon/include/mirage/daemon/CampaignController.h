@@ -158,6 +158,8 @@ class CampaignController {
   const ControllerCounters& counters() const { return counters_; }
   const ControllerConfig& config() const { return config_; }
   std::size_t in_flight() const;
+  // Submissions whose outcome is unknown, to be settled by their tag in a later dump.
+  std::size_t unresolved() const;
 
  private:
   struct Entry;

@@ -35,6 +35,16 @@ class Daemon {
   std::unique_ptr<Impl> impl_;
 };
 
+// The cluster a config names and the clock it runs on: libslurm (submitting through sbatch) and
+// the system clock, or the simulator replaying config.sim_trace (the trace text given here when
+// that is empty) on its own accelerated clock. The daemon and `mirage tick` alike.
+struct SlurmBackend {
+  std::unique_ptr<SlurmClient> client;
+  std::shared_ptr<const Clock> clock;
+};
+SlurmBackend make_slurm_backend(const DaemonConfig& config, std::string_view default_trace_text,
+                                const std::string& default_trace_name);
+
 // The daemon for `config`: the libslurm client, or the simulator replaying config.sim_trace
 // (the trace text given here when that is empty).
 std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view default_trace_text,

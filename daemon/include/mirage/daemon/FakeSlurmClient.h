@@ -36,6 +36,8 @@ class FakeSlurmClient final : public SlurmClient {
   // The next submit fails: refused (transient=false) or lost (transient=true: the job is created
   // but the reply never arrives, as when the daemon dies or times out mid-RPC).
   void refuse_next_submit(const std::string& why) { refuse_ = why; }
+  // Submitted jobs belong to this user (default 0), as the daemon's own user's do on a cluster.
+  void set_submitter(std::uint32_t uid) { submitter_ = uid; }
   void lose_next_submit_reply() { lose_reply_ = true; }
   void set_partitions(std::vector<PartitionInfo> partitions) {
     partitions_ = std::move(partitions);
@@ -76,6 +78,7 @@ class FakeSlurmClient final : public SlurmClient {
   std::vector<JobId> cancels_;
   RpcCounters counters_;
   std::function<void(FakeSlurmClient&)> on_dump_;
+  std::uint32_t submitter_ = 0;
 };
 
 }  // namespace mirage::daemon

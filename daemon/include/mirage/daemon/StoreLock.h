@@ -1,0 +1,41 @@
+#pragma once
+// One process at a time acts on a store: the daemon for its life, `mirage tick` for its pass,
+// a `campaign` command for its request when no daemon runs. An flock on `<store>.lock`, which
+// the kernel releases when the holder dies, however it dies.
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace mirage::daemon {
+
+// The store (or its lock file) belongs to another user: one line saying whose.
+class StoreOwnerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class StoreLock {
+ public:
+  // Takes the lock for `holder` (written into the lock file for the next one's message),
+  // retrying for up to `wait_s` seconds. nullopt when another holds it; `held_by` then says who
+  // ("pid 812 (mirage daemon)"). Throws StoreOwnerError for a store or lock file of another
+  // user, std::runtime_error when the lock file cannot be made.
+  static std::optional<StoreLock> acquire(const std::string& store_path, const std::string& holder,
+                                          double wait_s, std::string* held_by = nullptr);
+  static std::string lock_path(const std::string& store_path);
+
+  StoreLock(StoreLock&& other) noexcept;
+  StoreLock& operator=(StoreLock&& other) noexcept;
+  StoreLock(const StoreLock&) = delete;
+  StoreLock& operator=(const StoreLock&) = delete;
+  ~StoreLock();
+
+ private:
+  explicit StoreLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+// Why `path` may not be used by this process's user: it exists and belongs to another user.
+std::optional<std::string> foreign_owner(const std::string& path);
+
+}  // namespace mirage::daemon

@@ -1,0 +1,161 @@
+#include "mirage/daemon/CampaignPass.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+namespace mirage::daemon {
+
+using json = nlohmann::json;
+
+namespace {
+
+// The recent starts and ends (SnapshotBuilder::save_recent); named before the ends were kept.
+constexpr const char* kRecentJobsKey = "recent_starts";
+constexpr const char* kMachineKey = "machine";
+
+// The priority weights kept with the machine, so a restart ranks the queue before the first
+// cluster load.
+json priority_to_json(const PriorityParameters& p) {
+  return {{"weight_age", p.weight_age},
+          {"weight_job_size", p.weight_job_size},
+          {"max_age", p.max_age},
+          {"favor_small", p.favor_small}};
+}
+
+PriorityParameters priority_from_json(const json& j) {
+  PriorityParameters p = PriorityParameters::unweighted();
+  if (!j.is_object()) return p;
+  p.weight_age = j.value("weight_age", 0.0);
+  p.weight_job_size = j.value("weight_job_size", 0.0);
+  p.max_age = j.value("max_age", p.max_age);
+  p.favor_small = j.value("favor_small", false);
+  return p;
+}
+
+}  // namespace
+
+void make_private_dir(const std::filesystem::path& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec)) return;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
+  ::chmod(dir.c_str(), 0700);
+}
+
+CampaignPass::CampaignPass(const DaemonConfig& config, const Clock& clock)
+    : clock_(clock), configured_partition_(config.partition), snapshots_(config.partition) {
+  make_private_dir(std::filesystem::path(config.store_path).parent_path());
+  store_ = std::make_unique<CampaignStore>(config.store_path);
+  ::chmod(config.store_path.c_str(), 0600);
+  controller_ = std::make_unique<CampaignController>(*store_, clock_, config.controller_config());
+  controller_->load();
+  restore();
+}
+
+// The history the encoder needs, so a restart does not start blind.
+void CampaignPass::restore() {
+  snapshots_.restore_recent(store_->value(kRecentJobsKey));
+  const Seconds now = clock_.now();
+  const Seconds window = FeatureEncoder::kWindow * FeatureEncoder::kSpacing;
+  const auto kept = store_->load_snapshots(now - window);
+  for (const auto& q : kept) history_.add(q);
+  if (!kept.empty()) {
+    last_queue_ = kept.back();
+    next_snapshot_ = (kept.back().time / FeatureEncoder::kSpacing + 1) * FeatureEncoder::kSpacing;
+  }
+  const std::string machine = store_->value(kMachineKey);
+  if (!machine.empty()) {
+    const auto m = json::parse(machine, nullptr, false);
+    if (m.is_object()) {
+      snapshots_.set_machine(m.value("nodes", 0), m.value("gpus_per_node", 0));
+      snapshots_.set_priority(priority_from_json(m.value("priority", json::object())));
+      if (configured_partition_.empty()) snapshots_.set_partition(m.value("partition", ""));
+    }
+  }
+  spdlog::info("store {}: {} snapshots of history, {} recent starts (mean wait {})", store_->path(),
+               kept.size(), snapshots_.recent_count(),
+               format_slurm_duration(static_cast<Seconds>(snapshots_.recent_mean_wait())));
+}
+
+void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
+  const PartitionInfo* chosen = nullptr;
+  for (const auto& p : parts) {
+    if (!configured_partition_.empty() ? p.name == configured_partition_ : p.is_default)
+      chosen = &p;
+  }
+  if (!chosen) {
+    spdlog::warn(
+        "partition '{}' not found on the cluster (it has {} partitions); queue "
+        "snapshots will be empty",
+        configured_partition_.empty() ? "(default)" : configured_partition_, parts.size());
+    return;
+  }
+  const PriorityParameters& w = chosen->priority;
+  if (snapshots_.partition() != chosen->name || machine_nodes_ != chosen->total_nodes ||
+      machine_gpus_ != chosen->gpus_per_node || snapshots_.priority() != w)
+    spdlog::info(
+        "partition {}: {} nodes, {} GPUs per node; priority weights: age {} (max age {}), job "
+        "size {}{}",
+        chosen->name, chosen->total_nodes, chosen->gpus_per_node, w.weight_age,
+        format_slurm_duration(w.max_age), w.weight_job_size, w.favor_small ? ", small first" : "");
+  snapshots_.set_partition(chosen->name);
+  snapshots_.set_machine(chosen->total_nodes, chosen->gpus_per_node);
+  snapshots_.set_priority(chosen->priority);
+  machine_nodes_ = chosen->total_nodes;
+  machine_gpus_ = chosen->gpus_per_node;
+  store_->set_value(kMachineKey, json{{"partition", chosen->name},
+                                      {"nodes", chosen->total_nodes},
+                                      {"gpus_per_node", chosen->gpus_per_node},
+                                      {"priority", priority_to_json(chosen->priority)}}
+                                     .dump());
+}
+
+void CampaignPass::set_jobs(std::vector<SlurmJob> jobs) {
+  jobs_ = std::move(jobs);
+  have_jobs_ = true;
+}
+
+Actions CampaignPass::decide(Seconds dump_time, bool changed) {
+  const Seconds now = clock_.now();
+  {
+    CampaignStore::Batch batch(*store_);
+    if (changed) {
+      if (snapshots_.observe(jobs_)) store_->set_value(kRecentJobsKey, snapshots_.save_recent());
+      record_observed();
+    }
+    last_queue_ = snapshots_.build(jobs_, now);
+    if (now >= next_snapshot_) {
+      history_.add(last_queue_);
+      store_->save_snapshot(last_queue_);
+      store_->prune_snapshots(now - FeatureEncoder::kWindow * FeatureEncoder::kSpacing - kHour);
+      next_snapshot_ = (now / FeatureEncoder::kSpacing + 1) * FeatureEncoder::kSpacing;
+    }
+    batch.commit();
+  }
+  return controller_->tick(jobs_, dump_time, history_, last_queue_);
+}
+
+// Jobs whose state changed since the last dump go to the store, for trace export.
+void CampaignPass::record_observed() {
+  std::vector<SlurmJob> changed;
+  std::unordered_map<JobId, Seen> next;
+  next.reserve(jobs_.size());
+  for (const auto& j : jobs_) {
+    const Seen s{j.state, j.start, j.end};
+    auto it = seen_.find(j.id);
+    if (it == seen_.end() || !(it->second == s)) changed.push_back(j);
+    next.emplace(j.id, s);
+  }
+  seen_ = std::move(next);
+  store_->upsert_observed_jobs(changed);
+}
+
+int CampaignPass::history_size() const {
+  return history_.empty() ? 0 : history_.build({}).window_filled;
+}
+
+}  // namespace mirage::daemon

@@ -1,0 +1,139 @@
+// `mirage tick` on the fake cluster: one pass with the daemon's store and controller, nothing
+// while another holds the store, and a killed tick's submissions settled by the next one without
+// a second job; `campaign` requests served on the store when no daemon runs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "TestSupport.h"
+#include "mirage/daemon/CampaignPass.h"
+#include "mirage/daemon/ControlProtocol.h"
+#include "mirage/daemon/StoreControl.h"
+#include "mirage/daemon/StoreLock.h"
+#include "mirage/daemon/Tick.h"
+
+namespace mirage::daemon {
+namespace {
+
+using json = nlohmann::json;
+
+struct TickHarness {
+  TickHarness() : clock(1'700'000'000), slurm(clock) {
+    config = parse_daemon_config("[log]\nlevel = \"warn\"\n", "t.toml");
+    config.store_path = dir.file("store.db");
+    config.socket_path = dir.file("m.sock");
+    slurm.set_submitter(static_cast<std::uint32_t>(::getuid()));
+  }
+  TickResult tick() {
+    return run_tick(config, slurm, clock, [this](Seconds t) {
+      waited = true;
+      clock.set(t);
+    });
+  }
+  json request(const json& r, double lock_wait_s = 0.2) {
+    return serve_on_store(config, r, static_cast<std::uint32_t>(::getuid()), slurm, clock,
+                          lock_wait_s);
+  }
+  std::int64_t add(int segments) {
+    json c = {{"name", "train"},      {"script", "#!/bin/bash\nsleep 20\n"},
+              {"segments", segments}, {"nodes", 1},
+              {"gpus_per_node", 4},   {"time_limit", kHour},
+              {"work_dir", "/tmp"}};
+    return request({{"op", "add"}, {"campaign", c}}).at("campaign").at("id").get<std::int64_t>();
+  }
+  std::size_t jobs_of(std::int64_t id, int segment) const {
+    return slurm.submissions_tagged(id, segment).size();
+  }
+
+  testing::TempDir dir;
+  ManualClock clock;
+  FakeSlurmClient slurm;
+  DaemonConfig config;
+  bool waited = false;
+};
+
+TEST(Tick, OnePassSubmitsWhatTheControllerDecidesAndTheNextFollowsIt) {
+  TickHarness h;
+  const auto id = h.add(2);
+  EXPECT_EQ(h.slurm.submissions().size(), 0u);  // added on the store; the tick submits
+  const TickResult first = h.tick();
+  EXPECT_TRUE(first.ran);
+  EXPECT_EQ(first.submitted, 1u);
+  EXPECT_EQ(h.jobs_of(id, 0), 1u);
+  EXPECT_FALSE(h.waited);  // nothing to settle, no wait
+
+  const JobId job = h.slurm.submissions().at(0).job;
+  h.slurm.start(job);
+  h.clock.advance(5 * kMinute);
+  EXPECT_EQ(h.tick().submitted, 0u);  // running, far from its limit: reactive waits
+  h.slurm.finish(job, SlurmJobState::kTimeout);
+  h.clock.advance(kMinute);
+  EXPECT_EQ(h.tick().submitted, 1u);
+  EXPECT_EQ(h.jobs_of(id, 1), 1u);
+  const json shown = h.request({{"op", "show"}, {"id", id}}).at("campaign");
+  EXPECT_EQ(shown.at("segment_list").at(0).at("state"), "done");
+}
+
+TEST(Tick, WhileAnotherHoldsTheStoreDoesNothingAndSaysWho) {
+  TickHarness h;
+  h.add(1);
+  auto daemon = StoreLock::acquire(h.config.store_path, "mirage daemon", 0);
+  ASSERT_TRUE(daemon.has_value());
+  const TickResult r = h.tick();
+  EXPECT_FALSE(r.ran);
+  EXPECT_EQ(r.held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
+  EXPECT_TRUE(h.slurm.submissions().empty());
+}
+
+TEST(Tick, SubmissionWhoseReplyWasLostIsAdoptedByTheNextTickNotSubmittedAgain) {
+  TickHarness h;
+  const auto id = h.add(1);
+  h.slurm.lose_next_submit_reply();  // Slurm has the job; the tick never learns its id
+  EXPECT_EQ(h.tick().unresolved, 1u);
+  const TickResult next = h.tick();
+  EXPECT_TRUE(h.waited);  // settled on a dump taken reconcile_delay after the lock
+  EXPECT_EQ(next.unresolved, 0u);
+  EXPECT_EQ(next.submitted, 0u);
+  EXPECT_EQ(h.jobs_of(id, 0), 1u);
+}
+
+TEST(Tick, IntentOfATickKilledBeforeSubmittingIsSubmittedOnceByTheNext) {
+  TickHarness h;
+  const auto id = h.add(1);
+  {  // a tick that died after committing its intent, before running sbatch
+    CampaignPass killed(h.config, h.clock);
+    killed.set_jobs(h.slurm.load_jobs(0).jobs);
+    ASSERT_EQ(killed.decide(h.clock.now(), true).submits.size(), 1u);
+  }
+  const TickResult next = h.tick();
+  EXPECT_TRUE(h.waited);
+  EXPECT_EQ(next.submitted, 1u);
+  EXPECT_EQ(h.jobs_of(id, 0), 1u);
+  EXPECT_EQ(h.tick().submitted, 0u);
+  EXPECT_EQ(h.jobs_of(id, 0), 1u);
+}
+
+TEST(StoreControl, CancelWithoutADaemonCancelsTheCampaignsJobsAtOnce) {
+  TickHarness h;
+  const auto id = h.add(2);
+  h.tick();
+  const JobId job = h.slurm.submissions().at(0).job;
+  const json c = h.request({{"op", "cancel"}, {"id", id}}).at("campaign");
+  EXPECT_EQ(c.at("state"), "cancelled");
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.slurm.cancels().at(0), job);
+}
+
+TEST(StoreControl, RequestWhileAnotherHoldsTheStoreSaysSoAfterWaiting) {
+  TickHarness h;
+  auto tick = StoreLock::acquire(h.config.store_path, "mirage tick", 0);
+  ASSERT_TRUE(tick.has_value());
+  try {
+    h.request({{"op", "list"}});
+    FAIL() << "served while the store was locked";
+  } catch (const StoreBusyError& e) {
+    EXPECT_NE(std::string(e.what()).find("is in use by pid"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mirage::daemon
