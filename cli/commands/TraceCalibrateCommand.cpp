@@ -35,24 +35,10 @@ void run_calibrate(const CalibrateOptions& o) {
              c.congested_windows, c.windows, c.mean_unavailable);
   fmt::print("  dependencies  {} jobs replayed as dependent on their user's earlier job\n",
              c.dependencies.size());
-  if (const auto& p = c.priority; p && p->candidates > 0)
-    fmt::print(
-        "  priority      the log records none: of {} weightings replayed, age {:.0f}, fairshare "
-        "{:.0f}, job size {:.0f}{} waits most like the log (mean ratio {:.2f}, share over 1 h "
-        "{:+.0f} points, rank {:.2f})\n",
-        p->candidates, p->weights.weight_age, p->weights.weight_fairshare,
-        p->weights.weight_job_size, p->weights.favor_small ? " favoring small jobs" : "",
-        p->replay_ratio, 100 * p->replay_share_gap, p->replay_rank);
-  else if (const auto& p = c.priority)
-    fmt::print(
-        "  priority      fitted to the log's Priority column ({:.0f}% of its variance, {} jobs, {} "
-        "set aside): age {:.0f}, fairshare {:.0f} (half-life {}), job size {:.0f}{}\n",
-        100 * p->r2, p->jobs, p->outliers, p->weights.weight_age, p->weights.weight_fairshare,
-        format_slurm_duration(p->weights.decay_half_life), p->weights.weight_job_size,
-        p->weights.favor_small ? " favoring small jobs" : "");
+  if (const auto& p = c.priority)
+    fmt::print("  priority      {}: {}\n", describe_weights(*p), describe_evidence(*p));
   else
-    fmt::print(
-        "  priority      not fitted: the log records no priority (the flags' weights apply)\n");
+    fmt::print("  priority      not fitted: no job has a real start (the flags' weights apply)\n");
 }
 
 }  // namespace

@@ -87,17 +87,7 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     << "  # replay a job that waited for its user's earlier job as dependent on it\n"
     << "slack = \"" << settings.dependency_slack << "s\"  # a start this soon after that end\n\n";
   if (const auto& p = c.priority) {
-    if (p->candidates > 0)
-      f << fmt::format(
-          "[priority]  # the log records no priority: of {} weightings replayed, this one waits "
-          "most like the log (mean wait ratio {:.2f}, share over 1 h {:+.0f} points, rank "
-          "correlation {:.2f})\n",
-          p->candidates, p->replay_ratio, 100 * p->replay_share_gap, p->replay_rank);
-    else
-      f << "[priority]  # Slurm's multifactor weights, fitted to the log's Priority column: they "
-           "explain "
-        << fmt::format("{:.0f}% of its variance over {} jobs ({} set aside)\n", 100 * p->r2,
-                       p->jobs, p->outliers);
+    f << "[priority]  # " << describe_evidence(*p) << "\n";
     f << fmt::format("weight_age = {:.1f}\n", p->weights.weight_age)
       << fmt::format("max_age = \"{}\"\n", Reader::short_duration(p->weights.max_age))
       << fmt::format("weight_fairshare = {:.1f}  # every user an equal share\n",
@@ -272,14 +262,7 @@ namespace {
 std::string summary(const Calibration& c) {
   std::string priority = "; priority weights from the flags";
   if (const auto& p = c.priority)
-    priority = fmt::format(
-        "; priority weights age {:.0f}, fairshare {:.0f} (half-life {}), job size {:.0f}{}{}",
-        p->weights.weight_age, p->weights.weight_fairshare,
-        format_slurm_duration(p->weights.decay_half_life), p->weights.weight_job_size,
-        p->weights.favor_small ? " favoring small jobs" : "",
-        p->candidates > 0 ? fmt::format(" (chosen by replaying {} weightings)", p->candidates)
-        : p->jobs > 0     ? fmt::format(" (fitted to the log's priorities, R2 {:.2f})", p->r2)
-                          : std::string());
+    priority = "; priority weights " + describe_weights(*p) + " (" + describe_evidence(*p) + ")";
   if (const auto& sp = c.scheduler)
     priority += fmt::format("; scheduler {} backfill, bf_window {}, bf_max_job_user {}",
                             to_string(sp->backfill), format_slurm_duration(sp->bf_window),

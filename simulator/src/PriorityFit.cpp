@@ -1,5 +1,7 @@
 #include "mirage/simulator/PriorityFit.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -8,8 +10,19 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "mirage/core/Time.h"
+
 namespace mirage {
 namespace {
+
+// What a job holds of the machine, in the units fairshare and the size factor count, as the
+// simulator counts them: nodes, or GPUs on a GPU-granular machine.
+double units_of(const Job& j, const ClusterSpec& spec) {
+  return spec.allocation == AllocationMode::kGpuGranular
+             ? static_cast<double>(j.nodes) *
+                   (j.gpus_per_node > 0 ? j.gpus_per_node : spec.gpus_per_node)
+             : static_cast<double>(j.nodes);
+}
 
 constexpr std::size_t kMaxFactors = 4;  // constant, fairshare, size, age
 enum Factor : std::size_t { kConstant, kFairshare, kSize, kAge };
@@ -105,12 +118,6 @@ std::vector<double> fairshare_at_submit(const std::vector<Job>& jobs,
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     return a.t != b.t ? a.t < b.t : a.kind < b.kind;
   });
-  auto units = [&](const Job& j) {
-    return spec.allocation == AllocationMode::kGpuGranular
-               ? static_cast<double>(j.nodes) *
-                     (j.gpus_per_node > 0 ? j.gpus_per_node : spec.gpus_per_node)
-               : static_cast<double>(j.nodes);
-  };
   struct Usage {
     double used = 0, running = 0, running_since = 0;
   };
@@ -137,7 +144,7 @@ std::vector<double> fairshare_at_submit(const std::vector<Job>& jobs,
       continue;
     }
     const double sign = e.kind == kStart ? 1.0 : -1.0;
-    const double n = units(j), start = static_cast<double>(j.start);
+    const double n = units_of(j, spec), start = static_cast<double>(j.start);
     for (Usage* x : {&u, &total}) {
       x->running += sign * n;
       x->running_since += sign * n * start;
@@ -159,6 +166,27 @@ std::vector<double> fairshare_at_submit(const std::vector<Job>& jobs,
 
 }  // namespace
 
+std::string describe_weights(const PriorityFit& fit) {
+  const PriorityParameters& w = fit.weights;
+  return fmt::format("age {:.0f}, fairshare {:.0f} (half-life {}), job size {:.0f}{}", w.weight_age,
+                     w.weight_fairshare, format_slurm_duration(w.decay_half_life),
+                     w.weight_job_size, w.favor_small ? " favoring small jobs" : "");
+}
+
+std::string describe_evidence(const PriorityFit& fit) {
+  if (fit.candidates > 0)
+    return fmt::format(
+        "the log records no priority: of {} weightings replayed, this one waits most like the log "
+        "(mean wait ratio {:.2f}, share over 1 h {:+.0f} points, rank correlation {:.2f})",
+        fit.candidates, fit.replay_ratio, 100 * fit.replay_share_gap, fit.replay_rank);
+  if (fit.jobs > 0)
+    return fmt::format(
+        "fitted to the log's Priority column: they explain {:.0f}% of its variance over {} jobs "
+        "({} set aside)",
+        100 * fit.r2, fit.jobs, fit.outliers);
+  return "as the calibration file gives them";
+}
+
 std::optional<PriorityFit> fit_priority(const std::vector<Job>& jobs, const ClusterSpec& spec,
                                         std::size_t min_jobs) {
   std::vector<std::size_t> fitted;
@@ -171,10 +199,7 @@ std::optional<PriorityFit> fit_priority(const std::vector<Job>& jobs, const Clus
   std::vector<Sample> samples(fitted.size());
   for (std::size_t i = 0; i < fitted.size(); ++i) {
     const Job& j = jobs[fitted[i]];
-    const double units = spec.allocation == AllocationMode::kGpuGranular
-                             ? static_cast<double>(j.nodes) *
-                                   (j.gpus_per_node > 0 ? j.gpus_per_node : spec.gpus_per_node)
-                             : static_cast<double>(j.nodes);
+    const double units = units_of(j, spec);
     samples[i].x[kConstant] = 1;
     samples[i].x[kSize] = units / capacity;
     samples[i].x[kAge] = std::min(static_cast<double>(j.wait()), max_age) / max_age;

@@ -13,6 +13,7 @@
 // preference. The constant (QOS, partition) is the same for every job of a log and ranks nothing.
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "mirage/core/ClusterSpec.h"
@@ -30,6 +31,13 @@ struct PriorityFit {
   int candidates = 0;
   double replay_ratio = 0, replay_share_gap = 0, replay_rank = 0;
 };
+
+// The weights in words: "age 0, fairshare 363 (half-life 7-00:00:00), job size 503 favoring
+// small jobs". One wording for the calibration file, the one-line summary and `trace calibrate`.
+std::string describe_weights(const PriorityFit& fit);
+// Where they came from, with the evidence: fitted to the log's Priority column, or chosen by
+// replay (and how close that replay came to the log's waits).
+std::string describe_evidence(const PriorityFit& fit);
 
 // The fit for the machine `spec`, from the jobs of `jobs` that have a start and a priority.
 // Nothing when fewer than `min_jobs` have one, the priorities do not vary, or the factors explain
