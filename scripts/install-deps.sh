@@ -19,6 +19,9 @@ packages=(
   libopenblas0-openmp
   # a real Slurm cluster on this machine for integration tests (DESIGN.md section 6)
   slurmctld slurmd slurm-client munge
+  # accounting for that cluster (tests/slurm/cluster.sh --accounting): the age and fairshare
+  # factors, associations and QOS limits need slurmdbd, which keeps its records in MariaDB
+  slurmdbd mariadb-server
   # plots for `mirage eval --out`
   gnuplot-nox
 )

@@ -2,7 +2,8 @@
 # Starts and stops a real Slurm cluster on this machine: one slurmctld and N slurmd (multiple-slurmd
 # mode), each node with fake GPUs (DESIGN.md section 6). Everything lives in one state directory.
 #
-#   tests/slurm/cluster.sh start  [--nodes N] [--dir DIR] [--sched-param k=v]... [--conf Key=Value]...
+#   tests/slurm/cluster.sh start  [--nodes N] [--dir DIR] [--accounting] [--sched-param k=v]...
+#                                 [--conf Key=Value]...
 #   tests/slurm/cluster.sh stop   [--dir DIR]
 #   tests/slurm/cluster.sh status [--dir DIR]
 #   tests/slurm/cluster.sh env    [--dir DIR]      # prints: export SLURM_CONF=DIR/slurm.conf
@@ -17,6 +18,14 @@
 #   MIRAGE_SLURM_CONF_EXTRA    space-separated Key=Value lines that replace or add slurm.conf keys
 #                              (e.g. "PriorityWeightAge=1000 PriorityMaxAge=60")
 #   MIRAGE_SLURM_START_TIMEOUT seconds to wait for all nodes to be idle (default 30)
+#   MIRAGE_SLURM_DBD_PORT      with --accounting: slurmdbd's port (default 16819); MariaDB listens
+#                              on 127.0.0.1 at this port + 1000
+#
+# --accounting also starts slurmdbd with its own MariaDB in DIR/mysql, and gives the cluster what
+# only accounting makes work: the age factor (PriorityWeightAge=1000, which Slurm ignores without
+# slurmdbd), fairshare (PriorityWeightFairshare=10000), enforced associations and QOS limits; the
+# accounts `big` (70 shares) and `small` (30 shares), root in both (default `big`), and the QOS
+# `capped` (at most one node per user running) that root may ask for.
 #
 # Needs root (SlurmUser=root, munged as the munge user) and the packages slurmctld slurmd
 # slurm-client munge (scripts/install-deps.sh). Works without a terminal (CI=true).
@@ -44,6 +53,8 @@ nodes="${MIRAGE_SLURM_NODES:-4}"
 ctld_port="${MIRAGE_SLURM_CTLD_PORT:-16817}"
 node_port="${MIRAGE_SLURM_NODE_PORT:-17001}"
 start_timeout="${MIRAGE_SLURM_START_TIMEOUT:-30}"
+dbd_port="${MIRAGE_SLURM_DBD_PORT:-16819}"
+accounting=0
 sched_overrides=()
 conf_overrides=()
 if [ -n "${MIRAGE_SLURM_SCHED_PARAMS:-}" ]; then
@@ -62,6 +73,7 @@ while [ $# -gt 0 ]; do
     --sched-param) sched_overrides+=("${2:?--sched-param needs k=v}"); shift 2 ;;
     --conf) conf_overrides+=("${2:?--conf needs Key=Value}"); shift 2 ;;
     --timeout) start_timeout="${2:?--timeout needs seconds}"; shift 2 ;;
+    --accounting) accounting=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -70,6 +82,8 @@ done
 [[ "$nodes" =~ ^[1-9][0-9]*$ ]] || die "--nodes must be a positive integer, got '$nodes'"
 [[ "$ctld_port" =~ ^[0-9]+$ ]] || die "--ctld-port must be a number, got '$ctld_port'"
 [[ "$node_port" =~ ^[0-9]+$ ]] || die "--node-port must be a number, got '$node_port'"
+[[ "$dbd_port" =~ ^[0-9]+$ ]] || die "MIRAGE_SLURM_DBD_PORT must be a number, got '$dbd_port'"
+db_port=$((dbd_port + 1000))
 case "$dir" in
   /*) ;;
   *) dir="$(pwd)/$dir" ;;
@@ -249,7 +263,8 @@ WaitTime=0
 MaxJobCount=100000
 PriorityType=priority/multifactor
 # Slurm 22.05 ignores PriorityWeightAge without SlurmDBD ("can only be used with SlurmDBD"), and
-# this cluster has no accounting daemon: the age factor is 0, say so rather than pretend.
+# this cluster has no accounting daemon unless started with --accounting: the age factor is 0
+# then, say so rather than pretend.
 PriorityWeightAge=0
 PriorityWeightJobSize=1000
 PriorityWeightFairshare=0
@@ -264,9 +279,18 @@ NodeName=$noderange NodeHostname=localhost Port=$portrange CPUs=2 RealMemory=200
 PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
 EOF
 
+  # With accounting, what only slurmdbd makes work; --conf overrides still win.
+  local -a accounting_conf=()
+  if [ "$accounting" -eq 1 ]; then
+    accounting_conf=(AccountingStorageType=accounting_storage/slurmdbd AccountingStorageHost=localhost
+      "AccountingStoragePort=$dbd_port" AccountingStorageEnforce=associations,limits,qos
+      PriorityWeightAge=1000 PriorityWeightFairshare=10000 PriorityWeightQOS=1000
+      PriorityDecayHalfLife=0-1)
+  fi
+
   # Key=Value overrides: replace the key's line, or append it.
   local kv key
-  for kv in "${conf_overrides[@]+"${conf_overrides[@]}"}"; do
+  for kv in "${accounting_conf[@]+"${accounting_conf[@]}"}" "${conf_overrides[@]+"${conf_overrides[@]}"}"; do
     [[ "$kv" == *=* ]] || die "--conf expects Key=Value, got '$kv'"
     key="${kv%%=*}"
     if [ "$key" = "SchedulerParameters" ]; then
@@ -304,6 +328,77 @@ show_logs() {
   done
 }
 
+# MariaDB for slurmdbd, private to this cluster: its data in $dir/mysql, listening on 127.0.0.1.
+start_mariadb() {
+  command -v mariadbd >/dev/null || die "mariadbd not found: install mariadb-server (scripts/install-deps.sh)"
+  if [ ! -d "$dir/mysql/mysql" ]; then
+    mariadb-install-db --user=root --datadir="$dir/mysql" --auth-root-authentication-method=normal \
+      --skip-test-db >"$dir/log/mariadb-install.log" 2>&1 ||
+      die "mariadb-install-db failed; see $dir/log/mariadb-install.log"
+  fi
+  setsid mariadbd --no-defaults --user=root --datadir="$dir/mysql" --socket="$dir/run/mysql.sock" \
+    --port="$db_port" --bind-address=127.0.0.1 --pid-file="$dir/run/mariadb.pid" \
+    --log-error="$dir/log/mariadb.log" --innodb-buffer-pool-size=64M \
+    --innodb-lock-wait-timeout=900 </dev/null >/dev/null 2>&1 &
+  local i
+  for ((i = 0; i < 300; i++)); do
+    mariadb --no-defaults --socket="$dir/run/mysql.sock" -u root -e 'select 1' >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  mariadb --no-defaults --socket="$dir/run/mysql.sock" -u root -e "
+    CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'mirage-test';
+    GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" >/dev/null 2>&1 || {
+    tail -n 20 "$dir/log/mariadb.log" >&2 2>/dev/null || true
+    die "MariaDB did not start; see $dir/log/mariadb.log"
+  }
+}
+
+start_slurmdbd() {
+  command -v slurmdbd >/dev/null || die "slurmdbd not found: install slurmdbd (scripts/install-deps.sh)"
+  # slurmdbd reads slurmdbd.conf beside slurm.conf; it holds a password, so only root may read it.
+  (
+    umask 077
+    cat >"$dir/slurmdbd.conf" <<EOF
+# Written by tests/slurm/cluster.sh --accounting; edits are lost on the next start.
+AuthType=auth/munge
+DbdHost=localhost
+DbdPort=$dbd_port
+SlurmUser=root
+PidFile=$dir/run/slurmdbd.pid
+LogFile=$dir/log/slurmdbd.log
+DebugLevel=info
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=slurm
+StoragePass=mirage-test
+StorageLoc=slurm_acct_db
+EOF
+  )
+  slurmdbd || {
+    tail -n 20 "$dir/log/slurmdbd.log" >&2 2>/dev/null || true
+    die "slurmdbd failed to start"
+  }
+  local i
+  for ((i = 0; i < 300; i++)); do
+    timeout 5 sacctmgr -n list cluster >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  tail -n 20 "$dir/log/slurmdbd.log" >&2 2>/dev/null || true
+  die "slurmdbd does not answer sacctmgr"
+}
+
+# The associations and QOS the accounting tests use (see the header).
+create_associations() {
+  local -a s=(timeout 20 sacctmgr -i -Q)
+  "${s[@]}" add cluster mirage-test >/dev/null
+  "${s[@]}" add qos capped MaxTRESPerUser=node=1 >/dev/null
+  "${s[@]}" add account big Fairshare=70 Description=big Organization=mirage >/dev/null
+  "${s[@]}" add account small Fairshare=30 Description=small Organization=mirage >/dev/null
+  "${s[@]}" add user root Account=big,small DefaultAccount=big >/dev/null
+  "${s[@]}" modify user root set QOS+=capped >/dev/null
+}
+
 cmd_start() {
   [ "$(id -u)" -eq 0 ] || die "must run as root (SlurmUser=root, munged as the munge user)"
   local b
@@ -320,10 +415,16 @@ cmd_start() {
   if (exec 3<>"/dev/tcp/127.0.0.1/$ctld_port") 2>/dev/null; then
     die "port $ctld_port is in use (another slurmctld?); stop it or pass --ctld-port"
   fi
-  rm -rf "$dir/state" "$dir/spool" "$dir/log" "$dir/run"
-  rm -f "$dir/jobcomp.txt"
+  rm -rf "$dir/state" "$dir/spool" "$dir/log" "$dir/run" "$dir/mysql"
+  rm -f "$dir/jobcomp.txt" "$dir/slurmdbd.conf"
   write_config
   start_munge
+  if [ "$accounting" -eq 1 ]; then
+    note "starting MariaDB (127.0.0.1:$db_port) and slurmdbd (port $dbd_port)"
+    start_mariadb
+    start_slurmdbd
+    create_associations
+  fi
 
   note "starting slurmctld (SLURM_CONF=$conf)"
   slurmctld -f "$conf" -c -i || {
@@ -384,6 +485,8 @@ cmd_stop_daemons() {
     stop_pidfile "$dir/run/slurmd-$n.pid" slurmd
   done
   stop_pidfile "$dir/run/slurmctld.pid" slurmctld
+  stop_pidfile "$dir/run/slurmdbd.pid" slurmdbd
+  stop_pidfile "$dir/run/mariadb.pid" mariadbd
 }
 
 cmd_stop() {
@@ -415,6 +518,10 @@ cmd_status() {
     if pid_alive "$pid"; then echo "slurmd $n: running (pid $pid)"; else echo "slurmd $n: stopped"; rc=3; fi
   done
   if munge_works; then echo "munged: running"; else echo "munged: not answering"; rc=3; fi
+  if [ -f "$dir/slurmdbd.conf" ]; then
+    pid="$(read_pid "$dir/run/slurmdbd.pid")"
+    if pid_alive "$pid"; then echo "slurmdbd: running (pid $pid)"; else echo "slurmdbd: stopped"; rc=3; fi
+  fi
   if [ $rc -eq 0 ]; then
     timeout 10 sinfo -N -o '%N %T %G' || rc=3
   fi
