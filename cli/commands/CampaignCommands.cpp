@@ -31,6 +31,17 @@ std::string text(const json& j, const char* key) {
   return escape_control(j.at(key).get<std::string>());
 }
 
+// The fallback chain and the cap on run time, in words.
+std::string chain_text(const json& c) {
+  std::string out = c.value("fallback_chain", false)
+                        ? "fallback: each successor waits in Slurm behind the running segment "
+                          "(afterany) until the policy releases it"
+                        : "no fallback: each successor is submitted when the policy decides";
+  const double cap = c.value("max_hours", 0.0);
+  if (cap > 0) out += fmt::format("; at most {:g} h of run time in all", cap);
+  return out;
+}
+
 // Shape flags left at their "unset" values leave the shape to the script's #SBATCH lines.
 struct AddOptions {
   DaemonSocketOptions where;
@@ -43,7 +54,9 @@ struct AddOptions {
   std::string partition;
   std::string account;
   std::string qos;
-  int max_retries = -1;  // -1: the daemon's default
+  int max_retries = -1;        // -1: the daemon's default
+  std::string fallback_chain;  // on, off; empty: the daemon's default
+  double max_hours = 0;        // 0: no cap
   std::string done_file;
   std::string policy;
   std::string overlap = "concurrent";
@@ -155,6 +168,8 @@ int run_add(const AddOptions& o) {
   if (!o.account.empty()) c["account"] = o.account;
   if (!o.qos.empty()) c["qos"] = o.qos;
   if (o.max_retries >= 0) c["max_retries"] = o.max_retries;
+  if (!o.fallback_chain.empty()) c["fallback_chain"] = o.fallback_chain == "on";
+  if (o.max_hours > 0) c["max_hours"] = o.max_hours;
   if (!o.done_file.empty()) c["done_file"] = std::filesystem::absolute(o.done_file).string();
   if (!policy.empty()) c["policy"] = policy;
   // Like sbatch's default --export=ALL: the segments see the environment of `campaign add`.
@@ -182,6 +197,7 @@ int run_add(const AddOptions& o) {
   fmt::print("  shape      {}\n", shape_text(r));
   fmt::print("  done file  {} (MIRAGE_DONE_FILE); retries {}\n", text(r, "done_file"),
              r.at("max_retries").get<int>());
+  fmt::print("  chain      {}\n", chain_text(r));
   for (const auto& n : notes) fmt::print("  note: {}\n", escape_control(n.get<std::string>()));
   return 0;
 }
@@ -237,6 +253,7 @@ int run_show(const IdOptions& o) {
     fmt::print("  flags     {} (over the script's #SBATCH lines)\n", escape_control(flags));
   fmt::print("  done file  {} (MIRAGE_DONE_FILE); retries {}\n", text(c, "done_file"),
              c.at("max_retries").get<int>());
+  fmt::print("  chain      {}\n", chain_text(c));
   fmt::print("  policy     {}, overlap {} (hand-off grace {})\n", text(c, "policy"),
              c.at("overlap").get<std::string>(),
              format_slurm_duration(c.at("handoff_grace").get<Seconds>()));
@@ -246,6 +263,9 @@ int run_show(const IdOptions& o) {
   for (const auto& s : c.at("segment_list")) {
     std::string state = s.at("state").get<std::string>();
     if (s.at("submitting").get<bool>()) state = "submit..";
+    // Queued behind its predecessor (the fallback chain), not yet released.
+    if (state == "pending" && s.contains("held_behind") && !s.contains("released_at"))
+      state = "held";
     const auto job = s.at("job_id").get<long long>();
     fmt::print("  {:>3}  {:<8}  {:>9}  {:>4}  {:<19}  {:<19}  {:<19}  {}\n",
                s.at("index").get<int>(), state, job > 0 ? std::to_string(job) : "-",
@@ -332,6 +352,16 @@ void register_campaign_commands(CLI::App& app) {
                   "Submissions of a segment again after it failed (default: the daemon's "
                   "guard.max_retries)")
       ->check(CLI::Range(0, 1000));
+  add->add_option("--fallback-chain", a->fallback_chain,
+                  "on: keep the next segment queued behind the running one "
+                  "(--dependency=afterany), released early when the policy decides, so the chain "
+                  "goes on if mirage stops; off: submit it only when the policy decides (default: "
+                  "the daemon's policy.fallback_chain)")
+      ->check(CLI::IsMember({"on", "off"}));
+  add->add_option("--max-hours", a->max_hours,
+                  "The most run time of all segments together, in hours: no segment is "
+                  "submitted past it (a running one counts at its whole limit)")
+      ->check(CLI::Range(1.0 / 60, 87600.0));
   add->add_option("--done-file", a->done_file,
                   "The file a segment creates to end the campaign, passed as MIRAGE_DONE_FILE "
                   "(default: one beside the daemon's store)");

@@ -41,8 +41,9 @@ int run_tick(const TickOptions& o) {
     return 0;
   }
   fmt::print(
-      "mirage tick: {} campaign(s) under way; {} submitted, {} signalled, {} cancelled{}\n",
-      r.campaigns, r.submitted, r.signalled, r.cancelled,
+      "mirage tick: {} campaign(s) under way; {} submitted, {} released, {} signalled, {} "
+      "cancelled{}\n",
+      r.campaigns, r.submitted, r.released, r.signalled, r.cancelled,
       r.unresolved ? fmt::format("; {} submission(s) to settle next tick", r.unresolved) : "");
   return 0;
 }

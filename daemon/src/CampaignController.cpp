@@ -18,6 +18,7 @@ void Actions::append(Actions other) {
   for (auto& a : other.submits) submits.push_back(std::move(a));
   for (auto& a : other.signals) signals.push_back(a);
   for (auto& a : other.cancels) cancels.push_back(a);
+  for (auto& a : other.releases) releases.push_back(a);
 }
 
 namespace {
@@ -160,6 +161,8 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   if (r.max_retries && (*r.max_retries < 0 || *r.max_retries > 1000))
     fail("max_retries: expected 0 to 1000");
   if (r.handoff_grace < 0) fail("handoff_grace: expected 0 or more seconds");
+  if (r.max_hours != 0 && !(r.max_hours >= 1.0 / 60 && r.max_hours <= 24.0 * 365 * 10))
+    fail("max_hours: expected 1 minute (0.0167) to 87600 hours, or 0 for no cap");
   // As sbatch reads it: a script sbatch would refuse, or a directive that does not parse, is
   // refused now rather than at the first submission.
   const std::string script_name = r.script_path.empty() ? "the script" : r.script_path;
@@ -206,6 +209,8 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   rec.script_path = r.script_path;
   rec.owner_uid = r.owner_uid;
   rec.max_retries = r.max_retries.value_or(config_.max_retries);
+  rec.fallback_chain = r.fallback_chain.value_or(config_.fallback_chain);
+  rec.max_hours = r.max_hours;
   rec.done_file = r.done_file;
   rec.work_dir = r.work_dir;
   rec.environment = std::move(r.environment);
@@ -275,15 +280,20 @@ Actions CampaignController::cancel(std::int64_t id) {
   return out;
 }
 
+void CampaignController::cancel_segment(Entry& e, SegmentRecord& s, SegmentState state,
+                                        const std::string& message, Seconds now, Actions& out) {
+  out.cancels.push_back({e.rec.spec.id, s.seg.index, s.seg.slurm_job_id});
+  s.seg.state = state;
+  s.seg.end_time = now;
+  s.message = message;
+  save(e, s);
+}
+
 void CampaignController::sweep_cancelled(Entry& e, Seconds now, Actions& out) {
   for (auto& s : e.rec.segments) {
     if (s.seg.slurm_job_id <= 0 || s.submitting) continue;
     if (s.seg.state != SegmentState::kPending && s.seg.state != SegmentState::kRunning) continue;
-    out.cancels.push_back({e.rec.spec.id, s.seg.index, s.seg.slurm_job_id});
-    s.seg.state = SegmentState::kFailed;
-    s.seg.end_time = now;
-    s.message = "cancelled with the campaign";
-    save(e, s);
+    cancel_segment(e, s, SegmentState::kFailed, "cancelled with the campaign", now, out);
   }
 }
 
@@ -339,7 +349,7 @@ void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds
       ++counters_.adopted;
       spdlog::info("campaign {} segment {}: adopted job {} found by its tag {}", e.rec.spec.id,
                    s.seg.index, job.id, job.comment);
-      if (!is_finished(e.rec.state)) apply_job(e, s, job, now);
+      if (!is_finished(e.rec.state)) apply_job(e, s, job, now, out);
       continue;
     }
     auto [since, inserted] = e.unknown_since.emplace(s.seg.index, now);
@@ -362,12 +372,12 @@ void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds
 }
 
 void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,
-                               Actions&) {
+                               Actions& out) {
   for (auto& s : e.rec.segments) {
     if (s.seg.slurm_job_id <= 0 || s.submitting) continue;
     if (s.seg.state != SegmentState::kPending && s.seg.state != SegmentState::kRunning) continue;
     if (const SlurmJob* job = segment_job(e, s, index)) {
-      apply_job(e, s, *job, now);
+      apply_job(e, s, *job, now, out);
       continue;
     }
     // Not in the dump: the controller purged its record (MinJobAge) or lost it. Only trust the
@@ -383,7 +393,8 @@ void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_tim
     } else {
       segment_failed(
           e, s, /*started=*/false,
-          "job " + std::to_string(s.seg.slurm_job_id) + " left the queue without starting", now);
+          "job " + std::to_string(s.seg.slurm_job_id) + " left the queue without starting", now,
+          out);
     }
   }
 }
@@ -408,7 +419,8 @@ const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, cons
   return best;
 }
 
-void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now) {
+void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now,
+                                   Actions& out) {
   const std::int64_t id = e.rec.spec.id;
   record_granted_shape(e, job);
   if (job.submit != kUnknownTime && s.seg.submit_time != job.submit) {
@@ -465,16 +477,16 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
         spdlog::info("campaign {} segment {}: {}", id, s.seg.index, what);
         return;
       }
-      segment_failed(e, s, false, what + " before it started", now);
+      segment_failed(e, s, false, what + " before it started", now, out);
       return;
     default:
-      segment_failed(e, s, started, what + (started ? "" : " before it started"), now);
+      segment_failed(e, s, started, what + (started ? "" : " before it started"), now, out);
       return;
   }
 }
 
 void CampaignController::segment_failed(Entry& e, SegmentRecord& s, bool started,
-                                        const std::string& why, Seconds now) {
+                                        const std::string& why, Seconds now, Actions& out) {
   const std::int64_t id = e.rec.spec.id;
   const int k = s.seg.index;
   s.message = why;
@@ -483,6 +495,26 @@ void CampaignController::segment_failed(Entry& e, SegmentRecord& s, bool started
   if (started && successor_out) {
     s.seg.state = SegmentState::kFailed;
     save(e, s);
+    // The successor carries on where this one stopped, which is a retry too: a chain whose
+    // segments fail one after another (a script that fails at once, with the fallback chain
+    // queueing each successor) stops after max_retries + 1 of them.
+    int streak = 0;
+    for (int j = k; j >= 0 && e.seg(j).seg.state == SegmentState::kFailed; --j) ++streak;
+    if (streak > max_retries(e)) {
+      for (auto& n : e.rec.segments) {
+        if (n.seg.index <= k || n.seg.slurm_job_id <= 0) continue;
+        if (n.seg.state != SegmentState::kPending && n.seg.state != SegmentState::kRunning)
+          continue;
+        cancel_segment(e, n, SegmentState::kFailed,
+                       "cancelled: the segments before it failed one after another", now, out);
+      }
+      finish(e, CampaignState::kFailed,
+             std::to_string(streak) + " segments in a row failed (segments " +
+                 std::to_string(k - streak + 1) + " to " + std::to_string(k) +
+                 "); the last: " + why,
+             now);
+      return;
+    }
     spdlog::warn("campaign {} segment {}: {}; segment {} is already submitted and carries on", id,
                  k, why, k + 1);
     return;
@@ -562,22 +594,31 @@ SegmentRecord& CampaignController::add_segment(Entry& e) {
 // queued is cancelled.
 bool CampaignController::finish_if_done_file(Entry& e, Seconds now, Actions& out) {
   if (!e.in_flight.empty()) return false;
+  const auto written = done_file_time(e.rec.done_file);
+  // A segment that started after the file was written did not write it: it started only because
+  // Slurm released the fallback successor when its predecessor ended, and is not needed.
+  for (auto& s : e.rec.segments) {
+    if (!written || s.seg.state != SegmentState::kRunning || s.seg.start_time <= *written) continue;
+    cancel_segment(e, s, SegmentState::kDone,
+                   "cancelled: it started after the done file was written", now, out);
+    spdlog::info("campaign {} segment {}: job {} started after the done file; cancelling it",
+                 e.rec.spec.id, s.seg.index, s.seg.slurm_job_id);
+  }
   for (const auto& s : e.rec.segments)
     if (s.submitting || s.seg.state == SegmentState::kRunning) return false;
-  if (!done_file_exists(e.rec.done_file)) return false;
+  if (!written) return false;
   const SegmentRecord* last = nullptr;
   for (const auto& s : e.rec.segments)
-    if (s.seg.start_time >= 0 && (!last || s.seg.end_time >= last->seg.end_time)) last = &s;
+    if (s.seg.start_time >= 0 && s.seg.start_time <= *written &&
+        (!last || s.seg.end_time >= last->seg.end_time))
+      last = &s;
   const std::string message = last ? "segment " + std::to_string(last->seg.index) +
                                          " created the done file " + e.rec.done_file
                                    : "the done file " + e.rec.done_file + " exists";
   for (auto& s : e.rec.segments) {
     if (s.seg.state != SegmentState::kPending || s.seg.slurm_job_id <= 0) continue;
-    out.cancels.push_back({e.rec.spec.id, s.seg.index, s.seg.slurm_job_id});
-    s.seg.state = SegmentState::kFailed;
-    s.seg.end_time = now;
-    s.message = "cancelled: not needed, the campaign is done";
-    save(e, s);
+    cancel_segment(e, s, SegmentState::kFailed, "cancelled: not needed, the campaign is done", now,
+                   out);
   }
   finish(e, CampaignState::kDone, message, now);
   return true;
@@ -610,74 +651,52 @@ void CampaignController::handoff(Entry& e, Seconds now, Actions& out) {
   }
 }
 
-void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder& history,
-                                 const QueueSnapshot& queue, Actions& out) {
+double CampaignController::committed_hours(const Entry& e, Seconds now) const {
+  Seconds total = 0;
+  for (const auto& s : e.rec.segments) {
+    if (s.seg.start_time < 0) continue;
+    if (s.seg.state == SegmentState::kRunning)
+      total += std::max(now, s.seg.start_time + e.rec.spec.time_limit) - s.seg.start_time;
+    else if (s.seg.end_time >= s.seg.start_time)
+      total += s.seg.end_time - s.seg.start_time;
+  }
+  return static_cast<double>(total) / 3600.0;
+}
+
+std::optional<std::string> CampaignController::successor_due(Entry& e, int next, Seconds now,
+                                                             const ObservationBuilder& history,
+                                                             const QueueSnapshot& queue) {
   const std::int64_t id = e.rec.spec.id;
-  if (!e.rec.open_ended() && e.count() == e.rec.spec.segment_count &&
-      e.rec.segments.back().seg.state == SegmentState::kDone) {
-    finish(e, CampaignState::kDone, "", now);
-    return;
-  }
-  // One submission at a time: nothing new while one's outcome is unknown.
-  for (const auto& s : e.rec.segments)
-    if (s.submitting) return;
-  int next = -1;
-  for (const auto& s : e.rec.segments)
-    if (s.seg.state == SegmentState::kPlanned) {
-      next = s.seg.index;
-      break;
-    }
-  if (next < 0) next = next_open_ended_segment(e, now);
-  if (next < 0) return;
-  if (auto r = e.retry_after.find(next); r != e.retry_after.end()) {
-    if (now < r->second) return;
-    e.retry_after.erase(r);
-  }
-  // An open-ended campaign's next segment is made when it is submitted. A segment tried before
-  // is submitted again because that attempt failed (its end is in the history).
-  auto submit_next = [&](const std::string& why) {
-    SegmentRecord& s = next < e.count() ? e.seg(next) : add_segment(e);
-    submit(e, s, now, out, false,
-           s.seg.attempts > 0 ? "again after attempt " + std::to_string(s.seg.attempts) : why);
-  };
-  if (next == 0) {
-    submit_next("first segment");
-    return;
-  }
   const SegmentRecord& pred = e.seg(next - 1);
   auto log = [&](const char* action, double confidence) {
     store_.log_decision({id, next, now, action, e.rec.spec.policy, confidence});
   };
-  switch (pred.seg.state) {
-    case SegmentState::kPlanned:
-    case SegmentState::kPending: return;  // guard rail: at most one queued segment per campaign
-    case SegmentState::kDone:
-    case SegmentState::kFailed:
-      log("predecessor-ended", 1);
-      submit_next("segment " + std::to_string(next - 1) + " (job " +
-                  std::to_string(pred.seg.slurm_job_id) + ") ended");
-      return;
-    case SegmentState::kRunning: break;
-  }
   // Known once Slurm granted it; until then, (only with no limit from flags or script) the
   // successor waits for its predecessor's end.
   const Seconds limit = e.rec.spec.time_limit > 0 ? e.rec.spec.time_limit : kUnknownLimit;
   const Seconds remaining = pred.seg.start_time + limit - now;
   if (remaining <= config_.fallback_lead) {
     log("fallback", 1);
-    submit_next("fallback: segment " + std::to_string(next - 1) + " reaches its limit in " +
-                format_short_duration(std::max<Seconds>(0, remaining)) + " and " +
-                e.rec.spec.policy + " had not submitted");
-    return;
+    return "fallback: segment " + std::to_string(next - 1) + " reaches its limit in " +
+           format_short_duration(std::max<Seconds>(0, remaining)) + " and " + e.rec.spec.policy +
+           " had not submitted";
   }
-  if (now < e.next_decision) return;
+  if (now < e.next_decision) return std::nullopt;
   e.next_decision = now + config_.decision_interval;
-  if (config_.earliest_submission > 0 && remaining > config_.earliest_submission) return;
+  if (config_.earliest_submission > 0 && remaining > config_.earliest_submission)
+    return std::nullopt;
+  // A successor that waited behind its own predecessor was in the queue from its release (or
+  // from that predecessor's end), not from its submission.
+  Seconds queued_from = pred.seg.submit_time;
+  if (pred.released_at >= 0)
+    queued_from = std::max(queued_from, pred.released_at);
+  else if (pred.held_behind > 0 && next >= 2 && e.seg(next - 2).seg.end_time >= 0)
+    queued_from = std::max(queued_from, e.seg(next - 2).seg.end_time);
   CampaignView view;
   view.predecessor_limit = limit;
   view.predecessor_nodes = e.rec.spec.nodes;
   view.predecessor_gpus_per_node = e.rec.spec.gpus_per_node;
-  view.predecessor_waited = std::max<Seconds>(0, pred.seg.start_time - pred.seg.submit_time);
+  view.predecessor_waited = std::max<Seconds>(0, pred.seg.start_time - queued_from);
   view.predecessor_run = std::max<Seconds>(0, now - pred.seg.start_time);
   view.predecessor_running = true;
   view.successor_nodes = e.rec.spec.nodes;
@@ -690,18 +709,101 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
   ++counters_.decisions;
   const bool go = d.action == Action::kSubmitNow;
   log(go ? "submit" : "wait", d.confidence);
-  if (go) {
-    spdlog::info(
-        "campaign {} segment {}: policy {} says submit now ({} before the predecessor's "
-        "limit)",
-        id, next, e.rec.spec.policy, format_slurm_duration(remaining));
-    submit_next(e.rec.spec.policy + ": " +
-                (d.reason.empty()
-                     ? "submit now (confidence " + fmt::format("{:.2f}", d.confidence) +
-                           "; segment " + std::to_string(next - 1) + " ends in " +
-                           format_short_duration(remaining) + ")"
-                     : d.reason));
+  if (!go) return std::nullopt;
+  spdlog::info(
+      "campaign {} segment {}: policy {} says submit now ({} before the predecessor's limit)", id,
+      next, e.rec.spec.policy, format_slurm_duration(remaining));
+  return e.rec.spec.policy + ": " +
+         (d.reason.empty()
+              ? "submit now (confidence " + fmt::format("{:.2f}", d.confidence) + "; segment " +
+                    std::to_string(next - 1) + " ends in " + format_short_duration(remaining) + ")"
+              : d.reason);
+}
+
+void CampaignController::release(Entry& e, SegmentRecord& s, Seconds now, Actions& out,
+                                 const std::string& why) {
+  s.released_at = now;
+  store_.record_release(e.rec.spec.id, s, why);
+  out.releases.push_back({e.rec.spec.id, s.seg.index, s.seg.slurm_job_id});
+  ++counters_.releases;
+  spdlog::info("campaign {} segment {}: releasing job {} from behind job {} ({})", e.rec.spec.id,
+               s.seg.index, s.seg.slurm_job_id, s.held_behind, why);
+}
+
+void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder& history,
+                                 const QueueSnapshot& queue, Actions& out) {
+  if (!e.rec.open_ended() && e.count() == e.rec.spec.segment_count &&
+      e.rec.segments.back().seg.state == SegmentState::kDone) {
+    finish(e, CampaignState::kDone, "", now);
+    return;
   }
+  // One submission at a time: nothing new while one's outcome is unknown.
+  for (const auto& s : e.rec.segments)
+    if (s.submitting) return;
+  // A successor held behind its running predecessor: the policy's decision releases it.
+  for (auto& s : e.rec.segments) {
+    if (s.seg.state != SegmentState::kPending || !s.held() || s.seg.index == 0) continue;
+    if (e.seg(s.seg.index - 1).seg.state != SegmentState::kRunning) return;  // Slurm lets it go
+    if (auto why = successor_due(e, s.seg.index, now, history, queue))
+      release(e, s, now, out, *why);
+    return;
+  }
+  int next = -1;
+  for (const auto& s : e.rec.segments)
+    if (s.seg.state == SegmentState::kPlanned) {
+      next = s.seg.index;
+      break;
+    }
+  if (next < 0) next = next_open_ended_segment(e, now);
+  if (next < 0) return;
+  if (auto r = e.retry_after.find(next); r != e.retry_after.end()) {
+    if (now < r->second) return;
+    e.retry_after.erase(r);
+  }
+  // The cap on run time: nothing more once the segments so far (a running one at its whole
+  // limit) have used it.
+  if (e.rec.max_hours > 0 && committed_hours(e, now) >= e.rec.max_hours) {
+    for (const auto& s : e.rec.segments)
+      if (s.seg.state == SegmentState::kRunning || s.seg.state == SegmentState::kPending) return;
+    finish(e, CampaignState::kDone,
+           fmt::format("reached --max-hours {:g}: the segments ran {:.1f} h", e.rec.max_hours,
+                       committed_hours(e, now)),
+           now);
+    return;
+  }
+  // An open-ended campaign's next segment is made when it is submitted. A segment tried before
+  // is submitted again because that attempt failed (its end is in the history).
+  auto submit_next = [&](const std::string& why, JobId after_any = 0) {
+    SegmentRecord& s = next < e.count() ? e.seg(next) : add_segment(e);
+    submit(e, s, now, out, false,
+           s.seg.attempts > 0 ? "again after attempt " + std::to_string(s.seg.attempts) : why,
+           after_any);
+  };
+  if (next == 0) {
+    submit_next("first segment");
+    return;
+  }
+  const SegmentRecord& pred = e.seg(next - 1);
+  switch (pred.seg.state) {
+    case SegmentState::kPlanned:
+    case SegmentState::kPending: return;  // guard rail: at most one queued segment per campaign
+    case SegmentState::kDone:
+    case SegmentState::kFailed:
+      store_.log_decision({e.rec.spec.id, next, now, "predecessor-ended", e.rec.spec.policy, 1});
+      submit_next("segment " + std::to_string(next - 1) + " (job " +
+                  std::to_string(pred.seg.slurm_job_id) + ") ended");
+      return;
+    case SegmentState::kRunning: break;
+  }
+  if (auto why = successor_due(e, next, now, history, queue)) {
+    submit_next(*why);
+    return;
+  }
+  if (e.rec.fallback_chain && pred.seg.slurm_job_id > 0)
+    submit_next("fallback chain: queued behind segment " + std::to_string(next - 1) + " (job " +
+                    std::to_string(pred.seg.slurm_job_id) + "), to run when it ends unless " +
+                    e.rec.spec.policy + " releases it earlier",
+                pred.seg.slurm_job_id);
 }
 
 SubmitRequest CampaignController::make_request(const Entry& e, const SegmentRecord& s,
@@ -732,12 +834,17 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   q.account = r.account.empty() ? config_.account : r.account;
   q.name = r.spec.name + "-s" + std::to_string(s.seg.index);
   q.comment = tag.str();
+  q.after_any = s.held_behind;
   return q;
 }
 
 void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
-                                const std::string& why) {
-  if (!again) ++s.seg.attempts;
+                                const std::string& why, JobId after_any) {
+  if (!again) {
+    ++s.seg.attempts;
+    s.held_behind = after_any;
+    s.released_at = -1;
+  }
   s.submitting = true;
   s.intent_time = now;
   const JobTag tag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts};
@@ -845,6 +952,18 @@ void CampaignController::on_cancel_failed(const CancelAction& a, const SlurmErro
   }
 }
 
+void CampaignController::on_release_failed(const ReleaseAction& a, const SlurmError& error) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  spdlog::warn("campaign {} segment {}: releasing job {} failed: {}", a.campaign, a.segment, a.job,
+               error.what());
+  SegmentRecord& s = it->second->seg(a.segment);
+  if (error.transient() && s.seg.slurm_job_id == a.job) {
+    s.released_at = -1;  // try again at the next decision
+    save(*it->second, s);
+  }
+}
+
 void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions) {
   for (const auto& a : actions.submits) {
     try {
@@ -865,6 +984,13 @@ void perform_actions(CampaignController& controller, SlurmClient& client, const 
       client.cancel_job(a.job);
     } catch (const SlurmError& e) {
       controller.on_cancel_failed(a, e);
+    }
+  }
+  for (const auto& a : actions.releases) {
+    try {
+      client.release_job(a.job);
+    } catch (const SlurmError& e) {
+      controller.on_release_failed(a, e);
     }
   }
 }

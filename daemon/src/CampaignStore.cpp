@@ -41,8 +41,9 @@ int CampaignRecord::segments_done() const {
 namespace {
 
 // 1: the first; 2: shapes from the script (sbatch options, QOS, shape granted), open-ended
-// campaigns (done file), retries per campaign, each attempt's reason and outcome.
-constexpr int kSchemaVersion = 2;
+// campaigns (done file), retries per campaign, each attempt's reason and outcome; 3: the fallback
+// chain (a successor held behind its predecessor, released early) and the --max-hours cap.
+constexpr int kSchemaVersion = 3;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS campaigns(
@@ -58,7 +59,8 @@ CREATE TABLE IF NOT EXISTS campaigns(
   created INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT -1,
   qos TEXT NOT NULL DEFAULT '', sbatch_options TEXT NOT NULL DEFAULT '[]',
   max_retries INTEGER NOT NULL DEFAULT -1, done_file TEXT NOT NULL DEFAULT '',
-  shape_granted INTEGER NOT NULL DEFAULT 0);
+  shape_granted INTEGER NOT NULL DEFAULT 0,
+  fallback_chain INTEGER NOT NULL DEFAULT 0, max_hours REAL NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS segments(
   campaign_id INTEGER NOT NULL REFERENCES campaigns(id), idx INTEGER NOT NULL,
   state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
@@ -67,6 +69,7 @@ CREATE TABLE IF NOT EXISTS segments(
   submitting INTEGER NOT NULL DEFAULT 0, intent_time INTEGER NOT NULL DEFAULT -1,
   signalled_at INTEGER NOT NULL DEFAULT -1, killed_at INTEGER NOT NULL DEFAULT -1,
   message TEXT NOT NULL DEFAULT '',
+  held_behind INTEGER NOT NULL DEFAULT 0, released_at INTEGER NOT NULL DEFAULT -1,
   PRIMARY KEY(campaign_id, idx));
 CREATE TABLE IF NOT EXISTS submissions(
   campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL, attempt INTEGER NOT NULL,
@@ -108,6 +111,15 @@ void migrate_from_1(sql::Database& db) {
     write.bind(1, nlohmann::json(options).dump()).bind(2, read.integer(0));
     write.run();
   }
+}
+
+// Schema 2 -> 3. Campaigns added before the fallback chain keep running without one.
+void migrate_from_2(sql::Database& db) {
+  db.exec(
+      "ALTER TABLE campaigns ADD COLUMN fallback_chain INTEGER NOT NULL DEFAULT 0;"
+      "ALTER TABLE campaigns ADD COLUMN max_hours REAL NOT NULL DEFAULT 0;"
+      "ALTER TABLE segments ADD COLUMN held_behind INTEGER NOT NULL DEFAULT 0;"
+      "ALTER TABLE segments ADD COLUMN released_at INTEGER NOT NULL DEFAULT -1;");
 }
 
 SegmentState parse_segment_state(const std::string& s) {
@@ -253,6 +265,7 @@ CampaignStore::CampaignStore(const std::string& path) : path_(path) {
                           std::to_string(kSchemaVersion) + ")");
   sql::Transaction t(*db_);
   if (version == 1) migrate_from_1(*db_);
+  if (version == 1 || version == 2) migrate_from_2(*db_);
   db_->exec(kSchema);
   db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   store_id_ = value("store_id");
@@ -284,8 +297,8 @@ void CampaignStore::add_campaign(CampaignRecord& r) {
       "INSERT INTO campaigns(name, owner_uid, script, script_path, partition, account, policy, "
       "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
       "environment, state, message, created, finished, qos, sbatch_options, max_retries, "
-      "done_file, shape_granted) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "done_file, shape_granted, fallback_chain, max_hours) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   const Campaign& c = r.spec;
   s.bind(1, c.name)
       .bind(2, static_cast<std::int64_t>(r.owner_uid))
@@ -310,7 +323,9 @@ void CampaignStore::add_campaign(CampaignRecord& r) {
       .bind(21, nlohmann::json(r.sbatch_options).dump())
       .bind(22, r.max_retries)
       .bind(23, r.done_file)
-      .bind(24, r.shape_granted ? 1 : 0);
+      .bind(24, r.shape_granted ? 1 : 0)
+      .bind(25, r.fallback_chain ? 1 : 0)
+      .bind(26, r.max_hours);
   s.run();
   r.spec.id = db_->last_insert_id();
   // Every segment of a bounded campaign is planned at once; an open-ended one starts with one.
@@ -329,7 +344,7 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
       "SELECT id, name, owner_uid, script, script_path, partition, account, policy, "
       "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
       "environment, state, message, created, finished, qos, sbatch_options, max_retries, "
-      "done_file, shape_granted FROM campaigns ORDER BY id");
+      "done_file, shape_granted, fallback_chain, max_hours FROM campaigns ORDER BY id");
   while (s.step()) {
     CampaignRecord r;
     Campaign& c = r.spec;
@@ -361,12 +376,14 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     r.max_retries = static_cast<int>(s.integer(22));
     r.done_file = s.text(23);
     r.shape_granted = s.integer(24) != 0;
+    r.fallback_chain = s.integer(25) != 0;
+    r.max_hours = s.real(26);
     out.push_back(std::move(r));
   }
   auto g = db_->prepare(
       "SELECT campaign_id, idx, state, job_id, submit_time, start_time, end_time, attempts, "
-      "submitting, intent_time, signalled_at, killed_at, message FROM segments "
-      "ORDER BY campaign_id, idx");
+      "submitting, intent_time, signalled_at, killed_at, message, held_behind, released_at "
+      "FROM segments ORDER BY campaign_id, idx");
   std::size_t at = 0;
   while (g.step()) {
     const std::int64_t cid = g.integer(0);
@@ -392,6 +409,8 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     r.signalled_at = g.integer(10);
     r.killed_at = g.integer(11);
     r.message = g.text(12);
+    r.held_behind = g.integer(13);
+    r.released_at = g.integer(14);
   }
   return out;
 }
@@ -424,13 +443,14 @@ void CampaignStore::save_done_file(const CampaignRecord& r) {
 void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) {
   auto s = db_->prepare(
       "INSERT INTO segments(campaign_id, idx, state, job_id, submit_time, start_time, end_time, "
-      "attempts, submitting, intent_time, signalled_at, killed_at, message) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(campaign_id, idx) DO UPDATE SET "
-      "state=excluded.state, job_id=excluded.job_id, submit_time=excluded.submit_time, "
+      "attempts, submitting, intent_time, signalled_at, killed_at, message, held_behind, "
+      "released_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(campaign_id, idx) DO UPDATE "
+      "SET state=excluded.state, job_id=excluded.job_id, submit_time=excluded.submit_time, "
       "start_time=excluded.start_time, end_time=excluded.end_time, attempts=excluded.attempts, "
       "submitting=excluded.submitting, intent_time=excluded.intent_time, "
       "signalled_at=excluded.signalled_at, killed_at=excluded.killed_at, "
-      "message=excluded.message");
+      "message=excluded.message, held_behind=excluded.held_behind, "
+      "released_at=excluded.released_at");
   s.bind(1, campaign)
       .bind(2, r.seg.index)
       .bind(3, to_string(r.seg.state))
@@ -443,7 +463,9 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
       .bind(10, r.intent_time)
       .bind(11, r.signalled_at)
       .bind(12, r.killed_at)
-      .bind(13, r.message);
+      .bind(13, r.message)
+      .bind(14, r.held_behind)
+      .bind(15, r.released_at);
   s.run();
 }
 
@@ -498,6 +520,18 @@ void CampaignStore::record_outcome(std::int64_t campaign, const SegmentRecord& s
       db_->prepare("UPDATE submissions SET outcome=? WHERE campaign_id=? AND idx=? AND attempt=?");
   s.bind(1, outcome).bind(2, campaign).bind(3, segment.seg.index).bind(4, segment.seg.attempts);
   s.run();
+}
+
+void CampaignStore::record_release(std::int64_t campaign, const SegmentRecord& segment,
+                                   const std::string& why) {
+  sql::Transaction t(*db_);
+  auto s = db_->prepare(
+      "UPDATE submissions SET reason=reason || '; released: ' || ? "
+      "WHERE campaign_id=? AND idx=? AND attempt=?");
+  s.bind(1, why).bind(2, campaign).bind(3, segment.seg.index).bind(4, segment.seg.attempts);
+  s.run();
+  save_segment(campaign, segment);
+  t.commit();
 }
 
 std::vector<SubmissionRecord> CampaignStore::submissions(std::int64_t campaign) const {

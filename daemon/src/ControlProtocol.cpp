@@ -105,6 +105,8 @@ json segment_json(const SegmentRecord& s) {
             {"end_time", s.seg.end_time},
             {"submitting", s.submitting}};
   if (s.signalled_at >= 0) j["signalled_at"] = s.signalled_at;
+  if (s.held_behind > 0) j["held_behind"] = s.held_behind;
+  if (s.released_at >= 0) j["released_at"] = s.released_at;
   if (!s.message.empty()) j["message"] = s.message;
   return j;
 }
@@ -136,6 +138,8 @@ json campaign_summary_json(const CampaignRecord& r) {
           {"account", r.account},
           {"qos", r.qos},
           {"max_retries", r.max_retries},
+          {"fallback_chain", r.fallback_chain},
+          {"max_hours", r.max_hours},  // 0: no cap
           {"done_file", r.done_file},
           {"policy", r.spec.policy},
           {"overlap", std::string(to_string(r.spec.overlap))},
@@ -179,8 +183,8 @@ CampaignRequest parse_campaign_request(const json& c) {
   if (!c.is_object()) bad("campaign", "expected an object, got " + type_of(c));
   only_keys(c,
             {"name", "script", "script_path", "segments", "nodes", "gpus_per_node", "time_limit",
-             "partition", "account", "qos", "max_retries", "done_file", "policy", "overlap",
-             "handoff_grace", "work_dir", "environment"},
+             "partition", "account", "qos", "max_retries", "fallback_chain", "max_hours",
+             "done_file", "policy", "overlap", "handoff_grace", "work_dir", "environment"},
             w);
   for (const char* required : {"name", "script"})
     if (!c.contains(required)) bad(w + required, "missing");
@@ -202,6 +206,17 @@ CampaignRequest parse_campaign_request(const json& c) {
   if (c.contains("qos")) f.qos = get_text(c, "qos", w, 200);
   if (c.contains("max_retries"))
     r.max_retries = static_cast<int>(get_int(c, "max_retries", w, 0, 1000));
+  if (c.contains("fallback_chain")) {
+    if (!c.at("fallback_chain").is_boolean())
+      bad(w + "fallback_chain", "expected true or false, got " + type_of(c.at("fallback_chain")));
+    r.fallback_chain = c.at("fallback_chain").get<bool>();
+  }
+  if (c.contains("max_hours")) {
+    const json& v = c.at("max_hours");
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 87600))
+      bad(w + "max_hours", "expected a number of hours from 0 (no cap) to 87600, got " + v.dump());
+    r.max_hours = v.get<double>();
+  }
   if (c.contains("done_file")) r.done_file = get_text(c, "done_file", w, 4096);
   if (c.contains("policy")) r.policy = get_text(c, "policy", w, 4096);
   if (c.contains("overlap")) {

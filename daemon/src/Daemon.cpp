@@ -213,6 +213,13 @@ struct Daemon::Impl {
           asio::post(io, [this, a, e] { pass->controller().on_cancel_failed(a, e); });
         }
       }
+      for (const auto& a : actions.releases) {
+        try {
+          c.release_job(a.job);
+        } catch (const SlurmError& e) {
+          asio::post(io, [this, a, e] { pass->controller().on_release_failed(a, e); });
+        }
+      }
       const RpcCounters counters = c.counters();
       asio::post(io, [this, counters] { rpc_counters = counters; });
     });

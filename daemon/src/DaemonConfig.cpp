@@ -58,6 +58,11 @@ class Reader {
     fail(n, key, "expected a string, got " + show(n));
   }
 
+  bool boolean(const toml::node& n, const std::string& key) {
+    if (auto b = n.as_boolean()) return b->get();
+    fail(n, key, "expected true or false, got " + show(n));
+  }
+
   long long integer(const toml::node& n, const std::string& key, long long lo, long long hi) {
     auto v = n.as_integer();
     if (!v) fail(n, key, "expected an integer, got " + show(n));
@@ -248,6 +253,7 @@ ControllerConfig DaemonConfig::controller_config() const {
   c.decision_interval = decision_interval;
   c.earliest_submission = earliest_submission;
   c.fallback_lead = fallback_lead;
+  c.fallback_chain = fallback_chain;
   c.max_retries = max_retries;
   c.retry_delay = retry_delay;
   c.max_campaigns_per_user = max_campaigns_per_user;
@@ -354,6 +360,8 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
        [&](const toml::node& n, const std::string& k) {
          c.fallback_lead = r.duration(n, k, 0, 30 * kDay);
        }},
+      {"fallback_chain",
+       [&](const toml::node& n, const std::string& k) { c.fallback_chain = r.boolean(n, k); }},
   };
   sections["guard"] = {
       {"max_campaigns_per_user",

@@ -38,8 +38,13 @@ std::optional<std::string> prepare_done_file(const std::string& path) {
 }
 
 bool done_file_exists(const std::string& path) {
+  return done_file_time(path).has_value();
+}
+
+std::optional<std::int64_t> done_file_time(const std::string& path) {
   struct stat st {};
-  return !path.empty() && ::stat(path.c_str(), &st) == 0;
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<std::int64_t>(st.st_mtime);
 }
 
 }  // namespace mirage::daemon

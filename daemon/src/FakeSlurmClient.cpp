@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <csignal>
+#include <stdexcept>
+#include <string>
 
 namespace mirage::daemon {
 
@@ -51,6 +53,7 @@ JobId FakeSlurmClient::submit(const SubmitRequest& request) {
   job.gpus_per_node = request.gpus_per_node;
   job.user_id = submitter_;
   const JobId id = add_job(job);
+  if (request.after_any > 0) after_any_[id] = request.after_any;
   submissions_.push_back({id, request});
   if (lose_reply_) {
     lose_reply_ = false;
@@ -76,6 +79,20 @@ void FakeSlurmClient::cancel_job(JobId job) {
   touch();
 }
 
+void FakeSlurmClient::release_job(JobId job) {
+  ++counters_.releases;
+  check_reachable();
+  releases_.push_back(job);
+  after_any_.erase(job);
+}
+
+bool FakeSlurmClient::held(JobId job) const {
+  const auto it = after_any_.find(job);
+  if (it == after_any_.end()) return false;
+  const SlurmJob* dep = find(it->second);
+  return dep && !is_finished(dep->state);
+}
+
 JobId FakeSlurmClient::add_job(SlurmJob job) {
   if (job.id == 0) job.id = next_id_++;
   if (job.submit == kUnknownTime) job.submit = clock_.now();
@@ -87,6 +104,9 @@ JobId FakeSlurmClient::add_job(SlurmJob job) {
 }
 
 void FakeSlurmClient::start(JobId job) {
+  if (held(job))
+    throw std::logic_error("fake Slurm: job " + std::to_string(job) +
+                           " waits on its dependency and cannot start");
   SlurmJob& j = jobs_.at(job);
   j.state = SlurmJobState::kRunning;
   j.start = clock_.now();

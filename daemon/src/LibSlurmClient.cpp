@@ -203,6 +203,21 @@ class LibSlurmClient final : public SlurmClient {
       fail_unless_gone("slurm_kill_job for job " + std::to_string(job));
   }
 
+  void release_job(JobId job) override {
+    init();
+    ++counters_.releases;
+    job_desc_msg_t update;
+    slurm_init_job_desc_msg(&update);
+    update.job_id = static_cast<uint32_t>(job);
+    char none[] = "";
+    update.dependency = none;  // an empty dependency clears it, as scontrol does
+    if (slurm_update_job(&update) != SLURM_SUCCESS) {
+      const int code = slurm_get_errno();
+      if (code == ESLURM_JOB_NOT_PENDING || code == ESLURM_DISABLED) return;
+      fail_unless_gone("slurm_update_job (dependency) for job " + std::to_string(job));
+    }
+  }
+
   RpcCounters counters() const override { return counters_; }
 
  private:

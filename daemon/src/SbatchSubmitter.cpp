@@ -94,6 +94,8 @@ std::vector<std::string> SbatchSubmitter::arguments(const SubmitRequest& r) {
   // The environment sbatch runs with (the campaign's, and MIRAGE_*) is the job's.
   args.push_back("--export=ALL");
   args.insert(args.end(), r.options.begin(), r.options.end());
+  // Last, so that it wins over a --dependency the user gave (the chain is mirage's to keep).
+  if (r.after_any > 0) args.push_back("--dependency=afterany:" + std::to_string(r.after_any));
   return args;
 }
 

@@ -35,6 +35,7 @@ const char* op_name(SimulatedSlurmClient::Event::Op op) {
     case SimulatedSlurmClient::Event::Op::kSubmit: return "submit";
     case SimulatedSlurmClient::Event::Op::kEndEarly: return "end_early";
     case SimulatedSlurmClient::Event::Op::kCancel: return "cancel";
+    case SimulatedSlurmClient::Event::Op::kRelease: return "release";
   }
   return "?";
 }
@@ -48,6 +49,7 @@ json to_json(const SimulatedSlurmClient::Event& e) {
     j["gpus_per_node"] = e.gpus_per_node;
     j["name"] = e.name;
     j["comment"] = e.comment;
+    if (e.after_any >= 0) j["after_any"] = e.after_any;
   }
   return j;
 }
@@ -61,6 +63,8 @@ SimulatedSlurmClient::Event event_from_json(const json& j) {
     e.op = SimulatedSlurmClient::Event::Op::kEndEarly;
   else if (op == "cancel")
     e.op = SimulatedSlurmClient::Event::Op::kCancel;
+  else if (op == "release")
+    e.op = SimulatedSlurmClient::Event::Op::kRelease;
   else
     throw std::runtime_error("unknown event '" + op + "'");
   e.time = j.at("time").get<Seconds>();
@@ -72,6 +76,7 @@ SimulatedSlurmClient::Event event_from_json(const json& j) {
     e.gpus_per_node = j.at("gpus_per_node").get<int>();
     e.name = j.at("name").get<std::string>();
     e.comment = j.at("comment").get<std::string>();
+    e.after_any = j.value("after_any", std::int64_t{-1});
   }
   return e;
 }
@@ -204,6 +209,7 @@ void SimulatedSlurmClient::apply(const Event& e) {
       s.nodes = e.nodes;
       s.gpus_per_node = e.gpus_per_node;
       s.user = kCampaignUser;
+      if (e.after_any >= 0) s.after_any = static_cast<SimJobIndex>(e.after_any);
       const SimJobIndex j = sim_->submit(s);
       if (j != e.job)
         throw std::runtime_error("replayed submission got job index " + std::to_string(j) +
@@ -212,6 +218,7 @@ void SimulatedSlurmClient::apply(const Event& e) {
       break;
     }
     case Event::Op::kEndEarly: sim_->end_early(e.job, e.end); break;
+    case Event::Op::kRelease: sim_->release_dependency(e.job); break;
     case Event::Op::kCancel: {
       const auto st = sim_->state(e.job);
       if (st == SimJobState::kPending || st == SimJobState::kRunning) sim_->cancel(e.job);
@@ -323,6 +330,8 @@ JobId SimulatedSlurmClient::submit(const SubmitRequest& r) {
   e.gpus_per_node = r.gpus_per_node;
   e.name = r.name;
   e.comment = r.comment;
+  SimJobIndex dep = 0;
+  if (r.after_any > 0 && ours(r.after_any, dep)) e.after_any = dep;
   record(e);
   return static_cast<JobId>(e.job) + 1;
 }
@@ -343,6 +352,18 @@ void SimulatedSlurmClient::signal_job(JobId job, int) {
   e.time = sim_->now();
   e.job = j;
   e.end = sim_->now() + config_.checkpoint;
+  record(e);
+}
+
+void SimulatedSlurmClient::release_job(JobId job) {
+  ++counters_.releases;
+  catch_up();
+  SimJobIndex j = 0;
+  if (!ours(job, j) || sim_->state(j) != SimJobState::kPending) return;
+  Event e;
+  e.op = Event::Op::kRelease;
+  e.time = sim_->now();
+  e.job = j;
   record(e);
 }
 

@@ -33,6 +33,7 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
   result.submitted = actions.submits.size();
   result.signalled = actions.signals.size();
   result.cancelled = actions.cancels.size();
+  result.released = actions.releases.size();
   result.unresolved = controller.unresolved();
   for (const auto* r : controller.campaigns())
     if (!is_finished(r->state)) ++result.campaigns;

@@ -599,6 +599,12 @@ void Simulator::cancel(SimJobIndex j) {
   }
 }
 
+void Simulator::release_dependency(SimJobIndex j) {
+  if (std::erase(dependency_held_, j) == 0) return;
+  eligible_.push_back({j, now_});
+  mark_dirty(true);
+}
+
 void Simulator::end_early(SimJobIndex j, Seconds at) {
   for (RunningJob& r : running_) {
     if (r.job == j) {

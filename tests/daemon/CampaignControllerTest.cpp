@@ -12,37 +12,13 @@ namespace mirage::daemon {
 namespace {
 
 using testing::Harness;
+using testing::Scripted;
 using testing::simple_request;
-
-// A policy that says what the test tells it, and counts how often it was asked.
-struct ScriptedPolicy final : Policy {
-  bool* submit;
-  int* asked;
-  ScriptedPolicy(bool* s, int* a) : submit(s), asked(a) {}
-  std::string name() const override { return "scripted"; }
-  Decision decide(const Observation& obs) override {
-    ++*asked;
-    EXPECT_EQ(obs.encoder_version, FeatureEncoder::kVersion);
-    EXPECT_EQ(obs.window.size(),
-              static_cast<std::size_t>(FeatureEncoder::kWindow * FeatureEncoder::kPerSnapshot));
-    EXPECT_TRUE(obs.campaign.predecessor_running);
-    return *submit ? Decision::submit() : Decision::wait();
-  }
-};
-
-struct Scripted {
-  bool submit = false;
-  int asked = 0;
-  PolicyFactory factory() {
-    return [this](std::string_view name) -> std::unique_ptr<Policy> {
-      if (name == "scripted") return std::make_unique<ScriptedPolicy>(&submit, &asked);
-      return mirage::make_policy(name);
-    };
-  }
-};
 
 ControllerConfig quick_config() {
   ControllerConfig c;
+  // The submissions the policy makes; the fallback chain has its own tests (FallbackChainTest).
+  c.fallback_chain = false;
   c.fallback_lead = 0;
   c.decision_interval = 600;
   c.reconcile_delay = 5;

@@ -16,6 +16,8 @@ using testing::simple_request;
 
 ControllerConfig config() {
   ControllerConfig c;
+  // The submissions the policy makes; the fallback chain has its own tests (FallbackChainTest).
+  c.fallback_chain = false;
   c.fallback_lead = 0;
   c.max_retries = 2;
   return c;

@@ -31,6 +31,8 @@ CampaignRequest script_request(const std::string& script = kScript) {
 
 ControllerConfig config() {
   ControllerConfig c;
+  // The submissions the policy makes; the fallback chain has its own tests (FallbackChainTest).
+  c.fallback_chain = false;
   c.fallback_lead = 0;
   return c;
 }

@@ -124,9 +124,10 @@ TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
   EXPECT_EQ(r.spec.time_limit, 2 * kHour);
 }
 
-// A store of schema 1 (before shapes came from the script): today's without the columns schema 2
-// added, holding one campaign with a running first segment.
-std::int64_t write_schema_1_store(const std::string& path) {
+// A store of schema 1 (before shapes came from the script) or 2 (before the fallback chain):
+// today's without the columns the later schemas added, holding one campaign with a running
+// first segment.
+std::int64_t write_old_store(const std::string& path, int schema) {
   std::int64_t id = 0;
   {
     CampaignStore store(path);
@@ -145,18 +146,22 @@ std::int64_t write_schema_1_store(const std::string& path) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE campaigns DROP COLUMN qos;"
-                         "ALTER TABLE campaigns DROP COLUMN sbatch_options;"
-                         "ALTER TABLE campaigns DROP COLUMN max_retries;"
-                         "ALTER TABLE campaigns DROP COLUMN done_file;"
-                         "ALTER TABLE campaigns DROP COLUMN shape_granted;"
-                         "ALTER TABLE submissions DROP COLUMN outcome;"
-                         "ALTER TABLE submissions DROP COLUMN reason;"
-                         "PRAGMA user_version=1;",
-                         nullptr, nullptr, &err),
-            SQLITE_OK)
-      << (err ? err : "");
+  std::string sql =
+      "ALTER TABLE campaigns DROP COLUMN fallback_chain;"
+      "ALTER TABLE campaigns DROP COLUMN max_hours;"
+      "ALTER TABLE segments DROP COLUMN held_behind;"
+      "ALTER TABLE segments DROP COLUMN released_at;";
+  if (schema == 1)
+    sql +=
+        "ALTER TABLE campaigns DROP COLUMN qos;"
+        "ALTER TABLE campaigns DROP COLUMN sbatch_options;"
+        "ALTER TABLE campaigns DROP COLUMN max_retries;"
+        "ALTER TABLE campaigns DROP COLUMN done_file;"
+        "ALTER TABLE campaigns DROP COLUMN shape_granted;"
+        "ALTER TABLE submissions DROP COLUMN outcome;"
+        "ALTER TABLE submissions DROP COLUMN reason;";
+  sql += "PRAGMA user_version=" + std::to_string(schema) + ";";
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
   sqlite3_free(err);
   sqlite3_close(db);
   return id;
@@ -164,7 +169,7 @@ std::int64_t write_schema_1_store(const std::string& path) {
 
 TEST(CampaignStore, AStoreOfSchema1IsMigratedAndItsCampaignsKeepTheirShape) {
   TempDir dir;
-  const std::int64_t id = write_schema_1_store(dir.file("old.db"));
+  const std::int64_t id = write_old_store(dir.file("old.db"), 1);
   {
     CampaignStore store(dir.file("old.db"));
     const auto all = store.load_campaigns();
@@ -186,8 +191,45 @@ TEST(CampaignStore, AStoreOfSchema1IsMigratedAndItsCampaignsKeepTheirShape) {
     EXPECT_EQ(store.submissions(id).at(0).outcome, "");
     EXPECT_EQ(store.submissions(id).at(0).reason, "");  // from before reasons were kept
   }
-  CampaignStore again(dir.file("old.db"));  // migrated once: opens as schema 2
+  CampaignStore again(dir.file("old.db"));  // migrated once: opens as today's schema
   EXPECT_EQ(again.load_campaigns().at(0).sbatch_options.size(), 4u);
+}
+
+TEST(CampaignStore, AStoreOfSchema2IsMigratedAndItsCampaignsRunWithoutAFallbackChain) {
+  TempDir dir;
+  write_old_store(dir.file("old.db"), 2);
+  CampaignStore store(dir.file("old.db"));
+  const CampaignRecord r = store.load_campaigns().at(0);
+  EXPECT_FALSE(r.fallback_chain);  // as they ran before
+  EXPECT_EQ(r.max_hours, 0);
+  EXPECT_EQ(r.segments.at(0).held_behind, 0);
+  EXPECT_EQ(r.segments.at(0).released_at, -1);
+  EXPECT_EQ(r.segments.at(0).seg.slurm_job_id, 55);
+}
+
+TEST(CampaignStore, TheFallbackChainAndTheCapSurviveAReopen) {
+  TempDir dir;
+  std::int64_t id = 0;
+  {
+    CampaignStore store(dir.file("s.db"));
+    CampaignRecord r = sample_record();
+    r.fallback_chain = true;
+    r.max_hours = 336.5;
+    store.add_campaign(r);
+    id = r.spec.id;
+    r.segments[1].seg.attempts = 1;
+    r.segments[1].held_behind = 812;
+    store.begin_submission(id, r.segments[1], {store.store_id(), id, 1, 1}, "fallback chain");
+    r.segments[1].released_at = 1'700'000'000;
+    store.record_release(id, r.segments[1], "forecast: go");
+  }
+  CampaignStore store(dir.file("s.db"));
+  const CampaignRecord r = store.load_campaigns().at(0);
+  EXPECT_TRUE(r.fallback_chain);
+  EXPECT_EQ(r.max_hours, 336.5);
+  EXPECT_EQ(r.segments.at(1).held_behind, 812);
+  EXPECT_EQ(r.segments.at(1).released_at, 1'700'000'000);
+  EXPECT_EQ(store.submissions(id).at(0).reason, "fallback chain; released: forecast: go");
 }
 
 TEST(CampaignStore, AnUnfinishedIntentIsRemembered) {

@@ -81,6 +81,19 @@ TEST(SbatchSubmitter, ReturnsTheJobIdAndGivesSbatchTheScriptOptionsTagAndEnviron
   EXPECT_EQ(env.find("/elsewhere.conf"), std::string::npos) << env;
 }
 
+TEST(SbatchSubmitter, AHeldSuccessorGoesBehindItsPredecessorOverTheUsersOwnDependency) {
+  SubmitRequest r;
+  r.comment = "mirage:00000001:1:1:1";
+  r.options = {"--dependency=singleton"};
+  r.after_any = 812;
+  const auto args = SbatchSubmitter::arguments(r);
+  ASSERT_FALSE(args.empty());
+  EXPECT_EQ(args.back(), "--dependency=afterany:812");  // last: sbatch takes the last one
+  r.after_any = 0;
+  for (const auto& a : SbatchSubmitter::arguments(r))
+    EXPECT_EQ(a.find("afterany"), std::string::npos);
+}
+
 TEST(SbatchSubmitter, ReadsAFederatedIdAfterWarnings) {
   TempDir dir;
   const auto s = submitter(fake_sbatch(dir, "echo 'sbatch: warning: odd' >&2; echo '77;cluster'"));

@@ -1,6 +1,7 @@
 #pragma once
 // Shared helpers for the daemon's unit tests: a temporary directory and a controller wired to the
 // fake Slurm client with a manual clock.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "mirage/agents/PolicyRegistry.h"
 #include "mirage/daemon/CampaignController.h"
 #include "mirage/daemon/CampaignStore.h"
 #include "mirage/daemon/FakeSlurmClient.h"
@@ -97,6 +99,33 @@ inline std::string refusal_of(CampaignController& controller, const CampaignRequ
   }
   return "(added)";
 }
+
+// A policy that says what the test tells it, and counts how often it was asked.
+struct ScriptedPolicy final : Policy {
+  bool* submit;
+  int* asked;
+  ScriptedPolicy(bool* s, int* a) : submit(s), asked(a) {}
+  std::string name() const override { return "scripted"; }
+  Decision decide(const Observation& obs) override {
+    ++*asked;
+    EXPECT_EQ(obs.encoder_version, FeatureEncoder::kVersion);
+    EXPECT_EQ(obs.window.size(),
+              static_cast<std::size_t>(FeatureEncoder::kWindow * FeatureEncoder::kPerSnapshot));
+    EXPECT_TRUE(obs.campaign.predecessor_running);
+    return *submit ? Decision::submit() : Decision::wait();
+  }
+};
+
+struct Scripted {
+  bool submit = false;
+  int asked = 0;
+  PolicyFactory factory() {
+    return [this](std::string_view name) -> std::unique_ptr<Policy> {
+      if (name == "scripted") return std::make_unique<ScriptedPolicy>(&submit, &asked);
+      return mirage::make_policy(name);
+    };
+  }
+};
 
 // A daemon without the daemon: store + controller + fake cluster, stepped by hand.
 struct Harness {

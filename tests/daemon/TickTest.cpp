@@ -19,6 +19,7 @@ using json = nlohmann::json;
 struct TickHarness {
   TickHarness() : clock(1'700'000'000), slurm(clock) {
     config = parse_daemon_config("[log]\nlevel = \"warn\"\n", "t.toml");
+    config.fallback_chain = false;  // the chain has its own tick test below
     config.store_path = dir.file("store.db");
     config.socket_path = dir.file("m.sock");
     slurm.set_submitter(static_cast<std::uint32_t>(::getuid()));

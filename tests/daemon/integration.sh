@@ -51,7 +51,7 @@ while [ $# -gt 0 ]; do
     *) echo "integration: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-[ ${#phases[@]} -gt 0 ] || phases=(chain handoff kill ctld garbage script open retry tick)
+[ ${#phases[@]} -gt 0 ] || phases=(chain handoff kill ctld garbage script open retry outlive tick)
 [ -n "$bin" ] && [ -x "$bin" ] || { echo "integration: --bin must name the mirage binary" >&2; exit 2; }
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
 
@@ -522,7 +522,9 @@ PY
       ;;
     retry)
       note "retry: a segment that exits 3 runs twice, then its campaign fails saying why"
-      id="$(cd "$work" && mirage campaign add --name crash --script crash.sh --segments 2 --max-retries 1 --no-export-env --json | json_get 'd["id"]')"
+      # Without the fallback chain: the same segment again (with it, the successor queued behind
+      # carries on; the outlive phase pins that).
+      id="$(cd "$work" && mirage campaign add --name crash --script crash.sh --segments 2 --max-retries 1 --fallback-chain off --no-export-env --json | json_get 'd["id"]')"
       wait_state 120 "$id" failed
       show="$(mirage campaign show "$id" --json)"
       msg="$(json_get 'd["message"]' <<<"$show")"
@@ -544,6 +546,43 @@ PY
       [ "$(mirage campaign show "$id" --json | json_get 'len(d["submissions"])')" -eq 1 ] ||
         fail "the refusal was submitted again although --max-retries is 0"
       note "retry: refused once with sbatch's own message: $msg"
+      ;;
+    outlive)
+      note "outlive: the successor waits behind the running segment; released early by the fallback lead"
+      id="$(add_campaign outlive 3 long.sh --policy reactive --fallback-chain on)"
+      job0="$(job_of_segment "$id" 0)"
+      job1="$(job_of_segment "$id" 1)"
+      scontrol show job "$job1" | grep -q "Dependency=afterany:$job0" ||
+        { scontrol show job "$job1" >&2; fail "segment 1 (job $job1) is not queued behind job $job0"; }
+      # 45 s segments of a 1-minute limit, fallback_lead 30 s: mirage releases job1 about 30 s
+      # into job0, through libslurm, and it starts while job0 still runs.
+      deadline=$((SECONDS + 90))
+      until [ "$(squeue -h -j "$job1" -o %T 2>/dev/null)" = RUNNING ]; do
+        [ $SECONDS -lt $deadline ] || { scontrol show job "$job1" >&2; fail "job $job1 was not released"; }
+        sleep 0.5
+      done
+      [ "$(squeue -h -j "$job0" -o %T 2>/dev/null)" = RUNNING ] ||
+        fail "job $job1 started only after job $job0 ended: the release did not reach Slurm"
+      mirage campaign show "$id" --json | json_get 'd["submissions"][1]["reason"]' | grep -q "released: fallback" ||
+        fail "segment 1's reason does not say it was released"
+      note "outlive: job $job1 released and running beside job $job0"
+      # Segment 2 waits behind segment 1. The daemon goes away: Slurm starts segment 2 when
+      # segment 1 ends, with no daemon.
+      job2="$(job_of_segment "$id" 2)"
+      scontrol show job "$job2" | grep -q "Dependency=afterany:$job1" ||
+        fail "segment 2 (job $job2) is not queued behind job $job1"
+      kill_daemon
+      deadline=$((SECONDS + 120))
+      until [ "$(squeue -h -j "$job2" -o %T 2>/dev/null)" = RUNNING ]; do
+        [ $SECONDS -lt $deadline ] || { scontrol show job "$job2" >&2; fail "job $job2 did not start without the daemon"; }
+        sleep 1
+      done
+      note "outlive: with no daemon, job $job2 started when job $job1 ended"
+      start_daemon
+      wait_daemon_up || fail "the daemon did not come up again"
+      wait_done 120 "$id"
+      check_exactly_once "$id" outlive 3
+      note "outlive: done, one job per segment"
       ;;
     tick)
       note "tick: a 3-segment campaign driven by \`mirage tick\` alone, ticks SIGKILLed at random"

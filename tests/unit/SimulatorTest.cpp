@@ -148,6 +148,29 @@ TEST(Simulator, AgeIsFrozenWhileADependencyHoldsTheJob) {
   EXPECT_EQ(sim.start_time(hi), 130);
 }
 
+TEST(Simulator, AReleasedJobAgesFromItsReleaseAndGoesFirstOnATie) {
+  // As measured on Slurm (daemon/bench/released_vs_fresh.sh): H, held behind A since 5 and
+  // released at 50, ages from 50 like F submitted then, and the older job wins the tie.
+  ClusterSpec c = machine(1, BackfillMode::kNone);
+  c.priority.weight_job_size = 0;
+  Simulator sim(
+      c, std::make_shared<const std::vector<SimJobSpec>>(std::vector{make_job(0, 1, 100, 100)}));
+  sim.run_until(5);
+  SimJobSpec h = make_job(0, 1, 30, 30);
+  h.after_any = 0;
+  const SimJobIndex hi = sim.submit(h);
+  sim.run_until(20);
+  const SimJobIndex early = sim.submit(make_job(0, 1, 30, 30));  // not held: ages from 20
+  sim.run_until(50);
+  sim.release_dependency(hi);
+  const SimJobIndex fi = sim.submit(make_job(0, 1, 30, 30));
+  sim.release_dependency(fi);  // not held: nothing changes
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(early), 100);
+  EXPECT_EQ(sim.start_time(hi), 130);
+  EXPECT_EQ(sim.start_time(fi), 160);
+}
+
 TEST(Simulator, AfterAnyWaitsForThePredecessorToEnd) {
   Simulator sim(machine(4), std::make_shared<const std::vector<SimJobSpec>>(
                                 std::vector{make_job(0, 1, 100, 80)}));

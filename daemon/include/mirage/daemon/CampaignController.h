@@ -19,6 +19,11 @@
 //      failed to start, or failed before its successor was submitted, is submitted again up to
 //      max_retries times, after which the campaign fails. An open-ended campaign makes its next
 //      segment when it submits it.
+//      With the fallback chain, the successor is queued behind the running predecessor
+//      (afterany) at once, so it runs when the predecessor ends even if mirage is gone; the
+//      policy's decision (or the fallback lead) releases it early instead of submitting anew. A
+//      chain whose segments fail one after another stops after max_retries + 1 of them, and
+//      --max-hours caps the run time of all segments together.
 #include <functional>
 #include <map>
 #include <memory>
@@ -61,6 +66,8 @@ struct ControllerConfig {
   std::uint32_t user_id = 0;  // jobs of other users never match a tag
   // The simulated cluster has no default time limit: a campaign must state one.
   bool time_limit_required = false;
+  // Campaigns that do not say: keep the successor queued behind the running segment.
+  bool fallback_chain = true;
 };
 
 struct SubmitAction {
@@ -80,11 +87,20 @@ struct CancelAction {
   int segment = 0;
   JobId job = 0;
 };
+// Clears the dependency of a successor held behind its predecessor (the fallback chain).
+struct ReleaseAction {
+  std::int64_t campaign = 0;
+  int segment = 0;
+  JobId job = 0;
+};
 struct Actions {
   std::vector<SubmitAction> submits;
   std::vector<SignalAction> signals;
   std::vector<CancelAction> cancels;
-  bool empty() const { return submits.empty() && signals.empty() && cancels.empty(); }
+  std::vector<ReleaseAction> releases;
+  bool empty() const {
+    return submits.empty() && signals.empty() && cancels.empty() && releases.empty();
+  }
   void append(Actions other);
 };
 
@@ -96,8 +112,10 @@ struct CampaignRequest {
   int segments = 0;         // the most segments; 0: until a segment creates the done file
   ShapeFlags shape;         // what the script's #SBATCH lines do not decide
   std::optional<int> max_retries;
-  std::string done_file;  // empty: the campaign's own beside the store
-  std::string policy;     // empty: the daemon's default
+  std::optional<bool> fallback_chain;  // nullopt: the daemon's default
+  double max_hours = 0;                // the most run time of all segments, in hours; 0: no cap
+  std::string done_file;               // empty: the campaign's own beside the store
+  std::string policy;                  // empty: the daemon's default
   OverlapMode overlap = OverlapMode::kConcurrent;
   Seconds handoff_grace = 5 * kMinute;
   std::string work_dir;
@@ -121,6 +139,7 @@ struct ControllerCounters {
   std::uint64_t resubmitted = 0;  // unresolved intents not found, submitted again
   std::uint64_t refused = 0;
   std::uint64_t handoff_signals = 0;
+  std::uint64_t releases = 0;  // held successors released early
 };
 
 class CampaignController {
@@ -154,6 +173,7 @@ class CampaignController {
   void on_submit_failed(const SubmitAction& action, const SlurmError& error);
   void on_signal_failed(const SignalAction& action, const SlurmError& error);
   void on_cancel_failed(const CancelAction& action, const SlurmError& error);
+  void on_release_failed(const ReleaseAction& action, const SlurmError& error);
 
   const ControllerCounters& counters() const { return counters_; }
   const ControllerConfig& config() const { return config_; }
@@ -166,6 +186,14 @@ class CampaignController {
   struct JobIndex;
   Entry& entry(std::int64_t id);
   void track(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now, Actions& out);
+  // Why segment `next` should go now (the fallback lead, or the policy's decision, asked once a
+  // decision interval); nullopt while it should wait. Its predecessor runs.
+  std::optional<std::string> successor_due(Entry& e, int next, Seconds now,
+                                           const ObservationBuilder& history,
+                                           const QueueSnapshot& queue);
+  void release(Entry& e, SegmentRecord& s, Seconds now, Actions& out, const std::string& why);
+  // Hours of run time the campaign has used, counting a running segment at its whole limit.
+  double committed_hours(const Entry& e, Seconds now) const;
   void settle_intents(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,
                       Actions& out);
   void handoff(Entry& e, Seconds now, Actions& out);
@@ -174,16 +202,20 @@ class CampaignController {
   SegmentRecord& add_segment(Entry& e);
   void record_granted_shape(Entry& e, const SlurmJob& job);
   int max_retries(const Entry& e) const;
+  // Cancels the segment's job, leaving it in `state` with `message` for `campaign show`.
+  void cancel_segment(Entry& e, SegmentRecord& s, SegmentState state, const std::string& message,
+                      Seconds now, Actions& out);
   void sweep_cancelled(Entry& e, Seconds now, Actions& out);
   void advance(Entry& e, Seconds now, const ObservationBuilder& history, const QueueSnapshot& queue,
                Actions& out);
   const SlurmJob* segment_job(Entry& e, SegmentRecord& s, const JobIndex& index);
-  void apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now);
-  void segment_failed(Entry& e, SegmentRecord& s, bool started, const std::string& why,
-                      Seconds now);
+  void apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now, Actions& out);
+  void segment_failed(Entry& e, SegmentRecord& s, bool started, const std::string& why, Seconds now,
+                      Actions& out);
   // `why`, in words, is kept with the submission for `campaign show`.
+  // `after_any`: queued behind that job (the fallback chain); 0: free to start.
   void submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
-              const std::string& why);
+              const std::string& why, JobId after_any = 0);
   SubmitRequest make_request(const Entry& e, const SegmentRecord& s, const JobTag& tag) const;
   void finish(Entry& e, CampaignState state, const std::string& message, Seconds now);
   void save(const Entry& e, const SegmentRecord& s);

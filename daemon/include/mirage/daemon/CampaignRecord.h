@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mirage/core/Campaign.h"
+#include "mirage/core/Job.h"
 
 namespace mirage::daemon {
 
@@ -32,6 +33,11 @@ struct SegmentRecord {
   Seconds signalled_at = -1;  // hand-off: when the predecessor was signalled
   Seconds killed_at = -1;     // hand-off: when it was cancelled after the grace period
   std::string message;        // the last failure, for humans
+  // The fallback chain: submitted behind this job (--dependency=afterany), the predecessor, so
+  // that it starts when that job ends even if mirage is gone; 0 when submitted without one.
+  JobId held_behind = 0;
+  Seconds released_at = -1;  // when mirage cleared that dependency (the policy's decision)
+  bool held() const { return held_behind > 0 && released_at < 0; }
 };
 
 struct CampaignRecord {
@@ -49,6 +55,10 @@ struct CampaignRecord {
   std::vector<std::string> sbatch_options;
   int max_retries = -1;   // further submissions of a failed segment; -1: the daemon's default
   std::string done_file;  // MIRAGE_DONE_FILE
+  // Keep the next segment queued behind the running one (afterany) and release it early when the
+  // policy decides, so the chain goes on reactively without mirage.
+  bool fallback_chain = false;
+  double max_hours = 0;  // the most run time of all segments together, in hours; 0: no cap
   std::string work_dir;
   std::vector<std::string> environment;  // NAME=value, as sbatch --export=ALL would pass
   CampaignState state = CampaignState::kActive;

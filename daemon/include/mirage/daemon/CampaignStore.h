@@ -85,6 +85,8 @@ class CampaignStore {
   // How the job of the segment's current attempt ended.
   void record_outcome(std::int64_t campaign, const SegmentRecord& segment,
                       const std::string& outcome);
+  // A successor held behind its predecessor was released early: why joins its reason.
+  void record_release(std::int64_t campaign, const SegmentRecord& segment, const std::string& why);
   std::vector<SubmissionRecord> submissions(std::int64_t campaign) const;
 
   // --- decisions

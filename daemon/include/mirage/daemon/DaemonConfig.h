@@ -9,7 +9,7 @@
 // added to a time) or makes the daemon spin:
 //   cluster.sbatch_timeout 1s..1h; poll.interval 1s..1h; poll.cluster_every, poll.backoff_max
 //   1s..1d; simulator.warmup 0..3650d; simulator.checkpoint 0..1d; socket.idle_timeout 1s..1d;
-//   policy.decision_interval 1s..1d; policy.fallback_lead 0..30d;
+//   policy.decision_interval 1s..1d; policy.fallback_lead 0..30d; policy.fallback_chain bool;
 //   guard.earliest_submission 0..365d; guard.retry_delay 0..1d; handoff.grace 0..7d;
 //   simulator.speed 0.001..1e6; simulator.nodes 0..1048576; simulator.gpus_per_node 0..1024;
 //   socket.max_request_bytes 1024..16777216; socket.max_clients 1..10000;
@@ -63,6 +63,7 @@ struct DaemonConfig {
   std::string default_policy = "reactive";
   Seconds decision_interval = 10 * kMinute;
   Seconds fallback_lead = kMinute;
+  bool fallback_chain = true;  // campaigns that do not say keep a successor queued behind
 
   // [guard]
   int max_campaigns_per_user = 20;

@@ -19,5 +19,7 @@ std::string default_done_file(const std::string& store_path, const std::string& 
 std::optional<std::string> prepare_done_file(const std::string& path);
 
 bool done_file_exists(const std::string& path);
+// When the file was last written (seconds since the epoch); nullopt when it does not exist.
+std::optional<std::int64_t> done_file_time(const std::string& path);
 
 }  // namespace mirage::daemon

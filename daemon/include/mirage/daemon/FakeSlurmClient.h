@@ -23,11 +23,14 @@ class FakeSlurmClient final : public SlurmClient {
   JobId submit(const SubmitRequest& request) override;
   void signal_job(JobId job, int signo) override;
   void cancel_job(JobId job) override;
+  void release_job(JobId job) override;
   RpcCounters counters() const override { return counters_; }
 
   // --- the test's hands on the cluster
   JobId add_job(SlurmJob job);  // id assigned when 0; submit time defaults to now
+  // A job waiting on a dependency that has not been met (or released) cannot start.
   void start(JobId job);
+  bool held(JobId job) const;
   void finish(JobId job, SlurmJobState state = SlurmJobState::kCompleted, int exit_code = 0);
   // The site decided the shape (its defaults, job_submit rules): the job differs from the request.
   void grant(JobId job, int nodes, int gpus_per_node, Seconds time_limit);
@@ -60,6 +63,7 @@ class FakeSlurmClient final : public SlurmClient {
   };
   const std::vector<Signal>& signals() const { return signals_; }
   const std::vector<JobId>& cancels() const { return cancels_; }
+  const std::vector<JobId>& releases() const { return releases_; }
 
  private:
   void check_reachable() const;
@@ -76,6 +80,8 @@ class FakeSlurmClient final : public SlurmClient {
   std::vector<Submission> submissions_;
   std::vector<Signal> signals_;
   std::vector<JobId> cancels_;
+  std::vector<JobId> releases_;
+  std::map<JobId, JobId> after_any_;  // held job -> the job it waits for, until met or released
   RpcCounters counters_;
   std::function<void(FakeSlurmClient&)> on_dump_;
   std::uint32_t submitter_ = 0;

@@ -51,11 +51,12 @@ class SimulatedSlurmClient final : public SlurmClient {
   JobId submit(const SubmitRequest& request) override;
   void signal_job(JobId job, int signo) override;
   void cancel_job(JobId job) override;
+  void release_job(JobId job) override;
   RpcCounters counters() const override { return counters_; }
 
   // What happened to the daemon's jobs, in order: what the state file holds.
   struct Event {
-    enum class Op { kSubmit, kEndEarly, kCancel };
+    enum class Op { kSubmit, kEndEarly, kCancel, kRelease };
     Op op = Op::kSubmit;
     Seconds time = 0;  // simulated time it happened
     SimJobIndex job = 0;
@@ -65,6 +66,7 @@ class SimulatedSlurmClient final : public SlurmClient {
     int nodes = 1;
     int gpus_per_node = 0;
     std::string name, comment;
+    std::int64_t after_any = -1;  // kSubmit: the job index it waits for (afterany); -1: none
   };
   const std::vector<Event>& events() const { return events_; }
 

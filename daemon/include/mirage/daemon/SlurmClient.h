@@ -88,6 +88,9 @@ struct SubmitRequest {
   std::string account;    // empty: the user's default
   std::string name;
   std::string comment;  // the campaign tag
+  // Queued behind this job (--dependency=afterany): it waits, accruing no age, until that job
+  // ends or release_job lets it go. 0: none.
+  JobId after_any = 0;
 };
 
 // A failed call. `transient` says the controller could not be reached or did not answer, so the
@@ -113,8 +116,10 @@ struct RpcCounters {
   std::uint64_t submits = 0;
   std::uint64_t signals = 0;
   std::uint64_t cancels = 0;
+  std::uint64_t releases = 0;  // dependencies cleared
   std::uint64_t total() const {
-    return job_dumps + partition_loads + node_loads + config_loads + submits + signals + cancels;
+    return job_dumps + partition_loads + node_loads + config_loads + submits + signals + cancels +
+           releases;
   }
 };
 
@@ -134,6 +139,10 @@ class SlurmClient {
   virtual void signal_job(JobId job, int signo) = 0;
   // Cancels the job. A job already gone is not an error.
   virtual void cancel_job(JobId job) = 0;
+  // Clears a pending job's dependency (`scontrol update jobid=J dependency=`): it becomes
+  // eligible now and accrues age from now, as a job submitted now would. A job that no longer
+  // waits (started, ended, gone) is not an error.
+  virtual void release_job(JobId job) = 0;
   virtual RpcCounters counters() const = 0;
 };
 

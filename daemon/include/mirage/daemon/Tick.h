@@ -19,6 +19,7 @@ struct TickResult {
   std::size_t submitted = 0;
   std::size_t signalled = 0;
   std::size_t cancelled = 0;
+  std::size_t released = 0;    // held successors released early
   std::size_t unresolved = 0;  // submissions still unknown after the pass
 };
 

@@ -84,6 +84,9 @@ class Simulator {
   void cancel(SimJobIndex job);
   // Makes a running job end at `at` (>= now) if that is before its natural end: the hand-off.
   void end_early(SimJobIndex job, Seconds at);
+  // Clears a pending job's afterany dependency (`scontrol update dependency=`): it becomes
+  // eligible now and accrues age from now. A job not held by a dependency is left as it is.
+  void release_dependency(SimJobIndex job);
 
   SimJobState state(SimJobIndex job) const;
   Seconds start_time(SimJobIndex job) const;  // kUnknownTime until started
