@@ -27,6 +27,10 @@ namespace {
 // says which default it got: the successor then waits for the predecessor's end.
 constexpr Seconds kUnknownLimit = 365 * kDay;
 
+// How much later than a segment's start the done file may be written and still be taken as
+// written before it started (clock skew between the file server and slurmctld; same second).
+constexpr Seconds kDoneFileSlack = 10;
+
 std::string attempts_text(int n) {
   return std::to_string(n) + (n == 1 ? " attempt" : " attempts");
 }
@@ -595,10 +599,13 @@ SegmentRecord& CampaignController::add_segment(Entry& e) {
 bool CampaignController::finish_if_done_file(Entry& e, Seconds now, Actions& out) {
   if (!e.in_flight.empty()) return false;
   const auto written = done_file_time(e.rec.done_file);
-  // A segment that started after the file was written did not write it: it started only because
+  // A segment that started after the file was written (or in its first seconds: the file's
+  // server and slurmctld may disagree by a few seconds) did not write it: it started because
   // Slurm released the fallback successor when its predecessor ended, and is not needed.
   for (auto& s : e.rec.segments) {
-    if (!written || s.seg.state != SegmentState::kRunning || s.seg.start_time <= *written) continue;
+    if (!written || s.seg.state != SegmentState::kRunning ||
+        *written > s.seg.start_time + kDoneFileSlack)
+      continue;
     cancel_segment(e, s, SegmentState::kDone,
                    "cancelled: it started after the done file was written", now, out);
     spdlog::info("campaign {} segment {}: job {} started after the done file; cancelling it",
@@ -609,7 +616,7 @@ bool CampaignController::finish_if_done_file(Entry& e, Seconds now, Actions& out
   if (!written) return false;
   const SegmentRecord* last = nullptr;
   for (const auto& s : e.rec.segments)
-    if (s.seg.start_time >= 0 && s.seg.start_time <= *written &&
+    if (s.seg.start_time >= 0 && *written > s.seg.start_time + kDoneFileSlack &&
         (!last || s.seg.end_time >= last->seg.end_time))
       last = &s;
   const std::string message = last ? "segment " + std::to_string(last->seg.index) +
