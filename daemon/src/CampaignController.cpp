@@ -30,6 +30,7 @@ constexpr Seconds kUnknownLimit = 365 * kDay;
 // How much later than a segment's start the done file may be written and still be taken as
 // written before it started (clock skew between the file server and slurmctld; same second).
 constexpr Seconds kDoneFileSlack = 10;
+constexpr const char* kStartedAfterDone = "cancelled: it started after the done file was written";
 
 std::string attempts_text(int n) {
   return std::to_string(n) + (n == 1 ? " attempt" : " attempts");
@@ -606,8 +607,7 @@ bool CampaignController::finish_if_done_file(Entry& e, Seconds now, Actions& out
     if (!written || s.seg.state != SegmentState::kRunning ||
         *written > s.seg.start_time + kDoneFileSlack)
       continue;
-    cancel_segment(e, s, SegmentState::kDone,
-                   "cancelled: it started after the done file was written", now, out);
+    cancel_segment(e, s, SegmentState::kDone, kStartedAfterDone, now, out);
     spdlog::info("campaign {} segment {}: job {} started after the done file; cancelling it",
                  e.rec.spec.id, s.seg.index, s.seg.slurm_job_id);
   }
@@ -616,7 +616,7 @@ bool CampaignController::finish_if_done_file(Entry& e, Seconds now, Actions& out
   if (!written) return false;
   const SegmentRecord* last = nullptr;
   for (const auto& s : e.rec.segments)
-    if (s.seg.start_time >= 0 && *written > s.seg.start_time + kDoneFileSlack &&
+    if (s.seg.start_time >= 0 && s.message != kStartedAfterDone &&
         (!last || s.seg.end_time >= last->seg.end_time))
       last = &s;
   const std::string message = last ? "segment " + std::to_string(last->seg.index) +
