@@ -502,34 +502,31 @@ void CampaignStore::finish_submission(std::int64_t campaign, const SegmentRecord
   t.commit();
 }
 
+void CampaignStore::update_attempt(const char* set, const std::string& text, std::int64_t campaign,
+                                   const SegmentRecord& segment) {
+  auto s = db_->prepare(std::string("UPDATE submissions SET ") + set +
+                        " WHERE campaign_id=? AND idx=? AND attempt=?");
+  s.bind(1, text).bind(2, campaign).bind(3, segment.seg.index).bind(4, segment.seg.attempts);
+  s.run();
+}
+
 void CampaignStore::refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
                                       const std::string& why) {
   sql::Transaction t(*db_);
-  auto s = db_->prepare(
-      "UPDATE submissions SET state='refused', message=? "
-      "WHERE campaign_id=? AND idx=? AND attempt=?");
-  s.bind(1, why).bind(2, campaign).bind(3, segment.seg.index).bind(4, segment.seg.attempts);
-  s.run();
+  update_attempt("state='refused', message=?", why, campaign, segment);
   save_segment(campaign, segment);
   t.commit();
 }
 
 void CampaignStore::record_outcome(std::int64_t campaign, const SegmentRecord& segment,
                                    const std::string& outcome) {
-  auto s =
-      db_->prepare("UPDATE submissions SET outcome=? WHERE campaign_id=? AND idx=? AND attempt=?");
-  s.bind(1, outcome).bind(2, campaign).bind(3, segment.seg.index).bind(4, segment.seg.attempts);
-  s.run();
+  update_attempt("outcome=?", outcome, campaign, segment);
 }
 
 void CampaignStore::record_release(std::int64_t campaign, const SegmentRecord& segment,
                                    const std::string& why) {
   sql::Transaction t(*db_);
-  auto s = db_->prepare(
-      "UPDATE submissions SET reason=reason || '; released: ' || ? "
-      "WHERE campaign_id=? AND idx=? AND attempt=?");
-  s.bind(1, why).bind(2, campaign).bind(3, segment.seg.index).bind(4, segment.seg.attempts);
-  s.run();
+  update_attempt("reason=reason || '; released: ' || ?", why, campaign, segment);
   save_segment(campaign, segment);
   t.commit();
 }

@@ -108,6 +108,10 @@ class CampaignStore {
   std::size_t observed_job_count() const;
 
  private:
+  // UPDATE submissions SET `set` (one ? for `text`) for the segment's current attempt.
+  void update_attempt(const char* set, const std::string& text, std::int64_t campaign,
+                      const SegmentRecord& segment);
+
   std::string path_;
   std::string store_id_;
   std::unique_ptr<sql::Database> db_;
