@@ -130,6 +130,16 @@ SimulatedSlurmClient::SimulatedSlurmClient(const Trace& trace, SimulatedClusterC
                resumed ? " with " + std::to_string(ours_.size()) + " jobs of the daemon's" : "");
 }
 
+SimulatedSlurmClient::~SimulatedSlurmClient() {
+  if (config_.state_path.empty() || !clock_) return;
+  try {
+    save();
+  } catch (const std::exception& e) {
+    // The last event's save stands; a restart then resumes from that anchor.
+    spdlog::warn("simulator: could not save the clock at exit: {}", e.what());
+  }
+}
+
 std::string SimulatedSlurmClient::name() const {
   return "simulator (" + trace_name_ + ")";
 }
@@ -148,10 +158,12 @@ std::string SimulatedSlurmClient::fingerprint() const {
 void SimulatedSlurmClient::save() const {
   json events = json::array();
   for (const Event& e : events_) events.push_back(to_json(e));
+  // The wall time first: the simulated time read after it is never behind the pair it anchors.
+  const std::int64_t wall = wall_ms();
   const json state{{"version", kStateVersion},
                    {"trace", trace_name_},
                    {"cluster", fingerprint()},
-                   {"clock", {{"simulated", clock_->now()}, {"wall_ms", wall_ms()}}},
+                   {"clock", {{"simulated", clock_->now()}, {"wall_ms", wall}}},
                    {"events", std::move(events)}};
   write_file_durably(config_.state_path, state.dump(1) + "\n");
 }

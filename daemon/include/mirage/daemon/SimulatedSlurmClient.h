@@ -40,6 +40,8 @@ class SimulatedSlurmClient final : public SlurmClient {
   // Resumes from `config.state_path` when that file exists. Throws std::runtime_error naming the
   // file when it cannot be read or belongs to another trace or machine size.
   SimulatedSlurmClient(const Trace& trace, SimulatedClusterConfig config);
+  // Saves the clock on the way out, so that a restart never shows a time before one already seen.
+  ~SimulatedSlurmClient() override;
 
   const Clock& clock() const { return *clock_; }
   std::shared_ptr<const Clock> shared_clock() const { return clock_; }
