@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <memory>
 
 #include "ClusterOptions.h"
@@ -29,6 +30,12 @@ void run_calibrate(const CalibrateOptions& o) {
   const std::string out = o.out.empty() ? calibration_path(o.file) : o.out;
   write_calibration(c, settings, spec.nodes, trace.source, out);
   fmt::print("calibration of {} ({} nodes) written to {}\n", trace.source, spec.nodes, out);
+  // Every model reads the waits the jobs had: without starts there is no evidence for any.
+  if (std::none_of(trace.jobs.begin(), trace.jobs.end(), [](const Job& j) { return j.started(); }))
+    fmt::print(
+        "  the log gives no real start time for its {} jobs: nothing could be inferred, and "
+        "the replay uses the flags alone\n",
+        trace.jobs.size());
   fmt::print("  user limits   {} running jobs, {} nodes per user (0: none)\n",
              c.user_limits.max_running_jobs, c.user_limits.max_running_nodes);
   fmt::print("  capacity      {} of {} days congested, {:.1f} nodes unavailable on average\n",

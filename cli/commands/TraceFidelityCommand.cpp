@@ -211,7 +211,11 @@ void run_fidelity(const FidelityOptions& o) {
                      {"replay_wall_s", wall},
                      {"overall", to_json(r.overall)},
                      {"by_size", nlohmann::json::array()},
-                     {"by_month", nlohmann::json::array()}};
+                     {"by_month", nlohmann::json::array()},
+                     {"twins",
+                      {{"pairs", r.twins.pairs},
+                       {"real_with_twin", r.twins.real_with_twin},
+                       {"sim_with_real", r.twins.sim_with_real}}}};
     for (const auto& f : r.by_size) j["by_size"].push_back(to_json(f));
     for (const auto& f : r.by_month) j["by_month"].push_back(to_json(f));
     j["reactive_what_if"] = nlohmann::json::array();
@@ -236,6 +240,12 @@ void run_fidelity(const FidelityOptions& o) {
   print_row(r.overall);
   for (const auto& f : r.by_size) print_row(f);
   for (const auto& f : r.by_month) print_row(f);
+  if (r.twins.pairs > 0)
+    fmt::print(
+        "\ntwins     {} pairs of jobs alike in all a replay sees (nodes, limit within 25%, "
+        "submitted\n          within 10 min, other users): a real wait's rank correlation with "
+        "its twin's {:.2f},\n          the replay's with the real waits on the same jobs {:.2f}\n",
+        r.twins.pairs, r.twins.real_with_twin, r.twins.sim_with_real);
   if (!what_ifs.empty()) {
     fmt::print(
         "\nreactive what-if: a chain's successor (a sample every {}) against the real jobs of its "

@@ -6,6 +6,8 @@
 #include <map>
 #include <numeric>
 #include <stdexcept>
+#include <string>
+#include <unordered_map>
 
 #include "mirage/simulator/SimulationSummary.h"
 
@@ -101,6 +103,7 @@ std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& 
   std::vector<WaitPair> out;
   out.reserve(jobs.size());
   without_real_start = 0;
+  std::unordered_map<std::string, std::uint32_t> users;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& j = jobs[i];
     if ((from > 0 && j.submit < from) || (to > 0 && j.submit >= to)) continue;
@@ -110,9 +113,45 @@ std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& 
     }
     const Seconds start = sim.start_time(static_cast<SimJobIndex>(i));
     if (start == kUnknownTime) continue;  // never started in the replay (it ran out first)
-    out.push_back({j.submit, j.nodes, j.wait(), start - j.submit});
+    const std::uint32_t user =
+        j.user.empty() ? 0 : users.try_emplace(j.user, users.size() + 1).first->second;
+    out.push_back({j.submit, j.nodes, j.wait(), start - j.submit, j.time_limit, user});
   }
   return out;
+}
+
+TwinAgreement twin_agreement(const std::vector<WaitPair>& pairs) {
+  constexpr Seconds kNear = 10 * kMinute;
+  const auto alike = [](const WaitPair& a, const WaitPair& b) {
+    const bool other_user = a.user == 0 || b.user == 0 || a.user != b.user;
+    const double la = static_cast<double>(std::max<Seconds>(a.time_limit, 1));
+    const double lb = static_cast<double>(std::max<Seconds>(b.time_limit, 1));
+    return a.nodes == b.nodes && other_user && std::max(la, lb) <= 1.25 * std::min(la, lb);
+  };
+  std::vector<bool> taken(pairs.size(), false);
+  // Each pair both ways round, so that neither twin is the "first".
+  std::vector<double> real_a, real_b, real, sim;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    if (taken[i]) continue;
+    for (std::size_t k = i + 1; k < pairs.size() && pairs[k].submit - pairs[i].submit <= kNear;
+         ++k) {
+      if (taken[k] || !alike(pairs[i], pairs[k])) continue;
+      taken[i] = taken[k] = true;
+      const auto wi = static_cast<double>(pairs[i].real_wait);
+      const auto wk = static_cast<double>(pairs[k].real_wait);
+      real_a.insert(real_a.end(), {wi, wk});
+      real_b.insert(real_b.end(), {wk, wi});
+      real.insert(real.end(), {wi, wk});
+      sim.insert(sim.end(),
+                 {static_cast<double>(pairs[i].sim_wait), static_cast<double>(pairs[k].sim_wait)});
+      break;
+    }
+  }
+  TwinAgreement t;
+  t.pairs = real_a.size() / 2;
+  t.real_with_twin = rank_correlation(real_a, real_b);
+  t.sim_with_real = rank_correlation(real, sim);
+  return t;
 }
 
 FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs) {
@@ -127,6 +166,7 @@ FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs) {
     by_month[month_of(p.submit)].push_back(&p);
   }
   r.overall = figures("all", all);
+  r.twins = twin_agreement(pairs);
   for (const auto& [smallest, group] : by_size)
     r.by_size.push_back(figures(size_class(smallest), group));
   for (const auto& [month, group] : by_month) r.by_month.push_back(figures(month, group));

@@ -57,6 +57,34 @@ TEST(Fidelity, FiguresOverallBySizeAndByMonth) {
   EXPECT_THROW(measure_fidelity({}), std::invalid_argument);
 }
 
+WaitPair job(Seconds submit, int nodes, Seconds limit, std::uint32_t user, Seconds real,
+             Seconds sim) {
+  return {submit, nodes, real, sim, limit, user};
+}
+
+TEST(Fidelity, TwinsAreAlikeJobsOfOtherUsersSubmittedWithinTenMinutes) {
+  const std::vector<WaitPair> pairs = {
+      job(0, 4, kHour, 1, 100, 10),    // twin of the next
+      job(60, 4, kHour, 2, 200, 20),   //
+      job(120, 3, kHour, 2, 300, 30),  // the same user as the next: an array, not a twin
+      job(180, 3, kHour, 2, 400, 40),  //
+      job(240, 8, kHour, 3, 500, 50),  // other nodes than the next
+      job(300, 4, kHour, 4, 600, 60),  // a limit 2x the next one's
+      job(360, 4, 2 * kHour, 5, 700, 70),
+      job(5000, 2, kHour, 6, 1000, 1),  // twin of the next (limits 1 h and 1 h 10 min)
+      job(5100, 2, 70 * kMinute, 7, 2000, 2),
+      job(9000, 2, kHour, 8, 3000, 3),  // more than ten minutes before the next
+      job(9700, 2, kHour, 9, 4000, 4),
+  };
+  const TwinAgreement t = twin_agreement(pairs);
+  EXPECT_EQ(t.pairs, 2u);
+  // Real waits (100, 200) and (1000, 2000) both ways round: ranks of a = 1 2 3 4 in order of
+  // {100, 200, 1000, 2000}, their twins' b = 2 1 4 3. Pearson of those ranks: 0.6.
+  EXPECT_NEAR(t.real_with_twin, 0.6, 1e-12);
+  // Simulated waits 10, 20, 1, 2 against real 100, 200, 1000, 2000: ranks 3 4 1 2 vs 1 2 3 4.
+  EXPECT_NEAR(t.sim_with_real, -0.6, 1e-12);
+}
+
 TEST(Fidelity, PairsEachJobWithItsSimulatedStartInsideTheWindow) {
   std::vector<Job> jobs(3);
   for (int i = 0; i < 3; ++i) {

@@ -4,6 +4,7 @@
 // log leaves out are judged (docs/results/fidelity.md), so the figures are plain and the targets
 // fixed.
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,19 @@ struct WaitPair {
   int nodes = 1;
   Seconds real_wait = 0;
   Seconds sim_wait = 0;
+  Seconds time_limit = 0;
+  std::uint32_t user = 0;  // an index of the log's user names; 0: the log names none
+};
+
+// How far the log's own waits can be told apart by what a replay sees of a job. Twins are two
+// jobs alike in all of it: the same nodes, time limits within a quarter of each other, submitted
+// within ten minutes of each other by different users (not one user's array). Where a job's real
+// wait barely ranks with its twin's, the rest of what decided it is not in the log, and no replay
+// of the log ranks the waits much better.
+struct TwinAgreement {
+  std::size_t pairs = 0;
+  double real_with_twin = 0;  // rank correlation of a job's real wait with its twin's
+  double sim_with_real = 0;   // the replay's rank correlation with the real waits, same jobs
 };
 
 // The figures of one group of jobs.
@@ -42,6 +56,7 @@ struct FidelityReport {
   WaitFidelity overall;
   std::vector<WaitFidelity> by_size;   // 1 node, 2-7 nodes, 8+ nodes (classes with jobs)
   std::vector<WaitFidelity> by_month;  // by the month of submission (UTC), in order
+  TwinAgreement twins;
   std::size_t without_real_start = 0;  // jobs the log gives no start for: not compared
 };
 
@@ -53,6 +68,9 @@ std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& 
 
 // Throws std::invalid_argument when `pairs` is empty.
 FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs);
+
+// Twins among `pairs` (in submission order), each job in one pair at most.
+TwinAgreement twin_agreement(const std::vector<WaitPair>& pairs);
 
 // "1 node", "2-7 nodes", "8+ nodes".
 std::string size_class(int nodes);
