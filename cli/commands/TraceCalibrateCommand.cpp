@@ -8,6 +8,7 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
+#include "TimeFlags.h"
 #include "mirage/core/Time.h"
 #include "mirage/simulator/Calibration.h"
 #include "mirage/simulator/CalibrationFile.h"
@@ -18,6 +19,7 @@ namespace {
 struct CalibrateOptions {
   std::string file;
   std::string out;
+  std::string capacity_window = "1d";
   TraceOptions trace_options;
   ClusterOptions cluster;
 };
@@ -25,7 +27,8 @@ struct CalibrateOptions {
 void run_calibrate(const CalibrateOptions& o) {
   const Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   const ClusterSpec spec = o.cluster.to_spec(trace);
-  const CalibrationSettings settings;
+  CalibrationSettings settings;
+  settings.capacity_window = parse_duration_flag(o.capacity_window, "--capacity-window");
   const Calibration c = infer_calibration(trace.jobs, spec, settings);
   const std::string out = o.out.empty() ? calibration_path(o.file) : o.out;
   write_calibration(c, settings, spec.nodes, trace.source, out);
@@ -38,8 +41,8 @@ void run_calibrate(const CalibrateOptions& o) {
         trace.jobs.size());
   fmt::print("  user limits   {} running jobs, {} nodes per user (0: none)\n",
              c.user_limits.max_running_jobs, c.user_limits.max_running_nodes);
-  fmt::print("  capacity      {} of {} days congested, {:.1f} nodes unavailable on average\n",
-             c.congested_windows, c.windows, c.mean_unavailable);
+  fmt::print("  capacity      {}, {:.1f} nodes unavailable on average\n", c.describe_congestion(),
+             c.mean_unavailable);
   fmt::print("  dependencies  {} jobs replayed as dependent on their user's earlier job\n",
              c.dependencies.size());
   if (const auto& p = c.priority)
@@ -60,6 +63,11 @@ void register_trace_calibrate_command(CLI::App& trace) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "Where to write it (default: FILE.calibration.toml)");
+  cmd->add_option("--capacity-window", o->capacity_window,
+                  "One capacity figure per window of this length: shorter follows the log's "
+                  "waits job by job more closely, longer the waits of long chained jobs "
+                  "(docs/results/fidelity.md)")
+      ->capture_default_str();
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);
   cmd->callback([o] { run_calibrate(*o); });

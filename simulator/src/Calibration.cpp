@@ -1,5 +1,7 @@
 #include "mirage/simulator/Calibration.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <future>
@@ -115,6 +117,7 @@ void infer_capacity(const LogView& log, const ClusterSpec& spec,
   const Seconds w = std::max<Seconds>(1, settings.capacity_window);
   const Seconds origin = first - ((first % w) + w) % w;
   const auto windows = static_cast<std::size_t>((last - origin) / w + 1);
+  c.window = w;
   c.windows = static_cast<int>(windows);
   std::vector<char> congested(windows, 0);
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
@@ -325,6 +328,12 @@ void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::v
                                                calibration.dependencies.end());
   for (Job& j : jobs)
     if (const auto it = after.find(j.id); it != after.end()) j.after_any = it->second;
+}
+
+std::string Calibration::describe_congestion() const {
+  return fmt::format(
+      "{} of {} {} congested", congested_windows, windows,
+      window == kDay ? std::string("days") : "windows of " + format_slurm_duration(window));
 }
 
 }  // namespace mirage

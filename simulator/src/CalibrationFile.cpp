@@ -75,8 +75,8 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     << " of " << c.users << " users reach the most nodes seen\n\n"
     << "[capacity]\n"
     << "# Nodes held by work the log does not show, from each instant (UTC) to the next; "
-    << c.congested_windows << " of " << c.windows << " days congested, "
-    << fmt::format("{:.1f}", c.mean_unavailable) << " nodes on average.\n"
+    << c.describe_congestion() << ", " << fmt::format("{:.1f}", c.mean_unavailable)
+    << " nodes on average.\n"
     << "unavailable = [";
   for (std::size_t i = 0; i < c.unavailable.size(); ++i)
     f << (i ? ",\n  " : "\n  ") << "[\"" << format_iso_time(c.unavailable[i].from) << "\", "
@@ -292,9 +292,8 @@ Calibration resolve_calibration(const std::string& mode, const std::vector<Job>&
   if (file == "infer") {
     Calibration c = infer_calibration(jobs, spec, settings);
     said = fmt::format(
-        "calibration inferred from {} ({} of {} days congested; `mirage trace calibrate` saves it "
-        "to edit): {}",
-        trace_path, c.congested_windows, c.windows, summary(c));
+        "calibration inferred from {} ({}; `mirage trace calibrate` saves it to edit): {}",
+        trace_path, c.describe_congestion(), summary(c));
     return c;
   }
   Calibration c = read_calibration(file, settings);

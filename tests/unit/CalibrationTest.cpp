@@ -81,6 +81,28 @@ TEST(Calibration, CapacityIsTheMostHeldInADayWhenAJobWaitedThatItsLimitsAllowed)
   EXPECT_EQ(spec.unavailable->size(), 2u);
 }
 
+// The same log in windows of 6 hours: y waited in the first, when x held 6 nodes at most (y
+// itself started only as it ended), so 4 were held by work the log does not show.
+TEST(Calibration, AShorterCapacityWindowFollowsTheLogMoreClosely) {
+  std::vector<Job> jobs;
+  jobs.push_back(job("x", 0, 0, 10 * kHour, 6));
+  jobs.push_back(job("y", kHour, 6 * kHour, 8 * kHour, 1));
+  for (const char* u : {"p", "q", "r"}) {
+    jobs.push_back(job(u, 2 * kDay, 2 * kDay, 2 * kDay + 5 * kHour, 1));
+    jobs.push_back(job(u, 2 * kDay, 2 * kDay + 5 * kHour, 2 * kDay + 6 * kHour, 1));
+  }
+  CalibrationSettings settings;
+  settings.capacity_window = 6 * kHour;
+  const Calibration c = infer_calibration(jobs, machine(10), settings);
+  EXPECT_EQ(c.window, 6 * kHour);
+  ASSERT_EQ(c.unavailable.size(), 2u);
+  EXPECT_EQ(c.unavailable[0].unavailable_nodes, 4);
+  EXPECT_EQ(c.unavailable[1].from, 6 * kHour);
+  EXPECT_EQ(c.unavailable[1].unavailable_nodes, 0);
+  EXPECT_EQ(c.describe_congestion(), "1 of 10 windows of 06:00:00 congested");
+  EXPECT_EQ(infer_calibration(jobs, machine(10)).describe_congestion(), "1 of 3 days congested");
+}
+
 // b waited 5 hours with room free and its user under the limits, and started the minute its
 // user's job a ended: it waited for a. c started as a ended too, but there was never room for
 // it (8 of 8 nodes held): the cluster, not a dependency, held it.

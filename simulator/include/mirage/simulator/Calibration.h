@@ -50,11 +50,15 @@ struct Calibration {
   int users = 0;
   int users_at_job_limit = 0;   // users whose most running jobs at once is the limit
   int users_at_node_limit = 0;  // likewise for nodes
+  Seconds window = kDay;        // the length of a capacity window
   int windows = 0;              // capacity windows the log spans
   int congested_windows = 0;    // windows with a job waiting that its limits did not hold back
   double mean_unavailable = 0;  // nodes, averaged over the windows
   // Each dependent job's id and the id of the job it waited for.
   std::vector<std::pair<JobId, JobId>> dependencies;
+
+  // "137 of 155 days congested" (or "... windows of 06:00:00 ...").
+  std::string describe_congestion() const;
 
   bool empty() const { return user_limits == UserLimits{} && unavailable.empty() && !priority; }
 };
