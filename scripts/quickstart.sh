@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One command on a fresh Debian bookworm machine: install the packages, build, and run the main
-# job on the embedded default (replay the bundled sample trace and print the summary).
+# job on the embedded default: chains of two 48-hour segments replayed on the bundled sample
+# trace, and what each baseline policy makes them wait (interruption) and hold twice (overlap).
+# Arguments go to `mirage eval` (for example --chain-nodes 1, or --trace FILE --from --to).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
-"${MIRAGE_BUILD_DIR:-build}/cli/mirage" simulate "$@"
+"${MIRAGE_BUILD_DIR:-build}/cli/mirage" eval --chain-nodes 4 --policies reactive,average,forecast "$@"

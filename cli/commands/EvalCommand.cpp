@@ -11,6 +11,7 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
+#include "EmbeddedSample.h"
 #include "Progress.h"
 #include "TimeFlags.h"
 #include "mirage/agents/Evaluation.h"
@@ -138,7 +139,10 @@ void write_plot(const std::filesystem::path& dir, const EvalReport& r) {
 }
 
 int run_eval(const EvalOptions& o) {
-  Trace trace = read_trace(o.trace, o.trace_options.to_read_options());
+  Trace trace = o.trace.empty() ? read_trace_text(embedded_sample_trace(), embedded_sample_name(),
+                                                  o.trace_options.to_read_options())
+                                : read_trace(o.trace, o.trace_options.to_read_options());
+  if (trace.jobs.empty()) throw InputError({trace.source, 0, ""}, "no jobs in the trace");
 
   EvalConfig c;
   c.cluster = o.cluster.to_spec(trace);
@@ -156,8 +160,10 @@ int run_eval(const EvalOptions& o) {
     throw InputError({"", 0, "--chain-nodes"},
                      fmt::format("the chain needs {} nodes but the machine has {}",
                                  c.episode.chain.nodes, c.cluster.nodes));
-  c.from = parse_time_flag(o.from, "--from");
-  c.to = parse_time_flag(o.to, "--to");
+  // Without a window: from a day into the log (a queue has built up) to its last submission;
+  // samples whose episode runs past the log are dropped as always.
+  c.from = o.from.empty() ? trace.jobs.front().submit + kDay : parse_time_flag(o.from, "--from");
+  c.to = o.to.empty() ? trace.jobs.back().submit : parse_time_flag(o.to, "--to");
   if (c.to <= c.from) throw InputError({"", 0, "--to"}, "must be after --from");
   c.every = parse_duration_flag(o.every, "--every");
   c.start_mode = o.start == "peer" ? EpisodeStartMode::kPeerWarmup : EpisodeStartMode::kForkReplay;
@@ -204,12 +210,12 @@ int run_eval(const EvalOptions& o) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  fmt::print(
-      "trace {}  machine {} nodes  chain {} node(s) x {} segments, {} min limit, {}  start {}\n",
-      trace.source, c.cluster.nodes, c.episode.chain.nodes, c.episode.chain.segments, o.limit_min,
-      o.overlap, o.start);
+  fmt::print("trace {}  machine {}  chain {} node(s) x {} segments, {} min limit, {}  start {}\n",
+             trace.source, c.cluster.describe(), c.episode.chain.nodes, c.episode.chain.segments,
+             o.limit_min, o.overlap, o.start);
   fmt::print("samples {} from {} every {} ({} dropped past the horizon); {:.1f} s\n",
-             r.sample_times.size(), o.from, o.every, r.dropped_past_horizon, r.wall_seconds);
+             r.sample_times.size(), format_iso_time(c.from), o.every, r.dropped_past_horizon,
+             r.wall_seconds);
   std::size_t width = 12;
   for (const auto& p : c.policies) width = std::max(width, p.size());
   for (const std::string& bucket :
@@ -244,8 +250,8 @@ void register_eval_command(CLI::App& app) {
   auto o = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand(
       "eval", "Evaluate submission policies on chaining episodes replayed from a trace");
-  cmd->add_option("--trace", o->trace, "Trace file (SWF, sacct; .gz read directly)")
-      ->required()
+  cmd->add_option("--trace", o->trace,
+                  "Trace file (SWF, sacct; .gz read directly). Default: the embedded sample")
       ->check(CLI::ExistingFile);
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);
@@ -264,8 +270,9 @@ void register_eval_command(CLI::App& app) {
   cmd->add_option("--overlap", o->overlap, "concurrent or handoff")
       ->check(CLI::IsMember({"concurrent", "handoff"}))
       ->capture_default_str();
-  cmd->add_option("--from", o->from, "First sample time (YYYY-MM-DD[THH:MM:SS], UTC)")->required();
-  cmd->add_option("--to", o->to, "Samples before this time")->required();
+  cmd->add_option("--from", o->from,
+                  "First sample time (YYYY-MM-DD[THH:MM:SS], UTC; default: a day into the log)");
+  cmd->add_option("--to", o->to, "Samples before this time (default: the log's last submission)");
   cmd->add_option("--every", o->every, "Spacing of sample times (e.g. 4h)")->capture_default_str();
   cmd->add_option("--max-wait", o->max_wait, "Longest wait a segment is allowed before the cut-off")
       ->capture_default_str();

@@ -78,8 +78,8 @@ int run_simulate(const SimulateOptions& o) {
     return 0;
   }
   fmt::print("trace            {}\n", trace.source);
-  fmt::print("machine          {} nodes x {} GPUs, {} allocation, backfill {}\n", spec.nodes,
-             spec.gpus_per_node, to_string(spec.allocation), to_string(spec.scheduler.backfill));
+  fmt::print("machine          {}, {} allocation, backfill {}\n", spec.describe(),
+             to_string(spec.allocation), to_string(spec.scheduler.backfill));
   fmt::print("jobs             {}", s.jobs);
   if (oversized) fmt::print(" ({} larger than the machine dropped)", oversized);
   if (trace.report.skipped_total())

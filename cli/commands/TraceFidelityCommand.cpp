@@ -197,9 +197,8 @@ void run_fidelity(const FidelityOptions& o) {
         replay.spec.allocation == AllocationMode::kGpuGranular ? replay.spec.gpus_per_node : 0;
     what_ifs.push_back(check_reactive_what_if(replay.trace, replay.spec, w));
   }
-  const std::string machine =
-      fmt::format("{} nodes x {} GPUs, backfill {}", replay.spec.nodes, replay.spec.gpus_per_node,
-                  to_string(replay.spec.scheduler.backfill));
+  const std::string machine = fmt::format("{}, backfill {}", replay.spec.describe(),
+                                          to_string(replay.spec.scheduler.backfill));
   if (!o.svg.empty()) write_svg(o.svg, pairs, replay.trace.source + " (" + machine + ")");
 
   if (o.json) {

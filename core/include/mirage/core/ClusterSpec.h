@@ -88,6 +88,14 @@ struct ClusterSpec {
   UserLimits user_limits;
   std::shared_ptr<const std::vector<CapacityStep>> unavailable;  // sorted by `from`; may be null
 
+  // "88 nodes x 4 GPUs", or "32 nodes (GPUs per node not given)" where the trace and the flags
+  // say nothing of GPUs: a log of whole-node jobs does not make a CPU machine.
+  std::string describe() const {
+    return gpus_per_node > 0
+               ? std::to_string(nodes) + " nodes x " + std::to_string(gpus_per_node) + " GPUs"
+               : std::to_string(nodes) + " nodes (GPUs per node not given)";
+  }
+
   // Total allocation units a job size is measured against (nodes, or GPUs when GPU-granular).
   long long capacity_units() const {
     return allocation == AllocationMode::kGpuGranular ? 1LL * nodes * gpus_per_node : nodes;
