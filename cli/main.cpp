@@ -1,15 +1,16 @@
-// The `mirage` command: offline tools (trace, simulate) and, later, the campaign client.
+// The `mirage` command: trace tools, simulate, eval, train, the daemon, ticks and campaigns.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "Commands.h"
 #include "LearnedPlugin.h"
 #include "mirage/core/Error.h"
+#include "mirage/core/Version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"mirage: keep long GPU training campaigns running on Slurm without gaps"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "mirage 0.1.0");
+  app.set_version_flag("--version", std::string("mirage ") + mirage::kVersion);
   mirage::cli::register_trace_commands(app);
   mirage::cli::register_simulate_command(app);
   mirage::cli::register_eval_command(app);

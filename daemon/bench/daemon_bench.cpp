@@ -17,10 +17,10 @@
 #include <string>
 #include <thread>
 
+#include "FakeSlurmClient.h"
 #include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/ControlServer.h"
 #include "mirage/daemon/Daemon.h"
-#include "mirage/daemon/FakeSlurmClient.h"
 #include "mirage/daemon/ProcessStats.h"
 
 using namespace mirage;

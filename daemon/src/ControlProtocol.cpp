@@ -6,6 +6,7 @@
 #include <set>
 
 #include "mirage/core/Error.h"
+#include "mirage/core/Version.h"
 #include "mirage/daemon/ControlServer.h"
 
 namespace mirage::daemon {
@@ -252,7 +253,7 @@ json ControlHandler::dispatch(const json& req, std::uint32_t peer_uid) {
   };
   if (op == "ping") {
     only_keys(req, {"op"}, "");
-    return {{"ok", true}, {"version", "0.1.0"}, {"protocol", kProtocolVersion}};
+    return {{"ok", true}, {"version", kVersion}, {"protocol", kProtocolVersion}};
   }
   if (op == "status") {
     only_keys(req, {"op"}, "");

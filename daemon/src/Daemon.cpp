@@ -21,10 +21,10 @@
 #include <random>
 #include <unordered_map>
 
+#include "mirage/core/Version.h"
 #include "mirage/daemon/CampaignPass.h"
 #include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/ControlServer.h"
-#include "mirage/daemon/FaultInjection.h"
 #include "mirage/daemon/LibSlurmClient.h"
 #include "mirage/daemon/ProcessStats.h"
 #include "mirage/daemon/SimulatedSlurmClient.h"
@@ -324,7 +324,7 @@ struct Daemon::Impl {
       });
     }
     worker.start();
-    spdlog::info("mirage daemon {} serving (pid {}, backend {}, poll every {} s)", "0.1.0",
+    spdlog::info("mirage daemon {} serving (pid {}, backend {}, poll every {} s)", kVersion,
                  ::getpid(), client_name, config.poll_interval);
     schedule_poll(std::chrono::milliseconds(0));
     io.run();
@@ -393,6 +393,18 @@ void Daemon::stop() {
   asio::post(impl_->io, [this] { impl_->shutdown(); });
 }
 
+namespace {
+SlurmClientDecorator g_decorator = nullptr;
+
+std::unique_ptr<SlurmClient> decorated(std::unique_ptr<SlurmClient> client) {
+  return g_decorator ? g_decorator(std::move(client)) : std::move(client);
+}
+}  // namespace
+
+void set_slurm_client_decorator(SlurmClientDecorator decorator) {
+  g_decorator = decorator;
+}
+
 SlurmBackend make_slurm_backend(const DaemonConfig& config, std::string_view default_trace_text,
                                 const std::string& default_trace_name) {
   if (config.backend == Backend::kSlurm) {
@@ -400,7 +412,7 @@ SlurmBackend make_slurm_backend(const DaemonConfig& config, std::string_view def
     SbatchSettings sbatch;
     sbatch.program = find_sbatch(config.sbatch, path ? path : "");
     sbatch.timeout = config.sbatch_timeout;
-    return {with_fault_injection(make_libslurm_client(config.slurm_conf, sbatch)),
+    return {decorated(make_libslurm_client(config.slurm_conf, sbatch)),
             std::make_shared<SystemClock>()};
   }
   Trace trace = config.sim_trace.empty() ? read_trace_text(default_trace_text, default_trace_name)
@@ -419,7 +431,7 @@ SlurmBackend make_slurm_backend(const DaemonConfig& config, std::string_view def
   make_private_dir(std::filesystem::path(sc.state_path).parent_path());
   auto client = std::make_unique<SimulatedSlurmClient>(trace, sc);
   auto clock = client->shared_clock();
-  return {with_fault_injection(std::move(client)), std::move(clock)};
+  return {decorated(std::move(client)), std::move(clock)};
 }
 
 std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view default_trace_text,

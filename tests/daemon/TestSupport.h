@@ -15,7 +15,7 @@
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/daemon/CampaignController.h"
 #include "mirage/daemon/CampaignStore.h"
-#include "mirage/daemon/FakeSlurmClient.h"
+#include "FakeSlurmClient.h"
 #include "mirage/daemon/SnapshotBuilder.h"
 
 namespace mirage::daemon::testing {

@@ -26,6 +26,8 @@
 #
 #   tests/daemon/integration.sh --bin build/cli/mirage [--dir DIR] [--keep] [--phase NAME]...
 #                               [--self-check]
+# The kill and tick phases kill the program at its submission points: give them
+# build/cli/mirage-with-faults, the build with the fault hooks (tests/support/FaultInjection.cpp).
 # --self-check sneaks a second job named like a segment into the cluster during the kill and tick
 # phases: the run must then FAIL, which shows the duplicate check has teeth.
 #

@@ -6,7 +6,7 @@
 # simulated cluster's own record (the state file beside the store) must hold exactly one job per
 # segment, the one the store follows: none submitted twice, none lost. No Slurm and no root.
 #
-#   tests/daemon/simulator_crash.sh --bin build/cli/mirage [--dir DIR] [--kills N] [--self-check]
+#   tests/daemon/simulator_crash.sh --bin build/cli/mirage-with-faults [--dir DIR] [--kills N] [--self-check]
 #
 # --self-check deletes the simulated cluster's state before one restart, as if it were not kept
 # (what every restart did before it was): the checks must then catch it, and the script exits 0

@@ -45,6 +45,11 @@ struct SlurmBackend {
 SlurmBackend make_slurm_backend(const DaemonConfig& config, std::string_view default_trace_text,
                                 const std::string& default_trace_name);
 
+// A seam for test programs: wraps every client make_slurm_backend makes. The crash tests' build
+// of the program (tests/support/FaultInjection.cpp) kills itself through it; the product sets none.
+using SlurmClientDecorator = std::unique_ptr<SlurmClient> (*)(std::unique_ptr<SlurmClient>);
+void set_slurm_client_decorator(SlurmClientDecorator decorator);
+
 // The daemon for `config`: the libslurm client, or the simulator replaying config.sim_trace
 // (the trace text given here when that is empty).
 std::unique_ptr<Daemon> make_daemon(const DaemonConfig& config, std::string_view default_trace_text,

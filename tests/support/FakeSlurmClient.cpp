@@ -1,4 +1,4 @@
-#include "mirage/daemon/FakeSlurmClient.h"
+#include "FakeSlurmClient.h"
 
 #include <cerrno>
 #include <csignal>

@@ -1,11 +1,17 @@
-#include "mirage/daemon/FaultInjection.h"
-
+// Test hooks for the crash tests (tests/daemon/integration.sh, simulator_crash.sh), built into
+// their own build of the program (mirage-with-faults): a SlurmClient that SIGKILLs its own
+// process, with the probabilities in MIRAGE_FAULT_AFTER_INTENT and MIRAGE_FAULT_AFTER_SUBMIT,
+// right before a submission (its intent is already durable) or right after Slurm accepted it
+// (before its job id is recorded). The daemon and `mirage tick` alike; unset, nothing changes.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
 #include <random>
+
+#include "mirage/daemon/Daemon.h"
+#include "mirage/daemon/SlurmClient.h"
 
 namespace mirage::daemon {
 
@@ -52,13 +58,16 @@ class FaultInjectingClient final : public SlurmClient {
   std::mt19937 rng_{std::random_device{}()};
 };
 
-}  // namespace
-
 std::unique_ptr<SlurmClient> with_fault_injection(std::unique_ptr<SlurmClient> client) {
   const double after_intent = fault_probability("MIRAGE_FAULT_AFTER_INTENT");
   const double after_submit = fault_probability("MIRAGE_FAULT_AFTER_SUBMIT");
   if (after_intent <= 0 && after_submit <= 0) return client;
   return std::make_unique<FaultInjectingClient>(std::move(client), after_intent, after_submit);
 }
+
+// Linked into the program itself (not from a library), so this runs before main.
+[[maybe_unused]] const bool kRegistered = (set_slurm_client_decorator(&with_fault_injection), true);
+
+}  // namespace
 
 }  // namespace mirage::daemon
