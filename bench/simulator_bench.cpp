@@ -3,7 +3,8 @@
 //
 //   simulator_bench [--traces DIR] [--quick]
 //
-// DIR defaults to ../shared/traces beside the source tree.
+// DIR defaults to the real-logs folder set at configure time (MIRAGE_SHARED_TRACES in
+// bench/CMakeLists.txt; its layout: docs/traces.md).
 #include <fmt/format.h>
 
 #include <algorithm>

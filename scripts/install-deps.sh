@@ -17,7 +17,7 @@ packages=(
   # The OpenMP flavour: it follows LibTorch's thread setting and is safe to call from several
   # threads at once (moe trains experts side by side; the serial flavour has no locking)
   libopenblas0-openmp
-  # a real Slurm cluster on this machine for integration tests (DESIGN.md section 6)
+  # a real Slurm cluster on this machine for the slurm-labelled tests (docs/development.md)
   slurmctld slurmd slurm-client munge
   # accounting for that cluster (tests/slurm/cluster.sh --accounting): the age and fairshare
   # factors, associations and QOS limits need slurmdbd, which keeps its records in MariaDB

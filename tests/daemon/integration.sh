@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The daemon and the campaign CLI on a real local Slurm cluster (DESIGN.md section 6), through
+# The daemon and the campaign CLI on a real local Slurm cluster (docs/daemon.md), through
 # tests/slurm/cluster.sh. Phases:
 #   chain    a 3-segment campaign (hand-off mode, `average` policy) under background load runs to
 #            completion through the daemon and the CLI; every predecessor still running when

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts and stops a real Slurm cluster on this machine: one slurmctld and N slurmd (multiple-slurmd
-# mode), each node with fake GPUs (DESIGN.md section 6). Everything lives in one state directory.
+# mode), each node with fake GPUs (docs/development.md). Everything lives in one state directory.
 #
 #   tests/slurm/cluster.sh start  [--nodes N] [--dir DIR] [--accounting] [--sched-param k=v]...
 #                                 [--conf Key=Value]...

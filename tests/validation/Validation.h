@@ -1,5 +1,5 @@
 #pragma once
-// The pieces of the faithfulness validation (DESIGN.md sections 2 and 6): a small workload cut
+// The pieces of the faithfulness validation (docs/simulator.md): a small workload cut
 // from a real trace and time-compressed, the real controller's record of it (jobcomp/filetxt),
 // the slurm.conf both sides share, and the figures that compare a simulated run with the real one.
 #include <cstddef>

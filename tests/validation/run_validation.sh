@@ -16,7 +16,8 @@
 #   --compress X        time compression (default 600: 1 s here = 10 min of the trace)
 #   --max-runtime S     cap on compressed runtimes, seconds (default 20; bounds the replay length)
 #   --from TIME         window start, UTC (default 2023-02-17T00:00:00, a busy week on LS6)
-#   --trace PATH        trace to cut (default: the LS6 A100 trace in ../shared/traces)
+#   --trace PATH        trace to cut (default: the LS6 A100 log in the real-logs folder,
+#                       $MIRAGE_SHARED_TRACES; see docs/traces.md)
 #   --workload CSV      replay this workload instead of cutting one
 #   --out DIR           results (default /tmp/mirage-validation)
 #   --cluster-dir DIR   the cluster's state (default $MIRAGE_SLURM_DIR or /tmp/mirage-slurm-val:

@@ -2,7 +2,7 @@
 // An event-driven, deterministic Slurm-like scheduler simulator. Time jumps from event to event
 // (arrivals, job ends, --begin times, scheduler passes); nothing ticks per second or per minute.
 //
-// What it models (DESIGN.md section 2): multifactor priority with age (counted from the moment a
+// What it models (docs/simulator.md): multifactor priority with age (counted from the moment a
 // job becomes eligible, so frozen while a dependency or --begin holds it; capped at
 // PriorityMaxAge) and job size; the main scheduler (priority order, stops at the first job that
 // does not fit), run after every event; the backfill scheduler every bf_interval, planning with
