@@ -10,7 +10,8 @@
 # $MIRAGE_CLUSTER_FLAGS joins every `mirage train` and `mirage eval` (the cluster both replay, e.g.
 # "--calibration auto"); $MIRAGE_TRAIN_FLAGS joins every `mirage train` (give such runs their own
 # MIRAGE_BENCH_DIR), e.g.
-#   MIRAGE_TRAIN_FLAGS="--window-clause true --overlap-confidence 0.99" bench/learned_agents.sh ls6
+#   printf 'window_clause = true\noverlap_confidence = 0.99\n' > recipe.toml
+#   MIRAGE_TRAIN_FLAGS="--hyperparameters recipe.toml" bench/learned_agents.sh ls6
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"

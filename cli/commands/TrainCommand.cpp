@@ -9,6 +9,7 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
+#include "HyperparametersFile.h"
 #include "LearnedPlugin.h"
 #include "Progress.h"
 #include "TimeFlags.h"
@@ -34,12 +35,10 @@ struct TrainOptions {
   std::string out;
   std::string probe_cache;
   bool no_probe_cache = false;
-  std::vector<int> extra_chain_nodes;
   bool resume = false;
   std::uint64_t seed = 1;
   int threads = 2;
-  int torch_threads = 1;
-  learned::Hyperparameters hp;
+  std::string hyperparameters;  // a TOML file; empty: the defaults
 };
 
 std::string metrics_row(const std::string& name, const learned::StopMetrics& m) {
@@ -80,17 +79,20 @@ std::string rule_text(const learned::TrainSummary& s) {
 int run_train(const TrainOptions& o) {
   const auto agent = learned::parse_agent_kind(o.agent);
   if (!agent) throw InputError({"", 0, "--agent"}, "expected dqn, pg or moe");
+  const LearningSettings learning =
+      o.hyperparameters.empty() ? LearningSettings{} : read_hyperparameters(o.hyperparameters);
+  const learned::Hyperparameters& hp = learning.hp;
   Trace trace = read_trace(o.trace, o.trace_options.to_read_options());
 
   learned::TrainConfig c;
   c.agent = *agent;
-  c.hp = o.hp;
+  c.hp = hp;
   c.trace_path = o.trace;
   c.out = o.out;
   c.resume = o.resume;
   c.seed = o.seed;
   c.threads = o.threads;
-  c.torch_threads = o.torch_threads;
+  c.torch_threads = learning.torch_threads;
   learned::ProbeSpec& p = c.probes;
   p.cluster = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, p.cluster);
@@ -115,7 +117,7 @@ int run_train(const TrainOptions& o) {
                         : out_dir.empty()      ? "."
                                                : out_dir.string();
   }
-  c.extra_chain_nodes = o.extra_chain_nodes;
+  c.extra_chain_nodes = learning.extra_chain_nodes;
 
   fmt::print(stderr,
              "mirage train: {} on {} ({} jobs), {} nodes, chain {} node(s), window {} .. {} "
@@ -152,7 +154,7 @@ int run_train(const TrainOptions& o) {
   if (step_progress) step_progress->finish();
 
   fmt::print("model {} ({}{}), trained on {} {} .. {}\n", o.out, o.agent,
-             o.hp.ensemble > 1 ? fmt::format(", ensemble of {} seeds", o.hp.ensemble) : "",
+             hp.ensemble > 1 ? fmt::format(", ensemble of {} seeds", hp.ensemble) : "",
              trace.source, o.from, o.to);
   fmt::print("probes: {} episodes, {} decisions, {} in {:.1f} s{}\n", s.episodes, s.transitions,
              s.probes_from_cache ? "loaded from the cache" : "probed", s.probe_seconds,
@@ -160,25 +162,25 @@ int run_train(const TrainOptions& o) {
   fmt::print(
       "training: {} episodes, validation: {} (the tail of each of {} blocks), {} purged before "
       "them; {} epochs, {:.1f} s\n",
-      s.train_episodes, s.val_episodes, o.hp.val_blocks, s.purged_episodes, s.epochs,
+      s.train_episodes, s.val_episodes, hp.val_blocks, s.purged_episodes, s.epochs,
       s.train_seconds);
   fmt::print(
       "\nvalidation (cost = interruption{} + {} x overlap; chosen for {})\n",
-      o.hp.interruption_penalty > 0
-          ? fmt::format(" + {} if interrupted at all", o.hp.interruption_penalty)
+      hp.interruption_penalty > 0
+          ? fmt::format(" + {} if interrupted at all", hp.interruption_penalty)
           : std::string(),
-      o.hp.overlap_weight,
-      o.hp.objective == "cost"
+      hp.overlap_weight,
+      hp.objective == "cost"
           ? std::string("the lowest cost")
           : fmt::format(
                 "the lowest interruption{} with overlap <= average's {:.3f} h{}{}",
-                o.hp.interruption_penalty > 0 ? " and penalty" : "", s.average.mean_overlap_h,
+                hp.interruption_penalty > 0 ? " and penalty" : "", s.average.mean_overlap_h,
                 s.overlap_caps.size() > 1 ? fmt::format(", and in each validation block: {:.3f} h",
                                                         fmt::join(s.overlap_caps, " / "))
                                           : "",
-                o.hp.overlap_confidence > 0 ? fmt::format(" in {:.0f}% of day-bootstrap resamples",
-                                                          100 * o.hp.overlap_confidence)
-                                            : ""));
+                hp.overlap_confidence > 0 ? fmt::format(" in {:.0f}% of day-bootstrap resamples",
+                                                        100 * hp.overlap_confidence)
+                                          : ""));
   fmt::print("decision rule: {}\n", rule_text(s));
   fmt::print("  {:<10} {:>11} {:>12} {:>9} {:>11}\n", "policy", "mean cost", "interruption",
              "zero int.", "overlap");
@@ -196,7 +198,6 @@ int run_train(const TrainOptions& o) {
 
 void register_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
-  learned::Hyperparameters& hp = o->hp;
   CLI::App* cmd = app.add_subcommand(
       "train", "Train a learned submission agent (dqn, pg, moe) on what-if probes of a trace");
   cmd->add_option("--agent", o->agent, "dqn, pg or moe")
@@ -233,10 +234,6 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--probe-cache", o->probe_cache,
                   "Directory for the probed episodes (default: the model's; files are named after "
                   "the trace and a digest of everything that shapes the probes)");
-  cmd->add_option("--extra-chain-nodes", o->extra_chain_nodes,
-                  "Also probe chains of these sizes (comma-separated) and train on them too; "
-                  "validation uses --chain-nodes only")
-      ->delimiter(',');
   cmd->add_flag("--no-probe-cache", o->no_probe_cache, "Probe again and write no cache");
   cmd->add_flag("--resume", o->resume,
                 "Continue from MODEL_FILE.ckpt (written after every epoch) when it exists");
@@ -246,151 +243,10 @@ void register_train_command(CLI::App& app) {
                   "Probing threads; moe also trains this many experts side by side")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--torch-threads", o->torch_threads,
-                  "LibTorch intra-op threads per network (small networks gain nothing from more)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  // Hyperparameters: every one a flag.
-  cmd->add_option("--history-blocks", hp.history_blocks,
-                  "Means of this many equal blocks of the 24 h snapshot window join the input "
-                  "(0: the latest snapshot only)")
-      ->check(CLI::Range(0, 144))
-      ->capture_default_str();
-  cmd->add_option("--hidden", hp.hidden, "Units per hidden layer")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--layers", hp.layers, "Hidden layers")
-      ->check(CLI::Range(0, 8))
-      ->capture_default_str();
-  cmd->add_option("--batch-size", hp.batch_size, "Transitions per gradient step (dqn, moe)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--lr", hp.lr, "Adam learning rate")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--weight-decay", hp.weight_decay, "AdamW weight decay")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--epochs", hp.max_epochs,
-                  "Most passes over the training data (per expert and for the gate with moe)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--patience", hp.patience,
-                  "Early stopping: epochs without a better validation cost")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--val-fraction", hp.val_fraction,
-                  "Share of each block of the window held out (its time-ordered tail) for "
-                  "validation and model selection")
-      ->capture_default_str();
-  cmd->add_option("--val-blocks", hp.val_blocks,
-                  "Consecutive blocks of the window, each validated on its tail, so validation "
-                  "sees quiet and busy periods alike (1: the window's tail only)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--overlap-weight", hp.overlap_weight,
-                  "Cost of an hour of overlap relative to an hour of interruption")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--interruption-penalty", hp.interruption_penalty,
-                  "Hours charged to a boundary with any interruption, on top of its length (what "
-                  "the zero-interruption share counts)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--calibrate", hp.calibrate,
-                  "Choose the decision threshold on validation (greedy, greedy by a margin, or "
-                  "never submitting early when the model does worse than that) (true/false)")
-      ->capture_default_str();
-  cmd->add_option("--objective", hp.objective,
-                  "What the threshold and the epoch are chosen for on validation: cost (lowest "
-                  "mean cost) or match-average (lowest mean interruption with no more mean "
-                  "overlap than the average baseline there)")
-      ->check(CLI::IsMember({"cost", "match-average"}))
-      ->capture_default_str();
-  cmd->add_option("--overlap-cap", hp.overlap_cap,
-                  "match-average: hold the overlap to the average baseline's in each validation "
-                  "block (blocks) or over all validation episodes (pooled)")
-      ->check(CLI::IsMember({"blocks", "pooled"}))
-      ->capture_default_str();
-  cmd->add_option("--overlap-confidence", hp.overlap_confidence,
-                  "match-average: admit a threshold only where its overlap stays within the cap "
-                  "in at least this share of day-bootstrap resamples of validation (0: compare "
-                  "the means)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--forecast-guard", hp.forecast_guard,
-                  "Submit only once the queue forecast plans the successor to start no earlier "
-                  "than the predecessor's end: limits (running jobs to their time limits, where "
-                  "the forecast baseline submits; 'on' is the same), halved (every other job "
-                  "running half of what its limit leaves: opens later), recent (every other job "
-                  "running as the recently ended jobs ran), off, or auto (off, limits or halved, "
-                  "chosen on validation with the threshold)")
-      ->check(CLI::IsMember({"auto", "off", "limits", "halved", "recent", "on"}))
-      ->capture_default_str();
-  cmd->add_option("--follow-average", hp.follow_average,
-                  "Also try rules that follow the average baseline: where it would submit, "
-                  "submit unless the margin is below a second threshold chosen on validation "
-                  "(average itself is then one of the rules)")
-      ->capture_default_str();
-  cmd->add_option("--window-clause", hp.window_clause,
-                  "Also try each final rule with a window clause: submit, whatever the margin, "
-                  "once the predecessor has at most 1-4 h left and the queue forecast (limits, "
-                  "halved or recent) plans a wait of 1-8 h were the successor submitted at its "
-                  "end (a big job's reservation closing the window); the plan and both bounds "
-                  "chosen on validation")
-      ->capture_default_str();
-  cmd->add_option("--target-update", hp.target_update,
-                  "dqn/moe: gradient steps between target-network copies")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--huber-delta", hp.huber_delta, "dqn/moe: Huber loss threshold (hours)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--gamma", hp.gamma, "dqn/moe: discount per decision")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--wait-target", hp.wait_target,
-                  "dqn/moe: value of waiting: bootstrap (max of the target network at the next "
-                  "instant) or rollout (exact cost of the target network's greedy policy from "
-                  "there, read off the probes)")
-      ->check(CLI::IsMember({"bootstrap", "rollout"}))
-      ->capture_default_str();
-  cmd->add_option("--value-rescale", hp.value_rescale,
-                  "dqn/moe: learn h(Q) with h(x) = sign(x)(sqrt(|x|+1)-1) + 0.001x (true/false)")
-      ->capture_default_str();
-  cmd->add_option("--priority-alpha", hp.priority_alpha,
-                  "dqn/moe: prioritised replay exponent on |TD error| (0: uniform replay)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--priority-beta", hp.priority_beta,
-                  "dqn/moe: importance-sampling exponent correcting the prioritised draw")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  cmd->add_option("--pg-estimator", hp.pg_estimator,
-                  "pg: reinforce (sampled stopping times, learned baseline) or exact (the "
-                  "expected cost over all stopping times, differentiated directly)")
-      ->check(CLI::IsMember({"reinforce", "exact"}))
-      ->capture_default_str();
-  cmd->add_option("--pg-batch-episodes", hp.pg_batch_episodes, "pg: episodes per gradient step")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--pg-samples", hp.pg_samples, "pg: stopping times sampled per episode")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--entropy", hp.entropy, "pg: entropy bonus weight")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--ensemble", hp.ensemble,
-                  "Networks trained with seeds seed, seed+1, ...; the model decides on their mean "
-                  "margin (1: one network)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--experts", hp.experts, "moe: experts, one per consecutive period")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--gate-hidden", hp.gate_hidden, "moe: units of the gate's hidden layer")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  cmd->add_option("--hyperparameters", o->hyperparameters,
+                  "A TOML file of learning knobs (the keys below); the rest keep their defaults")
+      ->check(CLI::ExistingFile);
+  cmd->footer(hyperparameters_help());
   cmd->callback([o] {
     const int rc = run_train(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);

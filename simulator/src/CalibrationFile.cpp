@@ -4,12 +4,12 @@
 #include <toml++/toml.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "mirage/core/DurableFile.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
+#include "mirage/core/TomlFile.h"
 
 namespace mirage {
 namespace {
@@ -121,17 +121,7 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
 }
 
 Calibration read_calibration(const std::string& path, CalibrationSettings& settings) {
-  std::ifstream in(path);
-  if (!in) throw InputError({path, 0, ""}, "cannot read the calibration file");
-  std::stringstream text;
-  text << in.rdbuf();
-  toml::table root;
-  try {
-    root = toml::parse(text.str(), path);
-  } catch (const toml::parse_error& e) {
-    throw InputError({path, static_cast<long>(e.source().begin.line), ""},
-                     std::string(e.description()));
-  }
+  const toml::table root = read_toml_file(path, "the calibration file");
   const Reader r{path};
   Calibration c;
   auto unknown = [&](const toml::key& k, const std::string& full, const char* known) {

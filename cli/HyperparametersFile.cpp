@@ -1,0 +1,290 @@
+#include "HyperparametersFile.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <variant>
+
+#include "mirage/core/Error.h"
+#include "mirage/core/TomlFile.h"
+
+namespace mirage::cli {
+namespace {
+
+// One key: the field it sets, the values it takes, what it does.
+struct Knob {
+  const char* key;
+  std::variant<int*, double*, bool*, std::string*, std::vector<int>*> field;
+  double lo = 0, hi = 0;             // numbers: the range
+  std::vector<std::string> choices;  // strings: the values
+  const char* help;
+};
+
+std::vector<Knob> knobs(LearningSettings& s) {
+  learned::Hyperparameters& hp = s.hp;
+  return {
+      {"hidden", &hp.hidden, 1, 4096, {}, "units per hidden layer"},
+      {"layers", &hp.layers, 0, 8, {}, "hidden layers"},
+      {"history_blocks",
+       &hp.history_blocks,
+       0,
+       144,
+       {},
+       "means of this many equal blocks of the 24 h snapshot window join the input (0: the "
+       "latest snapshot only)"},
+      {"batch_size", &hp.batch_size, 1, 1 << 20, {}, "transitions per gradient step (dqn, moe)"},
+      {"lr", &hp.lr, 1e-9, 10, {}, "Adam learning rate"},
+      {"weight_decay", &hp.weight_decay, 0, 10, {}, "AdamW weight decay"},
+      {"epochs",
+       &hp.max_epochs,
+       0,
+       100000,
+       {},
+       "most passes over the training data (per expert and for the gate with moe)"},
+      {"patience",
+       &hp.patience,
+       1,
+       100000,
+       {},
+       "early stopping: epochs without a better validation cost"},
+      {"val_fraction",
+       &hp.val_fraction,
+       0.01,
+       0.9,
+       {},
+       "share of each block of the window held out (its time-ordered tail) for validation"},
+      {"val_blocks",
+       &hp.val_blocks,
+       1,
+       1000,
+       {},
+       "consecutive blocks of the window, each validated on its tail (1: the window's tail)"},
+      {"overlap_weight",
+       &hp.overlap_weight,
+       0,
+       1e6,
+       {},
+       "cost of an hour of overlap relative to an hour of interruption"},
+      {"interruption_penalty",
+       &hp.interruption_penalty,
+       0,
+       1e6,
+       {},
+       "hours charged to a boundary with any interruption, on top of its length"},
+      {"calibrate",
+       &hp.calibrate,
+       0,
+       0,
+       {},
+       "choose the decision threshold on validation (or plain greedy)"},
+      {"objective",
+       &hp.objective,
+       0,
+       0,
+       {"cost", "match-average"},
+       "what the threshold and epoch are chosen for: the lowest cost, or the lowest "
+       "interruption with no more overlap than average"},
+      {"overlap_cap",
+       &hp.overlap_cap,
+       0,
+       0,
+       {"blocks", "pooled"},
+       "match-average: hold the overlap to average's in each validation block or pooled"},
+      {"overlap_confidence",
+       &hp.overlap_confidence,
+       0,
+       1,
+       {},
+       "match-average: the share of day-bootstrap resamples in which the overlap must stay "
+       "within the cap (0: compare the means)"},
+      {"forecast_guard",
+       &hp.forecast_guard,
+       0,
+       0,
+       {"auto", "off", "limits", "halved", "recent"},
+       "submit only once the queue forecast plans the successor no earlier than the "
+       "predecessor's end (auto: chosen on validation)"},
+      {"follow_average",
+       &hp.follow_average,
+       0,
+       0,
+       {},
+       "also try rules that follow the average baseline"},
+      {"window_clause",
+       &hp.window_clause,
+       0,
+       0,
+       {},
+       "also try each rule with a window clause (a big job's reservation closing the window)"},
+      {"target_update",
+       &hp.target_update,
+       1,
+       1e9,
+       {},
+       "dqn/moe: gradient steps between target-network copies"},
+      {"huber_delta", &hp.huber_delta, 1e-9, 1e6, {}, "dqn/moe: Huber loss threshold (hours)"},
+      {"gamma", &hp.gamma, 0, 1, {}, "dqn/moe: discount per decision"},
+      {"wait_target",
+       &hp.wait_target,
+       0,
+       0,
+       {"bootstrap", "rollout"},
+       "dqn/moe: value of waiting: bootstrap, or the exact rollout cost off the probes"},
+      {"value_rescale", &hp.value_rescale, 0, 0, {}, "dqn/moe: learn h(Q) (R2D2's rescaling)"},
+      {"priority_alpha",
+       &hp.priority_alpha,
+       0,
+       10,
+       {},
+       "dqn/moe: prioritised replay exponent on |TD error| (0: uniform)"},
+      {"priority_beta",
+       &hp.priority_beta,
+       0,
+       1,
+       {},
+       "dqn/moe: importance-sampling exponent correcting the prioritised draw"},
+      {"pg_estimator",
+       &hp.pg_estimator,
+       0,
+       0,
+       {"reinforce", "exact"},
+       "pg: sampled stopping times with a learned baseline, or the exact expected cost"},
+      {"pg_batch_episodes", &hp.pg_batch_episodes, 1, 1e9, {}, "pg: episodes per gradient step"},
+      {"pg_samples", &hp.pg_samples, 1, 1e9, {}, "pg: stopping times sampled per episode"},
+      {"entropy", &hp.entropy, 0, 1e6, {}, "pg: entropy bonus weight"},
+      {"ensemble",
+       &hp.ensemble,
+       1,
+       1000,
+       {},
+       "networks trained with seeds seed, seed+1, ...; the model decides on their mean margin"},
+      {"experts", &hp.experts, 1, 1000, {}, "moe: experts, one per consecutive period"},
+      {"gate_hidden", &hp.gate_hidden, 1, 4096, {}, "moe: units of the gate's hidden layer"},
+      {"torch_threads",
+       &s.torch_threads,
+       1,
+       1024,
+       {},
+       "LibTorch intra-op threads per network (small networks gain nothing from more)"},
+      {"extra_chain_nodes",
+       &s.extra_chain_nodes,
+       1,
+       65535,
+       {},
+       "also probe chains of these sizes and train on them too; validation uses --chain-nodes"},
+  };
+}
+
+std::string value_text(const Knob& k) {
+  struct Text {
+    std::string operator()(int* v) const { return std::to_string(*v); }
+    std::string operator()(double* v) const { return fmt::format("{:g}", *v); }
+    std::string operator()(bool* v) const { return *v ? "true" : "false"; }
+    std::string operator()(std::string* v) const { return "\"" + *v + "\""; }
+    std::string operator()(std::vector<int>* v) const {
+      return fmt::format("[{}]", fmt::join(*v, ", "));
+    }
+  };
+  return std::visit(Text{}, k.field);
+}
+
+std::string expected(const Knob& k) {
+  struct Expected {
+    const Knob& k;
+    std::string operator()(int*) const {
+      return fmt::format("an integer from {:g} to {:g}", k.lo, k.hi);
+    }
+    std::string operator()(double*) const {
+      return fmt::format("a number from {:g} to {:g}", k.lo, k.hi);
+    }
+    std::string operator()(bool*) const { return "true or false"; }
+    std::string operator()(std::string*) const {
+      return fmt::format("one of \"{}\"", fmt::join(k.choices, "\", \""));
+    }
+    std::string operator()(std::vector<int>*) const {
+      return fmt::format("a list of node counts from {:g} to {:g}", k.lo, k.hi);
+    }
+  };
+  return std::visit(Expected{k}, k.field);
+}
+
+// Sets the knob from `n`; false when the value does not fit.
+bool set(const Knob& k, const toml::node& n) {
+  struct Set {
+    const Knob& k;
+    const toml::node& n;
+    bool in_range(double v) const { return v >= k.lo && v <= k.hi; }
+    bool operator()(int* f) const {
+      const auto v = n.value_exact<std::int64_t>();
+      if (!v || !in_range(static_cast<double>(*v))) return false;
+      *f = static_cast<int>(*v);
+      return true;
+    }
+    bool operator()(double* f) const {
+      const auto v = n.value<double>();  // integers too
+      if (!v || !in_range(*v)) return false;
+      *f = *v;
+      return true;
+    }
+    bool operator()(bool* f) const {
+      const auto v = n.value_exact<bool>();
+      if (!v) return false;
+      *f = *v;
+      return true;
+    }
+    bool operator()(std::string* f) const {
+      const auto v = n.value_exact<std::string>();
+      if (!v || std::find(k.choices.begin(), k.choices.end(), *v) == k.choices.end()) return false;
+      *f = *v;
+      return true;
+    }
+    bool operator()(std::vector<int>* f) const {
+      const toml::array* a = n.as_array();
+      if (!a) return false;
+      std::vector<int> out;
+      for (const toml::node& e : *a) {
+        const auto v = e.value_exact<std::int64_t>();
+        if (!v || !in_range(static_cast<double>(*v))) return false;
+        out.push_back(static_cast<int>(*v));
+      }
+      *f = std::move(out);
+      return true;
+    }
+  };
+  return std::visit(Set{k, n}, k.field);
+}
+
+}  // namespace
+
+LearningSettings read_hyperparameters(const std::string& path) {
+  const toml::table root = read_toml_file(path, "the hyperparameters file");
+  LearningSettings s;
+  const std::vector<Knob> all = knobs(s);
+  for (const auto& [key, node] : root) {
+    const auto line = static_cast<long>(key.source().begin.line);
+    const auto it =
+        std::find_if(all.begin(), all.end(), [&](const Knob& k) { return key.str() == k.key; });
+    if (it == all.end())
+      throw InputError({path, line, std::string(key.str())},
+                       "unknown key (`mirage train --help` lists them)");
+    if (!set(*it, node))
+      throw InputError({path, static_cast<long>(node.source().begin.line), it->key},
+                       "expected " + expected(*it));
+  }
+  return s;
+}
+
+std::string hyperparameters_help() {
+  LearningSettings defaults;
+  std::string out =
+      "Hyperparameters (keys of --hyperparameters FILE.toml, e.g. `window_clause = true`; "
+      "defaults in brackets):\n";
+  for (const Knob& k : knobs(defaults))
+    out += fmt::format("  {} [{}]: {}\n", k.key, value_text(k), k.help);
+  return out;
+}
+
+}  // namespace mirage::cli

@@ -1,0 +1,29 @@
+#pragma once
+// Reading a TOML file a person wrote (a calibration, the hyperparameters): what cannot be read or
+// parsed is an InputError naming the file and the line. Header-only, so that only the parts that
+// read TOML need toml++.
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "mirage/core/Error.h"
+
+namespace mirage {
+
+// `what` names the file's kind in the message: "the calibration file".
+inline toml::table read_toml_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path);
+  if (!in) throw InputError({path, 0, ""}, "cannot read " + what);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return toml::parse(text.str(), path);
+  } catch (const toml::parse_error& e) {
+    throw InputError({path, static_cast<long>(e.source().begin.line), ""},
+                     std::string(e.description()));
+  }
+}
+
+}  // namespace mirage
