@@ -48,7 +48,9 @@ void run_calibrate(const CalibrateOptions& o) {
   if (const auto& p = c.priority)
     fmt::print("  priority      {}: {}\n", describe_weights(*p), describe_evidence(*p));
   else
-    fmt::print("  priority      not fitted: no job has a real start (the flags' weights apply)\n");
+    fmt::print(
+        "  priority      not fitted: no job has a real start (the default weights, or "
+        "--slurm-conf's, apply)\n");
 }
 
 }  // namespace

@@ -98,8 +98,9 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
       << "favor_small = " << (p->weights.favor_small ? "true" : "false")
       << "  # the size factor shrinks as jobs grow\n";
   } else {
-    f << "# [priority] not fitted: the log records no priority for its jobs, so the weights of "
-         "the flags\n# (--priority-weight-*) apply. Keys: weight_age, max_age, weight_fairshare, "
+    f << "# [priority] not fitted: the log records no priority for its jobs, so the default "
+         "weights\n# (or those of --slurm-conf) apply. Keys: weight_age, max_age, "
+         "weight_fairshare, "
          "decay_half_life,\n# weight_job_size, favor_small.\n";
   }
   if (const auto& sp = c.scheduler) {
@@ -112,7 +113,8 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
       << "bf_max_job_test = " << sp->bf_max_job_test << "\n"
       << "bf_max_job_user = " << sp->bf_max_job_user << "\n";
   } else {
-    f << "\n# [scheduler] not set: the flags' values apply. Keys, as in slurm.conf: backfill "
+    f << "\n# [scheduler] not set: the defaults (or --slurm-conf) apply. Keys, as in slurm.conf: "
+         "backfill "
          "(\"slurm\", \"easy\",\n# \"none\"), sched_interval, bf_interval, bf_window, "
          "bf_resolution (durations such as \"30s\", \"2d\"),\n# bf_max_job_test, "
          "bf_max_job_user (counts).\n";
@@ -250,7 +252,7 @@ namespace mirage {
 namespace {
 
 std::string summary(const Calibration& c) {
-  std::string priority = "; priority weights from the flags";
+  std::string priority = "; default priority weights";
   if (const auto& p = c.priority)
     priority = "; priority weights " + describe_weights(*p) + " (" + describe_evidence(*p) + ")";
   if (const auto& sp = c.scheduler)

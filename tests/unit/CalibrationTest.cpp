@@ -218,7 +218,7 @@ TEST(CalibrationFile, WrittenCalibrationReadsBackTheSame) {
   EXPECT_TRUE(back.dependencies.empty());  // the rule is kept, not the list
   EXPECT_TRUE(read_settings.dependencies);
   EXPECT_EQ(read_settings.dependency_slack, 3 * kMinute);
-  EXPECT_FALSE(back.priority);  // none fitted: the flags' weights apply
+  EXPECT_FALSE(back.priority);  // none fitted: the default weights apply
   std::filesystem::remove(path);
 }
 
@@ -240,7 +240,7 @@ TEST(CalibrationFile, FittedPriorityWeightsReadBackTheSame) {
   const Calibration back = read_calibration(path, settings);
   ASSERT_TRUE(back.priority);
   EXPECT_EQ(back.priority->weights, fit.weights);
-  EXPECT_FALSE(back.scheduler);  // none set: the flags' values apply
+  EXPECT_FALSE(back.scheduler);  // none set: the defaults apply
   std::filesystem::remove(path);
 }
 

@@ -20,12 +20,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   std::size_t pos = 0;
@@ -49,19 +43,6 @@ long long to_int(std::string_view text, const SourceLocation& where) {
   }
   if (s.empty() || used != s.size())
     throw InputError(where, "expected an integer, got '" + s + "'");
-  return v;
-}
-
-double to_double(std::string_view text, const SourceLocation& where) {
-  std::string s(trim(text));
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (s.empty() || used != s.size()) throw InputError(where, "expected a number, got '" + s + "'");
   return v;
 }
 
@@ -311,113 +292,6 @@ std::vector<RealJob> read_real_csv(const std::string& path) {
              jobs.push_back(j);
            });
   return jobs;
-}
-
-SlurmConf read_slurm_conf(const std::string& path, ClusterSpec base) {
-  // Slurm 22.05's defaults for what the file leaves out.
-  SlurmConf conf;
-  ClusterSpec& s = conf.spec;
-  s = base;
-  s.scheduler.sched_interval = 60;
-  s.scheduler.bf_interval = 30;
-  s.scheduler.bf_window = 1440 * kMinute;
-  s.scheduler.bf_resolution = 60;
-  s.scheduler.bf_max_job_test = 500;
-  s.scheduler.backfill = BackfillMode::kSlurm;
-  s.priority.weight_age = 0;
-  s.priority.weight_job_size = 0;
-  s.priority.max_age = 7 * kDay;
-  s.priority.favor_small = false;
-
-  std::map<std::string, std::pair<std::string, long>> keys;  // lower-case key -> value, line
-  std::ifstream in = open_input(path);
-  std::string line;
-  long line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    std::string_view text = line;
-    if (auto hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
-    text = trim(text);
-    auto eq = text.find('=');
-    if (eq == std::string_view::npos) continue;
-    std::string key = lower(trim(text.substr(0, eq)));
-    if (key == "nodename" || key == "partitionname") continue;
-    keys[key] = {std::string(trim(text.substr(eq + 1))), line_no};
-  }
-  auto get = [&](const char* key) -> const std::pair<std::string, long>* {
-    auto it = keys.find(key);
-    return it == keys.end() ? nullptr : &it->second;
-  };
-  auto where = [&](const std::pair<std::string, long>* v, const char* field) {
-    return SourceLocation{path, v ? v->second : 0, field};
-  };
-
-  if (auto* v = get("schedulertype")) {
-    if (v->first == "sched/builtin") {
-      s.scheduler.backfill = BackfillMode::kNone;
-    } else if (v->first != "sched/backfill") {
-      throw InputError(where(v, "SchedulerType"), "unknown scheduler '" + v->first + "'");
-    }
-  }
-  if (auto* v = get("schedulerparameters")) {
-    for (auto item : split(v->first, ',')) {
-      if (item.empty()) continue;
-      auto eq = item.find('=');
-      std::string k = lower(item.substr(0, eq));
-      std::string_view val = eq == std::string_view::npos ? "" : item.substr(eq + 1);
-      SourceLocation at = where(v, "SchedulerParameters");
-      at.field += ":" + k;
-      if (k == "sched_interval") {
-        s.scheduler.sched_interval = to_int(val, at);
-      } else if (k == "bf_interval") {
-        s.scheduler.bf_interval = to_int(val, at);
-      } else if (k == "bf_window") {
-        s.scheduler.bf_window = to_int(val, at) * kMinute;  // minutes in slurm.conf
-      } else if (k == "bf_resolution") {
-        s.scheduler.bf_resolution = to_int(val, at);
-      } else if (k == "bf_max_job_test") {
-        s.scheduler.bf_max_job_test = static_cast<int>(to_int(val, at));
-      } else {
-        conf.notes.push_back("SchedulerParameters " + std::string(item) +
-                             " is not modelled by the simulator");
-      }
-    }
-  }
-  const auto* ptype = get("prioritytype");
-  const bool multifactor = ptype && ptype->first == "priority/multifactor";
-  if (!multifactor) {
-    conf.notes.push_back(
-        "PriorityType is not priority/multifactor: every job has the same "
-        "priority, so both sides schedule in submit order");
-  } else {
-    if (auto* v = get("priorityweightage"))
-      s.priority.weight_age = to_double(v->first, where(v, "PriorityWeightAge"));
-    if (auto* v = get("priorityweightjobsize"))
-      s.priority.weight_job_size = to_double(v->first, where(v, "PriorityWeightJobSize"));
-    if (auto* v = get("prioritymaxage")) {
-      auto d = parse_slurm_duration(v->first);
-      if (!d)
-        throw InputError(where(v, "PriorityMaxAge"), "expected a duration, got '" + v->first + "'");
-      s.priority.max_age = *d;
-    }
-    if (auto* v = get("priorityfavorsmall")) s.priority.favor_small = lower(v->first) == "yes";
-    for (const char* k : {"priorityweightfairshare", "priorityweightpartition", "priorityweightqos",
-                          "priorityweightassoc", "priorityweighttres"}) {
-      auto* v = get(k);
-      if (v && v->first != "0" && !v->first.empty())
-        conf.notes.push_back(std::string(k) + "=" + v->first + " is not modelled by the simulator");
-    }
-    const auto* acct = get("accountingstoragetype");
-    if (s.priority.weight_age != 0 && (!acct || acct->first != "accounting_storage/slurmdbd")) {
-      conf.notes.push_back(
-          "PriorityWeightAge is ignored by Slurm 22.05 without SlurmDBD: the simulator uses 0");
-      s.priority.weight_age = 0;
-    }
-    if (auto* v = get("prioritycalcperiod"); v && s.priority.weight_age != 0)
-      conf.notes.push_back("Slurm recomputes priorities every PriorityCalcPeriod=" + v->first +
-                           " minutes; the simulator computes age continuously");
-  }
-  return conf;
 }
 
 Agreement compare_starts(const std::vector<RealJob>& real, const std::vector<SimOutcome>& sim,

@@ -72,14 +72,6 @@ std::vector<RealJob> read_jobcomp(const std::string& path, Seconds t0,
 void write_real_csv(const std::string& path, const std::vector<RealJob>& jobs);
 std::vector<RealJob> read_real_csv(const std::string& path);
 
-// The scheduler configuration of a slurm.conf, as the simulator's ClusterSpec (nodes and GPUs
-// are left as given). Keys the simulator cannot honour are reported in `notes`.
-struct SlurmConf {
-  ClusterSpec spec;
-  std::vector<std::string> notes;
-};
-SlurmConf read_slurm_conf(const std::string& path, ClusterSpec base);
-
 // How close a simulated run is to the real one.
 struct Agreement {
   std::size_t jobs = 0;

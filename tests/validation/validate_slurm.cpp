@@ -26,6 +26,7 @@
 #include "Validation.h"
 #include "mirage/core/Error.h"
 #include "mirage/simulator/Simulator.h"
+#include "mirage/simulator/SlurmConf.h"
 #include "mirage/traces/Trace.h"
 
 namespace mv = mirage::validation;
@@ -237,7 +238,7 @@ int do_compare(const CompareArgs& args) {
   base.nodes = a.nodes;
   base.gpus_per_node = a.gpus_per_node;
   base.allocation = mirage::AllocationMode::kWholeNode;
-  mv::SlurmConf conf = mv::read_slurm_conf(a.slurm_conf, base);
+  mirage::SlurmConf conf = mirage::read_slurm_conf(a.slurm_conf, base);
   const auto& sp = conf.spec.scheduler;
   const auto& pr = conf.spec.priority;
 
