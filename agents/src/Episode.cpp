@@ -107,15 +107,8 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
         std::max(b.predecessor_start, b.predecessor_end - config.reactive_lead);
     decider.begin_boundary();
 
-    CampaignView view;
-    view.predecessor_limit = seg.time_limit;
-    view.predecessor_nodes = seg.nodes;
-    view.predecessor_gpus_per_node = seg.gpus_per_node;
-    view.predecessor_waited = b.predecessor_start - pred_submit;
-    view.predecessor_running = true;
-    view.successor_nodes = seg.nodes;
-    view.successor_gpus_per_node = seg.gpus_per_node;
-    view.successor_limit = seg.time_limit;
+    CampaignView view = CampaignView::running_chain(seg.nodes, seg.gpus_per_node, seg.time_limit,
+                                                    b.predecessor_start - pred_submit, 0);
 
     bool submitted = false;
     while (e.next_snapshot < fallback) {

@@ -12,6 +12,7 @@
 #include "ClusterOptions.h"
 #include "Commands.h"
 #include "EmbeddedSample.h"
+#include "EpisodeOptions.h"
 #include "Progress.h"
 #include "TimeFlags.h"
 #include "mirage/agents/Evaluation.h"
@@ -25,18 +26,11 @@ struct EvalOptions {
   std::string trace;
   TraceOptions trace_options;
   ClusterOptions cluster;
-  int chain_nodes = 1;
-  int chain_gpus_per_node = 0;
+  EpisodeOptions episode;
   int segments = 2;
-  Seconds limit_min = 2880;
-  std::string overlap = "concurrent";
-  std::string from, to;
-  std::string every = "4h";
-  std::string max_wait = "2d";
   std::string decision_interval = "10m";
   std::string fallback_lead = "1m";
   bool tick = false;
-  std::string start = "fork";
   std::string policies = "reactive,average,oracle";
   int threads = 0;
   bool json = false;
@@ -147,26 +141,18 @@ int run_eval(const EvalOptions& o) {
   EvalConfig c;
   c.cluster = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, c.cluster);
-  c.episode.chain.nodes = o.chain_nodes;
-  c.episode.chain.gpus_per_node = o.chain_gpus_per_node;
+  o.episode.apply(c.episode, c.cluster);
   c.episode.chain.segments = o.segments;
-  c.episode.chain.time_limit = c.episode.chain.runtime = o.limit_min * kMinute;
-  c.episode.chain.overlap = *parse_overlap_mode(o.overlap);
-  c.episode.max_wait = parse_duration_flag(o.max_wait, "--max-wait");
   c.episode.decision_interval = parse_duration_flag(o.decision_interval, "--decision-interval");
   c.episode.fallback_at_decision = o.tick;
   c.episode.reactive_lead = parse_duration_flag(o.fallback_lead, "--fallback-lead");
-  if (c.episode.chain.nodes > c.cluster.nodes)
-    throw InputError({"", 0, "--chain-nodes"},
-                     fmt::format("the chain needs {} nodes but the machine has {}",
-                                 c.episode.chain.nodes, c.cluster.nodes));
   // Without a window: from a day into the log (a queue has built up) to its last submission;
   // samples whose episode runs past the log are dropped as always.
-  c.from = o.from.empty() ? trace.jobs.front().submit + kDay : parse_time_flag(o.from, "--from");
-  c.to = o.to.empty() ? trace.jobs.back().submit : parse_time_flag(o.to, "--to");
+  c.from = o.episode.from_time(trace.jobs.front().submit + kDay);
+  c.to = o.episode.to_time(trace.jobs.back().submit);
   if (c.to <= c.from) throw InputError({"", 0, "--to"}, "must be after --from");
-  c.every = parse_duration_flag(o.every, "--every");
-  c.start_mode = o.start == "peer" ? EpisodeStartMode::kPeerWarmup : EpisodeStartMode::kForkReplay;
+  c.every = o.episode.spacing();
+  c.start_mode = o.episode.start_mode();
   c.threads = o.threads;
   std::stringstream ss(o.policies);
   for (std::string p; std::getline(ss, p, ',');)
@@ -185,7 +171,7 @@ int run_eval(const EvalOptions& o) {
                r.dropped_past_horizon, format_slurm_duration(c.episode.horizon()));
   if (r.truncated)
     fmt::print(stderr, "mirage eval: warning: {} episode(s) cut off at --max-wait {}\n",
-               r.truncated, o.max_wait);
+               r.truncated, o.episode.max_wait);
 
   if (!o.out.empty()) {
     std::filesystem::create_directories(o.out);
@@ -212,10 +198,10 @@ int run_eval(const EvalOptions& o) {
   }
   fmt::print("trace {}  machine {}  chain {} node(s) x {} segments, {} min limit, {}  start {}\n",
              trace.source, c.cluster.describe(), c.episode.chain.nodes, c.episode.chain.segments,
-             o.limit_min, o.overlap, o.start);
+             o.episode.limit_min, o.episode.overlap, o.episode.start);
   fmt::print("samples {} from {} every {} ({} dropped past the horizon); {:.1f} s\n",
-             r.sample_times.size(), format_iso_time(c.from), o.every, r.dropped_past_horizon,
-             r.wall_seconds);
+             r.sample_times.size(), format_iso_time(c.from), o.episode.every,
+             r.dropped_past_horizon, r.wall_seconds);
   std::size_t width = 12;
   for (const auto& p : c.policies) width = std::max(width, p.size());
   for (const std::string& bucket :
@@ -255,26 +241,9 @@ void register_eval_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);
-  cmd->add_option("--chain-nodes", o->chain_nodes, "Nodes per segment of the chain")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--chain-gpus-per-node", o->chain_gpus_per_node, "GPUs per node per segment")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  o->episode.add_to(*cmd, "4h", false);
   cmd->add_option("--segments", o->segments, "Segments in each chain (2: one boundary)")
       ->check(CLI::Range(2, 100))
-      ->capture_default_str();
-  cmd->add_option("--limit", o->limit_min, "Each segment's time limit and runtime (minutes)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--overlap", o->overlap, "concurrent or handoff")
-      ->check(CLI::IsMember({"concurrent", "handoff"}))
-      ->capture_default_str();
-  cmd->add_option("--from", o->from,
-                  "First sample time (YYYY-MM-DD[THH:MM:SS], UTC; default: a day into the log)");
-  cmd->add_option("--to", o->to, "Samples before this time (default: the log's last submission)");
-  cmd->add_option("--every", o->every, "Spacing of sample times (e.g. 4h)")->capture_default_str();
-  cmd->add_option("--max-wait", o->max_wait, "Longest wait a segment is allowed before the cut-off")
       ->capture_default_str();
   cmd->add_option("--decision-interval", o->decision_interval,
                   "How often the policy is asked (and the queue snapshotted), e.g. 5m")
@@ -286,11 +255,6 @@ void register_eval_command(CLI::App& app) {
   cmd->add_flag("--tick", o->tick,
                 "The fallback too waits for the next decision instant, as with `mirage tick` "
                 "from scrontab every --decision-interval");
-  cmd->add_option("--start", o->start,
-                  "fork: fork a full replay at each sample (queues carry over); peer: Mirage's "
-                  "protocol (empty cluster, jobs of [t, t+5d], predecessor at t+2d)")
-      ->check(CLI::IsMember({"fork", "peer"}))
-      ->capture_default_str();
   cmd->add_option("--policies", o->policies,
                   "Comma-separated policy names (reactive, average, forecast, forecast-recent, "
                   "oracle) or model files")

@@ -9,6 +9,7 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
+#include "EpisodeOptions.h"
 #include "HyperparametersFile.h"
 #include "LearnedPlugin.h"
 #include "Progress.h"
@@ -24,14 +25,7 @@ struct TrainOptions {
   std::string trace;
   TraceOptions trace_options;
   ClusterOptions cluster;
-  int chain_nodes = 1;
-  int chain_gpus_per_node = 0;
-  Seconds limit_min = 2880;
-  std::string overlap = "concurrent";
-  std::string from, to;
-  std::string every = "1h";
-  std::string max_wait = "2d";
-  std::string start = "fork";
+  EpisodeOptions episode;
   std::string out;
   std::string probe_cache;
   bool no_probe_cache = false;
@@ -96,19 +90,11 @@ int run_train(const TrainOptions& o) {
   learned::ProbeSpec& p = c.probes;
   p.cluster = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, p.cluster);
-  p.episode.chain.nodes = o.chain_nodes;
-  p.episode.chain.gpus_per_node = o.chain_gpus_per_node;
-  p.episode.chain.time_limit = p.episode.chain.runtime = o.limit_min * kMinute;
-  p.episode.chain.overlap = *parse_overlap_mode(o.overlap);
-  p.episode.max_wait = parse_duration_flag(o.max_wait, "--max-wait");
-  if (p.episode.chain.nodes > p.cluster.nodes)
-    throw InputError({"", 0, "--chain-nodes"},
-                     fmt::format("the chain needs {} nodes but the machine has {}",
-                                 p.episode.chain.nodes, p.cluster.nodes));
-  p.mode = o.start == "peer" ? EpisodeStartMode::kPeerWarmup : EpisodeStartMode::kForkReplay;
-  p.from = parse_time_flag(o.from, "--from");
-  p.to = parse_time_flag(o.to, "--to");
-  p.every = parse_duration_flag(o.every, "--every");
+  o.episode.apply(p.episode, p.cluster);
+  p.mode = o.episode.start_mode();
+  p.from = o.episode.from_time(0);  // both required
+  p.to = o.episode.to_time(0);
+  p.every = o.episode.spacing();
   if (!o.no_probe_cache) {
     // Beside the model by default, named after what shapes the probes (not the agent), so that
     // dqn, pg and moe trained on the same window share one probing.
@@ -123,7 +109,7 @@ int run_train(const TrainOptions& o) {
              "mirage train: {} on {} ({} jobs), {} nodes, chain {} node(s), window {} .. {} "
              "every {}, seed {}\n",
              o.agent, trace.source, trace.jobs.size(), p.cluster.nodes, p.episode.chain.nodes,
-             o.from, o.to, o.every, o.seed);
+             o.episode.from, o.episode.to, o.episode.every, o.seed);
   std::unique_ptr<Progress> probe_progress, step_progress;
   std::string step_label;
   learned::TrainCallbacks cb;
@@ -155,7 +141,7 @@ int run_train(const TrainOptions& o) {
 
   fmt::print("model {} ({}{}), trained on {} {} .. {}\n", o.out, o.agent,
              hp.ensemble > 1 ? fmt::format(", ensemble of {} seeds", hp.ensemble) : "",
-             trace.source, o.from, o.to);
+             trace.source, o.episode.from, o.episode.to);
   fmt::print("probes: {} episodes, {} decisions, {} in {:.1f} s{}\n", s.episodes, s.transitions,
              s.probes_from_cache ? "loaded from the cache" : "probed", s.probe_seconds,
              c.probe_cache_dir.empty() ? "" : " (cache in " + c.probe_cache_dir + ")");
@@ -208,27 +194,7 @@ void register_train_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);
-  cmd->add_option("--chain-nodes", o->chain_nodes, "Nodes per segment of the chain")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--chain-gpus-per-node", o->chain_gpus_per_node, "GPUs per node per segment")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--limit", o->limit_min, "Each segment's time limit and runtime (minutes)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--overlap", o->overlap, "concurrent or handoff (how overlap is counted)")
-      ->check(CLI::IsMember({"concurrent", "handoff"}))
-      ->capture_default_str();
-  cmd->add_option("--from", o->from, "First sample time of the training window (UTC)")->required();
-  cmd->add_option("--to", o->to, "Samples before this time")->required();
-  cmd->add_option("--every", o->every, "Spacing of the probed sample times")->capture_default_str();
-  cmd->add_option("--max-wait", o->max_wait, "Longest wait a segment is allowed before the cut-off")
-      ->capture_default_str();
-  cmd->add_option("--start", o->start,
-                  "fork: fork a full replay at each sample; peer: Mirage's protocol")
-      ->check(CLI::IsMember({"fork", "peer"}))
-      ->capture_default_str();
+  o->episode.add_to(*cmd, "1h", true);
   cmd->add_option("--out", o->out, "The model file to write (e.g. ls6-dqn.mirage-model)")
       ->required();
   cmd->add_option("--probe-cache", o->probe_cache,

@@ -699,16 +699,10 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
     queued_from = std::max(queued_from, pred.released_at);
   else if (pred.held_behind > 0 && next >= 2 && e.seg(next - 2).seg.end_time >= 0)
     queued_from = std::max(queued_from, e.seg(next - 2).seg.end_time);
-  CampaignView view;
-  view.predecessor_limit = limit;
-  view.predecessor_nodes = e.rec.spec.nodes;
-  view.predecessor_gpus_per_node = e.rec.spec.gpus_per_node;
-  view.predecessor_waited = std::max<Seconds>(0, pred.seg.start_time - queued_from);
-  view.predecessor_run = std::max<Seconds>(0, now - pred.seg.start_time);
-  view.predecessor_running = true;
-  view.successor_nodes = e.rec.spec.nodes;
-  view.successor_gpus_per_node = e.rec.spec.gpus_per_node;
-  view.successor_limit = limit;
+  const CampaignView view =
+      CampaignView::running_chain(e.rec.spec.nodes, e.rec.spec.gpus_per_node, limit,
+                                  std::max<Seconds>(0, pred.seg.start_time - queued_from),
+                                  std::max<Seconds>(0, now - pred.seg.start_time));
   Observation obs = history.build(view);
   obs.time = now;
   obs.latest = queue;
@@ -971,35 +965,43 @@ void CampaignController::on_release_failed(const ReleaseAction& a, const SlurmEr
   }
 }
 
-void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions) {
+void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver) {
   for (const auto& a : actions.submits) {
     try {
-      controller.on_submitted(a, client.submit(a.request));
+      const JobId id = client.submit(a.request);
+      deliver([a, id](CampaignController& c) { c.on_submitted(a, id); });
     } catch (const SlurmError& e) {
-      controller.on_submit_failed(a, e);
+      deliver([a, e](CampaignController& c) { c.on_submit_failed(a, e); });
     }
   }
   for (const auto& a : actions.signals) {
     try {
       client.signal_job(a.job, a.signo);
     } catch (const SlurmError& e) {
-      controller.on_signal_failed(a, e);
+      deliver([a, e](CampaignController& c) { c.on_signal_failed(a, e); });
     }
   }
   for (const auto& a : actions.cancels) {
     try {
       client.cancel_job(a.job);
     } catch (const SlurmError& e) {
-      controller.on_cancel_failed(a, e);
+      deliver([a, e](CampaignController& c) { c.on_cancel_failed(a, e); });
     }
   }
   for (const auto& a : actions.releases) {
     try {
       client.release_job(a.job);
     } catch (const SlurmError& e) {
-      controller.on_release_failed(a, e);
+      deliver([a, e](CampaignController& c) { c.on_release_failed(a, e); });
     }
   }
+}
+
+void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions) {
+  perform_actions(client, actions,
+                  [&controller](const std::function<void(CampaignController&)>& outcome) {
+                    outcome(controller);
+                  });
 }
 
 }  // namespace mirage::daemon

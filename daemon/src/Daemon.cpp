@@ -191,35 +191,10 @@ struct Daemon::Impl {
   void perform(Actions actions) {
     if (actions.empty()) return;
     worker.post([this, actions = std::move(actions)](SlurmClient& c) {
-      for (const auto& a : actions.submits) {
-        try {
-          const JobId id = c.submit(a.request);
-          asio::post(io, [this, a, id] { pass->controller().on_submitted(a, id); });
-        } catch (const SlurmError& e) {
-          asio::post(io, [this, a, e] { pass->controller().on_submit_failed(a, e); });
-        }
-      }
-      for (const auto& a : actions.signals) {
-        try {
-          c.signal_job(a.job, a.signo);
-        } catch (const SlurmError& e) {
-          asio::post(io, [this, a, e] { pass->controller().on_signal_failed(a, e); });
-        }
-      }
-      for (const auto& a : actions.cancels) {
-        try {
-          c.cancel_job(a.job);
-        } catch (const SlurmError& e) {
-          asio::post(io, [this, a, e] { pass->controller().on_cancel_failed(a, e); });
-        }
-      }
-      for (const auto& a : actions.releases) {
-        try {
-          c.release_job(a.job);
-        } catch (const SlurmError& e) {
-          asio::post(io, [this, a, e] { pass->controller().on_release_failed(a, e); });
-        }
-      }
+      // Each outcome goes back to the controller's thread.
+      perform_actions(c, actions, [this](std::function<void(CampaignController&)> outcome) {
+        asio::post(io, [this, outcome = std::move(outcome)] { outcome(pass->controller()); });
+      });
       const RpcCounters counters = c.counters();
       asio::post(io, [this, counters] { rpc_counters = counters; });
     });

@@ -715,7 +715,10 @@ TEST_F(LearnedTest, ALearnedAgentBeatsTheBaselinesOnAHeldOutWindow) {
   }
 }
 
-TEST_F(LearnedTest, OneDecisionTakesWellUnderAMillisecond) {
+// Every agent, at the default network size, decides on a full queue (200 pending jobs) as the
+// daemon asks it to: the same observation gives the same decision, with a confidence in [0, 1].
+// How fast is agents/learned/bench/decide_bench's to print, not a test's to assert.
+TEST_F(LearnedTest, EveryAgentDecidesOnAFullQueueTheSameWayEachTime) {
   const Trace trace = busy_trace(16, 8);
   for (AgentKind agent : {AgentKind::kDqn, AgentKind::kPg, AgentKind::kMoe}) {
     TrainConfig c = tiny(agent, path(std::string(to_string(agent)) + ".mirage-model"), 2, 6);
@@ -733,18 +736,16 @@ TEST_F(LearnedTest, OneDecisionTakesWellUnderAMillisecond) {
     view.predecessor_limit = view.successor_limit = 6 * kHour;
     view.predecessor_nodes = view.successor_nodes = 6;
     view.predecessor_running = true;
-    constexpr int kDecisions = 300;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kDecisions; ++i) {
-      view.predecessor_run = (i % 36) * 600;
-      policy->decide(history.build(view));
+    for (int i = 0; i < 36; ++i) {
+      view.predecessor_run = i * 600;
+      const Observation obs = history.build(view);
+      const Decision first = policy->decide(obs);
+      const Decision again = policy->decide(obs);
+      EXPECT_EQ(first.action, again.action) << to_string(agent) << " at " << i;
+      EXPECT_EQ(first.confidence, again.confidence) << to_string(agent) << " at " << i;
+      EXPECT_GE(first.confidence, 0.0) << to_string(agent);
+      EXPECT_LE(first.confidence, 1.0) << to_string(agent);
     }
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
-        kDecisions;
-    // The target is 1 ms (decide_bench prints the real figure); 5 ms keeps this robust on a
-    // loaded test machine.
-    EXPECT_LT(ms, 5.0) << to_string(agent);
   }
 }
 

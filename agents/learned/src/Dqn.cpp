@@ -148,7 +148,7 @@ void QLearner::update_wait_targets() {
 }
 
 bool QLearner::done() const {
-  return epoch_ >= hp_.max_epochs || bad_epochs_ >= hp_.patience;
+  return stop_.done(hp_);
 }
 
 EpochStats QLearner::run_epoch(bool report_steps) {
@@ -227,23 +227,15 @@ EpochStats QLearner::run_epoch(bool report_steps) {
   online_->eval();
   EpochStats st;
   st.phase = phase_;
-  st.epoch = ++epoch_;
+  st.epoch = ++stop_.epoch;
   st.max_epochs = hp_.max_epochs;
   st.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
   st.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
   const Calibration cal = calibrate(margins(*online_, x_, ctx_.data, ctx_.split.val), ctx_.data,
                                     ctx_.split.val, ctx_.cost, rules_, ctx_.overlap_caps);
   st.val = cal.val;
-  if (cal.score < best_score_ - 1e-9) {
-    best_score_ = cal.score;
-    best_rule_ = cal.rule;
-    best_val_ = st.val;
-    copy_state(*online_, *best_);
-    bad_epochs_ = 0;
-    st.best = true;
-  } else {
-    ++bad_epochs_;
-  }
+  st.best = stop_.record(cal);
+  if (st.best) copy_state(*online_, *best_);
   return st;
 }
 
@@ -258,13 +250,7 @@ void QLearner::save(torch::serialize::OutputArchive& a) {
   a.write("best", best);
   a.write("optimizer", optimizer);
   put_int(a, "steps", steps_);
-  put_int(a, "epoch", epoch_);
-  put_int(a, "bad_epochs", bad_epochs_);
-  put_double(a, "best_score", best_score_);
-  put_double(a, "best_threshold", best_rule_.threshold);
-  put_int(a, "best_forecast_guard", static_cast<int>(best_rule_.guard));
-  put_double(a, "best_after_average", best_rule_.after_average);
-  put_metrics(a, "best_val", best_val_);
+  stop_.save(a);
   put_string(a, "rng", rng_state(rng_));
 }
 
@@ -278,13 +264,7 @@ void QLearner::load(torch::serialize::InputArchive& a) {
   best_->load(best);
   optimizer_->load(optimizer);
   steps_ = get_int(a, "steps");
-  epoch_ = static_cast<int>(get_int(a, "epoch"));
-  bad_epochs_ = static_cast<int>(get_int(a, "bad_epochs"));
-  best_score_ = get_double(a, "best_score");
-  best_rule_.threshold = get_double(a, "best_threshold");
-  best_rule_.guard = static_cast<ForecastGuard>(get_int(a, "best_forecast_guard"));
-  best_rule_.after_average = get_double(a, "best_after_average");
-  best_val_ = get_metrics(a, "best_val");
+  stop_.load(a);
   set_rng_state(rng_, get_string(a, "rng"));
   // The y(wait) table comes from the target network's weights as saved.
   target_->load(target);

@@ -10,7 +10,9 @@
 #include "Nets.h"
 #include "RowNet.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
+#include "mirage/core/DurableFile.h"
 #include "mirage/core/Error.h"
+#include "mirage/core/Fnv.h"
 #include "mirage/learned/LearnedModel.h"
 
 namespace mirage::learned {
@@ -358,9 +360,9 @@ void set_rng_state(std::mt19937_64& rng, const std::string& state) {
 void save_atomically(torch::serialize::OutputArchive& a, const std::string& path) {
   const std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
-  const std::string tmp = path + ".tmp";
-  a.save_to(tmp);
-  std::filesystem::rename(tmp, path);
+  std::ostringstream bytes(std::ios::binary);
+  a.save_to(bytes);
+  write_file_durably(path, bytes.view());
 }
 
 torch::serialize::OutputArchive begin_checkpoint(const TrainContext& ctx) {
@@ -701,14 +703,12 @@ void write_model_info(const std::string& path, const ModelInfo& info) {
 
 std::string weights_digest(const std::string& path) {
   const auto model = load_model(path);
-  std::uint64_t h = 1469598103934665603ull;
+  Fnv1a h;
   for (const auto& p : model->net->named_parameters(true)) {
     const auto t = p.value().contiguous();
-    const auto* b = static_cast<const unsigned char*>(t.data_ptr());
-    for (std::size_t i = 0; i < static_cast<std::size_t>(t.nbytes()); ++i)
-      h = (h ^ b[i]) * 1099511628211ull;
+    h.add(t.data_ptr(), static_cast<std::size_t>(t.nbytes()));
   }
-  return fmt::format("{:016x}", h);
+  return fmt::format("{:016x}", h.h);
 }
 
 }  // namespace mirage::learned

@@ -104,6 +104,25 @@ Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
                       const std::vector<DecisionRule>& rules, const OverlapCaps& caps);
 
+// Early stopping on the validation score, the same for every learner: the epochs so far, those
+// since the best, and the best score with the rule and figures it came with. Checkpoints keep it
+// under the same keys whatever the learner.
+struct EarlyStopping {
+  int epoch = 0, bad_epochs = 0;
+  double best_score = std::numeric_limits<double>::infinity();
+  DecisionRule best_rule;
+  StopMetrics best_val;
+
+  bool done(const Hyperparameters& hp) const {
+    return epoch >= hp.max_epochs || bad_epochs >= hp.patience;
+  }
+  // Counts an epoch whose weights scored `cal`; true when they are the best so far (the caller
+  // keeps a copy of them).
+  bool record(const Calibration& cal);
+  void save(torch::serialize::OutputArchive& a) const;
+  void load(torch::serialize::InputArchive& a);
+};
+
 // Copies parameters and buffers by name.
 void copy_state(torch::nn::Module& from, torch::nn::Module& to);
 std::vector<torch::Tensor> trainable_parameters(torch::nn::Module& m);
@@ -147,9 +166,9 @@ class QLearner {
   // `report_steps` false the step callback is not called (learners running side by side).
   EpochStats run_epoch(bool report_steps = true);
   ScoreNet& best() { return *best_; }
-  const StopMetrics& best_val() const { return best_val_; }
-  const DecisionRule& best_rule() const { return best_rule_; }
-  int epochs() const { return epoch_; }
+  const StopMetrics& best_val() const { return stop_.best_val; }
+  const DecisionRule& best_rule() const { return stop_.best_rule; }
+  int epochs() const { return stop_.epoch; }
 
   void save(torch::serialize::OutputArchive& a);
   void load(torch::serialize::InputArchive& a);
@@ -169,10 +188,7 @@ class QLearner {
   std::vector<DecisionRule> rules_;           // decision rules tried on validation
   std::mt19937_64 rng_;
   std::int64_t steps_ = 0;
-  int epoch_ = 0, bad_epochs_ = 0;
-  double best_score_ = std::numeric_limits<double>::infinity();
-  DecisionRule best_rule_;
-  StopMetrics best_val_;
+  EarlyStopping stop_;
 };
 
 }  // namespace mirage::learned

@@ -29,10 +29,7 @@ struct PgState {
   std::shared_ptr<MlpNet> policy, baseline, best;
   std::unique_ptr<torch::optim::AdamW> policy_opt, baseline_opt;
   std::mt19937_64 rng;
-  int epoch = 0, bad_epochs = 0;
-  double best_score = std::numeric_limits<double>::infinity();
-  DecisionRule best_rule;  // threshold in logits
-  StopMetrics best_val;
+  EarlyStopping stop;  // its rule's threshold in logits
 
   void save(torch::serialize::OutputArchive& a) {
     torch::serialize::OutputArchive p, b, be, po, bo;
@@ -46,13 +43,7 @@ struct PgState {
     a.write("best", be);
     a.write("policy_opt", po);
     a.write("baseline_opt", bo);
-    put_int(a, "epoch", epoch);
-    put_int(a, "bad_epochs", bad_epochs);
-    put_double(a, "best_score", best_score);
-    put_double(a, "best_threshold", best_rule.threshold);
-    put_int(a, "best_forecast_guard", static_cast<int>(best_rule.guard));
-    put_double(a, "best_after_average", best_rule.after_average);
-    put_metrics(a, "best_val", best_val);
+    stop.save(a);
     put_string(a, "rng", rng_state(rng));
   }
   void load(torch::serialize::InputArchive& a) {
@@ -67,13 +58,7 @@ struct PgState {
     best->load(be);
     policy_opt->load(po);
     baseline_opt->load(bo);
-    epoch = static_cast<int>(get_int(a, "epoch"));
-    bad_epochs = static_cast<int>(get_int(a, "bad_epochs"));
-    best_score = get_double(a, "best_score");
-    best_rule.threshold = get_double(a, "best_threshold");
-    best_rule.guard = static_cast<ForecastGuard>(get_int(a, "best_forecast_guard"));
-    best_rule.after_average = get_double(a, "best_after_average");
-    best_val = get_metrics(a, "best_val");
+    stop.load(a);
     set_rng_state(rng, get_string(a, "rng"));
   }
 };
@@ -115,8 +100,8 @@ AgentResult train_pg(const TrainContext& ctx) {
     torch::serialize::InputArchive state;
     in.read("pg", state);
     st.load(state);
-    report_message(ctx,
-                   fmt::format("resumed from {} after epoch {}", ctx.checkpoint_path, st.epoch));
+    report_message(
+        ctx, fmt::format("resumed from {} after epoch {}", ctx.checkpoint_path, st.stop.epoch));
   }
 
   const auto x = features_tensor(data);
@@ -137,7 +122,7 @@ AgentResult train_pg(const TrainContext& ctx) {
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   const std::size_t per_batch = static_cast<std::size_t>(std::max(1, hp.pg_batch_episodes));
   const int samples = std::max(1, hp.pg_samples);
-  while (st.epoch < hp.max_epochs && st.bad_epochs < hp.patience) {
+  while (!st.stop.done(hp)) {
     const auto t0 = std::chrono::steady_clock::now();
     st.policy->train();
     std::vector<std::size_t> order = ctx.split.train;
@@ -251,7 +236,7 @@ AgentResult train_pg(const TrainContext& ctx) {
     st.policy->eval();
     EpochStats es;
     es.phase = "pg";
-    es.epoch = ++st.epoch;
+    es.epoch = ++st.stop.epoch;
     es.max_epochs = hp.max_epochs;
     es.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
     es.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
@@ -260,16 +245,8 @@ AgentResult train_pg(const TrainContext& ctx) {
         calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
                   candidate_rules(AgentKind::kPg, hp, hp.forecast_guard), ctx.overlap_caps);
     es.val = cal.val;
-    if (cal.score < st.best_score - 1e-9) {
-      st.best_score = cal.score;
-      st.best_rule = cal.rule;
-      st.best_val = es.val;
-      copy_state(*st.policy, *st.best);
-      st.bad_epochs = 0;
-      es.best = true;
-    } else {
-      ++st.bad_epochs;
-    }
+    es.best = st.stop.record(cal);
+    if (es.best) copy_state(*st.policy, *st.best);
     report_epoch(ctx, es);
     auto out = begin_checkpoint(ctx);
     torch::serialize::OutputArchive state;
@@ -277,8 +254,8 @@ AgentResult train_pg(const TrainContext& ctx) {
     out.write("pg", state);
     save_atomically(out, ctx.checkpoint_path);
   }
-  save_model(ctx, *st.best, st.best_val, st.epoch, st.best_rule);
-  return {st.best_val, st.epoch, st.best_rule};
+  save_model(ctx, *st.best, st.stop.best_val, st.stop.epoch, st.stop.best_rule);
+  return {st.stop.best_val, st.stop.epoch, st.stop.best_rule};
 }
 
 }  // namespace mirage::learned

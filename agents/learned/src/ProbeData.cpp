@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include "ProbeSourceDigest.h"
+#include "mirage/core/DurableFile.h"
+#include "mirage/core/Fnv.h"
 
 namespace mirage::learned {
 namespace {
@@ -27,19 +29,6 @@ double feature_hours(float f) {
   return std::expm1(static_cast<double>(f) * kScale);
 }
 
-// FNV-1a, for fingerprints.
-struct Fnv {
-  std::uint64_t h = 1469598103934665603ull;
-  void add(const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  }
-  template <class T>
-  void add(const T& v) {
-    add(&v, sizeof v);
-  }
-};
-
 template <class T>
 void put(std::ostream& out, const T& v) {
   out.write(reinterpret_cast<const char*>(&v), sizeof v);
@@ -53,10 +42,8 @@ void write_cache(const std::string& path, const std::string& fingerprint,
                  const std::vector<ProbedEpisode>& eps) {
   const std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
-  const std::string tmp = path + ".tmp";
+  std::ostringstream out(std::ios::binary);
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write the probe cache " + tmp);
     out.write(kCacheMagic, sizeof kCacheMagic - 1);
     put(out, static_cast<std::uint64_t>(fingerprint.size()));
     out.write(fingerprint.data(), static_cast<std::streamsize>(fingerprint.size()));
@@ -77,9 +64,8 @@ void write_cache(const std::string& path, const std::string& fingerprint,
         put(out, d.gap_if_submitted);
       }
     }
-    if (!out.flush()) throw std::runtime_error("cannot write the probe cache " + tmp);
   }
-  std::filesystem::rename(tmp, path);
+  write_file_durably(path, out.view());
 }
 
 // Empty optional-like: returns false when the file is absent, foreign or for other probes.
@@ -260,7 +246,7 @@ double CostModel::overlap_h(Seconds gap) const {
 }
 
 std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
-  Fnv jobs;
+  Fnv1a jobs;
   for (const Job& j : trace.jobs) {
     jobs.add(j.id);
     jobs.add(j.submit);
@@ -273,7 +259,7 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     jobs.add(j.user.data(), j.user.size());
   }
   const ClusterSpec& c = s.cluster;
-  Fnv capacity;
+  Fnv1a capacity;
   if (c.unavailable)
     for (const CapacityStep& step : *c.unavailable) {
       capacity.add(step.from);
@@ -303,7 +289,7 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
 
 std::string probe_cache_file(const std::string& dir, const std::string& trace_path,
                              const Trace& trace, const ProbeSpec& spec) {
-  Fnv h;
+  Fnv1a h;
   const std::string fp = probe_fingerprint(trace, spec);
   h.add(fp.data(), fp.size());
   char digest[17];

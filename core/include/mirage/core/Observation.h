@@ -22,6 +22,20 @@ struct CampaignView {
   Seconds predecessor_remaining() const {
     return predecessor_running ? predecessor_limit - predecessor_run : predecessor_limit;
   }
+
+  // A chain of equal segments (`nodes` x `gpus_per_node`, `limit` each) whose predecessor runs:
+  // what the daemon and an evaluation episode alike show a policy at a decision.
+  static CampaignView running_chain(int nodes, int gpus_per_node, Seconds limit, Seconds waited,
+                                    Seconds run) {
+    CampaignView v;
+    v.predecessor_limit = v.successor_limit = limit;
+    v.predecessor_nodes = v.successor_nodes = nodes;
+    v.predecessor_gpus_per_node = v.successor_gpus_per_node = gpus_per_node;
+    v.predecessor_waited = waited;
+    v.predecessor_run = run;
+    v.predecessor_running = true;
+    return v;
+  }
 };
 
 struct Observation {

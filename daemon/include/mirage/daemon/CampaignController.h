@@ -229,9 +229,12 @@ class CampaignController {
   ControllerCounters counters_;
 };
 
-// Performs the actions against `client` at once and reports each outcome to the controller:
-// the synchronous driver used by unit tests and benchmarks (the daemon does the same on its
-// Slurm thread).
+// Performs the actions against `client`, one call each, and hands each outcome to `deliver`,
+// which runs it on the controller: at once (`mirage tick`, tests), or posted to the controller's
+// thread (the daemon performs on its Slurm thread).
+using OutcomeDelivery = std::function<void(std::function<void(CampaignController&)>)>;
+void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver);
+// The same with the controller on this thread.
 void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions);
 
 }  // namespace mirage::daemon

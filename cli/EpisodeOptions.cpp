@@ -1,0 +1,75 @@
+#include "EpisodeOptions.h"
+
+#include <fmt/format.h>
+
+#include "TimeFlags.h"
+#include "mirage/core/Error.h"
+
+namespace mirage::cli {
+
+void EpisodeOptions::add_to(CLI::App& cmd, const std::string& default_every, bool window_required) {
+  every = default_every;
+  cmd.add_option("--chain-nodes", chain_nodes, "Nodes per segment of the chain")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--chain-gpus-per-node", chain_gpus_per_node, "GPUs per node per segment")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--limit", limit_min, "Each segment's time limit and runtime (minutes)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--overlap", overlap, "concurrent or handoff (how overlap is counted)")
+      ->check(CLI::IsMember({"concurrent", "handoff"}))
+      ->capture_default_str();
+  CLI::Option* f = cmd.add_option(
+      "--from", from,
+      window_required ? "First sample time (YYYY-MM-DD[THH:MM:SS], UTC)"
+                      : "First sample time (YYYY-MM-DD[THH:MM:SS], UTC; default: a day into "
+                        "the log)");
+  CLI::Option* t = cmd.add_option(
+      "--to", to,
+      window_required ? "Samples before this time"
+                      : "Samples before this time (default: the log's last submission)");
+  if (window_required) {
+    f->required();
+    t->required();
+  }
+  cmd.add_option("--every", every, "Spacing of sample times (e.g. 4h)")->capture_default_str();
+  cmd.add_option("--max-wait", max_wait, "Longest wait a segment is allowed before the cut-off")
+      ->capture_default_str();
+  cmd.add_option("--start", start,
+                 "fork: fork a full replay at each sample (queues carry over); peer: Mirage's "
+                 "protocol (empty cluster, jobs of [t, t+5d], predecessor at t+2d)")
+      ->check(CLI::IsMember({"fork", "peer"}))
+      ->capture_default_str();
+}
+
+void EpisodeOptions::apply(EpisodeConfig& episode, const ClusterSpec& machine) const {
+  episode.chain.nodes = chain_nodes;
+  episode.chain.gpus_per_node = chain_gpus_per_node;
+  episode.chain.time_limit = episode.chain.runtime = limit_min * kMinute;
+  episode.chain.overlap = *parse_overlap_mode(overlap);
+  episode.max_wait = parse_duration_flag(max_wait, "--max-wait");
+  if (chain_nodes > machine.nodes)
+    throw InputError(
+        {"", 0, "--chain-nodes"},
+        fmt::format("the chain needs {} nodes but the machine has {}", chain_nodes, machine.nodes));
+}
+
+EpisodeStartMode EpisodeOptions::start_mode() const {
+  return start == "peer" ? EpisodeStartMode::kPeerWarmup : EpisodeStartMode::kForkReplay;
+}
+
+Seconds EpisodeOptions::from_time(Seconds first) const {
+  return from.empty() ? first : parse_time_flag(from, "--from");
+}
+
+Seconds EpisodeOptions::to_time(Seconds last) const {
+  return to.empty() ? last : parse_time_flag(to, "--to");
+}
+
+Seconds EpisodeOptions::spacing() const {
+  return parse_duration_flag(every, "--every");
+}
+
+}  // namespace mirage::cli

@@ -1,0 +1,35 @@
+#pragma once
+// The chain and the sampling window that `mirage eval` and `mirage train` share: the chain's
+// shape (nodes, GPUs, limit, overlap mode), the window of sample times and their spacing, the
+// cut-off, and how each sample starts (fork or peer). One set of flags, parsed in one place.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "mirage/agents/Episode.h"
+#include "mirage/agents/EpisodeStarts.h"
+#include "mirage/core/ClusterSpec.h"
+
+namespace mirage::cli {
+
+struct EpisodeOptions {
+  int chain_nodes = 1;
+  int chain_gpus_per_node = 0;
+  Seconds limit_min = 2880;
+  std::string overlap = "concurrent";
+  std::string from, to;
+  std::string every;  // the command's default
+  std::string max_wait = "2d";
+  std::string start = "fork";
+
+  // `every` is the command's default spacing; a required window makes --from and --to required.
+  void add_to(CLI::App& cmd, const std::string& default_every, bool window_required);
+  // The chain (checked against the machine) and the cut-off into `episode`.
+  void apply(EpisodeConfig& episode, const ClusterSpec& machine) const;
+  EpisodeStartMode start_mode() const;
+  // The window: --from and --to, each else `first` / `last` (when not required).
+  Seconds from_time(Seconds first) const;
+  Seconds to_time(Seconds last) const;
+  Seconds spacing() const;
+};
+
+}  // namespace mirage::cli
