@@ -37,7 +37,7 @@ AgentResult train_moe(const TrainContext& ctx);
 AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::string>& member_files,
                              int epochs);
 
-// LibTorch's intra-op threads (Model.cpp).
+// LibTorch's intra-op threads (Networks.cpp).
 void set_torch_threads(int threads);
 
 // Reports an epoch through the callbacks (a no-op without them).
