@@ -1,0 +1,116 @@
+// Probed episodes as a training set: each decision's pooled features and outcome, and the
+// time-ordered split into training and validation with the episodes that reach into validation
+// purged.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "mirage/learned/ProbeData.h"
+
+namespace mirage::learned {
+namespace {
+
+constexpr int kSnap = FeatureEncoder::kPerSnapshot;
+constexpr int kWindow = FeatureEncoder::kWindow;
+constexpr int kCampaign = FeatureEncoder::kCampaignFeatures;
+
+}  // namespace
+
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const Pooling& pooling,
+                int chain_nodes) {
+  const std::size_t width = static_cast<std::size_t>(pooling.size());
+  if (set.width == 0) set.width = static_cast<int>(width);
+  if (set.width != static_cast<int>(width))
+    throw std::invalid_argument("add_probes: one pooling per probe set");
+  std::size_t total = set.gap.size();
+  for (const auto& e : probed) total += e.decisions.size();
+  set.x.resize(total * width);
+  set.gap.reserve(total);
+  set.submit_flags.reserve(total);
+  set.window_features.reserve(total);
+  std::vector<float> encoded(FeatureEncoder::kInputSize);
+  constexpr std::size_t kWindowFloats = static_cast<std::size_t>(kWindow) * kSnap;
+  for (const ProbedEpisode& e : probed) {
+    ProbeSet::Episode ep;
+    ep.sample_time = e.sample_time;
+    ep.chain_nodes = chain_nodes;
+    ep.first = set.gap.size();
+    ep.count = e.decisions.size();
+    ep.fallback_gap = e.fallback_gap;
+    for (std::size_t k = 0; k < e.decisions.size(); ++k) {
+      const ProbedDecision& d = e.decisions[k];
+      // As ProbedEpisode::features(k), without the allocation.
+      const std::size_t end = (static_cast<std::size_t>(d.snapshot_index) + 1) * kSnap;
+      std::copy(e.snapshots.begin() + static_cast<std::ptrdiff_t>(end - kWindowFloats),
+                e.snapshots.begin() + static_cast<std::ptrdiff_t>(end), encoded.begin());
+      std::copy(d.campaign.begin(), d.campaign.end(),
+                encoded.begin() + static_cast<std::ptrdiff_t>(kWindowFloats));
+      pooling(encoded.data(), set.x.data() + set.gap.size() * width);
+      set.gap.push_back(d.gap_if_submitted);
+      std::uint8_t flags = 0;
+      for (const auto g : kForecastPlans)
+        if (forecast_allows_submit(encoded.data(), g)) flags |= 1 << static_cast<int>(g);
+      if (average_would_submit(encoded.data())) {
+        flags |= 1 << ProbeSet::kAverageBit;
+        if (ep.average_stop < 0) ep.average_stop = static_cast<int>(k);
+      }
+      set.submit_flags.push_back(flags);
+      set.window_features.push_back(WindowClause::features(encoded.data()));
+    }
+    set.episodes.push_back(ep);
+  }
+  std::stable_sort(set.episodes.begin(), set.episodes.end(),
+                   [](const ProbeSet::Episode& a, const ProbeSet::Episode& b) {
+                     return a.sample_time < b.sample_time;
+                   });
+}
+
+Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int chain_nodes,
+                 int blocks) {
+  Split s;
+  std::vector<std::size_t> primary;
+  for (std::size_t i = 0; i < data.episodes.size(); ++i)
+    if (data.episodes[i].chain_nodes == chain_nodes) primary.push_back(i);
+  const std::size_t n = primary.size();
+  blocks = std::max(1, blocks);
+  // Validation: the last val_fraction of each block's episodes of the main chain, as a list of
+  // [from, to] sample-time intervals.
+  std::vector<std::pair<Seconds, Seconds>> val;
+  for (int b = 0; b < blocks; ++b) {
+    const std::size_t lo = n * static_cast<std::size_t>(b) / static_cast<std::size_t>(blocks);
+    const std::size_t hi = n * static_cast<std::size_t>(b + 1) / static_cast<std::size_t>(blocks);
+    if (hi <= lo) continue;
+    std::size_t n_val =
+        static_cast<std::size_t>(std::llround(val_fraction * static_cast<double>(hi - lo)));
+    if (val_fraction > 0 && hi - lo >= 2) n_val = std::clamp<std::size_t>(n_val, 1, hi - lo - 1);
+    if (n_val == 0) continue;
+    val.emplace_back(data.episodes[primary[hi - n_val]].sample_time,
+                     data.episodes[primary[hi - 1]].sample_time);
+  }
+  for (std::size_t i = 0; i < data.episodes.size(); ++i) {
+    const ProbeSet::Episode& e = data.episodes[i];
+    int validating = -1;
+    bool purged = false;
+    for (std::size_t b = 0; b < val.size(); ++b) {
+      const auto& [from, to] = val[b];
+      if (e.sample_time >= from && e.sample_time <= to) validating = static_cast<int>(b);
+      // An episode whose horizon reaches into a validation period would leak its outcome.
+      else if (e.sample_time < from && e.sample_time + purge > from)
+        purged = true;
+    }
+    if (validating >= 0) {
+      if (e.chain_nodes == chain_nodes) {
+        s.val.push_back(i);
+        s.val_block.push_back(validating);
+      }
+    } else if (purged) {
+      ++s.purged;
+    } else {
+      s.train.push_back(i);
+    }
+  }
+  s.blocks = static_cast<int>(val.size());
+  return s;
+}
+
+}  // namespace mirage::learned
