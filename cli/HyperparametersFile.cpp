@@ -17,7 +17,7 @@ namespace {
 // One key: the field it sets, the values it takes, what it does.
 struct Knob {
   const char* key;
-  std::variant<int*, double*, bool*, std::string*, std::vector<int>*> field;
+  std::variant<int*, double*, bool*, std::string*> field;
   double lo = 0, hi = 0;             // numbers: the range
   std::vector<std::string> choices;  // strings: the values
   const char* help;
@@ -133,7 +133,6 @@ std::vector<Knob> knobs(LearningSettings& s) {
        0,
        {"bootstrap", "rollout"},
        "dqn/moe: value of waiting: bootstrap, or the exact rollout cost off the probes"},
-      {"value_rescale", &hp.value_rescale, 0, 0, {}, "dqn/moe: learn h(Q) (R2D2's rescaling)"},
       {"priority_alpha",
        &hp.priority_alpha,
        0,
@@ -169,12 +168,6 @@ std::vector<Knob> knobs(LearningSettings& s) {
        1024,
        {},
        "LibTorch intra-op threads per network (small networks gain nothing from more)"},
-      {"extra_chain_nodes",
-       &s.extra_chain_nodes,
-       1,
-       65535,
-       {},
-       "also probe chains of these sizes and train on them too; validation uses --chain-nodes"},
   };
 }
 
@@ -184,9 +177,6 @@ std::string value_text(const Knob& k) {
     std::string operator()(double* v) const { return fmt::format("{:g}", *v); }
     std::string operator()(bool* v) const { return *v ? "true" : "false"; }
     std::string operator()(std::string* v) const { return "\"" + *v + "\""; }
-    std::string operator()(std::vector<int>* v) const {
-      return fmt::format("[{}]", fmt::join(*v, ", "));
-    }
   };
   return std::visit(Text{}, k.field);
 }
@@ -203,9 +193,6 @@ std::string expected(const Knob& k) {
     std::string operator()(bool*) const { return "true or false"; }
     std::string operator()(std::string*) const {
       return fmt::format("one of \"{}\"", fmt::join(k.choices, "\", \""));
-    }
-    std::string operator()(std::vector<int>*) const {
-      return fmt::format("a list of node counts from {:g} to {:g}", k.lo, k.hi);
     }
   };
   return std::visit(Expected{k}, k.field);
@@ -239,18 +226,6 @@ bool set(const Knob& k, const toml::node& n) {
       const auto v = n.value_exact<std::string>();
       if (!v || std::find(k.choices.begin(), k.choices.end(), *v) == k.choices.end()) return false;
       *f = *v;
-      return true;
-    }
-    bool operator()(std::vector<int>* f) const {
-      const toml::array* a = n.as_array();
-      if (!a) return false;
-      std::vector<int> out;
-      for (const toml::node& e : *a) {
-        const auto v = e.value_exact<std::int64_t>();
-        if (!v || !in_range(static_cast<double>(*v))) return false;
-        out.push_back(static_cast<int>(*v));
-      }
-      *f = std::move(out);
       return true;
     }
   };

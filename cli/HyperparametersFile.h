@@ -10,11 +10,10 @@
 
 namespace mirage::cli {
 
-// What the file sets: the hyperparameters, and the two settings of how training runs.
+// What the file sets: the hyperparameters, and how many threads each network computes with.
 struct LearningSettings {
   learned::Hyperparameters hp;
-  int torch_threads = 1;               // LibTorch intra-op threads per network
-  std::vector<int> extra_chain_nodes;  // also probe and train on chains of these sizes
+  int torch_threads = 1;  // LibTorch intra-op threads per network
 };
 
 // Throws InputError naming the file, line and key.

@@ -103,7 +103,6 @@ int run_train(const TrainOptions& o) {
                         : out_dir.empty()      ? "."
                                                : out_dir.string();
   }
-  c.extra_chain_nodes = learning.extra_chain_nodes;
 
   fmt::print(stderr,
              "mirage train: {} on {} ({} jobs), {} nodes, chain {} node(s), window {} .. {} "

@@ -203,7 +203,7 @@ TEST_F(LearnedTest, TheForecastGuardHoldsTheAgentBackWhileTheQueuePlansAnEarlySt
   const Trace trace = busy_trace(11, 8);
   TrainConfig c = tiny(AgentKind::kDqn, path("guarded.mirage-model"), 2, 6);
   c.hp.max_epochs = 1;
-  c.hp.forecast_guard = "on";  // the name of the limits guard before there were two
+  c.hp.forecast_guard = "limits";
   const TrainSummary s = train_agent(trace, c);
   EXPECT_EQ(s.rule.guard, ForecastGuard::kLimits);
   const ModelInfo info = read_model_info(c.out);

@@ -36,16 +36,6 @@ namespace {
 
 constexpr std::int64_t kChunk = 16384;
 
-// h and its inverse (Pohlen et al. 2018).
-torch::Tensor rescale(const torch::Tensor& x) {
-  return torch::sign(x) * (torch::sqrt(torch::abs(x) + 1) - 1) + kRescaleEps * x;
-}
-torch::Tensor unscale(const torch::Tensor& x) {
-  const auto a = (torch::sqrt(1 + 4 * kRescaleEps * (torch::abs(x) + 1 + kRescaleEps)) - 1) /
-                 (2 * kRescaleEps);
-  return torch::sign(x) * (a * a - 1);
-}
-
 }  // namespace
 
 QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& ctx, torch::Tensor x,
@@ -57,7 +47,7 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
       train_(std::move(train)),
       x_(std::move(x)),
       rng_(seed) {
-  // Margins are in hours (rescaled with value_rescale).
+  // Margins are in hours.
   rules_ = candidate_rules(AgentKind::kDqn, hp_, forecast_guard);
   torch::manual_seed(seed);
   online_ = make();
@@ -89,10 +79,6 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
   }
   submit_raw_ = submit_value_.clone();
   last_wait_raw_ = last_wait_value_.clone();
-  if (hp_.value_rescale) {
-    submit_value_ = rescale(submit_value_);
-    last_wait_value_ = rescale(last_wait_value_);
-  }
   sync_target();
 }
 
@@ -129,7 +115,7 @@ void QLearner::update_wait_targets() {
       }
       at += ep.count;
     }
-    wait_target_ = hp_.value_rescale ? rescale(y) : y;
+    wait_target_ = y;
     return;
   }
   // max_a Q_target(s, a) for every decision of the training episodes, then shifted by one.
@@ -141,9 +127,7 @@ void QLearner::update_wait_targets() {
     value.index_copy_(0, rows, std::get<0>(target_->forward(x_.index_select(0, rows)).max(1)));
   }
   auto next_value = value.index_select(0, next_.clamp_min(0));
-  if (hp_.gamma != 1.0)
-    next_value =
-        hp_.value_rescale ? rescale(hp_.gamma * unscale(next_value)) : hp_.gamma * next_value;
+  if (hp_.gamma != 1.0) next_value = hp_.gamma * next_value;
   wait_target_ = torch::where(next_.ge(0), next_value, last_wait_value_);
 }
 

@@ -15,13 +15,6 @@
 
 namespace mirage::learned {
 
-// Value rescaling (Pohlen et al. 2018): h(x) = sign(x)(sqrt(|x|+1)-1) + eps x, monotone. Dqn.cpp
-// applies it to Q targets (and inverts it), Pg.cpp to the costs it minimises.
-inline constexpr double kRescaleEps = 1e-3;
-inline double rescale(double x) {
-  return (x < 0 ? -1 : 1) * (std::sqrt(std::abs(x) + 1) - 1) + kRescaleEps * x;
-}
-
 inline constexpr float kInputClamp = 8.f;  // standardised inputs beyond this are clipped
 
 // A network over pooled features: the output of forward() is [N, outputs].

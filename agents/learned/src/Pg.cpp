@@ -106,12 +106,7 @@ AgentResult train_pg(const TrainContext& ctx) {
 
   const auto x = features_tensor(data);
   const bool exact = hp.pg_estimator == "exact";
-  // The cost the policy is trained on: with value rescaling, h(cost) (monotone, so the best
-  // stopping instant of an episode is unchanged) keeps many-hour overlaps from drowning the rest.
-  auto shaped = [&](Seconds gap) {
-    const double c = ctx.cost(gap);
-    return hp.value_rescale ? rescale(c) : c;
-  };
+  auto shaped = [&](Seconds gap) { return ctx.cost(gap); };
   // cost(gap) of submitting at each decision, for the exact estimator.
   auto cost_tensor = torch::zeros({x.size(0)});
   {

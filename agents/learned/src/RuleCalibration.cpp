@@ -32,8 +32,7 @@ std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters&
   const std::vector<double> thresholds = decision_thresholds(kind, hp.calibrate);
   const bool follow_average = hp.calibrate && hp.follow_average;
   std::vector<DecisionRule> rules;
-  // "on" is what the single guard of model files before `halved` was called.
-  const auto chosen = parse_forecast_guard(forecast_guard == "on" ? "limits" : forecast_guard);
+  const auto chosen = parse_forecast_guard(forecast_guard);
   std::vector<double> after{std::numeric_limits<double>::infinity()};
   if (follow_average) {
     after.push_back(DecisionRule::kAlways);

@@ -35,7 +35,6 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"huber_delta", hp.huber_delta},
           {"gamma", hp.gamma},
           {"wait_target", hp.wait_target},
-          {"value_rescale", hp.value_rescale},
           {"priority_alpha", hp.priority_alpha},
           {"priority_beta", hp.priority_beta},
           {"pg_estimator", hp.pg_estimator},
@@ -80,8 +79,7 @@ void check(const TrainConfig& c) {
     bad("--overlap-cap", "expected blocks or pooled");
   if (hp.overlap_confidence < 0 || hp.overlap_confidence > 1)
     bad("--overlap-confidence", "must be in [0, 1]");
-  if (hp.forecast_guard != "auto" && hp.forecast_guard != "on" &&
-      !parse_forecast_guard(hp.forecast_guard))
+  if (hp.forecast_guard != "auto" && !parse_forecast_guard(hp.forecast_guard))
     bad("--forecast-guard", "expected auto, off, limits, halved or recent");
   if (hp.wait_target != "bootstrap" && hp.wait_target != "rollout")
     bad("--wait-target", "expected bootstrap or rollout");
@@ -89,10 +87,6 @@ void check(const TrainConfig& c) {
       (hp.history_blocks > 0 && FeatureEncoder::kWindow % hp.history_blocks != 0))
     bad("--history-blocks",
         "must divide the window of " + std::to_string(FeatureEncoder::kWindow) + " snapshots");
-  for (int n : c.extra_chain_nodes)
-    if (n < 1 || n > c.probes.cluster.nodes)
-      bad("--extra-chain-nodes",
-          "each chain needs 1 to " + std::to_string(c.probes.cluster.nodes) + " nodes");
 }
 
 }  // namespace
@@ -105,23 +99,16 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   const auto t0 = std::chrono::steady_clock::now();
   ProbeSet data;
   const Pooling pooling{config.hp.history_blocks};
-  summary.probes_from_cache = true;
-  std::vector<int> chains = {config.probes.episode.chain.nodes};
-  for (int n : config.extra_chain_nodes)
-    if (std::find(chains.begin(), chains.end(), n) == chains.end()) chains.push_back(n);
-  for (int n : chains) {
-    ProbeSpec spec = config.probes;
-    spec.episode.chain.nodes = n;
+  {
+    const ProbeSpec& spec = config.probes;
     const std::string cache =
         config.probe_cache_dir.empty()
             ? ""
             : probe_cache_file(config.probe_cache_dir, config.trace_path, trace, spec);
     bool cached = false;
-    if (callbacks.message && chains.size() > 1)
-      callbacks.message("probes of " + std::to_string(n) + "-node chains");
     add_probes(data, probe_or_load(trace, spec, cache, config.threads, callbacks.probe, &cached),
-               pooling, n);
-    summary.probes_from_cache = summary.probes_from_cache && cached;
+               pooling, spec.episode.chain.nodes);
+    summary.probes_from_cache = cached;
   }
   const auto t1 = std::chrono::steady_clock::now();
   summary.probe_seconds = std::chrono::duration<double>(t1 - t0).count();
@@ -176,7 +163,6 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
         {"gpus_per_node", ep.chain.gpus_per_node},
         {"limit_s", ep.chain.time_limit},
         {"overlap", std::string(to_string(ep.chain.overlap))},
-        {"extra_training_chains", config.extra_chain_nodes},
         {"max_wait_s", ep.max_wait}}},
       {"overlap_weight", config.hp.overlap_weight},
       {"hyperparameters", hyperparameters_json(config.hp)},
@@ -191,8 +177,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
     caps = make_overlap_caps(data, split, cost, config.hp.overlap_cap == "blocks",
                              config.hp.overlap_confidence, config.seed);
   summary.overlap_caps = caps.cap;
-  const std::string probes_fingerprint =
-      nlohmann::json(chains).dump() + " " + probe_fingerprint(trace, config.probes);
+  const std::string probes_fingerprint = probe_fingerprint(trace, config.probes);
   // Each member of an ensemble is a model of its own seed, in a file of its own.
   const auto context = [&](const TrainConfig& c) {
     nlohmann::json m = meta;

@@ -114,10 +114,6 @@ struct Hyperparameters {
   // following the target network's greedy policy from s', read off the probe table: no
   // over-estimation from the max, as in Longstaff-Schwartz regression for optimal stopping).
   std::string wait_target = "rollout";
-  // Learn h(Q), h(x) = sign(x)(sqrt(|x|+1)-1) + 0.001x (R2D2), so that the many-hour costs of
-  // absurd choices do not drown the small ones. Off by default: with the rollout target it made
-  // the agents submit too early on LS6 and on the synthetic test machine (measured).
-  bool value_rescale = false;
   double priority_alpha = 0.6;  // prioritised replay: sample transitions ~ |TD error|^alpha
                                 // (0: uniform), priorities refreshed every epoch
   double priority_beta = 0.4;   // importance-sampling correction exponent of that bias
@@ -142,10 +138,7 @@ struct TrainConfig {
   std::string trace_path;       // recorded in the model file
   std::string out;              // the model file
   std::string probe_cache_dir;  // where probes are cached (empty: no cache)
-  // Chains probed besides probes.episode.chain (their nodes), for training only: more episodes,
-  // and the network sees how the wait depends on the size. Validation uses the main chain only.
-  std::vector<int> extra_chain_nodes;
-  bool resume = false;  // continue from out + ".ckpt" when it exists
+  bool resume = false;          // continue from out + ".ckpt" when it exists
   std::uint64_t seed = 1;
   int threads = 2;  // probing threads; moe trains this many experts side by side
   // LibTorch intra-op threads. 1 by default: the networks are small, and on a loaded 2-core
