@@ -10,10 +10,11 @@ namespace mirage::cli {
 void register_trace_commands(CLI::App& app);             // mirage trace info ...
 void register_trace_fidelity_command(CLI::App& trace);   // mirage trace fidelity
 void register_trace_calibrate_command(CLI::App& trace);  // mirage trace calibrate
+void register_trace_export_command(CLI::App& trace);     // mirage trace export
 void register_simulate_command(CLI::App& app);           // mirage simulate ...
 void register_eval_command(CLI::App& app);               // mirage eval ...
-void register_daemon_commands(CLI::App& app);  // mirage daemon, mirage status, mirage trace export
-void register_tick_command(CLI::App& app);     // mirage tick
+void register_daemon_commands(CLI::App& app);            // mirage daemon, mirage status
+void register_tick_command(CLI::App& app);               // mirage tick
 void register_campaign_commands(
     CLI::App& app);  // mirage campaign add|list|show|cancel|pause|resume
 

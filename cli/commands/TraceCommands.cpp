@@ -143,6 +143,7 @@ void register_trace_commands(CLI::App& app) {
   info->callback([options] { run_info(*options); });
   register_trace_fidelity_command(*trace);
   register_trace_calibrate_command(*trace);
+  register_trace_export_command(*trace);
 }
 
 }  // namespace mirage::cli
