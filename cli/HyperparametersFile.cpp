@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <variant>
 
 #include "mirage/core/Error.h"
@@ -14,12 +16,42 @@
 namespace mirage::cli {
 namespace {
 
+// A mode (an enum of the library) by its name: how to set it from one and read it back.
+struct Mode {
+  std::function<bool(std::string_view)> set;  // false: not one of the names
+  std::function<std::string()> get;
+};
+
+template <class Enum>
+Mode mode(Enum& field) {
+  return {[&field](std::string_view text) {
+            const auto v = learned::parse_mode<Enum>(text);
+            if (v) field = *v;
+            return v.has_value();
+          },
+          [&field] { return std::string(learned::to_string(field)); }};
+}
+
+// "auto" (none named: chosen on validation), or a guard.
+Mode guard_mode(std::optional<learned::ForecastGuard>& field) {
+  return {[&field](std::string_view text) {
+            if (text == "auto") {
+              field.reset();
+              return true;
+            }
+            const auto g = learned::parse_forecast_guard(text);
+            if (g) field = *g;
+            return g.has_value();
+          },
+          [&field] { return std::string(learned::to_string(field)); }};
+}
+
 // One key: the field it sets, the values it takes, what it does.
 struct Knob {
   const char* key;
-  std::variant<int*, double*, bool*, std::string*> field;
+  std::variant<int*, double*, bool*, Mode> field;
   double lo = 0, hi = 0;             // numbers: the range
-  std::vector<std::string> choices;  // strings: the values
+  std::vector<std::string> choices;  // modes: the names
   const char* help;
 };
 
@@ -81,14 +113,14 @@ std::vector<Knob> knobs(LearningSettings& s) {
        {},
        "choose the decision threshold on validation (or plain greedy)"},
       {"objective",
-       &hp.objective,
+       mode(hp.objective),
        0,
        0,
        {"cost", "match-average"},
        "what the threshold and epoch are chosen for: the lowest cost, or the lowest "
        "interruption with no more overlap than average"},
       {"overlap_cap",
-       &hp.overlap_cap,
+       mode(hp.overlap_cap),
        0,
        0,
        {"blocks", "pooled"},
@@ -101,7 +133,7 @@ std::vector<Knob> knobs(LearningSettings& s) {
        "match-average: the share of day-bootstrap resamples in which the overlap must stay "
        "within the cap (0: compare the means)"},
       {"forecast_guard",
-       &hp.forecast_guard,
+       guard_mode(hp.forecast_guard),
        0,
        0,
        {"auto", "off", "limits", "halved", "recent"},
@@ -128,7 +160,7 @@ std::vector<Knob> knobs(LearningSettings& s) {
       {"huber_delta", &hp.huber_delta, 1e-9, 1e6, {}, "dqn/moe: Huber loss threshold (hours)"},
       {"gamma", &hp.gamma, 0, 1, {}, "dqn/moe: discount per decision"},
       {"wait_target",
-       &hp.wait_target,
+       mode(hp.wait_target),
        0,
        0,
        {"bootstrap", "rollout"},
@@ -146,7 +178,7 @@ std::vector<Knob> knobs(LearningSettings& s) {
        {},
        "dqn/moe: importance-sampling exponent correcting the prioritised draw"},
       {"pg_estimator",
-       &hp.pg_estimator,
+       mode(hp.pg_estimator),
        0,
        0,
        {"reinforce", "exact"},
@@ -176,7 +208,7 @@ std::string value_text(const Knob& k) {
     std::string operator()(int* v) const { return std::to_string(*v); }
     std::string operator()(double* v) const { return fmt::format("{:g}", *v); }
     std::string operator()(bool* v) const { return *v ? "true" : "false"; }
-    std::string operator()(std::string* v) const { return "\"" + *v + "\""; }
+    std::string operator()(const Mode& m) const { return "\"" + m.get() + "\""; }
   };
   return std::visit(Text{}, k.field);
 }
@@ -191,7 +223,7 @@ std::string expected(const Knob& k) {
       return fmt::format("a number from {:g} to {:g}", k.lo, k.hi);
     }
     std::string operator()(bool*) const { return "true or false"; }
-    std::string operator()(std::string*) const {
+    std::string operator()(const Mode&) const {
       return fmt::format("one of \"{}\"", fmt::join(k.choices, "\", \""));
     }
   };
@@ -222,11 +254,9 @@ bool set(const Knob& k, const toml::node& n) {
       *f = *v;
       return true;
     }
-    bool operator()(std::string* f) const {
+    bool operator()(const Mode& m) const {
       const auto v = n.value_exact<std::string>();
-      if (!v || std::find(k.choices.begin(), k.choices.end(), *v) == k.choices.end()) return false;
-      *f = *v;
-      return true;
+      return v && m.set(*v);
     }
   };
   return std::visit(Set{k, n}, k.field);

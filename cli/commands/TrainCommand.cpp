@@ -155,7 +155,7 @@ int run_train(const TrainOptions& o) {
           ? fmt::format(" + {} if interrupted at all", hp.interruption_penalty)
           : std::string(),
       hp.overlap_weight,
-      hp.objective == "cost"
+      hp.objective == learned::Objective::kCost
           ? std::string("the lowest cost")
           : fmt::format(
                 "the lowest interruption{} with overlap <= average's {:.3f} h{}{}",

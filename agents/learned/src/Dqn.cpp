@@ -40,7 +40,7 @@ constexpr std::int64_t kChunk = 16384;
 
 QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& ctx, torch::Tensor x,
                    std::vector<std::size_t> train, std::uint64_t seed,
-                   const std::string& forecast_guard)
+                   const std::optional<ForecastGuard>& forecast_guard)
     : phase_(std::move(phase)),
       ctx_(ctx),
       hp_(ctx.config.hp),
@@ -91,7 +91,7 @@ void QLearner::update_wait_targets() {
   torch::NoGradGuard no_grad;
   target_->eval();
   const auto idx = decision_indices(ctx_.data, train_);
-  if (hp_.wait_target == "rollout") {
+  if (hp_.wait_target == WaitTarget::kRollout) {
     // Where the target network's greedy policy submits after each instant, and what that costs.
     // The first policy is reactive (never submit early): the first fit learns to improve on it.
     // It stays so until the first copy of the online network (also after a resume).

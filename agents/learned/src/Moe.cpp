@@ -66,7 +66,7 @@ AgentResult train_moe(const TrainContext& ctx) {
         periods[static_cast<std::size_t>(k)], ctx.config.seed + 1 + static_cast<std::uint64_t>(k),
         // An expert's own decision rule is never used, only its Q-values: it is selected on
         // them unguarded, and the gate's rule (saved with the model) chooses the guard.
-        "off"));
+        ForecastGuard::kOff));
   }
   torch::serialize::InputArchive in;
   const bool resumed = open_checkpoint(ctx, in);

@@ -79,7 +79,8 @@ std::vector<double> decision_thresholds(AgentKind kind, bool calibrate);
 // them also with every threshold (and kAlways) after `average`; with `window` (and
 // hp.window_clause and hp.calibrate), each of those also with every clause of window_clauses().
 std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters& hp,
-                                          const std::string& forecast_guard, bool window = false);
+                                          const std::optional<ForecastGuard>& forecast_guard,
+                                          bool window = false);
 
 // The decision rule, among `rules`, with the best score on the episodes: the lowest cost, or,
 // with `caps` (the match-average objective), the lowest mean_interruption_cost_h (the
@@ -152,7 +153,8 @@ class QLearner {
   using Factory = std::function<std::shared_ptr<ScoreNet>()>;
   // `forecast_guard`: the guard candidates of its decision rules (Hyperparameters::forecast_guard).
   QLearner(std::string phase, const Factory& make, const TrainContext& ctx, torch::Tensor x,
-           std::vector<std::size_t> train, std::uint64_t seed, const std::string& forecast_guard);
+           std::vector<std::size_t> train, std::uint64_t seed,
+           const std::optional<ForecastGuard>& forecast_guard);
 
   bool done() const;
   // One pass over the training transitions, then validation; keeps the best weights. With

@@ -105,7 +105,7 @@ AgentResult train_pg(const TrainContext& ctx) {
   }
 
   const auto x = features_tensor(data);
-  const bool exact = hp.pg_estimator == "exact";
+  const bool exact = hp.pg_estimator == PgEstimator::kExact;
   auto shaped = [&](Seconds gap) { return ctx.cost(gap); };
   // cost(gap) of submitting at each decision, for the exact estimator.
   auto cost_tensor = torch::zeros({x.size(0)});

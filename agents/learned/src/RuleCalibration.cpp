@@ -28,11 +28,11 @@ std::vector<double> decision_thresholds(AgentKind kind, bool calibrate) {
 }
 
 std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters& hp,
-                                          const std::string& forecast_guard, bool window) {
+                                          const std::optional<ForecastGuard>& forecast_guard,
+                                          bool window) {
   const std::vector<double> thresholds = decision_thresholds(kind, hp.calibrate);
   const bool follow_average = hp.calibrate && hp.follow_average;
   std::vector<DecisionRule> rules;
-  const auto chosen = parse_forecast_guard(forecast_guard);
   std::vector<double> after{std::numeric_limits<double>::infinity()};
   if (follow_average) {
     after.push_back(DecisionRule::kAlways);
@@ -47,7 +47,7 @@ std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters&
   guards.insert(guards.end(), kForecastPlans.begin(), kForecastPlans.end());
   for (const double a : after)
     for (const ForecastGuard guard : guards) {
-      if (forecast_guard == "auto" ? guard == ForecastGuard::kRecent : chosen != guard) continue;
+      if (!forecast_guard ? guard == ForecastGuard::kRecent : *forecast_guard != guard) continue;
       for (const double t : thresholds) rules.push_back({t, guard, a, {}});
     }
   if (window && hp.calibrate && hp.window_clause) {

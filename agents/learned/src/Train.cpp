@@ -25,19 +25,19 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"overlap_weight", hp.overlap_weight},
           {"interruption_penalty", hp.interruption_penalty},
           {"calibrate", hp.calibrate},
-          {"objective", hp.objective},
-          {"overlap_cap", hp.overlap_cap},
+          {"objective", to_string(hp.objective)},
+          {"overlap_cap", to_string(hp.overlap_cap)},
           {"overlap_confidence", hp.overlap_confidence},
-          {"forecast_guard", hp.forecast_guard},
+          {"forecast_guard", to_string(hp.forecast_guard)},
           {"follow_average", hp.follow_average},
           {"window_clause", hp.window_clause},
           {"target_update", hp.target_update},
           {"huber_delta", hp.huber_delta},
           {"gamma", hp.gamma},
-          {"wait_target", hp.wait_target},
+          {"wait_target", to_string(hp.wait_target)},
           {"priority_alpha", hp.priority_alpha},
           {"priority_beta", hp.priority_beta},
-          {"pg_estimator", hp.pg_estimator},
+          {"pg_estimator", to_string(hp.pg_estimator)},
           {"pg_batch_episodes", hp.pg_batch_episodes},
           {"pg_samples", hp.pg_samples},
           {"entropy", hp.entropy},
@@ -63,29 +63,19 @@ void check(const TrainConfig& c) {
   if (c.out.empty()) bad("--out", "a model file is required");
   if (c.probes.to <= c.probes.from) bad("--to", "must be after --from");
   if (c.probes.every <= 0) bad("--every", "must be positive");
-  if (hp.hidden < 1 || hp.layers < 0) bad("--hidden", "the network needs at least one unit");
+  if (hp.hidden < 1 || hp.layers < 0) bad("hidden", "the network needs at least one unit");
   if (hp.val_fraction <= 0 || hp.val_fraction >= 1)
-    bad("--val-fraction", "must be in (0, 1): early stopping needs held-out episodes");
-  if (hp.val_blocks < 1) bad("--val-blocks", "needs at least one block");
-  if (hp.overlap_weight < 0) bad("--overlap-weight", "must not be negative");
-  if (hp.interruption_penalty < 0) bad("--interruption-penalty", "must not be negative");
-  if (hp.experts < 1) bad("--experts", "needs at least one expert");
-  if (hp.ensemble < 1) bad("--ensemble", "needs at least one member");
-  if (hp.pg_estimator != "reinforce" && hp.pg_estimator != "exact")
-    bad("--pg-estimator", "expected reinforce or exact");
-  if (hp.objective != "cost" && hp.objective != "match-average")
-    bad("--objective", "expected cost or match-average");
-  if (hp.overlap_cap != "blocks" && hp.overlap_cap != "pooled")
-    bad("--overlap-cap", "expected blocks or pooled");
+    bad("val_fraction", "must be in (0, 1): early stopping needs held-out episodes");
+  if (hp.val_blocks < 1) bad("val_blocks", "needs at least one block");
+  if (hp.overlap_weight < 0) bad("overlap_weight", "must not be negative");
+  if (hp.interruption_penalty < 0) bad("interruption_penalty", "must not be negative");
+  if (hp.experts < 1) bad("experts", "needs at least one expert");
+  if (hp.ensemble < 1) bad("ensemble", "needs at least one member");
   if (hp.overlap_confidence < 0 || hp.overlap_confidence > 1)
-    bad("--overlap-confidence", "must be in [0, 1]");
-  if (hp.forecast_guard != "auto" && !parse_forecast_guard(hp.forecast_guard))
-    bad("--forecast-guard", "expected auto, off, limits, halved or recent");
-  if (hp.wait_target != "bootstrap" && hp.wait_target != "rollout")
-    bad("--wait-target", "expected bootstrap or rollout");
+    bad("overlap_confidence", "must be in [0, 1]");
   if (hp.history_blocks < 0 || hp.history_blocks > FeatureEncoder::kWindow ||
       (hp.history_blocks > 0 && FeatureEncoder::kWindow % hp.history_blocks != 0))
-    bad("--history-blocks",
+    bad("history_blocks",
         "must divide the window of " + std::to_string(FeatureEncoder::kWindow) + " snapshots");
 }
 
@@ -173,8 +163,8 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
         {"val_episodes", summary.val_episodes},
         {"transitions", summary.transitions}}}};
   OverlapCaps caps;
-  if (config.hp.objective == "match-average")
-    caps = make_overlap_caps(data, split, cost, config.hp.overlap_cap == "blocks",
+  if (config.hp.objective == Objective::kMatchAverage)
+    caps = make_overlap_caps(data, split, cost, config.hp.overlap_cap == OverlapCap::kBlocks,
                              config.hp.overlap_confidence, config.seed);
   summary.overlap_caps = caps.cap;
   const std::string probes_fingerprint = probe_fingerprint(trace, config.probes);

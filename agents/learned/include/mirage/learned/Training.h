@@ -32,6 +32,21 @@ enum class AgentKind { kDqn, kPg, kMoe };
 std::string_view to_string(AgentKind kind);
 std::optional<AgentKind> parse_agent_kind(std::string_view text);
 
+// The learning modes (Hyperparameters), by the names the hyperparameters file and the model
+// files' metadata use.
+enum class Objective { kCost, kMatchAverage };   // "cost", "match-average"
+enum class OverlapCap { kPooled, kBlocks };      // "pooled", "blocks"
+enum class WaitTarget { kBootstrap, kRollout };  // "bootstrap", "rollout"
+enum class PgEstimator { kReinforce, kExact };   // "reinforce", "exact"
+std::string_view to_string(Objective v);
+std::string_view to_string(OverlapCap v);
+std::string_view to_string(WaitTarget v);
+std::string_view to_string(PgEstimator v);
+// A forecast guard, or none named: chosen on validation ("auto").
+std::string_view to_string(const std::optional<ForecastGuard>& guard);
+template <class Enum>
+std::optional<Enum> parse_mode(std::string_view text);
+
 // A decision rule's threshold after `average` that submits wherever `average` would, whatever the
 // margin (DecisionRule::after_average; "always" in model files).
 inline constexpr double kAlwaysAfterAverage = std::numeric_limits<double>::lowest();
@@ -82,10 +97,10 @@ struct Hyperparameters {
   // cost at these weights) or "match-average" (the lowest mean interruption whose mean overlap
   // is no larger than the `average` baseline's there: spend no more GPU time on overlap than
   // the simple rule does, and cut as much interruption with it as the model can).
-  std::string objective = "match-average";
+  Objective objective = Objective::kMatchAverage;
   // Where match-average holds the overlap to `average`'s: "blocks" (in each validation block:
   // every period of the window, quiet and busy) or "pooled" (over all validation episodes).
-  std::string overlap_cap = "pooled";
+  OverlapCap overlap_cap = OverlapCap::kPooled;
   // match-average: admit a rule only where its overlap stays within the caps in at least this
   // share of bootstrap resamples of the validation days (paired with `average` on the same
   // days); 0 compares the means alone.
@@ -94,7 +109,7 @@ struct Hyperparameters {
   // while the queue forecast plans the successor to start before the predecessor's end):
   // "limits" ("on" before there were two), "halved", "recent", "off", or "auto" (off, limits or
   // halved, chosen on validation together with the threshold, by the same score).
-  std::string forecast_guard = "auto";
+  std::optional<ForecastGuard> forecast_guard;  // none: auto
   // Also try rules that follow `average` (DecisionRule::after_average): where `average` would
   // submit, submit unless the margin is below a second threshold, chosen on validation with the
   // first. `average` itself is then one of the rules the calibration can keep.
@@ -113,15 +128,15 @@ struct Hyperparameters {
   // y(wait): "bootstrap" (max_a Q_target(s', a), Q-learning) or "rollout" (the exact cost of
   // following the target network's greedy policy from s', read off the probe table: no
   // over-estimation from the max, as in Longstaff-Schwartz regression for optimal stopping).
-  std::string wait_target = "rollout";
+  WaitTarget wait_target = WaitTarget::kRollout;
   double priority_alpha = 0.6;  // prioritised replay: sample transitions ~ |TD error|^alpha
                                 // (0: uniform), priorities refreshed every epoch
   double priority_beta = 0.4;   // importance-sampling correction exponent of that bias
   // pg
-  std::string pg_estimator = "reinforce";  // reinforce (sampled, learned baseline) or exact
-  int pg_batch_episodes = 32;              // episodes per policy-gradient step
-  int pg_samples = 16;                     // stopping times sampled per episode
-  double entropy = 0.0;                    // entropy bonus weight
+  PgEstimator pg_estimator = PgEstimator::kReinforce;  // sampled with a learned baseline, or exact
+  int pg_batch_episodes = 32;                          // episodes per policy-gradient step
+  int pg_samples = 16;                                 // stopping times sampled per episode
+  double entropy = 0.0;                                // entropy bonus weight
   // moe
   int experts = 3;       // experts, each trained on one consecutive period of the window
   int gate_hidden = 32;  // units of the gate's hidden layers
