@@ -150,16 +150,12 @@ int run_train(const TrainOptions& o) {
       s.train_episodes, s.val_episodes, hp.val_blocks, s.purged_episodes, s.epochs,
       s.train_seconds);
   fmt::print(
-      "\nvalidation (cost = interruption{} + {} x overlap; chosen for {})\n",
-      hp.interruption_penalty > 0
-          ? fmt::format(" + {} if interrupted at all", hp.interruption_penalty)
-          : std::string(),
-      hp.overlap_weight,
+      "\nvalidation (cost = interruption + {} x overlap; chosen for {})\n", hp.overlap_weight,
       hp.objective == learned::Objective::kCost
           ? std::string("the lowest cost")
           : fmt::format(
-                "the lowest interruption{} with overlap <= average's {:.3f} h{}{}",
-                hp.interruption_penalty > 0 ? " and penalty" : "", s.average.mean_overlap_h,
+                "the lowest interruption with overlap <= average's {:.3f} h{}{}",
+                s.average.mean_overlap_h,
                 s.overlap_caps.size() > 1 ? fmt::format(", and in each validation block: {:.3f} h",
                                                         fmt::join(s.overlap_caps, " / "))
                                           : "",

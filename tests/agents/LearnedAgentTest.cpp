@@ -503,36 +503,6 @@ TEST(OverlapCapConfidence, ARuleWithinTheCapOnlyThanksToOneHeavyDayIsRefusedAtHi
       make_overlap_caps(data, split, cost, false, 0.6, 1).hold(data, split.val, spiky, cost));
 }
 
-TEST(InterruptionPenalty, AChargeForAnyInterruptionBuysAZeroGapWithLessOverlapThanItCosts) {
-  // One episode: submitting at decision 0 overlaps 30 min, at decision 1 the successor starts
-  // 60 s after the predecessor's end (at the fallback, 2 min after).
-  ProbeSet data;
-  ProbeSet::Episode e;
-  e.count = 2;
-  e.fallback_gap = 2 * kMinute;
-  data.episodes.push_back(e);
-  data.gap = {-30 * kMinute, kMinute};
-  data.submit_flags.assign(2, 0);
-  const std::vector<std::size_t> episodes{0};
-
-  CostModel cost;
-  EXPECT_EQ(hindsight_stops(data, episodes, cost), std::vector<int>{1});
-  EXPECT_DOUBLE_EQ(mean_interruption_cost_h(evaluate_stops(data, episodes, {1}, cost), cost),
-                   1.0 / 60);
-
-  cost.interruption_penalty = 0.25;  // 60 s and a quarter hour still cost less than 30 min
-  EXPECT_DOUBLE_EQ(cost(kMinute), 0.25 + 1.0 / 60);
-  EXPECT_EQ(hindsight_stops(data, episodes, cost), std::vector<int>{1});
-
-  cost.interruption_penalty = 1;
-  EXPECT_EQ(hindsight_stops(data, episodes, cost), std::vector<int>{0});
-  const StopMetrics late = evaluate_stops(data, episodes, {1}, cost);
-  EXPECT_DOUBLE_EQ(late.mean_interruption_h, 1.0 / 60);  // the length alone, as eval reports it
-  EXPECT_DOUBLE_EQ(mean_interruption_cost_h(late, cost), 1 + 1.0 / 60);
-  EXPECT_DOUBLE_EQ(mean_interruption_cost_h(evaluate_stops(data, episodes, {0}, cost), cost), 0);
-  EXPECT_DOUBLE_EQ(cost(0), 0);  // a start right at the predecessor's end is no interruption
-}
-
 TEST(ProbeSplit, ValidationIsTheTailOfEveryBlockWithTheEpisodesReachingIntoItPurged) {
   // 30 days of hourly episodes, 3 blocks of 10 days, the last 10% of each validates, and an
   // episode spans a day.

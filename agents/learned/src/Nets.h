@@ -83,8 +83,7 @@ std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters&
                                           bool window = false);
 
 // The decision rule, among `rules`, with the best score on the episodes: the lowest cost, or,
-// with `caps` (the match-average objective), the lowest mean_interruption_cost_h (the
-// interruption, plus the penalty where there is any) among the rules whose
+// with `caps` (the match-average objective), the lowest mean interruption among the rules whose
 // overlap stays within the caps (any that exceed them score worse than every one that does
 // not). `episodes` are the validation episodes, in the order `caps.group` follows. Infinity
 // stands for "never submit early" (reactive): a model that does worse than that on the

@@ -131,10 +131,9 @@ Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
     for (std::size_t i = 0; i < stops.size(); ++i)
       stops[i] = earlier(earlier(e->second[i], l->second[i]), w->second[i]);
     const StopMetrics m = evaluate_stops(data, episodes, stops, cost);
-    const double score = !caps.active() ? m.mean_cost_h
-                         : caps.hold(data, episodes, stops, cost)
-                             ? mean_interruption_cost_h(m, cost)
-                             : kOverCap + m.mean_overlap_h;
+    const double score = !caps.active()                           ? m.mean_cost_h
+                         : caps.hold(data, episodes, stops, cost) ? m.mean_interruption_h
+                                                                  : kOverCap + m.mean_overlap_h;
     if (first || score < best.score - 1e-12) {
       best = {rule, m, score};
       first = false;

@@ -39,10 +39,6 @@ StopMetrics evaluate_stops(const ProbeSet& data, const std::vector<std::size_t>&
   return m;
 }
 
-double mean_interruption_cost_h(const StopMetrics& m, const CostModel& cost) {
-  return m.mean_interruption_h + cost.interruption_penalty * (1 - m.zero_share);
-}
-
 std::vector<int> reactive_stops(const ProbeSet&, const std::vector<std::size_t>& episodes) {
   return std::vector<int>(episodes.size(), -1);
 }

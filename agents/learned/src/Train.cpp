@@ -23,7 +23,6 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"val_fraction", hp.val_fraction},
           {"val_blocks", hp.val_blocks},
           {"overlap_weight", hp.overlap_weight},
-          {"interruption_penalty", hp.interruption_penalty},
           {"calibrate", hp.calibrate},
           {"objective", to_string(hp.objective)},
           {"overlap_cap", to_string(hp.overlap_cap)},
@@ -68,7 +67,6 @@ void check(const TrainConfig& c) {
     bad("val_fraction", "must be in (0, 1): early stopping needs held-out episodes");
   if (hp.val_blocks < 1) bad("val_blocks", "needs at least one block");
   if (hp.overlap_weight < 0) bad("overlap_weight", "must not be negative");
-  if (hp.interruption_penalty < 0) bad("interruption_penalty", "must not be negative");
   if (hp.experts < 1) bad("experts", "needs at least one expert");
   if (hp.ensemble < 1) bad("ensemble", "needs at least one member");
   if (hp.overlap_confidence < 0 || hp.overlap_confidence > 1)
@@ -107,7 +105,6 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
 
   CostModel cost;
   cost.overlap_weight = config.hp.overlap_weight;
-  cost.interruption_penalty = config.hp.interruption_penalty;
   cost.overlap = config.probes.episode.chain.overlap;
   cost.handoff_grace = config.probes.episode.chain.handoff_grace;
   // An episode spans its horizon; those that would reach into the validation period are purged.

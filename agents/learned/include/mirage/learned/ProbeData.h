@@ -101,19 +101,16 @@ std::vector<WindowClause> window_clauses();
 bool average_would_submit(const float* encoded);
 
 // ---- the cost of an outcome ----------------------------------------------------------------
-// cost(gap) = interruption (h) + interruption_penalty (h, where there is any interruption at
-// all) + overlap_weight x overlap (h), overlap as the evaluation counts it (capped at the
-// hand-off grace in hand-off mode).
+// cost(gap) = interruption (h) + overlap_weight x overlap (h), overlap as the evaluation counts it
+// (capped at the hand-off grace in hand-off mode).
 struct CostModel {
   double overlap_weight = 1.0;
-  double interruption_penalty = 0.0;
   OverlapMode overlap = OverlapMode::kConcurrent;
   Seconds handoff_grace = 5 * kMinute;
   double interruption_h(Seconds gap) const;
   double overlap_h(Seconds gap) const;
   double operator()(Seconds gap) const {
-    return interruption_h(gap) + (gap > 0 ? interruption_penalty : 0.0) +
-           overlap_weight * overlap_h(gap);
+    return interruption_h(gap) + overlap_weight * overlap_h(gap);
   }
 };
 
@@ -207,9 +204,6 @@ struct StopMetrics {
 };
 StopMetrics evaluate_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes,
                            const std::vector<int>& stops, const CostModel& cost);
-// The mean interruption plus CostModel::interruption_penalty for the share with any: what
-// match-average minimises (the plain interruption without a penalty).
-double mean_interruption_cost_h(const StopMetrics& m, const CostModel& cost);
 // The stops of the baselines, and the hindsight best (the cheapest instant of each episode).
 std::vector<int> reactive_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes);
 std::vector<int> average_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes);

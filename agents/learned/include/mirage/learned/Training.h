@@ -86,10 +86,6 @@ struct Hyperparameters {
   double val_fraction = 0.15;  // share of each block of the window held out for validation
   int val_blocks = 3;          // blocks, each validated on its time-ordered tail
   double overlap_weight = 1;   // cost = interruption h + overlap_weight x overlap h
-  // Hours charged, on top of its length, to a boundary with any interruption at all: users count
-  // the segments that start without a gap (the zero-interruption share), not only the hours.
-  // Also weighs the interruption that match-average minimises.
-  double interruption_penalty = 0;
   // Choose the decision threshold with the weights, on validation: plain greedy, greedy only by
   // a margin, or never submitting early when the model does worse than that there.
   bool calibrate = true;
