@@ -4,7 +4,6 @@
 // out.
 #include <CLI/CLI.hpp>
 #include <string>
-#include <vector>
 
 #include "mirage/core/ClusterSpec.h"
 #include "mirage/traces/Trace.h"

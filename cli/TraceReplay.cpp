@@ -7,12 +7,16 @@
 
 namespace mirage::cli {
 
+Trace read_trace_or_sample(const std::string& path, const TraceOptions& trace_options) {
+  return path.empty() ? read_trace_text(embedded_sample_trace(), embedded_sample_name(),
+                                        trace_options.to_read_options())
+                      : read_trace(path, trace_options.to_read_options());
+}
+
 TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_options,
                            const ClusterOptions& cluster) {
   TraceReplay r;
-  r.trace = path.empty() ? read_trace_text(embedded_sample_trace(), embedded_sample_name(),
-                                           trace_options.to_read_options())
-                         : read_trace(path, trace_options.to_read_options());
+  r.trace = read_trace_or_sample(path, trace_options);
   r.spec = cluster.to_spec(r.trace);
   cluster.calibrate(r.trace, r.spec);
   std::vector<Job> kept;

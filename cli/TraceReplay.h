@@ -17,6 +17,9 @@ struct TraceReplay {
   std::size_t oversized = 0;  // dropped with --lenient
 };
 
+// The trace at `path`, or the embedded sample when `path` is empty. Throws InputError.
+Trace read_trace_or_sample(const std::string& path, const TraceOptions& trace_options);
+
 // `path` empty: the embedded sample. Throws InputError.
 TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_options,
                            const ClusterOptions& cluster);

@@ -11,10 +11,10 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
-#include "EmbeddedSample.h"
 #include "EpisodeOptions.h"
 #include "Progress.h"
 #include "TimeFlags.h"
+#include "TraceReplay.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/core/Error.h"
@@ -133,9 +133,7 @@ void write_plot(const std::filesystem::path& dir, const EvalReport& r) {
 }
 
 int run_eval(const EvalOptions& o) {
-  Trace trace = o.trace.empty() ? read_trace_text(embedded_sample_trace(), embedded_sample_name(),
-                                                  o.trace_options.to_read_options())
-                                : read_trace(o.trace, o.trace_options.to_read_options());
+  Trace trace = read_trace_or_sample(o.trace, o.trace_options);
   if (trace.jobs.empty()) throw InputError({trace.source, 0, ""}, "no jobs in the trace");
 
   EvalConfig c;
