@@ -16,10 +16,12 @@
 namespace mirage::cli {
 namespace {
 
-// A mode (an enum of the library) by its name: how to set it from one and read it back.
+// A mode (an enum of the library) by its name: how to set it from one, read it back, and the
+// names it takes.
 struct Mode {
   std::function<bool(std::string_view)> set;  // false: not one of the names
   std::function<std::string()> get;
+  std::vector<std::string_view> names;
 };
 
 template <class Enum>
@@ -29,7 +31,13 @@ Mode mode(Enum& field) {
             if (v) field = *v;
             return v.has_value();
           },
-          [&field] { return std::string(learned::to_string(field)); }};
+          [&field] { return std::string(learned::to_string(field)); }, learned::mode_names<Enum>()};
+}
+
+std::vector<std::string_view> guard_names() {
+  std::vector<std::string_view> names{"auto", learned::to_string(learned::ForecastGuard::kOff)};
+  for (const auto g : learned::kForecastPlans) names.push_back(learned::to_string(g));
+  return names;
 }
 
 // "auto" (none named: chosen on validation), or a guard.
@@ -43,156 +51,70 @@ Mode guard_mode(std::optional<learned::ForecastGuard>& field) {
             if (g) field = *g;
             return g.has_value();
           },
-          [&field] { return std::string(learned::to_string(field)); }};
+          [&field] { return std::string(learned::to_string(field)); }, guard_names()};
 }
 
 // One key: the field it sets, the values it takes, what it does.
 struct Knob {
   const char* key;
   std::variant<int*, double*, bool*, Mode> field;
-  double lo = 0, hi = 0;             // numbers: the range
-  std::vector<std::string> choices;  // modes: the names
+  double lo = 0, hi = 0;  // numbers: the range
   const char* help;
 };
 
 std::vector<Knob> knobs(LearningSettings& s) {
   learned::Hyperparameters& hp = s.hp;
   return {
-      {"hidden", &hp.hidden, 1, 4096, {}, "units per hidden layer"},
-      {"layers", &hp.layers, 0, 8, {}, "hidden layers"},
-      {"history_blocks",
-       &hp.history_blocks,
-       0,
-       144,
-       {},
-       "means of this many equal blocks of the 24 h snapshot window join the input (0: the "
-       "latest snapshot only)"},
-      {"batch_size", &hp.batch_size, 1, 1 << 20, {}, "transitions per gradient step (dqn, moe)"},
-      {"lr", &hp.lr, 1e-9, 10, {}, "Adam learning rate"},
-      {"weight_decay", &hp.weight_decay, 0, 10, {}, "AdamW weight decay"},
-      {"epochs",
-       &hp.max_epochs,
-       0,
-       100000,
-       {},
+      {"hidden", &hp.hidden, 1, 4096, "units per hidden layer"},
+      {"layers", &hp.layers, 0, 8, "hidden layers"},
+      {"batch_size", &hp.batch_size, 1, 1 << 20, "transitions per gradient step (dqn, moe)"},
+      {"lr", &hp.lr, 1e-9, 10, "Adam learning rate"},
+      {"weight_decay", &hp.weight_decay, 0, 10, "AdamW weight decay"},
+      {"epochs", &hp.max_epochs, 0, 100000,
        "most passes over the training data (per expert and for the gate with moe)"},
-      {"patience",
-       &hp.patience,
-       1,
-       100000,
-       {},
+      {"patience", &hp.patience, 1, 100000,
        "early stopping: epochs without a better validation cost"},
-      {"val_fraction",
-       &hp.val_fraction,
-       0.01,
-       0.9,
-       {},
+      {"val_fraction", &hp.val_fraction, 0.01, 0.9,
        "share of each block of the window held out (its time-ordered tail) for validation"},
-      {"val_blocks",
-       &hp.val_blocks,
-       1,
-       1000,
-       {},
+      {"val_blocks", &hp.val_blocks, 1, 1000,
        "consecutive blocks of the window, each validated on its tail (1: the window's tail)"},
-      {"overlap_weight",
-       &hp.overlap_weight,
-       0,
-       1e6,
-       {},
+      {"overlap_weight", &hp.overlap_weight, 0, 1e6,
        "cost of an hour of overlap relative to an hour of interruption"},
-      {"calibrate",
-       &hp.calibrate,
-       0,
-       0,
-       {},
+      {"calibrate", &hp.calibrate, 0, 0,
        "choose the decision threshold on validation (or plain greedy)"},
-      {"objective",
-       mode(hp.objective),
-       0,
-       0,
-       {"cost", "match-average"},
+      {"objective", mode(hp.objective), 0, 0,
        "what the threshold and epoch are chosen for: the lowest cost, or the lowest "
        "interruption with no more overlap than average"},
-      {"overlap_cap",
-       mode(hp.overlap_cap),
-       0,
-       0,
-       {"blocks", "pooled"},
-       "match-average: hold the overlap to average's in each validation block or pooled"},
-      {"overlap_confidence",
-       &hp.overlap_confidence,
-       0,
-       1,
-       {},
+      {"overlap_confidence", &hp.overlap_confidence, 0, 1,
        "match-average: the share of day-bootstrap resamples in which the overlap must stay "
        "within the cap (0: compare the means)"},
-      {"forecast_guard",
-       guard_mode(hp.forecast_guard),
-       0,
-       0,
-       {"auto", "off", "limits", "halved", "recent"},
+      {"forecast_guard", guard_mode(hp.forecast_guard), 0, 0,
        "submit only once the queue forecast plans the successor no earlier than the "
        "predecessor's end (auto: chosen on validation)"},
-      {"follow_average",
-       &hp.follow_average,
-       0,
-       0,
-       {},
+      {"follow_average", &hp.follow_average, 0, 0,
        "also try rules that follow the average baseline"},
-      {"window_clause",
-       &hp.window_clause,
-       0,
-       0,
-       {},
+      {"window_clause", &hp.window_clause, 0, 0,
        "also try each rule with a window clause (a big job's reservation closing the window)"},
-      {"target_update",
-       &hp.target_update,
-       1,
-       1e9,
-       {},
+      {"target_update", &hp.target_update, 1, 1e9,
        "dqn/moe: gradient steps between target-network copies"},
-      {"huber_delta", &hp.huber_delta, 1e-9, 1e6, {}, "dqn/moe: Huber loss threshold (hours)"},
-      {"gamma", &hp.gamma, 0, 1, {}, "dqn/moe: discount per decision"},
-      {"wait_target",
-       mode(hp.wait_target),
-       0,
-       0,
-       {"bootstrap", "rollout"},
+      {"huber_delta", &hp.huber_delta, 1e-9, 1e6, "dqn/moe: Huber loss threshold (hours)"},
+      {"gamma", &hp.gamma, 0, 1, "dqn/moe: discount per decision"},
+      {"wait_target", mode(hp.wait_target), 0, 0,
        "dqn/moe: value of waiting: bootstrap, or the exact rollout cost off the probes"},
-      {"priority_alpha",
-       &hp.priority_alpha,
-       0,
-       10,
-       {},
+      {"priority_alpha", &hp.priority_alpha, 0, 10,
        "dqn/moe: prioritised replay exponent on |TD error| (0: uniform)"},
-      {"priority_beta",
-       &hp.priority_beta,
-       0,
-       1,
-       {},
+      {"priority_beta", &hp.priority_beta, 0, 1,
        "dqn/moe: importance-sampling exponent correcting the prioritised draw"},
-      {"pg_estimator",
-       mode(hp.pg_estimator),
-       0,
-       0,
-       {"reinforce", "exact"},
+      {"pg_estimator", mode(hp.pg_estimator), 0, 0,
        "pg: sampled stopping times with a learned baseline, or the exact expected cost"},
-      {"pg_batch_episodes", &hp.pg_batch_episodes, 1, 1e9, {}, "pg: episodes per gradient step"},
-      {"pg_samples", &hp.pg_samples, 1, 1e9, {}, "pg: stopping times sampled per episode"},
-      {"entropy", &hp.entropy, 0, 1e6, {}, "pg: entropy bonus weight"},
-      {"ensemble",
-       &hp.ensemble,
-       1,
-       1000,
-       {},
+      {"pg_batch_episodes", &hp.pg_batch_episodes, 1, 1e9, "pg: episodes per gradient step"},
+      {"pg_samples", &hp.pg_samples, 1, 1e9, "pg: stopping times sampled per episode"},
+      {"entropy", &hp.entropy, 0, 1e6, "pg: entropy bonus weight"},
+      {"ensemble", &hp.ensemble, 1, 1000,
        "networks trained with seeds seed, seed+1, ...; the model decides on their mean margin"},
-      {"experts", &hp.experts, 1, 1000, {}, "moe: experts, one per consecutive period"},
-      {"gate_hidden", &hp.gate_hidden, 1, 4096, {}, "moe: units of the gate's hidden layer"},
-      {"torch_threads",
-       &s.torch_threads,
-       1,
-       1024,
-       {},
+      {"experts", &hp.experts, 1, 1000, "moe: experts, one per consecutive period"},
+      {"gate_hidden", &hp.gate_hidden, 1, 4096, "moe: units of the gate's hidden layer"},
+      {"torch_threads", &s.torch_threads, 1, 1024,
        "LibTorch intra-op threads per network (small networks gain nothing from more)"},
   };
 }
@@ -217,8 +139,8 @@ std::string expected(const Knob& k) {
       return fmt::format("a number from {:g} to {:g}", k.lo, k.hi);
     }
     std::string operator()(bool*) const { return "true or false"; }
-    std::string operator()(const Mode&) const {
-      return fmt::format("one of \"{}\"", fmt::join(k.choices, "\", \""));
+    std::string operator()(const Mode& m) const {
+      return fmt::format("one of \"{}\"", fmt::join(m.names, "\", \""));
     }
   };
   return std::visit(Expected{k}, k.field);

@@ -1,6 +1,5 @@
 // mirage train: a learned agent (dqn, pg, moe) from what-if probes of a trace window.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <cmath>
 #include <filesystem>
@@ -92,8 +91,8 @@ int run_train(const TrainOptions& o) {
   o.cluster.calibrate(trace, p.cluster);
   o.episode.apply(p.episode, p.cluster);
   p.mode = o.episode.start_mode();
-  p.from = o.episode.from_time(0);  // both required
-  p.to = o.episode.to_time(0);
+  p.from = *o.episode.from_time();  // both required
+  p.to = *o.episode.to_time();
   p.every = o.episode.spacing();
   if (!o.no_probe_cache) {
     // Beside the model by default, named after what shapes the probes (not the agent), so that
@@ -149,19 +148,16 @@ int run_train(const TrainOptions& o) {
       "them; {} epochs, {:.1f} s\n",
       s.train_episodes, s.val_episodes, hp.val_blocks, s.purged_episodes, s.epochs,
       s.train_seconds);
-  fmt::print(
-      "\nvalidation (cost = interruption + {} x overlap; chosen for {})\n", hp.overlap_weight,
-      hp.objective == learned::Objective::kCost
-          ? std::string("the lowest cost")
-          : fmt::format(
-                "the lowest interruption with overlap <= average's {:.3f} h{}{}",
-                s.average.mean_overlap_h,
-                s.overlap_caps.size() > 1 ? fmt::format(", and in each validation block: {:.3f} h",
-                                                        fmt::join(s.overlap_caps, " / "))
-                                          : "",
-                hp.overlap_confidence > 0 ? fmt::format(" in {:.0f}% of day-bootstrap resamples",
-                                                        100 * hp.overlap_confidence)
-                                          : ""));
+  fmt::print("\nvalidation (cost = interruption + {} x overlap; chosen for {})\n",
+             hp.overlap_weight,
+             hp.objective == learned::Objective::kCost
+                 ? std::string("the lowest cost")
+                 : fmt::format("the lowest interruption with overlap <= average's {:.3f} h{}",
+                               s.average.mean_overlap_h,
+                               hp.overlap_confidence > 0
+                                   ? fmt::format(" in {:.0f}% of day-bootstrap resamples",
+                                                 100 * hp.overlap_confidence)
+                                   : ""));
   fmt::print("decision rule: {}\n", rule_text(s));
   fmt::print("  {:<10} {:>11} {:>12} {:>9} {:>11}\n", "policy", "mean cost", "interruption",
              "zero int.", "overlap");

@@ -121,10 +121,8 @@ struct ValidationReplay {
 ValidationReplay replay_validation(const Trace& trace, const TrainConfig& c,
                                    const std::string& model) {
   ValidationReplay v;
-  add_probes(v.data, probe_or_load(trace, c.probes, "", 2, {}, nullptr),
-             Pooling{c.hp.history_blocks}, c.probes.episode.chain.nodes);
-  v.split = time_split(v.data, c.hp.val_fraction, c.probes.episode.horizon(),
-                       c.probes.episode.chain.nodes, c.hp.val_blocks);
+  add_probes(v.data, probe_or_load(trace, c.probes, "", 2, {}, nullptr));
+  v.split = time_split(v.data, c.hp.val_fraction, c.probes.episode.horizon(), c.hp.val_blocks);
   EvalConfig e;
   e.cluster = c.probes.cluster;
   e.episode = c.probes.episode;
@@ -440,27 +438,19 @@ TEST_F(LearnedTest, TheWindowClauseSubmitsWhereAReservationWouldCloseTheWindowAs
   }
 }
 
-TEST_F(LearnedTest, TheOverlapCapIsAveragesOverlapPooledOrInEachValidationBlock) {
+TEST_F(LearnedTest, TheOverlapCapIsAveragesOverlapOnValidationAndTheCostObjectiveHasNone) {
   const Trace trace = busy_trace(11, 12);
-  TrainConfig c = tiny(AgentKind::kDqn, path("pooled.mirage-model"), 2, 10);
+  TrainConfig c = tiny(AgentKind::kDqn, path("capped.mirage-model"), 2, 10);
   c.hp.max_epochs = 1;
   c.hp.val_blocks = 2;
-  const TrainSummary pooled = train_agent(trace, c);
-  ASSERT_EQ(pooled.overlap_caps.size(), 1u);
-  EXPECT_DOUBLE_EQ(pooled.overlap_caps[0], pooled.average.mean_overlap_h);
-  EXPECT_LE(pooled.agent.mean_overlap_h, pooled.overlap_caps[0] + 1e-9);
-
-  c.out = path("blocks.mirage-model");
-  c.hp.overlap_cap = OverlapCap::kBlocks;
-  const TrainSummary blocks = train_agent(trace, c);
-  ASSERT_EQ(blocks.overlap_caps.size(), 2u);
-  // The blocks' validation periods are equally long, so their caps average to the pooled one.
-  EXPECT_NEAR((blocks.overlap_caps[0] + blocks.overlap_caps[1]) / 2, pooled.overlap_caps[0], 1e-9);
-  EXPECT_LE(blocks.agent.mean_overlap_h, pooled.overlap_caps[0] + 1e-9);
+  const TrainSummary capped = train_agent(trace, c);
+  ASSERT_TRUE(capped.overlap_cap.has_value());
+  EXPECT_DOUBLE_EQ(*capped.overlap_cap, capped.average.mean_overlap_h);
+  EXPECT_LE(capped.agent.mean_overlap_h, *capped.overlap_cap + 1e-9);
 
   c.hp.objective = Objective::kCost;
   c.out = path("cost.mirage-model");
-  EXPECT_TRUE(train_agent(trace, c).overlap_caps.empty());
+  EXPECT_FALSE(train_agent(trace, c).overlap_cap.has_value());
 }
 
 TEST(OverlapCapConfidence, ARuleWithinTheCapOnlyThanksToOneHeavyDayIsRefusedAtHighConfidence) {
@@ -483,24 +473,22 @@ TEST(OverlapCapConfidence, ARuleWithinTheCapOnlyThanksToOneHeavyDayIsRefusedAtHi
     data.gap.push_back(d == 9 ? -19 * kHour / 2 : 0);
     data.submit_flags.insert(data.submit_flags.end(), 2, 0);
     split.val.push_back(static_cast<std::size_t>(d));
-    split.val_block.push_back(0);
   }
   const CostModel cost;
   const std::vector<int> steady(10, 0), spiky(10, 1);
-  const OverlapCaps means = make_overlap_caps(data, split, cost, false, 0, 1);
-  ASSERT_EQ(means.cap.size(), 1u);
-  EXPECT_DOUBLE_EQ(means.cap[0], 1.0);
-  EXPECT_TRUE(means.hold(data, split.val, steady, cost));
-  EXPECT_TRUE(means.hold(data, split.val, spiky, cost));
+  const OverlapCap means = make_overlap_cap(data, split, cost, 0, 1);
+  ASSERT_TRUE(means.cap.has_value());
+  EXPECT_DOUBLE_EQ(*means.cap, 1.0);
+  EXPECT_TRUE(means.holds(data, split.val, steady, cost));
+  EXPECT_TRUE(means.holds(data, split.val, spiky, cost));
 
-  const OverlapCaps confident = make_overlap_caps(data, split, cost, false, 0.9, 1);
+  const OverlapCap confident = make_overlap_cap(data, split, cost, 0.9, 1);
   EXPECT_EQ(confident.days, 10);
-  EXPECT_TRUE(confident.hold(data, split.val, steady, cost));
-  EXPECT_FALSE(confident.hold(data, split.val, spiky, cost));
-  EXPECT_TRUE(confident.hold(data, split.val, std::vector<int>(10, -1), cost));  // `average`
+  EXPECT_TRUE(confident.holds(data, split.val, steady, cost));
+  EXPECT_FALSE(confident.holds(data, split.val, spiky, cost));
+  EXPECT_TRUE(confident.holds(data, split.val, std::vector<int>(10, -1), cost));  // `average`
   // Below that chance, the spiky rule passes again.
-  EXPECT_TRUE(
-      make_overlap_caps(data, split, cost, false, 0.6, 1).hold(data, split.val, spiky, cost));
+  EXPECT_TRUE(make_overlap_cap(data, split, cost, 0.6, 1).holds(data, split.val, spiky, cost));
 }
 
 TEST(ProbeSplit, ValidationIsTheTailOfEveryBlockWithTheEpisodesReachingIntoItPurged) {
@@ -510,18 +498,15 @@ TEST(ProbeSplit, ValidationIsTheTailOfEveryBlockWithTheEpisodesReachingIntoItPur
   for (int h = 0; h < 30 * 24; ++h) {
     ProbeSet::Episode e;
     e.sample_time = kT0 + h * kHour;
-    e.chain_nodes = 4;
     data.episodes.push_back(e);
   }
-  const Split s = time_split(data, 0.1, kDay, 4, 3);
+  const Split s = time_split(data, 0.1, kDay, 3);
   ASSERT_EQ(s.val.size(), 3u * 24);
-  ASSERT_EQ(s.val_block.size(), s.val.size());
   EXPECT_EQ(s.blocks, 3);
   for (int b = 0; b < 3; ++b)  // 24 hours at the end of each block
     for (int h = 0; h < 24; ++h) {
       const auto i = static_cast<std::size_t>(b * 24 + h);
       EXPECT_EQ(data.episodes[s.val[i]].sample_time, kT0 + (b + 1) * 10 * kDay - kDay + h * kHour);
-      EXPECT_EQ(s.val_block[i], b);
     }
   // The day before each validation period is purged; training goes on after it.
   EXPECT_EQ(s.purged, 3u * 23);
@@ -533,8 +518,31 @@ TEST(ProbeSplit, ValidationIsTheTailOfEveryBlockWithTheEpisodesReachingIntoItPur
   }
   EXPECT_GT(data.episodes[s.train.back()].sample_time, kT0 + 20 * kDay);
   // One block: the plain time-ordered tail.
-  const Split tail = time_split(data, 0.1, kDay, 4, 1);
+  const Split tail = time_split(data, 0.1, kDay, 1);
   EXPECT_EQ(data.episodes[tail.val.front()].sample_time, kT0 + 27 * kDay);
+}
+
+TEST_F(LearnedTest, AModelThatReadsHistoryBlocksIsRefusedAndOneWithoutThemLoads) {
+  const Trace trace = busy_trace(12, 8);
+  TrainConfig c = tiny(AgentKind::kDqn, path("plain.mirage-model"), 2, 6);
+  c.hp.max_epochs = 1;
+  train_agent(trace, c);
+  // Files from before the input was removed name it: 0 (the default) loads as it is.
+  EXPECT_NO_THROW(make_policy(with_metadata(c.out, "zero.mirage-model", [](nlohmann::json& m) {
+    m["hyperparameters"]["history_blocks"] = 0;
+  })));
+  const std::string blocks = with_metadata(c.out, "blocks.mirage-model", [](nlohmann::json& m) {
+    m["hyperparameters"]["history_blocks"] = 4;
+  });
+  try {
+    make_policy(blocks);
+    FAIL() << "expected the model to be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("model blocks reads history blocks (history_blocks = 4), "
+                                         "an input this mirage no longer has; retrain it"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(LearnedTest, AModelFromAnotherEncoderVersionIsRefusedWithAClearMessage) {

@@ -1,6 +1,6 @@
 // The agent kinds and learning modes by name: torch-free, so that `mirage` parses --agent and the
 // hyperparameters file without loading the plugin.
-#include <initializer_list>
+#include <array>
 
 #include "mirage/learned/Training.h"
 
@@ -25,9 +25,6 @@ std::optional<AgentKind> parse_agent_kind(std::string_view text) {
 std::string_view to_string(Objective v) {
   return v == Objective::kCost ? "cost" : "match-average";
 }
-std::string_view to_string(OverlapCap v) {
-  return v == OverlapCap::kPooled ? "pooled" : "blocks";
-}
 std::string_view to_string(WaitTarget v) {
   return v == WaitTarget::kBootstrap ? "bootstrap" : "rollout";
 }
@@ -39,29 +36,38 @@ std::string_view to_string(const std::optional<ForecastGuard>& guard) {
 }
 
 namespace {
+
+// Each mode's values, once: parsing and the list of names both read them.
 template <class Enum>
-std::optional<Enum> parse_by_name(std::string_view text, std::initializer_list<Enum> values) {
-  for (const Enum v : values)
+constexpr auto kModeValues = nullptr;
+template <>
+constexpr std::array kModeValues<Objective>{Objective::kCost, Objective::kMatchAverage};
+template <>
+constexpr std::array kModeValues<WaitTarget>{WaitTarget::kBootstrap, WaitTarget::kRollout};
+template <>
+constexpr std::array kModeValues<PgEstimator>{PgEstimator::kReinforce, PgEstimator::kExact};
+
+}  // namespace
+
+template <class Enum>
+std::optional<Enum> parse_mode(std::string_view text) {
+  for (const Enum v : kModeValues<Enum>)
     if (to_string(v) == text) return v;
   return std::nullopt;
 }
-}  // namespace
 
-template <>
-std::optional<Objective> parse_mode(std::string_view text) {
-  return parse_by_name(text, {Objective::kCost, Objective::kMatchAverage});
+template <class Enum>
+std::vector<std::string_view> mode_names() {
+  std::vector<std::string_view> names;
+  for (const Enum v : kModeValues<Enum>) names.push_back(to_string(v));
+  return names;
 }
-template <>
-std::optional<OverlapCap> parse_mode(std::string_view text) {
-  return parse_by_name(text, {OverlapCap::kPooled, OverlapCap::kBlocks});
-}
-template <>
-std::optional<WaitTarget> parse_mode(std::string_view text) {
-  return parse_by_name(text, {WaitTarget::kBootstrap, WaitTarget::kRollout});
-}
-template <>
-std::optional<PgEstimator> parse_mode(std::string_view text) {
-  return parse_by_name(text, {PgEstimator::kReinforce, PgEstimator::kExact});
-}
+
+template std::optional<Objective> parse_mode(std::string_view);
+template std::optional<WaitTarget> parse_mode(std::string_view);
+template std::optional<PgEstimator> parse_mode(std::string_view);
+template std::vector<std::string_view> mode_names<Objective>();
+template std::vector<std::string_view> mode_names<WaitTarget>();
+template std::vector<std::string_view> mode_names<PgEstimator>();
 
 }  // namespace mirage::learned

@@ -22,22 +22,13 @@ double feature_hours(float f) {
 
 }  // namespace
 
-void Pooling::operator()(const float* x, float* out) const {
+void pool_features(const float* x, float* out) {
   const float* window = x;
   const float* campaign = x + kWindow * kSnap;
   float* o = out;
   // The latest snapshot.
   std::copy(window + (kWindow - 1) * kSnap, window + kWindow * kSnap, o);
   o += kSnap;
-  // Block means, oldest block first.
-  const int per_block = history_blocks > 0 ? kWindow / history_blocks : 0;
-  for (int b = 0; b < history_blocks; ++b) {
-    std::fill(o, o + kSnap, 0.f);
-    for (int s = b * per_block; s < (b + 1) * per_block; ++s)
-      for (int f = 0; f < kSnap; ++f) o[f] += window[s * kSnap + f];
-    for (int f = 0; f < kSnap; ++f) o[f] /= static_cast<float>(per_block);
-    o += kSnap;
-  }
   std::copy(campaign, campaign + kNetworkCampaignFeatures, o);
   o += kNetworkCampaignFeatures;
   // Derived, in linear units of 48 h and clipped so that a strange queue cannot blow them up:
@@ -58,15 +49,6 @@ void Pooling::operator()(const float* x, float* out) const {
   o[4] = static_cast<float>(std::clamp(planned - remaining, -4.0, 4.0));
   o[5] = static_cast<float>(std::clamp(planned_running - remaining, -4.0, 4.0));
   o[6] = static_cast<float>(std::clamp(planned_half - remaining, -4.0, 4.0));
-}
-
-std::vector<float> Pooling::operator()(const std::vector<float>& encoded) const {
-  if (encoded.size() != static_cast<std::size_t>(FeatureEncoder::kInputSize))
-    throw std::invalid_argument("Pooling: expected " + std::to_string(FeatureEncoder::kInputSize) +
-                                " encoded features");
-  std::vector<float> out(static_cast<std::size_t>(size()));
-  (*this)(encoded.data(), out.data());
-  return out;
 }
 
 std::string_view to_string(ForecastGuard guard) {

@@ -216,7 +216,7 @@ EpochStats QLearner::run_epoch(bool report_steps) {
   st.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
   st.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
   const Calibration cal = calibrate(margins(*online_, x_, ctx_.data, ctx_.split.val), ctx_.data,
-                                    ctx_.split.val, ctx_.cost, rules_, ctx_.overlap_caps);
+                                    ctx_.split.val, ctx_.cost, rules_, ctx_.overlap_cap);
   st.val = cal.val;
   st.best = stop_.record(cal);
   if (st.best) copy_state(*online_, *best_);

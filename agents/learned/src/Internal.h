@@ -14,7 +14,7 @@ struct TrainContext {
   const ProbeSet& data;
   Split split;
   CostModel cost;
-  OverlapCaps overlap_caps;  // the match-average objective's; none with the cost objective
+  OverlapCap overlap_cap;  // the match-average objective's; none with the cost objective
   const TrainCallbacks& callbacks;
   std::string metadata_json;    // the model file's metadata, less the validation figures
   std::string run_fingerprint;  // a checkpoint made with another one is refused

@@ -126,7 +126,7 @@ WindowClause read_window_clause(const nlohmann::json& meta, const std::string& p
 
 // The network a model file's metadata describes, untrained.
 std::shared_ptr<ScoreNet> make_one_net(AgentKind kind, const nlohmann::json& hp) {
-  const int width = Pooling{hp.at("history_blocks").get<int>()}.size();
+  const int width = kPooledFeatures;
   const int hidden = hp.at("hidden"), layers = hp.at("layers");
   switch (kind) {
     case AgentKind::kDqn: return std::make_shared<MlpNet>(width, hidden, layers, 2);
@@ -178,7 +178,12 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
   torch::serialize::InputArchive weights;
   try {
     const auto& hp = meta.at("hyperparameters");
-    model->pooling.history_blocks = hp.at("history_blocks");
+    // History blocks were an input tried and removed; a model that reads them cannot be served.
+    if (const int blocks = hp.value("history_blocks", 0); blocks != 0)
+      throw InputError({path, 0, "policy"},
+                       fmt::format("model {} reads history blocks (history_blocks = {}), an input "
+                                   "this mirage no longer has; retrain it with `mirage train`",
+                                   stem, blocks));
     // null: never submit early (JSON has no infinity).
     const auto& t = meta.at("decision_threshold");
     model->rule.threshold = t.is_null() ? std::numeric_limits<double>::infinity() : t.get<double>();
@@ -212,7 +217,7 @@ AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::str
   // is the network's (the clause does not read it).
   const Calibration cal = calibrate(
       margins(*net, features_tensor(ctx.data), ctx.data, ctx.split.val), ctx.data, ctx.split.val,
-      ctx.cost, candidate_rules(ctx.config.agent, hp, hp.forecast_guard, true), ctx.overlap_caps);
+      ctx.cost, candidate_rules(ctx.config.agent, hp, hp.forecast_guard, true), ctx.overlap_cap);
   save_model(ctx, *net, cal.val, epochs, cal.rule);
   return {cal.val, epochs, cal.rule};
 }

@@ -1,5 +1,5 @@
 #pragma once
-// A model file read back: the network with its decision rule and input pooling (ModelFile.cpp),
+// A model file read back: the network with its decision rule (ModelFile.cpp),
 // for the policy that serves it (LearnedPolicy.cpp) and for combining an ensemble's members.
 #include <memory>
 #include <string>
@@ -11,7 +11,6 @@ namespace mirage::learned {
 
 struct LoadedModel {
   AgentKind kind = AgentKind::kDqn;
-  Pooling pooling;
   DecisionRule rule;
   std::shared_ptr<ScoreNet> net;
   std::unique_ptr<RowNet> row;  // the same network, for one decision at a time

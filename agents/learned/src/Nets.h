@@ -83,9 +83,9 @@ std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters&
                                           bool window = false);
 
 // The decision rule, among `rules`, with the best score on the episodes: the lowest cost, or,
-// with `caps` (the match-average objective), the lowest mean interruption among the rules whose
-// overlap stays within the caps (any that exceed them score worse than every one that does
-// not). `episodes` are the validation episodes, in the order `caps.group` follows. Infinity
+// with `cap` (the match-average objective), the lowest mean interruption among the rules whose
+// overlap stays within the cap (any that exceed it score worse than every one that does
+// not). `episodes` are the validation episodes, in the order of the cap's split. Infinity
 // stands for "never submit early" (reactive): a model that does worse than that on the
 // validation episodes is not trusted with decisions. Epochs are selected by the same score.
 struct Calibration {
@@ -95,7 +95,7 @@ struct Calibration {
 };
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
-                      const std::vector<DecisionRule>& rules, const OverlapCaps& caps);
+                      const std::vector<DecisionRule>& rules, const OverlapCap& cap);
 
 // Early stopping on the validation score, the same for every learner: the epochs so far, those
 // since the best, and the best score with the rule and figures it came with. Checkpoints keep it

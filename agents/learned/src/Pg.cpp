@@ -238,7 +238,7 @@ AgentResult train_pg(const TrainContext& ctx) {
     // The best threshold for these weights.
     const Calibration cal =
         calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
-                  candidate_rules(AgentKind::kPg, hp, hp.forecast_guard), ctx.overlap_caps);
+                  candidate_rules(AgentKind::kPg, hp, hp.forecast_guard), ctx.overlap_cap);
     es.val = cal.val;
     es.best = st.stop.record(cal);
     if (es.best) copy_state(*st.policy, *st.best);

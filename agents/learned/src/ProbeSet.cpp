@@ -3,7 +3,6 @@
 // purged.
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
 #include "mirage/learned/ProbeData.h"
 
@@ -12,16 +11,11 @@ namespace {
 
 constexpr int kSnap = FeatureEncoder::kPerSnapshot;
 constexpr int kWindow = FeatureEncoder::kWindow;
-constexpr int kCampaign = FeatureEncoder::kCampaignFeatures;
 
 }  // namespace
 
-void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const Pooling& pooling,
-                int chain_nodes) {
-  const std::size_t width = static_cast<std::size_t>(pooling.size());
-  if (set.width == 0) set.width = static_cast<int>(width);
-  if (set.width != static_cast<int>(width))
-    throw std::invalid_argument("add_probes: one pooling per probe set");
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed) {
+  constexpr auto width = static_cast<std::size_t>(ProbeSet::width);
   std::size_t total = set.gap.size();
   for (const auto& e : probed) total += e.decisions.size();
   set.x.resize(total * width);
@@ -33,7 +27,6 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
   for (const ProbedEpisode& e : probed) {
     ProbeSet::Episode ep;
     ep.sample_time = e.sample_time;
-    ep.chain_nodes = chain_nodes;
     ep.first = set.gap.size();
     ep.count = e.decisions.size();
     ep.fallback_gap = e.fallback_gap;
@@ -45,7 +38,7 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
                 e.snapshots.begin() + static_cast<std::ptrdiff_t>(end), encoded.begin());
       std::copy(d.campaign.begin(), d.campaign.end(),
                 encoded.begin() + static_cast<std::ptrdiff_t>(kWindowFloats));
-      pooling(encoded.data(), set.x.data() + set.gap.size() * width);
+      pool_features(encoded.data(), set.x.data() + set.gap.size() * width);
       set.gap.push_back(d.gap_if_submitted);
       std::uint8_t flags = 0;
       for (const auto g : kForecastPlans)
@@ -65,16 +58,12 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const P
                    });
 }
 
-Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int chain_nodes,
-                 int blocks) {
+Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int blocks) {
   Split s;
-  std::vector<std::size_t> primary;
-  for (std::size_t i = 0; i < data.episodes.size(); ++i)
-    if (data.episodes[i].chain_nodes == chain_nodes) primary.push_back(i);
-  const std::size_t n = primary.size();
+  const std::size_t n = data.episodes.size();
   blocks = std::max(1, blocks);
-  // Validation: the last val_fraction of each block's episodes of the main chain, as a list of
-  // [from, to] sample-time intervals.
+  // Validation: the last val_fraction of each block's episodes, as a list of [from, to]
+  // sample-time intervals.
   std::vector<std::pair<Seconds, Seconds>> val;
   for (int b = 0; b < blocks; ++b) {
     const std::size_t lo = n * static_cast<std::size_t>(b) / static_cast<std::size_t>(blocks);
@@ -84,25 +73,19 @@ Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int c
         static_cast<std::size_t>(std::llround(val_fraction * static_cast<double>(hi - lo)));
     if (val_fraction > 0 && hi - lo >= 2) n_val = std::clamp<std::size_t>(n_val, 1, hi - lo - 1);
     if (n_val == 0) continue;
-    val.emplace_back(data.episodes[primary[hi - n_val]].sample_time,
-                     data.episodes[primary[hi - 1]].sample_time);
+    val.emplace_back(data.episodes[hi - n_val].sample_time, data.episodes[hi - 1].sample_time);
   }
   for (std::size_t i = 0; i < data.episodes.size(); ++i) {
     const ProbeSet::Episode& e = data.episodes[i];
-    int validating = -1;
-    bool purged = false;
-    for (std::size_t b = 0; b < val.size(); ++b) {
-      const auto& [from, to] = val[b];
-      if (e.sample_time >= from && e.sample_time <= to) validating = static_cast<int>(b);
+    bool validating = false, purged = false;
+    for (const auto& [from, to] : val) {
+      if (e.sample_time >= from && e.sample_time <= to) validating = true;
       // An episode whose horizon reaches into a validation period would leak its outcome.
       else if (e.sample_time < from && e.sample_time + purge > from)
         purged = true;
     }
-    if (validating >= 0) {
-      if (e.chain_nodes == chain_nodes) {
-        s.val.push_back(i);
-        s.val_block.push_back(validating);
-      }
+    if (validating) {
+      s.val.push_back(i);
     } else if (purged) {
       ++s.purged;
     } else {

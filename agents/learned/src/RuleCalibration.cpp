@@ -95,7 +95,7 @@ int earlier(int a, int b) {
 
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
-                      const std::vector<DecisionRule>& rules, const OverlapCaps& caps) {
+                      const std::vector<DecisionRule>& rules, const OverlapCap& cap) {
   constexpr double kOverCap = 1e6;  // past the cap: worse than anything within it
   // A rule's stops are the earliest of its clauses' (DecisionRule::submits and the window
   // clause); each clause's stops are computed once, however many rules share it.
@@ -131,8 +131,8 @@ Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
     for (std::size_t i = 0; i < stops.size(); ++i)
       stops[i] = earlier(earlier(e->second[i], l->second[i]), w->second[i]);
     const StopMetrics m = evaluate_stops(data, episodes, stops, cost);
-    const double score = !caps.active()                           ? m.mean_cost_h
-                         : caps.hold(data, episodes, stops, cost) ? m.mean_interruption_h
+    const double score = !cap.active()                            ? m.mean_cost_h
+                         : cap.holds(data, episodes, stops, cost) ? m.mean_interruption_h
                                                                   : kOverCap + m.mean_overlap_h;
     if (first || score < best.score - 1e-12) {
       best = {rule, m, score};

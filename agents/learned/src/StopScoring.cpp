@@ -66,80 +66,63 @@ std::vector<int> hindsight_stops(const ProbeSet& data, const std::vector<std::si
   return s;
 }
 
-std::vector<double> group_overlaps(const ProbeSet& data, const std::vector<std::size_t>& episodes,
-                                   const std::vector<int>& group, int groups,
-                                   const std::vector<int>& stops, const CostModel& cost) {
-  std::vector<double> sum(static_cast<std::size_t>(std::max(0, groups)), 0.0);
-  std::vector<std::size_t> n(sum.size(), 0);
-  for (std::size_t i = 0; i < episodes.size(); ++i) {
-    const ProbeSet::Episode& e = data.episodes[episodes[i]];
-    const Seconds gap = data.gap_at(e, stops[i]);
-    const auto g = static_cast<std::size_t>(group[i]);
-    sum[g] += cost.overlap_h(gap);
-    ++n[g];
-  }
-  for (std::size_t g = 0; g < sum.size(); ++g)
-    if (n[g] > 0) sum[g] /= static_cast<double>(n[g]);
-  return sum;
+namespace {
+
+double mean_overlap(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+                    const std::vector<int>& stops, const CostModel& cost) {
+  double sum = 0;
+  for (std::size_t i = 0; i < episodes.size(); ++i)
+    sum += cost.overlap_h(data.gap_at(data.episodes[episodes[i]], stops[i]));
+  return episodes.empty() ? 0.0 : sum / static_cast<double>(episodes.size());
 }
 
-bool OverlapCaps::hold(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+}  // namespace
+
+bool OverlapCap::holds(const ProbeSet& data, const std::vector<std::size_t>& episodes,
                        const std::vector<int>& stops, const CostModel& cost) const {
-  if (confidence <= 0) {
-    const auto overlaps =
-        group_overlaps(data, episodes, group, static_cast<int>(cap.size()), stops, cost);
-    for (std::size_t g = 0; g < cap.size(); ++g)
-      if (overlaps[g] > cap[g] + 1e-9) return false;
-    return true;
-  }
-  // Paired: per day and group, the overlap the rule adds over `average` on the same episodes.
-  // A group's mean is within its cap in a resample where the drawn days add up to <= 0.
-  const std::size_t groups = cap.size();
-  std::vector<double> excess(static_cast<std::size_t>(days) * groups, 0.0);
+  if (!cap) return true;
+  if (confidence <= 0) return mean_overlap(data, episodes, stops, cost) <= *cap + 1e-9;
+  // Paired: per day, the overlap the rule adds over `average` on the same episodes. The mean is
+  // within the cap in a resample where the drawn days add up to <= 0.
+  std::vector<double> excess(static_cast<std::size_t>(days), 0.0);
   for (std::size_t i = 0; i < episodes.size(); ++i) {
     const Seconds gap = data.gap_at(data.episodes[episodes[i]], stops[i]);
-    excess[static_cast<std::size_t>(day[i]) * groups + static_cast<std::size_t>(group[i])] +=
-        cost.overlap_h(gap) - average_overlap[i];
+    excess[static_cast<std::size_t>(day[i])] += cost.overlap_h(gap) - average_overlap[i];
   }
   std::size_t within = 0;
-  std::vector<double> sum(groups);
   for (const auto& draw : resamples) {
-    std::fill(sum.begin(), sum.end(), 0.0);
+    double sum = 0;
     for (std::size_t d = 0; d < draw.size(); ++d)
-      if (draw[d] != 0)
-        for (std::size_t g = 0; g < groups; ++g) sum[g] += draw[d] * excess[d * groups + g];
-    if (std::all_of(sum.begin(), sum.end(), [](double s) { return s <= 1e-9; })) ++within;
+      if (draw[d] != 0) sum += draw[d] * excess[d];
+    if (sum <= 1e-9) ++within;
   }
   return static_cast<double>(within) >= confidence * static_cast<double>(resamples.size());
 }
 
-OverlapCaps make_overlap_caps(const ProbeSet& data, const Split& split, const CostModel& cost,
-                              bool per_block, double confidence, std::uint64_t seed,
-                              int resamples) {
-  OverlapCaps caps;
+OverlapCap make_overlap_cap(const ProbeSet& data, const Split& split, const CostModel& cost,
+                            double confidence, std::uint64_t seed, int resamples) {
+  OverlapCap out;
   const std::vector<int> average = average_stops(data, split.val);
-  caps.group = per_block ? split.val_block : std::vector<int>(split.val.size(), 0);
-  caps.cap =
-      group_overlaps(data, split.val, caps.group, per_block ? split.blocks : 1, average, cost);
-  caps.confidence = confidence;
-  if (confidence <= 0 || split.val.empty()) return caps;  // nothing to resample
+  out.cap = mean_overlap(data, split.val, average, cost);
+  out.confidence = confidence;
+  if (confidence <= 0 || split.val.empty()) return out;  // nothing to resample
   std::vector<Seconds> day_of;  // distinct days, in order of first appearance
   for (std::size_t i = 0; i < split.val.size(); ++i) {
     const ProbeSet::Episode& e = data.episodes[split.val[i]];
     const Seconds d = e.sample_time / kDay;
     auto it = std::find(day_of.begin(), day_of.end(), d);
-    caps.day.push_back(static_cast<int>(it - day_of.begin()));
+    out.day.push_back(static_cast<int>(it - day_of.begin()));
     if (it == day_of.end()) day_of.push_back(d);
-    caps.average_overlap.push_back(cost.overlap_h(data.gap_at(e, average[i])));
+    out.average_overlap.push_back(cost.overlap_h(data.gap_at(e, average[i])));
   }
-  caps.days = static_cast<int>(day_of.size());
+  out.days = static_cast<int>(day_of.size());
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> pick(0, caps.days - 1);
-  caps.resamples.assign(static_cast<std::size_t>(std::max(1, resamples)),
-                        std::vector<std::uint16_t>(day_of.size(), 0));
-  for (auto& draw : caps.resamples)
-    for (int k = 0; k < caps.days; ++k) ++draw[static_cast<std::size_t>(pick(rng))];
-  return caps;
+  std::uniform_int_distribution<int> pick(0, out.days - 1);
+  out.resamples.assign(static_cast<std::size_t>(std::max(1, resamples)),
+                       std::vector<std::uint16_t>(day_of.size(), 0));
+  for (auto& draw : out.resamples)
+    for (int k = 0; k < out.days; ++k) ++draw[static_cast<std::size_t>(pick(rng))];
+  return out;
 }
 
 }  // namespace mirage::learned

@@ -12,8 +12,7 @@ namespace mirage::learned {
 namespace {
 
 nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
-  return {{"history_blocks", hp.history_blocks},
-          {"hidden", hp.hidden},
+  return {{"hidden", hp.hidden},
           {"layers", hp.layers},
           {"batch_size", hp.batch_size},
           {"lr", hp.lr},
@@ -25,7 +24,6 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"overlap_weight", hp.overlap_weight},
           {"calibrate", hp.calibrate},
           {"objective", to_string(hp.objective)},
-          {"overlap_cap", to_string(hp.overlap_cap)},
           {"overlap_confidence", hp.overlap_confidence},
           {"forecast_guard", to_string(hp.forecast_guard)},
           {"follow_average", hp.follow_average},
@@ -71,10 +69,6 @@ void check(const TrainConfig& c) {
   if (hp.ensemble < 1) bad("ensemble", "needs at least one member");
   if (hp.overlap_confidence < 0 || hp.overlap_confidence > 1)
     bad("overlap_confidence", "must be in [0, 1]");
-  if (hp.history_blocks < 0 || hp.history_blocks > FeatureEncoder::kWindow ||
-      (hp.history_blocks > 0 && FeatureEncoder::kWindow % hp.history_blocks != 0))
-    bad("history_blocks",
-        "must divide the window of " + std::to_string(FeatureEncoder::kWindow) + " snapshots");
 }
 
 }  // namespace
@@ -86,7 +80,6 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   TrainSummary summary;
   const auto t0 = std::chrono::steady_clock::now();
   ProbeSet data;
-  const Pooling pooling{config.hp.history_blocks};
   {
     const ProbeSpec& spec = config.probes;
     const std::string cache =
@@ -94,8 +87,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
             ? ""
             : probe_cache_file(config.probe_cache_dir, config.trace_path, trace, spec);
     bool cached = false;
-    add_probes(data, probe_or_load(trace, spec, cache, config.threads, callbacks.probe, &cached),
-               pooling, spec.episode.chain.nodes);
+    add_probes(data, probe_or_load(trace, spec, cache, config.threads, callbacks.probe, &cached));
     summary.probes_from_cache = cached;
   }
   const auto t1 = std::chrono::steady_clock::now();
@@ -109,7 +101,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   cost.handoff_grace = config.probes.episode.chain.handoff_grace;
   // An episode spans its horizon; those that would reach into the validation period are purged.
   const Split split = time_split(data, config.hp.val_fraction, config.probes.episode.horizon(),
-                                 config.probes.episode.chain.nodes, config.hp.val_blocks);
+                                 config.hp.val_blocks);
   summary.train_episodes = split.train.size();
   summary.val_episodes = split.val.size();
   summary.purged_episodes = split.purged;
@@ -132,7 +124,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
       {"agent", std::string(to_string(config.agent))},
       {"encoder_version", FeatureEncoder::kVersion},
       {"pooling_version", kPoolingVersion},
-      {"pooled_features", pooling.size()},
+      {"pooled_features", kPooledFeatures},
       {"trace",
        {{"path", config.trace_path}, {"source", trace.source}, {"jobs", trace.jobs.size()}}},
       {"window",
@@ -159,11 +151,10 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
         {"train_episodes", summary.train_episodes},
         {"val_episodes", summary.val_episodes},
         {"transitions", summary.transitions}}}};
-  OverlapCaps caps;
+  OverlapCap cap;
   if (config.hp.objective == Objective::kMatchAverage)
-    caps = make_overlap_caps(data, split, cost, config.hp.overlap_cap == OverlapCap::kBlocks,
-                             config.hp.overlap_confidence, config.seed);
-  summary.overlap_caps = caps.cap;
+    cap = make_overlap_cap(data, split, cost, config.hp.overlap_confidence, config.seed);
+  summary.overlap_cap = cap.cap;
   const std::string probes_fingerprint = probe_fingerprint(trace, config.probes);
   // Each member of an ensemble is a model of its own seed, in a file of its own.
   const auto context = [&](const TrainConfig& c) {
@@ -174,7 +165,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
                         data,
                         split,
                         cost,
-                        caps,
+                        cap,
                         callbacks,
                         m.dump(),
                         run_fingerprint(c) + " " + probes_fingerprint,

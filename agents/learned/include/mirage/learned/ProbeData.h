@@ -22,7 +22,6 @@ namespace mirage::learned {
 
 // ---- compact features ----------------------------------------------------------------------
 // The networks see the encoder's output pooled to a few dozen numbers: the latest snapshot, the
-// means of `history_blocks` equal blocks of the 24 h window (oldest first; 0: no history), the
 // campaign features, and a few derived from them (remaining time, recent mean wait and planned
 // waits in linear hours, and how each compares with the remaining time). A function of
 // FeatureEncoder::encode() only, so live and simulated decisions pool identically. Change it and
@@ -36,16 +35,10 @@ inline constexpr int kDerivedFeatures = 7;
 // planned waits with recent runtimes, after them, feed the guard and the window clause only).
 inline constexpr int kNetworkCampaignFeatures = FeatureEncoder::kPlannedWaitAtEnd;
 
-struct Pooling {
-  int history_blocks = 0;  // must divide FeatureEncoder::kWindow
-  int size() const {
-    return FeatureEncoder::kPerSnapshot * (1 + history_blocks) + kNetworkCampaignFeatures +
-           kDerivedFeatures;
-  }
-  // `encoded` holds FeatureEncoder::kInputSize floats; `out` receives size().
-  void operator()(const float* encoded, float* out) const;
-  std::vector<float> operator()(const std::vector<float>& encoded) const;
-};
+inline constexpr int kPooledFeatures =
+    FeatureEncoder::kPerSnapshot + kNetworkCampaignFeatures + kDerivedFeatures;
+// `encoded` holds FeatureEncoder::kInputSize floats; `out` receives kPooledFeatures.
+void pool_features(const float* encoded, float* out);
 
 // The forecast guard: no submission until the queue forecast plans the successor to start no
 // earlier than the predecessor's end. Before that, submitting buys overlap unless jobs that
@@ -126,16 +119,15 @@ struct ProbeSpec {
 struct ProbeSet {
   struct Episode {
     Seconds sample_time = 0;
-    int chain_nodes = 0;    // the chain it was probed with
     std::size_t first = 0;  // index of its first decision
     std::size_t count = 0;  // decisions (may be 0: no instant before the fallback)
     Seconds fallback_gap = 0;
     int average_stop = -1;  // where the `average` baseline submits (-1: the fallback)
   };
-  int width = 0;                  // pooled features per decision
-  std::vector<Episode> episodes;  // in sample-time order (chains of one time side by side)
-  std::vector<float> x;           // decisions x width
-  std::vector<Seconds> gap;       // per decision: the gap had the successor been submitted then
+  static constexpr int width = kPooledFeatures;  // per decision
+  std::vector<Episode> episodes;                 // in sample-time order
+  std::vector<float> x;                          // decisions x width
+  std::vector<Seconds> gap;  // per decision: the gap had the successor been submitted then
   // Per decision: bit g set where forecast_allows_submit(ForecastGuard g) holds, and bit
   // kAverageBit where average_would_submit does.
   static constexpr int kAverageBit = 7;
@@ -174,24 +166,20 @@ std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& sp
                                          const std::string& cache_path, int threads,
                                          const CountProgress& progress, bool* from_cache);
 
-// Adds the pooled decisions of `probed` (made with chains of `chain_nodes`) to `set`, keeping
-// the episodes in sample-time order.
-void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, const Pooling& pooling,
-                int chain_nodes);
+// Adds the pooled decisions of `probed` to `set`, keeping the episodes in sample-time order.
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed);
 
-// Blocked time split: the episodes of the `chain_nodes` chain are cut into `blocks` consecutive
-// blocks, and the last `val_fraction` of each validates (so validation sees every period of the
-// window, quiet and busy, not only its end); episodes of any chain whose horizon (sample time +
-// `purge`) reaches into a validation period are left out of both; the others train. One block
-// is the plain time-ordered tail.
+// Blocked time split: the episodes are cut into `blocks` consecutive blocks, and the last
+// `val_fraction` of each validates (so validation sees every period of the window, quiet and
+// busy, not only its end); episodes whose horizon (sample time + `purge`) reaches into a
+// validation period are left out of both; the others train. One block is the plain
+// time-ordered tail.
 struct Split {
   std::vector<std::size_t> train, val;
-  std::vector<int> val_block;  // per entry of val: the block whose tail it is
-  int blocks = 0;              // validation blocks (those with episodes)
+  int blocks = 0;  // validation blocks (those with episodes)
   std::size_t purged = 0;
 };
-Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int chain_nodes,
-                 int blocks = 1);
+Split time_split(const ProbeSet& data, double val_fraction, Seconds purge, int blocks = 1);
 
 // ---- stopping rules on probed episodes -----------------------------------------------------
 // stops[i]: the decision index at which the rule submits in episodes[i], or -1 (the fallback).
@@ -211,39 +199,32 @@ std::vector<int> hindsight_stops(const ProbeSet& data, const std::vector<std::si
                                  const CostModel& cost);
 
 // ---- the match-average objective's constraint --------------------------------------------
-// In each group of validation episodes, no more mean overlap than `average` had there. The groups
-// are the validation blocks (the tail of each period of the window: Hyperparameters::overlap_cap
-// "blocks"), so that a rule cannot buy its interruption with overlap in one period and pay it back
-// in another, or all of them as one ("pooled"). No caps: the cost objective.
-// With a confidence, the caps must hold with that probability under a paired bootstrap of the
-// validation days (Hyperparameters::overlap_confidence): a rule whose overlap sits just under
-// `average`'s in the mean, carried by a few heavy days, is as likely to overlap more on the next
-// month as less.
-struct OverlapCaps {
-  std::vector<double> cap;  // per group: `average`'s mean overlap there (h)
-  std::vector<int> group;   // per validation episode (Split::val order)
-  double confidence = 0;    // 0: compare the means
-  std::vector<int> day;     // per validation episode: its day (0 .. days-1)
+// Over the validation episodes, no more mean overlap than `average` had there. No cap: the cost
+// objective. With a confidence, the cap must hold with that probability under a paired
+// bootstrap of the validation days (Hyperparameters::overlap_confidence): a rule whose overlap
+// sits just under `average`'s in the mean, carried by a few heavy days, is as likely to overlap
+// more on the next month as less. (A cap in each validation block was tried and dropped:
+// docs/learned-agents.md.)
+struct OverlapCap {
+  std::optional<double> cap;  // `average`'s mean overlap (h)
+  double confidence = 0;      // 0: compare the means
+  std::vector<int> day;       // per validation episode: its day (0 .. days-1)
   int days = 0;
   std::vector<double> average_overlap;  // per validation episode: `average`'s overlap (h)
   // Per resample, how often each day is drawn (days entries each).
   std::vector<std::vector<std::uint16_t>> resamples;
-  bool active() const { return !cap.empty(); }
-  // Whether `stops` (per validation episode) keep every group within its cap.
-  bool hold(const ProbeSet& data, const std::vector<std::size_t>& episodes,
-            const std::vector<int>& stops, const CostModel& cost) const;
+  bool active() const { return cap.has_value(); }
+  // Whether `stops` (per validation episode) keep the overlap within the cap.
+  bool holds(const ProbeSet& data, const std::vector<std::size_t>& episodes,
+             const std::vector<int>& stops, const CostModel& cost) const;
 };
-// Day-bootstrap draws behind OverlapCaps::confidence: enough that the admitted share moves in
+// Day-bootstrap draws behind OverlapCap::confidence: enough that the admitted share moves in
 // steps of 0.25%, few enough that checking a rule costs well under a millisecond.
 inline constexpr int kOverlapResamples = 400;
-// The caps of match-average on `split`'s validation episodes: per block or pooled, and with
-// `confidence` > 0 the day bootstrap (`resamples` draws, from `seed`).
-OverlapCaps make_overlap_caps(const ProbeSet& data, const Split& split, const CostModel& cost,
-                              bool per_block, double confidence, std::uint64_t seed,
-                              int resamples = kOverlapResamples);
-// The mean overlap of `stops` in each of `groups` groups (`group`: per entry of `episodes`).
-std::vector<double> group_overlaps(const ProbeSet& data, const std::vector<std::size_t>& episodes,
-                                   const std::vector<int>& group, int groups,
-                                   const std::vector<int>& stops, const CostModel& cost);
+// The cap of match-average on `split`'s validation episodes, with `confidence` > 0 the day
+// bootstrap (`resamples` draws, from `seed`).
+OverlapCap make_overlap_cap(const ProbeSet& data, const Split& split, const CostModel& cost,
+                            double confidence, std::uint64_t seed,
+                            int resamples = kOverlapResamples);
 
 }  // namespace mirage::learned

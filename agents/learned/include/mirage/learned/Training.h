@@ -35,17 +35,18 @@ std::optional<AgentKind> parse_agent_kind(std::string_view text);
 // The learning modes (Hyperparameters), by the names the hyperparameters file and the model
 // files' metadata use.
 enum class Objective { kCost, kMatchAverage };   // "cost", "match-average"
-enum class OverlapCap { kPooled, kBlocks };      // "pooled", "blocks"
 enum class WaitTarget { kBootstrap, kRollout };  // "bootstrap", "rollout"
 enum class PgEstimator { kReinforce, kExact };   // "reinforce", "exact"
 std::string_view to_string(Objective v);
-std::string_view to_string(OverlapCap v);
 std::string_view to_string(WaitTarget v);
 std::string_view to_string(PgEstimator v);
 // A forecast guard, or none named: chosen on validation ("auto").
 std::string_view to_string(const std::optional<ForecastGuard>& guard);
 template <class Enum>
 std::optional<Enum> parse_mode(std::string_view text);
+// Every name parse_mode<Enum> takes, in the order the help lists them.
+template <class Enum>
+std::vector<std::string_view> mode_names();
 
 // A decision rule's threshold after `average` that submits wherever `average` would, whatever the
 // margin (DecisionRule::after_average; "always" in model files).
@@ -73,9 +74,6 @@ struct DecisionRule {
 // Every knob, with the defaults `mirage train` shows in its help.
 struct Hyperparameters {
   // Shared by all agents.
-  // Means of this many blocks of the 24 h window join the input. 0 by default: on LS6 the block
-  // means let the networks fit patterns of the training months that the next month lacked.
-  int history_blocks = 0;
   int hidden = 64;             // units per hidden layer
   int layers = 2;              // hidden layers
   int batch_size = 512;        // transitions (dqn, moe) per gradient step
@@ -94,10 +92,7 @@ struct Hyperparameters {
   // is no larger than the `average` baseline's there: spend no more GPU time on overlap than
   // the simple rule does, and cut as much interruption with it as the model can).
   Objective objective = Objective::kMatchAverage;
-  // Where match-average holds the overlap to `average`'s: "blocks" (in each validation block:
-  // every period of the window, quiet and busy) or "pooled" (over all validation episodes).
-  OverlapCap overlap_cap = OverlapCap::kPooled;
-  // match-average: admit a rule only where its overlap stays within the caps in at least this
+  // match-average: admit a rule only where its overlap stays within the cap in at least this
   // share of bootstrap resamples of the validation days (paired with `average` on the same
   // days); 0 compares the means alone.
   double overlap_confidence = 0.7;
@@ -183,8 +178,8 @@ struct TrainSummary {
   int epochs = 0;  // epochs run (all phases), this session and resumed ones
   // On the validation episodes, greedy.
   StopMetrics agent, reactive, average, hindsight;
-  std::vector<double> overlap_caps;  // match-average: `average`'s overlap per validation block
-  DecisionRule rule;                 // the saved one
+  std::optional<double> overlap_cap;  // match-average: `average`'s mean validation overlap (h)
+  DecisionRule rule;                  // the saved one
 };
 
 // Probes (or loads) the window, trains, and writes the model file atomically. Throws
