@@ -60,12 +60,14 @@ EpisodeStartMode EpisodeOptions::start_mode() const {
   return start == "peer" ? EpisodeStartMode::kPeerWarmup : EpisodeStartMode::kForkReplay;
 }
 
-Seconds EpisodeOptions::from_time(Seconds first) const {
-  return from.empty() ? first : parse_time_flag(from, "--from");
+std::optional<Seconds> EpisodeOptions::from_time() const {
+  if (from.empty()) return std::nullopt;
+  return parse_time_flag(from, "--from");
 }
 
-Seconds EpisodeOptions::to_time(Seconds last) const {
-  return to.empty() ? last : parse_time_flag(to, "--to");
+std::optional<Seconds> EpisodeOptions::to_time() const {
+  if (to.empty()) return std::nullopt;
+  return parse_time_flag(to, "--to");
 }
 
 Seconds EpisodeOptions::spacing() const {

@@ -3,6 +3,7 @@
 // shape (nodes, GPUs, limit, overlap mode), the window of sample times and their spacing, the
 // cut-off, and how each sample starts (fork or peer). One set of flags, parsed in one place.
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "mirage/agents/Episode.h"
@@ -26,9 +27,9 @@ struct EpisodeOptions {
   // The chain (checked against the machine) and the cut-off into `episode`.
   void apply(EpisodeConfig& episode, const ClusterSpec& machine) const;
   EpisodeStartMode start_mode() const;
-  // The window: --from and --to, each else `first` / `last` (when not required).
-  Seconds from_time(Seconds first) const;
-  Seconds to_time(Seconds last) const;
+  // The window: --from and --to, each else none (only where the window is not required).
+  std::optional<Seconds> from_time() const;
+  std::optional<Seconds> to_time() const;
   Seconds spacing() const;
 };
 

@@ -146,8 +146,8 @@ int run_eval(const EvalOptions& o) {
   c.episode.reactive_lead = parse_duration_flag(o.fallback_lead, "--fallback-lead");
   // Without a window: from a day into the log (a queue has built up) to its last submission;
   // samples whose episode runs past the log are dropped as always.
-  c.from = o.episode.from_time(trace.jobs.front().submit + kDay);
-  c.to = o.episode.to_time(trace.jobs.back().submit);
+  c.from = o.episode.from_time().value_or(trace.jobs.front().submit + kDay);
+  c.to = o.episode.to_time().value_or(trace.jobs.back().submit);
   if (c.to <= c.from) throw InputError({"", 0, "--to"}, "must be after --from");
   c.every = o.episode.spacing();
   c.start_mode = o.episode.start_mode();

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "mirage/core/Error.h"
+#include "mirage/core/Text.h"
 
 namespace mirage::daemon {
 namespace {
@@ -155,19 +156,14 @@ using KeyHandler = std::function<void(const toml::node&, const std::string&)>;
 std::string key_on_line(const std::string& text, long line) {
   std::istringstream in(text);
   std::string l, section;
-  auto trim = [](std::string x) {
-    const auto b = x.find_first_not_of(" \t");
-    const auto e = x.find_last_not_of(" \t\r");
-    return b == std::string::npos ? std::string() : x.substr(b, e - b + 1);
-  };
   for (long i = 1; std::getline(in, l); ++i) {
-    l = trim(l);
+    l = std::string(trim(l));
     if (i < line) {
       if (l.size() > 2 && l.front() == '[' && l[1] != '[' && l.find(']') != std::string::npos)
-        section = trim(l.substr(1, l.find(']') - 1));
+        section = std::string(trim(std::string_view(l).substr(1, l.find(']') - 1)));
       continue;
     }
-    const std::string key = trim(l.substr(0, l.find('=')));
+    const std::string key(trim(std::string_view(l).substr(0, l.find('='))));
     const bool plain = l.find('=') != std::string::npos && !key.empty() &&
                        std::all_of(key.begin(), key.end(), [](char c) {
                          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';

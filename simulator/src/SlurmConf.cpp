@@ -8,16 +8,11 @@
 #include <utility>
 
 #include "mirage/core/Error.h"
+#include "mirage/core/Text.h"
 #include "mirage/core/Time.h"
 
 namespace mirage {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);

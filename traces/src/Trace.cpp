@@ -35,7 +35,6 @@ using trace_detail::SacctFixedReader;
 using trace_detail::SacctParsableReader;
 using trace_detail::split_whitespace;
 using trace_detail::SwfReader;
-using trace_detail::trim;
 
 // ---------------------------------------------------------------------------------------------
 // Format detection

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mirage/core/Error.h"
+#include "mirage/core/Text.h"  // trim
 
 namespace mirage::trace_detail {
 
@@ -21,12 +22,6 @@ inline bool is_space(char c) {
 }
 inline bool is_digit(char c) {
   return c >= '0' && c <= '9';
-}
-
-inline std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
 }
 
 inline char lower(char c) {
