@@ -53,10 +53,6 @@ Statement& Statement::bind_blob(int i, const void* data, std::size_t size) {
   check(sqlite3_bind_blob64(stmt_, i, data, size, SQLITE_TRANSIENT), "bind");
   return *this;
 }
-Statement& Statement::bind_null(int i) {
-  check(sqlite3_bind_null(stmt_, i), "bind");
-  return *this;
-}
 
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_);

@@ -30,7 +30,6 @@ class Statement {
   Statement& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
   Statement& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
   Statement& bind_blob(int i, const void* data, std::size_t size);
-  Statement& bind_null(int i);
 
   // Steps once: true while a row is available.
   bool step();

@@ -26,7 +26,6 @@ class AdamW {
 
   // Whether steps run the fused CUDA kernel (else per-tensor ops).
   bool fused() const { return fused_; }
-  std::int64_t steps_taken() const { return steps_; }
   // Sets the step count that bias correction uses (ranks that did not read the checkpoint).
   void set_steps_taken(std::int64_t steps);
 

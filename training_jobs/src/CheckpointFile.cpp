@@ -136,16 +136,6 @@ std::string decode_checkpoint_file(std::string_view bytes) {
   return std::string(payload);
 }
 
-PayloadReader memory_payload(std::string payload) {
-  auto bytes = std::make_shared<const std::string>(std::move(payload));
-  return {bytes->size(), [bytes](std::uint64_t pos, void* buf, std::size_t n) -> std::size_t {
-            if (pos >= bytes->size()) return 0;
-            n = std::min<std::size_t>(n, bytes->size() - pos);
-            std::memcpy(buf, bytes->data() + pos, n);
-            return n;
-          }};
-}
-
 CheckpointDir::CheckpointDir(std::filesystem::path dir, int keep)
     : dir_(std::move(dir)), keep_(std::max(1, keep)) {}
 

@@ -46,7 +46,6 @@ struct PayloadReader {
   std::uint64_t size = 0;
   std::function<std::size_t(std::uint64_t pos, void* buf, std::size_t n)> read;
 };
-PayloadReader memory_payload(std::string payload);
 
 // Receives the payload in pieces as it is produced.
 using PayloadSink = std::function<void(std::string_view)>;

@@ -31,10 +31,6 @@ bool SignalStop::requested() {
   return g_signal != 0;
 }
 
-int SignalStop::signal_number() {
-  return g_signal;
-}
-
 const char* SignalStop::signal_name() {
   switch (g_signal) {
     case 0: return "";

@@ -10,8 +10,6 @@ class SignalStop {
   // Installs the handlers (SA_RESTART, so blocking calls inside LibTorch and gloo are not cut).
   static void install();
   static bool requested();
-  // The first signal received, or 0.
-  static int signal_number();
   // "SIGUSR1", "SIGTERM", ... or "" when none.
   static const char* signal_name();
   // Seconds since the first signal arrived (CLOCK_MONOTONIC), or 0 when none.

@@ -76,7 +76,6 @@ class ObservationBuilder {
   void add(const QueueSnapshot& snapshot);
   Observation build(const CampaignView& campaign) const;
   bool empty() const { return history_.empty(); }
-  Seconds last_time() const { return last_.time; }
 
  private:
   std::deque<FeatureEncoder::SnapshotFeatures> history_;

@@ -25,7 +25,6 @@ struct ChildProcessResult {
   int exit_code = -1;      // when it exited (-1 with signal 0: how it ended is unknown)
   int signal = 0;          // when a signal ended it
   std::string out, err;
-  bool exited_ok() const { return start_errno == 0 && !timed_out && exit_code == 0; }
 };
 
 ChildProcessResult run_child_process(const ChildProcessSpec& spec);
