@@ -267,6 +267,7 @@ TEST_F(LearnedTest, ARuleThatFollowsAverageSubmitsWhereAverageDoesUnlessTheMargi
   const Trace trace = busy_trace(11, 12);
   TrainConfig c = tiny(AgentKind::kDqn, path("follows.mirage-model"), 2, 10);
   c.hp.max_epochs = 1;
+  c.hp.window_clause = false;  // the clause after `average` alone
   const TrainSummary s = train_agent(trace, c);
   // Never early by the network; where `average` would submit, `after` decides.
   auto rewritten = [&](const std::string& name, const nlohmann::json& after) {

@@ -95,7 +95,7 @@ struct Hyperparameters {
   // match-average: admit a rule only where its overlap stays within the cap in at least this
   // share of bootstrap resamples of the validation days (paired with `average` on the same
   // days); 0 compares the means alone.
-  double overlap_confidence = 0.7;
+  double overlap_confidence = 0.99;
   // Hold the agent to a forecast guard (ForecastGuard, forecast_allows_submit: no submission
   // while the queue forecast plans the successor to start before the predecessor's end):
   // "limits" ("on" before there were two), "halved", "recent", "off", or "auto" (off, limits or
@@ -107,11 +107,10 @@ struct Hyperparameters {
   bool follow_average = true;
   // Also try each final rule with a window clause (WindowClause): submit, whatever the margin,
   // once the predecessor has at most a bound left and the forecast says a submission at its
-  // end would wait at least another; both bounds chosen on validation with the rule. Off by
-  // default: on LS6 1-node chains it cut February's interruption (0.45 h to 0.36 h) with more
-  // overlap than `average` spends (0.32 h against 0.28 h); elsewhere it was not chosen or
-  // changed little (README, learned agents).
-  bool window_clause = false;
+  // end would wait at least another; both bounds chosen on validation with the rule. With the
+  // 99% overlap cap, the default recipe: it met the bar on LS6 and KTH-SP2 1-node chains where
+  // the 70% cap without it met it on KTH-SP2 alone (docs/learned-agents.md).
+  bool window_clause = true;
   // dqn (and moe's experts and gate)
   int target_update = 250;   // gradient steps between target-network copies
   double huber_delta = 1.0;  // Huber loss threshold (hours)
