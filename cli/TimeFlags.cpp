@@ -1,5 +1,9 @@
 #include "TimeFlags.h"
 
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
 #include "mirage/core/Error.h"
 
 namespace mirage::cli {
@@ -16,6 +20,28 @@ Seconds parse_duration_flag(const std::string& text, const char* flag) {
   if (!d || *d <= 0)
     throw InputError({"", 0, flag}, "expected a duration such as 4h, 30m, 2d; got '" + text + "'");
   return *d;
+}
+
+Seconds parse_nonnegative_duration_flag(const std::string& text, const char* flag) {
+  if (text == "0") return 0;
+  const auto d = parse_short_duration(text);
+  if (!d)
+    throw InputError({"", 0, flag},
+                     "expected a duration such as 10m, 1h, or 0; got '" + text + "'");
+  return *d;
+}
+
+Seconds parse_hours_flag(const std::string& text, const char* flag) {
+  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text.back()))) {
+    char* end = nullptr;
+    const double hours = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() + text.size() && hours > 0 && hours < 1e6)
+      return static_cast<Seconds>(std::llround(hours * kHour));
+  } else if (const auto d = parse_short_duration(text); d && *d > 0) {
+    return *d;
+  }
+  throw InputError({"", 0, flag},
+                   "expected hours (e.g. 336) or a duration (e.g. 14d); got '" + text + "'");
 }
 
 }  // namespace mirage::cli

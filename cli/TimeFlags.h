@@ -10,5 +10,9 @@ namespace mirage::cli {
 Seconds parse_time_flag(const std::string& text, const char* flag);
 // "4h", "30m", "2d" (positive); InputError naming `flag` otherwise.
 Seconds parse_duration_flag(const std::string& text, const char* flag);
+// The same, or 0 ("0" alone, or "0m" ...); never negative.
+Seconds parse_nonnegative_duration_flag(const std::string& text, const char* flag);
+// Hours as a plain number ("336", "12.5"), or a duration ("14d"); positive.
+Seconds parse_hours_flag(const std::string& text, const char* flag);
 
 }  // namespace mirage::cli

@@ -87,6 +87,17 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
                ? (seg.gpus_per_node > 0 ? seg.gpus_per_node : e.sim.spec().gpus_per_node)
                : 1));
 
+  std::optional<CampaignLedger> ledger;
+  if (config.campaign.active())
+    ledger.emplace(config.campaign, std::min(seg.runtime, seg.time_limit));
+  // A whole campaign goes on until its work is done; twice the segments it needs at the least
+  // is a bound for one that keeps losing its segments to overlap (it ends incomplete).
+  const int segments = ledger ? 2 * config.campaign.segments_needed(chain) + 1 : chain.segments;
+  const auto finish = [&] {
+    if (ledger) result.campaign = ledger->outcome();
+    return result;
+  };
+
   SimJobIndex pred = e.sim.submit(seg);
   Seconds pred_submit = e.sim.now();
   if (!wait_for_start(e, pred, e.deadline, interval)) {
@@ -96,13 +107,22 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
     b.successor_start = e.deadline;
     b.predecessor_start = b.predecessor_end = e.deadline;
     result.boundaries.push_back(b);
-    return result;
+    return finish();
   }
-  for (int k = 0; k + 1 < chain.segments; ++k) {
+  std::optional<Seconds> pred_stopped_previous;  // when the segment before `pred` stopped
+  for (int k = 0; k + 1 < segments; ++k) {
     BoundaryOutcome b;
     b.predecessor_submit = pred_submit;
     b.predecessor_start = e.sim.start_time(pred);
     b.predecessor_end = b.predecessor_start + std::min(seg.runtime, seg.time_limit);
+    if (ledger) {
+      if (const auto done = ledger->started(b.predecessor_start, pred_stopped_previous)) {
+        // This segment finishes the work: it ends then, and no boundary follows.
+        e.sim.end_early(pred, *done);
+        ledger->finished(*done);
+        break;
+      }
+    }
     const Seconds fallback =
         std::max(b.predecessor_start, b.predecessor_end - config.reactive_lead);
     decider.begin_boundary();
@@ -127,25 +147,34 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
       e.sim.run_until(config.fallback_at_decision ? std::max(fallback, e.next_snapshot) : fallback);
     b.successor_submit = e.sim.now();
     const SimJobIndex succ = e.sim.submit(seg);
-    const Seconds cutoff = std::min(e.deadline, b.predecessor_end + config.max_wait);
+    // A whole campaign waits as long as it takes (its user cannot give up on a segment); only the
+    // end of the log cuts it off. max_wait then only sizes the trace a start time needs.
+    const Seconds cutoff =
+        ledger ? e.deadline : std::min(e.deadline, b.predecessor_end + config.max_wait);
     // After the last boundary no decision follows: its wait needs no snapshots (on a congested
     // cluster, a day of them was most of an episode's time).
-    const bool observed = k + 2 < chain.segments;
+    const bool observed = ledger || k + 2 < segments;
     if (wait_for_start(e, succ, cutoff, interval, observed)) {
       b.successor_start = e.sim.start_time(succ);
     } else {
       b.successor_start = cutoff;
       b.truncated = true;
     }
-    if (chain.overlap == OverlapMode::kHandoff && b.successor_start < b.predecessor_end &&
-        !b.truncated)
-      e.sim.end_early(pred, b.successor_start + chain.handoff_grace);
+    const bool cut = chain.overlap == OverlapMode::kHandoff &&
+                     b.successor_start + chain.handoff_grace < b.predecessor_end && !b.truncated;
+    if (cut) e.sim.end_early(pred, b.successor_start + chain.handoff_grace);
+    if (ledger) {
+      const Seconds stop = cut ? b.successor_start + chain.handoff_grace : b.predecessor_end;
+      ledger->stopped(stop, cut);
+      ledger->add_boundary(b.interruption(), b.overlap(chain));
+      pred_stopped_previous = stop;
+    }
     result.boundaries.push_back(b);
     if (b.truncated) break;
     pred = succ;
     pred_submit = b.successor_submit;
   }
-  return result;
+  return finish();
 }
 
 }  // namespace mirage

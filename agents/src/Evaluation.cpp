@@ -85,10 +85,53 @@ PolicyMetrics compute_metrics(const std::vector<SampleOutcome>& policy,
   return pm;
 }
 
+std::map<std::string, CampaignMetrics> compute_campaign_metrics(
+    const std::map<std::string, std::vector<SampleOutcome>>& outcomes, Seconds work,
+    int gpus_per_segment) {
+  std::map<std::string, CampaignMetrics> out;
+  if (outcomes.empty()) return out;
+  const std::size_t n = outcomes.begin()->second.size();
+  const auto complete = [](const SampleOutcome& o) {
+    return o.episode.campaign && o.episode.campaign->complete;
+  };
+  std::vector<char> compared(n, 1);
+  for (const auto& [name, outs] : outcomes)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!complete(outs[i])) compared[i] = 0;
+  const double gpu_h = static_cast<double>(gpus_per_segment) / kHour;
+  for (const auto& [name, outs] : outcomes) {
+    CampaignMetrics& m = out[name];
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!complete(outs[i])) ++m.incomplete;
+      if (!compared[i]) continue;
+      const CampaignOutcome& c = *outs[i].episode.campaign;
+      ++m.compared;
+      const double makespan_h = static_cast<double>(c.finish - outs[i].sample_time) / kHour;
+      m.makespan_h += makespan_h;
+      m.stretch += makespan_h * kHour / static_cast<double>(work);
+      m.segments += c.segments;
+      m.idle_gpu_h += static_cast<double>(c.interruption) * gpu_h;
+      m.overlap_gpu_h += static_cast<double>(c.overlap) * gpu_h;
+      m.restart_gpu_h += static_cast<double>(c.restart + c.redo) * gpu_h;
+      m.redo_gpu_h += static_cast<double>(c.redo) * gpu_h;
+      m.charged_gpu_h += static_cast<double>(c.charged) * gpu_h;
+    }
+    if (m.compared == 0) continue;
+    const double k = static_cast<double>(m.compared);
+    for (double* v : {&m.makespan_h, &m.stretch, &m.segments, &m.idle_gpu_h, &m.overlap_gpu_h,
+                      &m.restart_gpu_h, &m.redo_gpu_h, &m.charged_gpu_h})
+      *v /= k;
+  }
+  return out;
+}
+
 EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProgress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (config.every <= 0) throw std::invalid_argument("the sample spacing must be positive");
   if (config.episode.chain.segments < 2) throw std::invalid_argument("a chain needs 2+ segments");
+  if (config.episode.campaign.active() &&
+      config.episode.campaign.segments_needed(config.episode.chain) < 2)
+    throw std::invalid_argument("a whole campaign needs more work than one segment does");
   std::vector<std::string> policies = {"reactive"};
   for (const auto& p : config.policies)
     if (std::find(policies.begin(), policies.end(), p) == policies.end()) policies.push_back(p);
@@ -133,6 +176,15 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
     }
   for (const auto& [name, outs] : report.outcomes)
     report.metrics[name] = compute_metrics(outs, reactive, config.episode.chain);
+  if (config.episode.campaign.active()) {
+    const ChainSpec& chain = config.episode.chain;
+    const int per_node =
+        chain.gpus_per_node > 0 ? chain.gpus_per_node : config.cluster.gpus_per_node;
+    report.gpus_known = per_node > 0;
+    report.gpus_per_segment = chain.nodes * std::max(1, per_node);
+    report.campaign = compute_campaign_metrics(report.outcomes, config.episode.campaign.work,
+                                               report.gpus_per_segment);
+  }
   report.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;

@@ -32,6 +32,9 @@ struct EvalOptions {
   std::string fallback_lead = "1m";
   bool tick = false;
   std::string policies = "reactive,average,oracle";
+  std::string work;  // empty: boundaries only
+  std::string checkpoint_every = "30m";
+  std::string restart_overhead = "10m";
   int threads = 0;
   bool json = false;
   std::string out;
@@ -44,6 +47,63 @@ nlohmann::json to_json(const BucketMetrics& m) {
           {"mean_overlap_h", m.mean_overlap_h},
           {"p90_interruption_h", m.p90_interruption_h},
           {"interruption_reduction", m.interruption_reduction}};
+}
+
+nlohmann::json to_json(const CampaignMetrics& m) {
+  return {{"compared", m.compared},           {"incomplete", m.incomplete},
+          {"makespan_h", m.makespan_h},       {"stretch", m.stretch},
+          {"segments", m.segments},           {"idle_gpu_h", m.idle_gpu_h},
+          {"overlap_gpu_h", m.overlap_gpu_h}, {"restart_gpu_h", m.restart_gpu_h},
+          {"redo_gpu_h", m.redo_gpu_h},       {"charged_gpu_h", m.charged_gpu_h}};
+}
+
+std::string hours(Seconds s) {
+  return fmt::format("{:g} h", static_cast<double>(s) / kHour);
+}
+
+// The whole-campaign costs checked against what the flags ask: one clear line for each misfit.
+CampaignWork campaign_work(const EvalOptions& o, const ChainSpec& chain) {
+  CampaignWork w;
+  if (o.work.empty()) return w;
+  w.work = parse_hours_flag(o.work, "--work");
+  w.checkpoint_every = parse_nonnegative_duration_flag(o.checkpoint_every, "--checkpoint-every");
+  w.restart_overhead = parse_nonnegative_duration_flag(o.restart_overhead, "--restart-overhead");
+  if (w.restart_overhead >= chain.runtime)
+    throw InputError({"", 0, "--restart-overhead"},
+                     fmt::format("{} is not shorter than a segment ({}): no segment after the "
+                                 "first would make progress",
+                                 hours(w.restart_overhead), hours(chain.runtime)));
+  if (w.work <= chain.runtime)
+    throw InputError({"", 0, "--work"},
+                     fmt::format("{} of work fits in one segment ({}): a campaign of one segment "
+                                 "has no boundary to judge",
+                                 hours(w.work), hours(chain.runtime)));
+  return w;
+}
+
+void print_campaign(const EvalReport& r, const EvalConfig& c, const EvalOptions& o,
+                    const std::vector<std::string>& order, std::size_t width) {
+  const CampaignWork& w = c.episode.campaign;
+  const std::string unit = r.gpus_known ? "GPU-h" : "node-h";
+  fmt::print(
+      "\nwhole campaign ({}): {} h of work in {}-minute segments, {} {} a segment, {}, {} min to "
+      "restart; {} start time(s) compared (those where every policy finished its campaign)\n",
+      o.episode.overlap, static_cast<double>(w.work) / kHour, o.episode.limit_min,
+      r.gpus_per_segment, r.gpus_known ? "GPUs" : "nodes (GPUs per node not given)",
+      w.checkpoint_every > 0
+          ? fmt::format("a checkpoint every {} min", w.checkpoint_every / kMinute)
+          : std::string("a checkpoint at each hand-off"),
+      w.restart_overhead / kMinute, r.campaign.begin()->second.compared);
+  fmt::print("  {:<{}} {:>10} {:>8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>11}\n", "policy", width,
+             "makespan", "stretch", "segments", "idle " + unit, "overlap " + unit,
+             "restart " + unit, "charged " + unit, "incomplete");
+  for (const auto& name : order) {
+    const CampaignMetrics& m = r.campaign.at(name);
+    fmt::print(
+        "  {:<{}} {:>8.1f} h {:>8.3f} {:>9.2f} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>11}\n",
+        name, width, m.makespan_h, m.stretch, m.segments, m.idle_gpu_h, m.overlap_gpu_h,
+        m.restart_gpu_h, m.charged_gpu_h, m.incomplete);
+  }
 }
 
 // `width`: the policy column, wide enough for the longest name (model files have long ones).
@@ -144,6 +204,7 @@ int run_eval(const EvalOptions& o) {
   c.episode.decision_interval = parse_duration_flag(o.decision_interval, "--decision-interval");
   c.episode.fallback_at_decision = o.tick;
   c.episode.reactive_lead = parse_duration_flag(o.fallback_lead, "--fallback-lead");
+  c.episode.campaign = campaign_work(o, c.episode.chain);
   // Without a window: from a day into the log (a queue has built up) to its last submission;
   // samples whose episode runs past the log are dropped as always.
   c.from = o.episode.from_time().value_or(trace.jobs.front().submit + kDay);
@@ -162,12 +223,22 @@ int run_eval(const EvalOptions& o) {
   Progress progress("eval: episodes");
   EvalReport r = evaluate(trace, c, [&](std::size_t d, std::size_t t) { progress.update(d, t); });
   progress.finish();
+  if (c.episode.campaign.active() && r.sample_times.empty())
+    throw InputError({"", 0, "--from"},
+                     fmt::format("no start time in the window leaves room for a whole campaign: "
+                                 "one may need {} of the log after it (widen the window or give "
+                                 "less --work)",
+                                 hours(c.episode.horizon())));
   if (r.dropped_past_horizon)
     fmt::print(stderr,
                "mirage eval: warning: {} sample(s) dropped: their episode would need trace data "
                "past the end of the log ({} after the sample time)\n",
                r.dropped_past_horizon, format_slurm_duration(c.episode.horizon()));
-  if (r.truncated)
+  if (r.truncated && c.episode.campaign.active())
+    fmt::print(stderr,
+               "mirage eval: warning: {} of reactive's campaigns cut off by the end of the log\n",
+               r.truncated);
+  else if (r.truncated)
     fmt::print(stderr, "mirage eval: warning: {} episode(s) cut off at --max-wait {}\n",
                r.truncated, o.episode.max_wait);
 
@@ -189,8 +260,17 @@ int run_eval(const EvalOptions& o) {
       nlohmann::json p = to_json(m.overall);
       for (const auto& [bucket, bm] : m.buckets) p["buckets"][bucket] = to_json(bm);
       if (!p.contains("buckets")) p["buckets"] = nlohmann::json::object();
+      if (const auto it = r.campaign.find(name); it != r.campaign.end())
+        p["campaign"] = to_json(it->second);
       j["policies"][name] = p;
     }
+    if (c.episode.campaign.active())
+      j["campaign"] = {{"work_h", static_cast<double>(c.episode.campaign.work) / kHour},
+                       {"checkpoint_every_s", c.episode.campaign.checkpoint_every},
+                       {"restart_overhead_s", c.episode.campaign.restart_overhead},
+                       {"gpus_per_segment", r.gpus_per_segment},
+                       {"gpus_known", r.gpus_known},
+                       {"overlap", o.episode.overlap}};
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -202,17 +282,15 @@ int run_eval(const EvalOptions& o) {
              r.dropped_past_horizon, r.wall_seconds);
   std::size_t width = 12;
   for (const auto& p : c.policies) width = std::max(width, p.size());
+  std::vector<std::string> order = {"reactive"};
+  for (const auto& p : c.policies)
+    if (p != "reactive") order.push_back(p);
   for (const std::string& bucket :
        {std::string("overall"), std::string("low"), std::string("medium"), std::string("heavy")}) {
     fmt::print("\n{}\n  {:<{}} {:>7} {:>12} {:>9} {:>11} {:>10} {:>10}\n", bucket, "policy", width,
                "samples", "mean int.", "zero int.", "overlap", "p90 int.", "reduction");
     bool any = false;
-    for (const auto& name : [&] {
-           std::vector<std::string> order = {"reactive"};
-           for (const auto& p : c.policies)
-             if (p != "reactive") order.push_back(p);
-           return order;
-         }()) {
+    for (const auto& name : order) {
       const PolicyMetrics& m = r.metrics.at(name);
       if (bucket == "overall") {
         print_row(name, width, m.overall);
@@ -224,6 +302,7 @@ int run_eval(const EvalOptions& o) {
     }
     if (!any) fmt::print("  (no samples)\n");
   }
+  if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
   if (!o.out.empty()) fmt::print("\nper-sample CSV and plot in {}\n", o.out);
   return 0;
 }
@@ -257,6 +336,19 @@ void register_eval_command(CLI::App& app) {
                   "Comma-separated policy names (reactive, average, forecast, forecast-recent, "
                   "oracle) or model files")
       ->capture_default_str();
+  cmd->add_option("--work", o->work,
+                  "Judge whole campaigns: hours of compute (e.g. 336, or 14d) done in --limit "
+                  "segments chained until the work is done; adds makespan and GPU-hours")
+      ->group("Whole campaign");
+  cmd->add_option("--checkpoint-every", o->checkpoint_every,
+                  "With --work: a segment stopped by a hand-off keeps its work up to its last "
+                  "checkpoint (0: the stop itself checkpoints)")
+      ->capture_default_str()
+      ->group("Whole campaign");
+  cmd->add_option("--restart-overhead", o->restart_overhead,
+                  "With --work: each segment after the first spends this loading the checkpoint")
+      ->capture_default_str()
+      ->group("Whole campaign");
   cmd->add_option("--threads", o->threads, "Worker threads (0: all cores)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object instead of tables");
   cmd->add_option(

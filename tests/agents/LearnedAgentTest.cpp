@@ -9,7 +9,6 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
@@ -18,34 +17,13 @@
 #include "mirage/core/QueueForecast.h"
 #include "mirage/learned/LearnedModel.h"
 #include "mirage/learned/Training.h"
+#include "support/BusyTrace.h"
 
 namespace mirage::learned {
 namespace {
 
-constexpr Seconds kT0 = 1'700'000'000 / kDay * kDay;  // a midnight
-
-// A busy 16-node machine (as in tests/unit/EpisodeTest.cpp): mean size 3.5 nodes, mean runtime
-// 3.25 h, a job every `gap` seconds on average; queues come and go.
-Trace busy_trace(unsigned seed, int days, double gap = 2600) {
-  std::mt19937_64 rng(seed);
-  Trace t;
-  t.source = "synthetic";
-  t.machine_nodes = 16;
-  Seconds now = kT0;
-  JobId id = 1;
-  while (now < kT0 + days * kDay) {
-    now += static_cast<Seconds>(std::exponential_distribution<double>(1.0 / gap)(rng));
-    Job j;
-    j.id = id++;
-    j.submit = now;
-    j.nodes = 1 + static_cast<int>(rng() % 6);
-    j.time_limit = (1 + static_cast<Seconds>(rng() % 12)) * kHour;
-    j.start = now;
-    j.end = now + static_cast<Seconds>(rng() % static_cast<unsigned>(j.time_limit));
-    t.jobs.push_back(j);
-  }
-  return t;
-}
+using test::busy_trace;
+using test::kT0;
 
 EpisodeConfig short_chain(int nodes) {
   EpisodeConfig e;

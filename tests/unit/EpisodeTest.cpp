@@ -2,7 +2,6 @@
 // evaluation harness.
 #include <gtest/gtest.h>
 
-#include <random>
 
 #include "mirage/agents/Baselines.h"
 #include "mirage/agents/Evaluation.h"
@@ -10,34 +9,13 @@
 #include "mirage/agents/Probe.h"
 #include "mirage/agents/ReactiveWhatIf.h"
 #include "mirage/core/Error.h"
+#include "support/BusyTrace.h"
 
 namespace mirage {
 namespace {
 
-constexpr Seconds kT0 = 1'700'000'000 / kDay * kDay;  // a midnight
-
-// A busy 16-node machine: mean size 3.5 nodes, mean runtime 3.25 h, a job every 2,600 s on
-// average: about 0.98 offered load over two weeks, so queues come and go.
-Trace busy_trace(unsigned seed, int days = 14) {
-  std::mt19937_64 rng(seed);
-  Trace t;
-  t.source = "synthetic";
-  t.machine_nodes = 16;
-  Seconds now = kT0;
-  JobId id = 1;
-  while (now < kT0 + days * kDay) {
-    now += static_cast<Seconds>(std::exponential_distribution<double>(1.0 / 2600)(rng));
-    Job j;
-    j.id = id++;
-    j.submit = now;
-    j.nodes = 1 + static_cast<int>(rng() % 6);
-    j.time_limit = (1 + static_cast<Seconds>(rng() % 12)) * kHour;
-    j.start = now;  // recorded start is unused by the simulator
-    j.end = now + static_cast<Seconds>(rng() % static_cast<unsigned>(j.time_limit));
-    t.jobs.push_back(j);
-  }
-  return t;
-}
+using test::busy_trace;
+using test::kT0;
 
 ClusterSpec cluster16() {
   ClusterSpec c;

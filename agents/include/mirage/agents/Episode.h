@@ -5,8 +5,10 @@
 // predecessor's end (as a job script's last line would); the episode ends when the successor
 // starts. Longer chains repeat this at every boundary.
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "mirage/agents/CampaignWork.h"
 #include "mirage/core/Campaign.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/core/Policy.h"
@@ -32,9 +34,16 @@ struct EpisodeConfig {
   // The fallback too waits for the next decision instant, as it does when `mirage tick` runs
   // every decision_interval (scrontab) instead of a daemon polling every few seconds.
   bool fallback_at_decision = false;
+  // A whole campaign (eval --work): the chain goes on until the work is done, and the episode
+  // keeps its account. Inactive: chain.segments segments.
+  CampaignWork campaign;
   // Trace time an episode may need after its sample time: the limit plus the longest wait,
-  // for each boundary.
+  // for each boundary; and a whole campaign's last segment.
   Seconds horizon() const {
+    if (campaign.active())
+      return static_cast<Seconds>(campaign.segments_needed(chain) - 1) *
+                 (chain.time_limit + max_wait) +
+             chain.time_limit;
     return static_cast<Seconds>(chain.segments - 1) * (chain.time_limit + max_wait);
   }
 };
@@ -58,6 +67,7 @@ struct BoundaryOutcome {
 struct EpisodeResult {
   Seconds sample_time = 0;
   std::vector<BoundaryOutcome> boundaries;
+  std::optional<CampaignOutcome> campaign;  // with EpisodeConfig::campaign active
   bool truncated() const;
 };
 

@@ -43,12 +43,34 @@ struct PolicyMetrics {
   std::map<std::string, BucketMetrics> buckets;  // low, medium, heavy (only those with samples)
 };
 
+// What whole campaigns cost (eval --work), averaged over the start times at which every policy
+// finished its campaign, so that all are judged on the same ones. GPU-hours are a segment's GPUs
+// times hours (EvalReport::gpus_per_segment).
+struct CampaignMetrics {
+  std::size_t compared = 0;    // campaigns averaged
+  std::size_t incomplete = 0;  // this policy's that did not finish (a successor cut off at
+                               // --max-wait, or the trace ended)
+  double makespan_h = 0;       // first submission to the work's end
+  double stretch = 0;          // makespan / work
+  double segments = 0;
+  double idle_gpu_h = 0;     // interruption x GPUs: the campaign stopped between segments
+  double overlap_gpu_h = 0;  // charged twice: two segments holding GPUs at once
+  double restart_gpu_h = 0;  // restart overheads and the work redone after hand-offs
+  double redo_gpu_h = 0;     // of which: work lost since the last checkpoint, done again
+  double charged_gpu_h = 0;  // every segment's allocation: the work and all of the above
+};
+
 struct EvalReport {
   std::vector<Seconds> sample_times;
   std::size_t dropped_past_horizon = 0;  // samples whose episode would outrun the trace
   std::size_t truncated = 0;             // episodes cut off at max_wait (counted, kept)
   std::map<std::string, std::vector<SampleOutcome>> outcomes;  // policy -> per sample
   std::map<std::string, PolicyMetrics> metrics;
+  // eval --work: per policy; GPUs a segment holds (its nodes when the machine's GPUs per node are
+  // not known: then the figures are node-hours).
+  std::map<std::string, CampaignMetrics> campaign;
+  int gpus_per_segment = 0;
+  bool gpus_known = false;
   double wall_seconds = 0;
 };
 
@@ -60,6 +82,11 @@ using EvalProgress = std::function<void(std::size_t, std::size_t)>;
 
 EvalReport evaluate(const Trace& trace, const EvalConfig& config,
                     const EvalProgress& progress = {});
+
+// Whole-campaign costs of every policy in `outcomes`, on the samples all of them completed.
+std::map<std::string, CampaignMetrics> compute_campaign_metrics(
+    const std::map<std::string, std::vector<SampleOutcome>>& outcomes, Seconds work,
+    int gpus_per_segment);
 
 // Metrics of one policy's outcomes against reactive's on the same samples.
 PolicyMetrics compute_metrics(const std::vector<SampleOutcome>& policy,
