@@ -7,23 +7,50 @@
 
 namespace mirage {
 
+std::string with_lead(std::string_view family, Seconds lead) {
+  return lead == 0 ? std::string(family) : std::string(family) + "@" + format_short_duration(lead);
+}
+
+std::string AveragePolicy::name() const {
+  return with_lead("average", lead_);
+}
+
 Decision AveragePolicy::decide(const Observation& obs) {
   if (!obs.campaign.predecessor_running || obs.latest.recent_starts == 0) return Decision::wait();
   const Seconds remaining = obs.campaign.predecessor_remaining();
-  if (static_cast<double>(remaining) > obs.latest.recent_mean_wait_s) return Decision::wait();
+  if (static_cast<double>(remaining) > obs.latest.recent_mean_wait_s + static_cast<double>(lead_))
+    return Decision::wait();
   Decision d = Decision::submit();
   d.reason = "predecessor ends in " + format_short_duration(remaining) + "; the last " +
              std::to_string(obs.latest.recent_starts) + " jobs to start waited " +
              format_short_duration(static_cast<Seconds>(obs.latest.recent_mean_wait_s)) +
-             " on average";
+             " on average" + (lead_ != 0 ? ", lead " + format_short_duration(lead_) : "");
   return d;
+}
+
+std::string StaticPolicy::name() const {
+  return "static@" + (lead_ == 0 ? std::string("0") : format_short_duration(lead_));
+}
+
+Decision StaticPolicy::decide(const Observation& obs) {
+  if (!obs.campaign.predecessor_running) return Decision::wait();
+  const Seconds remaining = obs.campaign.predecessor_remaining();
+  if (remaining > lead_) return Decision::wait();
+  Decision d = Decision::submit();
+  d.reason = "predecessor ends in " + format_short_duration(remaining) + ", within the lead of " +
+             format_short_duration(lead_);
+  return d;
+}
+
+std::string ForecastPolicy::name() const {
+  return with_lead(runtimes_.recent ? "forecast-recent" : "forecast", lead_);
 }
 
 Decision ForecastPolicy::decide(const Observation& obs) {
   if (!obs.campaign.predecessor_running) return Decision::wait();
   const Seconds remaining = obs.campaign.predecessor_remaining();
   const Seconds wait = QueueForecast::plan_successor(obs, runtimes_).wait;
-  if (wait < remaining) return Decision::wait();
+  if (wait + lead_ < remaining) return Decision::wait();
   Decision d = Decision::submit();
   d.reason = "predecessor ends in " + format_short_duration(remaining) + "; " +
              std::to_string(obs.campaign.successor_nodes) + "-node wait estimated " +

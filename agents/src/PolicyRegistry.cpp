@@ -28,15 +28,70 @@ bool names_model_file(std::string_view name) {
 }
 
 std::vector<std::string> policy_names() {
-  return {"reactive", "average", "forecast", "forecast-recent", std::string(kOracleName)};
+  return {"reactive", "average", "forecast", "forecast-recent", "static", std::string(kOracleName)};
+}
+
+namespace {
+
+// `static` alone: an hour's lead.
+constexpr Seconds kStaticLead = kHour;
+
+// The leads a family takes: static's is how long before the end it submits; the others' may
+// also hold them back (negative), up to a segment's usual length.
+bool lead_in_range(std::string_view family, Seconds lead) {
+  if (family == "static") return lead >= 0 && lead <= 7 * kDay;
+  return lead >= -2 * kDay && lead <= 7 * kDay;
+}
+
+std::optional<Seconds> parse_lead(std::string_view text) {
+  if (text == "0") return 0;
+  const bool negative = !text.empty() && text.front() == '-';
+  const auto d = parse_short_duration(negative ? text.substr(1) : text);
+  if (!d) return std::nullopt;
+  return negative ? -*d : *d;
+}
+
+}  // namespace
+
+PolicySpec parse_policy_spec(std::string_view name) {
+  const auto at = name.rfind('@');
+  if (at != std::string_view::npos)
+    if (const auto lead = parse_lead(name.substr(at + 1)))
+      return {std::string(name.substr(0, at)), lead};
+  return {std::string(name), std::nullopt};
+}
+
+std::vector<Seconds> risk_sweep(std::string_view family) {
+  std::vector<Seconds> leads;
+  if (family == "static")
+    for (Seconds h : {0, 1, 2, 4, 6, 9, 12, 18, 24}) leads.push_back(h * kHour);
+  else if (family == "average" || family == "forecast" || family == "forecast-recent")
+    for (Seconds h : {-4, -2, -1, 0, 1, 2, 4, 8, 12}) leads.push_back(h * kHour);
+  return leads;
 }
 
 std::unique_ptr<Policy> make_policy(std::string_view name) {
-  if (name == "reactive") return std::make_unique<ReactivePolicy>();
-  if (name == "average") return std::make_unique<AveragePolicy>();
-  if (name == "forecast") return std::make_unique<ForecastPolicy>();
-  if (name == "forecast-recent")
-    return std::make_unique<ForecastPolicy>(RuntimeGuess::recent_ends());
+  const PolicySpec spec = parse_policy_spec(name);
+  if (spec.lead) {
+    if (risk_sweep(spec.family).empty())
+      throw InputError({"", 0, "policy"},
+                       "'" + spec.family +
+                           "' has no risk knob (POLICY@LEAD takes average, forecast, "
+                           "forecast-recent and static)");
+    if (!lead_in_range(spec.family, *spec.lead))
+      throw InputError({"", 0, "policy"},
+                       "the lead of '" + std::string(name) + "' is out of range (" +
+                           (spec.family == "static" ? "0 to 7d" : "-2d to 7d") + ")");
+  }
+  const Seconds lead = spec.lead.value_or(0);
+  if (spec.family == "reactive" && !spec.lead) return std::make_unique<ReactivePolicy>();
+  if (spec.family == "average") return std::make_unique<AveragePolicy>(lead);
+  if (spec.family == "forecast")
+    return std::make_unique<ForecastPolicy>(RuntimeGuess::limits(), lead);
+  if (spec.family == "forecast-recent")
+    return std::make_unique<ForecastPolicy>(RuntimeGuess::recent_ends(), lead);
+  if (spec.family == "static")
+    return std::make_unique<StaticPolicy>(spec.lead.value_or(kStaticLead));
   std::string known;
   for (const auto& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
   if (name == kOracleName)
@@ -53,8 +108,11 @@ std::unique_ptr<Policy> make_policy(std::string_view name) {
 }
 
 bool is_known_policy(std::string_view name) {
+  const PolicySpec spec = parse_policy_spec(name);
   for (const auto& n : policy_names())
-    if (n == name) return true;
+    if (n == spec.family)
+      return !spec.lead ||
+             (!risk_sweep(spec.family).empty() && lead_in_range(spec.family, *spec.lead));
   return false;
 }
 

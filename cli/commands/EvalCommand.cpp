@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "ClusterOptions.h"
@@ -32,6 +34,7 @@ struct EvalOptions {
   std::string fallback_lead = "1m";
   bool tick = false;
   std::string policies = "reactive,average,oracle";
+  bool sweep_risk = false;
   std::string work;  // empty: boundaries only
   std::string checkpoint_every = "30m";
   std::string restart_overhead = "10m";
@@ -106,6 +109,101 @@ void print_campaign(const EvalReport& r, const EvalConfig& c, const EvalOptions&
   }
 }
 
+// One point of a risk sweep: a policy at one lead.
+struct FrontierPoint {
+  std::string policy, family;
+  std::optional<Seconds> lead;  // none: a policy without a knob
+  const BucketMetrics* m = nullptr;
+  const CampaignMetrics* campaign = nullptr;
+  bool pareto = false;  // no other point (the oracle aside) interrupts and overlaps less
+};
+
+// --sweep-risk: each policy with a knob at every lead of its sweep; the others as they are.
+std::vector<std::string> swept_policies(const std::vector<std::string>& policies) {
+  std::vector<std::string> out;
+  for (const auto& p : policies) {
+    const PolicySpec spec = parse_policy_spec(p);
+    const auto leads = risk_sweep(spec.family);
+    if (leads.empty()) {
+      out.push_back(p);
+      continue;
+    }
+    for (const Seconds lead : leads)
+      out.push_back(spec.family + "@" +
+                    (lead == 0 ? std::string("0") : format_short_duration(lead)));
+  }
+  return out;
+}
+
+std::vector<FrontierPoint> frontier(const EvalReport& r, const std::vector<std::string>& order) {
+  std::vector<FrontierPoint> points;
+  for (const auto& name : order) {
+    const PolicySpec spec = parse_policy_spec(name);
+    FrontierPoint f{name, spec.family, spec.lead, &r.metrics.at(name).overall, nullptr, false};
+    if (const auto it = r.campaign.find(name); it != r.campaign.end()) f.campaign = &it->second;
+    points.push_back(f);
+  }
+  for (FrontierPoint& a : points) {
+    if (a.policy == kOracleName) continue;
+    a.pareto = std::none_of(points.begin(), points.end(), [&](const FrontierPoint& b) {
+      if (b.policy == kOracleName || &a == &b) return false;
+      const double bi = b.m->mean_interruption_h, bo = b.m->mean_overlap_h;
+      const double ai = a.m->mean_interruption_h, ao = a.m->mean_overlap_h;
+      return bi <= ai && bo <= ao && (bi < ai || bo < ao);
+    });
+  }
+  return points;
+}
+
+void print_frontier(const std::vector<FrontierPoint>& points, std::size_t width) {
+  const bool campaign = !points.empty() && points.front().campaign;
+  fmt::print(
+      "\nrisk frontier (per boundary; * : no other policy interrupts and overlaps less, the "
+      "oracle aside)\n  {:<{}} {:>12} {:>9} {:>11} {:>11}{}\n",
+      "policy", width, "mean int.", "zero int.", "overlap", "int.+ovl.",
+      campaign ? fmt::format(" {:>10} {:>14}", "makespan", "charged") : "");
+  for (const FrontierPoint& f : points)
+    fmt::print("{} {:<{}} {:>10.2f} h {:>8.1f}% {:>9.2f} h {:>9.2f} h{}\n", f.pareto ? "*" : " ",
+               f.policy, width, f.m->mean_interruption_h, 100 * f.m->zero_interruption_share,
+               f.m->mean_overlap_h, f.m->mean_interruption_h + f.m->mean_overlap_h,
+               f.campaign ? fmt::format(" {:>8.1f} h {:>12.1f} h", f.campaign->makespan_h,
+                                        f.campaign->charged_gpu_h)
+                          : "");
+}
+
+// The frontier as an SVG (gnuplot): interruption against overlap, one line per family.
+void write_frontier_plot(const std::filesystem::path& dir,
+                         const std::vector<FrontierPoint>& points) {
+  std::map<std::string, std::vector<const FrontierPoint*>> families;
+  for (const FrontierPoint& f : points) families[f.family].push_back(&f);
+  std::ostringstream gp;
+  int k = 0;
+  for (const auto& [family, fs] : families) {
+    gp << "$f" << k++ << " << EOD\n";
+    for (const FrontierPoint* f : fs)
+      gp << f->m->mean_overlap_h << ' ' << f->m->mean_interruption_h << '\n';
+    gp << "EOD\n";
+  }
+  gp << "set terminal svg size 800,600 dynamic noenhanced font 'sans,11'\n"
+     << "set output '" << (dir / "risk_frontier.svg").string() << "'\n"
+     << "set title 'Risk frontier: mean interruption against mean overlap per boundary'\n"
+     << "set xlabel 'overlap (h)'\nset ylabel 'interruption (h)'\nset grid\nset key top right\n"
+     << "plot ";
+  k = 0;
+  for (const auto& [family, fs] : families) {
+    gp << (k > 0 ? ", " : "") << "$f" << k << " using 1:2 with linespoints lw 2 title '" << family
+       << "'";
+    ++k;
+  }
+  gp << "\n";
+  const auto script = dir / "risk_frontier.gp";
+  std::ofstream(script) << gp.str();
+  const std::string cmd = "gnuplot '" + script.string() + "' 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0)
+    fmt::print(stderr, "mirage eval: gnuplot not available; the plot script is {}\n",
+               script.string());
+}
+
 // `width`: the policy column, wide enough for the longest name (model files have long ones).
 void print_row(const std::string& name, std::size_t width, const BucketMetrics& m) {
   fmt::print("  {:<{}} {:>7} {:>10.2f} h {:>8.1f}% {:>9.2f} h {:>8.2f} h {:>9.1f}%\n", name, width,
@@ -152,6 +250,10 @@ void write_oracle_instants_csv(const std::filesystem::path& path, const EvalRepo
 // samples and one per load bucket. Rendered to SVG when gnuplot is installed.
 void write_plot(const std::filesystem::path& dir, const EvalReport& r) {
   const std::vector<std::string> panels = {"all", "low", "medium", "heavy"};
+  // Datablocks by number: a policy's name ("forecast-recent", "average@2h", a model's path) is
+  // no gnuplot identifier.
+  std::map<std::string, int> block;
+  for (const auto& [name, outs] : r.outcomes) block.emplace(name, static_cast<int>(block.size()));
   std::ostringstream gp;
   for (const auto& [name, outs] : r.outcomes)
     for (const auto& panel : panels) {
@@ -161,14 +263,14 @@ void write_plot(const std::filesystem::path& dir, const EvalReport& r) {
           for (const auto& b : o.episode.boundaries)
             gaps.push_back(static_cast<double>(b.gap()) / 3600);
       std::sort(gaps.begin(), gaps.end());
-      gp << "$" << name << "_" << panel << " << EOD\n";
+      gp << "$p" << block.at(name) << "_" << panel << " << EOD\n";
       for (std::size_t i = 0; i < gaps.size(); ++i)
         gp << gaps[i] << ' ' << static_cast<double>(i + 1) / static_cast<double>(gaps.size())
            << '\n';
       if (gaps.empty()) gp << "NaN NaN\n";
       gp << "EOD\n";
     }
-  gp << "set terminal svg size 1600,420 dynamic font 'sans,11'\n"
+  gp << "set terminal svg size 1600,420 dynamic noenhanced font 'sans,11'\n"
      << "set output '" << (dir / "gap_cdf.svg").string() << "'\n"
      << "set multiplot layout 1,4 title 'CDF of the gap (successor start - predecessor end)'\n"
      << "set xlabel 'gap (h)'\nset ylabel 'share of samples'\nset yrange [0:1]\nset grid\n"
@@ -177,7 +279,7 @@ void write_plot(const std::filesystem::path& dir, const EvalReport& r) {
     gp << "set title '" << panel << "'\nplot ";
     bool first = true;
     for (const auto& [name, outs] : r.outcomes) {
-      gp << (first ? "" : ", ") << "$" << name << "_" << panel
+      gp << (first ? "" : ", ") << "$p" << block.at(name) << "_" << panel
          << " using 1:2 with steps lw 2 title '" << name << "'";
       first = false;
     }
@@ -219,6 +321,7 @@ int run_eval(const EvalOptions& o) {
       if (!is_known_policy(p)) (void)make_policy(p);  // throws the clear error
       c.policies.push_back(p);
     }
+  if (o.sweep_risk) c.policies = swept_policies(c.policies);
 
   Progress progress("eval: episodes");
   EvalReport r = evaluate(trace, c, [&](std::size_t d, std::size_t t) { progress.update(d, t); });
@@ -250,6 +353,14 @@ int run_eval(const EvalOptions& o) {
                                 c.episode.chain);
     write_plot(o.out, r);
   }
+  std::vector<std::string> order = {"reactive"};
+  for (const auto& p : c.policies)
+    if (p != "reactive") order.push_back(p);
+  std::vector<FrontierPoint> points;
+  if (o.sweep_risk) {
+    points = frontier(r, order);
+    if (!o.out.empty()) write_frontier_plot(o.out, points);
+  }
   if (o.json) {
     nlohmann::json j;
     j["trace"] = trace.source;
@@ -264,6 +375,11 @@ int run_eval(const EvalOptions& o) {
         p["campaign"] = to_json(it->second);
       j["policies"][name] = p;
     }
+    for (const FrontierPoint& f : points)
+      j["frontier"].push_back({{"policy", f.policy},
+                               {"family", f.family},
+                               {"lead_s", f.lead ? nlohmann::json(*f.lead) : nlohmann::json()},
+                               {"pareto", f.pareto}});
     if (c.episode.campaign.active())
       j["campaign"] = {{"work_h", static_cast<double>(c.episode.campaign.work) / kHour},
                        {"checkpoint_every_s", c.episode.campaign.checkpoint_every},
@@ -282,9 +398,12 @@ int run_eval(const EvalOptions& o) {
              r.dropped_past_horizon, r.wall_seconds);
   std::size_t width = 12;
   for (const auto& p : c.policies) width = std::max(width, p.size());
-  std::vector<std::string> order = {"reactive"};
-  for (const auto& p : c.policies)
-    if (p != "reactive") order.push_back(p);
+  if (o.sweep_risk) {
+    print_frontier(points, width);
+    if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
+    if (!o.out.empty()) fmt::print("\nper-sample CSV and plots in {}\n", o.out);
+    return 0;
+  }
   for (const std::string& bucket :
        {std::string("overall"), std::string("low"), std::string("medium"), std::string("heavy")}) {
     fmt::print("\n{}\n  {:<{}} {:>7} {:>12} {:>9} {:>11} {:>10} {:>10}\n", bucket, "policy", width,
@@ -334,8 +453,13 @@ void register_eval_command(CLI::App& app) {
                 "from scrontab every --decision-interval");
   cmd->add_option("--policies", o->policies,
                   "Comma-separated policy names (reactive, average, forecast, forecast-recent, "
-                  "oracle) or model files")
+                  "static, oracle) or model files; POLICY@LEAD sets a policy's risk knob, e.g. "
+                  "average@2h submits 2 h earlier than average would")
       ->capture_default_str();
+  cmd->add_flag("--sweep-risk", o->sweep_risk,
+                "Evaluate each policy with a risk knob (average, forecast, forecast-recent, "
+                "static) over its range of leads, and print (and with --out plot) the frontier "
+                "of interruption against overlap");
   cmd->add_option("--work", o->work,
                   "Judge whole campaigns: hours of compute (e.g. 336, or 14d) done in --limit "
                   "segments chained until the work is done; adds makespan and GPU-hours")

@@ -552,7 +552,7 @@ TEST_F(LearnedTest, NotAModelFileAndMissingFilesGiveClearErrors) {
     make_policy("nope");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("reactive, average, forecast, forecast-recent, oracle"),
+    EXPECT_NE(std::string(e.what()).find("reactive, average, forecast, forecast-recent, static, oracle"),
               std::string::npos);
   }
   // Without the learned agents linked in, the registry says so.

@@ -442,6 +442,24 @@ TEST(CampaignController, PerUserCampaignLimit) {
   EXPECT_NO_THROW(h.controller->add(simple_request()));
 }
 
+TEST(CampaignController, TakesAPolicyWithItsRiskKnobAndRefusesALeadOutOfRange) {
+  Harness h(quick_config());
+  auto r = simple_request();
+  r.policy = "average@2h";
+  EXPECT_EQ(h.controller->add(r).spec.policy, "average@2h");
+  r = simple_request();
+  r.owner_uid = 1001;
+  r.policy = "static@-1h";
+  try {
+    h.controller->add(r);
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_NE(std::string(e.what()).find("the lead of 'static@-1h' is out of range"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CampaignController, RejectsBadRequests) {
   Harness h(quick_config());
   auto r = simple_request();

@@ -2,7 +2,6 @@
 // evaluation harness.
 #include <gtest/gtest.h>
 
-
 #include "mirage/agents/Baselines.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
@@ -469,6 +468,88 @@ TEST(Baselines, ReactiveAlwaysWaitsForTheFallback) {
   EXPECT_EQ(reactive.decide(obs).action, Action::kWait);
 }
 
+// ---- one risk knob per policy: a lead --------------------------------------------------------
+
+Observation running_predecessor(Seconds run) {
+  Observation obs;
+  obs.latest.recent_starts = 100;
+  obs.latest.recent_mean_wait_s = 3 * kHour;
+  obs.campaign.predecessor_running = true;
+  obs.campaign.predecessor_limit = 48 * kHour;
+  obs.campaign.predecessor_run = run;
+  return obs;
+}
+
+TEST(RiskKnob, AverageWithALeadSubmitsThatMuchEarlierAndANegativeOneLater) {
+  // `average` submits at 3 h left (the mean wait); with 2 h of lead at 5 h, with -1 h at 2 h.
+  for (const auto& [name, left] : std::vector<std::pair<std::string, Seconds>>{
+           {"average", 3 * kHour}, {"average@2h", 5 * kHour}, {"average@-1h", 2 * kHour}}) {
+    auto p = make_policy(name);
+    EXPECT_EQ(p->name(), name);
+    EXPECT_EQ(p->decide(running_predecessor(48 * kHour - left - 60)).action, Action::kWait) << name;
+    EXPECT_EQ(p->decide(running_predecessor(48 * kHour - left)).action, Action::kSubmitNow) << name;
+  }
+}
+
+TEST(RiskKnob, StaticSubmitsAtAFixedLeadWhateverTheQueue) {
+  auto p = make_policy("static@6h");
+  EXPECT_EQ(p->name(), "static@6h");
+  Observation obs = running_predecessor(42 * kHour - 60);
+  obs.latest.recent_mean_wait_s = 40 * kHour;  // the queue says nothing to it
+  EXPECT_EQ(p->decide(obs).action, Action::kWait);
+  obs.campaign.predecessor_run = 42 * kHour;
+  const Decision go = p->decide(obs);
+  EXPECT_EQ(go.action, Action::kSubmitNow);
+  EXPECT_EQ(go.reason, "predecessor ends in 6h, within the lead of 6h");
+  // Alone, an hour's lead; at 0, the fallback's own instant: reactive.
+  EXPECT_EQ(make_policy("static")->name(), "static@1h");
+  EXPECT_EQ(make_policy("static@0")->decide(running_predecessor(48 * kHour - 60)).action,
+            Action::kWait);
+}
+
+TEST(RiskKnob, ForecastsLeadIsAMarginOnThePlannedWait) {
+  Observation obs = running_predecessor(0);
+  obs.latest.total_nodes = 4;
+  obs.latest.running = {{10 * kHour, 4, 0, 0, 4 * kHour}};  // full for 6 h more
+  obs.campaign.successor_nodes = 2;
+  obs.campaign.successor_limit = 48 * kHour;
+  auto p = make_policy("forecast@1h");
+  EXPECT_EQ(p->name(), "forecast@1h");
+  obs.campaign.predecessor_run = 41 * kHour - 60;  // 7 h and a minute left > 6 h + 1 h
+  EXPECT_EQ(p->decide(obs).action, Action::kWait);
+  obs.campaign.predecessor_run = 41 * kHour;
+  EXPECT_EQ(p->decide(obs).action, Action::kSubmitNow);
+}
+
+TEST(RiskKnob, ALeadOnAPolicyWithoutOneOrOutOfItsRangeIsRefusedByName) {
+  const auto message = [](const std::string& name) {
+    try {
+      make_policy(name);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("reactive@1h").find("'reactive' has no risk knob"), std::string::npos);
+  EXPECT_NE(message("static@-1h").find("the lead of 'static@-1h' is out of range (0 to 7d)"),
+            std::string::npos);
+  EXPECT_NE(message("average@9d").find("out of range (-2d to 7d)"), std::string::npos);
+  EXPECT_FALSE(is_known_policy("average@9d"));
+  EXPECT_TRUE(is_known_policy("forecast-recent@-2h"));
+  // A model file's path may hold an '@': only a lead after the last one is read as a knob.
+  EXPECT_EQ(parse_policy_spec("runs/a@b.mirage-model").family, "runs/a@b.mirage-model");
+  EXPECT_EQ(parse_policy_spec("average@90m").lead, std::optional<Seconds>(90 * kMinute));
+}
+
+TEST(RiskKnob, EachFamilyWithAKnobSweepsFromLeastToMostLead) {
+  for (const std::string family : {"average", "forecast", "forecast-recent", "static"}) {
+    const auto leads = risk_sweep(family);
+    ASSERT_GE(leads.size(), 5u) << family;
+    EXPECT_TRUE(std::is_sorted(leads.begin(), leads.end())) << family;
+  }
+  EXPECT_TRUE(risk_sweep("reactive").empty());
+}
+
 TEST(PolicyRegistry, CreatesBaselinesByNameAndNamesTheKnownOnesOnError) {
   EXPECT_EQ(make_policy("reactive")->name(), "reactive");
   EXPECT_EQ(make_policy("average")->name(), "average");
@@ -478,8 +559,9 @@ TEST(PolicyRegistry, CreatesBaselinesByNameAndNamesTheKnownOnesOnError) {
     make_policy("nope");
     FAIL() << "expected an error";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("reactive, average, forecast, forecast-recent, oracle"),
-              std::string::npos);
+    EXPECT_NE(
+        std::string(e.what()).find("reactive, average, forecast, forecast-recent, static, oracle"),
+        std::string::npos);
   }
 }
 

@@ -1,5 +1,9 @@
 #pragma once
-// The baseline policies every learned agent is measured against.
+// The baseline policies every learned agent is measured against. Each but `reactive` has one risk
+// knob, a lead (POLICY@LEAD, e.g. average@2h): how much earlier than its own rule it submits.
+// More lead, less interruption and more overlap; a negative lead submits later.
+#include <string>
+
 #include "mirage/core/Policy.h"
 #include "mirage/core/QueueForecast.h"
 
@@ -14,24 +18,46 @@ class ReactivePolicy final : public Policy {
 };
 
 // Submits once the predecessor's remaining time falls below the mean queue wait of the last
-// 100 started jobs (Mirage's `average` baseline).
+// 100 started jobs (Mirage's `average` baseline), plus the lead.
 class AveragePolicy final : public Policy {
  public:
-  std::string name() const override { return "average"; }
+  explicit AveragePolicy(Seconds lead = 0) : lead_(lead) {}
+  std::string name() const override;
   Decision decide(const Observation& obs) override;
+
+ private:
+  Seconds lead_;
+};
+
+// Submits once the predecessor's remaining time falls to a fixed lead: what chains built with
+// `sbatch --dependency=after:<pred>+<limit - lead>` do today, whatever the queue.
+class StaticPolicy final : public Policy {
+ public:
+  explicit StaticPolicy(Seconds lead) : lead_(lead) {}
+  std::string name() const override;
+  Decision decide(const Observation& obs) override;
+
+ private:
+  Seconds lead_;
 };
 
 // Submits once the successor's planned start (QueueForecast: the queue planned as backfill
 // plans it, behind every pending job) reaches the predecessor's end: a queue-aware `average`.
-// `forecast-recent`: the same with the other jobs running as the recently ended ones ran.
+// `forecast-recent`: the same with the other jobs running as the recently ended ones ran. The lead
+// is a margin on the planned wait.
 class ForecastPolicy final : public Policy {
  public:
-  explicit ForecastPolicy(RuntimeGuess runtimes = RuntimeGuess::limits()) : runtimes_(runtimes) {}
-  std::string name() const override { return runtimes_.recent ? "forecast-recent" : "forecast"; }
+  explicit ForecastPolicy(RuntimeGuess runtimes = RuntimeGuess::limits(), Seconds lead = 0)
+      : runtimes_(runtimes), lead_(lead) {}
+  std::string name() const override;
   Decision decide(const Observation& obs) override;
 
  private:
   RuntimeGuess runtimes_;
+  Seconds lead_;
 };
+
+// "average", "average@2h", "average@-30m": a family's name with its lead (none when 0).
+std::string with_lead(std::string_view family, Seconds lead);
 
 }  // namespace mirage
