@@ -85,6 +85,18 @@ PolicyMetrics compute_metrics(const std::vector<SampleOutcome>& policy,
   return pm;
 }
 
+bool same_decisions(const std::vector<SampleOutcome>& a, const std::vector<SampleOutcome>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& x = a[i].episode.boundaries;
+    const auto& y = b[i].episode.boundaries;
+    if (x.size() != y.size()) return false;
+    for (std::size_t k = 0; k < x.size(); ++k)
+      if (x[k].successor_submit != y[k].successor_submit) return false;
+  }
+  return true;
+}
+
 std::map<std::string, CampaignMetrics> compute_campaign_metrics(
     const std::map<std::string, std::vector<SampleOutcome>>& outcomes, Seconds work,
     int gpus_per_segment) {
@@ -176,6 +188,12 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
     }
   for (const auto& [name, outs] : report.outcomes)
     report.metrics[name] = compute_metrics(outs, reactive, config.episode.chain);
+  for (std::size_t i = 1; i < policies.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (same_decisions(report.outcomes.at(policies[i]), report.outcomes.at(policies[j]))) {
+        report.decides_as[policies[i]] = policies[j];
+        break;
+      }
   if (config.episode.campaign.active()) {
     const ChainSpec& chain = config.episode.chain;
     const int per_node =

@@ -109,6 +109,17 @@ void print_campaign(const EvalReport& r, const EvalConfig& c, const EvalOptions&
   }
 }
 
+void print_same_decisions(const EvalReport& r, const std::vector<std::string>& order) {
+  bool first = true;
+  for (const auto& name : order)
+    if (const auto it = r.decides_as.find(name); it != r.decides_as.end()) {
+      if (first) fmt::print("\n");
+      first = false;
+      fmt::print("note: {} submitted exactly as {} on every boundary of every sample\n", name,
+                 it->second);
+    }
+}
+
 // One point of a risk sweep: a policy at one lead.
 struct FrontierPoint {
   std::string policy, family;
@@ -373,6 +384,8 @@ int run_eval(const EvalOptions& o) {
       if (!p.contains("buckets")) p["buckets"] = nlohmann::json::object();
       if (const auto it = r.campaign.find(name); it != r.campaign.end())
         p["campaign"] = to_json(it->second);
+      if (const auto it = r.decides_as.find(name); it != r.decides_as.end())
+        p["decides_as"] = it->second;
       j["policies"][name] = p;
     }
     for (const FrontierPoint& f : points)
@@ -401,6 +414,7 @@ int run_eval(const EvalOptions& o) {
   if (o.sweep_risk) {
     print_frontier(points, width);
     if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
+    print_same_decisions(r, order);
     if (!o.out.empty()) fmt::print("\nper-sample CSV and plots in {}\n", o.out);
     return 0;
   }
@@ -422,6 +436,7 @@ int run_eval(const EvalOptions& o) {
     if (!any) fmt::print("  (no samples)\n");
   }
   if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
+  print_same_decisions(r, order);
   if (!o.out.empty()) fmt::print("\nper-sample CSV and plot in {}\n", o.out);
   return 0;
 }

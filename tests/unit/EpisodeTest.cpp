@@ -541,6 +541,24 @@ TEST(RiskKnob, ALeadOnAPolicyWithoutOneOrOutOfItsRangeIsRefusedByName) {
   EXPECT_EQ(parse_policy_spec("average@90m").lead, std::optional<Seconds>(90 * kMinute));
 }
 
+TEST(Evaluation, APolicyThatSubmitsExactlyAsAnEarlierOneIsNamedAsSuch) {
+  const Trace t = busy_trace(4);
+  EvalConfig c;
+  c.cluster = cluster16();
+  c.episode = short_chain();
+  c.from = kT0 + 2 * kDay;
+  c.to = kT0 + 6 * kDay;
+  c.every = 6 * kHour;
+  // static at no lead is the fallback's instant: reactive's, at every boundary.
+  c.policies = {"average", "static@0", "average@0"};
+  c.threads = 2;
+  const EvalReport r = evaluate(t, c);
+  EXPECT_EQ(r.decides_as.at("static@0"), "reactive");
+  EXPECT_EQ(r.decides_as.at("average@0"), "average");
+  EXPECT_EQ(r.decides_as.count("average"), 0u);
+  EXPECT_EQ(r.decides_as.count("reactive"), 0u);
+}
+
 TEST(RiskKnob, EachFamilyWithAKnobSweepsFromLeastToMostLead) {
   for (const std::string family : {"average", "forecast", "forecast-recent", "static"}) {
     const auto leads = risk_sweep(family);

@@ -66,6 +66,10 @@ struct EvalReport {
   std::size_t truncated = 0;             // episodes cut off at max_wait (counted, kept)
   std::map<std::string, std::vector<SampleOutcome>> outcomes;  // policy -> per sample
   std::map<std::string, PolicyMetrics> metrics;
+  // A policy that submitted every successor of every sample exactly when an earlier one in the
+  // list did (reactive first): its name -> that one's. A model that learned nothing but a
+  // baseline's rule shows here.
+  std::map<std::string, std::string> decides_as;
   // eval --work: per policy; GPUs a segment holds (its nodes when the machine's GPUs per node are
   // not known: then the figures are node-hours).
   std::map<std::string, CampaignMetrics> campaign;
@@ -82,6 +86,9 @@ using EvalProgress = std::function<void(std::size_t, std::size_t)>;
 
 EvalReport evaluate(const Trace& trace, const EvalConfig& config,
                     const EvalProgress& progress = {});
+
+// Whether two policies submitted at the same instants at every boundary of every sample.
+bool same_decisions(const std::vector<SampleOutcome>& a, const std::vector<SampleOutcome>& b);
 
 // Whole-campaign costs of every policy in `outcomes`, on the samples all of them completed.
 std::map<std::string, CampaignMetrics> compute_campaign_metrics(
