@@ -62,8 +62,9 @@ const learned::PluginApi& load() {
                        tried);
 }
 
-std::unique_ptr<Policy> load_model_policy(const std::string& path) {
-  return learned_plugin().load_policy(path);
+std::unique_ptr<Policy> load_model_policy(const std::string& path,
+                                          std::optional<double> threshold) {
+  return learned_plugin().load_policy(path, threshold);
 }
 
 }  // namespace

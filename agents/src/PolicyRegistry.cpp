@@ -1,6 +1,8 @@
 #include "mirage/agents/PolicyRegistry.h"
 
 #include <atomic>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "mirage/agents/Baselines.h"
@@ -51,29 +53,55 @@ std::optional<Seconds> parse_lead(std::string_view text) {
   return negative ? -*d : *d;
 }
 
+std::optional<double> parse_threshold(std::string_view text) {
+  const std::string s(text);
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+bool has_lead(std::string_view family) {
+  return family == "average" || family == "forecast" || family == "forecast-recent" ||
+         family == "static";
+}
+
 }  // namespace
 
 PolicySpec parse_policy_spec(std::string_view name) {
   const auto at = name.rfind('@');
-  if (at != std::string_view::npos)
-    if (const auto lead = parse_lead(name.substr(at + 1)))
-      return {std::string(name.substr(0, at)), lead};
-  return {std::string(name), std::nullopt};
+  if (at != std::string_view::npos) {
+    const std::string family(name.substr(0, at));
+    const std::string_view knob = name.substr(at + 1);
+    if (names_model_file(family)) {
+      if (const auto t = parse_threshold(knob)) return {family, std::nullopt, t};
+    } else if (const auto lead = parse_lead(knob)) {
+      return {family, lead, std::nullopt};
+    }
+  }
+  return {std::string(name), std::nullopt, std::nullopt};
 }
 
-std::vector<Seconds> risk_sweep(std::string_view family) {
-  std::vector<Seconds> leads;
+std::vector<std::string> risk_sweep(std::string_view family) {
+  std::vector<std::string> names;
+  const auto lead_name = [&](Seconds h) {
+    return std::string(family) + "@" +
+           (h == 0 ? std::string("0") : format_short_duration(h * kHour));
+  };
   if (family == "static")
-    for (Seconds h : {0, 1, 2, 4, 6, 9, 12, 18, 24}) leads.push_back(h * kHour);
-  else if (family == "average" || family == "forecast" || family == "forecast-recent")
-    for (Seconds h : {-4, -2, -1, 0, 1, 2, 4, 8, 12}) leads.push_back(h * kHour);
-  return leads;
+    for (Seconds h : {0, 1, 2, 4, 6, 9, 12, 18, 24}) names.push_back(lead_name(h));
+  else if (has_lead(family))
+    for (Seconds h : {-4, -2, -1, 0, 1, 2, 4, 8, 12}) names.push_back(lead_name(h));
+  else if (names_model_file(family))
+    for (const char* t : {"4", "2", "1", "0.5", "0.25", "0", "-0.25", "-0.5", "-1"})
+      names.push_back(std::string(family) + "@" + t);
+  return names;
 }
 
 std::unique_ptr<Policy> make_policy(std::string_view name) {
   const PolicySpec spec = parse_policy_spec(name);
   if (spec.lead) {
-    if (risk_sweep(spec.family).empty())
+    if (!has_lead(spec.family))
       throw InputError({"", 0, "policy"},
                        "'" + spec.family +
                            "' has no risk knob (POLICY@LEAD takes average, forecast, "
@@ -96,8 +124,9 @@ std::unique_ptr<Policy> make_policy(std::string_view name) {
   for (const auto& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
   if (name == kOracleName)
     throw InputError({"", 0, "policy"}, "the oracle exists only in simulation (mirage eval)");
-  if (names_model_file(name)) {
-    if (const ModelPolicyLoader load = model_loader.load()) return load(std::string(name));
+  if (names_model_file(spec.family)) {
+    if (const ModelPolicyLoader load = model_loader.load())
+      return load(spec.family, spec.threshold);
     throw InputError({std::string(name), 0, "policy"},
                      "this program was built without the learned agents, so it cannot load "
                      "model files");
@@ -111,8 +140,7 @@ bool is_known_policy(std::string_view name) {
   const PolicySpec spec = parse_policy_spec(name);
   for (const auto& n : policy_names())
     if (n == spec.family)
-      return !spec.lead ||
-             (!risk_sweep(spec.family).empty() && lead_in_range(spec.family, *spec.lead));
+      return !spec.lead || (has_lead(spec.family) && lead_in_range(spec.family, *spec.lead));
   return false;
 }
 

@@ -123,7 +123,7 @@ void print_same_decisions(const EvalReport& r, const std::vector<std::string>& o
 // One point of a risk sweep: a policy at one lead.
 struct FrontierPoint {
   std::string policy, family;
-  std::optional<Seconds> lead;  // none: a policy without a knob
+  std::string risk;  // the knob's setting ("2h", "0.5"); empty: a policy without a knob
   const BucketMetrics* m = nullptr;
   const CampaignMetrics* campaign = nullptr;
   bool pareto = false;  // no other point (the oracle aside) interrupts and overlaps less
@@ -133,15 +133,11 @@ struct FrontierPoint {
 std::vector<std::string> swept_policies(const std::vector<std::string>& policies) {
   std::vector<std::string> out;
   for (const auto& p : policies) {
-    const PolicySpec spec = parse_policy_spec(p);
-    const auto leads = risk_sweep(spec.family);
-    if (leads.empty()) {
+    const auto points = risk_sweep(parse_policy_spec(p).family);
+    if (points.empty())
       out.push_back(p);
-      continue;
-    }
-    for (const Seconds lead : leads)
-      out.push_back(spec.family + "@" +
-                    (lead == 0 ? std::string("0") : format_short_duration(lead)));
+    else
+      out.insert(out.end(), points.begin(), points.end());
   }
   return out;
 }
@@ -150,7 +146,9 @@ std::vector<FrontierPoint> frontier(const EvalReport& r, const std::vector<std::
   std::vector<FrontierPoint> points;
   for (const auto& name : order) {
     const PolicySpec spec = parse_policy_spec(name);
-    FrontierPoint f{name, spec.family, spec.lead, &r.metrics.at(name).overall, nullptr, false};
+    const std::string risk =
+        spec.family.size() < name.size() ? name.substr(spec.family.size() + 1) : "";
+    FrontierPoint f{name, spec.family, risk, &r.metrics.at(name).overall, nullptr, false};
     if (const auto it = r.campaign.find(name); it != r.campaign.end()) f.campaign = &it->second;
     points.push_back(f);
   }
@@ -389,10 +387,8 @@ int run_eval(const EvalOptions& o) {
       j["policies"][name] = p;
     }
     for (const FrontierPoint& f : points)
-      j["frontier"].push_back({{"policy", f.policy},
-                               {"family", f.family},
-                               {"lead_s", f.lead ? nlohmann::json(*f.lead) : nlohmann::json()},
-                               {"pareto", f.pareto}});
+      j["frontier"].push_back(
+          {{"policy", f.policy}, {"family", f.family}, {"risk", f.risk}, {"pareto", f.pareto}});
     if (c.episode.campaign.active())
       j["campaign"] = {{"work_h", static_cast<double>(c.episode.campaign.work) / kHour},
                        {"checkpoint_every_s", c.episode.campaign.checkpoint_every},
@@ -468,12 +464,14 @@ void register_eval_command(CLI::App& app) {
                 "from scrontab every --decision-interval");
   cmd->add_option("--policies", o->policies,
                   "Comma-separated policy names (reactive, average, forecast, forecast-recent, "
-                  "static, oracle) or model files; POLICY@LEAD sets a policy's risk knob, e.g. "
-                  "average@2h submits 2 h earlier than average would")
+                  "static, oracle) or model files; POLICY@LEAD sets a baseline's risk knob (e.g. "
+                  "average@2h submits 2 h earlier than average would), MODEL@THRESHOLD a "
+                  "model's decision threshold")
       ->capture_default_str();
   cmd->add_flag("--sweep-risk", o->sweep_risk,
                 "Evaluate each policy with a risk knob (average, forecast, forecast-recent, "
-                "static) over its range of leads, and print (and with --out plot) the frontier "
+                "static: their lead; a model file: its decision threshold) over its range, and "
+                "print (and with --out plot) the frontier "
                 "of interruption against overlap");
   cmd->add_option("--work", o->work,
                   "Judge whole campaigns: hours of compute (e.g. 336, or 14d) done in --limit "

@@ -241,6 +241,39 @@ TEST_F(LearnedTest, TheForecastGuardHoldsTheAgentBackWhileTheQueuePlansAnEarlySt
   }
 }
 
+// `policies` on the machine and chain `c` trained for, sampled as it sampled, over days 2 to 10.
+EvalConfig days_2_to_10(const TrainConfig& c, std::vector<std::string> policies) {
+  EvalConfig e;
+  e.cluster = c.probes.cluster;
+  e.episode = c.probes.episode;
+  e.from = kT0 + 2 * kDay;
+  e.to = kT0 + 10 * kDay;
+  e.every = c.probes.every;
+  e.policies = std::move(policies);
+  e.threads = 2;
+  return e;
+}
+
+// MODEL@THRESHOLD: the model's risk knob. With only the margin's clause, a threshold no margin
+// reaches never submits early (reactive), and a lower one submits earlier: more overlap.
+TEST_F(LearnedTest, AModelsThresholdIsItsRiskKnob) {
+  const Trace trace = busy_trace(11, 12);
+  TrainConfig c = tiny(AgentKind::kDqn, path("knob.mirage-model"), 2, 10);
+  c.hp.max_epochs = 1;
+  c.hp.window_clause = false;
+  c.hp.follow_average = false;
+  c.hp.forecast_guard = ForecastGuard::kOff;
+  train_agent(trace, c);
+  const std::string never = c.out + "@1000000", eager = c.out + "@-1000000";
+  const EvalReport r = evaluate(trace, days_2_to_10(c, {never, c.out, eager}));
+  EXPECT_EQ(r.decides_as.at(never), "reactive");
+  const auto overlap = [&](const std::string& p) { return r.metrics.at(p).overall.mean_overlap_h; };
+  EXPECT_LE(overlap(never), overlap(c.out));
+  EXPECT_LE(overlap(c.out), overlap(eager));
+  EXPECT_GT(overlap(eager), overlap(never) + 0.1) << "the knob moves the policy";
+  EXPECT_EQ(parse_policy_spec(eager).threshold, std::optional<double>(-1000000));
+}
+
 TEST_F(LearnedTest, ARuleThatFollowsAverageSubmitsWhereAverageDoesUnlessTheMarginSaysWait) {
   const Trace trace = busy_trace(11, 12);
   TrainConfig c = tiny(AgentKind::kDqn, path("follows.mirage-model"), 2, 10);
@@ -256,15 +289,7 @@ TEST_F(LearnedTest, ARuleThatFollowsAverageSubmitsWhereAverageDoesUnlessTheMargi
   };
   const std::string always = rewritten("always.mirage-model", "always");
   const std::string never = rewritten("never.mirage-model", 1e9);
-  EvalConfig e;
-  e.cluster = c.probes.cluster;
-  e.episode = c.probes.episode;
-  e.from = kT0 + 2 * kDay;
-  e.to = kT0 + 10 * kDay;
-  e.every = c.probes.every;
-  e.policies = {"reactive", "average", always, never};
-  e.threads = 2;
-  const EvalReport r = evaluate(trace, e);
+  const EvalReport r = evaluate(trace, days_2_to_10(c, {"reactive", "average", always, never}));
   auto same = [&](const std::string& a, const std::string& b) {
     const BucketMetrics& x = r.metrics.at(a).overall;
     const BucketMetrics& y = r.metrics.at(b).overall;
@@ -552,8 +577,9 @@ TEST_F(LearnedTest, NotAModelFileAndMissingFilesGiveClearErrors) {
     make_policy("nope");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("reactive, average, forecast, forecast-recent, static, oracle"),
-              std::string::npos);
+    EXPECT_NE(
+        std::string(e.what()).find("reactive, average, forecast, forecast-recent, static, oracle"),
+        std::string::npos);
   }
   // Without the learned agents linked in, the registry says so.
   set_model_policy_loader(nullptr);

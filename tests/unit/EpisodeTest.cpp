@@ -559,13 +559,28 @@ TEST(Evaluation, APolicyThatSubmitsExactlyAsAnEarlierOneIsNamedAsSuch) {
   EXPECT_EQ(r.decides_as.count("reactive"), 0u);
 }
 
-TEST(RiskKnob, EachFamilyWithAKnobSweepsFromLeastToMostLead) {
+TEST(RiskKnob, EachFamilyWithAKnobSweepsFromLeastToMostOverlap) {
   for (const std::string family : {"average", "forecast", "forecast-recent", "static"}) {
-    const auto leads = risk_sweep(family);
-    ASSERT_GE(leads.size(), 5u) << family;
+    const auto names = risk_sweep(family);
+    ASSERT_GE(names.size(), 5u) << family;
+    std::vector<Seconds> leads;
+    for (const auto& n : names) {
+      const PolicySpec spec = parse_policy_spec(n);
+      EXPECT_EQ(spec.family, family);
+      ASSERT_TRUE(spec.lead) << n;
+      leads.push_back(*spec.lead);
+      EXPECT_TRUE(is_known_policy(n)) << n;
+    }
     EXPECT_TRUE(std::is_sorted(leads.begin(), leads.end())) << family;
   }
   EXPECT_TRUE(risk_sweep("reactive").empty());
+  // A model's decision threshold, from high (late) to low (early); a lead is not one.
+  const auto model = risk_sweep("agent.mirage-model");
+  ASSERT_GE(model.size(), 5u);
+  EXPECT_EQ(parse_policy_spec(model.front()).threshold, std::optional<double>(4.0));
+  EXPECT_EQ(parse_policy_spec(model.back()).threshold, std::optional<double>(-1.0));
+  EXPECT_EQ(parse_policy_spec("agent.mirage-model@-0.5").threshold, std::optional<double>(-0.5));
+  EXPECT_EQ(parse_policy_spec("agent.mirage-model@2h").family, "agent.mirage-model@2h");
 }
 
 TEST(PolicyRegistry, CreatesBaselinesByNameAndNamesTheKnownOnesOnError) {

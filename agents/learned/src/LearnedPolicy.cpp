@@ -32,8 +32,11 @@ std::shared_ptr<const LoadedModel> cached_model(const std::string& path) {
 
 class LearnedPolicy final : public Policy {
  public:
-  LearnedPolicy(std::string name, std::shared_ptr<const LoadedModel> model)
-      : name_(std::move(name)), model_(std::move(model)) {}
+  LearnedPolicy(std::string name, std::shared_ptr<const LoadedModel> model,
+                std::optional<double> threshold)
+      : name_(std::move(name)), model_(std::move(model)), rule_(model_->rule) {
+    if (threshold) rule_.threshold = *threshold;
+  }
 
   std::string name() const override { return name_; }
 
@@ -45,7 +48,7 @@ class LearnedPolicy final : public Policy {
           fmt::format("policy {}: observation from feature encoder v{}, model made for v{}", name_,
                       obs.encoder_version, FeatureEncoder::kVersion));
     const std::vector<float> encoded = FeatureEncoder::encode(obs);
-    const DecisionRule& rule = model_->rule;
+    const DecisionRule& rule = rule_;
     const bool guard_allows = forecast_allows_submit(encoded.data(), rule.guard);
     const bool average_submits = average_would_submit(encoded.data());
     if (rule.window.fires(encoded.data())) return Decision::submit();
@@ -71,14 +74,16 @@ class LearnedPolicy final : public Policy {
  private:
   std::string name_;
   std::shared_ptr<const LoadedModel> model_;
+  DecisionRule rule_;  // the model's, or with the threshold given (MODEL@THRESHOLD)
   std::vector<float> pooled_;
 };
 
 }  // namespace
 
-std::unique_ptr<Policy> load_learned_policy(const std::string& path) {
+std::unique_ptr<Policy> load_learned_policy(const std::string& path,
+                                            std::optional<double> threshold) {
   return std::make_unique<LearnedPolicy>(std::filesystem::path(path).stem().string(),
-                                         cached_model(path));
+                                         cached_model(path), threshold);
 }
 
 void register_learned_policies() {

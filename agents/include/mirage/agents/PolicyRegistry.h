@@ -16,18 +16,22 @@ inline constexpr std::string_view kOracleName = "oracle";
 // Names the registry knows, for help texts and error messages.
 std::vector<std::string> policy_names();
 
-// A policy's name and its risk knob: "average@2h" is `average` with a lead of 2 h (Baselines.h).
+// A policy's name and its risk knob: "average@2h" is `average` with a lead of 2 h (Baselines.h);
+// "agent.mirage-model@0.5" is that model with a decision threshold of 0.5 (its margin's units:
+// hours for dqn and moe, a logit for pg; lower submits earlier).
 struct PolicySpec {
   std::string family;
-  std::optional<Seconds> lead;
+  std::optional<Seconds> lead;      // baselines
+  std::optional<double> threshold;  // model files
 };
-// Splits at the last '@' when what follows reads as a lead ("2h", "-30m", "0"); otherwise the
-// whole name is the family (a model file's path may hold an '@').
+// Splits at the last '@' when what follows reads as the family's knob: a lead ("2h", "-30m",
+// "0") for a baseline, a number for a model file. Otherwise the whole name is the family (a
+// model file's path may hold an '@').
 PolicySpec parse_policy_spec(std::string_view name);
 
-// The leads `mirage eval --sweep-risk` tries for a family, from least to most overlap; empty for
-// a family without a knob.
-std::vector<Seconds> risk_sweep(std::string_view family);
+// The points `mirage eval --sweep-risk` tries for a family, as policy names, from least to most
+// overlap (leads up, thresholds down); empty for a family without a knob.
+std::vector<std::string> risk_sweep(std::string_view family);
 
 // Creates the policy called `name_or_file`. Throws InputError naming the known policies when
 // the name is unknown.

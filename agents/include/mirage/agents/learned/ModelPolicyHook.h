@@ -4,6 +4,7 @@
 // calls mirage::learned::register_learned_policies(). make_policy() then hands it every name that
 // is an existing file or ends in kModelFileExtension.
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,8 +14,10 @@ namespace mirage {
 
 inline constexpr std::string_view kModelFileExtension = ".mirage-model";
 
-// Loads the policy saved in a model file; throws InputError with a clear message on failure.
-using ModelPolicyLoader = std::unique_ptr<Policy> (*)(const std::string& path);
+// Loads the policy saved in a model file, its decision threshold replaced by `threshold` when
+// one is given (MODEL@THRESHOLD); throws InputError with a clear message on failure.
+using ModelPolicyLoader = std::unique_ptr<Policy> (*)(const std::string& path,
+                                                      std::optional<double> threshold);
 
 // Installs (or, with nullptr, removes) the loader. Thread-safe.
 void set_model_policy_loader(ModelPolicyLoader loader);

@@ -2,6 +2,7 @@
 // Learned agents as Policies: one model file per agent (weights, feature-encoder version,
 // training trace, window and configuration), loaded by the policy registry. No LibTorch here.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "mirage/core/Policy.h"
@@ -14,7 +15,8 @@ void register_learned_policies();
 
 // Loads a model file as a Policy named after the file's stem. Throws InputError when the file is
 // missing, is not a mirage model, or was made by another feature-encoder version.
-std::unique_ptr<Policy> load_learned_policy(const std::string& path);
+std::unique_ptr<Policy> load_learned_policy(const std::string& path,
+                                            std::optional<double> threshold = std::nullopt);
 
 // The metadata of a model file, without its weights.
 struct ModelInfo {

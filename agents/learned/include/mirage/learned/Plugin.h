@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "mirage/core/Policy.h"
@@ -15,7 +16,7 @@
 namespace mirage::learned {
 
 // Raised whenever a type crossing this boundary changes its meaning.
-inline constexpr std::uint32_t kPluginAbi = 1;
+inline constexpr std::uint32_t kPluginAbi = 2;  // 2: load_policy takes a threshold
 inline constexpr const char* kPluginFileName = "libmirage_learned_plugin.so";
 inline constexpr const char* kPluginEntryPoint = "mirage_learned_plugin_api";
 
@@ -26,7 +27,8 @@ struct PluginApi {
   std::size_t api_size = sizeof(PluginApi);
   std::size_t config_size = sizeof(TrainConfig);
   std::size_t summary_size = sizeof(TrainSummary);
-  std::unique_ptr<Policy> (*load_policy)(const std::string& path) = nullptr;
+  std::unique_ptr<Policy> (*load_policy)(const std::string& path,
+                                         std::optional<double> threshold) = nullptr;
   TrainSummary (*train_agent)(const Trace& trace, const TrainConfig& config,
                               const TrainCallbacks& callbacks) = nullptr;
 };
