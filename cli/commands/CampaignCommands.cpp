@@ -14,6 +14,8 @@
 #include <sstream>
 
 #include "Commands.h"
+#include "TimeFlags.h"
+#include "mirage/agents/PolicyRegistry.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
 #include "mirage/daemon/BatchScriptDirectives.h"
@@ -59,6 +61,7 @@ struct AddOptions {
   double max_hours = 0;        // 0: no cap
   std::string done_file;
   std::string policy;
+  std::string max_overlap;  // instead of a policy: the daemon picks from its risk frontier
   std::string overlap = "concurrent";
   std::string handoff_grace = "5m";
   bool no_export = false;
@@ -150,9 +153,13 @@ int run_add(const AddOptions& o) {
                          std::to_string(daemon::kMaxHandoffGrace / kDay) + "d");
   const std::string script = read_script(o.script);
   std::string policy = o.policy;
-  // A model file is passed by absolute path: the daemon does not share our working directory.
-  if (!policy.empty() && std::filesystem::exists(policy))
-    policy = std::filesystem::absolute(policy).string();
+  // A model file is passed by absolute path (with its threshold, MODEL@THRESHOLD): the daemon
+  // does not share our working directory.
+  if (const PolicySpec spec = parse_policy_spec(policy);
+      !policy.empty() && std::filesystem::exists(spec.family))
+    policy = std::filesystem::absolute(spec.family).string() + policy.substr(spec.family.size());
+  if (!o.max_overlap.empty() && !policy.empty())
+    throw InputError({"", 0, "--max-overlap"}, "give --policy or --max-overlap, not both");
   json c = {{"name", o.name},
             {"script", script},
             {"script_path", std::filesystem::absolute(o.script).string()},
@@ -172,6 +179,8 @@ int run_add(const AddOptions& o) {
   if (o.max_hours > 0) c["max_hours"] = o.max_hours;
   if (!o.done_file.empty()) c["done_file"] = std::filesystem::absolute(o.done_file).string();
   if (!policy.empty()) c["policy"] = policy;
+  if (!o.max_overlap.empty())
+    c["max_overlap"] = parse_nonnegative_duration_flag(o.max_overlap, "--max-overlap");
   // Like sbatch's default --export=ALL: the segments see the environment of `campaign add`.
   json env = json::array();
   if (!o.no_export)
@@ -366,8 +375,12 @@ void register_campaign_commands(CLI::App& app) {
                   "The file a segment creates to end the campaign, passed as MIRAGE_DONE_FILE "
                   "(default: one beside the daemon's store)");
   add->add_option("--policy", a->policy,
-                  "When to submit the next segment: reactive, average, forecast, or a model file "
-                  "(default: the daemon's)");
+                  "When to submit the next segment: reactive, average, forecast, static, or a "
+                  "model file; POLICY@LEAD sets its risk knob (default: the daemon's)");
+  add->add_option("--max-overlap", a->max_overlap,
+                  "Instead of --policy: the most overlap per boundary you accept (e.g. 30m); "
+                  "the daemon takes the policy with the least interruption within it from its "
+                  "risk frontier ([policy] frontier)");
   add->add_option(
          "--overlap", a->overlap,
          "handoff: signal the predecessor once the successor starts; concurrent: let it run")

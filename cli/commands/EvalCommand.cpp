@@ -19,6 +19,7 @@
 #include "TraceReplay.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
+#include "mirage/agents/RiskFrontier.h"
 #include "mirage/core/Error.h"
 
 namespace mirage::cli {
@@ -35,7 +36,8 @@ struct EvalOptions {
   bool tick = false;
   std::string policies = "reactive,average,oracle";
   bool sweep_risk = false;
-  std::string work;  // empty: boundaries only
+  std::string save_frontier;  // with --sweep-risk: the Pareto points, for the daemon
+  std::string work;           // empty: boundaries only
   std::string checkpoint_every = "30m";
   std::string restart_overhead = "10m";
   int threads = 0;
@@ -369,6 +371,16 @@ int run_eval(const EvalOptions& o) {
   if (o.sweep_risk) {
     points = frontier(r, order);
     if (!o.out.empty()) write_frontier_plot(o.out, points);
+    if (!o.save_frontier.empty()) {
+      RiskFrontier saved{
+          trace.source, c.episode.chain.nodes, c.episode.chain.time_limit, o.episode.overlap, {}};
+      for (const FrontierPoint& f : points)
+        if (f.pareto)
+          saved.points.push_back({f.policy, f.m->mean_interruption_h, f.m->mean_overlap_h});
+      write_risk_frontier(o.save_frontier, saved);
+      fmt::print(stderr, "mirage eval: {} points of the frontier saved to {}\n",
+                 saved.points.size(), o.save_frontier);
+    }
   }
   if (o.json) {
     nlohmann::json j;
@@ -473,6 +485,10 @@ void register_eval_command(CLI::App& app) {
                 "static: their lead; a model file: its decision threshold) over its range, and "
                 "print (and with --out plot) the frontier "
                 "of interruption against overlap");
+  cmd->add_option("--save-frontier", o->save_frontier,
+                  "With --sweep-risk: write the frontier's points (a TOML file) for the daemon's "
+                  "[policy] frontier, from which `campaign add --max-overlap` chooses")
+      ->needs("--sweep-risk");
   cmd->add_option("--work", o->work,
                   "Judge whole campaigns: hours of compute (e.g. 336, or 14d) done in --limit "
                   "segments chained until the work is done; adds makespan and GPU-hours")

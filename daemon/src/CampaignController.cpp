@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "mirage/agents/PolicyRegistry.h"
+#include "mirage/agents/RiskFrontier.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/BatchScriptDirectives.h"
 #include "mirage/daemon/DoneFile.h"
@@ -187,6 +188,37 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
          std::to_string(config_.max_campaigns_per_user) + ")");
   if (!r.done_file.empty())
     if (auto why = prepare_done_file(r.done_file)) fail("done_file: " + *why);
+
+  if (r.max_overlap) {
+    if (!r.policy.empty()) fail("give a policy or a max_overlap, not both");
+    if (*r.max_overlap < 0) fail("max_overlap: expected 0 or more seconds");
+    if (config_.frontier_file.empty())
+      fail(
+          "max_overlap: the daemon has no risk frontier to choose from ([policy] frontier in its "
+          "config; `mirage eval --sweep-risk --save-frontier FILE` on the cluster's trace makes "
+          "one)");
+    RiskFrontier f;
+    try {
+      f = read_risk_frontier(config_.frontier_file);
+    } catch (const InputError& ex) {
+      fail(std::string("max_overlap: ") + ex.what());
+    }
+    const auto point = point_within(f, *r.max_overlap);
+    if (!point) {
+      const FrontierOperatingPoint* near = closest_point(f, *r.max_overlap);
+      fail(fmt::format(
+          "max_overlap: no point of the frontier ({}) overlaps {} or less per boundary; the "
+          "closest is {} with {:.0f} min",
+          config_.frontier_file, format_short_duration(*r.max_overlap), near->policy,
+          near->mean_overlap_h * 60));
+    }
+    r.policy = point->policy;
+    shape.notes.push_back(fmt::format(
+        "policy {}: the risk frontier's least interruption within {} of overlap per boundary "
+        "({:.2f} h of interruption, {:.0f} min of overlap on {}, {}-node chains)",
+        point->policy, format_short_duration(*r.max_overlap), point->mean_interruption_h,
+        point->mean_overlap_h * 60, f.trace, f.chain_nodes));
+  }
 
   auto e = std::make_unique<Entry>();
   try {

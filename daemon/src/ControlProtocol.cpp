@@ -182,10 +182,10 @@ json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
 CampaignRequest parse_campaign_request(const json& c) {
   const std::string w = "campaign.";
   if (!c.is_object()) bad("campaign", "expected an object, got " + type_of(c));
-  only_keys(c,
-            {"name", "script", "script_path", "segments", "nodes", "gpus_per_node", "time_limit",
-             "partition", "account", "qos", "max_retries", "fallback_chain", "max_hours",
-             "done_file", "policy", "overlap", "handoff_grace", "work_dir", "environment"},
+  only_keys(c, {"name",          "script",         "script_path",   "segments",  "nodes",
+                "gpus_per_node", "time_limit",     "partition",     "account",   "qos",
+                "max_retries",   "fallback_chain", "max_hours",     "done_file", "policy",
+                "max_overlap",   "overlap",        "handoff_grace", "work_dir",  "environment"},
             w);
   for (const char* required : {"name", "script"})
     if (!c.contains(required)) bad(w + required, "missing");
@@ -220,6 +220,7 @@ CampaignRequest parse_campaign_request(const json& c) {
   }
   if (c.contains("done_file")) r.done_file = get_text(c, "done_file", w, 4096);
   if (c.contains("policy")) r.policy = get_text(c, "policy", w, 4096);
+  if (c.contains("max_overlap")) r.max_overlap = get_duration(c, "max_overlap", w, 0, 7 * kDay);
   if (c.contains("overlap")) {
     const std::string o = get_string(c, "overlap", w, 32);
     const auto mode = parse_overlap_mode(o);

@@ -246,6 +246,7 @@ ControllerConfig DaemonConfig::controller_config() const {
   c.partition = partition;
   c.account = account;
   c.default_policy = default_policy;
+  c.frontier_file = frontier_file;
   c.decision_interval = decision_interval;
   c.earliest_submission = earliest_submission;
   c.fallback_lead = fallback_lead;
@@ -348,6 +349,8 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
   sections["policy"] = {
       {"default",
        [&](const toml::node& n, const std::string& k) { c.default_policy = r.string(n, k); }},
+      {"frontier",
+       [&](const toml::node& n, const std::string& k) { c.frontier_file = r.path(n, k); }},
       {"decision_interval",
        [&](const toml::node& n, const std::string& k) {
          c.decision_interval = r.duration(n, k, 1, kDay);

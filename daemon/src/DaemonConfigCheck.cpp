@@ -11,6 +11,7 @@
 
 #include "PathChecks.h"
 #include "mirage/agents/PolicyRegistry.h"
+#include "mirage/agents/RiskFrontier.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/Daemon.h"
@@ -78,6 +79,14 @@ class Checker {
   }
 
   void policy() const {
+    if (!c_.frontier_file.empty()) {
+      readable_file("policy.frontier", c_.frontier_file);
+      try {
+        (void)read_risk_frontier(c_.frontier_file);
+      } catch (const InputError& e) {
+        fail("policy.frontier", e.what());
+      }
+    }
     const std::string& p = c_.default_policy;
     const std::string key = "policy.default";
     if (p == kOracleName) fail(key, "the oracle exists only in simulation (mirage eval)");

@@ -1,11 +1,14 @@
 // The campaign lifecycle, the decisions and the crash-safety of submissions, with the fake Slurm.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <random>
 
 #include "TestSupport.h"
 #include "mirage/agents/PolicyRegistry.h"
+#include "mirage/agents/RiskFrontier.h"
 #include "mirage/core/Error.h"
 
 namespace mirage::daemon {
@@ -458,6 +461,54 @@ TEST(CampaignController, TakesAPolicyWithItsRiskKnobAndRefusesALeadOutOfRange) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A budget of overlap instead of a policy: the frontier's least interruption within it.
+TEST(CampaignController, AMaxOverlapTakesTheFrontiersLeastInterruptionWithinIt) {
+  const std::string file =
+      ::testing::TempDir() + "/frontier-" + std::to_string(::getpid()) + ".toml";
+  RiskFrontier f{
+      "ls6.log",
+      8,
+      48 * kHour,
+      "concurrent",
+      {{"reactive", 0.66, 0.01}, {"average@-2h", 0.57, 0.13}, {"forecast@-2h", 0.10, 1.56}}};
+  write_risk_frontier(file, f);
+  ControllerConfig config = quick_config();
+  Harness none(config);
+  auto r = simple_request();
+  r.max_overlap = 30 * kMinute;
+  try {
+    none.controller->add(r);
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_NE(std::string(e.what()).find("the daemon has no risk frontier"), std::string::npos);
+  }
+  config.frontier_file = file;
+  Harness h(config);
+  std::vector<std::string> notes;
+  EXPECT_EQ(h.controller->add(r, &notes).spec.policy, "average@-2h");
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes.back().find("least interruption within 30m"), std::string::npos) << notes.back();
+  r = simple_request();
+  r.owner_uid = 1001;
+  r.max_overlap = 2 * kHour;
+  EXPECT_EQ(h.controller->add(r).spec.policy, "forecast@-2h");
+  r.owner_uid = 1002;
+  r.max_overlap = 0;
+  try {
+    h.controller->add(r);
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_NE(std::string(e.what()).find("overlaps 0s or less per boundary; the closest is "
+                                         "reactive with 1 min"),
+              std::string::npos)
+        << e.what();
+  }
+  r.max_overlap = kHour;
+  r.policy = "average";
+  EXPECT_THROW(h.controller->add(r), RequestError);
+  std::remove(file.c_str());
 }
 
 TEST(CampaignController, RejectsBadRequests) {

@@ -344,6 +344,23 @@ TEST_F(CheckFixture, StoreThatIsADirectoryOrNotADatabaseIsRefused) {
   EXPECT_EQ(error(c), "");
 }
 
+TEST_F(CheckFixture, ARiskFrontierThatCannotBeReadIsRefusedByItsLine) {
+  DaemonConfig c =
+      parse_daemon_config("[policy]\nfrontier = \"" + dir.file("f.toml") + "\"\n", "m.toml");
+  c.store_path = dir.file("state/mirage.db");
+  c.socket_path = dir.file("run/mirage.sock");
+  c.sbatch = "/bin/true";
+  EXPECT_EQ(c.frontier_file, dir.file("f.toml"));
+  EXPECT_NE(error(c).find("f.toml does not exist"), std::string::npos) << error(c);
+  write(c.frontier_file, "trace = \"x\"\n[[point]]\npolicy = \"average@2h\"\n");
+  EXPECT_NE(error(c).find("field 'policy.frontier'"), std::string::npos) << error(c);
+  EXPECT_NE(error(c).find("a point needs policy"), std::string::npos) << error(c);
+  write(c.frontier_file,
+        "[[point]]\npolicy = \"average@2h\"\nmean_interruption_h = 1\nmean_overlap_h = 0.5\n");
+  EXPECT_EQ(error(c), "");
+  EXPECT_EQ(c.controller_config().frontier_file, c.frontier_file);
+}
+
 TEST_F(CheckFixture, UnknownDefaultPolicyIsRefused) {
   DaemonConfig c = config();
   c.default_policy = "psychic";
@@ -354,7 +371,8 @@ TEST_F(CheckFixture, UnknownDefaultPolicyIsRefused) {
   EXPECT_NE(error(c).find("'policy.default'"), std::string::npos);
   c.default_policy = dir.file("missing.mirage-model");
   EXPECT_NE(error(c).find("missing.mirage-model does not exist"), std::string::npos) << error(c);
-  for (const char* known : {"reactive", "average", "forecast", "forecast-recent"}) {
+  for (const char* known :
+       {"reactive", "average", "forecast", "forecast-recent", "static@6h", "average@-30m"}) {
     c.default_policy = known;
     EXPECT_EQ(error(c), "") << known;
   }

@@ -47,6 +47,9 @@ struct ControllerConfig {
   std::string partition;  // for campaigns that name none (empty: the cluster's default)
   std::string account;    // for campaigns that name none
   std::string default_policy = "reactive";
+  // A risk frontier measured on the cluster's trace (RiskFrontier.h): where a campaign with a
+  // budget of overlap (CampaignRequest::max_overlap) takes its policy from. Empty: none.
+  std::string frontier_file;
   Seconds decision_interval = FeatureEncoder::kSpacing;
   // Guard rail: never submit a successor more than this before the predecessor's expected end
   // (start + time limit). 0: no limit.
@@ -116,6 +119,9 @@ struct CampaignRequest {
   double max_hours = 0;                // the most run time of all segments, in hours; 0: no cap
   std::string done_file;               // empty: the campaign's own beside the store
   std::string policy;                  // empty: the daemon's default
+  // Instead of a policy: the most overlap per boundary the user accepts; the policy is the
+  // frontier's point with the least interruption within it (ControllerConfig::frontier_file).
+  std::optional<Seconds> max_overlap;
   OverlapMode overlap = OverlapMode::kConcurrent;
   Seconds handoff_grace = 5 * kMinute;
   std::string work_dir;

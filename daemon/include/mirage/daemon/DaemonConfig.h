@@ -61,6 +61,7 @@ struct DaemonConfig {
 
   // [policy]
   std::string default_policy = "reactive";
+  std::string frontier_file;  // a risk frontier (mirage eval --save-frontier): for --max-overlap
   Seconds decision_interval = 10 * kMinute;
   Seconds fallback_lead = kMinute;
   bool fallback_chain = true;  // campaigns that do not say keep a successor queued behind
