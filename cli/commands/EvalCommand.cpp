@@ -144,6 +144,15 @@ std::vector<std::string> swept_policies(const std::vector<std::string>& policies
   return out;
 }
 
+// What a point is judged by: per boundary, interruption and overlap; with --work, what whole
+// campaigns cost (makespan and GPU-hours charged), which also counts what a hand-off cuts from
+// the predecessor and the restarts, invisible in a boundary's overlap.
+std::pair<double, double> frontier_costs(const FrontierPoint& f) {
+  if (f.campaign && f.campaign->compared > 0)
+    return {f.campaign->makespan_h, f.campaign->charged_gpu_h};
+  return {f.m->mean_interruption_h, f.m->mean_overlap_h};
+}
+
 std::vector<FrontierPoint> frontier(const EvalReport& r, const std::vector<std::string>& order) {
   std::vector<FrontierPoint> points;
   for (const auto& name : order) {
@@ -158,26 +167,28 @@ std::vector<FrontierPoint> frontier(const EvalReport& r, const std::vector<std::
     if (a.policy == kOracleName) continue;
     a.pareto = std::none_of(points.begin(), points.end(), [&](const FrontierPoint& b) {
       if (b.policy == kOracleName || &a == &b) return false;
-      const double bi = b.m->mean_interruption_h, bo = b.m->mean_overlap_h;
-      const double ai = a.m->mean_interruption_h, ao = a.m->mean_overlap_h;
+      const auto [bi, bo] = frontier_costs(b);
+      const auto [ai, ao] = frontier_costs(a);
       return bi <= ai && bo <= ao && (bi < ai || bo < ao);
     });
   }
   return points;
 }
 
-void print_frontier(const std::vector<FrontierPoint>& points, std::size_t width) {
+// `unit`: "GPU-h", or "node-h" where the machine's GPUs per node are not known.
+void print_frontier(const std::vector<FrontierPoint>& points, std::size_t width,
+                    const std::string& unit) {
   const bool campaign = !points.empty() && points.front().campaign;
-  fmt::print(
-      "\nrisk frontier (per boundary; * : no other policy interrupts and overlaps less, the "
-      "oracle aside)\n  {:<{}} {:>12} {:>9} {:>11} {:>11}{}\n",
-      "policy", width, "mean int.", "zero int.", "overlap", "int.+ovl.",
-      campaign ? fmt::format(" {:>10} {:>14}", "makespan", "charged") : "");
+  fmt::print("\nrisk frontier ({}, the oracle aside)\n  {:<{}} {:>12} {:>9} {:>11} {:>11}{}\n",
+             campaign ? "* : no other policy's campaigns finish sooner and are charged less"
+                      : "per boundary; * : no other policy interrupts and overlaps less",
+             "policy", width, "mean int.", "zero int.", "overlap", "int.+ovl.",
+             campaign ? fmt::format(" {:>10} {:>16}", "makespan", "charged " + unit) : "");
   for (const FrontierPoint& f : points)
     fmt::print("{} {:<{}} {:>10.2f} h {:>8.1f}% {:>9.2f} h {:>9.2f} h{}\n", f.pareto ? "*" : " ",
                f.policy, width, f.m->mean_interruption_h, 100 * f.m->zero_interruption_share,
                f.m->mean_overlap_h, f.m->mean_interruption_h + f.m->mean_overlap_h,
-               f.campaign ? fmt::format(" {:>8.1f} h {:>12.1f} h", f.campaign->makespan_h,
+               f.campaign ? fmt::format(" {:>8.1f} h {:>16.1f}", f.campaign->makespan_h,
                                         f.campaign->charged_gpu_h)
                           : "");
 }
@@ -420,7 +431,7 @@ int run_eval(const EvalOptions& o) {
   std::size_t width = 12;
   for (const auto& p : c.policies) width = std::max(width, p.size());
   if (o.sweep_risk) {
-    print_frontier(points, width);
+    print_frontier(points, width, r.gpus_known ? "GPU-h" : "node-h");
     if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
     print_same_decisions(r, order);
     if (!o.out.empty()) fmt::print("\nper-sample CSV and plots in {}\n", o.out);
