@@ -7,8 +7,12 @@
 
 namespace mirage {
 
+std::string lead_text(Seconds lead) {
+  return lead == 0 ? std::string("0") : format_short_duration(lead);
+}
+
 std::string with_lead(std::string_view family, Seconds lead) {
-  return lead == 0 ? std::string(family) : std::string(family) + "@" + format_short_duration(lead);
+  return lead == 0 ? std::string(family) : std::string(family) + "@" + lead_text(lead);
 }
 
 std::string AveragePolicy::name() const {
@@ -29,7 +33,7 @@ Decision AveragePolicy::decide(const Observation& obs) {
 }
 
 std::string StaticPolicy::name() const {
-  return "static@" + (lead_ == 0 ? std::string("0") : format_short_duration(lead_));
+  return "static@" + lead_text(lead_);  // "static" alone is another lead (an hour)
 }
 
 Decision StaticPolicy::decide(const Observation& obs) {

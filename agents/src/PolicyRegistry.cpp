@@ -66,6 +66,18 @@ bool has_lead(std::string_view family) {
          family == "static";
 }
 
+// What is wrong with the lead `name` gives its family, if anything.
+std::optional<std::string> lead_problem(const PolicySpec& spec, std::string_view name) {
+  if (!spec.lead) return std::nullopt;
+  if (!has_lead(spec.family))
+    return "'" + spec.family +
+           "' has no risk knob (POLICY@LEAD takes average, forecast, forecast-recent and static)";
+  if (!lead_in_range(spec.family, *spec.lead))
+    return "the lead of '" + std::string(name) + "' is out of range (" +
+           (spec.family == "static" ? "0 to 7d" : "-2d to 7d") + ")";
+  return std::nullopt;
+}
+
 }  // namespace
 
 PolicySpec parse_policy_spec(std::string_view name) {
@@ -85,8 +97,7 @@ PolicySpec parse_policy_spec(std::string_view name) {
 std::vector<std::string> risk_sweep(std::string_view family) {
   std::vector<std::string> names;
   const auto lead_name = [&](Seconds h) {
-    return std::string(family) + "@" +
-           (h == 0 ? std::string("0") : format_short_duration(h * kHour));
+    return std::string(family) + "@" + lead_text(h * kHour);
   };
   if (family == "static")
     for (Seconds h : {0, 1, 2, 4, 6, 9, 12, 18, 24}) names.push_back(lead_name(h));
@@ -100,17 +111,7 @@ std::vector<std::string> risk_sweep(std::string_view family) {
 
 std::unique_ptr<Policy> make_policy(std::string_view name) {
   const PolicySpec spec = parse_policy_spec(name);
-  if (spec.lead) {
-    if (!has_lead(spec.family))
-      throw InputError({"", 0, "policy"},
-                       "'" + spec.family +
-                           "' has no risk knob (POLICY@LEAD takes average, forecast, "
-                           "forecast-recent and static)");
-    if (!lead_in_range(spec.family, *spec.lead))
-      throw InputError({"", 0, "policy"},
-                       "the lead of '" + std::string(name) + "' is out of range (" +
-                           (spec.family == "static" ? "0 to 7d" : "-2d to 7d") + ")");
-  }
+  if (const auto problem = lead_problem(spec, name)) throw InputError({"", 0, "policy"}, *problem);
   const Seconds lead = spec.lead.value_or(0);
   if (spec.family == "reactive" && !spec.lead) return std::make_unique<ReactivePolicy>();
   if (spec.family == "average") return std::make_unique<AveragePolicy>(lead);
@@ -139,8 +140,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name) {
 bool is_known_policy(std::string_view name) {
   const PolicySpec spec = parse_policy_spec(name);
   for (const auto& n : policy_names())
-    if (n == spec.family)
-      return !spec.lead || (has_lead(spec.family) && lead_in_range(spec.family, *spec.lead));
+    if (n == spec.family) return !lead_problem(spec, name);
   return false;
 }
 

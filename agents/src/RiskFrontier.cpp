@@ -112,12 +112,11 @@ std::optional<FrontierOperatingPoint> point_within(const RiskFrontier& f, Second
   return best;
 }
 
-const FrontierOperatingPoint* closest_point(const RiskFrontier& f, Seconds max_overlap) {
-  const double cap = static_cast<double>(max_overlap) / kHour;
-  const FrontierOperatingPoint* best = nullptr;
-  for (const FrontierOperatingPoint& p : f.points)
-    if (!best || std::abs(p.mean_overlap_h - cap) < std::abs(best->mean_overlap_h - cap)) best = &p;
-  return best;
+const FrontierOperatingPoint& least_overlap_point(const RiskFrontier& f) {
+  return *std::min_element(f.points.begin(), f.points.end(),
+                           [](const FrontierOperatingPoint& a, const FrontierOperatingPoint& b) {
+                             return a.mean_overlap_h < b.mean_overlap_h;
+                           });
 }
 
 }  // namespace mirage

@@ -193,6 +193,16 @@ void print_frontier(const std::vector<FrontierPoint>& points, std::size_t width,
                           : "");
 }
 
+// Writes a gnuplot script (its data inline) and renders it; without gnuplot, says where the
+// script is.
+void render_plot(const std::filesystem::path& script, const std::string& text) {
+  std::ofstream(script) << text;
+  const std::string cmd = "gnuplot '" + script.string() + "' 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0)
+    fmt::print(stderr, "mirage eval: gnuplot not available; the plot script is {}\n",
+               script.string());
+}
+
 // The frontier as an SVG (gnuplot): interruption against overlap, one line per family.
 void write_frontier_plot(const std::filesystem::path& dir,
                          const std::vector<FrontierPoint>& points) {
@@ -218,12 +228,7 @@ void write_frontier_plot(const std::filesystem::path& dir,
     ++k;
   }
   gp << "\n";
-  const auto script = dir / "risk_frontier.gp";
-  std::ofstream(script) << gp.str();
-  const std::string cmd = "gnuplot '" + script.string() + "' 2>/dev/null";
-  if (std::system(cmd.c_str()) != 0)
-    fmt::print(stderr, "mirage eval: gnuplot not available; the plot script is {}\n",
-               script.string());
+  render_plot(dir / "risk_frontier.gp", gp.str());
 }
 
 // `width`: the policy column, wide enough for the longest name (model files have long ones).
@@ -308,12 +313,7 @@ void write_plot(const std::filesystem::path& dir, const EvalReport& r) {
     gp << "\n";
   }
   gp << "unset multiplot\n";
-  const auto script = dir / "gap_cdf.gp";
-  std::ofstream(script) << gp.str();
-  const std::string cmd = "gnuplot '" + script.string() + "' 2>/dev/null";
-  if (std::system(cmd.c_str()) != 0)
-    fmt::print(stderr, "mirage eval: gnuplot not available; the plot script is {}\n",
-               script.string());
+  render_plot(dir / "gap_cdf.gp", gp.str());
 }
 
 int run_eval(const EvalOptions& o) {

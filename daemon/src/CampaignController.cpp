@@ -205,12 +205,12 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
     }
     const auto point = point_within(f, *r.max_overlap);
     if (!point) {
-      const FrontierOperatingPoint* near = closest_point(f, *r.max_overlap);
+      const FrontierOperatingPoint& near = least_overlap_point(f);
       fail(fmt::format(
           "max_overlap: no point of the frontier ({}) overlaps {} or less per boundary; the "
           "closest is {} with {:.0f} min",
-          config_.frontier_file, format_short_duration(*r.max_overlap), near->policy,
-          near->mean_overlap_h * 60));
+          config_.frontier_file, format_short_duration(*r.max_overlap), near.policy,
+          near.mean_overlap_h * 60));
     }
     r.policy = point->policy;
     shape.notes.push_back(fmt::format(

@@ -53,7 +53,7 @@ TEST(RiskFrontier, TheLeastInterruptionWithinTheBudgetIsChosen) {
   EXPECT_EQ(point_within(f, 2 * kHour)->policy, "forecast@-2h");
   EXPECT_EQ(point_within(f, kMinute)->policy, "reactive");
   EXPECT_FALSE(point_within(f, 0));
-  EXPECT_EQ(closest_point(f, 0)->policy, "reactive");
+  EXPECT_EQ(least_overlap_point(f).policy, "reactive");
 }
 
 TEST(RiskFrontier, AWrongKeyOrAPointWithoutItsFiguresIsNamedByFileLineAndKey) {

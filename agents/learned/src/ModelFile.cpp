@@ -153,24 +153,18 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
   open_model(a, path);
   const auto meta = read_meta(a, path);
   const std::string stem = std::filesystem::path(path).stem().string();
-  const int format = meta.value("format_version", 0);
-  if (format != kFormatVersion)
-    throw InputError({path, 0, "policy"},
-                     fmt::format("model {} has file format v{}; this mirage reads v{}; retrain it "
-                                 "with `mirage train`",
-                                 stem, format, kFormatVersion));
-  const int encoder = meta.value("encoder_version", 0);
-  if (encoder != FeatureEncoder::kVersion)
-    throw InputError({path, 0, "policy"},
-                     fmt::format("model {} was made by feature encoder v{}; this mirage has v{}; "
-                                 "retrain it with `mirage train`",
-                                 stem, encoder, FeatureEncoder::kVersion));
-  const int pooling = meta.value("pooling_version", 0);
-  if (pooling != kPoolingVersion)
-    throw InputError({path, 0, "policy"},
-                     fmt::format("model {} was made with feature pooling v{}; this mirage has v{}; "
-                                 "retrain it with `mirage train`",
-                                 stem, pooling, kPoolingVersion));
+  // "model M <made> vN; this mirage <has> vK; retrain it": a version this build cannot read.
+  const auto require = [&](const char* key, int expected, const char* made, const char* has) {
+    const int version = meta.value(key, 0);
+    if (version != expected)
+      throw InputError({path, 0, "policy"},
+                       fmt::format("model {} {} v{}; this mirage {} v{}; retrain it with "
+                                   "`mirage train`",
+                                   stem, made, version, has, expected));
+  };
+  require("format_version", kFormatVersion, "has file format", "reads");
+  require("encoder_version", FeatureEncoder::kVersion, "was made by feature encoder", "has");
+  require("pooling_version", kPoolingVersion, "was made with feature pooling", "has");
   auto model = std::make_shared<LoadedModel>();
   const auto kind = parse_agent_kind(meta.value("agent", ""));
   if (!kind) throw InputError({path, 0, "policy"}, "unknown agent kind in the model file");

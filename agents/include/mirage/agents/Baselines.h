@@ -57,6 +57,8 @@ class ForecastPolicy final : public Policy {
   Seconds lead_;
 };
 
+// A lead as POLICY@LEAD writes it: "2h", "-30m", "0".
+std::string lead_text(Seconds lead);
 // "average", "average@2h", "average@-30m": a family's name with its lead (none when 0).
 std::string with_lead(std::string_view family, Seconds lead);
 

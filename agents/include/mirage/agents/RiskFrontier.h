@@ -35,8 +35,8 @@ RiskFrontier read_risk_frontier(const std::string& path);
 // `max_overlap`; none when no point fits.
 std::optional<FrontierOperatingPoint> point_within(const RiskFrontier& f, Seconds max_overlap);
 
-// The point whose overlap comes closest to `max_overlap` (for the message that none fits: the
-// one with the least overlap).
-const FrontierOperatingPoint* closest_point(const RiskFrontier& f, Seconds max_overlap);
+// The point with the least overlap: where none fits a budget, the one that comes closest. `f`
+// has points (read_risk_frontier refuses a frontier without).
+const FrontierOperatingPoint& least_overlap_point(const RiskFrontier& f);
 
 }  // namespace mirage
