@@ -8,13 +8,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
-traces=../shared/traces
 which="${1:-all}"
 policies="${2:-reactive,average,forecast,oracle}"
 
-# name trace machine-flags eval-from eval-to chain-sizes
+# shellcheck source=bench/trace_windows.sh
+. bench/trace_windows.sh
+
+# See for_each_trace: the evaluation month.
 run_trace() {
-  local name=$1 trace=$2 machine=$3 from=$4 to=$5 sizes=$6
+  local name=$1 trace=$3 machine=$4 from=$6 to=$7 sizes=$8
   for chain in $sizes; do
     for calibration in none infer; do
       echo "== $name, $chain-node chains, $from .. $to, --calibration $calibration"
@@ -26,24 +28,4 @@ run_trace() {
   done
 }
 
-want() { [ "$which" = "$1" ] || [ "$which" = all ]; }
-if want ls6; then
-  run_trace ls6 "$traces/gpu/tacc-ls6/ls6-a100-until-2023-02.log.gz" "--nodes 88" \
-    2023-02-01 2023-03-01 "1 8"
-fi
-if want sdsc; then
-  run_trace sdsc "$traces/swf-classic/SDSC-SP2-1998-4.2-cln.swf.gz" "" 1998-09-01 1998-10-01 "1 8"
-fi
-if want kth; then
-  run_trace kth "$traces/swf-classic/KTH-SP2-1996-2.1-cln.swf.gz" "" 1997-02-01 1997-03-01 "1 8"
-fi
-if want ctc; then
-  run_trace ctc "$traces/swf-classic/CTC-SP2-1996-3.1-cln.swf.gz" "" 1996-12-01 1997-01-01 "1 8"
-fi
-if want hpc2n; then
-  run_trace hpc2n "$traces/swf-classic/HPC2N-2002-2.2-cln.swf.gz" "" 2003-01-01 2003-02-01 "1 8"
-fi
-if want theta; then
-  # Theta's jobs are 128 nodes and more (its most common size), and run at most a day.
-  run_trace theta "$traces/hpc-modern/theta_2022.swf.gz" "--limit 1440" 2022-06-01 2022-07-01 "128"
-fi
+for_each_trace "$which" run_trace

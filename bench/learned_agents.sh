@@ -16,16 +16,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 out="${MIRAGE_BENCH_DIR:-build/learned-bench}"
-traces=../shared/traces
 which="${1:-all}"
 shift || true
 agents=("$@")
 [ ${#agents[@]} -gt 0 ] || agents=(dqn pg moe)
 mkdir -p "$out"
 
-# name trace machine-flags train-from train-to eval-from eval-to
+# shellcheck source=bench/trace_windows.sh
+. bench/trace_windows.sh
+
+# See for_each_trace: train on the three months before the evaluation month, 1- and 8-node
+# chains; Theta has no training window.
 run_trace() {
-  local name=$1 trace=$2 machine=$3 from=$4 to=$5 efrom=$6 eto=$7
+  local name=$1 trace=$3 machine=$4 from=$5 to=$6 efrom=$6 eto=$7
+  [ "$from" != - ] || return 0
   for chain in 1 8; do
     local models=()
     for agent in "${agents[@]}"; do
@@ -46,23 +50,4 @@ run_trace() {
   done
 }
 
-if [ "$which" = ls6 ] || [ "$which" = all ]; then
-  run_trace ls6 "$traces/gpu/tacc-ls6/ls6-a100-until-2023-02.log.gz" "--nodes 88" \
-    2022-11-01 2023-02-01 2023-02-01 2023-03-01
-fi
-if [ "$which" = sdsc ] || [ "$which" = all ]; then
-  run_trace sdsc "$traces/swf-classic/SDSC-SP2-1998-4.2-cln.swf.gz" "" \
-    1998-06-01 1998-09-01 1998-09-01 1998-10-01
-fi
-if [ "$which" = kth ] || [ "$which" = all ]; then
-  run_trace kth "$traces/swf-classic/KTH-SP2-1996-2.1-cln.swf.gz" "" \
-    1996-11-01 1997-02-01 1997-02-01 1997-03-01
-fi
-if [ "$which" = ctc ] || [ "$which" = all ]; then
-  run_trace ctc "$traces/swf-classic/CTC-SP2-1996-3.1-cln.swf.gz" "" \
-    1996-09-01 1996-12-01 1996-12-01 1997-01-01
-fi
-if [ "$which" = hpc2n ] || [ "$which" = all ]; then
-  run_trace hpc2n "$traces/swf-classic/HPC2N-2002-2.2-cln.swf.gz" "" \
-    2002-10-01 2003-01-01 2003-01-01 2003-02-01
-fi
+for_each_trace "$which" run_trace

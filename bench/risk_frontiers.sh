@@ -9,15 +9,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
-traces=../shared/traces
 which="${1:-all}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 echo "| trace, month | chain | overlap | reactive | within 15 min | within 1 h | within 4 h | wall |"
 echo "|---|---|---|---|---|---|---|---|"
+# shellcheck source=bench/trace_windows.sh
+. bench/trace_windows.sh
+
+# See for_each_trace: the evaluation month. Theta is not among the traces of the issue.
 run_trace() {
-  local name=$1 trace=$2 machine=$3 from=$4 to=$5 sizes=$6
+  local name=$2 trace=$3 machine=$4 from=$6 to=$7 sizes=$8
+  [ "$1" != theta ] || return 0
   for chain in $sizes; do
     for overlap in concurrent handoff; do
       local start wall
@@ -48,24 +52,4 @@ PY
   done
 }
 
-want() { [ "$which" = "$1" ] || [ "$which" = all ]; }
-if want ls6; then
-  run_trace "LS6, Feb 2023" "$traces/gpu/tacc-ls6/ls6-a100-until-2023-02.log.gz" "--nodes 88" \
-    2023-02-01 2023-03-01 "1 8"
-fi
-if want sdsc; then
-  run_trace "SDSC-SP2, Sep 1998" "$traces/swf-classic/SDSC-SP2-1998-4.2-cln.swf.gz" "" \
-    1998-09-01 1998-10-01 "1 8"
-fi
-if want kth; then
-  run_trace "KTH-SP2, Feb 1997" "$traces/swf-classic/KTH-SP2-1996-2.1-cln.swf.gz" "" \
-    1997-02-01 1997-03-01 "1 8"
-fi
-if want ctc; then
-  run_trace "CTC-SP2, Dec 1996" "$traces/swf-classic/CTC-SP2-1996-3.1-cln.swf.gz" "" \
-    1996-12-01 1997-01-01 "1 8"
-fi
-if want hpc2n; then
-  run_trace "HPC2N, Jan 2003" "$traces/swf-classic/HPC2N-2002-2.2-cln.swf.gz" "" \
-    2003-01-01 2003-02-01 "1 8"
-fi
+for_each_trace "$which" run_trace
