@@ -1,5 +1,8 @@
 #include "mirage/agents/Baselines.h"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
 #include <string>
 
 #include "mirage/core/QueueForecast.h"
@@ -59,6 +62,30 @@ Decision ForecastPolicy::decide(const Observation& obs) {
   d.reason = "predecessor ends in " + format_short_duration(remaining) + "; " +
              std::to_string(obs.campaign.successor_nodes) + "-node wait estimated " +
              format_short_duration(wait);
+  return d;
+}
+
+QuantilePolicy::QuantilePolicy(std::shared_ptr<const WaitDistribution> waits, double level)
+    : waits_(std::move(waits)), level_(level) {
+  if (!waits_) throw std::invalid_argument("QuantilePolicy needs a wait distribution");
+}
+
+std::string QuantilePolicy::name() const {
+  return level_ == kDefaultLevel ? std::string("quantile") : fmt::format("quantile@{:g}", level_);
+}
+
+Decision QuantilePolicy::decide(const Observation& obs) {
+  if (!obs.campaign.predecessor_running) return Decision::wait();
+  const Seconds remaining = obs.campaign.predecessor_remaining();
+  const Seconds planned = QueueForecast::plan_successor(obs).wait;
+  const Seconds wait = waits_->quantile(planned, level_);
+  if (wait < remaining) return Decision::wait();
+  Decision d = Decision::submit();
+  d.reason = fmt::format(
+      "predecessor ends in {}; the log's jobs like the successor, planned to wait {}, waited {} "
+      "or less in {:g}% of cases",
+      format_short_duration(remaining), format_short_duration(planned), format_short_duration(wait),
+      level_ * 100);
   return d;
 }
 

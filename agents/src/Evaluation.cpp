@@ -148,7 +148,7 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
   for (const auto& p : config.policies)
     if (std::find(policies.begin(), policies.end(), p) == policies.end()) policies.push_back(p);
   for (const auto& p : policies)
-    if (p != kOracleName) (void)make_policy(p);  // fail early on an unknown name
+    if (p != kOracleName) (void)make_policy(p, config.context);  // fail early on an unknown name
 
   EvalReport report;
   EpisodeStarts starts(trace, config.cluster, config.episode, config.start_mode);
@@ -167,7 +167,7 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
           r = run_episode(copy_start(start), oracle, config.episode);
           what_ifs = oracle.tried();
         } else {
-          auto policy = make_policy(name);
+          auto policy = make_policy(name, config.context);
           PolicyDecider decider(*policy);
           r = run_episode(copy_start(start), decider, config.episode);
         }

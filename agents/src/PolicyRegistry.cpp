@@ -30,7 +30,13 @@ bool names_model_file(std::string_view name) {
 }
 
 std::vector<std::string> policy_names() {
-  return {"reactive", "average", "forecast", "forecast-recent", "static", std::string(kOracleName)};
+  return {"reactive",
+          "average",
+          "forecast",
+          "forecast-recent",
+          "static",
+          "quantile",
+          std::string(kOracleName)};
 }
 
 namespace {
@@ -66,12 +72,17 @@ bool has_lead(std::string_view family) {
          family == "static";
 }
 
-// What is wrong with the lead `name` gives its family, if anything.
+// What is wrong with the knob `name` gives its family, if anything.
 std::optional<std::string> lead_problem(const PolicySpec& spec, std::string_view name) {
+  if (spec.family == "quantile" &&
+      (spec.lead || (spec.level && !(*spec.level > 0 && *spec.level < 1))))
+    return "the level of '" + std::string(name) +
+           "' is out of range (a quantile between 0 and 1, e.g. quantile@0.8)";
   if (!spec.lead) return std::nullopt;
   if (!has_lead(spec.family))
     return "'" + spec.family +
-           "' has no risk knob (POLICY@LEAD takes average, forecast, forecast-recent and static)";
+           "' has no risk knob (POLICY@LEAD takes average, forecast, forecast-recent and static; "
+           "quantile@LEVEL a level between 0 and 1)";
   if (!lead_in_range(spec.family, *spec.lead))
     return "the lead of '" + std::string(name) + "' is out of range (" +
            (spec.family == "static" ? "0 to 7d" : "-2d to 7d") + ")";
@@ -86,12 +97,14 @@ PolicySpec parse_policy_spec(std::string_view name) {
     const std::string family(name.substr(0, at));
     const std::string_view knob = name.substr(at + 1);
     if (names_model_file(family)) {
-      if (const auto t = parse_threshold(knob)) return {family, std::nullopt, t};
+      if (const auto t = parse_threshold(knob)) return {family, std::nullopt, t, std::nullopt};
+    } else if (family == "quantile" && parse_threshold(knob)) {
+      return {family, std::nullopt, std::nullopt, parse_threshold(knob)};
     } else if (const auto lead = parse_lead(knob)) {
-      return {family, lead, std::nullopt};
+      return {family, lead, std::nullopt, std::nullopt};
     }
   }
-  return {std::string(name), std::nullopt, std::nullopt};
+  return {std::string(name), std::nullopt, std::nullopt, std::nullopt};
 }
 
 std::vector<std::string> risk_sweep(std::string_view family) {
@@ -103,13 +116,16 @@ std::vector<std::string> risk_sweep(std::string_view family) {
     for (Seconds h : {0, 1, 2, 4, 6, 9, 12, 18, 24}) names.push_back(lead_name(h));
   else if (has_lead(family))
     for (Seconds h : {-4, -2, -1, 0, 1, 2, 4, 8, 12}) names.push_back(lead_name(h));
+  else if (family == "quantile")
+    for (const char* q : {"0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9"})
+      names.push_back(std::string(family) + "@" + q);
   else if (names_model_file(family))
     for (const char* t : {"4", "2", "1", "0.5", "0.25", "0", "-0.25", "-0.5", "-1"})
       names.push_back(std::string(family) + "@" + t);
   return names;
 }
 
-std::unique_ptr<Policy> make_policy(std::string_view name) {
+std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyContext& context) {
   const PolicySpec spec = parse_policy_spec(name);
   if (const auto problem = lead_problem(spec, name)) throw InputError({"", 0, "policy"}, *problem);
   const Seconds lead = spec.lead.value_or(0);
@@ -121,6 +137,16 @@ std::unique_ptr<Policy> make_policy(std::string_view name) {
     return std::make_unique<ForecastPolicy>(RuntimeGuess::recent_ends(), lead);
   if (spec.family == "static")
     return std::make_unique<StaticPolicy>(spec.lead.value_or(kStaticLead));
+  if (spec.family == "quantile") {
+    if (!context.waits)
+      throw InputError({"", 0, "policy"},
+                       "'" + std::string(name) +
+                           "' needs the distribution of the successor's wait on this cluster: "
+                           "mirage eval fits it from the trace's months before --from, "
+                           "--wait-distribution FILE reads one (mirage trace waits writes it)");
+    return std::make_unique<QuantilePolicy>(context.waits,
+                                            spec.level.value_or(QuantilePolicy::kDefaultLevel));
+  }
   std::string known;
   for (const auto& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
   if (name == kOracleName)

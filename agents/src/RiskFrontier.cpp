@@ -10,22 +10,6 @@
 #include "mirage/core/TomlFile.h"
 
 namespace mirage {
-namespace {
-
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-long line_of(const toml::node& n) {
-  return static_cast<long>(n.source().begin.line);
-}
-
-}  // namespace
 
 void write_risk_frontier(const std::string& path, const RiskFrontier& f) {
   std::string text = fmt::format(
@@ -35,11 +19,11 @@ void write_risk_frontier(const std::string& path, const RiskFrontier& f) {
       "# `[policy] frontier` in the daemon's config makes `mirage campaign add --max-overlap`\n"
       "# choose from it.\n"
       "trace = {}\nchain_nodes = {}\nlimit_min = {}\noverlap = {}\n",
-      quoted(f.trace), f.chain_nodes, f.time_limit / kMinute, quoted(f.overlap));
+      toml_quoted(f.trace), f.chain_nodes, f.time_limit / kMinute, toml_quoted(f.overlap));
   for (const FrontierOperatingPoint& p : f.points)
     text += fmt::format(
         "\n[[point]]\npolicy = {}\nmean_interruption_h = {:.4f}\nmean_overlap_h = {:.4f}\n",
-        quoted(p.policy), p.mean_interruption_h, p.mean_overlap_h);
+        toml_quoted(p.policy), p.mean_interruption_h, p.mean_overlap_h);
   write_file_durably(path, text);
 }
 
@@ -79,18 +63,18 @@ RiskFrontier read_risk_frontier(const std::string& path) {
             p.mean_overlap_h = *number;
             overlap = true;
           } else {
-            throw bad(line_of(pv), "point." + name,
+            throw bad(toml_line(pv), "point." + name,
                       "expected policy (a name), mean_interruption_h and mean_overlap_h (hours, "
                       "0 or more)");
           }
         }
         if (!policy || !interruption || !overlap)
-          throw bad(line_of(entry), "point",
+          throw bad(toml_line(entry), "point",
                     "a point needs policy, mean_interruption_h and mean_overlap_h");
         f.points.push_back(p);
       }
     } else {
-      throw bad(line_of(node), k,
+      throw bad(toml_line(node), k,
                 "unknown key or bad value (expected trace, chain_nodes, limit_min, overlap and "
                 "[[point]] tables)");
     }

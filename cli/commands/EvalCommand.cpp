@@ -17,6 +17,7 @@
 #include "Progress.h"
 #include "TimeFlags.h"
 #include "TraceReplay.h"
+#include "WaitFit.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
@@ -40,6 +41,7 @@ struct EvalOptions {
   std::string work;           // empty: boundaries only
   std::string checkpoint_every = "30m";
   std::string restart_overhead = "10m";
+  std::string wait_distribution;  // quantile's, from `mirage trace waits`; empty: fitted
   int threads = 0;
   bool json = false;
   std::string out;
@@ -344,6 +346,13 @@ int run_eval(const EvalOptions& o) {
       c.policies.push_back(p);
     }
   if (o.sweep_risk) c.policies = swept_policies(c.policies);
+  std::optional<IntervalCoverage> coverage;
+  if (std::any_of(c.policies.begin(), c.policies.end(),
+                  [](const std::string& p) { return parse_policy_spec(p).family == "quantile"; })) {
+    c.context.waits =
+        wait_distribution_for(trace, c.cluster, c.episode.chain, c.from, o.wait_distribution);
+    coverage = check_wait_intervals(*c.context.waits, trace, c.cluster, c.from, c.to);
+  }
 
   Progress progress("eval: episodes");
   EvalReport r = evaluate(trace, c, [&](std::size_t d, std::size_t t) { progress.update(d, t); });
@@ -412,6 +421,13 @@ int run_eval(const EvalOptions& o) {
     for (const FrontierPoint& f : points)
       j["frontier"].push_back(
           {{"policy", f.policy}, {"family", f.family}, {"risk", f.risk}, {"pareto", f.pareto}});
+    if (coverage)
+      j["wait_distribution"] = {{"fitted_jobs", c.context.waits->jobs()},
+                                {"fitted_from", format_iso_time(c.context.waits->spec.from)},
+                                {"fitted_to", format_iso_time(c.context.waits->spec.to)},
+                                {"checked_jobs", coverage->jobs},
+                                {"in_50_interval", coverage->in_50},
+                                {"in_90_interval", coverage->in_90}};
     if (c.episode.campaign.active())
       j["campaign"] = {{"work_h", static_cast<double>(c.episode.campaign.work) / kHour},
                        {"checkpoint_every_s", c.episode.campaign.checkpoint_every},
@@ -428,6 +444,11 @@ int run_eval(const EvalOptions& o) {
   fmt::print("samples {} from {} every {} ({} dropped past the horizon); {:.1f} s\n",
              r.sample_times.size(), format_iso_time(c.from), o.episode.every,
              r.dropped_past_horizon, r.wall_seconds);
+  if (coverage)
+    fmt::print(
+        "quantile's wait distribution ({}): of the {} such jobs submitted in the window, the real "
+        "wait fell in its 50% interval for {:.0f}%, in its 90% interval for {:.0f}%\n",
+        describe(*c.context.waits), coverage->jobs, 100 * coverage->in_50, 100 * coverage->in_90);
   std::size_t width = 12;
   for (const auto& p : c.policies) width = std::max(width, p.size());
   if (o.sweep_risk) {
@@ -487,15 +508,16 @@ void register_eval_command(CLI::App& app) {
                 "from scrontab every --decision-interval");
   cmd->add_option("--policies", o->policies,
                   "Comma-separated policy names (reactive, average, forecast, forecast-recent, "
-                  "static, oracle) or model files; POLICY@LEAD sets a baseline's risk knob (e.g. "
-                  "average@2h submits 2 h earlier than average would), MODEL@THRESHOLD a "
-                  "model's decision threshold")
+                  "static, quantile, oracle) or model files; POLICY@LEAD sets a baseline's risk "
+                  "knob (e.g. average@2h submits 2 h earlier than average would), quantile@LEVEL "
+                  "the quantile of the successor's wait it submits at (e.g. 0.8), "
+                  "MODEL@THRESHOLD a model's decision threshold")
       ->capture_default_str();
   cmd->add_flag("--sweep-risk", o->sweep_risk,
                 "Evaluate each policy with a risk knob (average, forecast, forecast-recent, "
-                "static: their lead; a model file: its decision threshold) over its range, and "
-                "print (and with --out plot) the frontier "
-                "of interruption against overlap");
+                "static: their lead; quantile: its level; a model file: its decision threshold) "
+                "over its range, and print (and with --out plot) the frontier of interruption "
+                "against overlap");
   cmd->add_option("--save-frontier", o->save_frontier,
                   "With --sweep-risk: write the frontier's points (a TOML file) for the daemon's "
                   "[policy] frontier, from which `campaign add --max-overlap` chooses")
@@ -513,6 +535,10 @@ void register_eval_command(CLI::App& app) {
                   "With --work: each segment after the first spends this loading the checkpoint")
       ->capture_default_str()
       ->group("Whole campaign");
+  cmd->add_option("--wait-distribution", o->wait_distribution,
+                  "quantile's distribution of the successor's wait, from `mirage trace waits` "
+                  "(default: fitted on the trace's 90 days before --from)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--threads", o->threads, "Worker threads (0: all cores)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object instead of tables");
   cmd->add_option(

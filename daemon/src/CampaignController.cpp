@@ -9,6 +9,7 @@
 
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
+#include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/BatchScriptDirectives.h"
 #include "mirage/daemon/DoneFile.h"
@@ -80,7 +81,17 @@ struct CampaignController::JobIndex {
 CampaignController::CampaignController(CampaignStore& store, const Clock& clock,
                                        ControllerConfig config, PolicyFactory factory)
     : store_(store), clock_(clock), config_(std::move(config)), factory_(std::move(factory)) {
-  if (!factory_) factory_ = [](std::string_view name) { return mirage::make_policy(name); };
+  if (factory_) return;
+  PolicyContext context;
+  if (!config_.wait_distribution_file.empty()) {
+    try {
+      context.waits = std::make_shared<const WaitDistribution>(
+          read_wait_distribution(config_.wait_distribution_file));
+    } catch (const std::exception& e) {  // `--check` names it; campaigns asking for it are refused
+      spdlog::error("[policy] wait_distribution: {}", e.what());
+    }
+  }
+  factory_ = [context](std::string_view name) { return mirage::make_policy(name, context); };
 }
 
 CampaignController::~CampaignController() = default;

@@ -15,20 +15,17 @@
 
 #include "mirage/core/Error.h"
 #include "mirage/core/Text.h"
+#include "mirage/core/TomlFile.h"
 
 namespace mirage::daemon {
 namespace {
-
-long line_of(const toml::node& n) {
-  return static_cast<long>(n.source().begin.line);
-}
 
 class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
   [[noreturn]] void fail(const toml::node& at, const std::string& key, const std::string& what) {
-    throw InputError({file_, line_of(at), key}, what);
+    throw InputError({file_, toml_line(at), key}, what);
   }
 
   std::string type_name(const toml::node& n) {
@@ -247,6 +244,7 @@ ControllerConfig DaemonConfig::controller_config() const {
   c.account = account;
   c.default_policy = default_policy;
   c.frontier_file = frontier_file;
+  c.wait_distribution_file = wait_distribution_file;
   c.decision_interval = decision_interval;
   c.earliest_submission = earliest_submission;
   c.fallback_lead = fallback_lead;
@@ -351,6 +349,8 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
        [&](const toml::node& n, const std::string& k) { c.default_policy = r.string(n, k); }},
       {"frontier",
        [&](const toml::node& n, const std::string& k) { c.frontier_file = r.path(n, k); }},
+      {"wait_distribution",
+       [&](const toml::node& n, const std::string& k) { c.wait_distribution_file = r.path(n, k); }},
       {"decision_interval",
        [&](const toml::node& n, const std::string& k) {
          c.decision_interval = r.duration(n, k, 1, kDay);

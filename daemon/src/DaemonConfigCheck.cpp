@@ -12,6 +12,7 @@
 #include "PathChecks.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
+#include "mirage/agents/WaitDistribution.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/Daemon.h"
@@ -87,9 +88,20 @@ class Checker {
         fail("policy.frontier", e.what());
       }
     }
+    if (!c_.wait_distribution_file.empty()) {
+      readable_file("policy.wait_distribution", c_.wait_distribution_file);
+      try {
+        (void)read_wait_distribution(c_.wait_distribution_file);
+      } catch (const InputError& e) {
+        fail("policy.wait_distribution", e.what());
+      }
+    }
     const std::string& p = c_.default_policy;
     const std::string key = "policy.default";
     if (p == kOracleName) fail(key, "the oracle exists only in simulation (mirage eval)");
+    if (parse_policy_spec(p).family == "quantile" && c_.wait_distribution_file.empty())
+      fail(key, p + " reads the distribution of the successor's wait: give [policy] "
+                    "wait_distribution (mirage trace waits writes it)");
     if (is_known_policy(p)) return;
     if (names_model_file(p) || p.find('/') != std::string::npos) {
       readable_file(key, p);  // loaded (LibTorch) only when a campaign uses it

@@ -14,15 +14,11 @@
 namespace mirage {
 namespace {
 
-long line_of(const toml::node& n) {
-  return static_cast<long>(n.source().begin.line);
-}
-
 struct Reader {
   std::string file;
   [[noreturn]] void fail(const toml::node& at, const std::string& key,
                          const std::string& what) const {
-    throw InputError({file, line_of(at), key}, what);
+    throw InputError({file, toml_line(at), key}, what);
   }
   double weight(const toml::node& n, const std::string& key) const {
     const auto v = n.value<double>();  // integers too

@@ -578,7 +578,7 @@ TEST_F(LearnedTest, NotAModelFileAndMissingFilesGiveClearErrors) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(
-        std::string(e.what()).find("reactive, average, forecast, forecast-recent, static, oracle"),
+        std::string(e.what()).find("reactive, average, forecast, forecast-recent, static, quantile, oracle"),
         std::string::npos);
   }
   // Without the learned agents linked in, the registry says so.

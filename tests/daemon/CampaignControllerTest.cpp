@@ -9,6 +9,7 @@
 #include "TestSupport.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
+#include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Error.h"
 
 namespace mirage::daemon {
@@ -508,6 +509,35 @@ TEST(CampaignController, AMaxOverlapTakesTheFrontiersLeastInterruptionWithinIt) 
   r.max_overlap = kHour;
   r.policy = "average";
   EXPECT_THROW(h.controller->add(r), RequestError);
+  std::remove(file.c_str());
+}
+
+// `quantile` reads the cluster's wait distribution ([policy] wait_distribution); without one a
+// campaign asking for it is refused, saying what is missing.
+TEST(CampaignController, QuantileNeedsTheClustersWaitDistribution) {
+  auto r = simple_request();
+  r.policy = "quantile@0.8";
+  Harness none(quick_config());
+  try {
+    none.controller->add(r);
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs the distribution of the successor's wait"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::string file = ::testing::TempDir() + "/waits-" + std::to_string(::getpid()) + ".toml";
+  WaitDistribution d;
+  WaitDistribution::Bin bin;
+  bin.jobs = 40;
+  for (int k = 0; k < WaitDistribution::kLevels; ++k)
+    bin.waits[static_cast<std::size_t>(k)] = k * kMinute;
+  d.bins.push_back(bin);
+  write_wait_distribution(file, d);
+  ControllerConfig config = quick_config();
+  config.wait_distribution_file = file;
+  Harness h(config);
+  EXPECT_EQ(h.controller->add(r).spec.policy, "quantile@0.8");
   std::remove(file.c_str());
 }
 

@@ -361,6 +361,26 @@ TEST_F(CheckFixture, ARiskFrontierThatCannotBeReadIsRefusedByItsLine) {
   EXPECT_EQ(c.controller_config().frontier_file, c.frontier_file);
 }
 
+TEST_F(CheckFixture, AWaitDistributionThatCannotBeReadIsRefusedByItsLine) {
+  DaemonConfig c = parse_daemon_config(
+      "[policy]\ndefault = \"quantile@0.7\"\nwait_distribution = \"" + dir.file("w.toml") + "\"\n",
+      "m.toml");
+  c.store_path = dir.file("state/mirage.db");
+  c.socket_path = dir.file("run/mirage.sock");
+  c.sbatch = "/bin/true";
+  EXPECT_EQ(c.controller_config().wait_distribution_file, dir.file("w.toml"));
+  EXPECT_NE(error(c).find("w.toml does not exist"), std::string::npos) << error(c);
+  write(c.wait_distribution_file, "chain_nodes = 1\nbins = 3\n");
+  EXPECT_NE(error(c).find("field 'policy.wait_distribution'"), std::string::npos) << error(c);
+  EXPECT_NE(error(c).find(":2: field 'bins': unknown key"), std::string::npos) << error(c);
+  // quantile as the default, with nothing to read: refused by name.
+  c.wait_distribution_file.clear();
+  EXPECT_NE(error(c).find("field 'policy.default': quantile@0.7 reads the distribution of the "
+                          "successor's wait: give [policy] wait_distribution"),
+            std::string::npos)
+      << error(c);
+}
+
 TEST_F(CheckFixture, UnknownDefaultPolicyIsRefused) {
   DaemonConfig c = config();
   c.default_policy = "psychic";

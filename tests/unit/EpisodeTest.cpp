@@ -593,7 +593,7 @@ TEST(PolicyRegistry, CreatesBaselinesByNameAndNamesTheKnownOnesOnError) {
     FAIL() << "expected an error";
   } catch (const InputError& e) {
     EXPECT_NE(
-        std::string(e.what()).find("reactive, average, forecast, forecast-recent, static, oracle"),
+        std::string(e.what()).find("reactive, average, forecast, forecast-recent, static, quantile, oracle"),
         std::string::npos);
   }
 }

@@ -2,8 +2,10 @@
 // The baseline policies every learned agent is measured against. Each but `reactive` has one risk
 // knob, a lead (POLICY@LEAD, e.g. average@2h): how much earlier than its own rule it submits.
 // More lead, less interruption and more overlap; a negative lead submits later.
+#include <memory>
 #include <string>
 
+#include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Policy.h"
 #include "mirage/core/QueueForecast.h"
 
@@ -55,6 +57,24 @@ class ForecastPolicy final : public Policy {
  private:
   RuntimeGuess runtimes_;
   Seconds lead_;
+};
+
+// Submits once the predecessor's remaining time falls to the q-quantile of the successor's wait,
+// read from a WaitDistribution (the log's real waits of jobs that stood in the queue where the
+// forecast places the successor now): the newsvendor rule. With an hour of interruption costing
+// c_i and an hour of overlap c_o, q = c_i / (c_i + c_o) minimises the expected cost of a
+// boundary; q is the risk knob (quantile@0.8: submit earlier, less interruption, more overlap).
+class QuantilePolicy final : public Policy {
+ public:
+  static constexpr double kDefaultLevel = 0.5;  // interruption and overlap cost alike
+  explicit QuantilePolicy(std::shared_ptr<const WaitDistribution> waits,
+                          double level = kDefaultLevel);
+  std::string name() const override;
+  Decision decide(const Observation& obs) override;
+
+ private:
+  std::shared_ptr<const WaitDistribution> waits_;
+  double level_;
 };
 
 // A lead as POLICY@LEAD writes it: "2h", "-30m", "0".

@@ -7,6 +7,7 @@
 
 #include "mirage/agents/Episode.h"
 #include "mirage/agents/EpisodeStarts.h"
+#include "mirage/agents/PolicyRegistry.h"
 #include "mirage/traces/Trace.h"
 
 namespace mirage {
@@ -19,6 +20,7 @@ struct EvalConfig {
   Seconds every = 4 * kHour;
   EpisodeStartMode start_mode = EpisodeStartMode::kForkReplay;
   std::vector<std::string> policies;  // names; "reactive" is always evaluated (it sets buckets)
+  PolicyContext context;              // what `quantile` reads
   int threads = 0;                    // 0: all cores
 };
 

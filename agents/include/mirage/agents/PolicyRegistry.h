@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Policy.h"
 
 namespace mirage {
@@ -18,24 +19,34 @@ std::vector<std::string> policy_names();
 
 // A policy's name and its risk knob: "average@2h" is `average` with a lead of 2 h (Baselines.h);
 // "agent.mirage-model@0.5" is that model with a decision threshold of 0.5 (its margin's units:
-// hours for dqn and moe, a logit for pg; lower submits earlier).
+// hours for dqn and moe, a logit for pg; lower submits earlier); "quantile@0.8" is `quantile`
+// at the level 0.8.
 struct PolicySpec {
   std::string family;
   std::optional<Seconds> lead;      // baselines
   std::optional<double> threshold;  // model files
+  std::optional<double> level;      // quantile
 };
 // Splits at the last '@' when what follows reads as the family's knob: a lead ("2h", "-30m",
-// "0") for a baseline, a number for a model file. Otherwise the whole name is the family (a
-// model file's path may hold an '@').
+// "0") for a baseline, a number for a model file or `quantile`. Otherwise the whole name is the
+// family (a model file's path may hold an '@').
 PolicySpec parse_policy_spec(std::string_view name);
 
 // The points `mirage eval --sweep-risk` tries for a family, as policy names, from least to most
 // overlap (leads up, thresholds down); empty for a family without a knob.
 std::vector<std::string> risk_sweep(std::string_view family);
 
+// What some policies need beyond their name: `quantile`, the distribution of the successor's
+// wait on the site (fitted by `mirage eval` from the trace's earlier months, or read from a file
+// `mirage trace waits` wrote).
+struct PolicyContext {
+  std::shared_ptr<const WaitDistribution> waits;
+};
+
 // Creates the policy called `name_or_file`. Throws InputError naming the known policies when
-// the name is unknown.
-std::unique_ptr<Policy> make_policy(std::string_view name_or_file);
+// the name is unknown, and when `quantile` is asked for with no wait distribution in `context`.
+std::unique_ptr<Policy> make_policy(std::string_view name_or_file,
+                                    const PolicyContext& context = {});
 
 // True for names the harness handles itself (the oracle) and for names make_policy accepts.
 bool is_known_policy(std::string_view name_or_file);

@@ -12,6 +12,21 @@
 
 namespace mirage {
 
+// The line a value stands on, for messages.
+inline long toml_line(const toml::node& n) {
+  return static_cast<long>(n.source().begin.line);
+}
+
+// `s` as a TOML basic string, for the files mirage writes.
+inline std::string toml_quoted(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 // `what` names the file's kind in the message: "the calibration file".
 inline toml::table read_toml_file(const std::string& path, const std::string& what) {
   std::ifstream in(path);

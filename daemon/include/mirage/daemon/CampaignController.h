@@ -50,6 +50,9 @@ struct ControllerConfig {
   // A risk frontier measured on the cluster's trace (RiskFrontier.h): where a campaign with a
   // budget of overlap (CampaignRequest::max_overlap) takes its policy from. Empty: none.
   std::string frontier_file;
+  // The distribution of a successor's wait on the cluster (`mirage trace waits`), which the
+  // `quantile` policy reads. Empty: none, and campaigns cannot ask for `quantile`.
+  std::string wait_distribution_file;
   Seconds decision_interval = FeatureEncoder::kSpacing;
   // Guard rail: never submit a successor more than this before the predecessor's expected end
   // (start + time limit). 0: no limit.

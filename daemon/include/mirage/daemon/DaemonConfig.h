@@ -62,6 +62,7 @@ struct DaemonConfig {
   // [policy]
   std::string default_policy = "reactive";
   std::string frontier_file;  // a risk frontier (mirage eval --save-frontier): for --max-overlap
+  std::string wait_distribution_file;  // mirage trace waits: what `quantile` reads
   Seconds decision_interval = 10 * kMinute;
   Seconds fallback_lead = kMinute;
   bool fallback_chain = true;  // campaigns that do not say keep a successor queued behind

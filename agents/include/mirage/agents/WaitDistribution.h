@@ -1,0 +1,72 @@
+#pragma once
+// How long a chain's successor will wait, as a distribution conditioned on the queue it meets: the
+// real waits of the log's jobs of its size class (1 node, 2-7, 8+) asking for a long limit,
+// grouped by the wait QueueForecast planned for each in the queue it met (rebuilt from the log at
+// its submission: LoggedQueue). The forecast says where in the queue a job stands; the log says how
+// long jobs standing there really waited (fair share, limits, reservations and all). The
+// `quantile` policy reads it; `mirage eval` checks its intervals on months it was not fitted on.
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "mirage/core/ClusterSpec.h"
+#include "mirage/core/Job.h"
+#include "mirage/traces/Trace.h"
+
+namespace mirage {
+
+// What to fit: the jobs a chain of `nodes` x `gpus_per_node`, `time_limit` a segment, would wait
+// like, submitted in [from, to).
+struct WaitDistributionSpec {
+  int nodes = 1;
+  int gpus_per_node = 0;
+  Seconds time_limit = 2 * kDay;
+  Seconds from = 0;
+  Seconds to = 0;
+};
+
+// The jobs a distribution speaks for: the chain's size class, a limit of at least half its
+// segment's (a short job backfills where a segment cannot), and a real start.
+bool speaks_for(const Job& job, const WaitDistributionSpec& spec);
+
+struct WaitDistribution {
+  static constexpr int kLevels = 21;  // the waits' quantiles at 0, 5%, ..., 100%
+  static constexpr std::size_t kMinJobs = 30;
+  struct Bin {
+    Seconds planned_up_to = 0;  // for planned waits up to this; the last bin takes any
+    std::size_t jobs = 0;
+    std::array<Seconds, kLevels> waits{};
+  };
+  std::string trace;  // where it was fitted, for people
+  WaitDistributionSpec spec;
+  std::vector<Bin> bins;  // by planned wait, ascending
+
+  std::size_t jobs() const;
+  // The q-quantile (q in [0, 1]) of the wait of a job whose planned wait is `planned`,
+  // interpolated between the stored levels.
+  Seconds quantile(Seconds planned, double q) const;
+};
+
+// Fits on the trace's jobs `spec` speaks for, with the queue each met ranked by `cluster`'s
+// priority weights. Throws InputError when fewer than kMinJobs are there.
+WaitDistribution fit_wait_distribution(const Trace& trace, const ClusterSpec& cluster,
+                                       const WaitDistributionSpec& spec);
+
+// How often the real wait of the jobs the distribution speaks for, submitted in [from, to), fell
+// in its central 50% and 90% intervals (quantiles 25-75% and 5-95%, ends included).
+struct IntervalCoverage {
+  Seconds from = 0, to = 0;
+  std::size_t jobs = 0;
+  double in_50 = 0;  // shares, 0..1
+  double in_90 = 0;
+};
+IntervalCoverage check_wait_intervals(const WaitDistribution& d, const Trace& trace,
+                                      const ClusterSpec& cluster, Seconds from, Seconds to);
+
+// A small TOML a person can read; written atomically. read_ throws InputError naming the file,
+// line and key of what is missing or wrong.
+void write_wait_distribution(const std::string& path, const WaitDistribution& d);
+WaitDistribution read_wait_distribution(const std::string& path);
+
+}  // namespace mirage

@@ -1,0 +1,231 @@
+#include "mirage/agents/WaitDistribution.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "mirage/core/DurableFile.h"
+#include "mirage/core/Error.h"
+#include "mirage/core/QueueForecast.h"
+#include "mirage/core/TomlFile.h"
+#include "mirage/simulator/Fidelity.h"
+#include "mirage/traces/LoggedQueue.h"
+
+namespace mirage {
+namespace {
+
+constexpr std::size_t kMaxBins = 8;
+
+struct Sample {
+  Seconds planned = 0;  // what QueueForecast planned in the queue the job met
+  Seconds wait = 0;     // what it really waited
+};
+
+// The jobs `spec` speaks for, submitted in [from, to), each with its planned and real wait.
+std::vector<Sample> samples(const Trace& trace, const ClusterSpec& cluster,
+                            const WaitDistributionSpec& spec, Seconds from, Seconds to) {
+  std::vector<std::size_t> picked;
+  std::vector<Seconds> times;
+  for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
+    const Job& job = trace.jobs[i];
+    if (job.submit < from || job.submit >= to || !speaks_for(job, spec)) continue;
+    picked.push_back(i);
+    times.push_back(job.submit);
+  }
+  std::vector<Sample> out(picked.size());
+  for_each_logged_queue(
+      trace.jobs, times, cluster.nodes, cluster.gpus_per_node, cluster.priority,
+      [&](std::size_t i, const QueueSnapshot& queue) {
+        const Job& job = trace.jobs[picked[i]];
+        out[i] = {QueueForecast::plan(queue, job.nodes, job.gpus_per_node, job.time_limit).wait,
+                  job.wait()};
+      });
+  return out;
+}
+
+// Linear interpolation between order statistics (sorted `v`, not empty).
+Seconds level(const std::vector<Seconds>& v, double q) {
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + static_cast<Seconds>(std::llround((pos - static_cast<double>(lo)) *
+                                                   static_cast<double>(v[hi] - v[lo])));
+}
+
+}  // namespace
+
+bool speaks_for(const Job& job, const WaitDistributionSpec& spec) {
+  return job.started() && size_class(job.nodes) == size_class(spec.nodes) &&
+         2 * job.time_limit >= spec.time_limit;
+}
+
+std::size_t WaitDistribution::jobs() const {
+  std::size_t n = 0;
+  for (const Bin& b : bins) n += b.jobs;
+  return n;
+}
+
+Seconds WaitDistribution::quantile(Seconds planned, double q) const {
+  if (bins.empty()) return 0;
+  auto bin = std::find_if(bins.begin(), bins.end(),
+                          [&](const Bin& b) { return planned <= b.planned_up_to; });
+  if (bin == bins.end()) bin = std::prev(bins.end());
+  const double pos = std::clamp(q, 0.0, 1.0) * (kLevels - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min<std::size_t>(lo + 1, kLevels - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return bin->waits[lo] + static_cast<Seconds>(std::llround(
+                              frac * static_cast<double>(bin->waits[hi] - bin->waits[lo])));
+}
+
+WaitDistribution fit_wait_distribution(const Trace& trace, const ClusterSpec& cluster,
+                                       const WaitDistributionSpec& spec) {
+  std::vector<Sample> s = samples(trace, cluster, spec, spec.from, spec.to);
+  if (s.size() < WaitDistribution::kMinJobs)
+    throw InputError(
+        {trace.source, 0, "wait distribution"},
+        fmt::format("only {} jobs of {} with a limit of {} or more started in {} .. {} "
+                    "(at least {} are needed to fit the successor's wait)",
+                    s.size(), size_class(spec.nodes), format_short_duration(spec.time_limit / 2),
+                    format_iso_time(spec.from).substr(0, 10),
+                    format_iso_time(spec.to).substr(0, 10), WaitDistribution::kMinJobs));
+  std::sort(s.begin(), s.end(), [](const Sample& a, const Sample& b) {
+    return a.planned != b.planned ? a.planned < b.planned : a.wait < b.wait;
+  });
+  WaitDistribution d;
+  d.trace = trace.source;
+  d.spec = spec;
+  // Bins of equal counts (at least kMinJobs each, at most kMaxBins), cut only between different
+  // planned waits, so that one planned wait always reads one bin.
+  const std::size_t n = s.size();
+  const std::size_t target = std::max(WaitDistribution::kMinJobs, (n + kMaxBins - 1) / kMaxBins);
+  for (std::size_t begin = 0; begin < n;) {
+    std::size_t end = std::min(n, begin + target);
+    while (end < n && s[end].planned == s[end - 1].planned) ++end;
+    if (n - end < WaitDistribution::kMinJobs) end = n;  // too few left for a bin of their own
+    std::vector<Seconds> waits;
+    for (std::size_t i = begin; i < end; ++i) waits.push_back(s[i].wait);
+    std::sort(waits.begin(), waits.end());
+    WaitDistribution::Bin bin;
+    bin.planned_up_to = s[end - 1].planned;
+    bin.jobs = end - begin;
+    for (int k = 0; k < WaitDistribution::kLevels; ++k)
+      bin.waits[static_cast<std::size_t>(k)] =
+          level(waits, static_cast<double>(k) / (WaitDistribution::kLevels - 1));
+    d.bins.push_back(bin);
+    begin = end;
+  }
+  return d;
+}
+
+IntervalCoverage check_wait_intervals(const WaitDistribution& d, const Trace& trace,
+                                      const ClusterSpec& cluster, Seconds from, Seconds to) {
+  IntervalCoverage c;
+  c.from = from;
+  c.to = to;
+  const std::vector<Sample> s = samples(trace, cluster, d.spec, from, to);
+  c.jobs = s.size();
+  if (s.empty()) return c;
+  std::size_t in50 = 0, in90 = 0;
+  for (const Sample& x : s) {
+    const auto within = [&](double lo, double hi) {
+      return x.wait >= d.quantile(x.planned, lo) && x.wait <= d.quantile(x.planned, hi);
+    };
+    in50 += within(0.25, 0.75);
+    in90 += within(0.05, 0.95);
+  }
+  c.in_50 = static_cast<double>(in50) / static_cast<double>(s.size());
+  c.in_90 = static_cast<double>(in90) / static_cast<double>(s.size());
+  return c;
+}
+
+void write_wait_distribution(const std::string& path, const WaitDistribution& d) {
+  std::string text = fmt::format(
+      "# How long a chain's successor waits: the real waits of the log's jobs of its size class\n"
+      "# with a long limit, grouped by the wait the queue forecast planned for each in the queue\n"
+      "# it met (`mirage trace waits`). Each [[bin]] holds planned waits up to planned_up_to_s\n"
+      "# (the last: any) and its real waits' quantiles at 0, 5%, ..., 100%, in seconds.\n"
+      "trace = {}\nchain_nodes = {}\ngpus_per_node = {}\nlimit_min = {}\n"
+      "fitted_from = {}\nfitted_to = {}\n",
+      toml_quoted(d.trace), d.spec.nodes, d.spec.gpus_per_node, d.spec.time_limit / kMinute,
+      toml_quoted(format_iso_time(d.spec.from)), toml_quoted(format_iso_time(d.spec.to)));
+  for (const WaitDistribution::Bin& b : d.bins)
+    text += fmt::format("\n[[bin]]\nplanned_up_to_s = {}\njobs = {}\nwaits_s = [{}]\n",
+                        b.planned_up_to, b.jobs, fmt::join(b.waits, ", "));
+  write_file_durably(path, text);
+}
+
+WaitDistribution read_wait_distribution(const std::string& path) {
+  const toml::table root = read_toml_file(path, "the wait distribution");
+  const auto bad = [&](long line, const std::string& key, const std::string& what) {
+    return InputError({path, line, key}, what);
+  };
+  const auto positive = [](const toml::node& n) {
+    const auto v = n.value<std::int64_t>();
+    return v && *v > 0 ? std::optional<std::int64_t>(*v) : std::nullopt;
+  };
+  WaitDistribution d;
+  for (const auto& [key, node] : root) {
+    const std::string k(key.str());
+    if (k == "trace" && node.is_string()) {
+      d.trace = *node.value<std::string>();
+    } else if (k == "chain_nodes" && positive(node)) {
+      d.spec.nodes = static_cast<int>(*positive(node));
+    } else if (k == "gpus_per_node" && node.value<std::int64_t>() &&
+               *node.value<std::int64_t>() >= 0) {
+      d.spec.gpus_per_node = static_cast<int>(*node.value<std::int64_t>());
+    } else if (k == "limit_min" && positive(node)) {
+      d.spec.time_limit = *positive(node) * kMinute;
+    } else if ((k == "fitted_from" || k == "fitted_to") && node.is_string() &&
+               parse_iso_time(*node.value<std::string>())) {
+      (k == "fitted_from" ? d.spec.from : d.spec.to) = *parse_iso_time(*node.value<std::string>());
+    } else if (k == "bin" && node.is_array_of_tables()) {
+      for (const auto& entry : *node.as_array()) {
+        WaitDistribution::Bin b;
+        bool planned = false, jobs = false, waits = false;
+        for (const auto& [bk, bv] : *entry.as_table()) {
+          const std::string name(bk.str());
+          if (name == "planned_up_to_s" && bv.value<std::int64_t>() &&
+              *bv.value<std::int64_t>() >= 0) {
+            b.planned_up_to = *bv.value<std::int64_t>();
+            planned = true;
+          } else if (name == "jobs" && positive(bv)) {
+            b.jobs = static_cast<std::size_t>(*positive(bv));
+            jobs = true;
+          } else if (name == "waits_s" && bv.is_array() &&
+                     bv.as_array()->size() == WaitDistribution::kLevels) {
+            Seconds previous = 0;
+            std::size_t k = 0;
+            for (const auto& w : *bv.as_array()) {
+              const auto v = w.value<std::int64_t>();
+              if (!v || *v < previous)
+                throw bad(toml_line(w), "bin.waits_s",
+                          "expected 21 waits in seconds, 0 or more, never decreasing");
+              b.waits[k++] = previous = *v;
+            }
+            waits = true;
+          } else {
+            throw bad(toml_line(bv), "bin." + name,
+                      "expected planned_up_to_s (seconds, 0 or more), jobs (1 or more) and "
+                      "waits_s (21 waits in seconds, never decreasing)");
+          }
+        }
+        if (!planned || !jobs || !waits)
+          throw bad(toml_line(entry), "bin", "a bin needs planned_up_to_s, jobs and waits_s");
+        if (!d.bins.empty() && b.planned_up_to <= d.bins.back().planned_up_to)
+          throw bad(toml_line(entry), "bin.planned_up_to_s",
+                    "the bins' planned_up_to_s must grow from one bin to the next");
+        d.bins.push_back(b);
+      }
+    } else {
+      throw bad(toml_line(node), k,
+                "unknown key or bad value (expected trace, chain_nodes, gpus_per_node, limit_min, "
+                "fitted_from, fitted_to and [[bin]] tables)");
+    }
+  }
+  if (d.bins.empty()) throw bad(0, "bin", "the wait distribution has no [[bin]]");
+  return d;
+}
+
+}  // namespace mirage

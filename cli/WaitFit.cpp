@@ -1,0 +1,55 @@
+#include "WaitFit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "mirage/core/Error.h"
+#include "mirage/simulator/Fidelity.h"
+
+namespace mirage::cli {
+
+std::string describe(const WaitDistribution& d) {
+  return fmt::format(
+      "{} real jobs of {} with a limit of {} or more, submitted {} .. {}, in {} groups by "
+      "planned wait",
+      d.jobs(), size_class(d.spec.nodes), format_short_duration(d.spec.time_limit / 2),
+      format_iso_time(d.spec.from).substr(0, 10), format_iso_time(d.spec.to).substr(0, 10),
+      d.bins.size());
+}
+
+std::shared_ptr<const WaitDistribution> wait_distribution_for(const Trace& trace,
+                                                              const ClusterSpec& cluster,
+                                                              const ChainSpec& chain,
+                                                              Seconds before,
+                                                              const std::string& file) {
+  if (!file.empty()) {
+    auto d = std::make_shared<const WaitDistribution>(read_wait_distribution(file));
+    fmt::print(stderr, "mirage: quantile reads the successor's wait from {}: {}\n", file,
+               describe(*d));
+    if (d->spec.to > before)
+      fmt::print(stderr,
+                 "mirage: warning: {} was fitted on jobs submitted after {}: its intervals are "
+                 "not checked on unseen months\n",
+                 file, format_iso_time(before).substr(0, 10));
+    return d;
+  }
+  WaitDistributionSpec spec;
+  spec.nodes = chain.nodes;
+  spec.gpus_per_node = chain.gpus_per_node;
+  spec.time_limit = chain.time_limit;
+  spec.to = before;
+  spec.from = std::max(trace.jobs.front().submit, before - kFitWindow);
+  try {
+    auto d = std::make_shared<const WaitDistribution>(fit_wait_distribution(trace, cluster, spec));
+    fmt::print(stderr, "mirage: quantile: the successor's wait fitted on {}\n", describe(*d));
+    return d;
+  } catch (const InputError& e) {
+    throw InputError({trace.source, 0, "quantile"},
+                     e.message() +
+                         "; quantile is fitted on the 90 days before --from: move --from later, "
+                         "or give --wait-distribution FILE (mirage trace waits)");
+  }
+}
+
+}  // namespace mirage::cli
