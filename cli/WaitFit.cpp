@@ -13,7 +13,7 @@ std::string describe(const WaitDistribution& d) {
   return fmt::format(
       "{} real jobs of {} with a limit of {} or more, submitted {} .. {}, in {} groups by "
       "planned wait",
-      d.jobs(), size_class(d.spec.nodes), format_short_duration(d.spec.time_limit / 2),
+      d.jobs(), size_class(d.spec.nodes), format_short_duration(d.spec.min_job_limit),
       format_iso_time(d.spec.from).substr(0, 10), format_iso_time(d.spec.to).substr(0, 10),
       d.bins.size());
 }

@@ -57,7 +57,7 @@ Seconds level(const std::vector<Seconds>& v, double q) {
 
 bool speaks_for(const Job& job, const WaitDistributionSpec& spec) {
   return job.started() && size_class(job.nodes) == size_class(spec.nodes) &&
-         2 * job.time_limit >= spec.time_limit;
+         job.time_limit >= spec.min_job_limit;
 }
 
 std::size_t WaitDistribution::jobs() const {
@@ -80,14 +80,25 @@ Seconds WaitDistribution::quantile(Seconds planned, double q) const {
 }
 
 WaitDistribution fit_wait_distribution(const Trace& trace, const ClusterSpec& cluster,
-                                       const WaitDistributionSpec& spec) {
+                                       WaitDistributionSpec spec) {
+  std::vector<Seconds> limits;
+  for (const Job& job : trace.jobs)
+    if (job.submit >= spec.from && job.submit < spec.to && job.started() &&
+        size_class(job.nodes) == size_class(spec.nodes))
+      limits.push_back(job.time_limit);
+  spec.min_job_limit = spec.time_limit / 2;
+  if (!limits.empty()) {
+    const auto p90 = limits.begin() + static_cast<std::ptrdiff_t>(limits.size() * 9 / 10);
+    std::nth_element(limits.begin(), p90, limits.end());
+    spec.min_job_limit = std::min(spec.min_job_limit, *p90);
+  }
   std::vector<Sample> s = samples(trace, cluster, spec, spec.from, spec.to);
   if (s.size() < WaitDistribution::kMinJobs)
     throw InputError(
         {trace.source, 0, "wait distribution"},
         fmt::format("only {} jobs of {} with a limit of {} or more started in {} .. {} "
                     "(at least {} are needed to fit the successor's wait)",
-                    s.size(), size_class(spec.nodes), format_short_duration(spec.time_limit / 2),
+                    s.size(), size_class(spec.nodes), format_short_duration(spec.min_job_limit),
                     format_iso_time(spec.from).substr(0, 10),
                     format_iso_time(spec.to).substr(0, 10), WaitDistribution::kMinJobs));
   std::sort(s.begin(), s.end(), [](const Sample& a, const Sample& b) {
@@ -143,13 +154,15 @@ IntervalCoverage check_wait_intervals(const WaitDistribution& d, const Trace& tr
 void write_wait_distribution(const std::string& path, const WaitDistribution& d) {
   std::string text = fmt::format(
       "# How long a chain's successor waits: the real waits of the log's jobs of its size class\n"
-      "# with a long limit, grouped by the wait the queue forecast planned for each in the queue\n"
-      "# it met (`mirage trace waits`). Each [[bin]] holds planned waits up to planned_up_to_s\n"
-      "# (the last: any) and its real waits' quantiles at 0, 5%, ..., 100%, in seconds.\n"
-      "trace = {}\nchain_nodes = {}\ngpus_per_node = {}\nlimit_min = {}\n"
+      "# asking job_limit_min minutes or more, grouped by the wait the queue forecast planned for\n"
+      "# each in the queue it met (`mirage trace waits`). Each [[bin]] holds planned waits up to\n"
+      "# planned_up_to_s (the last: any) and its real waits' quantiles at 0, 5%, ..., 100%, in\n"
+      "# seconds.\n"
+      "trace = {}\nchain_nodes = {}\ngpus_per_node = {}\nlimit_min = {}\njob_limit_min = {}\n"
       "fitted_from = {}\nfitted_to = {}\n",
       toml_quoted(d.trace), d.spec.nodes, d.spec.gpus_per_node, d.spec.time_limit / kMinute,
-      toml_quoted(format_iso_time(d.spec.from)), toml_quoted(format_iso_time(d.spec.to)));
+      d.spec.min_job_limit / kMinute, toml_quoted(format_iso_time(d.spec.from)),
+      toml_quoted(format_iso_time(d.spec.to)));
   for (const WaitDistribution::Bin& b : d.bins)
     text += fmt::format("\n[[bin]]\nplanned_up_to_s = {}\njobs = {}\nwaits_s = [{}]\n",
                         b.planned_up_to, b.jobs, fmt::join(b.waits, ", "));
@@ -177,6 +190,9 @@ WaitDistribution read_wait_distribution(const std::string& path) {
       d.spec.gpus_per_node = static_cast<int>(*node.value<std::int64_t>());
     } else if (k == "limit_min" && positive(node)) {
       d.spec.time_limit = *positive(node) * kMinute;
+    } else if (k == "job_limit_min" && node.value<std::int64_t>() &&
+               *node.value<std::int64_t>() >= 0) {
+      d.spec.min_job_limit = *node.value<std::int64_t>() * kMinute;
     } else if ((k == "fitted_from" || k == "fitted_to") && node.is_string() &&
                parse_iso_time(*node.value<std::string>())) {
       (k == "fitted_from" ? d.spec.from : d.spec.to) = *parse_iso_time(*node.value<std::string>());
@@ -221,9 +237,10 @@ WaitDistribution read_wait_distribution(const std::string& path) {
     } else {
       throw bad(toml_line(node), k,
                 "unknown key or bad value (expected trace, chain_nodes, gpus_per_node, limit_min, "
-                "fitted_from, fitted_to and [[bin]] tables)");
+                "job_limit_min, fitted_from, fitted_to and [[bin]] tables)");
     }
   }
+  if (!root.contains("job_limit_min")) d.spec.min_job_limit = d.spec.time_limit / 2;
   if (d.bins.empty()) throw bad(0, "bin", "the wait distribution has no [[bin]]");
   return d;
 }

@@ -87,6 +87,16 @@ TEST(WaitDistribution, RealWaitsAreGroupedByTheWaitTheQueuePlanned) {
   EXPECT_EQ(d.quantile(0, 0.525), 1289);
 }
 
+TEST(WaitDistribution, WhereNoJobAsksHalfASegmentTheLongestJobsSpeakForIt) {
+  WaitDistributionSpec spec = one_node_chain();
+  EXPECT_EQ(fit_wait_distribution(two_kinds_of_day(), machine16(), spec).spec.min_job_limit,
+            24 * kHour);
+  spec.time_limit = 200 * kHour;  // half is 100 h; the log's 1-node jobs ask 48 h at most
+  const WaitDistribution d = fit_wait_distribution(two_kinds_of_day(), machine16(), spec);
+  EXPECT_EQ(d.spec.min_job_limit, 48 * kHour);
+  EXPECT_EQ(d.jobs(), 80u);
+}
+
 TEST(WaitDistribution, IntervalsHoldTheirShareOfTheJobsTheyWereFittedOn) {
   const Trace t = two_kinds_of_day();
   const WaitDistribution d = fit_wait_distribution(t, machine16(), one_node_chain());

@@ -24,10 +24,14 @@ struct WaitDistributionSpec {
   Seconds time_limit = 2 * kDay;
   Seconds from = 0;
   Seconds to = 0;
+  // The jobs fitted ask at least this (set by the fit): half the segment's limit (a short job
+  // backfills where a segment cannot), or, where the log's jobs of the size class never ask that
+  // much (limits capped below it), their 90th percentile: its longest jobs.
+  Seconds min_job_limit = 0;
 };
 
-// The jobs a distribution speaks for: the chain's size class, a limit of at least half its
-// segment's (a short job backfills where a segment cannot), and a real start.
+// The jobs a distribution speaks for: the chain's size class, a limit of min_job_limit or more,
+// and a real start.
 bool speaks_for(const Job& job, const WaitDistributionSpec& spec);
 
 struct WaitDistribution {
@@ -51,7 +55,7 @@ struct WaitDistribution {
 // Fits on the trace's jobs `spec` speaks for, with the queue each met ranked by `cluster`'s
 // priority weights. Throws InputError when fewer than kMinJobs are there.
 WaitDistribution fit_wait_distribution(const Trace& trace, const ClusterSpec& cluster,
-                                       const WaitDistributionSpec& spec);
+                                       WaitDistributionSpec spec);
 
 // How often the real wait of the jobs the distribution speaks for, submitted in [from, to), fell
 // in its central 50% and 90% intervals (quantiles 25-75% and 5-95%, ends included).
