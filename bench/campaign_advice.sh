@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Which policy to use, per cluster, chain size and overlap mode, by what whole two-week campaigns
 # cost (docs/results/campaign-advice.md). On each trace's evaluation month (bench/trace_windows.sh;
-# LS6, whose log ends with February, from its first ten days), campaigns of 336 h of compute in
+# LS6, whose log ends with February, January: a campaign may need 30 days of log, and no learned
+# model, trained on November to January, is judged there), campaigns of 336 h of compute in
 # 48-hour segments start every 24 h on the calibrated replay; every baseline at every setting of
 # its risk knob (quantile included) and, where bench/learned_agents.sh trained them (models in
 # $MIRAGE_BENCH_DIR), the learned models, in both overlap modes. Prints per case reactive's
@@ -17,14 +18,6 @@ which="${1:-all}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# The baselines' points, as `--sweep-risk` sweeps them (agents/src/PolicyRegistry.cpp).
-points=reactive
-for family in average forecast forecast-recent; do
-  for lead in -4h -2h -1h 0 1h 2h 4h 8h 12h; do points+=",$family@$lead"; done
-done
-for lead in 0 1h 2h 4h 6h 9h 12h 18h 1d; do points+=",static@$lead"; done
-for level in 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9; do points+=",quantile@$level"; done
-
 echo "| trace, month | chain | overlap | campaigns | reactive: makespan / charged | least cost | learned models' best | on the frontier? | wall |"
 echo "|---|---|---|---|---|---|---|---|---|"
 # shellcheck source=bench/trace_windows.sh
@@ -33,18 +26,16 @@ echo "|---|---|---|---|---|---|---|---|---|"
 run_trace() {
   local name=$1 label=$2 trace=$3 machine=$4 from=$6 to=$7 sizes=$8
   [ "$name" != theta ] || return 0
-  [ "$name" != ls6 ] || to=2023-02-11
   for chain in $sizes; do
-    local list=""
-    for agent in dqn pg moe; do
-      [ -f "$models/$name-$chain-$agent.mirage-model" ] && list+=",$models/$name-$chain-$agent.mirage-model"
-    done
+    local list
+    list=$(trained_models "$models" "$name" "$chain")
+    if [ "$name" = ls6 ]; then from=2023-01-01 to=2023-01-29 list=""; fi
     for overlap in concurrent handoff; do
       local start wall
       start=$(date +%s.%N)
       # shellcheck disable=SC2086 # $machine and the flags are lists of words
       "$mirage" eval --trace "$trace" $machine --lenient --chain-nodes "$chain" --from "$from" \
-        --to "$to" --every 24h --work 336 --overlap "$overlap" --policies "$points$list" \
+        --to "$to" --every 24h --work 336 --overlap "$overlap" --policies "$baseline_points$list" \
         ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null >"$out/eval.json" ||
         { echo "| $label | $chain | $overlap | (eval failed) ||||||"; continue; }
       wall=$(echo "$(date +%s.%N) - $start" | bc)

@@ -15,14 +15,6 @@ which="${1:-all}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# The baselines' points, as `--sweep-risk` sweeps them (agents/src/PolicyRegistry.cpp).
-points=reactive
-for family in average forecast forecast-recent; do
-  for lead in -4h -2h -1h 0 1h 2h 4h 8h 12h; do points+=",$family@$lead"; done
-done
-for lead in 0 1h 2h 4h 6h 9h 12h 18h 1d; do points+=",static@$lead"; done
-for level in 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9; do points+=",quantile@$level"; done
-
 echo "| trace, month | chain | model | mean int. / zero / overlap | on the frontier? | dominated by |"
 echo "|---|---|---|---|---|---|"
 # shellcheck source=bench/trace_windows.sh
@@ -31,14 +23,12 @@ echo "|---|---|---|---|---|---|"
 run_trace() {
   local name=$1 label=$2 trace=$3 machine=$4 from=$6 to=$7 sizes=$8
   for chain in $sizes; do
-    local list=""
-    for agent in dqn pg moe; do
-      [ -f "$models/$name-$chain-$agent.mirage-model" ] && list+=",$models/$name-$chain-$agent.mirage-model"
-    done
+    local list
+    list=$(trained_models "$models" "$name" "$chain")
     [ -n "$list" ] || continue
     # shellcheck disable=SC2086 # $machine and the flags are lists of words
     "$mirage" eval --trace "$trace" $machine --lenient --chain-nodes "$chain" --from "$from" \
-      --to "$to" --policies "$points$list" ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
+      --to "$to" --policies "$baseline_points$list" ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
       >"$out/eval.json"
     python3 - "$out/eval.json" "$label" "$chain" <<'PY'
 import json, os, sys

@@ -15,6 +15,25 @@ trace_windows=(
   "theta|Theta, Jun 2022|hpc-modern/theta_2022.swf.gz|--limit 1440|-|2022-06-01|2022-07-01|128"
 )
 
+# Every baseline at every setting of its risk knob, as `--sweep-risk` sweeps them
+# (agents/src/PolicyRegistry.cpp), for benchmarks that list them beside other policies.
+baseline_points=reactive
+for family in average forecast forecast-recent; do
+  for lead in -4h -2h -1h 0 1h 2h 4h 8h 12h; do baseline_points+=",$family@$lead"; done
+done
+for lead in 0 1h 2h 4h 6h 9h 12h 18h 1d; do baseline_points+=",static@$lead"; done
+for level in 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9; do baseline_points+=",quantile@$level"; done
+
+# The models bench/learned_agents.sh trained in DIR for trace NAME's CHAIN-node chains, as ",A,B"
+# to append to a --policies list (empty when there are none).
+trained_models() {
+  local dir=$1 name=$2 chain=$3 agent list=""
+  for agent in dqn pg moe; do
+    [ -f "$dir/$name-$chain-$agent.mirage-model" ] && list+=",$dir/$name-$chain-$agent.mirage-model"
+  done
+  echo "$list"
+}
+
 for_each_trace() {
   local which=$1 run=$2 row name label file machine train_from eval_from eval_to sizes
   for row in "${trace_windows[@]}"; do

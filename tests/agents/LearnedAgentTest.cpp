@@ -577,9 +577,9 @@ TEST_F(LearnedTest, NotAModelFileAndMissingFilesGiveClearErrors) {
     make_policy("nope");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(
-        std::string(e.what()).find("reactive, average, forecast, forecast-recent, static, quantile, oracle"),
-        std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(
+                  "reactive, average, forecast, forecast-recent, static, quantile, oracle"),
+              std::string::npos);
   }
   // Without the learned agents linked in, the registry says so.
   set_model_policy_loader(nullptr);

@@ -592,9 +592,9 @@ TEST(PolicyRegistry, CreatesBaselinesByNameAndNamesTheKnownOnesOnError) {
     make_policy("nope");
     FAIL() << "expected an error";
   } catch (const InputError& e) {
-    EXPECT_NE(
-        std::string(e.what()).find("reactive, average, forecast, forecast-recent, static, quantile, oracle"),
-        std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(
+                  "reactive, average, forecast, forecast-recent, static, quantile, oracle"),
+              std::string::npos);
   }
 }
 
