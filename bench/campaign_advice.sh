@@ -29,7 +29,7 @@ run_trace() {
   for chain in $sizes; do
     local list
     list=$(trained_models "$models" "$name" "$chain")
-    if [ "$name" = ls6 ]; then from=2023-01-01 to=2023-01-29 list=""; fi
+    if [ "$name" = ls6 ]; then label="LS6, Jan 2023" from=2023-01-01 to=2023-01-29 list=""; fi
     for overlap in concurrent handoff; do
       local start wall
       start=$(date +%s.%N)
@@ -54,7 +54,8 @@ def cell(n):
     return f"`{short}` {c(n)['makespan_h']:.1f} h / {c(n)['charged_gpu_h']:.0f} {unit}"
 learned = [n for n in pol if n.endswith(".mirage-model")]
 baselines = [n for n in pol if n not in learned and n != "oracle"]
-best = min(baselines, key=cost)
+# Ties (points that decided alike) go to reactive, then to the least charged.
+best = min(baselines, key=lambda n: (round(cost(n), 6), n != "reactive", c(n)["charged_gpu_h"]))
 row = (f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {c('reactive')['compared']} "
        f"({c('reactive')['incomplete']} cut off) | {cell('reactive')} | {cell(best)} |")
 if learned:
@@ -62,7 +63,7 @@ if learned:
     mk, ch = c(m)["makespan_h"], c(m)["charged_gpu_h"]
     dom = [n for n in baselines if c(n)["makespan_h"] <= mk and c(n)["charged_gpu_h"] <= ch
            and (c(n)["makespan_h"], c(n)["charged_gpu_h"]) != (mk, ch)]
-    by = min(dom, key=lambda n: c(n)["charged_gpu_h"]) if dom else None
+    by = min(dom, key=lambda n: (c(n)["charged_gpu_h"], n != "reactive")) if dom else None
     row += f" {cell(m)} | {'no: ' + cell(by) if by else 'yes'} |"
 else:
     row += " not trained | |"
