@@ -25,6 +25,8 @@ std::shared_ptr<const WaitDistribution> wait_distribution_for(const Trace& trace
                                                               const std::string& file) {
   if (!file.empty()) {
     auto d = std::make_shared<const WaitDistribution>(read_wait_distribution(file));
+    if (const auto why = chain_mismatch(*d, chain.nodes))
+      throw InputError({file, 0, "chain_nodes"}, "cannot serve this chain: " + *why);
     fmt::print(stderr, "mirage: quantile reads the successor's wait from {}: {}\n", file,
                describe(*d));
     if (d->spec.to > before)

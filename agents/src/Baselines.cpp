@@ -68,6 +68,8 @@ Decision ForecastPolicy::decide(const Observation& obs) {
 QuantilePolicy::QuantilePolicy(std::shared_ptr<const WaitDistribution> waits, double level)
     : waits_(std::move(waits)), level_(level) {
   if (!waits_) throw std::invalid_argument("QuantilePolicy needs a wait distribution");
+  if (!(level_ > 0 && level_ < 1))
+    throw std::invalid_argument("QuantilePolicy: the level must lie between 0 and 1");
 }
 
 std::string QuantilePolicy::name() const {

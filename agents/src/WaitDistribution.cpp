@@ -60,6 +60,14 @@ bool speaks_for(const Job& job, const WaitDistributionSpec& spec) {
          job.time_limit >= spec.min_job_limit;
 }
 
+std::optional<std::string> chain_mismatch(const WaitDistribution& d, int nodes) {
+  if (size_class(d.spec.nodes) == size_class(nodes)) return std::nullopt;
+  return fmt::format(
+      "it was fitted on jobs of {}, and a chain of {} node(s) waits as jobs of {} do (fit one "
+      "with `mirage trace waits --chain-nodes {}`)",
+      size_class(d.spec.nodes), nodes, size_class(nodes), nodes);
+}
+
 std::size_t WaitDistribution::jobs() const {
   std::size_t n = 0;
   for (const Bin& b : bins) n += b.jobs;
@@ -154,14 +162,14 @@ IntervalCoverage check_wait_intervals(const WaitDistribution& d, const Trace& tr
 void write_wait_distribution(const std::string& path, const WaitDistribution& d) {
   std::string text = fmt::format(
       "# How long a chain's successor waits: the real waits of the log's jobs of its size class\n"
-      "# asking job_limit_min minutes or more, grouped by the wait the queue forecast planned for\n"
+      "# asking job_limit_s seconds or more, grouped by the wait the queue forecast planned for\n"
       "# each in the queue it met (`mirage trace waits`). Each [[bin]] holds planned waits up to\n"
       "# planned_up_to_s (the last: any) and its real waits' quantiles at 0, 5%, ..., 100%, in\n"
       "# seconds.\n"
-      "trace = {}\nchain_nodes = {}\ngpus_per_node = {}\nlimit_min = {}\njob_limit_min = {}\n"
+      "trace = {}\nchain_nodes = {}\ngpus_per_node = {}\nlimit_min = {}\njob_limit_s = {}\n"
       "fitted_from = {}\nfitted_to = {}\n",
       toml_quoted(d.trace), d.spec.nodes, d.spec.gpus_per_node, d.spec.time_limit / kMinute,
-      d.spec.min_job_limit / kMinute, toml_quoted(format_iso_time(d.spec.from)),
+      d.spec.min_job_limit, toml_quoted(format_iso_time(d.spec.from)),
       toml_quoted(format_iso_time(d.spec.to)));
   for (const WaitDistribution::Bin& b : d.bins)
     text += fmt::format("\n[[bin]]\nplanned_up_to_s = {}\njobs = {}\nwaits_s = [{}]\n",
@@ -174,25 +182,26 @@ WaitDistribution read_wait_distribution(const std::string& path) {
   const auto bad = [&](long line, const std::string& key, const std::string& what) {
     return InputError({path, line, key}, what);
   };
-  const auto positive = [](const toml::node& n) {
+  // An integer within [lo, hi], else nothing.
+  const auto within = [](const toml::node& n, std::int64_t lo, std::int64_t hi) {
     const auto v = n.value<std::int64_t>();
-    return v && *v > 0 ? std::optional<std::int64_t>(*v) : std::nullopt;
+    return v && *v >= lo && *v <= hi ? v : std::nullopt;
   };
+  constexpr std::int64_t kYear = 365 * kDay;
+  const auto positive = [&](const toml::node& n) { return within(n, 1, kYear); };
   WaitDistribution d;
   for (const auto& [key, node] : root) {
     const std::string k(key.str());
     if (k == "trace" && node.is_string()) {
       d.trace = *node.value<std::string>();
-    } else if (k == "chain_nodes" && positive(node)) {
-      d.spec.nodes = static_cast<int>(*positive(node));
-    } else if (k == "gpus_per_node" && node.value<std::int64_t>() &&
-               *node.value<std::int64_t>() >= 0) {
-      d.spec.gpus_per_node = static_cast<int>(*node.value<std::int64_t>());
-    } else if (k == "limit_min" && positive(node)) {
-      d.spec.time_limit = *positive(node) * kMinute;
-    } else if (k == "job_limit_min" && node.value<std::int64_t>() &&
-               *node.value<std::int64_t>() >= 0) {
-      d.spec.min_job_limit = *node.value<std::int64_t>() * kMinute;
+    } else if (k == "chain_nodes" && within(node, 1, 1'000'000)) {
+      d.spec.nodes = static_cast<int>(*within(node, 1, 1'000'000));
+    } else if (k == "gpus_per_node" && within(node, 0, 1024)) {
+      d.spec.gpus_per_node = static_cast<int>(*within(node, 0, 1024));
+    } else if (k == "limit_min" && within(node, 1, kYear / kMinute)) {
+      d.spec.time_limit = *within(node, 1, kYear / kMinute) * kMinute;
+    } else if (k == "job_limit_s" && within(node, 0, kYear)) {
+      d.spec.min_job_limit = *within(node, 0, kYear);
     } else if ((k == "fitted_from" || k == "fitted_to") && node.is_string() &&
                parse_iso_time(*node.value<std::string>())) {
       (k == "fitted_from" ? d.spec.from : d.spec.to) = *parse_iso_time(*node.value<std::string>());
@@ -202,20 +211,19 @@ WaitDistribution read_wait_distribution(const std::string& path) {
         bool planned = false, jobs = false, waits = false;
         for (const auto& [bk, bv] : *entry.as_table()) {
           const std::string name(bk.str());
-          if (name == "planned_up_to_s" && bv.value<std::int64_t>() &&
-              *bv.value<std::int64_t>() >= 0) {
-            b.planned_up_to = *bv.value<std::int64_t>();
+          if (name == "planned_up_to_s" && within(bv, 0, kYear)) {
+            b.planned_up_to = *within(bv, 0, kYear);
             planned = true;
           } else if (name == "jobs" && positive(bv)) {
-            b.jobs = static_cast<std::size_t>(*positive(bv));
+            b.jobs = static_cast<std::size_t>(*positive(bv));  // a year's worth at most
             jobs = true;
           } else if (name == "waits_s" && bv.is_array() &&
                      bv.as_array()->size() == WaitDistribution::kLevels) {
             Seconds previous = 0;
             std::size_t k = 0;
             for (const auto& w : *bv.as_array()) {
-              const auto v = w.value<std::int64_t>();
-              if (!v || *v < previous)
+              const auto v = within(w, previous, 10 * kYear);
+              if (!v)
                 throw bad(toml_line(w), "bin.waits_s",
                           "expected 21 waits in seconds, 0 or more, never decreasing");
               b.waits[k++] = previous = *v;
@@ -236,11 +244,17 @@ WaitDistribution read_wait_distribution(const std::string& path) {
       }
     } else {
       throw bad(toml_line(node), k,
-                "unknown key or bad value (expected trace, chain_nodes, gpus_per_node, limit_min, "
-                "job_limit_min, fitted_from, fitted_to and [[bin]] tables)");
+                "unknown key or bad value (expected trace, chain_nodes (1 or more), gpus_per_node, "
+                "limit_min (minutes), job_limit_s (seconds), fitted_from, fitted_to (dates) and "
+                "[[bin]] tables)");
     }
   }
-  if (!root.contains("job_limit_min")) d.spec.min_job_limit = d.spec.time_limit / 2;
+  for (const char* key : {"chain_nodes", "limit_min", "fitted_from", "fitted_to"})
+    if (!root.contains(key))
+      throw bad(0, key, "missing: it says which chain and which months the waits speak for");
+  if (d.spec.from >= d.spec.to)
+    throw bad(toml_line(*root.get("fitted_to")), "fitted_to", "must be after fitted_from");
+  if (!root.contains("job_limit_s")) d.spec.min_job_limit = d.spec.time_limit / 2;
   if (d.bins.empty()) throw bad(0, "bin", "the wait distribution has no [[bin]]");
   return d;
 }

@@ -81,16 +81,17 @@ struct CampaignController::JobIndex {
 CampaignController::CampaignController(CampaignStore& store, const Clock& clock,
                                        ControllerConfig config, PolicyFactory factory)
     : store_(store), clock_(clock), config_(std::move(config)), factory_(std::move(factory)) {
-  if (factory_) return;
-  PolicyContext context;
   if (!config_.wait_distribution_file.empty()) {
     try {
-      context.waits = std::make_shared<const WaitDistribution>(
+      waits_ = std::make_shared<const WaitDistribution>(
           read_wait_distribution(config_.wait_distribution_file));
     } catch (const std::exception& e) {  // `--check` names it; campaigns asking for it are refused
       spdlog::error("[policy] wait_distribution: {}", e.what());
     }
   }
+  if (factory_) return;
+  PolicyContext context;
+  context.waits = waits_;
   factory_ = [context](std::string_view name) { return mirage::make_policy(name, context); };
 }
 
@@ -239,6 +240,11 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   } catch (const std::exception& ex) {
     fail(std::string("policy: ") + ex.what());
   }
+  const std::string& chosen = r.policy.empty() ? config_.default_policy : r.policy;
+  if (waits_ && parse_policy_spec(chosen).family == "quantile")
+    if (const auto why = chain_mismatch(*waits_, shape.nodes))
+      fail("policy: " + chosen + " reads " + config_.wait_distribution_file +
+           ", which cannot serve this campaign: " + *why);
   CampaignRecord& rec = e->rec;
   rec.spec.name = r.name;
   rec.spec.script = r.script;

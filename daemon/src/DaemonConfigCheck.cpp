@@ -82,11 +82,17 @@ class Checker {
   void policy() const {
     if (!c_.frontier_file.empty()) {
       readable_file("policy.frontier", c_.frontier_file);
+      RiskFrontier f;
       try {
-        (void)read_risk_frontier(c_.frontier_file);
+        f = read_risk_frontier(c_.frontier_file);
       } catch (const InputError& e) {
         fail("policy.frontier", e.what());
       }
+      for (const FrontierOperatingPoint& p : f.points)
+        if (parse_policy_spec(p.policy).family == "quantile" && c_.wait_distribution_file.empty())
+          fail("policy.frontier", c_.frontier_file + " holds " + p.policy +
+                                      ", which reads the distribution of the successor's wait: "
+                                      "give [policy] wait_distribution (mirage trace waits)");
     }
     if (!c_.wait_distribution_file.empty()) {
       readable_file("policy.wait_distribution", c_.wait_distribution_file);

@@ -527,7 +527,9 @@ TEST(CampaignController, QuantileNeedsTheClustersWaitDistribution) {
         << e.what();
   }
   const std::string file = ::testing::TempDir() + "/waits-" + std::to_string(::getpid()) + ".toml";
-  WaitDistribution d;
+  WaitDistribution d;  // fitted for 1-node chains over two months
+  d.spec.from = 1'700'000'000;
+  d.spec.to = d.spec.from + 60 * kDay;
   WaitDistribution::Bin bin;
   bin.jobs = 40;
   for (int k = 0; k < WaitDistribution::kLevels; ++k)
@@ -538,6 +540,21 @@ TEST(CampaignController, QuantileNeedsTheClustersWaitDistribution) {
   config.wait_distribution_file = file;
   Harness h(config);
   EXPECT_EQ(h.controller->add(r).spec.policy, "quantile@0.8");
+  // An 8-node campaign waits as 8-node jobs do, which this file does not say.
+  r = simple_request();
+  r.policy = "quantile@0.8";
+  r.owner_uid = 1001;
+  r.shape.nodes = 8;
+  try {
+    h.controller->add(r);
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot serve this campaign: it was fitted on jobs of 1 "
+                                         "node, and a chain of 8 node(s) waits as jobs of 8+ "
+                                         "nodes do"),
+              std::string::npos)
+        << e.what();
+  }
   std::remove(file.c_str());
 }
 

@@ -359,6 +359,13 @@ TEST_F(CheckFixture, ARiskFrontierThatCannotBeReadIsRefusedByItsLine) {
         "[[point]]\npolicy = \"average@2h\"\nmean_interruption_h = 1\nmean_overlap_h = 0.5\n");
   EXPECT_EQ(error(c), "");
   EXPECT_EQ(c.controller_config().frontier_file, c.frontier_file);
+  // A point the daemon could never run: quantile without the waits it reads.
+  write(c.frontier_file,
+        "[[point]]\npolicy = \"quantile@0.8\"\nmean_interruption_h = 1\nmean_overlap_h = 0.5\n");
+  EXPECT_NE(error(c).find("holds quantile@0.8, which reads the distribution of the successor's "
+                          "wait: give [policy] wait_distribution"),
+            std::string::npos)
+      << error(c);
 }
 
 TEST_F(CheckFixture, AWaitDistributionThatCannotBeReadIsRefusedByItsLine) {

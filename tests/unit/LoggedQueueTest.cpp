@@ -51,6 +51,20 @@ TEST(LoggedQueue, PendingAndRunningAreWhatTheLogSaysAtEachMoment) {
   EXPECT_FLOAT_EQ(b.recent_runtime_shares[0], 0.5f);
 }
 
+// A job may be submitted, start and end in the same second (real logs hold jobs that failed at
+// once); it must not stay in the queue after that second.
+TEST(LoggedQueue, AJobThatStartsAndEndsInOneSecondLeavesNoTrace) {
+  const std::vector<Job> jobs = {job(1, 10, 10, 10), job(2, 12, 15, 15)};
+  std::vector<QueueSnapshot> seen;
+  for_each_logged_queue(jobs, {20}, 16, 0, PriorityParameters::unweighted(),
+                        [&](std::size_t, const QueueSnapshot& q) { seen.push_back(q); });
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_TRUE(seen[0].pending.empty());
+  EXPECT_TRUE(seen[0].running.empty());
+  EXPECT_EQ(seen[0].recent_starts, 2);
+  EXPECT_EQ(seen[0].recent_runtime_shares.size(), 2u);
+}
+
 TEST(LoggedQueue, MomentsOutOfOrderAreRefused) {
   EXPECT_THROW(for_each_logged_queue({}, {60, 30}, 16, 0, PriorityParameters::unweighted(),
                                      [](std::size_t, const QueueSnapshot&) {}),

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -108,6 +109,7 @@ TEST(WaitDistribution, IntervalsHoldTheirShareOfTheJobsTheyWereFittedOn) {
   Trace later = t;
   for (Job& j : later.jobs) j.start += 20 * kHour, j.end += 20 * kHour;
   const IntervalCoverage off = check_wait_intervals(d, later, machine16(), kT0, kT0 + 100 * kDay);
+  EXPECT_EQ(off.jobs, 80u);
   EXPECT_DOUBLE_EQ(off.in_90, 0.0);
 }
 
@@ -131,11 +133,22 @@ TEST(WaitDistribution, ReadsBackWhatItWrote) {
   const WaitDistribution back = read_wait_distribution(path);
   EXPECT_EQ(back.trace, "two-kinds");
   EXPECT_EQ(back.spec.nodes, 1);
+  EXPECT_EQ(back.spec.gpus_per_node, 0);
   EXPECT_EQ(back.spec.time_limit, 48 * kHour);
+  EXPECT_EQ(back.spec.min_job_limit, 24 * kHour);
   EXPECT_EQ(back.spec.from, d.spec.from);
   EXPECT_EQ(back.spec.to, d.spec.to);
   ASSERT_EQ(back.bins.size(), 2u);
-  EXPECT_EQ(back.bins[1].waits, d.bins[1].waits);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back.bins[i].planned_up_to, d.bins[i].planned_up_to);
+    EXPECT_EQ(back.bins[i].jobs, d.bins[i].jobs);
+    EXPECT_EQ(back.bins[i].waits, d.bins[i].waits);
+  }
+  // A limit in seconds that is no whole minute (an SWF log's 3,599 s) comes back as it was.
+  WaitDistribution odd = d;
+  odd.spec.min_job_limit = 3599;
+  write_wait_distribution(path, odd);
+  EXPECT_EQ(read_wait_distribution(path).spec.min_job_limit, 3599);
   EXPECT_EQ(back.quantile(9 * kHour, 0.8), d.quantile(9 * kHour, 0.8));
   std::remove(path.c_str());
 }
@@ -161,7 +174,15 @@ TEST(WaitDistribution, ABadFileNamesItsLineAndKey) {
                 .find(":4: field 'bin.waits_s': expected 21 waits in seconds, 0 or more, never "
                       "decreasing"),
             std::string::npos);
-  EXPECT_NE(error_of("chain_nodes = 1\n").find("the wait distribution has no [[bin]]"),
+  // The header says which chain and months it speaks for: without it, nothing can check that.
+  EXPECT_NE(error_of("chain_nodes = 1\n").find("field 'limit_min': missing"), std::string::npos);
+  EXPECT_NE(error_of("chain_nodes = 3000000000\n").find(":1: field 'chain_nodes'"),
+            std::string::npos);
+  const std::string header = "chain_nodes = 1\nlimit_min = 2880\nfitted_from = \"2023-01-01\"\n";
+  EXPECT_NE(error_of(header + "fitted_to = \"2022-12-01\"\n")
+                .find(":4: field 'fitted_to': must be after fitted_from"),
+            std::string::npos);
+  EXPECT_NE(error_of(header + "fitted_to = \"2023-02-01\"\n").find("has no [[bin]]"),
             std::string::npos);
 }
 
@@ -190,6 +211,8 @@ TEST(QuantilePolicy, SubmitsOnceRemainingTimeFallsToTheQuantileOfTheWait) {
             "waited 16h or less in 80% of cases");
   EXPECT_EQ(policy.name(), "quantile@0.8");
   EXPECT_EQ(QuantilePolicy(hours_by_level()).name(), "quantile");
+  EXPECT_THROW(QuantilePolicy(hours_by_level(), std::nan("")), std::invalid_argument);
+  EXPECT_THROW(QuantilePolicy(hours_by_level(), 1.0), std::invalid_argument);
   // A lower level (overlap dearer) submits later.
   QuantilePolicy cautious(hours_by_level(), 0.2);
   EXPECT_EQ(cautious.decide(obs).action, Action::kWait);

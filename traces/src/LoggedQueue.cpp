@@ -32,8 +32,10 @@ class IndexSet {
   std::vector<std::size_t> position_;
 };
 
-// At one instant: ends free room first; a job submitted and started then is submitted first.
-enum class EventKind { kEnd, kSubmit, kStart };
+// One job's events at one instant come in its own order (a job may be submitted, start and end in
+// the same second); snapshots are taken after every event before their moment, so the order
+// between jobs does not matter.
+enum class EventKind { kSubmit, kStart, kEnd };
 
 struct Event {
   Seconds time;

@@ -7,6 +7,7 @@
 // `quantile` policy reads it; `mirage eval` checks its intervals on months it was not fitted on.
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ struct WaitDistribution {
   // interpolated between the stored levels.
   Seconds quantile(Seconds planned, double q) const;
 };
+
+// Why `d` cannot speak for a chain of `nodes` nodes, if it cannot: it was fitted on another size
+// class.
+std::optional<std::string> chain_mismatch(const WaitDistribution& d, int nodes);
 
 // Fits on the trace's jobs `spec` speaks for, with the queue each met ranked by `cluster`'s
 // priority weights. Throws InputError when fewer than kMinJobs are there.

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/core/Policy.h"
 #include "mirage/daemon/CampaignRecord.h"
@@ -234,6 +235,8 @@ class CampaignController {
   const Clock& clock_;
   ControllerConfig config_;
   PolicyFactory factory_;
+  // What `quantile` reads ([policy] wait_distribution); null when none could be read.
+  std::shared_ptr<const WaitDistribution> waits_;
   std::map<std::int64_t, std::unique_ptr<Entry>> entries_;
   ControllerCounters counters_;
 };
