@@ -73,7 +73,7 @@ bool has_lead(std::string_view family) {
 }
 
 // What is wrong with the knob `name` gives its family, if anything.
-std::optional<std::string> lead_problem(const PolicySpec& spec, std::string_view name) {
+std::optional<std::string> knob_problem(const PolicySpec& spec, std::string_view name) {
   if (spec.family == "quantile" &&
       (spec.lead || (spec.level && !(*spec.level > 0 && *spec.level < 1))))
     return "the level of '" + std::string(name) +
@@ -98,8 +98,8 @@ PolicySpec parse_policy_spec(std::string_view name) {
     const std::string_view knob = name.substr(at + 1);
     if (names_model_file(family)) {
       if (const auto t = parse_threshold(knob)) return {family, std::nullopt, t, std::nullopt};
-    } else if (family == "quantile" && parse_threshold(knob)) {
-      return {family, std::nullopt, std::nullopt, parse_threshold(knob)};
+    } else if (const auto q = family == "quantile" ? parse_threshold(knob) : std::nullopt) {
+      return {family, std::nullopt, std::nullopt, q};
     } else if (const auto lead = parse_lead(knob)) {
       return {family, lead, std::nullopt, std::nullopt};
     }
@@ -127,7 +127,7 @@ std::vector<std::string> risk_sweep(std::string_view family) {
 
 std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyContext& context) {
   const PolicySpec spec = parse_policy_spec(name);
-  if (const auto problem = lead_problem(spec, name)) throw InputError({"", 0, "policy"}, *problem);
+  if (const auto problem = knob_problem(spec, name)) throw InputError({"", 0, "policy"}, *problem);
   const Seconds lead = spec.lead.value_or(0);
   if (spec.family == "reactive" && !spec.lead) return std::make_unique<ReactivePolicy>();
   if (spec.family == "average") return std::make_unique<AveragePolicy>(lead);
@@ -163,10 +163,14 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyContext& 
                                           std::string(kModelFileExtension) + ")");
 }
 
+bool reads_wait_distribution(std::string_view name) {
+  return parse_policy_spec(name).family == "quantile";
+}
+
 bool is_known_policy(std::string_view name) {
   const PolicySpec spec = parse_policy_spec(name);
   for (const auto& n : policy_names())
-    if (n == spec.family) return !lead_problem(spec, name);
+    if (n == spec.family) return !knob_problem(spec, name);
   return false;
 }
 

@@ -375,8 +375,10 @@ void register_campaign_commands(CLI::App& app) {
                   "The file a segment creates to end the campaign, passed as MIRAGE_DONE_FILE "
                   "(default: one beside the daemon's store)");
   add->add_option("--policy", a->policy,
-                  "When to submit the next segment: reactive, average, forecast, static, or a "
-                  "model file; POLICY@LEAD sets its risk knob (default: the daemon's)");
+                  "When to submit the next segment: reactive, average, forecast, static, "
+                  "quantile (reads the daemon's [policy] wait_distribution), or a model file; "
+                  "POLICY@LEAD, quantile@LEVEL and MODEL@THRESHOLD set its risk knob (default: "
+                  "the daemon's)");
   add->add_option("--max-overlap", a->max_overlap,
                   "Instead of --policy: the most overlap per boundary you accept (e.g. 30m); "
                   "the daemon takes the policy with the least interruption within it from its "

@@ -347,8 +347,7 @@ int run_eval(const EvalOptions& o) {
     }
   if (o.sweep_risk) c.policies = swept_policies(c.policies);
   std::optional<IntervalCoverage> coverage;
-  if (std::any_of(c.policies.begin(), c.policies.end(),
-                  [](const std::string& p) { return parse_policy_spec(p).family == "quantile"; })) {
+  if (std::any_of(c.policies.begin(), c.policies.end(), reads_wait_distribution)) {
     c.context.waits =
         wait_distribution_for(trace, c.cluster, c.episode.chain, c.from, o.wait_distribution);
     coverage = check_wait_intervals(*c.context.waits, trace, c.cluster, c.from, c.to);

@@ -241,7 +241,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
     fail(std::string("policy: ") + ex.what());
   }
   const std::string& chosen = r.policy.empty() ? config_.default_policy : r.policy;
-  if (waits_ && parse_policy_spec(chosen).family == "quantile")
+  if (waits_ && reads_wait_distribution(chosen))
     if (const auto why = chain_mismatch(*waits_, shape.nodes))
       fail("policy: " + chosen + " reads " + config_.wait_distribution_file +
            ", which cannot serve this campaign: " + *why);

@@ -45,6 +45,26 @@ class Checker {
       fail(key, path + " cannot be read (" + std::strerror(errno) + ")");
   }
 
+  // `path`, readable and read by `read`; what `read` refuses fails `key` with its message.
+  template <typename Read>
+  auto read_file(const std::string& key, const std::string& path, Read read) const {
+    readable_file(key, path);
+    try {
+      return read(path);
+    } catch (const InputError& e) {
+      fail(key, e.what());
+    }
+  }
+
+  // A policy set under `key` that reads the wait distribution the config does not name.
+  void needs_waits(const std::string& key, const std::string& what,
+                   const std::string& policy) const {
+    if (reads_wait_distribution(policy) && c_.wait_distribution_file.empty())
+      fail(key, what +
+                    " reads the distribution of the successor's wait: give [policy] "
+                    "wait_distribution (mirage trace waits writes it)");
+  }
+
   void store() const {
     if (auto why = store_problem(c_.store_path)) fail("store.path", *why);
   }
@@ -80,34 +100,18 @@ class Checker {
   }
 
   void policy() const {
-    if (!c_.frontier_file.empty()) {
-      readable_file("policy.frontier", c_.frontier_file);
-      RiskFrontier f;
-      try {
-        f = read_risk_frontier(c_.frontier_file);
-      } catch (const InputError& e) {
-        fail("policy.frontier", e.what());
-      }
-      for (const FrontierOperatingPoint& p : f.points)
-        if (parse_policy_spec(p.policy).family == "quantile" && c_.wait_distribution_file.empty())
-          fail("policy.frontier", c_.frontier_file + " holds " + p.policy +
-                                      ", which reads the distribution of the successor's wait: "
-                                      "give [policy] wait_distribution (mirage trace waits)");
-    }
-    if (!c_.wait_distribution_file.empty()) {
-      readable_file("policy.wait_distribution", c_.wait_distribution_file);
-      try {
-        (void)read_wait_distribution(c_.wait_distribution_file);
-      } catch (const InputError& e) {
-        fail("policy.wait_distribution", e.what());
-      }
-    }
+    if (!c_.frontier_file.empty())
+      for (const FrontierOperatingPoint& p :
+           read_file("policy.frontier", c_.frontier_file, read_risk_frontier).points)
+        needs_waits("policy.frontier", c_.frontier_file + " holds " + p.policy + ", which",
+                    p.policy);
+    if (!c_.wait_distribution_file.empty())
+      (void)read_file("policy.wait_distribution", c_.wait_distribution_file,
+                      read_wait_distribution);
     const std::string& p = c_.default_policy;
     const std::string key = "policy.default";
     if (p == kOracleName) fail(key, "the oracle exists only in simulation (mirage eval)");
-    if (parse_policy_spec(p).family == "quantile" && c_.wait_distribution_file.empty())
-      fail(key, p + " reads the distribution of the successor's wait: give [policy] "
-                    "wait_distribution (mirage trace waits writes it)");
+    needs_waits(key, p, p);
     if (is_known_policy(p)) return;
     if (names_model_file(p) || p.find('/') != std::string::npos) {
       readable_file(key, p);  // loaded (LibTorch) only when a campaign uses it

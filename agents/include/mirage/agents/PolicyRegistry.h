@@ -48,6 +48,10 @@ struct PolicyContext {
 std::unique_ptr<Policy> make_policy(std::string_view name_or_file,
                                     const PolicyContext& context = {});
 
+// True for a policy that reads PolicyContext::waits (`quantile` at any level): every place that
+// must hand it one, or refuse it, asks this.
+bool reads_wait_distribution(std::string_view name);
+
 // True for names the harness handles itself (the oracle) and for names make_policy accepts.
 bool is_known_policy(std::string_view name_or_file);
 
