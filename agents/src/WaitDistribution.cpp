@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "mirage/core/DurableFile.h"
 #include "mirage/core/Error.h"
@@ -44,8 +45,10 @@ std::vector<Sample> samples(const Trace& trace, const ClusterSpec& cluster,
   return out;
 }
 
-// Linear interpolation between order statistics (sorted `v`, not empty).
-Seconds level(const std::vector<Seconds>& v, double q) {
+// Linear interpolation between order statistics (sorted `v`, not empty; q in [0, 1]): the fit's
+// levels from a bin's waits, and a quantile between the stored levels. Not the nearest rank the
+// printed reports use (SimulationSummary.h): a policy's level moves its submission smoothly.
+Seconds level(std::span<const Seconds> v, double q) {
   const double pos = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const std::size_t hi = std::min(lo + 1, v.size() - 1);
@@ -79,12 +82,7 @@ Seconds WaitDistribution::quantile(Seconds planned, double q) const {
   auto bin = std::find_if(bins.begin(), bins.end(),
                           [&](const Bin& b) { return planned <= b.planned_up_to; });
   if (bin == bins.end()) bin = std::prev(bins.end());
-  const double pos = std::clamp(q, 0.0, 1.0) * (kLevels - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min<std::size_t>(lo + 1, kLevels - 1);
-  const double frac = pos - static_cast<double>(lo);
-  return bin->waits[lo] + static_cast<Seconds>(std::llround(
-                              frac * static_cast<double>(bin->waits[hi] - bin->waits[lo])));
+  return level(bin->waits, std::clamp(q, 0.0, 1.0));
 }
 
 WaitDistribution fit_wait_distribution(const Trace& trace, const ClusterSpec& cluster,
