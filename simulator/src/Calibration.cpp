@@ -227,30 +227,81 @@ double fidelity_miss(const WaitFidelity& f) {
 
 }  // namespace
 
-std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& all,
-                                                     const ClusterSpec& spec,
-                                                     const Calibration& c) {
-  // The log as the calibrated machine replays it: the jobs it can run, with their dependencies.
+namespace {
+
+// The log as the machine calibrated with `c` (less its priority) replays it: the jobs it can run,
+// with their dependencies. Nothing when no job has a real start to compare with.
+struct CalibratedReplay {
   std::vector<Job> jobs;
-  jobs.reserve(all.size());
-  bool users = false;
+  ClusterSpec machine;
+  std::shared_ptr<const std::vector<SimJobSpec>> sim_jobs;
+  bool users = false;  // whether the log names them (fairshare needs them)
+};
+
+std::optional<CalibratedReplay> calibrated_replay(const std::vector<Job>& all,
+                                                  const ClusterSpec& spec, const Calibration& c) {
+  CalibratedReplay r;
+  r.jobs.reserve(all.size());
   for (const Job& j : all)
     if (j.nodes > 0 && j.nodes <= spec.nodes &&
         (spec.allocation != AllocationMode::kGpuGranular ||
          j.gpus_per_node <= spec.gpus_per_node)) {
-      jobs.push_back(j);
-      users = users || !j.user.empty();
+      r.jobs.push_back(j);
+      r.users = r.users || !j.user.empty();
     }
-  ClusterSpec machine = spec;
+  r.machine = spec;
   Calibration parts = c;
   parts.priority.reset();
-  apply_calibration(parts, machine, jobs);
-  if (std::none_of(jobs.begin(), jobs.end(), [](const Job& j) { return j.started(); }))
+  apply_calibration(parts, r.machine, r.jobs);
+  if (std::none_of(r.jobs.begin(), r.jobs.end(), [](const Job& j) { return j.started(); }))
     return std::nullopt;
-  const auto sim_jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(jobs));
+  r.sim_jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(r.jobs));
+  return r;
+}
 
+// Replays each weighting (side by side: each is a whole replay) and returns the index of the one
+// whose waits miss the targets least, with its figures.
+std::pair<std::size_t, WaitFidelity> closest_weighting(
+    const CalibratedReplay& r, const std::vector<PriorityParameters>& weightings) {
+  std::vector<std::future<WaitFidelity>> runs;
+  for (const PriorityParameters& p : weightings)
+    runs.push_back(std::async(std::launch::async, [&r, p] {
+      ClusterSpec m = r.machine;
+      m.priority = p;
+      Simulator sim(m, r.sim_jobs);
+      sim.set_recording(false);
+      sim.run_to_completion();
+      std::size_t without_start = 0;
+      return measure_fidelity(pair_waits(r.jobs, sim, 0, 0, without_start)).overall;
+    }));
+  std::pair<std::size_t, WaitFidelity> best{0, {}};
+  double best_miss = 0;
+  for (std::size_t i = 0; i < weightings.size(); ++i) {
+    const WaitFidelity f = runs[i].get();
+    const double miss = fidelity_miss(f);
+    if (i > 0 && miss >= best_miss) continue;
+    best_miss = miss;
+    best = {i, f};
+  }
+  return best;
+}
+
+void record_replay(const WaitFidelity& f, PriorityFit& fit) {
+  fit.replay_ratio = f.mean_ratio;
+  fit.replay_share_gap = f.sim_over_1h - f.real_over_1h;
+  fit.replay_rank = f.rank_correlation;
+}
+
+}  // namespace
+
+std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& all,
+                                                     const ClusterSpec& spec,
+                                                     const Calibration& c) {
+  const auto replay = calibrated_replay(all, spec, c);
+  if (!replay) return std::nullopt;
   std::vector<PriorityParameters> candidates;
-  for (const double fairshare : users ? std::vector<double>{0, 1000} : std::vector<double>{0})
+  for (const double fairshare :
+       replay->users ? std::vector<double>{0, 1000} : std::vector<double>{0})
     for (const int size : {1, 0, -1}) {         // favour large jobs, ignore size, favour small jobs
       if (fairshare > 0 && size < 0) continue;  // two factors against large jobs: not a site's
       PriorityParameters p = spec.priority;
@@ -259,35 +310,29 @@ std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& all
       p.favor_small = size < 0;
       candidates.push_back(p);
     }
-  // Each candidate is a whole replay: run them side by side.
-  std::vector<std::future<WaitFidelity>> runs;
-  for (const PriorityParameters& p : candidates)
-    runs.push_back(std::async(std::launch::async, [&, p] {
-      ClusterSpec m = machine;
-      m.priority = p;
-      Simulator sim(m, sim_jobs);
-      sim.set_recording(false);
-      sim.run_to_completion();
-      std::size_t without_start = 0;
-      return measure_fidelity(pair_waits(jobs, sim, 0, 0, without_start)).overall;
-    }));
-  std::optional<PriorityFit> best;
-  double best_miss = 0;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const WaitFidelity f = runs[i].get();
-    const double miss = fidelity_miss(f);
-    if (best && miss >= best_miss) continue;
-    best_miss = miss;
-    PriorityFit fit;
-    fit.weights = candidates[i];
-    fit.candidates = static_cast<int>(candidates.size());
-    fit.jobs = f.jobs;
-    fit.replay_ratio = f.mean_ratio;
-    fit.replay_share_gap = f.sim_over_1h - f.real_over_1h;
-    fit.replay_rank = f.rank_correlation;
-    best = fit;
+  const auto [chosen, f] = closest_weighting(*replay, candidates);
+  PriorityFit fit;
+  fit.weights = candidates[chosen];
+  fit.candidates = static_cast<int>(candidates.size());
+  fit.jobs = f.jobs;
+  record_replay(f, fit);
+  return fit;
+}
+
+void choose_age_by_replay(const std::vector<Job>& all, const ClusterSpec& spec, Calibration& c) {
+  if (!c.priority || c.priority->weights.weight_age > 0) return;
+  const auto replay = calibrated_replay(all, spec, c);
+  if (!replay) return;
+  std::vector<PriorityParameters> candidates;
+  for (const double age : kAgeWeightsReplayed) {
+    PriorityParameters p = c.priority->weights;
+    p.weight_age = age;
+    candidates.push_back(p);
   }
-  return best;
+  const auto [chosen, f] = closest_weighting(*replay, candidates);
+  c.priority->weights = candidates[chosen];
+  c.priority->age_candidates = static_cast<int>(candidates.size());
+  record_replay(f, *c.priority);
 }
 
 Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& spec,
@@ -302,7 +347,10 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   if (settings.dependencies) confirm_dependencies(log, spec, settings, candidates, c);
   if (settings.priority) {
     c.priority = fit_priority(all, spec);
-    if (!c.priority) c.priority = choose_priority_by_replay(all, spec, c);
+    if (c.priority)
+      choose_age_by_replay(all, spec, c);
+    else
+      c.priority = choose_priority_by_replay(all, spec, c);
   }
   return c;
 }

@@ -135,9 +135,8 @@ TEST(Calibration, JobsStartingTogetherDoNotWaitForEachOther) {
   EXPECT_TRUE(infer_calibration(jobs, machine(8)).dependencies.empty());
 }
 
-// A log whose waits a cluster favouring small jobs produced: of the weightings replayed, the one
-// that favours small jobs is chosen, and another log's is not mistaken for it.
-TEST(Calibration, PriorityIsChosenByReplayWhereTheLogRecordsNone) {
+// Twenty busy days of 1- to 8-node jobs from six users, for the priority tests to replay.
+std::vector<SimJobSpec> busy_workload() {
   std::mt19937_64 rng(11);
   std::vector<SimJobSpec> work;
   for (Seconds t = 0; t < 20 * kDay;) {
@@ -151,20 +150,33 @@ TEST(Calibration, PriorityIsChosenByReplayWhereTheLogRecordsNone) {
     s.user = 1 + static_cast<std::uint32_t>(rng() % 6);
     work.push_back(s);
   }
+  return work;
+}
+
+// The log the machine `truth` makes of `work`: real starts and ends, no priority column.
+std::vector<Job> log_made_by(const ClusterSpec& truth, const std::vector<SimJobSpec>& work) {
+  Simulator sim(truth, std::make_shared<const std::vector<SimJobSpec>>(work));
+  sim.run_to_completion();
+  std::vector<Job> log;
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    Job j = job("u" + std::to_string(work[i].user), work[i].submit,
+                sim.start_time(static_cast<SimJobIndex>(i)),
+                sim.end_time(static_cast<SimJobIndex>(i)), work[i].nodes);
+    j.id = static_cast<JobId>(i + 1);
+    j.time_limit = work[i].time_limit;
+    log.push_back(j);
+  }
+  return log;
+}
+
+// A log whose waits a cluster favouring small jobs produced: of the weightings replayed, the one
+// that favours small jobs is chosen, and another log's is not mistaken for it.
+TEST(Calibration, PriorityIsChosenByReplayWhereTheLogRecordsNone) {
+  const std::vector<SimJobSpec> work = busy_workload();
   for (const bool favor_small : {true, false}) {
     ClusterSpec truth = machine(16);
     truth.priority.favor_small = favor_small;
-    Simulator sim(truth, std::make_shared<const std::vector<SimJobSpec>>(work));
-    sim.run_to_completion();
-    std::vector<Job> log;
-    for (std::size_t i = 0; i < work.size(); ++i) {
-      Job j = job("u" + std::to_string(work[i].user), work[i].submit,
-                  sim.start_time(static_cast<SimJobIndex>(i)),
-                  sim.end_time(static_cast<SimJobIndex>(i)), work[i].nodes);
-      j.id = static_cast<JobId>(i + 1);
-      j.time_limit = work[i].time_limit;
-      log.push_back(j);
-    }
+    const std::vector<Job> log = log_made_by(truth, work);
     CalibrationSettings settings;
     settings.dependencies = false;
     const Calibration c = infer_calibration(log, machine(16), settings);
@@ -175,6 +187,36 @@ TEST(Calibration, PriorityIsChosenByReplayWhereTheLogRecordsNone) {
     EXPECT_EQ(c.priority->weights.weight_fairshare, 0);
     EXPECT_NEAR(c.priority->replay_ratio, 1.0, 0.05);  // the cluster that made the log
   }
+}
+
+// A priority column recorded before the jobs aged tells the other weights but not the age's:
+// that one is chosen by replay, as the cluster that made the log had it. An age weight the column
+// did tell is kept.
+TEST(Calibration, AnAgeWeightThePriorityColumnCannotTellIsChosenByReplay) {
+  const std::vector<SimJobSpec> work = busy_workload();
+  for (const double age : {0.0, 1000.0, 16000.0}) {
+    ClusterSpec truth = machine(16);
+    truth.priority.weight_age = age;
+    truth.priority.weight_job_size = 500;
+    truth.priority.favor_small = true;
+    const std::vector<Job> log = log_made_by(truth, work);
+    Calibration c;
+    c.priority = PriorityFit{};
+    c.priority->weights = truth.priority;
+    c.priority->weights.weight_age = 0;  // as fitted: the column showed no age
+    c.priority->jobs = log.size();
+    choose_age_by_replay(log, machine(16), c);
+    EXPECT_EQ(c.priority->age_candidates, 5);
+    EXPECT_EQ(c.priority->weights.weight_age, age);
+    EXPECT_EQ(c.priority->weights.weight_job_size, 500);  // the fitted weights stay
+    EXPECT_NEAR(c.priority->replay_ratio, 1.0, 0.05);
+  }
+  Calibration told;
+  told.priority = PriorityFit{};
+  told.priority->weights.weight_age = 300;
+  choose_age_by_replay(log_made_by(machine(16), work), machine(16), told);
+  EXPECT_EQ(told.priority->weights.weight_age, 300);
+  EXPECT_EQ(told.priority->age_candidates, 0);
 }
 
 TEST(Calibration, ALogWithoutStartsInfersNothing) {

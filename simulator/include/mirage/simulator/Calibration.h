@@ -79,6 +79,13 @@ void infer_dependencies(const std::vector<Job>& jobs, const ClusterSpec& spec,
 std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& jobs,
                                                      const ClusterSpec& spec, const Calibration& c);
 
+// Where c.priority was fitted to a Priority column that could not tell the age weight (it came
+// out 0: a priority recorded before the job aged does not grow with its wait), the age weight of
+// kAgeWeightsReplayed under which the calibrated log waits most like the log did. The others
+// stay as fitted.
+inline constexpr double kAgeWeightsReplayed[] = {0, 250, 1000, 4000, 16000};
+void choose_age_by_replay(const std::vector<Job>& jobs, const ClusterSpec& spec, Calibration& c);
+
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs);
 

@@ -29,6 +29,10 @@ struct PriorityFit {
   // Where the log records no priority the weights are chosen by replay instead (Calibration.h):
   // how many weightings were replayed, and the chosen one's figures against the log's waits.
   int candidates = 0;
+  // Where the column was fitted but could not tell the age weight (it came out 0: a priority
+  // recorded before the job aged does not grow with its wait), that weight is chosen by replay:
+  // how many age weights were replayed. The replay figures above are then the chosen one's.
+  int age_candidates = 0;
   double replay_ratio = 0, replay_share_gap = 0, replay_rank = 0;
 };
 
