@@ -65,6 +65,22 @@ Decision ForecastPolicy::decide(const Observation& obs) {
   return d;
 }
 
+std::string SlurmEstimatePolicy::name() const {
+  return with_lead("slurm-estimate", lead_);
+}
+
+Decision SlurmEstimatePolicy::decide(const Observation& obs) {
+  const CampaignView& c = obs.campaign;
+  if (!c.predecessor_running || c.slurm_estimated_wait < 0) return Decision::wait();
+  const Seconds remaining = c.predecessor_remaining();
+  if (c.slurm_estimated_wait + lead_ < remaining) return Decision::wait();
+  Decision d = Decision::submit();
+  d.reason = "predecessor ends in " + format_short_duration(remaining) + "; Slurm estimates a " +
+             std::to_string(c.successor_nodes) + "-node wait of " +
+             format_short_duration(c.slurm_estimated_wait);
+  return d;
+}
+
 QuantilePolicy::QuantilePolicy(std::shared_ptr<const WaitDistribution> waits, double level)
     : waits_(std::move(waits)), level_(level) {
   if (!waits_) throw std::invalid_argument("QuantilePolicy needs a wait distribution");

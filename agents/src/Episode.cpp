@@ -41,6 +41,20 @@ bool wait_for_start(EpisodeStart& e, SimJobIndex job, Seconds until, Seconds int
 
 }  // namespace
 
+bool PolicyDecider::submit_now(const Simulator& sim, const Observation& obs, SimJobIndex, Seconds) {
+  if (!policy_.reads_slurm_estimate()) return policy_.decide(obs).action == Action::kSubmitNow;
+  Observation with = obs;
+  CampaignView& c = with.campaign;
+  SimJobSpec s;
+  s.nodes = c.successor_nodes;
+  s.gpus_per_node = c.successor_gpus_per_node;
+  s.time_limit = c.successor_limit;
+  s.user = kCampaignUser;
+  const Seconds start = sim.planned_start(s);
+  c.slurm_estimated_wait = start == kUnknownTime ? -1 : start - sim.now();
+  return policy_.decide(with).action == Action::kSubmitNow;
+}
+
 bool OracleDecider::submit_now(const Simulator& sim, const Observation&, SimJobIndex,
                                Seconds fallback_time) {
   if (chosen_ < 0) {

@@ -30,13 +30,8 @@ bool names_model_file(std::string_view name) {
 }
 
 std::vector<std::string> policy_names() {
-  return {"reactive",
-          "average",
-          "forecast",
-          "forecast-recent",
-          "static",
-          "quantile",
-          std::string(kOracleName)};
+  return {"reactive",       "average", "forecast", "forecast-recent",
+          "slurm-estimate", "static",  "quantile", std::string(kOracleName)};
 }
 
 namespace {
@@ -69,7 +64,7 @@ std::optional<double> parse_threshold(std::string_view text) {
 
 bool has_lead(std::string_view family) {
   return family == "average" || family == "forecast" || family == "forecast-recent" ||
-         family == "static";
+         family == "slurm-estimate" || family == "static";
 }
 
 // What is wrong with the knob `name` gives its family, if anything.
@@ -81,7 +76,8 @@ std::optional<std::string> knob_problem(const PolicySpec& spec, std::string_view
   if (!spec.lead) return std::nullopt;
   if (!has_lead(spec.family))
     return "'" + spec.family +
-           "' has no risk knob (POLICY@LEAD takes average, forecast, forecast-recent and static; "
+           "' has no risk knob (POLICY@LEAD takes average, forecast, forecast-recent, "
+           "slurm-estimate and static; "
            "quantile@LEVEL a level between 0 and 1)";
   if (!lead_in_range(spec.family, *spec.lead))
     return "the lead of '" + std::string(name) + "' is out of range (" +
@@ -135,6 +131,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyContext& 
     return std::make_unique<ForecastPolicy>(RuntimeGuess::limits(), lead);
   if (spec.family == "forecast-recent")
     return std::make_unique<ForecastPolicy>(RuntimeGuess::recent_ends(), lead);
+  if (spec.family == "slurm-estimate") return std::make_unique<SlurmEstimatePolicy>(lead);
   if (spec.family == "static")
     return std::make_unique<StaticPolicy>(spec.lead.value_or(kStaticLead));
   if (spec.family == "quantile") {

@@ -295,6 +295,21 @@ int run_show(const IdOptions& o) {
                reason.empty() ? "(from before reasons were kept)" : escape_control(reason));
     fmt::print("      -> {}\n", ending_text(a, segments.count(k) ? segments.at(k) : nullptr));
   }
+  if (c.contains("outlook") && c.at("outlook").is_object()) {
+    const json& o = c.at("outlook");
+    const auto at = [&](const char* key) { return o.at(key).get<Seconds>(); };
+    const std::string slurm = at("slurm_start") != kUnknownTime
+                                  ? when(at("slurm_start"))
+                                  : "none (" + text(o, "slurm_note") + ")";
+    fmt::print("\n  next segment {}, were it submitted at {} (the predecessor ends {}):\n",
+               o.at("segment").get<int>(), when(at("as_of")), when(at("predecessor_end")));
+    fmt::print("    starts     {} by mirage's forecast, {} by Slurm's estimate\n",
+               at("forecast_start") != kUnknownTime ? when(at("forecast_start")) : "beyond 14 days",
+               slurm);
+    if (at("projected_finish") != kUnknownTime)
+      fmt::print("    campaign   finishes {} at the earliest (no later boundary waiting)\n",
+                 when(at("projected_finish")));
+  }
   const json& d = c.at("decisions");
   if (!d.empty()) {
     fmt::print("\n  recent decisions\n");

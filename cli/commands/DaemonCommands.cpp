@@ -153,6 +153,12 @@ int run_status(const StatusOptions& o) {
              q.at("pending").get<long>(), q.at("running").get<long>(),
              q.at("recent_starts").get<int>(),
              format_slurm_duration(static_cast<Seconds>(q.at("recent_mean_wait_s").get<double>())));
+  if (q.contains("pending_by_state") && !q.at("pending_by_state").empty()) {
+    std::string states;
+    for (const auto& [state, n] : q.at("pending_by_state").items())
+      states += fmt::format("{}{} {}", states.empty() ? "" : ", ", n.get<int>(), state);
+    fmt::print("pending       {} (as slurmctld's reasons say)\n", states);
+  }
   fmt::print("history       {} of {} snapshots\n", d.at("history_snapshots").get<int>(),
              FeatureEncoder::kWindow);
   fmt::print("campaigns     {}\n", campaigns.empty() ? "none" : campaigns);

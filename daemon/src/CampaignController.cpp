@@ -11,6 +11,7 @@
 #include "mirage/agents/RiskFrontier.h"
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Error.h"
+#include "mirage/core/QueueForecast.h"
 #include "mirage/daemon/BatchScriptDirectives.h"
 #include "mirage/daemon/DoneFile.h"
 
@@ -21,6 +22,7 @@ void Actions::append(Actions other) {
   for (auto& a : other.signals) signals.push_back(a);
   for (auto& a : other.cancels) cancels.push_back(a);
   for (auto& a : other.releases) releases.push_back(a);
+  for (auto& a : other.estimates) estimates.push_back(std::move(a));
 }
 
 namespace {
@@ -58,6 +60,12 @@ struct CampaignController::Entry {
   std::set<int> in_flight;               // segments whose submit action is out
   std::map<int, Seconds> unknown_since;  // segments whose intent has an unknown outcome
   std::map<int, Seconds> retry_after;    // refused segments: not submitted again before
+  // Slurm's latest estimate for segment `estimate_segment` (asked once a decision), or why there
+  // is none.
+  int estimate_segment = -1;
+  Seconds slurm_start = kUnknownTime;
+  Seconds estimated_at = -1;
+  std::string estimate_note;
   bool has_unresolved() const {
     return std::any_of(rec.segments.begin(), rec.segments.end(),
                        [](const SegmentRecord& s) { return s.submitting; });
@@ -720,12 +728,22 @@ double CampaignController::committed_hours(const Entry& e, Seconds now) const {
 }
 
 std::optional<std::string> CampaignController::successor_due(Entry& e, int next, Seconds now,
+                                                             Actions& out,
                                                              const ObservationBuilder& history,
                                                              const QueueSnapshot& queue) {
   const std::int64_t id = e.rec.spec.id;
   const SegmentRecord& pred = e.seg(next - 1);
-  auto log = [&](const char* action, double confidence) {
-    store_.log_decision({id, next, now, action, e.rec.spec.policy, confidence});
+  auto log = [&](const char* action, double confidence, Seconds forecast_start = kUnknownTime) {
+    DecisionRecord d{id, next, now, action, e.rec.spec.policy, confidence};
+    d.forecast_start = forecast_start;
+    // Slurm's estimate from the previous decision: fresh enough while no decision was skipped.
+    if (e.estimate_segment == next && now - e.estimated_at <= 2 * config_.decision_interval) {
+      d.slurm_start = e.slurm_start;
+      d.slurm_note = e.estimate_note;
+    } else {
+      d.slurm_note = "not asked yet";
+    }
+    store_.log_decision(d);
   };
   // Known once Slurm granted it; until then, (only with no limit from flags or script) the
   // successor waits for its predecessor's end.
@@ -748,17 +766,39 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
     queued_from = std::max(queued_from, pred.released_at);
   else if (pred.held_behind > 0 && next >= 2 && e.seg(next - 2).seg.end_time >= 0)
     queued_from = std::max(queued_from, e.seg(next - 2).seg.end_time);
-  const CampaignView view =
+  CampaignView view =
       CampaignView::running_chain(e.rec.spec.nodes, e.rec.spec.gpus_per_node, limit,
                                   std::max<Seconds>(0, pred.seg.start_time - queued_from),
                                   std::max<Seconds>(0, now - pred.seg.start_time));
+  if (e.estimate_segment == next && e.slurm_start != kUnknownTime &&
+      now - e.estimated_at <= 2 * config_.decision_interval)
+    view.slurm_estimated_wait = std::max<Seconds>(0, e.slurm_start - now);
   Observation obs = history.build(view);
   obs.time = now;
   obs.latest = queue;
   const Decision d = e.policy->decide(obs);
   ++counters_.decisions;
   const bool go = d.action == Action::kSubmitNow;
-  log(go ? "submit" : "wait", d.confidence);
+  // Were it submitted now: what `campaign show` tells the user, beside Slurm's estimate.
+  const Seconds planned = QueueForecast::plan_successor(obs, RuntimeGuess::recent_ends()).wait;
+  log(go ? "submit" : "wait", d.confidence,
+      planned < QueueForecast::kHorizon ? now + planned : kUnknownTime);
+  // Slurm's estimate for the next decision: the segment not submitted yet, or held behind its
+  // predecessor (the fallback chain), as if submitted or released now.
+  if (!go) {
+    EstimateAction a;
+    a.campaign = id;
+    a.segment = next;
+    a.request.nodes = e.rec.spec.nodes;
+    a.request.gpus_per_node = e.rec.spec.gpus_per_node;
+    a.request.time_limit = e.rec.spec.time_limit;
+    a.request.partition = e.rec.spec.partition.empty() ? config_.partition : e.rec.spec.partition;
+    a.request.account = e.rec.account.empty() ? config_.account : e.rec.account;
+    a.request.name = e.rec.spec.name;
+    a.request.work_dir = e.rec.work_dir;
+    out.estimates.push_back(std::move(a));
+    ++counters_.estimates;
+  }
   if (!go) return std::nullopt;
   spdlog::info(
       "campaign {} segment {}: policy {} says submit now ({} before the predecessor's limit)", id,
@@ -794,7 +834,7 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
   for (auto& s : e.rec.segments) {
     if (s.seg.state != SegmentState::kPending || !s.held() || s.seg.index == 0) continue;
     if (e.seg(s.seg.index - 1).seg.state != SegmentState::kRunning) return;  // Slurm lets it go
-    if (auto why = successor_due(e, s.seg.index, now, history, queue))
+    if (auto why = successor_due(e, s.seg.index, now, out, history, queue))
       release(e, s, now, out, *why);
     return;
   }
@@ -845,7 +885,7 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
       return;
     case SegmentState::kRunning: break;
   }
-  if (auto why = successor_due(e, next, now, history, queue)) {
+  if (auto why = successor_due(e, next, now, out, history, queue)) {
     submit_next(*why);
     return;
   }
@@ -1014,6 +1054,31 @@ void CampaignController::on_release_failed(const ReleaseAction& a, const SlurmEr
   }
 }
 
+void CampaignController::on_estimate(const EstimateAction& a, const StartEstimate& estimate) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  Entry& e = *it->second;
+  e.estimate_segment = a.segment;
+  e.slurm_start = estimate.start;
+  e.estimated_at = clock_.now();
+  e.estimate_note =
+      estimate.start == kUnknownTime ? "Slurm's will-run test gave no start time" : "";
+}
+
+void CampaignController::on_estimate_failed(const EstimateAction& a, const SlurmError& error) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  Entry& e = *it->second;
+  // The decision goes on without it (the forecast, the fallback); `campaign show` says why.
+  if (e.estimate_note.rfind("the will-run test failed", 0) != 0)
+    spdlog::warn("campaign {} segment {}: Slurm's will-run test failed: {}", a.campaign, a.segment,
+                 error.what());
+  e.estimate_segment = a.segment;
+  e.slurm_start = kUnknownTime;
+  e.estimated_at = clock_.now();
+  e.estimate_note = std::string("the will-run test failed: ") + error.what();
+}
+
 void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver) {
   for (const auto& a : actions.submits) {
     try {
@@ -1042,6 +1107,14 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
       client.release_job(a.job);
     } catch (const SlurmError& e) {
       deliver([a, e](CampaignController& c) { c.on_release_failed(a, e); });
+    }
+  }
+  for (const auto& a : actions.estimates) {
+    try {
+      const StartEstimate estimate = client.will_run(a.request);
+      deliver([a, estimate](CampaignController& c) { c.on_estimate(a, estimate); });
+    } catch (const SlurmError& e) {
+      deliver([a, e](CampaignController& c) { c.on_estimate_failed(a, e); });
     }
   }
 }

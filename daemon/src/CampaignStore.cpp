@@ -43,7 +43,7 @@ namespace {
 // 1: the first; 2: shapes from the script (sbatch options, QOS, shape granted), open-ended
 // campaigns (done file), retries per campaign, each attempt's reason and outcome; 3: the fallback
 // chain (a successor held behind its predecessor, released early) and the --max-hours cap.
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS campaigns(
@@ -80,7 +80,9 @@ CREATE TABLE IF NOT EXISTS submissions(
   PRIMARY KEY(campaign_id, idx, attempt));
 CREATE TABLE IF NOT EXISTS decisions(
   id INTEGER PRIMARY KEY AUTOINCREMENT, campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL,
-  time INTEGER NOT NULL, action TEXT NOT NULL, policy TEXT NOT NULL, confidence REAL NOT NULL);
+  time INTEGER NOT NULL, action TEXT NOT NULL, policy TEXT NOT NULL, confidence REAL NOT NULL,
+  forecast_start INTEGER NOT NULL DEFAULT -1, slurm_start INTEGER NOT NULL DEFAULT -1,
+  slurm_note TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS decisions_by_campaign ON decisions(campaign_id, id);
 CREATE TABLE IF NOT EXISTS snapshots(time INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kv(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -120,6 +122,14 @@ void migrate_from_2(sql::Database& db) {
       "ALTER TABLE campaigns ADD COLUMN max_hours REAL NOT NULL DEFAULT 0;"
       "ALTER TABLE segments ADD COLUMN held_behind INTEGER NOT NULL DEFAULT 0;"
       "ALTER TABLE segments ADD COLUMN released_at INTEGER NOT NULL DEFAULT -1;");
+}
+
+// Schema 3 -> 4. Decisions made before the expected starts were recorded have none.
+void migrate_from_3(sql::Database& db) {
+  db.exec(
+      "ALTER TABLE decisions ADD COLUMN forecast_start INTEGER NOT NULL DEFAULT -1;"
+      "ALTER TABLE decisions ADD COLUMN slurm_start INTEGER NOT NULL DEFAULT -1;"
+      "ALTER TABLE decisions ADD COLUMN slurm_note TEXT NOT NULL DEFAULT '';");
 }
 
 SegmentState parse_segment_state(const std::string& s) {
@@ -266,6 +276,7 @@ CampaignStore::CampaignStore(const std::string& path) : path_(path) {
   sql::Transaction t(*db_);
   if (version == 1) migrate_from_1(*db_);
   if (version == 1 || version == 2) migrate_from_2(*db_);
+  if (version >= 1 && version <= 3) migrate_from_3(*db_);
   db_->exec(kSchema);
   db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   store_id_ = value("store_id");
@@ -546,27 +557,30 @@ std::vector<SubmissionRecord> CampaignStore::submissions(std::int64_t campaign) 
 
 void CampaignStore::log_decision(const DecisionRecord& d) {
   auto s = db_->prepare(
-      "INSERT INTO decisions(campaign_id, idx, time, action, policy, confidence) "
-      "VALUES(?,?,?,?,?,?)");
+      "INSERT INTO decisions(campaign_id, idx, time, action, policy, confidence, forecast_start, "
+      "slurm_start, slurm_note) VALUES(?,?,?,?,?,?,?,?,?)");
   s.bind(1, d.campaign)
       .bind(2, d.segment)
       .bind(3, d.time)
       .bind(4, d.action)
       .bind(5, d.policy)
-      .bind(6, d.confidence);
+      .bind(6, d.confidence)
+      .bind(7, d.forecast_start)
+      .bind(8, d.slurm_start)
+      .bind(9, d.slurm_note);
   s.run();
 }
 
 std::vector<DecisionRecord> CampaignStore::decisions(std::int64_t campaign,
                                                      std::size_t limit) const {
   auto s = db_->prepare(
-      "SELECT campaign_id, idx, time, action, policy, confidence FROM decisions "
-      "WHERE campaign_id=? ORDER BY id DESC LIMIT ?");
+      "SELECT campaign_id, idx, time, action, policy, confidence, forecast_start, slurm_start, "
+      "slurm_note FROM decisions WHERE campaign_id=? ORDER BY id DESC LIMIT ?");
   s.bind(1, campaign).bind(2, static_cast<std::int64_t>(limit));
   std::vector<DecisionRecord> out;
   while (s.step())
     out.push_back({s.integer(0), static_cast<int>(s.integer(1)), s.integer(2), s.text(3), s.text(4),
-                   s.real(5)});
+                   s.real(5), s.integer(6), s.integer(7), s.text(8)});
   return {out.rbegin(), out.rend()};
 }
 

@@ -170,13 +170,49 @@ json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
                                 {"outcome", s.outcome},
                                 {"reason", s.reason}});
   j["decisions"] = json::array();
-  for (const auto& d : store.decisions(r.spec.id, 20))
+  const auto decisions = store.decisions(r.spec.id, 20);
+  for (const auto& d : decisions)
     j["decisions"].push_back({{"segment", d.segment},
                               {"time", d.time},
                               {"action", d.action},
                               {"policy", d.policy},
-                              {"confidence", d.confidence}});
+                              {"confidence", d.confidence},
+                              {"forecast_start", d.forecast_start},
+                              {"slurm_start", d.slurm_start},
+                              {"slurm_note", d.slurm_note}});
+  j["outlook"] = decisions.empty() ? json(nullptr) : outlook_json(r, decisions.back());
   return j;
+}
+
+json outlook_json(const CampaignRecord& r, const DecisionRecord& d) {
+  if (r.state != CampaignState::kActive || d.segment < 1 ||
+      d.segment > static_cast<int>(r.segments.size()))
+    return nullptr;
+  const Seconds limit = r.spec.time_limit;
+  const SegmentRecord& pred = r.segments[static_cast<std::size_t>(d.segment - 1)];
+  // Only while the predecessor runs and the segment has not started; decisions from before the
+  // starts were recorded have neither figure nor note.
+  if (pred.seg.state != SegmentState::kRunning || pred.seg.start_time < 0) return nullptr;
+  if (d.segment < static_cast<int>(r.segments.size()) &&
+      r.segments[static_cast<std::size_t>(d.segment)].seg.start_time >= 0)
+    return nullptr;
+  if (d.forecast_start == kUnknownTime && d.slurm_start == kUnknownTime && d.slurm_note.empty())
+    return nullptr;
+  json o = {{"segment", d.segment},
+            {"as_of", d.time},
+            {"forecast_start", d.forecast_start},
+            {"slurm_start", d.slurm_start},
+            {"slurm_note", d.slurm_note},
+            {"predecessor_end", limit > 0 ? pred.seg.start_time + limit : kUnknownTime},
+            {"projected_finish", kUnknownTime}};
+  // The segment starts when it can but not before its predecessor ends, and no later boundary
+  // waits: a floor on the finish, from Slurm's estimate where there is one.
+  const Seconds start = d.slurm_start != kUnknownTime ? d.slurm_start : d.forecast_start;
+  if (start != kUnknownTime && limit > 0 && !r.open_ended()) {
+    const Seconds left = r.spec.segment_count - d.segment;  // the segment and those after it
+    o["projected_finish"] = std::max(start, pred.seg.start_time + limit) + left * limit;
+  }
+  return o;
 }
 
 CampaignRequest parse_campaign_request(const json& c) {

@@ -48,6 +48,17 @@ struct PollResult {
   double rpc_ms = 0;
 };
 
+// How many pending jobs wait for what ("eligible": their turn or room; "held", "dependency",
+// "limit", "not yet eligible"), as slurmctld's reasons say.
+json pending_by_state(const QueueSnapshot& q) {
+  json out = json::object();
+  for (const PendingJobView& p : q.pending) {
+    json& n = out[std::string(to_string(p.state))];
+    n = n.is_null() ? 1 : n.get<int>() + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 struct Daemon::Impl {
@@ -223,6 +234,7 @@ struct Daemon::Impl {
         {"last_poll_age_s", last_ok_wall ? clock_wall_s() - last_ok_wall : -1},
         {"queue",
          {{"pending", last_queue.pending.size()},
+          {"pending_by_state", pending_by_state(last_queue)},
           {"running", last_queue.running.size()},
           {"recent_mean_wait_s", last_queue.recent_mean_wait_s},
           {"recent_starts", last_queue.recent_starts},
@@ -237,6 +249,7 @@ struct Daemon::Impl {
           {"submits", rpc_counters.submits},
           {"signals", rpc_counters.signals},
           {"cancels", rpc_counters.cancels},
+          {"will_runs", rpc_counters.will_runs},
           {"total", rpc_counters.total()},
           {"job_dumps_per_tick", static_cast<double>(rpc_counters.job_dumps) / ticks},
           {"per_tick", static_cast<double>(rpc_counters.total()) / ticks}}},

@@ -15,8 +15,22 @@
 
 #include "mirage/daemon/SbatchSubmitter.h"
 
+// libslurm exports the reason's name (what squeue prints) without declaring it in slurm.h; weak, so
+// that a libslurm without it still links and the reason is then given by number.
+extern "C" const char* slurm_job_reason_string(enum job_state_reason inx) __attribute__((weak));
+// Likewise the will-run reply's destructor, which slurm.h names but does not declare.
+extern "C" void slurm_free_will_run_response_msg(will_run_response_msg_t* msg)
+    __attribute__((weak));
+
 namespace mirage::daemon {
 namespace {
+
+std::string reason_name(uint16_t reason) {
+  if (slurm_job_reason_string != nullptr)
+    if (const char* name = slurm_job_reason_string(static_cast<job_state_reason>(reason)))
+      return name;
+  return "reason " + std::to_string(reason);
+}
 
 constexpr Seconds kInfiniteLimit = 365 * kDay;
 
@@ -88,6 +102,12 @@ SlurmJob convert(const slurm_job_info_t& j) {
     if (WIFSIGNALED(status)) out.exit_signal = WTERMSIG(status);
   }
   out.nodes = j.num_nodes > 0 && j.num_nodes != NO_VAL ? static_cast<int>(j.num_nodes) : 1;
+  if (j.priority != NO_VAL) out.priority = static_cast<double>(j.priority);
+  out.qos = str(j.qos);
+  if (pending) out.reason = reason_name(j.state_reason);
+  // Slurm leaves these 0 until the job is eligible, or accrues age.
+  if (j.eligible_time > 0) out.eligible = static_cast<Seconds>(j.eligible_time);
+  if (j.accrue_time > 0) out.accrue = static_cast<Seconds>(j.accrue_time);
   out.gpus_per_node = parse_gpus_per_node(str(j.tres_per_node));
   if (out.gpus_per_node == 0) {
     const int per_job = parse_gpus_per_node(str(j.tres_per_job));
@@ -216,6 +236,42 @@ class LibSlurmClient final : public SlurmClient {
       if (code == ESLURM_JOB_NOT_PENDING || code == ESLURM_DISABLED) return;
       fail_unless_gone("slurm_update_job (dependency) for job " + std::to_string(job));
     }
+  }
+
+  StartEstimate will_run(const SubmitRequest& r) override {
+    init();
+    ++counters_.will_runs;
+    job_desc_msg_t desc;
+    slurm_init_job_desc_msg(&desc);
+    desc.user_id = getuid();
+    desc.group_id = getgid();
+    desc.min_nodes = desc.max_nodes = static_cast<uint32_t>(std::max(1, r.nodes));
+    if (r.time_limit > 0) desc.time_limit = static_cast<uint32_t>((r.time_limit + 59) / 60);
+    std::string partition = r.partition, account = r.account, gpus, name = r.name;
+    if (!partition.empty()) desc.partition = partition.data();
+    if (!account.empty()) desc.account = account.data();
+    if (r.gpus_per_node > 0) {
+      gpus = "gres:gpu:" + std::to_string(r.gpus_per_node);
+      desc.tres_per_node = gpus.data();
+    }
+    if (!name.empty()) desc.name = name.data();
+    // A batch job's will-run test wants a working directory and an environment, as sbatch's.
+    std::string cwd = r.work_dir.empty() ? "/" : r.work_dir;
+    desc.work_dir = cwd.data();
+    char env0[] = "MIRAGE_WILL_RUN=1";
+    char* env[] = {env0, nullptr};
+    desc.environment = env;
+    desc.env_size = 1;
+    will_run_response_msg_t* resp = nullptr;
+    if (slurm_job_will_run2(&desc, &resp) != SLURM_SUCCESS) fail("slurm_job_will_run2");
+    std::unique_ptr<will_run_response_msg_t, void (*)(will_run_response_msg_t*)> guard(
+        resp, [](will_run_response_msg_t* m) {
+          if (m && slurm_free_will_run_response_msg) slurm_free_will_run_response_msg(m);
+        });
+    StartEstimate out;
+    if (resp && resp->start_time > 0) out.start = static_cast<Seconds>(resp->start_time);
+    if (resp) out.partition = str(resp->part_name);
+    return out;
   }
 
   RpcCounters counters() const override { return counters_; }

@@ -253,6 +253,22 @@ void SimulatedSlurmClient::record(const Event& e) {
   apply(e);
 }
 
+namespace {
+
+// The reason slurmctld would give for a pending job in this state.
+std::string reason_for(PendingState state) {
+  switch (state) {
+    case PendingState::kEligible: return "Priority";
+    case PendingState::kHeld: return "JobHeldUser";
+    case PendingState::kDependency: return "Dependency";
+    case PendingState::kLimit: return "QOSMaxJobsPerUserLimit";
+    case PendingState::kNotYetEligible: return "BeginTime";
+  }
+  return "Priority";
+}
+
+}  // namespace
+
 SlurmJob SimulatedSlurmClient::report(SimJobIndex j) const {
   const SimJobSpec& s = sim_->job(j);
   SlurmJob out;
@@ -271,8 +287,20 @@ SlurmJob SimulatedSlurmClient::report(SimJobIndex j) const {
   out.start = sim_->start_time(j);
   switch (sim_->state(j)) {
     case SimJobState::kFuture:
-    case SimJobState::kPending: out.state = SlurmJobState::kPending; break;
-    case SimJobState::kRunning: out.state = SlurmJobState::kRunning; break;
+    case SimJobState::kPending:
+      out.state = SlurmJobState::kPending;
+      if (const auto p = sim_->pending_view(j)) {
+        // As slurmctld would report it.
+        out.priority = p->priority;
+        out.reason = reason_for(p->state);
+        if (p->state == PendingState::kEligible || p->state == PendingState::kLimit)
+          out.eligible = out.accrue = sim_->now() - p->accrued;
+      }
+      break;
+    case SimJobState::kRunning:
+      out.state = SlurmJobState::kRunning;
+      out.priority = sim_->started_priority(j);
+      break;
     case SimJobState::kDone:
       out.end = sim_->end_time(j);
       out.state =
@@ -377,6 +405,20 @@ void SimulatedSlurmClient::release_job(JobId job) {
   e.time = sim_->now();
   e.job = j;
   record(e);
+}
+
+StartEstimate SimulatedSlurmClient::will_run(const SubmitRequest& r) {
+  ++counters_.will_runs;
+  catch_up();
+  SimJobSpec s;
+  s.time_limit = std::max<Seconds>(kMinute, r.time_limit);
+  s.nodes = std::clamp(r.nodes, 1, sim_->spec().nodes);
+  s.gpus_per_node = r.gpus_per_node;
+  s.user = kCampaignUser;
+  StartEstimate out;
+  out.start = sim_->planned_start(s);
+  out.partition = config_.partition;
+  return out;
 }
 
 void SimulatedSlurmClient::cancel_job(JobId job) {

@@ -115,13 +115,32 @@ QueueSnapshot SnapshotBuilder::build(const std::vector<SlurmJob>& jobs, Seconds 
   for (const auto& j : jobs) {
     if (!in_partition(j)) continue;
     if (j.state == SlurmJobState::kPending) {
-      q.pending.push_back(
-          {j.time_limit, j.nodes, j.gpus_per_node, std::max<Seconds>(0, now - j.submit)});
+      PendingJobView p;
+      p.time_limit = j.time_limit;
+      p.nodes = j.nodes;
+      p.gpus_per_node = j.gpus_per_node;
+      p.waited = std::max<Seconds>(0, now - j.submit);
+      p.priority = j.priority;
+      const bool reported = j.priority != kUnknownPriority;
+      p.state =
+          classify_pending_reason(j.reason, reported ? std::optional(j.priority) : std::nullopt);
+      // Age accrues from accrue_time where Slurm reports it; a source that reports nothing
+      // (an older controller, a test) ages the job from its submission.
+      const Seconds since = j.accrue != kUnknownTime ? j.accrue
+                            : reported               ? kUnknownTime
+                                                     : j.submit;
+      p.accrued = since == kUnknownTime ? 0 : std::max<Seconds>(0, now - since);
+      q.pending.push_back(p);
     } else if (j.state == SlurmJobState::kRunning || j.state == SlurmJobState::kSuspended) {
       const Seconds start = j.start == kUnknownTime ? now : j.start;
-      q.running.push_back({j.time_limit, j.nodes, j.gpus_per_node,
-                           std::max<Seconds>(0, start - j.submit),
-                           std::max<Seconds>(0, now - start)});
+      RunningJobView r;
+      r.time_limit = j.time_limit;
+      r.nodes = j.nodes;
+      r.gpus_per_node = j.gpus_per_node;
+      r.waited = std::max<Seconds>(0, start - j.submit);
+      r.run = std::max<Seconds>(0, now - start);
+      r.priority = j.priority;
+      q.running.push_back(r);
     }
   }
   q.recent_starts = recent_count();

@@ -312,14 +312,15 @@ bool Simulator::fits_now(const SimJobSpec& s) const {
 }
 
 void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint16_t>* nodes) {
-  const SimJobIndex j = eligible_[eligible_pos].first;
-  eligible_[eligible_pos] = eligible_.back();
-  eligible_.pop_back();
+  const auto [j, eligible_since] = eligible_[eligible_pos];
   const SimJobSpec& s = job(j);
   RunningJob r;
+  r.priority = priority_of(s, eligible_since);  // as Slurm keeps it once the job runs
+  eligible_[eligible_pos] = eligible_.back();
+  eligible_.pop_back();
   r.job = j;
   r.start = now_;
-  r.end = now_ + std::min(s.runtime, s.time_limit);
+  r.end = now_ + (plan_with_limits_ ? s.time_limit : std::min(s.runtime, s.time_limit));
   r.expected_end = now_ + s.time_limit;
   if (spec_.allocation == AllocationMode::kWholeNode) {
     free_nodes_ -= s.nodes;
@@ -615,23 +616,60 @@ void Simulator::end_early(SimJobIndex j, Seconds at) {
   }
 }
 
+PendingJobView Simulator::pending_view(SimJobIndex j, PendingState state,
+                                       Seconds accruing_since) const {
+  const SimJobSpec& s = job(j);
+  PendingJobView p;
+  p.time_limit = s.time_limit;
+  p.nodes = s.nodes;
+  p.gpus_per_node = s.gpus_per_node;
+  p.waited = now_ - s.submit;
+  p.accrued = now_ - accruing_since;
+  p.priority = priority_of(s, accruing_since);
+  // An eligible job its user's limits hold back waits for that user's work, not for room.
+  p.state = state == PendingState::kEligible && over_user_limit(s) ? PendingState::kLimit : state;
+  return p;
+}
+
+std::optional<PendingJobView> Simulator::pending_view(SimJobIndex j) const {
+  if (state(j) != SimJobState::kPending) return std::nullopt;
+  for (const auto& [e, since] : eligible_)
+    if (e == j) return pending_view(j, PendingState::kEligible, since);
+  if (std::find(dependency_held_.begin(), dependency_held_.end(), j) != dependency_held_.end())
+    return pending_view(j, PendingState::kDependency, now_);
+  return pending_view(j, PendingState::kNotYetEligible, now_);
+}
+
+double Simulator::started_priority(SimJobIndex j) const {
+  for (const RunningJob& r : running_)
+    if (r.job == j) return r.priority;
+  return kUnknownPriority;
+}
+
 QueueSnapshot Simulator::snapshot() const {
   QueueSnapshot q;
   q.time = now_;
   q.total_nodes = spec_.nodes;
   q.gpus_per_node = spec_.gpus_per_node;
   q.priority = spec_.priority;
-  auto add_pending = [&](SimJobIndex j) {
-    const SimJobSpec& s = job(j);
-    q.pending.push_back({s.time_limit, s.nodes, s.gpus_per_node, now_ - s.submit});
-  };
-  for (const auto& e : eligible_) add_pending(e.first);
-  for (const auto& e : begin_heap_) add_pending(e.second);
-  for (SimJobIndex j : dependency_held_) add_pending(j);
+  q.pending.reserve(pending_count());
+  for (const auto& [j, since] : eligible_)
+    q.pending.push_back(pending_view(j, PendingState::kEligible, since));
+  for (const auto& e : begin_heap_)
+    q.pending.push_back(pending_view(e.second, PendingState::kNotYetEligible, now_));
+  for (SimJobIndex j : dependency_held_)
+    q.pending.push_back(pending_view(j, PendingState::kDependency, now_));
+  q.running.reserve(running_.size());
   for (const RunningJob& r : running_) {
     const SimJobSpec& s = job(r.job);
-    q.running.push_back(
-        {s.time_limit, s.nodes, s.gpus_per_node, r.start - s.submit, now_ - r.start});
+    RunningJobView v;
+    v.time_limit = s.time_limit;
+    v.nodes = s.nodes;
+    v.gpus_per_node = s.gpus_per_node;
+    v.waited = r.start - s.submit;
+    v.run = now_ - r.start;
+    v.priority = r.priority;
+    q.running.push_back(v);
   }
   q.recent_starts = recent_count_;
   q.recent_mean_wait_s = recent_count_ > 0 ? static_cast<double>(recent_sum_) / recent_count_ : 0.0;
@@ -650,6 +688,17 @@ Simulator Simulator::fork() const {
   copy.outcomes_.clear();
   copy.outcomes_.shrink_to_fit();
   return copy;
+}
+
+Seconds Simulator::planned_start(SimJobSpec spec, Seconds horizon) const {
+  Simulator plan = fork();
+  plan.next_arrival_ = plan.trace_->size();  // nothing more arrives
+  plan.plan_with_limits_ = true;
+  for (RunningJob& r : plan.running_) r.end = r.expected_end;
+  std::make_heap(plan.running_.begin(), plan.running_.end(), LaterEnd{});
+  spec.runtime = spec.time_limit;
+  const SimJobIndex j = plan.submit(spec);
+  return plan.run_until_started(j, now_ + horizon) ? plan.start_time(j) : kUnknownTime;
 }
 
 }  // namespace mirage

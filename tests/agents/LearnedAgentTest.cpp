@@ -578,7 +578,8 @@ TEST_F(LearnedTest, NotAModelFileAndMissingFilesGiveClearErrors) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(
-                  "reactive, average, forecast, forecast-recent, static, quantile, oracle"),
+                  "reactive, average, forecast, forecast-recent, slurm-estimate, static, quantile, "
+                  "oracle"),
               std::string::npos);
   }
   // Without the learned agents linked in, the registry says so.

@@ -11,6 +11,7 @@
 #include "mirage/agents/RiskFrontier.h"
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Error.h"
+#include "mirage/daemon/ControlProtocol.h"
 
 namespace mirage::daemon {
 namespace {
@@ -646,6 +647,77 @@ TEST(CampaignController, UnreachableControllerLeavesTheOutcomeToTheDump) {
   h.tick();
   EXPECT_EQ(h.slurm.submissions().size(), 1u);
   EXPECT_FALSE(h.seg(id, 0).submitting);
+}
+
+// Slurm's will-run test is asked once per decision of a running campaign (not per tick), for
+// the next segment's shape; each decision records the forecast's expected start and the latest
+// estimate beside it; `slurm-estimate` submits once that estimate reaches the predecessor's end;
+// a failing test leaves a note and stops nothing.
+TEST(CampaignController, SlurmsEstimateIsAskedOnceADecisionAndRecordedBesideTheForecast) {
+  Harness h(quick_config());
+  auto req = simple_request(2, 10 * kHour);
+  req.policy = "slurm-estimate";
+  const auto id = h.controller->add(req).spec.id;
+  h.tick();
+  h.slurm.start(h.job_of(id, 0));
+  h.slurm.set_will_run(3 * kHour);
+  const Seconds first = h.clock.now();
+  h.tick();  // the first decision: no estimate yet; one is asked for
+  EXPECT_EQ(h.slurm.counters().will_runs, 1u);
+  ASSERT_EQ(h.slurm.will_run_requests().size(), 1u);
+  EXPECT_EQ(h.slurm.will_run_requests()[0].nodes, 1);
+  EXPECT_EQ(h.slurm.will_run_requests()[0].gpus_per_node, 4);
+  EXPECT_EQ(h.slurm.will_run_requests()[0].time_limit, 10 * kHour);
+  EXPECT_EQ(h.slurm.will_run_requests()[0].script, "");
+  h.clock.advance(60);
+  h.tick();  // within the decision interval: no decision, no RPC
+  EXPECT_EQ(h.slurm.counters().will_runs, 1u);
+  h.clock.advance(540);
+  h.tick();
+  EXPECT_EQ(h.slurm.counters().will_runs, 2u);
+  auto decisions = h.store->decisions(id, 10);
+  ASSERT_EQ(decisions.size(), 2u);
+  EXPECT_EQ(decisions[0].slurm_start, kUnknownTime);
+  EXPECT_EQ(decisions[0].slurm_note, "not asked yet");
+  EXPECT_EQ(decisions[1].slurm_start, first + 3 * kHour);  // asked at the first decision
+  // The harness's snapshots know no machine size: one node, which the predecessor holds.
+  EXPECT_EQ(decisions[1].forecast_start, h.seg(id, 0).seg.start_time + 10 * kHour);
+  EXPECT_EQ(decisions[1].action, "wait");  // 3 h of wait against 9 h 50 min left
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+
+  // `campaign show`'s outlook: the next segment from the latest decision, the campaign after it.
+  const auto outlook = campaign_detail_json(h.campaign(id), *h.store).at("outlook");
+  ASSERT_TRUE(outlook.is_object());
+  EXPECT_EQ(outlook.at("segment"), 1);
+  EXPECT_EQ(outlook.at("slurm_start"), first + 3 * kHour);
+  const Seconds pred_end = h.seg(id, 0).seg.start_time + 10 * kHour;
+  EXPECT_EQ(outlook.at("predecessor_end"), pred_end);
+  EXPECT_EQ(outlook.at("projected_finish"), pred_end + 10 * kHour);
+
+  h.slurm.set_will_run_error("Socket timed out on send/recv operation");
+  h.clock.advance(600);
+  h.tick();  // its estimate still the good one; the new one fails
+  h.slurm.set_will_run_error(std::nullopt);
+  h.clock.advance(600);
+  h.tick();
+  decisions = h.store->decisions(id, 10);
+  EXPECT_EQ(decisions.back().slurm_start, kUnknownTime);
+  EXPECT_EQ(decisions.back().slurm_note,
+            "the will-run test failed: Socket timed out on send/recv operation");
+  EXPECT_EQ(h.campaign(id).state, CampaignState::kActive);
+
+  // Slurm now says the successor would wait longer than the predecessor has left: submit.
+  h.slurm.set_will_run(20 * kHour);
+  h.clock.advance(600);
+  h.tick();  // the estimate asked here
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  h.clock.advance(600);
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 2u);
+  EXPECT_NE(h.store->submissions(id).back().reason.find("Slurm estimates a 1-node wait of"),
+            std::string::npos)
+      << h.store->submissions(id).back().reason;
+  EXPECT_EQ(h.controller->counters().estimates, h.slurm.counters().will_runs);
 }
 
 }  // namespace

@@ -124,9 +124,9 @@ TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
   EXPECT_EQ(r.spec.time_limit, 2 * kHour);
 }
 
-// A store of schema 1 (before shapes came from the script) or 2 (before the fallback chain):
-// today's without the columns the later schemas added, holding one campaign with a running
-// first segment.
+// A store of schema 1 (before shapes came from the script), 2 (before the fallback chain) or 3
+// (before decisions recorded expected starts): today's without the columns the later schemas
+// added, holding one campaign with a running first segment and one decision.
 std::int64_t write_old_store(const std::string& path, int schema) {
   std::int64_t id = 0;
   {
@@ -142,15 +142,21 @@ std::int64_t write_old_store(const std::string& path, int schema) {
     r.segments[0].seg.state = SegmentState::kRunning;
     r.segments[0].seg.slurm_job_id = 55;
     store.finish_submission(id, r.segments[0], 55);
+    store.log_decision({id, 1, 1000, "wait", "forecast", 1});
   }
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
   std::string sql =
-      "ALTER TABLE campaigns DROP COLUMN fallback_chain;"
-      "ALTER TABLE campaigns DROP COLUMN max_hours;"
-      "ALTER TABLE segments DROP COLUMN held_behind;"
-      "ALTER TABLE segments DROP COLUMN released_at;";
+      "ALTER TABLE decisions DROP COLUMN forecast_start;"
+      "ALTER TABLE decisions DROP COLUMN slurm_start;"
+      "ALTER TABLE decisions DROP COLUMN slurm_note;";
+  if (schema <= 2)
+    sql +=
+        "ALTER TABLE campaigns DROP COLUMN fallback_chain;"
+        "ALTER TABLE campaigns DROP COLUMN max_hours;"
+        "ALTER TABLE segments DROP COLUMN held_behind;"
+        "ALTER TABLE segments DROP COLUMN released_at;";
   if (schema == 1)
     sql +=
         "ALTER TABLE campaigns DROP COLUMN qos;"
@@ -205,6 +211,24 @@ TEST(CampaignStore, AStoreOfSchema2IsMigratedAndItsCampaignsRunWithoutAFallbackC
   EXPECT_EQ(r.segments.at(0).held_behind, 0);
   EXPECT_EQ(r.segments.at(0).released_at, -1);
   EXPECT_EQ(r.segments.at(0).seg.slurm_job_id, 55);
+}
+
+TEST(CampaignStore, AStoreOfSchema3IsMigratedAndItsDecisionsHaveNoExpectedStarts) {
+  TempDir dir;
+  const std::int64_t id = write_old_store(dir.file("old.db"), 3);
+  CampaignStore store(dir.file("old.db"));
+  const auto decisions = store.decisions(id, 10);
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_EQ(decisions[0].action, "wait");
+  EXPECT_EQ(decisions[0].forecast_start, kUnknownTime);
+  EXPECT_EQ(decisions[0].slurm_start, kUnknownTime);
+  EXPECT_EQ(decisions[0].slurm_note, "");
+  DecisionRecord d{id, 1, 2000, "wait", "forecast", 1};
+  d.forecast_start = 5000;
+  d.slurm_start = 6000;
+  store.log_decision(d);
+  EXPECT_EQ(store.decisions(id, 10).back().slurm_start, 6000);
+  EXPECT_EQ(store.decisions(id, 10).back().forecast_start, 5000);
 }
 
 TEST(CampaignStore, TheFallbackChainAndTheCapSurviveAReopen) {

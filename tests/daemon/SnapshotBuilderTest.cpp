@@ -20,6 +20,41 @@ SlurmJob job(JobId id, SlurmJobState state, Seconds submit, Seconds start, int n
   return j;
 }
 
+// What slurmctld reports of each job rides along: a pending job's priority, the age it accrued
+// (from accrue_time, not from its submission) and why it waits; a running job's priority.
+TEST(SnapshotBuilder, ReportedPrioritiesReasonsAndAccrualAreKept) {
+  SnapshotBuilder b("gpu");
+  b.set_machine(8, 4);
+  SlurmJob waiting = job(1, SlurmJobState::kPending, 100, kUnknownTime);
+  waiting.priority = 4200;
+  waiting.reason = "Priority";
+  waiting.accrue = 150;  // released from a dependency then
+  SlurmJob limited = job(2, SlurmJobState::kPending, 100, kUnknownTime);
+  limited.priority = 3000;
+  limited.reason = "QOSMaxNodePerUserLimit";
+  SlurmJob held = job(3, SlurmJobState::kPending, 100, kUnknownTime);
+  held.priority = 0;
+  held.reason = "JobHeldUser";
+  SlurmJob running = job(4, SlurmJobState::kRunning, 50, 80);
+  running.priority = 5100;
+  SlurmJob unreported = job(5, SlurmJobState::kPending, 120, kUnknownTime);
+  const QueueSnapshot q = b.build({waiting, limited, held, running, unreported}, 200);
+  ASSERT_EQ(q.pending.size(), 4u);
+  EXPECT_EQ(q.pending[0].priority, 4200);
+  EXPECT_EQ(q.pending[0].state, PendingState::kEligible);
+  EXPECT_EQ(q.pending[0].waited, 100);
+  EXPECT_EQ(q.pending[0].accrued, 50);
+  EXPECT_EQ(q.pending[1].state, PendingState::kLimit);
+  EXPECT_EQ(q.pending[1].accrued, 0);  // reported, but accruing nothing yet
+  EXPECT_EQ(q.pending[2].state, PendingState::kHeld);
+  // A source that reports nothing: unknown priority, aged from its submission.
+  EXPECT_EQ(q.pending[3].priority, kUnknownPriority);
+  EXPECT_EQ(q.pending[3].state, PendingState::kEligible);
+  EXPECT_EQ(q.pending[3].accrued, 80);
+  ASSERT_EQ(q.running.size(), 1u);
+  EXPECT_EQ(q.running[0].priority, 5100);
+}
+
 TEST(SnapshotBuilder, PendingAndRunningOfThePartition) {
   SnapshotBuilder b("gpu");
   b.set_machine(8, 4);

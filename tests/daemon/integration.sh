@@ -347,6 +347,18 @@ for phase in "${phases[@]}"; do
       note "chain: 3 segments under background load, hand-off mode"
       background_load &
       load_pid=$!
+      # What slurmctld reports of pending jobs reaches the snapshot: a held job and one waiting
+      # on it are counted as such (their reasons, JobHeldUser and Dependency), not as competitors.
+      held="$(sbatch --parsable -H -J probe-held -p gpu -t 1 -o /dev/null --wrap 'sleep 1')"
+      dependent="$(sbatch --parsable -d "afterany:$held" -J probe-dep -p gpu -t 1 -o /dev/null --wrap 'sleep 1')"
+      deadline=$((SECONDS + 20))
+      until states="$(mirage status --json | json_get 'd["queue"]["pending_by_state"]')" &&
+        [[ "$states" == *"'held': 1"* && "$states" == *"'dependency': 1"* ]]; do
+        [ $SECONDS -lt $deadline ] || fail "chain: the daemon's snapshot does not show the held and the dependent job: $states"
+        sleep 1
+      done
+      scancel "$held" "$dependent"
+      note "chain: pending jobs by slurmctld's reasons: $states"
       sleep 6
       id="$(add_campaign chain 3 long.sh --overlap handoff --policy average)"
       wait_done 240 "$id"
@@ -358,6 +370,12 @@ for phase in "${phases[@]}"; do
       handoffs="$(check_handoffs "$id" chain 3)" || exit 1
       note "chain: $handoffs of 2 predecessors were still running at their successor's start and were stopped by the hand-off signal"
       note "chain: done; $(mirage campaign show "$id" --json | json_get '", ".join("seg %d job %d waited %ds" % (s["index"], s["job_id"], s["start_time"] - s["submit_time"]) for s in d["segment_list"])')"
+      # Each decision asked slurmctld's will-run test for the next segment (slurm_job_will_run2);
+      # the next decision recorded its answer: a start time no earlier than the question.
+      estimates="$(mirage campaign show "$id" --json | json_get 'sum(1 for x in d["decisions"] if x["slurm_start"] >= x["time"] - 60)')"
+      [ "$estimates" -ge 1 ] ||
+        fail "chain: no decision recorded Slurm's will-run estimate: $(mirage campaign show "$id" --json | json_get '[(x["action"], x["slurm_start"], x["slurm_note"]) for x in d["decisions"]]')"
+      note "chain: $estimates of the last decisions recorded Slurm's estimate of the next segment's start"
       ;;
     kill)
       note "kill: 3 campaigns while the daemon is SIGKILLed and restarted"

@@ -86,6 +86,17 @@ void FakeSlurmClient::release_job(JobId job) {
   after_any_.erase(job);
 }
 
+StartEstimate FakeSlurmClient::will_run(const SubmitRequest& request) {
+  ++counters_.will_runs;
+  check_reachable();
+  will_run_requests_.push_back(request);
+  if (will_run_error_) throw SlurmError(*will_run_error_, 5004, true);
+  StartEstimate e;
+  if (will_run_wait_) e.start = clock_.now() + *will_run_wait_;
+  e.partition = request.partition.empty() ? partitions_.front().name : request.partition;
+  return e;
+}
+
 bool FakeSlurmClient::held(JobId job) const {
   const auto it = after_any_.find(job);
   if (it == after_any_.end()) return false;

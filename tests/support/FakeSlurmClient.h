@@ -24,6 +24,9 @@ class FakeSlurmClient final : public SlurmClient {
   void signal_job(JobId job, int signo) override;
   void cancel_job(JobId job) override;
   void release_job(JobId job) override;
+  // Answers what set_will_run said (by default: no start time), counting the calls and keeping
+  // the requests.
+  StartEstimate will_run(const SubmitRequest& request) override;
   RpcCounters counters() const override { return counters_; }
 
   // --- the test's hands on the cluster
@@ -48,6 +51,12 @@ class FakeSlurmClient final : public SlurmClient {
   // Called at the start of every load_jobs, on the caller's thread: lets a benchmark or a test
   // move the cluster along from the thread that owns the fake.
   void set_on_dump(std::function<void(FakeSlurmClient&)> hook) { on_dump_ = std::move(hook); }
+  // What the will-run test answers from now on: a start this long after the call (nullopt: no
+  // start time).
+  void set_will_run(std::optional<Seconds> wait) { will_run_wait_ = wait; }
+  // The will-run test fails (the controller times out on it) until cleared.
+  void set_will_run_error(std::optional<std::string> why) { will_run_error_ = std::move(why); }
+  const std::vector<SubmitRequest>& will_run_requests() const { return will_run_requests_; }
 
   const SlurmJob* find(JobId job) const;
   const std::map<JobId, SlurmJob>& jobs() const { return jobs_; }
@@ -78,6 +87,9 @@ class FakeSlurmClient final : public SlurmClient {
   bool lose_reply_ = false;
   std::vector<PartitionInfo> partitions_{{"gpu", 4, 4, 0, true}};
   std::vector<Submission> submissions_;
+  std::optional<Seconds> will_run_wait_;
+  std::optional<std::string> will_run_error_;
+  std::vector<SubmitRequest> will_run_requests_;
   std::vector<Signal> signals_;
   std::vector<JobId> cancels_;
   std::vector<JobId> releases_;

@@ -39,6 +39,9 @@ class FaultInjectingClient final : public SlurmClient {
   void signal_job(JobId job, int signo) override { inner_->signal_job(job, signo); }
   void cancel_job(JobId job) override { inner_->cancel_job(job); }
   void release_job(JobId job) override { inner_->release_job(job); }
+  StartEstimate will_run(const SubmitRequest& request) override {
+    return inner_->will_run(request);
+  }
   RpcCounters counters() const override { return inner_->counters(); }
 
  private:

@@ -459,6 +459,62 @@ TEST(Baselines, ForecastSubmitsOnceTheSuccessorsPlannedStartReachesThePredecesso
   EXPECT_EQ(recent.decide(obs).action, Action::kSubmitNow);
 }
 
+// Slurm's own estimate of the successor's wait against the predecessor's remaining time, less
+// the lead; without an estimate it leaves the boundary to the fallback.
+TEST(Baselines, SlurmEstimateSubmitsOnceSlurmsEstimatedWaitReachesThePredecessorsEnd) {
+  SlurmEstimatePolicy estimate;
+  Observation obs;
+  obs.campaign.predecessor_running = true;
+  obs.campaign.predecessor_limit = 48 * kHour;
+  obs.campaign.predecessor_run = 40 * kHour;  // 8 h left
+  obs.campaign.successor_nodes = 8;
+  EXPECT_TRUE(estimate.reads_slurm_estimate());
+  EXPECT_EQ(estimate.decide(obs).action, Action::kWait);  // no estimate
+  obs.campaign.slurm_estimated_wait = 7 * kHour;
+  EXPECT_EQ(estimate.decide(obs).action, Action::kWait);
+  obs.campaign.slurm_estimated_wait = 8 * kHour;
+  const Decision go = estimate.decide(obs);
+  EXPECT_EQ(go.action, Action::kSubmitNow);
+  EXPECT_EQ(go.reason, "predecessor ends in 8h; Slurm estimates a 8-node wait of 8h");
+  obs.campaign.slurm_estimated_wait = 7 * kHour;
+  EXPECT_EQ(SlurmEstimatePolicy(kHour).decide(obs).action, Action::kSubmitNow);
+  EXPECT_EQ(make_policy("slurm-estimate@2h")->name(), "slurm-estimate@2h");
+  EXPECT_FALSE(ForecastPolicy().reads_slurm_estimate());
+}
+
+// In simulation a policy that reads Slurm's estimate gets the simulator's will-run plan of the
+// successor, at the decision instant; others get none (it costs a plan of the queue).
+TEST(Episode, APolicyReadingSlurmsEstimateGetsTheSimulatorsPlan) {
+  struct Recording final : Policy {
+    bool reads = true;
+    Seconds seen = -2;
+    std::string name() const override { return "recording"; }
+    Decision decide(const Observation& obs) override {
+      seen = obs.campaign.slurm_estimated_wait;
+      return Decision::wait();
+    }
+    bool reads_slurm_estimate() const override { return reads; }
+  };
+  const Trace t = busy_trace(2);
+  Simulator sim(cluster16(), std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(t.jobs)));
+  sim.run_until(kT0 + 4 * kDay);
+  Observation obs;
+  obs.campaign = CampaignView::running_chain(8, 0, 12 * kHour, 0, kHour);
+  Recording policy;
+  PolicyDecider decider(policy);
+  decider.submit_now(sim, obs, 0, 0);
+  SimJobSpec successor;
+  successor.nodes = 8;
+  successor.time_limit = 12 * kHour;
+  successor.user = kCampaignUser;
+  const Seconds planned = sim.planned_start(successor);
+  ASSERT_NE(planned, kUnknownTime);
+  EXPECT_EQ(policy.seen, planned - sim.now());
+  policy.reads = false;
+  decider.submit_now(sim, obs, 0, 0);
+  EXPECT_EQ(policy.seen, -1);
+}
+
 TEST(Baselines, ReactiveAlwaysWaitsForTheFallback) {
   ReactivePolicy reactive;
   Observation obs;
@@ -560,7 +616,8 @@ TEST(Evaluation, APolicyThatSubmitsExactlyAsAnEarlierOneIsNamedAsSuch) {
 }
 
 TEST(RiskKnob, EachFamilyWithAKnobSweepsFromLeastToMostOverlap) {
-  for (const std::string family : {"average", "forecast", "forecast-recent", "static"}) {
+  for (const std::string family :
+       {"average", "forecast", "forecast-recent", "slurm-estimate", "static"}) {
     const auto names = risk_sweep(family);
     ASSERT_GE(names.size(), 5u) << family;
     std::vector<Seconds> leads;
@@ -593,7 +650,8 @@ TEST(PolicyRegistry, CreatesBaselinesByNameAndNamesTheKnownOnesOnError) {
     FAIL() << "expected an error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(
-                  "reactive, average, forecast, forecast-recent, static, quantile, oracle"),
+                  "reactive, average, forecast, forecast-recent, slurm-estimate, static, quantile, "
+                  "oracle"),
               std::string::npos);
   }
 }

@@ -335,6 +335,72 @@ TEST(Simulator, SnapshotShowsPendingAndRunningJobs) {
   EXPECT_EQ(waited, 49 + 48 + 47);
 }
 
+// The simulator says of its jobs what slurmctld says of its own: a pending job's priority now and
+// the age it accrued (a dependent job accrues none until its dependency ends), why it waits (its
+// user's limit, a dependency, a begin time), and a running job's priority as it started.
+TEST(Simulator, SnapshotCarriesPrioritiesAccrualAndWhyJobsWait) {
+  ClusterSpec c = machine(4, BackfillMode::kNone);
+  c.priority = PriorityParameters::unweighted();
+  c.priority.weight_age = 1000;
+  c.priority.max_age = 1000;
+  c.user_limits.max_running_jobs = 1;
+  std::vector<SimJobSpec> jobs{make_job(0, 4, 100, 100), make_job(10, 1, 100, 100),
+                               make_job(20, 1, 100, 100), make_job(30, 1, 100, 100)};
+  jobs[0].user = 1;
+  jobs[1].user = 1;  // over its user's limit of one running job once room frees
+  jobs[2].user = 2;
+  jobs[2].after_any = 1;
+  jobs[3].user = 3;
+  jobs[3].begin = 500;
+  Simulator sim(c, std::make_shared<const std::vector<SimJobSpec>>(jobs));
+  sim.run_until(50);
+  const QueueSnapshot q = sim.snapshot();
+  ASSERT_EQ(q.running.size(), 1u);
+  EXPECT_EQ(q.running[0].priority, 0);  // eligible at 0, started at once
+  ASSERT_EQ(q.pending.size(), 3u);
+  const auto find = [&](PendingState state) {
+    for (const auto& p : q.pending)
+      if (p.state == state) return p;
+    ADD_FAILURE() << "no pending job " << to_string(state);
+    return PendingJobView{};
+  };
+  const PendingJobView limited = find(PendingState::kLimit);
+  EXPECT_EQ(limited.accrued, 40);
+  EXPECT_DOUBLE_EQ(limited.priority, 40);  // 1000 x 40 / 1000
+  const PendingJobView dependent = find(PendingState::kDependency);
+  EXPECT_EQ(dependent.waited, 30);
+  EXPECT_EQ(dependent.accrued, 0);
+  EXPECT_EQ(find(PendingState::kNotYetEligible).waited, 20);
+  EXPECT_EQ(sim.pending_view(1)->state, PendingState::kLimit);
+  EXPECT_FALSE(sim.pending_view(0));  // it runs
+  EXPECT_EQ(sim.started_priority(0), 0);
+}
+
+// Slurm's will-run plan: the queue as it stands, every job at its limit, nothing new arriving;
+// the copy it plans on leaves the simulator as it was.
+TEST(Simulator, PlannedStartIsTheQueuesPlanWithEveryJobAtItsLimit) {
+  // 4 nodes: a 4-node job runs 0..100 of its 1000 s limit; a 2-node job waits behind it; a
+  // 2-node job arrives at 60, after the question.
+  std::vector<SimJobSpec> jobs{make_job(0, 4, 1000, 100), make_job(10, 2, 500, 50),
+                               make_job(60, 2, 100, 100)};
+  ClusterSpec fifo = machine(4);
+  fifo.priority = PriorityParameters::unweighted();  // the probe outranks nobody
+  Simulator sim(fifo, std::make_shared<const std::vector<SimJobSpec>>(jobs));
+  sim.run_until(20);
+  SimJobSpec probe;
+  probe.nodes = 4;
+  probe.time_limit = 300;
+  // The running job ends at its limit (1000), the 2-node one then runs to 1500, and the 4-node
+  // probe follows it: the late arrival at 60 is not in the plan.
+  EXPECT_EQ(sim.planned_start(probe), 1500);
+  probe.nodes = 2;
+  EXPECT_EQ(sim.planned_start(probe), 1000);               // beside the 2-node job
+  EXPECT_EQ(sim.planned_start(probe, 500), kUnknownTime);  // beyond the horizon
+  EXPECT_EQ(sim.now(), 20);
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(1), 100);  // the real run: the first job ended early
+}
+
 TEST(Simulator, SnapshotKeepsHowTheLastEndedJobsRanAgainstTheirLimits) {
   std::vector<SimJobSpec> jobs;
   for (int i = 0; i < QueueSnapshot::kRecentEnds + 2; ++i)

@@ -59,6 +59,22 @@ class ForecastPolicy final : public Policy {
   Seconds lead_;
 };
 
+// Submits once Slurm's own estimate of the successor's wait (its will-run test, what `sbatch
+// --test-only` prints; in simulation the simulator's plan of the same) reaches the predecessor's
+// remaining time less the lead: `forecast` with slurmctld's plan, which knows the priorities,
+// limits and reservations a snapshot does not. Without an estimate it waits (the fallback
+// submits).
+class SlurmEstimatePolicy final : public Policy {
+ public:
+  explicit SlurmEstimatePolicy(Seconds lead = 0) : lead_(lead) {}
+  std::string name() const override;
+  Decision decide(const Observation& obs) override;
+  bool reads_slurm_estimate() const override { return true; }
+
+ private:
+  Seconds lead_;
+};
+
 // Submits once the predecessor's remaining time falls to the q-quantile of the successor's wait,
 // read from a WaitDistribution (the log's real waits of jobs that stood in the queue where the
 // forecast places the successor now): the newsvendor rule. With an hour of interruption costing

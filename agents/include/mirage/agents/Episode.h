@@ -94,9 +94,8 @@ class Decider {
 class PolicyDecider final : public Decider {
  public:
   explicit PolicyDecider(Policy& policy) : policy_(policy) {}
-  bool submit_now(const Simulator&, const Observation& obs, SimJobIndex, Seconds) override {
-    return policy_.decide(obs).action == Action::kSubmitNow;
-  }
+  // A policy that reads Slurm's estimate gets the simulator's will-run plan of the successor.
+  bool submit_now(const Simulator& sim, const Observation& obs, SimJobIndex, Seconds) override;
   void begin_boundary() override { policy_.reset(); }
 
  private:

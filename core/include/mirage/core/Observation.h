@@ -18,6 +18,10 @@ struct CampaignView {
   int successor_nodes = 0;
   int successor_gpus_per_node = 0;
   Seconds successor_limit = 0;
+  // Slurm's own estimate of the successor's wait were it submitted now (its will-run test, or
+  // the simulator's plan of the same); -1 where none was asked or none given. Filled only for
+  // policies that read it (Policy::reads_slurm_estimate).
+  Seconds slurm_estimated_wait = -1;
 
   Seconds predecessor_remaining() const {
     return predecessor_running ? predecessor_limit - predecessor_run : predecessor_limit;

@@ -2,6 +2,9 @@
 // The state of one partition at one instant: what a policy may know about the queue. Produced
 // identically by the simulator and by the daemon's Slurm poller.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "mirage/core/ClusterSpec.h"
@@ -9,11 +12,36 @@
 
 namespace mirage {
 
+// Why a pending job waits, as far as a plan of the queue cares: slurmctld's pending reason,
+// classified (classify_pending_reason), or the simulator's word for its own jobs.
+enum class PendingState : std::uint8_t {
+  kEligible,        // waits its turn (Priority) or for room (Resources): it competes now
+  kHeld,            // held by its user or an administrator (priority 0)
+  kDependency,      // waits for another job
+  kLimit,           // over a per-user, per-account or QOS limit: it starts only once some of its
+                    // owner's work ends, whatever room there is
+  kNotYetEligible,  // a begin time, or a reservation or partition not available yet
+};
+std::string_view to_string(PendingState state);
+// slurmctld's reason (job_state_reason_string: "Priority", "Dependency", "JobHeldUser",
+// "QOSMaxNodePerUserLimit", "AssocGrpNodeLimit", "BeginTime", ...) and reported priority (0:
+// held) as a PendingState. An unknown reason is kEligible: the job is planned as a competitor.
+PendingState classify_pending_reason(std::string_view reason, std::optional<double> priority);
+
+// The scheduler's priority where the source does not report one (a log, a test).
+inline constexpr double kUnknownPriority = -1;
+
 struct PendingJobView {
   Seconds time_limit = 0;
   int nodes = 0;
   int gpus_per_node = 0;
   Seconds waited = 0;  // time in the queue so far
+  // What the scheduler says of it: its priority now (kUnknownPriority where not reported), how
+  // long it has accrued age (since it became eligible: a job released from a dependency, or one
+  // past a limit, starts accruing then), and why it waits.
+  double priority = kUnknownPriority;
+  Seconds accrued = 0;
+  PendingState state = PendingState::kEligible;
 };
 
 struct RunningJobView {
@@ -22,6 +50,9 @@ struct RunningJobView {
   int gpus_per_node = 0;
   Seconds waited = 0;  // how long it waited before it started
   Seconds run = 0;     // time run so far
+  // The priority it started with (Slurm stops recomputing a job's priority once it runs):
+  // with its wait, what its owner's next job would be given. kUnknownPriority where not reported.
+  double priority = kUnknownPriority;
 };
 
 struct QueueSnapshot {

@@ -100,13 +100,22 @@ struct ReleaseAction {
   int segment = 0;
   JobId job = 0;
 };
+// Asks Slurm when the next segment, submitted (or, held behind its predecessor, released) now,
+// would start (the will-run test): once per decision of a running campaign that waits.
+struct EstimateAction {
+  std::int64_t campaign = 0;
+  int segment = 0;
+  SubmitRequest request;  // the segment's shape; no script
+};
 struct Actions {
   std::vector<SubmitAction> submits;
   std::vector<SignalAction> signals;
   std::vector<CancelAction> cancels;
   std::vector<ReleaseAction> releases;
+  std::vector<EstimateAction> estimates;
   bool empty() const {
-    return submits.empty() && signals.empty() && cancels.empty() && releases.empty();
+    return submits.empty() && signals.empty() && cancels.empty() && releases.empty() &&
+           estimates.empty();
   }
   void append(Actions other);
 };
@@ -149,7 +158,8 @@ struct ControllerCounters {
   std::uint64_t resubmitted = 0;  // unresolved intents not found, submitted again
   std::uint64_t refused = 0;
   std::uint64_t handoff_signals = 0;
-  std::uint64_t releases = 0;  // held successors released early
+  std::uint64_t releases = 0;   // held successors released early
+  std::uint64_t estimates = 0;  // will-run tests asked for
 };
 
 class CampaignController {
@@ -184,6 +194,9 @@ class CampaignController {
   void on_signal_failed(const SignalAction& action, const SlurmError& error);
   void on_cancel_failed(const CancelAction& action, const SlurmError& error);
   void on_release_failed(const ReleaseAction& action, const SlurmError& error);
+  // Slurm's estimate for the next segment, or why there is none; the next decision reads it.
+  void on_estimate(const EstimateAction& action, const StartEstimate& estimate);
+  void on_estimate_failed(const EstimateAction& action, const SlurmError& error);
 
   const ControllerCounters& counters() const { return counters_; }
   const ControllerConfig& config() const { return config_; }
@@ -198,7 +211,7 @@ class CampaignController {
   void track(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now, Actions& out);
   // Why segment `next` should go now (the fallback lead, or the policy's decision, asked once a
   // decision interval); nullopt while it should wait. Its predecessor runs.
-  std::optional<std::string> successor_due(Entry& e, int next, Seconds now,
+  std::optional<std::string> successor_due(Entry& e, int next, Seconds now, Actions& out,
                                            const ObservationBuilder& history,
                                            const QueueSnapshot& queue);
   void release(Entry& e, SegmentRecord& s, Seconds now, Actions& out, const std::string& why);

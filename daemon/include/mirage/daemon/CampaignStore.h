@@ -38,6 +38,12 @@ struct DecisionRecord {
   std::string action;  // wait, submit, fallback, too-early
   std::string policy;
   double confidence = 1;
+  // When the segment, submitted at `time`, would start: by mirage's forecast of the queue, and by
+  // Slurm's will-run test (the latest, asked at the previous decision); kUnknownTime where there
+  // is none, and then `slurm_note` says why (the controller did not answer, ...).
+  Seconds forecast_start = kUnknownTime;
+  Seconds slurm_start = kUnknownTime;
+  std::string slurm_note = {};
 };
 
 class CampaignStore {

@@ -29,6 +29,10 @@ inline constexpr Seconds kMaxHandoffGrace = 7 * kDay;
 
 nlohmann::json campaign_summary_json(const CampaignRecord& r);
 nlohmann::json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store);
+// When the next segment should start (by mirage's forecast and by Slurm's estimate, as of the
+// latest decision `d`, were it submitted then) and the campaign finish, for `campaign show`;
+// null unless the campaign runs a segment and its next has not started.
+nlohmann::json outlook_json(const CampaignRecord& r, const DecisionRecord& d);
 
 class ControlHandler {
  public:

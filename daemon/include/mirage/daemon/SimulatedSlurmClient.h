@@ -54,6 +54,9 @@ class SimulatedSlurmClient final : public SlurmClient {
   void signal_job(JobId job, int signo) override;
   void cancel_job(JobId job) override;
   void release_job(JobId job) override;
+  // The simulator's own plan of the queue as it stands, every job at its limit, nothing new
+  // arriving: what slurmctld's will-run test answers.
+  StartEstimate will_run(const SubmitRequest& request) override;
   RpcCounters counters() const override { return counters_; }
 
   // What happened to the daemon's jobs, in order: what the state file holds.

@@ -12,6 +12,7 @@
 
 #include "mirage/core/ClusterSpec.h"
 #include "mirage/core/Job.h"
+#include "mirage/core/QueueSnapshot.h"
 
 namespace mirage::daemon {
 
@@ -48,6 +49,15 @@ struct SlurmJob {
   int gpus_per_node = 0;
   int exit_code = 0;    // the batch script's exit status, once it ended
   int exit_signal = 0;  // the signal that ended it, if one did
+  // What the scheduler says of it: its priority (pending: now; running: as it started; 0: held;
+  // kUnknownPriority where the source does not say), QOS, why it is pending (Slurm's reason
+  // string: "Priority", "Resources", "Dependency", "QOSMaxNodePerUserLimit", ...), and when it
+  // became eligible and began accruing age (kUnknownTime: not yet, or not reported).
+  double priority = kUnknownPriority;
+  std::string qos;
+  std::string reason;
+  Seconds eligible = kUnknownTime;
+  Seconds accrue = kUnknownTime;
 };
 
 // The result of one bulk job RPC. `changed` is false when the controller reported no change
@@ -116,11 +126,19 @@ struct RpcCounters {
   std::uint64_t submits = 0;
   std::uint64_t signals = 0;
   std::uint64_t cancels = 0;
-  std::uint64_t releases = 0;  // dependencies cleared
+  std::uint64_t releases = 0;   // dependencies cleared
+  std::uint64_t will_runs = 0;  // start estimates for jobs not submitted
   std::uint64_t total() const {
     return job_dumps + partition_loads + node_loads + config_loads + submits + signals + cancels +
-           releases;
+           releases + will_runs;
   }
+};
+
+// Slurm's own estimate for a job not yet submitted: when its will-run test (what `sbatch
+// --test-only` prints) says the job would start, and where.
+struct StartEstimate {
+  Seconds start = kUnknownTime;
+  std::string partition;
 };
 
 class SlurmClient {
@@ -143,6 +161,10 @@ class SlurmClient {
   // eligible now and accrues age from now, as a job submitted now would. A job that no longer
   // waits (started, ended, gone) is not an error.
   virtual void release_job(JobId job) = 0;
+  // When a job of `request`'s shape (nodes, GPUs, time limit, partition, account), submitted
+  // now, would start, as slurmctld's will-run test plans it: its backfill plan of the queue with
+  // every job at its limit, limits and reservations included. One RPC. Throws SlurmError.
+  virtual StartEstimate will_run(const SubmitRequest& request) = 0;
   virtual RpcCounters counters() const = 0;
 };
 

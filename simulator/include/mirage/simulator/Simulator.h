@@ -93,9 +93,18 @@ class Simulator {
   Seconds end_time(SimJobIndex job) const;    // kUnknownTime until ended (expected end not given)
 
   QueueSnapshot snapshot() const;
+  // One pending job as the snapshot shows it (its priority now, the age it has accrued, why it
+  // waits); nothing when it is not pending. What a simulated Slurm reports of it.
+  std::optional<PendingJobView> pending_view(SimJobIndex job) const;
+  // The priority a running job started with; kUnknownPriority when it does not run.
+  double started_priority(SimJobIndex job) const;
 
   // A copy of the whole state that evolves independently; it does not record outcomes.
   Simulator fork() const;
+  // When a job of `spec`, submitted now, would start if no other job arrived and every job ran to
+  // its time limit: what Slurm's will-run test (`sbatch --test-only`) plans. kUnknownTime when
+  // not within `horizon`.
+  Seconds planned_start(SimJobSpec spec, Seconds horizon = 14 * kDay) const;
 
   // Outcomes of every job that has ended, in end order (only when recording; on by default).
   const std::vector<JobOutcome>& outcomes() const { return outcomes_; }
@@ -124,6 +133,7 @@ class Simulator {
     Seconds end;           // actual end: min(runtime, limit), or earlier when ended early
     Seconds expected_end;  // start + time limit: what the scheduler plans with
     std::vector<std::uint16_t> gpu_nodes;  // GPU-granular: the nodes it holds
+    double priority = 0;                   // as it started
   };
   struct PerJob {
     SimJobState state = SimJobState::kFuture;
@@ -146,6 +156,7 @@ class Simulator {
   void backfill_schedule();
   void mark_dirty(bool main_too);
   double priority_of(const SimJobSpec& s, Seconds eligible_since) const;
+  PendingJobView pending_view(SimJobIndex j, PendingState state, Seconds accruing_since) const;
   bool before(const Ranked& a, const Ranked& b) const;
   Seconds next_event_time() const;
   bool fits_now(const SimJobSpec& s) const;
@@ -197,8 +208,9 @@ class Simulator {
   std::uint64_t share_version_ = 0;
   std::vector<std::uint16_t> free_gpus_;  // GPU-granular mode, per node
 
-  bool main_needed_ = false;  // something changed since the last main-scheduler pass
-  bool dirty_ = false;        // something changed since the last backfill pass
+  bool main_needed_ = false;       // something changed since the last main-scheduler pass
+  bool plan_with_limits_ = false;  // planned_start's copy: jobs started run to their limits
+  bool dirty_ = false;             // something changed since the last backfill pass
   Seconds next_backfill_ = 0;
   Seconds last_backfill_ = INT64_MIN / 2;
   // Waits of the last QueueSnapshot::kRecentStarts started jobs (a ring), for snapshots.
