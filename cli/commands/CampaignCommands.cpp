@@ -303,9 +303,10 @@ int run_show(const IdOptions& o) {
                                   : "none (" + text(o, "slurm_note") + ")";
     fmt::print("\n  next segment {}, were it submitted at {} (the predecessor ends {}):\n",
                o.at("segment").get<int>(), when(at("as_of")), when(at("predecessor_end")));
-    fmt::print("    starts     {} by mirage's forecast, {} by Slurm's estimate\n",
-               at("forecast_start") != kUnknownTime ? when(at("forecast_start")) : "beyond 14 days",
-               slurm);
+    fmt::print(
+        "    starts     {} by mirage's forecast, {} by Slurm's estimate\n",
+        at("forecast_start") != kUnknownTime ? when(at("forecast_start")) : "none within 14 days",
+        slurm);
     if (at("projected_finish") != kUnknownTime)
       fmt::print("    campaign   finishes {} at the earliest (no later boundary waiting)\n",
                  when(at("projected_finish")));

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <tuple>
 #include <unordered_map>
 
@@ -26,6 +27,10 @@ void Actions::append(Actions other) {
 }
 
 namespace {
+
+std::string estimate_key(std::int64_t campaign) {
+  return "slurm_estimate:" + std::to_string(campaign);
+}
 
 // The limit of a segment submitted with none from the flags or the script, until Slurm's record
 // says which default it got: the successor then waits for the predecessor's end.
@@ -132,6 +137,7 @@ void CampaignController::load() {
         spdlog::warn("campaign {}: done file: {}", e->rec.spec.id, *why);
       store_.save_done_file(e->rec);
     }
+    restore_estimate(*e);
     const std::int64_t id = e->rec.spec.id;
     entries_[id] = std::move(e);
   }
@@ -789,6 +795,7 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
     EstimateAction a;
     a.campaign = id;
     a.segment = next;
+    a.asked_at = now;
     a.request.nodes = e.rec.spec.nodes;
     a.request.gpus_per_node = e.rec.spec.gpus_per_node;
     a.request.time_limit = e.rec.spec.time_limit;
@@ -1054,15 +1061,35 @@ void CampaignController::on_release_failed(const ReleaseAction& a, const SlurmEr
   }
 }
 
+// The latest estimate is kept in the store too: `mirage tick` starts afresh every pass, and a
+// restarted daemon should not decide blind for a decision interval.
+void CampaignController::keep_estimate(Entry& e) {
+  store_.set_value(estimate_key(e.rec.spec.id), nlohmann::json{{"segment", e.estimate_segment},
+                                                               {"start", e.slurm_start},
+                                                               {"asked_at", e.estimated_at},
+                                                               {"note", e.estimate_note}}
+                                                    .dump());
+}
+
+void CampaignController::restore_estimate(Entry& e) {
+  const auto j = nlohmann::json::parse(store_.value(estimate_key(e.rec.spec.id)), nullptr, false);
+  if (!j.is_object()) return;
+  e.estimate_segment = j.value("segment", -1);
+  e.slurm_start = j.value("start", kUnknownTime);
+  e.estimated_at = j.value("asked_at", Seconds{-1});
+  e.estimate_note = j.value("note", std::string());
+}
+
 void CampaignController::on_estimate(const EstimateAction& a, const StartEstimate& estimate) {
   auto it = entries_.find(a.campaign);
   if (it == entries_.end()) return;
   Entry& e = *it->second;
   e.estimate_segment = a.segment;
   e.slurm_start = estimate.start;
-  e.estimated_at = clock_.now();
+  e.estimated_at = a.asked_at;  // as old as the question
   e.estimate_note =
       estimate.start == kUnknownTime ? "Slurm's will-run test gave no start time" : "";
+  keep_estimate(e);
 }
 
 void CampaignController::on_estimate_failed(const EstimateAction& a, const SlurmError& error) {
@@ -1075,8 +1102,9 @@ void CampaignController::on_estimate_failed(const EstimateAction& a, const Slurm
                  error.what());
   e.estimate_segment = a.segment;
   e.slurm_start = kUnknownTime;
-  e.estimated_at = clock_.now();
+  e.estimated_at = a.asked_at;
   e.estimate_note = std::string("the will-run test failed: ") + error.what();
+  keep_estimate(e);
 }
 
 void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver) {

@@ -180,7 +180,13 @@ json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
                               {"forecast_start", d.forecast_start},
                               {"slurm_start", d.slurm_start},
                               {"slurm_note", d.slurm_note}});
-  j["outlook"] = decisions.empty() ? json(nullptr) : outlook_json(r, decisions.back());
+  // The latest consultation of the policy: a fallback or an end computes no forecast.
+  j["outlook"] = nullptr;
+  for (auto d = decisions.rbegin(); d != decisions.rend(); ++d)
+    if (d->action == "wait" || d->action == "submit") {
+      j["outlook"] = outlook_json(r, *d);
+      break;
+    }
   return j;
 }
 

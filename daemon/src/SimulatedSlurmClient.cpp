@@ -263,6 +263,7 @@ std::string reason_for(PendingState state) {
     case PendingState::kDependency: return "Dependency";
     case PendingState::kLimit: return "QOSMaxJobsPerUserLimit";
     case PendingState::kNotYetEligible: return "BeginTime";
+    case PendingState::kNever: return "BadConstraints";
   }
   return "Priority";
 }
@@ -291,7 +292,8 @@ SlurmJob SimulatedSlurmClient::report(SimJobIndex j) const {
       out.state = SlurmJobState::kPending;
       if (const auto p = sim_->pending_view(j)) {
         // As slurmctld would report it.
-        out.priority = p->priority;
+        // slurmctld gives a job that is not held a priority of 1 at least; 0 means held.
+        out.priority = std::max(1.0, p->priority);
         out.reason = reason_for(p->state);
         if (p->state == PendingState::kEligible || p->state == PendingState::kLimit)
           out.eligible = out.accrue = sim_->now() - p->accrued;

@@ -691,12 +691,21 @@ Simulator Simulator::fork() const {
 }
 
 Seconds Simulator::planned_start(SimJobSpec spec, Seconds horizon) const {
+  // slurmctld's will-run test (job_start_data, 22.05) places the job among the running jobs
+  // alone, each to its limit: no pending job, no limit, no change of capacity to come.
   Simulator plan = fork();
-  plan.next_arrival_ = plan.trace_->size();  // nothing more arrives
+  plan.next_arrival_ = plan.trace_->size();
+  plan.eligible_.clear();
+  plan.begin_heap_.clear();
+  plan.dependency_held_.clear();
+  if (plan.spec_.unavailable) plan.next_capacity_step_ = plan.spec_.unavailable->size();
   plan.plan_with_limits_ = true;
   for (RunningJob& r : plan.running_) r.end = r.expected_end;
   std::make_heap(plan.running_.begin(), plan.running_.end(), LaterEnd{});
   spec.runtime = spec.time_limit;
+  spec.user = 0;  // no user limit holds it
+  spec.after_any.reset();
+  spec.begin = 0;
   const SimJobIndex j = plan.submit(spec);
   return plan.run_until_started(j, now_ + horizon) ? plan.start_time(j) : kUnknownTime;
 }

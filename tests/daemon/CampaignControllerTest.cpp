@@ -720,5 +720,26 @@ TEST(CampaignController, SlurmsEstimateIsAskedOnceADecisionAndRecordedBesideTheF
   EXPECT_EQ(h.controller->counters().estimates, h.slurm.counters().will_runs);
 }
 
+// The latest estimate is kept in the store: a restarted daemon, or the next `mirage tick` (a
+// fresh controller every pass), reads it at its next decision.
+TEST(CampaignController, SlurmsLatestEstimateSurvivesARestart) {
+  Harness h(quick_config());
+  auto req = simple_request(2, 10 * kHour);
+  req.policy = "reactive";  // asked every decision, always waits
+  const auto id = h.controller->add(req).spec.id;
+  h.tick();
+  h.slurm.start(h.job_of(id, 0));
+  h.slurm.set_will_run(2 * kHour);
+  const Seconds asked = h.clock.now();
+  h.tick();
+  h.restart();
+  h.clock.advance(600);
+  h.tick();
+  const auto decisions = h.store->decisions(id, 10);
+  ASSERT_EQ(decisions.size(), 2u);
+  EXPECT_EQ(decisions.back().slurm_start, asked + 2 * kHour);
+  EXPECT_EQ(decisions.back().slurm_note, "");
+}
+
 }  // namespace
 }  // namespace mirage::daemon

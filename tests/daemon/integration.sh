@@ -353,7 +353,7 @@ for phase in "${phases[@]}"; do
       dependent="$(sbatch --parsable -d "afterany:$held" -J probe-dep -p gpu -t 1 -o /dev/null --wrap 'sleep 1')"
       deadline=$((SECONDS + 20))
       until states="$(mirage status --json | json_get 'd["queue"]["pending_by_state"]')" &&
-        [[ "$states" == *"'held': 1"* && "$states" == *"'dependency': 1"* ]]; do
+        [ "$(mirage status --json | json_get 'd["queue"]["pending_by_state"].get("held", 0) == 1 and d["queue"]["pending_by_state"].get("dependency", 0) == 1')" = True ]; do
         [ $SECONDS -lt $deadline ] || fail "chain: the daemon's snapshot does not show the held and the dependent job: $states"
         sleep 1
       done
@@ -373,7 +373,7 @@ for phase in "${phases[@]}"; do
       # Each decision asked slurmctld's will-run test for the next segment (slurm_job_will_run2);
       # the next decision recorded its answer: a start time no earlier than the question.
       estimates="$(mirage campaign show "$id" --json | json_get 'sum(1 for x in d["decisions"] if x["slurm_start"] >= x["time"] - 60)')"
-      [ "$estimates" -ge 1 ] ||
+      [ "$estimates" -ge 10 ] ||
         fail "chain: no decision recorded Slurm's will-run estimate: $(mirage campaign show "$id" --json | json_get '[(x["action"], x["slurm_start"], x["slurm_note"]) for x in d["decisions"]]')"
       note "chain: $estimates of the last decisions recorded Slurm's estimate of the next segment's start"
       ;;

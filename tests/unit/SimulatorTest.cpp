@@ -376,29 +376,29 @@ TEST(Simulator, SnapshotCarriesPrioritiesAccrualAndWhyJobsWait) {
   EXPECT_EQ(sim.started_priority(0), 0);
 }
 
-// Slurm's will-run plan: the queue as it stands, every job at its limit, nothing new arriving;
-// the copy it plans on leaves the simulator as it was.
-TEST(Simulator, PlannedStartIsTheQueuesPlanWithEveryJobAtItsLimit) {
-  // 4 nodes: a 4-node job runs 0..100 of its 1000 s limit; a 2-node job waits behind it; a
-  // 2-node job arrives at 60, after the question.
-  std::vector<SimJobSpec> jobs{make_job(0, 4, 1000, 100), make_job(10, 2, 500, 50),
-                               make_job(60, 2, 100, 100)};
-  ClusterSpec fifo = machine(4);
-  fifo.priority = PriorityParameters::unweighted();  // the probe outranks nobody
-  Simulator sim(fifo, std::make_shared<const std::vector<SimJobSpec>>(jobs));
+// Slurm's will-run plan (job_start_data): the running jobs alone, each to its limit, on the
+// capacity there is now: the pending queue, jobs still to come and capacity changes ahead are not
+// in it. The copy it plans on leaves the simulator as it was.
+TEST(Simulator, PlannedStartPlacesTheJobAmongTheRunningJobsAtTheirLimits) {
+  // 4 nodes: two 2-node jobs run (limits 1000 and 300, both end at 100); a 4-node job waits.
+  std::vector<SimJobSpec> jobs{make_job(0, 2, 1000, 100), make_job(0, 2, 300, 100),
+                               make_job(10, 4, 500, 50), make_job(60, 4, 100, 100)};
+  ClusterSpec c = machine(4);
+  // From 200 on, work the log does not show holds 2 nodes.
+  c.unavailable = std::make_shared<const std::vector<CapacityStep>>(
+      std::vector<CapacityStep>{{0, 0}, {200, 2}});
+  Simulator sim(c, std::make_shared<const std::vector<SimJobSpec>>(jobs));
   sim.run_until(20);
   SimJobSpec probe;
-  probe.nodes = 4;
-  probe.time_limit = 300;
-  // The running job ends at its limit (1000), the 2-node one then runs to 1500, and the 4-node
-  // probe follows it: the late arrival at 60 is not in the plan.
-  EXPECT_EQ(sim.planned_start(probe), 1500);
   probe.nodes = 2;
-  EXPECT_EQ(sim.planned_start(probe), 1000);               // beside the 2-node job
+  probe.time_limit = 300;
+  EXPECT_EQ(sim.planned_start(probe), 300);  // as the second job reaches its limit
+  probe.nodes = 4;
+  EXPECT_EQ(sim.planned_start(probe), 1000);               // both; not after the waiting 4-node job
   EXPECT_EQ(sim.planned_start(probe, 500), kUnknownTime);  // beyond the horizon
   EXPECT_EQ(sim.now(), 20);
   sim.run_to_completion();
-  EXPECT_EQ(sim.start_time(1), 100);  // the real run: the first job ended early
+  EXPECT_EQ(sim.start_time(2), 100);  // the real run: both ended early
 }
 
 TEST(Simulator, SnapshotKeepsHowTheLastEndedJobsRanAgainstTheirLimits) {

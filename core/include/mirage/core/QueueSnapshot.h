@@ -20,12 +20,15 @@ enum class PendingState : std::uint8_t {
   kDependency,      // waits for another job
   kLimit,           // over a per-user, per-account or QOS limit: it starts only once some of its
                     // owner's work ends, whatever room there is
-  kNotYetEligible,  // a begin time, or a reservation or partition not available yet
+  kNotYetEligible,  // a begin time, or a reservation, partition or nodes not available yet
+  kNever,           // cannot start as asked (over a per-job limit, a QOS or account it may not
+                    // use, a constraint no node meets) until someone changes it: blocks nobody
 };
 std::string_view to_string(PendingState state);
 // slurmctld's reason (job_state_reason_string: "Priority", "Dependency", "JobHeldUser",
-// "QOSMaxNodePerUserLimit", "AssocGrpNodeLimit", "BeginTime", ...) and reported priority (0:
-// held) as a PendingState. An unknown reason is kEligible: the job is planned as a competitor.
+// "QOSMaxNodePerUserLimit", "AssocGrpGRES", "BeginTime", ...) as a PendingState; without one, a
+// reported priority of 0 means held. An unknown reason is kEligible: the job is planned as a
+// competitor.
 PendingState classify_pending_reason(std::string_view reason, std::optional<double> priority);
 
 // The scheduler's priority where the source does not report one (a log, a test).

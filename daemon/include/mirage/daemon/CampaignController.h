@@ -105,6 +105,7 @@ struct ReleaseAction {
 struct EstimateAction {
   std::int64_t campaign = 0;
   int segment = 0;
+  Seconds asked_at = 0;   // the decision that asked: the answer is as old as that
   SubmitRequest request;  // the segment's shape; no script
 };
 struct Actions {
@@ -211,6 +212,9 @@ class CampaignController {
   void track(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now, Actions& out);
   // Why segment `next` should go now (the fallback lead, or the policy's decision, asked once a
   // decision interval); nullopt while it should wait. Its predecessor runs.
+  // Slurm's latest estimate for a campaign, kept in the store and read back on load.
+  void keep_estimate(Entry& e);
+  void restore_estimate(Entry& e);
   std::optional<std::string> successor_due(Entry& e, int next, Seconds now, Actions& out,
                                            const ObservationBuilder& history,
                                            const QueueSnapshot& queue);

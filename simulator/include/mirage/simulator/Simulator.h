@@ -101,9 +101,10 @@ class Simulator {
 
   // A copy of the whole state that evolves independently; it does not record outcomes.
   Simulator fork() const;
-  // When a job of `spec`, submitted now, would start if no other job arrived and every job ran to
-  // its time limit: what Slurm's will-run test (`sbatch --test-only`) plans. kUnknownTime when
-  // not within `horizon`.
+  // When a job of `spec`, submitted now, would start among the running jobs alone, each running
+  // to its time limit, on the capacity there is now: what Slurm's will-run test (`sbatch
+  // --test-only`, job_start_data) plans, which leaves the pending queue and the limits out.
+  // kUnknownTime when not within `horizon`.
   Seconds planned_start(SimJobSpec spec, Seconds horizon = 14 * kDay) const;
 
   // Outcomes of every job that has ended, in end order (only when recording; on by default).
