@@ -304,7 +304,7 @@ int run_show(const IdOptions& o) {
     fmt::print("\n  next segment {}, were it submitted at {} (the predecessor ends {}):\n",
                o.at("segment").get<int>(), when(at("as_of")), when(at("predecessor_end")));
     fmt::print(
-        "    starts     {} by mirage's forecast, {} by Slurm's estimate\n",
+        "    starts     {} by mirage's forecast; {} at the earliest by Slurm's estimate\n",
         at("forecast_start") != kUnknownTime ? when(at("forecast_start")) : "none within 14 days",
         slurm);
     if (at("projected_finish") != kUnknownTime)

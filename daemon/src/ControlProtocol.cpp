@@ -207,7 +207,9 @@ json outlook_json(const CampaignRecord& r, const DecisionRecord& d) {
   json o = {{"segment", d.segment},
             {"as_of", d.time},
             {"forecast_start", d.forecast_start},
-            {"slurm_start", d.slurm_start},
+            // Asked a decision earlier: "at once" then is no earlier than this decision.
+            {"slurm_start",
+             d.slurm_start == kUnknownTime ? kUnknownTime : std::max(d.slurm_start, d.time)},
             {"slurm_note", d.slurm_note},
             {"predecessor_end", limit > 0 ? pred.seg.start_time + limit : kUnknownTime},
             {"projected_finish", kUnknownTime}};
