@@ -801,6 +801,8 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
     a.request.time_limit = e.rec.spec.time_limit;
     a.request.partition = e.rec.spec.partition.empty() ? config_.partition : e.rec.spec.partition;
     a.request.account = e.rec.account.empty() ? config_.account : e.rec.account;
+    a.request.qos = e.rec.qos;
+    a.request.options = e.rec.sbatch_options;  // constraints, exclusivity, a reservation
     a.request.name = e.rec.spec.name;
     a.request.work_dir = e.rec.work_dir;
     out.estimates.push_back(std::move(a));

@@ -247,9 +247,19 @@ class LibSlurmClient final : public SlurmClient {
     desc.group_id = getgid();
     desc.min_nodes = desc.max_nodes = static_cast<uint32_t>(std::max(1, r.nodes));
     if (r.time_limit > 0) desc.time_limit = static_cast<uint32_t>((r.time_limit + 59) / 60);
-    std::string partition = r.partition, account = r.account, gpus, name = r.name;
+    std::string partition = r.partition, account = r.account, qos = r.qos, gpus, name = r.name;
     if (!partition.empty()) desc.partition = partition.data();
     if (!account.empty()) desc.account = account.data();
+    if (!qos.empty()) desc.qos = qos.data();
+    // What else of the campaign's sbatch options decides where and when the job may run.
+    std::string constraint, reservation;
+    for (const std::string& o : r.options) {
+      if (o.rfind("--constraint=", 0) == 0) constraint = o.substr(13);
+      if (o.rfind("--reservation=", 0) == 0) reservation = o.substr(14);
+      if (o == "--exclusive") desc.shared = JOB_SHARED_NONE;
+    }
+    if (!constraint.empty()) desc.features = constraint.data();
+    if (!reservation.empty()) desc.reservation = reservation.data();
     if (r.gpus_per_node > 0) {
       gpus = "gres:gpu:" + std::to_string(r.gpus_per_node);
       desc.tres_per_node = gpus.data();

@@ -657,6 +657,7 @@ TEST(CampaignController, SlurmsEstimateIsAskedOnceADecisionAndRecordedBesideTheF
   Harness h(quick_config());
   auto req = simple_request(2, 10 * kHour);
   req.policy = "slurm-estimate";
+  req.shape.qos = "long";
   const auto id = h.controller->add(req).spec.id;
   h.tick();
   h.slurm.start(h.job_of(id, 0));
@@ -669,6 +670,7 @@ TEST(CampaignController, SlurmsEstimateIsAskedOnceADecisionAndRecordedBesideTheF
   EXPECT_EQ(h.slurm.will_run_requests()[0].gpus_per_node, 4);
   EXPECT_EQ(h.slurm.will_run_requests()[0].time_limit, 10 * kHour);
   EXPECT_EQ(h.slurm.will_run_requests()[0].script, "");
+  EXPECT_EQ(h.slurm.will_run_requests()[0].qos, "long");  // its limits and priority are the QOS's
   h.clock.advance(60);
   h.tick();  // within the decision interval: no decision, no RPC
   EXPECT_EQ(h.slurm.counters().will_runs, 1u);

@@ -96,6 +96,8 @@ struct SubmitRequest {
   int gpus_per_node = 0;
   std::string partition;  // empty: the cluster's default
   std::string account;    // empty: the user's default
+  std::string qos;        // empty: the association's default (the will-run test reads it; a
+                          // submission takes it from `options` or the script)
   std::string name;
   std::string comment;  // the campaign tag
   // Queued behind this job (--dependency=afterany): it waits, accruing no age, until that job
