@@ -49,7 +49,6 @@ bool PolicyDecider::submit_now(const Simulator& sim, const Observation& obs, Sim
   s.nodes = c.successor_nodes;
   s.gpus_per_node = c.successor_gpus_per_node;
   s.time_limit = c.successor_limit;
-  s.user = kCampaignUser;
   const Seconds start = sim.planned_start(s);
   c.slurm_estimated_wait = start == kUnknownTime ? -1 : start - sim.now();
   return policy_.decide(with).action == Action::kSubmitNow;

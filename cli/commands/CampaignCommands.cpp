@@ -392,7 +392,8 @@ void register_campaign_commands(CLI::App& app) {
                   "(default: one beside the daemon's store)");
   add->add_option("--policy", a->policy,
                   "When to submit the next segment: reactive, average, forecast, static, "
-                  "quantile (reads the daemon's [policy] wait_distribution), or a model file; "
+                  "slurm-estimate, quantile (reads the daemon's [policy] wait_distribution), or a "
+                  "model file; "
                   "POLICY@LEAD, quantile@LEVEL and MODEL@THRESHOLD set its risk knob (default: "
                   "the daemon's)");
   add->add_option("--max-overlap", a->max_overlap,

@@ -739,11 +739,13 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
                                                              const QueueSnapshot& queue) {
   const std::int64_t id = e.rec.spec.id;
   const SegmentRecord& pred = e.seg(next - 1);
+  // Slurm's estimate from the previous decision: fresh enough while no decision was skipped.
+  const bool estimate_fresh =
+      e.estimate_segment == next && now - e.estimated_at <= 2 * config_.decision_interval;
   auto log = [&](const char* action, double confidence, Seconds forecast_start = kUnknownTime) {
     DecisionRecord d{id, next, now, action, e.rec.spec.policy, confidence};
     d.forecast_start = forecast_start;
-    // Slurm's estimate from the previous decision: fresh enough while no decision was skipped.
-    if (e.estimate_segment == next && now - e.estimated_at <= 2 * config_.decision_interval) {
+    if (estimate_fresh) {
       d.slurm_start = e.slurm_start;
       d.slurm_note = e.estimate_note;
     } else {
@@ -776,8 +778,7 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
       CampaignView::running_chain(e.rec.spec.nodes, e.rec.spec.gpus_per_node, limit,
                                   std::max<Seconds>(0, pred.seg.start_time - queued_from),
                                   std::max<Seconds>(0, now - pred.seg.start_time));
-  if (e.estimate_segment == next && e.slurm_start != kUnknownTime &&
-      now - e.estimated_at <= 2 * config_.decision_interval)
+  if (estimate_fresh && e.slurm_start != kUnknownTime)
     view.slurm_estimated_wait = std::max<Seconds>(0, e.slurm_start - now);
   Observation obs = history.build(view);
   obs.time = now;

@@ -42,7 +42,8 @@ namespace {
 
 // 1: the first; 2: shapes from the script (sbatch options, QOS, shape granted), open-ended
 // campaigns (done file), retries per campaign, each attempt's reason and outcome; 3: the fallback
-// chain (a successor held behind its predecessor, released early) and the --max-hours cap.
+// chain (a successor held behind its predecessor, released early) and the --max-hours cap; 4:
+// each decision's expected starts (mirage's forecast, Slurm's estimate).
 constexpr int kSchemaVersion = 4;
 
 constexpr const char* kSchema = R"sql(

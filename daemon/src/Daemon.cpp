@@ -48,8 +48,8 @@ struct PollResult {
   double rpc_ms = 0;
 };
 
-// How many pending jobs wait for what ("eligible": their turn or room; "held", "dependency",
-// "limit", "not yet eligible"), as slurmctld's reasons say.
+// How many pending jobs wait for what (each PendingState by its name), as slurmctld's reasons
+// say.
 json pending_by_state(const QueueSnapshot& q) {
   json out = json::object();
   for (const PendingJobView& p : q.pending) {

@@ -291,8 +291,7 @@ SlurmJob SimulatedSlurmClient::report(SimJobIndex j) const {
     case SimJobState::kPending:
       out.state = SlurmJobState::kPending;
       if (const auto p = sim_->pending_view(j)) {
-        // As slurmctld would report it.
-        // slurmctld gives a job that is not held a priority of 1 at least; 0 means held.
+        // As slurmctld would report it: a job that is not held has a priority of 1 at least.
         out.priority = std::max(1.0, p->priority);
         out.reason = reason_for(p->state);
         if (p->state == PendingState::kEligible || p->state == PendingState::kLimit)
@@ -416,7 +415,6 @@ StartEstimate SimulatedSlurmClient::will_run(const SubmitRequest& r) {
   s.time_limit = std::max<Seconds>(kMinute, r.time_limit);
   s.nodes = std::clamp(r.nodes, 1, sim_->spec().nodes);
   s.gpus_per_node = r.gpus_per_node;
-  s.user = kCampaignUser;
   StartEstimate out;
   out.start = sim_->planned_start(s);
   out.partition = config_.partition;

@@ -320,7 +320,7 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
   eligible_.pop_back();
   r.job = j;
   r.start = now_;
-  r.end = now_ + (plan_with_limits_ ? s.time_limit : std::min(s.runtime, s.time_limit));
+  r.end = now_ + std::min(s.runtime, s.time_limit);
   r.expected_end = now_ + s.time_limit;
   if (spec_.allocation == AllocationMode::kWholeNode) {
     free_nodes_ -= s.nodes;
@@ -699,7 +699,6 @@ Seconds Simulator::planned_start(SimJobSpec spec, Seconds horizon) const {
   plan.begin_heap_.clear();
   plan.dependency_held_.clear();
   if (plan.spec_.unavailable) plan.next_capacity_step_ = plan.spec_.unavailable->size();
-  plan.plan_with_limits_ = true;
   for (RunningJob& r : plan.running_) r.end = r.expected_end;
   std::make_heap(plan.running_.begin(), plan.running_.end(), LaterEnd{});
   spec.runtime = spec.time_limit;

@@ -61,9 +61,9 @@ class ForecastPolicy final : public Policy {
 
 // Submits once Slurm's own estimate of the successor's wait (its will-run test, what `sbatch
 // --test-only` prints; in simulation the simulator's plan of the same) reaches the predecessor's
-// remaining time less the lead: `forecast` with slurmctld's plan, which knows the priorities,
-// limits and reservations a snapshot does not. Without an estimate it waits (the fallback
-// submits).
+// remaining time less the lead. Slurm plans that test among the running jobs alone, so the
+// estimate is a floor on the wait (docs/results/slurm-estimate.md). Without an estimate it waits
+// (the fallback submits).
 class SlurmEstimatePolicy final : public Policy {
  public:
   explicit SlurmEstimatePolicy(Seconds lead = 0) : lead_(lead) {}

@@ -26,8 +26,8 @@ class Policy {
   virtual Decision decide(const Observation& obs) = 0;
   // Called before each new episode (or campaign boundary) for policies that keep state.
   virtual void reset() {}
-  // Whether decide() reads CampaignView::slurm_estimated_wait, which costs a will-run test (a
-  // plan of the whole queue) at every decision: filled only for those that do.
+  // Whether decide() reads CampaignView::slurm_estimated_wait, which costs a will-run test (in
+  // simulation a fork of the simulator) at every decision: filled only for those that do.
   virtual bool reads_slurm_estimate() const { return false; }
 };
 

@@ -209,9 +209,8 @@ class Simulator {
   std::uint64_t share_version_ = 0;
   std::vector<std::uint16_t> free_gpus_;  // GPU-granular mode, per node
 
-  bool main_needed_ = false;       // something changed since the last main-scheduler pass
-  bool plan_with_limits_ = false;  // planned_start's copy: jobs started run to their limits
-  bool dirty_ = false;             // something changed since the last backfill pass
+  bool main_needed_ = false;  // something changed since the last main-scheduler pass
+  bool dirty_ = false;        // something changed since the last backfill pass
   Seconds next_backfill_ = 0;
   Seconds last_backfill_ = INT64_MIN / 2;
   // Waits of the last QueueSnapshot::kRecentStarts started jobs (a ring), for snapshots.
