@@ -142,6 +142,7 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
 
     CampaignView view = CampaignView::running_chain(seg.nodes, seg.gpus_per_node, seg.time_limit,
                                                     b.predecessor_start - pred_submit, 0);
+    view.predecessor_priority = e.sim.started_priority(pred);
 
     bool submitted = false;
     while (e.next_snapshot < fallback) {

@@ -85,7 +85,9 @@ std::array<float, FeatureEncoder::kCampaignFeatures> FeatureEncoder::encode_camp
           time_feature(planned.wait_after_delay),
           time_feature(half.wait_after_delay),
           time_feature(recent.wait),
-          time_feature(recent.wait_after_delay)};
+          time_feature(recent.wait_after_delay),
+          planned.held_by_limit ? 1.f : 0.f,
+          static_cast<float>(obs.latest.unavailable_nodes) / nodes};
 }
 
 std::vector<float> FeatureEncoder::encode(const Observation& obs) {

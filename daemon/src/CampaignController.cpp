@@ -491,6 +491,7 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
                                    Actions& out) {
   const std::int64_t id = e.rec.spec.id;
   record_granted_shape(e, job);
+  s.priority = job.priority;
   if (job.submit != kUnknownTime && s.seg.submit_time != job.submit) {
     s.seg.submit_time = job.submit;  // Slurm's own record over the daemon's clock
     save(e, s);
@@ -778,6 +779,7 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
       CampaignView::running_chain(e.rec.spec.nodes, e.rec.spec.gpus_per_node, limit,
                                   std::max<Seconds>(0, pred.seg.start_time - queued_from),
                                   std::max<Seconds>(0, now - pred.seg.start_time));
+  view.predecessor_priority = pred.priority;
   if (estimate_fresh && e.slurm_start != kUnknownTime)
     view.slurm_estimated_wait = std::max<Seconds>(0, e.slurm_start - now);
   Observation obs = history.build(view);

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -53,6 +54,7 @@ CampaignPass::CampaignPass(const DaemonConfig& config, const Clock& clock)
   ::chmod(config.store_path.c_str(), 0600);
   controller_ = std::make_unique<CampaignController>(*store_, clock_, config.controller_config());
   controller_->load();
+  snapshots_.set_owner(static_cast<std::uint32_t>(::getuid()));
   restore();
 }
 
@@ -73,6 +75,9 @@ void CampaignPass::restore() {
     if (m.is_object()) {
       snapshots_.set_machine(m.value("nodes", 0), m.value("gpus_per_node", 0));
       snapshots_.set_priority(priority_from_json(m.value("priority", json::object())));
+      snapshots_.set_unavailable_nodes(m.value("unavailable_nodes", 0));
+      snapshots_.set_user_limits(
+          {m.value("max_running_jobs_per_user", 0), m.value("max_running_nodes_per_user", 0)});
       if (configured_partition_.empty()) snapshots_.set_partition(m.value("partition", ""));
     }
   }
@@ -105,13 +110,19 @@ void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
   snapshots_.set_partition(chosen->name);
   snapshots_.set_machine(chosen->total_nodes, chosen->gpus_per_node);
   snapshots_.set_priority(chosen->priority);
+  snapshots_.set_unavailable_nodes(chosen->unavailable_nodes);
+  snapshots_.set_user_limits(chosen->user_limits);
   machine_nodes_ = chosen->total_nodes;
   machine_gpus_ = chosen->gpus_per_node;
-  store_->set_value(kMachineKey, json{{"partition", chosen->name},
-                                      {"nodes", chosen->total_nodes},
-                                      {"gpus_per_node", chosen->gpus_per_node},
-                                      {"priority", priority_to_json(chosen->priority)}}
-                                     .dump());
+  store_->set_value(kMachineKey,
+                    json{{"partition", chosen->name},
+                         {"nodes", chosen->total_nodes},
+                         {"gpus_per_node", chosen->gpus_per_node},
+                         {"priority", priority_to_json(chosen->priority)},
+                         {"unavailable_nodes", chosen->unavailable_nodes},
+                         {"max_running_jobs_per_user", chosen->user_limits.max_running_jobs},
+                         {"max_running_nodes_per_user", chosen->user_limits.max_running_nodes}}
+                        .dump());
 }
 
 void CampaignPass::set_jobs(std::vector<SlurmJob> jobs) {

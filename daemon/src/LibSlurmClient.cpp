@@ -53,6 +53,16 @@ bool is_transient(int code) {
                    code, is_transient(code));
 }
 
+// A node no pending job can have now: down or not yet configured, or idle but drained, failing,
+// in maintenance or reserved (a node that runs a job is counted by that job until it ends).
+bool node_unavailable(uint32_t state) {
+  const uint32_t base = state & NODE_STATE_BASE;
+  if (base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE || base == NODE_STATE_UNKNOWN)
+    return true;
+  if (base == NODE_STATE_ALLOCATED || base == NODE_STATE_MIXED) return false;
+  return (state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_MAINT | NODE_STATE_RES)) != 0;
+}
+
 SlurmJobState map_state(uint32_t raw) {
   switch (raw & JOB_STATE_BASE) {
     case JOB_PENDING: return SlurmJobState::kPending;
@@ -160,8 +170,11 @@ class LibSlurmClient final : public SlurmClient {
     std::unique_ptr<node_info_msg_t, void (*)(node_info_msg_t*)> ng(nodes,
                                                                     slurm_free_node_info_msg);
     std::vector<int> gpus(nodes->record_count, 0);
-    for (uint32_t i = 0; i < nodes->record_count; ++i)
+    std::vector<bool> unavailable(nodes->record_count, false);
+    for (uint32_t i = 0; i < nodes->record_count; ++i) {
       gpus[i] = parse_gpus_per_node(str(nodes->node_array[i].gres));
+      unavailable[i] = node_unavailable(nodes->node_array[i].node_state);
+    }
 
     partition_info_msg_t* parts = nullptr;
     ++counters_.partition_loads;
@@ -193,8 +206,10 @@ class LibSlurmClient final : public SlurmClient {
       info.is_default = (p.flags & PART_FLAG_DEFAULT) != 0;
       info.priority = priority;
       for (const int32_t* r = p.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
-        for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(gpus.size()); ++n)
+        for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(gpus.size()); ++n) {
           info.gpus_per_node = std::max(info.gpus_per_node, gpus[static_cast<std::size_t>(n)]);
+          info.unavailable_nodes += unavailable[static_cast<std::size_t>(n)] ? 1 : 0;
+        }
       out.push_back(std::move(info));
     }
     return out;

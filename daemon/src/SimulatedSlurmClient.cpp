@@ -344,8 +344,14 @@ std::vector<PartitionInfo> SimulatedSlurmClient::load_partitions() {
   ++counters_.partition_loads;
   ++counters_.node_loads;
   ++counters_.config_loads;
-  return {{config_.partition, sim_->spec().nodes, sim_->spec().gpus_per_node, 0, true,
-           sim_->spec().priority}};
+  catch_up();
+  PartitionInfo p{config_.partition,    sim_->spec().nodes, sim_->spec().gpus_per_node, 0, true,
+                  sim_->spec().priority};
+  // The capacity the calibration holds back, and its per-user limits, as a site's node states
+  // and QOS would show them.
+  p.unavailable_nodes = sim_->unavailable_nodes();
+  p.user_limits = sim_->spec().user_limits;
+  return {p};
 }
 
 JobId SimulatedSlurmClient::submit(const SubmitRequest& r) {

@@ -112,6 +112,8 @@ QueueSnapshot SnapshotBuilder::build(const std::vector<SlurmJob>& jobs, Seconds 
   q.total_nodes = total_nodes_;
   q.gpus_per_node = gpus_per_node_;
   q.priority = priority_;
+  q.unavailable_nodes = unavailable_nodes_;
+  q.user_limits = user_limits_;
   for (const auto& j : jobs) {
     if (!in_partition(j)) continue;
     if (j.state == SlurmJobState::kPending) {
@@ -140,6 +142,7 @@ QueueSnapshot SnapshotBuilder::build(const std::vector<SlurmJob>& jobs, Seconds 
       r.waited = std::max<Seconds>(0, start - j.submit);
       r.run = std::max<Seconds>(0, now - start);
       r.priority = j.priority;
+      r.own = owner_ && j.user_id == *owner_;
       q.running.push_back(r);
     }
   }

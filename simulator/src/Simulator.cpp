@@ -652,6 +652,9 @@ QueueSnapshot Simulator::snapshot() const {
   q.total_nodes = spec_.nodes;
   q.gpus_per_node = spec_.gpus_per_node;
   q.priority = spec_.priority;
+  q.unavailable_nodes = unavailable_nodes();
+  // The snapshot is the campaign's (kCampaignUser's): its limits are every user's.
+  q.user_limits = spec_.user_limits;
   q.pending.reserve(pending_count());
   for (const auto& [j, since] : eligible_)
     q.pending.push_back(pending_view(j, PendingState::kEligible, since));
@@ -669,6 +672,7 @@ QueueSnapshot Simulator::snapshot() const {
     v.waited = r.start - s.submit;
     v.run = now_ - r.start;
     v.priority = r.priority;
+    v.own = s.user == kCampaignUser;
     q.running.push_back(v);
   }
   q.recent_starts = recent_count_;

@@ -181,6 +181,8 @@ TEST(SimulatedSlurmClient, TheDaemonsJobsFaceTheCalibratedCapacity) {
   r.nodes = 2;
   r.time_limit = kHour;
   r.comment = "mirage:00000001:1:0:1";
+  // The held capacity shows as a site's node states would: three nodes out of use.
+  EXPECT_EQ(sim.load_partitions().at(0).unavailable_nodes, 3);
   const JobId id = sim.submit(r);
   SlurmJob seen;
   for (const Seconds stop = sim.clock().now() + 4 * kDay; seen.state != SlurmJobState::kRunning &&

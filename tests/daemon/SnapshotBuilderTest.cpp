@@ -55,6 +55,26 @@ TEST(SnapshotBuilder, ReportedPrioritiesReasonsAndAccrualAreKept) {
   EXPECT_EQ(q.running[0].priority, 5100);
 }
 
+// The node states and the user's limits ride along; the daemon's user's running jobs are marked
+// theirs, as the forecast counts them against those limits.
+TEST(SnapshotBuilder, UnavailableNodesLimitsAndTheOwnersJobs) {
+  SnapshotBuilder b("gpu");
+  b.set_machine(8, 4);
+  b.set_unavailable_nodes(2);
+  b.set_user_limits({0, 4});
+  b.set_owner(1000);
+  SlurmJob mine = job(1, SlurmJobState::kRunning, 50, 80);
+  mine.user_id = 1000;
+  SlurmJob theirs = job(2, SlurmJobState::kRunning, 50, 80);
+  theirs.user_id = 1001;
+  const QueueSnapshot q = b.build({mine, theirs}, 200);
+  EXPECT_EQ(q.unavailable_nodes, 2);
+  EXPECT_EQ(q.user_limits.max_running_nodes, 4);
+  ASSERT_EQ(q.running.size(), 2u);
+  EXPECT_TRUE(q.running[0].own);
+  EXPECT_FALSE(q.running[1].own);
+}
+
 TEST(SnapshotBuilder, PendingAndRunningOfThePartition) {
   SnapshotBuilder b("gpu");
   b.set_machine(8, 4);

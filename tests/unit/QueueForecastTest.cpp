@@ -49,10 +49,10 @@ TEST(QueueForecast, PendingJobsTheNewJobOutranksDoNotDelayIt) {
   // a new 6-node job 600: it is planned after the new job, which cannot be delayed by it.
   q.priority = {1000, 1000, 10 * kHour, false};
   EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 2 * kHour);
-  q.pending[0].waited = kHour;  // 600: a tie, and the queued job goes first
+  q.pending[0].accrued = kHour;  // 600: a tie, and the queued job goes first
   EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 12 * kHour);
   q.priority.favor_small = true;  // now the smaller queued job outranks the new one
-  q.pending[0].waited = 0;
+  q.pending[0].accrued = 0;
   EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 12 * kHour);
 }
 
@@ -139,8 +139,9 @@ TEST(QueueForecast, JobsThatAgePastALaterSubmissionGoAheadOfIt) {
   EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 4 * kHour);
   EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour, RuntimeGuess::limits(), 3 * kHour).wait_after_delay,
             kHour);
-  // Had it waited 15 h already, 3 h more put it ahead: the successor waits for its 10 h too.
-  q.pending[0].waited = 15 * kHour;
+  // Had it accrued 15 h of age already, 3 h more put it ahead: the successor waits for its 10 h
+  // too.
+  q.pending[0].accrued = 15 * kHour;
   EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 4 * kHour);
   EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour, RuntimeGuess::limits(), 3 * kHour).wait_after_delay,
             11 * kHour);
@@ -161,6 +162,146 @@ TEST(QueueForecast, GpuMachinesCountGpusSoJobsShareNodes) {
   EXPECT_EQ(QueueForecast::plan(q, 2, 2, kHour).wait, 0);
   EXPECT_EQ(QueueForecast::plan(q, 2, 4, kHour).wait, 8 * kHour);
   EXPECT_EQ(QueueForecast::plan(q, 1, 0, kHour).wait, 0);  // a whole node: 4 GPUs are free
+}
+
+// A pending job as slurmctld reports it: {limit, nodes, reported priority, age accrued}.
+PendingJobView reported(Seconds limit, int nodes, double priority, Seconds accrued = 0,
+                        PendingState state = PendingState::kEligible) {
+  PendingJobView p{limit, nodes, 0, accrued};
+  p.priority = priority;
+  p.accrued = accrued;
+  p.state = state;
+  return p;
+}
+
+TEST(QueueForecast, ReportedPrioritiesOrderTheQueueNotTheWeightsAlone) {
+  QueueSnapshot q = machine();
+  q.priority = {1000, 0, 10 * kHour, false};       // age alone, by the weights
+  q.running = {{4 * kHour, 10, 0, 0, 2 * kHour}};  // the whole machine for 2 h more
+  // The older job has the lower reported priority (its user's fair share is spent): the new
+  // job, at 500 on submission, goes ahead of it and behind the younger one.
+  q.pending = {reported(10 * kHour, 10, 300, 9 * kHour), reported(3 * kHour, 10, 800, kMinute)};
+  EXPECT_EQ(QueueForecast::plan(q, ForecastJob{2, 0, kHour, 500}).wait, 5 * kHour);
+  // Recomputed from the weights (nothing reported), the older job (900) goes first and the
+  // younger one (2) behind.
+  for (PendingJobView& p : q.pending) p.priority = kUnknownPriority;
+  EXPECT_EQ(QueueForecast::plan(q, ForecastJob{2, 0, kHour, 500}).wait, 12 * kHour);
+}
+
+TEST(QueueForecast, AReportedPriorityGrowsWithAgeUntilPriorityMaxAge) {
+  QueueSnapshot q = machine();
+  q.priority = {1000, 0, 10 * kHour, false};  // 100 points an hour, for 10 h
+  q.running = {{4 * kHour, 10, 0, 0, 0}};     // the whole machine for 4 h
+  // 450 now; submitted 1 h from now the new job (500) finds it at 550, ahead of it.
+  q.pending = {reported(5 * kHour, 10, 450, 2 * kHour)};
+  const ForecastJob next{2, 0, kHour, 500};
+  EXPECT_EQ(QueueForecast::plan(q, next).wait, 4 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, next, RuntimeGuess::limits(), kHour).wait_after_delay,
+            8 * kHour);
+  // Already at PriorityMaxAge: its priority stays 450, behind the new job whenever it comes.
+  q.pending[0].accrued = 10 * kHour;
+  EXPECT_EQ(QueueForecast::plan(q, next, RuntimeGuess::limits(), kHour).wait_after_delay,
+            3 * kHour);
+}
+
+TEST(QueueForecast, JobsThatCannotRunAreSetAside) {
+  QueueSnapshot q = machine();
+  q.running = {{4 * kHour, 10, 0, 0, 2 * kHour}};  // the whole machine for 2 h more
+  for (PendingState s : {PendingState::kHeld, PendingState::kDependency, PendingState::kLimit,
+                         PendingState::kNotYetEligible, PendingState::kNever})
+    q.pending.push_back(reported(20 * kHour, 10, 900, kHour, s));
+  EXPECT_EQ(QueueForecast::plan(q, ForecastJob{2, 0, kHour, 100}).wait, 2 * kHour);
+  q.pending.push_back(reported(20 * kHour, 10, 900, kHour));  // one that competes
+  EXPECT_EQ(QueueForecast::plan(q, ForecastJob{2, 0, kHour, 100}).wait, 22 * kHour);
+}
+
+TEST(QueueForecast, DownDrainedAndReservedNodesAreOutOfThePlan) {
+  QueueSnapshot q = machine();
+  q.running = {{10 * kHour, 4, 0, 0, 0}};
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 0);
+  q.unavailable_nodes = 3;  // 7 nodes up: 3 free now, 7 once the running job ends
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 10 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 8, 0, kHour).wait, QueueForecast::kHorizon);
+}
+
+TEST(QueueForecast, TheWholeQueueIsPlannedNotAPrefix) {
+  QueueSnapshot q = machine(1);
+  // 300 one-hour jobs ahead of it on a one-node machine: 300 h, past any bf_max_job_test.
+  for (int k = 0; k < 300; ++k) q.pending.push_back(reported(kHour, 1, 1000 - k, kHour));
+  EXPECT_EQ(QueueForecast::plan(q, ForecastJob{1, 0, kHour, 1}).wait, 300 * kHour);
+}
+
+TEST(QueueForecast, TheSuccessorTakesThePriorityItsPredecessorStartedWith) {
+  Observation o;
+  o.latest = machine();
+  o.latest.priority = {1000, 1000, 10 * kHour, false};
+  o.campaign = CampaignView::running_chain(5, 0, 10 * kHour, 2 * kHour, kHour);
+  // Started at 2 h of age (200) and 5 of 10 nodes (500), with 150 of fair share and QOS: the
+  // successor, of the same size, has 650 on submission.
+  o.campaign.predecessor_priority = 850;
+  EXPECT_DOUBLE_EQ(QueueForecast::successor(o).priority, 650);
+  EXPECT_EQ(QueueForecast::successor(o).held_for, 0);
+  o.campaign.predecessor_priority = kUnknownPriority;  // from the weights alone: 500
+  EXPECT_DOUBLE_EQ(QueueForecast::successor(o).priority, kUnknownPriority);
+}
+
+TEST(QueueForecast, ASuccessorOverItsUsersLimitIsHeldUntilThePredecessorEnds) {
+  Observation o;
+  o.latest = machine();
+  o.latest.running = {{10 * kHour, 5, 0, 0, kHour}};
+  o.latest.running[0].own = true;  // the predecessor: 9 h left
+  o.campaign = CampaignView::running_chain(5, 0, 10 * kHour, 0, kHour);
+  // Room for it now, but the user may run 8 nodes at most: held until the predecessor ends.
+  EXPECT_EQ(QueueForecast::plan_successor(o).wait, 0);
+  o.latest.user_limits.max_running_nodes = 8;
+  EXPECT_EQ(QueueForecast::successor(o).held_for, 9 * kHour);
+  const PlannedStart p = QueueForecast::plan_successor(o);
+  EXPECT_TRUE(p.held_by_limit);
+  EXPECT_EQ(p.wait, 9 * kHour);
+  EXPECT_EQ(p.wait_running, 9 * kHour);
+  EXPECT_EQ(p.wait_after_delay, 0);  // submitted at the predecessor's end it is not held
+  // One running job per user, the same; ten nodes, free.
+  o.latest.user_limits = {1, 0};
+  EXPECT_TRUE(QueueForecast::plan_successor(o).held_by_limit);
+  o.latest.user_limits = {0, 10};
+  EXPECT_FALSE(QueueForecast::plan_successor(o).held_by_limit);
+  // Larger than the limit on its own: it never starts.
+  o.latest.user_limits = {0, 4};
+  EXPECT_EQ(QueueForecast::plan_successor(o).wait, QueueForecast::kHorizon);
+}
+
+TEST(QueueForecast, AHeldSuccessorAccruesAgeWhileItWaits) {
+  Observation o;
+  o.latest = machine();
+  o.latest.priority = {1000, 0, 10 * kHour, false};  // 100 points an hour
+  o.latest.user_limits.max_running_jobs = 1;
+  o.latest.running = {{10 * kHour, 5, 0, 0, 6 * kHour}};  // the predecessor: 4 h left
+  o.latest.running[0].own = true;
+  // A 5-node job of 10 h, at 250 now, accrues 400 by the predecessor's end; the successor
+  // (0 on submission) accrues 400 too while held: the older job stays ahead and takes the five
+  // nodes the predecessor frees, so the successor waits for it.
+  o.latest.running.push_back({20 * kHour, 5, 0, 0, 0});  // someone else's, 20 h left
+  o.latest.pending = {reported(10 * kHour, 5, 250, 2 * kHour + 30 * kMinute)};
+  o.campaign = CampaignView::running_chain(5, 0, 10 * kHour, 0, 6 * kHour);
+  o.campaign.predecessor_priority = 0;
+  EXPECT_EQ(QueueForecast::plan_successor(o).wait, 14 * kHour);
+  // At 300 on submission (more fair share than the queued job's owner) it passes ahead.
+  o.campaign.predecessor_priority = 300;
+  EXPECT_EQ(QueueForecast::plan_successor(o).wait, 4 * kHour);
+}
+
+TEST(FeatureEncoder, CampaignFeaturesSayWhetherALimitHoldsTheSuccessorAndWhatIsDown) {
+  Observation o;
+  o.latest = machine();
+  o.campaign = CampaignView::running_chain(4, 0, 10 * kHour, 0, kHour);
+  auto c = FeatureEncoder::encode_campaign(o);
+  EXPECT_EQ(c[FeatureEncoder::kSuccessorHeldByLimit], 0.f);
+  EXPECT_EQ(c[FeatureEncoder::kUnavailableNodes], 0.f);
+  o.latest.user_limits.max_running_nodes = 6;  // the predecessor's 4 and 4 more are over it
+  o.latest.unavailable_nodes = 2;
+  c = FeatureEncoder::encode_campaign(o);
+  EXPECT_EQ(c[FeatureEncoder::kSuccessorHeldByLimit], 1.f);
+  EXPECT_FLOAT_EQ(c[FeatureEncoder::kUnavailableNodes], 0.2f);
 }
 
 TEST(FeatureEncoder, CampaignFeaturesCarryTheSuccessorsPlannedWaits) {

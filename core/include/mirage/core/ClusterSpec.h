@@ -53,11 +53,16 @@ struct PriorityParameters {
   // The priority of a job eligible for `age` that asks for `size_share` (0..1) of the machine,
   // whose user's fairshare factor is `fairshare` (0..1).
   double score(Seconds age, double size_share, double fairshare = 0.0) const {
-    const double aged =
-        max_age > 0 ? static_cast<double>(std::min(age, max_age)) / static_cast<double>(max_age)
-                    : 0.0;
-    return weight_age * aged + weight_job_size * (favor_small ? 1.0 - size_share : size_share) +
-           weight_fairshare * fairshare;
+    return age_part(age) + size_part(size_share) + weight_fairshare * fairshare;
+  }
+  // The age factor's share of a priority: it grows until PriorityMaxAge, then stays.
+  double age_part(Seconds age) const {
+    if (max_age <= 0) return 0.0;
+    const Seconds capped = std::clamp<Seconds>(age, 0, max_age);
+    return weight_age * static_cast<double>(capped) / static_cast<double>(max_age);
+  }
+  double size_part(double size_share) const {
+    return weight_job_size * (favor_small ? 1.0 - size_share : size_share);
   }
   bool operator==(const PriorityParameters&) const = default;
 };

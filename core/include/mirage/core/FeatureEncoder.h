@@ -15,7 +15,9 @@
 // limits alone overstate waits most when the queue is long); and the wait in the same two
 // plans were it submitted at the predecessor's end instead (how long waiting would interrupt,
 // were nothing to arrive: a window that a big job's reservation closes shows only here); and
-// both waits once more with the other jobs running as the recently ended ones ran.
+// both waits once more with the other jobs running as the recently ended ones ran; whether the
+// user's limits would hold the successor while the predecessor runs, and the share of the
+// machine down, drained or reserved for others.
 #include <array>
 #include <deque>
 #include <vector>
@@ -30,12 +32,14 @@ class FeatureEncoder {
   // 2: the planned waits joined the campaign features; 3: planned waits with shorter runtimes;
   // 4: planned waits of a submission at the predecessor's end; 5: planned waits with the
   // runtimes of recently ended jobs; 6: the waits at the predecessor's end count the pending
-  // jobs that start before then (small ones it would outrank) and those that age past it.
-  static constexpr int kVersion = 6;
+  // jobs that start before then (small ones it would outrank) and those that age past it;
+  // 7: the plans rank the queue by the reported priorities and set aside jobs that cannot run,
+  // the successor held by its user's limits and the machine's unavailable share joined.
+  static constexpr int kVersion = 7;
   static constexpr int kWindow = 144;       // snapshots in an observation
   static constexpr Seconds kSpacing = 600;  // seconds between snapshots
   static constexpr int kPerSnapshot = 29;
-  static constexpr int kCampaignFeatures = 15;
+  static constexpr int kCampaignFeatures = 17;
   // Where each campaign feature sits in encode_campaign()'s output.
   enum CampaignFeature {
     kPredecessorLimit,
@@ -53,6 +57,8 @@ class FeatureEncoder {
     kPlannedWaitAtEndHalfRuntimes,
     kPlannedWaitRecentRuntimes,
     kPlannedWaitAtEndRecentRuntimes,
+    kSuccessorHeldByLimit,
+    kUnavailableNodes,
   };
   // The runtime share of the last planned wait (QueueForecast's RuntimeGuess::share). A quarter as
   // well added nothing the learners used and cost 0.2 ms a decision.

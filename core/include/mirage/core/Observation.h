@@ -22,6 +22,10 @@ struct CampaignView {
   // the simulator's plan of the same); -1 where none was asked or none given. Filled only for
   // policies that read it (Policy::reads_slurm_estimate).
   Seconds slurm_estimated_wait = -1;
+  // The priority the running predecessor started with, as the scheduler reports it: with the
+  // age it had then taken out, what the successor would get (same user, account, QOS and
+  // size). kUnknownPriority where not reported.
+  double predecessor_priority = kUnknownPriority;
 
   Seconds predecessor_remaining() const {
     return predecessor_running ? predecessor_limit - predecessor_run : predecessor_limit;

@@ -1,15 +1,20 @@
 #pragma once
 // When would a job submitted now start? A plan of the queue as Slurm's backfill plans it, from
 // what a QueueSnapshot says and nothing else, so that live and simulated decisions see the same:
-//   - running jobs hold their resources until their time limits (true runtimes are unknown);
-//   - pending jobs are ranked by the multifactor priority the snapshot's weights give them (age
-//     and job size; oldest first when the weights are zero), and those that outrank the new job
-//     (whose age is 0) are placed in that order, each at the earliest time it fits for its whole
-//     limit (conservative backfilling), at most kPlannedJobs of them (bf_max_job_test), over at
-//     most kHorizon; the jobs it outranks are planned after it, so they cannot delay it;
-//   - then the new job.
-// Limits overstate runtimes and other priority factors (fair share, QOS) are unknown, so the figure
-// is a feature for the policies to weigh, not a promise. A RuntimeGuess plans the other jobs as
+//   - running jobs hold their resources until their time limits (true runtimes are unknown), on
+//     the nodes that are up and not reserved for others;
+//   - the pending jobs that can run (not held, not waiting on a dependency, a begin time or their
+//     owner's limits: those are set aside, as Slurm's scheduler passes them over) are ranked by
+//     the priority the scheduler reports for each (fair share, QOS and partition included), plus
+//     what the age factor adds from now on; where no priority is reported, by the snapshot's
+//     weights (age since eligible, job size). Those that outrank the new job are placed in that
+//     order, each at the earliest time it fits for its whole limit (conservative backfilling),
+//     the whole queue over at most kHorizon; the jobs it outranks are planned after it, so they
+//     cannot delay it;
+//   - then the new job, at the priority its owner's running job tells (ForecastJob::priority),
+//     and no earlier than its owner's limits let it start.
+// Limits overstate runtimes, so the figure is a feature for the policies to weigh, not a
+// promise. A RuntimeGuess plans the other jobs as
 // running only a share of what their limits leave (1: to their limits, as Slurm plans; 0.5: the
 // expectation were runtimes spread evenly up to the limits), or as the recently ended jobs ran
 // (a running job as those that outlived its share of its limit; a pending one as all of them),
@@ -29,6 +34,17 @@ struct RuntimeGuess {
   static constexpr RuntimeGuess recent_ends() { return {1.0, true}; }
 };
 
+// The job to plan: its shape, its priority on submission (age 0) where its owner's running job
+// tells it (kUnknownPriority: from the snapshot's weights, without fair share), and how long its
+// owner's limits would hold it once submitted (it pends meanwhile, accruing age).
+struct ForecastJob {
+  int nodes = 1;
+  int gpus_per_node = 0;  // 0: whole nodes
+  Seconds time_limit = 0;
+  double priority = kUnknownPriority;
+  Seconds held_for = 0;
+};
+
 struct PlannedStart {
   Seconds wait = 0;          // planned start - snapshot time (kHorizon when it does not fit)
   Seconds wait_running = 0;  // the same with the pending jobs left out: when the running jobs
@@ -38,12 +54,15 @@ struct PlannedStart {
                                  // reservation drawing near, or small jobs it would outrank
                                  // taking the nodes that free up meanwhile) shows here, not in
                                  // `wait`
+  bool held_by_limit = false;    // its owner's limits would hold it (ForecastJob::held_for > 0)
 };
 
 class QueueForecast {
  public:
-  static constexpr int kPlannedJobs = 200;
   static constexpr Seconds kHorizon = 14 * kDay;
+
+  static PlannedStart plan(const QueueSnapshot& queue, const ForecastJob& job,
+                           RuntimeGuess runtimes = RuntimeGuess::limits(), Seconds delay = 0);
 
   // A job of `nodes` nodes with `gpus_per_node` GPUs each (0: whole nodes) and `time_limit`.
   // `delay`: when the later submission of wait_after_delay would be made (no job arriving
@@ -51,11 +70,16 @@ class QueueForecast {
   // that outrank it then, having aged, go ahead of it).
   static PlannedStart plan(const QueueSnapshot& queue, int nodes, int gpus_per_node,
                            Seconds time_limit, RuntimeGuess runtimes = RuntimeGuess::limits(),
-                           Seconds delay = 0);
-  // The campaign's successor, in the queue the observation saw; the later submission is at the
-  // predecessor's end.
+                           Seconds delay = 0) {
+    return plan(queue, ForecastJob{nodes, gpus_per_node, time_limit}, runtimes, delay);
+  }
+  // The campaign's successor, in the queue the observation saw: at the priority its predecessor
+  // tells, held while the user's running work (the predecessor among it) leaves no room under
+  // the user's limits; the later submission is at the predecessor's end.
   static PlannedStart plan_successor(const Observation& obs,
                                      RuntimeGuess runtimes = RuntimeGuess::limits());
+  // The successor as plan_successor plans it: its priority, and how long the user's limits hold it.
+  static ForecastJob successor(const Observation& obs);
 };
 
 }  // namespace mirage

@@ -56,12 +56,22 @@ struct RunningJobView {
   // The priority it started with (Slurm stops recomputing a job's priority once it runs):
   // with its wait, what its owner's next job would be given. kUnknownPriority where not reported.
   double priority = kUnknownPriority;
+  // Its owner is the snapshot's user (whose campaign it serves): their running work counts
+  // against their limits (QueueSnapshot::user_limits).
+  bool own = false;
 };
 
 struct QueueSnapshot {
   Seconds time = 0;  // Unix seconds of the observation
   int total_nodes = 0;
   int gpus_per_node = 0;
+  // Nodes no pending job can have now: down, drained, or reserved for others (live: the node
+  // states; simulated: the capacity the calibration holds back from the logged jobs).
+  int unavailable_nodes = 0;
+  // The limits on the running work of the snapshot's user (the QOS's or association's per-user
+  // limits where the source knows them; none otherwise): a job of theirs that would exceed one
+  // pends, whatever room there is.
+  UserLimits user_limits;
   std::vector<PendingJobView> pending;
   std::vector<RunningJobView> running;
   // Mean queue wait of the most recently started jobs (up to kRecentStarts of them), as the

@@ -10,6 +10,7 @@
 
 #include "mirage/core/Campaign.h"
 #include "mirage/core/Job.h"
+#include "mirage/core/QueueSnapshot.h"
 
 namespace mirage::daemon {
 
@@ -38,6 +39,9 @@ struct SegmentRecord {
   JobId held_behind = 0;
   Seconds released_at = -1;  // when mirage cleared that dependency (the policy's decision)
   bool held() const { return held_behind > 0 && released_at < 0; }
+  // Its priority as Slurm last reported it (running: as it started), for the successor's
+  // forecast; not stored, as the next job dump reports it again.
+  double priority = kUnknownPriority;
 };
 
 struct CampaignRecord {

@@ -79,6 +79,12 @@ struct PartitionInfo {
   // The controller's multifactor weights (cluster-wide; all zero unless PriorityType is
   // priority/multifactor), so that snapshots rank pending jobs as the scheduler does.
   PriorityParameters priority = PriorityParameters::unweighted();
+  // Its nodes that no pending job can have now: down, drained, failing, in maintenance or in a
+  // reservation, and not running a job (a running job's nodes are counted by the job).
+  int unavailable_nodes = 0;
+  // The per-user limits on running work of the QOS the daemon's user runs under here (the
+  // partition's QOS, or the user's default), where the site's accounting tells them.
+  UserLimits user_limits{};
 };
 
 // One segment to submit. The real cluster gets the script and `options` through sbatch, which

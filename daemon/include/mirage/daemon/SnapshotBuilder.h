@@ -4,7 +4,9 @@
 // `average` baseline and the encoder's recent mean wait use) and how the last
 // QueueSnapshot::kRecentEnds jobs seen ending ran against their limits (the forecast's recent
 // runtimes), each with a watermark so that a restart neither forgets them nor counts a job twice.
+#include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,12 @@ class SnapshotBuilder {
     gpus_per_node_ = gpus_per_node;
   }
   void set_priority(const PriorityParameters& priority) { priority_ = priority; }
+  // Nodes of the partition down, drained or reserved for others, as the latest node states say.
+  void set_unavailable_nodes(int nodes) { unavailable_nodes_ = nodes; }
+  // The user whose campaigns the snapshots serve (the daemon's): their running jobs are marked
+  // as theirs, counted against their limits.
+  void set_owner(std::uint32_t uid) { owner_ = uid; }
+  void set_user_limits(const UserLimits& limits) { user_limits_ = limits; }
   const PriorityParameters& priority() const { return priority_; }
   bool in_partition(const SlurmJob& job) const;
 
@@ -59,6 +67,9 @@ class SnapshotBuilder {
   int total_nodes_ = 0;
   int gpus_per_node_ = 0;
   PriorityParameters priority_ = PriorityParameters::unweighted();
+  int unavailable_nodes_ = 0;
+  std::optional<std::uint32_t> owner_;
+  UserLimits user_limits_;
   std::deque<RecentStart> recent_;
   Seconds watermark_ = kUnknownTime;  // latest start time counted
   Seconds wait_sum_ = 0;

@@ -13,6 +13,7 @@
 //
 // fork() copies the whole mutable state: the trace itself is shared and immutable, and the
 // per-job outcome log is not carried into forks, so a fork costs O(jobs in the system).
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdint>
@@ -116,6 +117,8 @@ class Simulator {
   std::size_t trace_size() const { return trace_->size(); }
   std::size_t pending_count() const;
   std::size_t running_count() const { return running_.size(); }
+  // Nodes held now by work the log does not show (the calibration's capacity steps).
+  int unavailable_nodes() const { return std::clamp(unavailable_, 0, spec_.nodes); }
 
   // Counters, for benchmarks and tests.
   struct Counters {
