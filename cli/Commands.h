@@ -15,6 +15,7 @@ void register_trace_waits_command(CLI::App& trace);      // mirage trace waits
 void register_simulate_command(CLI::App& app);           // mirage simulate ...
 void register_eval_command(CLI::App& app);               // mirage eval ...
 void register_daemon_commands(CLI::App& app);            // mirage daemon, mirage status
+void register_forecast_command(CLI::App& app);           // mirage forecast
 void register_tick_command(CLI::App& app);               // mirage tick
 void register_campaign_commands(
     CLI::App& app);  // mirage campaign add|list|show|cancel|pause|resume

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   mirage::cli::register_eval_command(app);
   mirage::cli::register_daemon_commands(app);
   mirage::cli::register_tick_command(app);
+  mirage::cli::register_forecast_command(app);
   mirage::cli::register_campaign_commands(app);
   mirage::cli::register_train_command(app);
   mirage::cli::load_model_files_through_plugin();  // LibTorch only when a model file is named

@@ -310,6 +310,21 @@ int run_show(const IdOptions& o) {
     if (at("projected_finish") != kUnknownTime)
       fmt::print("    campaign   finishes {} at the earliest (no later boundary waiting)\n",
                  when(at("projected_finish")));
+    if (c.contains("cluster") && c.at("cluster").is_object()) {
+      // What the forecast knew: a stale time or a note saying "none" is the degraded plan.
+      const json& k = c.at("cluster");
+      const auto limit = [&](const char* key, const char* unit) {
+        const int n = k.value(key, 0);
+        return n > 0 ? fmt::format("{} {}", n, unit) : fmt::format("no {} limit", unit);
+      };
+      fmt::print(
+          "    knowing    {} node(s) down, drained or reserved; per-user limits: {}, {} ({}), "
+          "as of {}\n",
+          k.value("unavailable_nodes", 0), limit("max_running_jobs_per_user", "running jobs"),
+          limit("max_running_nodes_per_user", "nodes"),
+          escape_control(k.value("limits_note", std::string("not read"))),
+          when(k.value("as_of", Seconds{0})));
+    }
   }
   const json& d = c.at("decisions");
   if (!d.empty()) {

@@ -123,10 +123,11 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, const ForecastJob& job,
     return std::max<Seconds>(kMinute, runtime.left(p.time_limit, 0));
   };
   // The new job on submission, and `t` later while its owner's limits hold it (it accrues age).
-  const double submitted =
-      job.priority != kUnknownPriority ? job.priority : q.priority.score(0, size_share(wanted));
+  const double submitted = job.priority != kUnknownPriority
+                               ? job.priority
+                               : q.priority.score(job.accrued, size_share(wanted));
   const auto held_priority = [&](Seconds t) {
-    return submitted + q.priority.age_part(t) - q.priority.age_part(0);
+    return submitted + q.priority.age_part(job.accrued + t) - q.priority.age_part(job.accrued);
   };
 
   // Competing from `at` on with priority `then`: every pending job that fits before `at` starts

@@ -15,7 +15,6 @@ namespace {
 
 // The recent starts and ends (SnapshotBuilder::save_recent); named before the ends were kept.
 constexpr const char* kRecentJobsKey = "recent_starts";
-constexpr const char* kMachineKey = "machine";
 
 // The priority weights kept with the machine, so a restart ranks the queue before the first
 // cluster load.
@@ -100,13 +99,16 @@ void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
     return;
   }
   const PriorityParameters& w = chosen->priority;
+  const UserLimits& l = chosen->user_limits;
   if (snapshots_.partition() != chosen->name || machine_nodes_ != chosen->total_nodes ||
-      machine_gpus_ != chosen->gpus_per_node || snapshots_.priority() != w)
+      machine_gpus_ != chosen->gpus_per_node || snapshots_.priority() != w || user_limits_ != l)
     spdlog::info(
         "partition {}: {} nodes, {} GPUs per node; priority weights: age {} (max age {}), job "
-        "size {}{}",
+        "size {}{}; per-user limits: {} running jobs, {} nodes (0: none known)",
         chosen->name, chosen->total_nodes, chosen->gpus_per_node, w.weight_age,
-        format_slurm_duration(w.max_age), w.weight_job_size, w.favor_small ? ", small first" : "");
+        format_slurm_duration(w.max_age), w.weight_job_size, w.favor_small ? ", small first" : "",
+        l.max_running_jobs, l.max_running_nodes);
+  user_limits_ = l;
   snapshots_.set_partition(chosen->name);
   snapshots_.set_machine(chosen->total_nodes, chosen->gpus_per_node);
   snapshots_.set_priority(chosen->priority);
@@ -121,7 +123,9 @@ void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
                          {"priority", priority_to_json(chosen->priority)},
                          {"unavailable_nodes", chosen->unavailable_nodes},
                          {"max_running_jobs_per_user", chosen->user_limits.max_running_jobs},
-                         {"max_running_nodes_per_user", chosen->user_limits.max_running_nodes}}
+                         {"max_running_nodes_per_user", chosen->user_limits.max_running_nodes},
+                         {"limits_note", chosen->limits_note},
+                         {"as_of", clock_.now()}}
                         .dump());
 }
 

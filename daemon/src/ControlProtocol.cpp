@@ -180,6 +180,16 @@ json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
                               {"forecast_start", d.forecast_start},
                               {"slurm_start", d.slurm_start},
                               {"slurm_note", d.slurm_note}});
+  // What the forecast knew of the cluster at the latest load of partitions and limits.
+  j["cluster"] = nullptr;
+  const json m = json::parse(store.value(kMachineKey), nullptr, false);
+  if (m.is_object() && m.contains("as_of")) {
+    json c = json::object();
+    for (const char* k : {"partition", "unavailable_nodes", "max_running_jobs_per_user",
+                          "max_running_nodes_per_user", "limits_note", "as_of"})
+      if (m.contains(k)) c[k] = m.at(k);
+    j["cluster"] = c;
+  }
   // The latest consultation of the policy: a fallback or an end computes no forecast.
   j["outlook"] = nullptr;
   for (auto d = decisions.rbegin(); d != decisions.rend(); ++d)

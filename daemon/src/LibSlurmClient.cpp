@@ -1,8 +1,10 @@
 // libslurm behind the SlurmClient seam. Compiled only when libslurm is found.
 #include "mirage/daemon/LibSlurmClient.h"
 
+#include <pwd.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mirage/daemon/SbatchSubmitter.h"
@@ -61,6 +64,88 @@ bool node_unavailable(uint32_t state) {
     return true;
   if (base == NODE_STATE_ALLOCATED || base == NODE_STATE_MIXED) return false;
   return (state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_MAINT | NODE_STATE_RES)) != 0;
+}
+
+// The per-user limits on running work that apply to the daemon's user, as slurmctld's
+// association manager holds them (the records slurmdbd keeps, read without a connection to it):
+// the user's default association (MaxJobs, GrpTRES=node), its default QOS and a partition's QOS
+// (MaxJobsPerUser, MaxTRESPerUser=node), the tightest of each. None where the cluster runs no
+// accounting or the call fails: the forecast then knows no limits.
+class AssociationLimits {
+ public:
+  explicit AssociationLimits(const std::string& user) {
+    if (user.empty()) {
+      note_ = "none: the cluster runs no accounting (slurmdbd)";
+      return;
+    }
+    assoc_mgr_info_request_msg_t req{};
+    req.flags = ASSOC_MGR_INFO_FLAG_ASSOC | ASSOC_MGR_INFO_FLAG_QOS;
+    req.user_list = slurm_list_create(nullptr);
+    slurm_list_append(req.user_list, const_cast<char*>(user.c_str()));
+    assoc_mgr_info_msg_t* msg = nullptr;
+    const int rc = slurm_load_assoc_mgr_info(&req, &msg);
+    slurm_list_destroy(req.user_list);
+    if (rc != SLURM_SUCCESS || msg == nullptr) {
+      note_ = std::string("none: slurmctld's association manager did not answer (") +
+              slurm_strerror(slurm_get_errno()) + ")";
+      return;
+    }
+    note_ = "slurmctld's association manager";
+    std::unique_ptr<assoc_mgr_info_msg_t, void (*)(assoc_mgr_info_msg_t*)> guard(
+        msg, slurm_free_assoc_mgr_info_msg);
+    std::uint32_t default_qos = 0;
+    for_each<slurmdb_assoc_rec_t>(msg->assoc_list, [&](const slurmdb_assoc_rec_t& a) {
+      if (!a.user || user != a.user || !a.is_def) return;
+      default_qos = a.def_qos_id;
+      if (a.max_jobs != INFINITE && a.max_jobs != NO_VAL)
+        own_.max_running_jobs = tighter_limit(own_.max_running_jobs, static_cast<int>(a.max_jobs));
+      own_.max_running_nodes =
+          tighter_limit(own_.max_running_nodes, parse_node_limit(str(a.grp_tres)));
+    });
+    for_each<slurmdb_qos_rec_t>(msg->qos_list, [&](const slurmdb_qos_rec_t& q) {
+      UserLimits l;
+      if (q.max_jobs_pu != INFINITE && q.max_jobs_pu != NO_VAL)
+        l.max_running_jobs = static_cast<int>(q.max_jobs_pu);
+      l.max_running_nodes = parse_node_limit(str(q.max_tres_pu));
+      qos_.push_back({str(q.name), l});
+      // Without a default QOS of its own, an association runs under "normal".
+      if ((default_qos != 0 && q.id == default_qos) ||
+          (default_qos == 0 && str(q.name) == "normal"))
+        own_ = tighten(own_, l);
+    });
+  }
+
+  const std::string& note() const { return note_; }
+
+  UserLimits in_partition(const char* partition_qos) const {
+    UserLimits out = own_;
+    for (const auto& [name, l] : qos_)
+      if (partition_qos && name == partition_qos) out = tighten(out, l);
+    return out;
+  }
+
+ private:
+  template <class T, class F>
+  static void for_each(List list, F&& f) {
+    if (!list) return;
+    ListIterator it = slurm_list_iterator_create(list);
+    while (auto* item = static_cast<T*>(slurm_list_next(it))) f(*item);
+    slurm_list_iterator_destroy(it);
+  }
+  static UserLimits tighten(UserLimits a, const UserLimits& b) {
+    a.max_running_jobs = tighter_limit(a.max_running_jobs, b.max_running_jobs);
+    a.max_running_nodes = tighter_limit(a.max_running_nodes, b.max_running_nodes);
+    return a;
+  }
+
+  UserLimits own_;
+  std::vector<std::pair<std::string, UserLimits>> qos_;
+  std::string note_;
+};
+
+std::string user_name(uid_t uid) {
+  const passwd* pw = ::getpwuid(uid);
+  return pw && pw->pw_name ? std::string(pw->pw_name) : std::string();
 }
 
 SlurmJobState map_state(uint32_t raw) {
@@ -194,6 +279,10 @@ class LibSlurmClient final : public SlurmClient {
         priority.max_age = static_cast<Seconds>(conf->priority_max_age);
       priority.favor_small = conf->priority_favor_small != 0;
     }
+    // Limits exist only where slurmdbd does: the association manager is empty without it.
+    const bool accounting =
+        str(conf->accounting_storage_type).find("slurmdbd") != std::string::npos;
+    const AssociationLimits limits(accounting ? user_name(::getuid()) : std::string());
     std::vector<PartitionInfo> out;
     for (uint32_t i = 0; i < parts->record_count; ++i) {
       const partition_info_t& p = parts->partition_array[i];
@@ -205,6 +294,8 @@ class LibSlurmClient final : public SlurmClient {
                           : static_cast<Seconds>(p.max_time) * 60;
       info.is_default = (p.flags & PART_FLAG_DEFAULT) != 0;
       info.priority = priority;
+      info.user_limits = limits.in_partition(p.qos_char);
+      info.limits_note = limits.note();
       for (const int32_t* r = p.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
         for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(gpus.size()); ++n) {
           info.gpus_per_node = std::max(info.gpus_per_node, gpus[static_cast<std::size_t>(n)]);

@@ -351,6 +351,7 @@ std::vector<PartitionInfo> SimulatedSlurmClient::load_partitions() {
   // and QOS would show them.
   p.unavailable_nodes = sim_->unavailable_nodes();
   p.user_limits = sim_->spec().user_limits;
+  p.limits_note = "the simulated cluster's calibration";
   return {p};
 }
 

@@ -1,5 +1,6 @@
 #include "mirage/daemon/SlurmClient.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace mirage::daemon {
@@ -64,6 +65,27 @@ std::optional<JobTag> JobTag::parse(std::string_view text) {
     return std::nullopt;
   if (tag.campaign <= 0 || tag.segment < 0 || tag.attempt <= 0) return std::nullopt;
   return tag;
+}
+
+int parse_node_limit(std::string_view tres) {
+  constexpr std::string_view kNodeTresId = "4";  // TRES_NODE in Slurm's own numbering
+  while (!tres.empty()) {
+    const auto cut = tres.find(',');
+    const std::string_view item = tres.substr(0, cut);
+    tres = cut == std::string_view::npos ? std::string_view{} : tres.substr(cut + 1);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = item.substr(0, eq);
+    int n = 0;
+    if ((key == kNodeTresId || key == "node") && parse_number(item.substr(eq + 1), n) && n > 0)
+      return n;
+  }
+  return 0;
+}
+
+int tighter_limit(int a, int b) {
+  if (a <= 0) return std::max(0, b);
+  return b > 0 ? std::min(a, b) : a;
 }
 
 int parse_gpus_per_node(std::string_view tres) {

@@ -21,6 +21,18 @@ TEST(JobTag, RejectsWhatIsNotATag) {
     EXPECT_FALSE(JobTag::parse(text).has_value()) << text;
 }
 
+TEST(Tres, NodeLimitsByIdOrName) {
+  EXPECT_EQ(parse_node_limit(""), 0);
+  EXPECT_EQ(parse_node_limit("4=2"), 2);
+  EXPECT_EQ(parse_node_limit("1=64,4=3"), 3);
+  EXPECT_EQ(parse_node_limit("cpu=64,node=5"), 5);
+  EXPECT_EQ(parse_node_limit("1=64,14=4"), 0);  // a CPU and a GPU limit, no node limit
+  EXPECT_EQ(tighter_limit(0, 3), 3);
+  EXPECT_EQ(tighter_limit(4, 3), 3);
+  EXPECT_EQ(tighter_limit(2, 0), 2);
+  EXPECT_EQ(tighter_limit(0, 0), 0);
+}
+
 TEST(Tres, GpusPerNodeFromEveryForm) {
   EXPECT_EQ(parse_gpus_per_node(""), 0);
   EXPECT_EQ(parse_gpus_per_node("gres:gpu:4"), 4);

@@ -43,6 +43,8 @@ struct ForecastJob {
   Seconds time_limit = 0;
   double priority = kUnknownPriority;
   Seconds held_for = 0;
+  Seconds accrued = 0;  // a job already pending: the age it has accrued (its priority grows
+                        // from there as the others' do)
 };
 
 struct PlannedStart {

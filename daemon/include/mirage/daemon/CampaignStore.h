@@ -13,6 +13,10 @@
 
 namespace mirage::daemon {
 
+// The store's value (CampaignStore::value) that holds the partition the daemon last saw: its
+// size, priority weights, unavailable nodes and user limits (JSON, written by CampaignPass).
+inline constexpr const char* kMachineKey = "machine";
+
 namespace sql {
 class Database;
 }

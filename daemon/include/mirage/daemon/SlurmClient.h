@@ -85,6 +85,9 @@ struct PartitionInfo {
   // The per-user limits on running work of the QOS the daemon's user runs under here (the
   // partition's QOS, or the user's default), where the site's accounting tells them.
   UserLimits user_limits{};
+  // Where user_limits come from, or why there are none (no accounting; the association manager
+  // did not answer): campaign show says what the forecast knew.
+  std::string limits_note{};
 };
 
 // One segment to submit. The real cluster gets the script and `options` through sbatch, which
@@ -194,5 +197,12 @@ struct JobTag {
 // "gres:gpu:4", "gres/gpu:4", "gpu:4", "gres:gpu:a100:4", "gres/gpu=4" (any of them in a
 // comma- or semicolon-separated TRES list) -> 4; 0 when no GPU is asked for.
 int parse_gpus_per_node(std::string_view tres);
+
+// The node count in a TRES limit as slurmctld keeps it ("4=2,1=64": TRES ids, node is 4) or as
+// sacctmgr writes it ("node=2,cpu=64"); 0 when it sets none.
+int parse_node_limit(std::string_view tres);
+
+// The tighter of two limits where 0 means none.
+int tighter_limit(int a, int b);
 
 }  // namespace mirage::daemon
