@@ -336,6 +336,14 @@ for _ in $(seq 1 20); do grep -q "priority weights" "$log" && break; sleep 0.5; 
 grep -q "priority weights: age 0 (max age [^)]*), job size 1000" "$log" ||
   fail "the daemon did not read the priority weights from slurmctld: $(grep 'priority weights' "$log")"
 note "daemon read the priority weights"
+# Node states reach the forecast: an idle node drained is out of the plan (`mirage forecast`
+# reports what it knew of the partition beside each job, even one it cannot find).
+node="$(sinfo -h -N -p gpu -t idle -o %N | head -n 1)"
+scontrol update nodename="$node" state=drain reason=mirage-integration
+unavailable="$("$bin" forecast --config "$conf" --job 999999 --json | json_get 'd[0]["cluster"]["unavailable_nodes"]')" || true
+scontrol update nodename="$node" state=resume
+[ "$unavailable" = 1 ] || fail "the drained idle node $node was not counted out of the plan: '$unavailable'"
+note "forecast: the drained node $node is out of the plan"
 
 for phase in "${phases[@]}"; do
   ensure_munge
@@ -357,8 +365,13 @@ for phase in "${phases[@]}"; do
         [ $SECONDS -lt $deadline ] || fail "chain: the daemon's snapshot does not show the held and the dependent job: $states"
         sleep 1
       done
+      # `mirage forecast` gives neither a start: they cannot start as they are.
+      forecasts="$("$bin" forecast --config "$conf" --job "$held" --job "$dependent" --json |
+        json_get '",".join("%s:%s" % (x.get("state"), x.get("reported_start")) for x in d)')"
+      [ "$forecasts" = "held:None,dependency:None" ] ||
+        fail "chain: mirage forecast of the held and the dependent job: $forecasts"
       scancel "$held" "$dependent"
-      note "chain: pending jobs by slurmctld's reasons: $states"
+      note "chain: pending jobs by slurmctld's reasons: $states; forecast: $forecasts"
       sleep 6
       id="$(add_campaign chain 3 long.sh --overlap handoff --policy average)"
       wait_done 240 "$id"

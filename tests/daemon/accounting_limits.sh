@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The user's limits reach the forecast from slurmctld's association manager, on the local cluster
+# with accounting (tests/slurm/cluster.sh --accounting: slurmdbd and MariaDB, the QOS `capped`
+# lets a user run one node): with root's default QOS set to `capped`, `mirage forecast` knows the
+# one-node limit and where it came from, and a job pending behind the user's running one for
+# that limit (QOSMaxNodePerUserLimit) is forecast as held, to start no earlier than the running
+# job's end.
+#
+#   tests/daemon/accounting_limits.sh --bin build/cli/mirage [--dir DIR]
+# Needs root and the Slurm and MariaDB packages; exits 77 (skipped) without them.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+bin=""
+dir="${MIRAGE_ACCOUNTING_IT_DIR:-/tmp/mirage-accounting-it}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) bin="$2"; shift 2 ;;
+    --dir) dir="$2"; shift 2 ;;
+    *) echo "accounting_limits: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[ -n "$bin" ] && [ -x "$bin" ] || { echo "accounting_limits: --bin must name the mirage binary" >&2; exit 2; }
+if [ "$(id -u)" -ne 0 ]; then echo "accounting_limits: SKIP (needs root)"; exit 77; fi
+for b in slurmctld slurmd slurmdbd mariadbd sbatch sacctmgr python3; do
+  command -v "$b" >/dev/null || [ -x "/usr/sbin/$b" ] ||
+    { echo "accounting_limits: SKIP ($b not installed)"; exit 77; }
+done
+fail() { echo "accounting_limits: FAIL: $*" >&2; exit 1; }
+note() { echo "accounting_limits: $*"; }
+
+# Ports of its own, apart from the other test clusters.
+export MIRAGE_SLURM_CTLD_PORT=18817 MIRAGE_SLURM_NODE_PORT=18901 MIRAGE_SLURM_DBD_PORT=18819
+eval "$(bash "$root/tests/slurm/cluster.sh" start --nodes 2 --dir "$dir/cluster" --accounting | tail -n 1)"
+trap 'bash "$root/tests/slurm/cluster.sh" stop --dir "$dir/cluster" >/dev/null 2>&1 || true' EXIT
+mkdir -p "$dir/out"
+conf="$dir/out/mirage.toml"
+cat >"$conf" <<CONF
+[cluster]
+backend = "slurm"
+slurm_conf = "$SLURM_CONF"
+partition = "gpu"
+[store]
+path = "$dir/out/store.db"
+[socket]
+path = "$dir/out/mirage.sock"
+[log]
+level = "warn"
+CONF
+json_get() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+sacctmgr -i -Q modify user root set defaultqos=capped >/dev/null
+# slurmctld learns of the change from slurmdbd: wait for the association manager to show it.
+deadline=$((SECONDS + 30))
+# (No job 999999: the forecast exits 1 and still says what it knew of the partition.)
+until limits="$({ "$bin" forecast --config "$conf" --job 999999 --json || true; } |
+  json_get '"%s nodes (%s)" % (d[0]["cluster"]["max_running_nodes_per_user"], d[0]["cluster"]["limits_note"])')" &&
+  [ "${limits%% *}" = 1 ]; do
+  [ $SECONDS -lt $deadline ] || fail "the one-node limit of root's default QOS did not reach the forecast: $limits"
+  sleep 1
+done
+note "limits: $limits"
+
+running="$(sbatch --parsable -N 1 -t 3 -o /dev/null --wrap 'sleep 120')"
+deadline=$((SECONDS + 30))
+until [ "$(squeue -h -j "$running" -o %T)" = RUNNING ]; do
+  [ $SECONDS -lt $deadline ] || fail "job $running did not start"
+  sleep 1
+done
+limited="$(sbatch --parsable -N 1 -t 2 -o /dev/null --wrap 'sleep 1')"
+deadline=$((SECONDS + 30))
+until [ "$(squeue -h -j "$limited" -o %r)" = QOSMaxNodePerUserLimit ]; do
+  [ $SECONDS -lt $deadline ] || fail "job $limited is not pending for the limit: $(squeue -h -j "$limited" -o %r)"
+  sleep 1
+done
+forecast="$("$bin" forecast --config "$conf" --job "$limited" --json)"
+held="$(echo "$forecast" | json_get 'd[0]["held_by_limit"]')"
+start="$(echo "$forecast" | json_get 'd[0]["reported_start"] or 0')"
+end="$(date -d "$(squeue -h -j "$running" -o %e)" +%s)"
+[ "$held" = True ] || fail "job $limited, pending for QOSMaxNodePerUserLimit, was not forecast as held: $forecast"
+[ "$start" -ge "$((end - 60))" ] ||
+  fail "job $limited was forecast to start at $start, before the running job's end $end"
+note "a job over the user's node limit is forecast as held, to start at $start (the running job ends $end)"
+scancel "$running" "$limited"
+note "PASS"
