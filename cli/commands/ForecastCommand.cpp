@@ -57,7 +57,8 @@ int run_forecast(const ForecastOptions& o) {
                      {"unavailable_nodes", partition->unavailable_nodes},
                      {"max_running_jobs_per_user", partition->user_limits.max_running_jobs},
                      {"max_running_nodes_per_user", partition->user_limits.max_running_nodes},
-                     {"limits_note", partition->limits_note}};
+                     {"limits_note", partition->limits_note},
+                     {"reservations", partition->reservations.size()}};
   int missing = 0;
   for (const JobId id : o.jobs) {
     const auto f = daemon::forecast_job(dump.jobs, *partition, id, dump.taken,

@@ -78,6 +78,12 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, const ForecastJob& job,
   AvailabilityProfile profile(0, 1, available);
   for (const RunningJobView& r : q.running)
     profile.occupy_until(0, units(r.nodes, r.gpus_per_node), runtime.left(r.time_limit, r.run));
+  // Reservations to come take their nodes over their windows: no job is planned across them.
+  for (const NodeReservation& v : q.reservations) {
+    const Seconds from = std::max<Seconds>(0, v.start - q.time), to = v.end - q.time;
+    if (to > from && from < kHorizon)
+      profile.reserve({from, {0}}, units(std::min(v.nodes, total), 0), to - from);
+  }
   PlannedStart out;
   out.held_by_limit = job.held_for > 0;
   if (job.held_for <= 0) {

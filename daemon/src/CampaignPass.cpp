@@ -114,6 +114,7 @@ void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
   snapshots_.set_priority(chosen->priority);
   snapshots_.set_unavailable_nodes(chosen->unavailable_nodes);
   snapshots_.set_user_limits(chosen->user_limits);
+  snapshots_.set_reservations(chosen->reservations);
   machine_nodes_ = chosen->total_nodes;
   machine_gpus_ = chosen->gpus_per_node;
   store_->set_value(kMachineKey,

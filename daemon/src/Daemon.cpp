@@ -246,6 +246,8 @@ struct Daemon::Impl {
           {"partition_loads", rpc_counters.partition_loads},
           {"node_loads", rpc_counters.node_loads},
           {"config_loads", rpc_counters.config_loads},
+          {"reservation_loads", rpc_counters.reservation_loads},
+          {"limit_loads", rpc_counters.limit_loads},
           {"submits", rpc_counters.submits},
           {"signals", rpc_counters.signals},
           {"cancels", rpc_counters.cancels},

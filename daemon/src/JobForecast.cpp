@@ -19,6 +19,7 @@ std::optional<JobForecast> forecast_job(const std::vector<SlurmJob>& jobs,
   builder.set_priority(partition.priority);
   builder.set_unavailable_nodes(partition.unavailable_nodes);
   builder.set_user_limits(partition.user_limits);
+  builder.set_reservations(partition.reservations);
   builder.set_owner(owner);
   // The job itself is the one planned: the queue is everyone else.
   std::vector<SlurmJob> others;

@@ -143,6 +143,21 @@ class AssociationLimits {
   std::string note_;
 };
 
+// Whether `user` is among a reservation's users ("alice,bob"; "-carol" excludes): one the
+// user may run in is no capacity lost to them.
+bool among_users(const std::string& users, const std::string& user) {
+  if (user.empty()) return false;
+  std::size_t from = 0;
+  while (from <= users.size()) {
+    const std::size_t cut = users.find(',', from);
+    const std::string name = users.substr(from, cut == std::string::npos ? cut : cut - from);
+    if (name == user) return true;
+    if (cut == std::string::npos) break;
+    from = cut + 1;
+  }
+  return false;
+}
+
 std::string user_name(uid_t uid) {
   const passwd* pw = ::getpwuid(uid);
   return pw && pw->pw_name ? std::string(pw->pw_name) : std::string();
@@ -282,7 +297,16 @@ class LibSlurmClient final : public SlurmClient {
     // Limits exist only where slurmdbd does: the association manager is empty without it.
     const bool accounting =
         str(conf->accounting_storage_type).find("slurmdbd") != std::string::npos;
-    const AssociationLimits limits(accounting ? user_name(::getuid()) : std::string());
+    const std::string user = user_name(::getuid());
+    if (accounting) ++counters_.limit_loads;
+    const AssociationLimits limits(accounting ? user : std::string());
+    // Reservations to come, for others: each partition's share of their nodes below.
+    reserve_info_msg_t* resv = nullptr;
+    ++counters_.reservation_loads;
+    if (slurm_load_reservations(0, &resv) != SLURM_SUCCESS) resv = nullptr;  // plan without
+    std::unique_ptr<reserve_info_msg_t, void (*)(reserve_info_msg_t*)> rg(
+        resv, slurm_free_reservation_info_msg);
+    const Seconds now = static_cast<Seconds>(::time(nullptr));
     std::vector<PartitionInfo> out;
     for (uint32_t i = 0; i < parts->record_count; ++i) {
       const partition_info_t& p = parts->partition_array[i];
@@ -296,6 +320,22 @@ class LibSlurmClient final : public SlurmClient {
       info.priority = priority;
       info.user_limits = limits.in_partition(p.qos_char);
       info.limits_note = limits.note();
+      std::vector<bool> member(nodes->record_count, false);
+      for (const int32_t* r = p.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
+        for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(member.size()); ++n)
+          member[static_cast<std::size_t>(n)] = true;
+      for (uint32_t k = 0; resv && k < resv->record_count; ++k) {
+        const reserve_info_t& v = resv->reservation_array[k];
+        if (v.start_time <= now || v.end_time <= v.start_time || among_users(str(v.users), user))
+          continue;
+        int held = 0;
+        for (const int32_t* r = v.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
+          for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(member.size()); ++n)
+            held += member[static_cast<std::size_t>(n)] ? 1 : 0;
+        if (held > 0)
+          info.reservations.push_back(
+              {static_cast<Seconds>(v.start_time), static_cast<Seconds>(v.end_time), held});
+      }
       for (const int32_t* r = p.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
         for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(gpus.size()); ++n) {
           info.gpus_per_node = std::max(info.gpus_per_node, gpus[static_cast<std::size_t>(n)]);

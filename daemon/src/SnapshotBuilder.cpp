@@ -114,6 +114,8 @@ QueueSnapshot SnapshotBuilder::build(const std::vector<SlurmJob>& jobs, Seconds 
   q.priority = priority_;
   q.unavailable_nodes = unavailable_nodes_;
   q.user_limits = user_limits_;
+  for (const NodeReservation& r : reservations_)
+    if (r.start > now) q.reservations.push_back(r);
   for (const auto& j : jobs) {
     if (!in_partition(j)) continue;
     if (j.state == SlurmJobState::kPending) {

@@ -63,6 +63,7 @@ TEST(SnapshotBuilder, UnavailableNodesLimitsAndTheOwnersJobs) {
   b.set_unavailable_nodes(2);
   b.set_user_limits({0, 4});
   b.set_owner(1000);
+  b.set_reservations({{150, 300, 4}, {250, 400, 2}});  // the first began by the snapshot
   SlurmJob mine = job(1, SlurmJobState::kRunning, 50, 80);
   mine.user_id = 1000;
   SlurmJob theirs = job(2, SlurmJobState::kRunning, 50, 80);
@@ -70,6 +71,8 @@ TEST(SnapshotBuilder, UnavailableNodesLimitsAndTheOwnersJobs) {
   const QueueSnapshot q = b.build({mine, theirs}, 200);
   EXPECT_EQ(q.unavailable_nodes, 2);
   EXPECT_EQ(q.user_limits.max_running_nodes, 4);
+  ASSERT_EQ(q.reservations.size(), 1u);
+  EXPECT_EQ(q.reservations[0].start, 250);
   ASSERT_EQ(q.running.size(), 2u);
   EXPECT_TRUE(q.running[0].own);
   EXPECT_FALSE(q.running[1].own);

@@ -340,10 +340,16 @@ note "daemon read the priority weights"
 # reports what it knew of the partition beside each job, even one it cannot find).
 node="$(sinfo -h -N -p gpu -t idle -o %N | head -n 1)"
 scontrol update nodename="$node" state=drain reason=mirage-integration
-unavailable="$("$bin" forecast --config "$conf" --job 999999 --json | json_get 'd[0]["cluster"]["unavailable_nodes"]')" || true
+# and a reservation for someone else, an hour from now, is planned around.
+scontrol create reservationname=mirage-it starttime=now+1hour duration=60 nodes="$node" \
+  users=nobody >/dev/null
+seen="$("$bin" forecast --config "$conf" --job 999999 --json |
+  json_get '"%d %d" % (d[0]["cluster"]["unavailable_nodes"], d[0]["cluster"]["reservations"])')" || true
 scontrol update nodename="$node" state=resume
-[ "$unavailable" = 1 ] || fail "the drained idle node $node was not counted out of the plan: '$unavailable'"
-note "forecast: the drained node $node is out of the plan"
+scontrol delete reservationname=mirage-it
+[ "$seen" = "1 1" ] ||
+  fail "the drained idle node $node and the reservation to come were not both in the plan: '$seen'"
+note "forecast: the drained node $node is out of the plan, the reservation to come in it"
 
 for phase in "${phases[@]}"; do
   ensure_munge

@@ -224,6 +224,17 @@ TEST(QueueForecast, DownDrainedAndReservedNodesAreOutOfThePlan) {
   EXPECT_EQ(QueueForecast::plan(q, 8, 0, kHour).wait, QueueForecast::kHorizon);
 }
 
+TEST(QueueForecast, NoJobIsPlannedAcrossAReservationForOthers) {
+  QueueSnapshot q = machine();
+  q.time = 1000;
+  // Six nodes reserved from 2 h to 6 h from now: a 3-hour 6-node job cannot start before it ends,
+  // a 4-node one fits beside it, a 1-hour 6-node one fits before it.
+  q.reservations = {{1000 + 2 * kHour, 1000 + 6 * kHour, 6}};
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, 3 * kHour).wait, 6 * kHour);
+  EXPECT_EQ(QueueForecast::plan(q, 4, 0, 3 * kHour).wait, 0);
+  EXPECT_EQ(QueueForecast::plan(q, 6, 0, kHour).wait, 0);
+}
+
 TEST(QueueForecast, TheWholeQueueIsPlannedNotAPrefix) {
   QueueSnapshot q = machine(1);
   // 300 one-hour jobs ahead of it on a one-node machine: 300 h, past any bf_max_job_test.

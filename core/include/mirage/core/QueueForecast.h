@@ -2,7 +2,8 @@
 // When would a job submitted now start? A plan of the queue as Slurm's backfill plans it, from
 // what a QueueSnapshot says and nothing else, so that live and simulated decisions see the same:
 //   - running jobs hold their resources until their time limits (true runtimes are unknown), on
-//     the nodes that are up and not reserved for others;
+//     the nodes that are up and not reserved for others (reservations to come hold theirs over
+//     their windows);
 //   - the pending jobs that can run (not held, not waiting on a dependency, a begin time or their
 //     owner's limits: those are set aside, as Slurm's scheduler passes them over) are ranked by
 //     the priority the scheduler reports for each (fair share, QOS and partition included), plus

@@ -61,6 +61,14 @@ struct RunningJobView {
   bool own = false;
 };
 
+// Nodes of the partition that a reservation for others will hold over [start, end) (Unix
+// seconds): a maintenance window, a course, a reserved block. The forecast plans no job across it.
+struct NodeReservation {
+  Seconds start = 0;
+  Seconds end = 0;
+  int nodes = 0;
+};
+
 struct QueueSnapshot {
   Seconds time = 0;  // Unix seconds of the observation
   int total_nodes = 0;
@@ -72,6 +80,9 @@ struct QueueSnapshot {
   // limits where the source knows them; none otherwise): a job of theirs that would exceed one
   // pends, whatever room there is.
   UserLimits user_limits;
+  // Reservations for others that begin after `time` (those under way hold their idle nodes in
+  // unavailable_nodes already). Live only: a log announces none.
+  std::vector<NodeReservation> reservations;
   std::vector<PendingJobView> pending;
   std::vector<RunningJobView> running;
   // Mean queue wait of the most recently started jobs (up to kRecentStarts of them), as the

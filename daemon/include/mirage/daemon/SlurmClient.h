@@ -88,6 +88,9 @@ struct PartitionInfo {
   // Where user_limits come from, or why there are none (no accounting; the association manager
   // did not answer): campaign show says what the forecast knew.
   std::string limits_note{};
+  // Reservations for others (the daemon's user not among their users) that begin later, with
+  // the partition's nodes each will hold.
+  std::vector<NodeReservation> reservations{};
 };
 
 // One segment to submit. The real cluster gets the script and `options` through sbatch, which
@@ -134,14 +137,16 @@ struct RpcCounters {
   std::uint64_t partition_loads = 0;
   std::uint64_t node_loads = 0;
   std::uint64_t config_loads = 0;  // the controller's configuration (priority weights)
+  std::uint64_t reservation_loads = 0;
+  std::uint64_t limit_loads = 0;  // the association manager's limits (with accounting)
   std::uint64_t submits = 0;
   std::uint64_t signals = 0;
   std::uint64_t cancels = 0;
   std::uint64_t releases = 0;   // dependencies cleared
   std::uint64_t will_runs = 0;  // start estimates for jobs not submitted
   std::uint64_t total() const {
-    return job_dumps + partition_loads + node_loads + config_loads + submits + signals + cancels +
-           releases + will_runs;
+    return job_dumps + partition_loads + node_loads + config_loads + reservation_loads +
+           limit_loads + submits + signals + cancels + releases + will_runs;
   }
 };
 

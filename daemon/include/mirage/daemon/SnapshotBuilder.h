@@ -32,6 +32,7 @@ class SnapshotBuilder {
   // as theirs, counted against their limits.
   void set_owner(std::uint32_t uid) { owner_ = uid; }
   void set_user_limits(const UserLimits& limits) { user_limits_ = limits; }
+  void set_reservations(std::vector<NodeReservation> r) { reservations_ = std::move(r); }
   const PriorityParameters& priority() const { return priority_; }
   bool in_partition(const SlurmJob& job) const;
 
@@ -70,6 +71,7 @@ class SnapshotBuilder {
   int unavailable_nodes_ = 0;
   std::optional<std::uint32_t> owner_;
   UserLimits user_limits_;
+  std::vector<NodeReservation> reservations_;
   std::deque<RecentStart> recent_;
   Seconds watermark_ = kUnknownTime;  // latest start time counted
   Seconds wait_sum_ = 0;
