@@ -53,12 +53,17 @@ int run_forecast(const ForecastOptions& o) {
                                  config.partition.empty() ? "(default)" : config.partition));
   json out = json::array();
   // What the plan knew of the partition beside the jobs.
+  json by_qos = json::object();
+  for (const auto& [qos, l] : partition->limits_by_qos)
+    by_qos[qos] = {{"max_running_jobs_per_user", l.max_running_jobs},
+                   {"max_running_nodes_per_user", l.max_running_nodes}};
   const json seen = {{"partition", partition->name},
                      {"unavailable_nodes", partition->unavailable_nodes},
                      {"max_running_jobs_per_user", partition->user_limits.max_running_jobs},
                      {"max_running_nodes_per_user", partition->user_limits.max_running_nodes},
                      {"limits_note", partition->limits_note},
-                     {"reservations", partition->reservations.size()}};
+                     {"reservations", partition->reservations.size()},
+                     {"limits_by_qos", by_qos}};
   int missing = 0;
   for (const JobId id : o.jobs) {
     const auto f = daemon::forecast_job(dump.jobs, *partition, id, dump.taken,

@@ -209,7 +209,9 @@ ForecastJob QueueForecast::successor(const Observation& obs) {
   }
   // The user's limits: submitted now, it pends until enough of the user's running work (the
   // predecessor's included) has ended to leave room for it.
-  const UserLimits& l = q.user_limits;
+  UserLimits l = q.user_limits;
+  for (const auto& [qos, limits] : q.user_limits_by_qos)
+    if (!c.qos.empty() && qos == c.qos) l = limits;
   if (l.max_running_jobs <= 0 && l.max_running_nodes <= 0) return job;
   std::vector<std::pair<Seconds, int>> own;  // end (to its limit), nodes
   for (const RunningJobView& r : q.running)

@@ -780,6 +780,7 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
                                   std::max<Seconds>(0, pred.seg.start_time - queued_from),
                                   std::max<Seconds>(0, now - pred.seg.start_time));
   view.predecessor_priority = pred.priority;
+  view.qos = e.rec.qos;
   if (estimate_fresh && e.slurm_start != kUnknownTime)
     view.slurm_estimated_wait = std::max<Seconds>(0, e.slurm_start - now);
   Observation obs = history.build(view);

@@ -113,7 +113,7 @@ void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
   snapshots_.set_machine(chosen->total_nodes, chosen->gpus_per_node);
   snapshots_.set_priority(chosen->priority);
   snapshots_.set_unavailable_nodes(chosen->unavailable_nodes);
-  snapshots_.set_user_limits(chosen->user_limits);
+  snapshots_.set_user_limits(chosen->user_limits, chosen->limits_by_qos);
   snapshots_.set_reservations(chosen->reservations);
   machine_nodes_ = chosen->total_nodes;
   machine_gpus_ = chosen->gpus_per_node;

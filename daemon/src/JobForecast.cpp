@@ -18,7 +18,7 @@ std::optional<JobForecast> forecast_job(const std::vector<SlurmJob>& jobs,
   builder.set_machine(partition.total_nodes, partition.gpus_per_node);
   builder.set_priority(partition.priority);
   builder.set_unavailable_nodes(partition.unavailable_nodes);
-  builder.set_user_limits(partition.user_limits);
+  builder.set_user_limits(partition.user_limits, partition.limits_by_qos);
   builder.set_reservations(partition.reservations);
   builder.set_owner(owner);
   // The job itself is the one planned: the queue is everyone else.

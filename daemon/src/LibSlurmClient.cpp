@@ -98,10 +98,12 @@ class AssociationLimits {
       if (!a.user || user != a.user || !a.is_def) return;
       default_qos = a.def_qos_id;
       if (a.max_jobs != INFINITE && a.max_jobs != NO_VAL)
-        own_.max_running_jobs = tighter_limit(own_.max_running_jobs, static_cast<int>(a.max_jobs));
-      own_.max_running_nodes =
-          tighter_limit(own_.max_running_nodes, parse_node_limit(str(a.grp_tres)));
+        association_.max_running_jobs =
+            tighter_limit(association_.max_running_jobs, static_cast<int>(a.max_jobs));
+      association_.max_running_nodes =
+          tighter_limit(association_.max_running_nodes, parse_node_limit(str(a.grp_tres)));
     });
+    own_ = association_;
     for_each<slurmdb_qos_rec_t>(msg->qos_list, [&](const slurmdb_qos_rec_t& q) {
       UserLimits l;
       if (q.max_jobs_pu != INFINITE && q.max_jobs_pu != NO_VAL)
@@ -118,9 +120,14 @@ class AssociationLimits {
   const std::string& note() const { return note_; }
 
   UserLimits in_partition(const char* partition_qos) const {
-    UserLimits out = own_;
+    return tighten(own_, partition_qos_limits(partition_qos));
+  }
+  // Were the job submitted under each QOS instead of the default one.
+  std::vector<std::pair<std::string, UserLimits>> by_qos(const char* partition_qos) const {
+    std::vector<std::pair<std::string, UserLimits>> out;
+    const UserLimits part = partition_qos_limits(partition_qos);
     for (const auto& [name, l] : qos_)
-      if (partition_qos && name == partition_qos) out = tighten(out, l);
+      out.push_back({name, tighten(tighten(association_, l), part)});
     return out;
   }
 
@@ -138,7 +145,14 @@ class AssociationLimits {
     return a;
   }
 
-  UserLimits own_;
+  UserLimits partition_qos_limits(const char* partition_qos) const {
+    for (const auto& [name, l] : qos_)
+      if (partition_qos && name == partition_qos) return l;
+    return {};
+  }
+
+  UserLimits association_;  // the default association's own limits
+  UserLimits own_;          // with its default QOS's
   std::vector<std::pair<std::string, UserLimits>> qos_;
   std::string note_;
 };
@@ -320,6 +334,7 @@ class LibSlurmClient final : public SlurmClient {
       info.priority = priority;
       info.user_limits = limits.in_partition(p.qos_char);
       info.limits_note = limits.note();
+      info.limits_by_qos = limits.by_qos(p.qos_char);
       std::vector<bool> member(nodes->record_count, false);
       for (const int32_t* r = p.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
         for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(member.size()); ++n)

@@ -114,6 +114,7 @@ QueueSnapshot SnapshotBuilder::build(const std::vector<SlurmJob>& jobs, Seconds 
   q.priority = priority_;
   q.unavailable_nodes = unavailable_nodes_;
   q.user_limits = user_limits_;
+  q.user_limits_by_qos = limits_by_qos_;
   for (const NodeReservation& r : reservations_)
     if (r.start > now) q.reservations.push_back(r);
   for (const auto& j : jobs) {
@@ -125,6 +126,7 @@ QueueSnapshot SnapshotBuilder::build(const std::vector<SlurmJob>& jobs, Seconds 
       p.gpus_per_node = j.gpus_per_node;
       p.waited = std::max<Seconds>(0, now - j.submit);
       p.priority = j.priority;
+      p.qos = j.qos;
       const bool reported = j.priority != kUnknownPriority;
       p.state =
           classify_pending_reason(j.reason, reported ? std::optional(j.priority) : std::nullopt);
@@ -145,6 +147,7 @@ QueueSnapshot SnapshotBuilder::build(const std::vector<SlurmJob>& jobs, Seconds 
       r.run = std::max<Seconds>(0, now - start);
       r.priority = j.priority;
       r.own = owner_ && j.user_id == *owner_;
+      r.qos = j.qos;
       q.running.push_back(r);
     }
   }

@@ -29,6 +29,7 @@ TEST(SnapshotBuilder, ReportedPrioritiesReasonsAndAccrualAreKept) {
   waiting.priority = 4200;
   waiting.reason = "Priority";
   waiting.accrue = 150;  // released from a dependency then
+  waiting.qos = "long";
   SlurmJob limited = job(2, SlurmJobState::kPending, 100, kUnknownTime);
   limited.priority = 3000;
   limited.reason = "QOSMaxNodePerUserLimit";
@@ -44,6 +45,7 @@ TEST(SnapshotBuilder, ReportedPrioritiesReasonsAndAccrualAreKept) {
   EXPECT_EQ(q.pending[0].state, PendingState::kEligible);
   EXPECT_EQ(q.pending[0].waited, 100);
   EXPECT_EQ(q.pending[0].accrued, 50);
+  EXPECT_EQ(q.pending[0].qos, "long");
   EXPECT_EQ(q.pending[1].state, PendingState::kLimit);
   EXPECT_EQ(q.pending[1].accrued, 0);  // reported, but accruing nothing yet
   EXPECT_EQ(q.pending[2].state, PendingState::kHeld);
@@ -61,7 +63,7 @@ TEST(SnapshotBuilder, UnavailableNodesLimitsAndTheOwnersJobs) {
   SnapshotBuilder b("gpu");
   b.set_machine(8, 4);
   b.set_unavailable_nodes(2);
-  b.set_user_limits({0, 4});
+  b.set_user_limits({0, 4}, {{"long", {0, 16}}});
   b.set_owner(1000);
   b.set_reservations({{150, 300, 4}, {250, 400, 2}});  // the first began by the snapshot
   SlurmJob mine = job(1, SlurmJobState::kRunning, 50, 80);
@@ -71,6 +73,8 @@ TEST(SnapshotBuilder, UnavailableNodesLimitsAndTheOwnersJobs) {
   const QueueSnapshot q = b.build({mine, theirs}, 200);
   EXPECT_EQ(q.unavailable_nodes, 2);
   EXPECT_EQ(q.user_limits.max_running_nodes, 4);
+  ASSERT_EQ(q.user_limits_by_qos.size(), 1u);
+  EXPECT_EQ(q.user_limits_by_qos[0].second.max_running_nodes, 16);
   ASSERT_EQ(q.reservations.size(), 1u);
   EXPECT_EQ(q.reservations[0].start, 250);
   ASSERT_EQ(q.running.size(), 2u);

@@ -59,6 +59,11 @@ until limits="$({ "$bin" forecast --config "$conf" --job 999999 --json || true; 
   sleep 1
 done
 note "limits: $limits"
+# A campaign's own --qos is planned with that QOS's limits: `normal` sets none.
+normal="$({ "$bin" forecast --config "$conf" --job 999999 --json || true; } |
+  json_get 'd[0]["cluster"]["limits_by_qos"]["normal"]["max_running_nodes_per_user"]')"
+[ "$normal" = 0 ] || fail "the limits under QOS normal should be none, got '$normal'"
+note "limits under QOS normal: none"
 
 running="$(sbatch --parsable -N 1 -t 3 -o /dev/null --wrap 'sleep 120')"
 deadline=$((SECONDS + 30))

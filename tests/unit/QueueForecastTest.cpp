@@ -276,6 +276,14 @@ TEST(QueueForecast, ASuccessorOverItsUsersLimitIsHeldUntilThePredecessorEnds) {
   EXPECT_TRUE(QueueForecast::plan_successor(o).held_by_limit);
   o.latest.user_limits = {0, 10};
   EXPECT_FALSE(QueueForecast::plan_successor(o).held_by_limit);
+  // Submitted under a QOS of its own, that QOS's limits hold it instead.
+  o.latest.user_limits = {0, 8};
+  o.latest.user_limits_by_qos = {{"long", {0, 16}}};
+  o.campaign.qos = "long";
+  EXPECT_FALSE(QueueForecast::plan_successor(o).held_by_limit);
+  o.campaign.qos = "";
+  EXPECT_TRUE(QueueForecast::plan_successor(o).held_by_limit);
+  o.latest.user_limits_by_qos.clear();
   // Larger than the limit on its own: it never starts.
   o.latest.user_limits = {0, 4};
   EXPECT_EQ(QueueForecast::plan_successor(o).wait, QueueForecast::kHorizon);

@@ -1,6 +1,7 @@
 #pragma once
 // What a policy sees at a decision: the encoded recent history of the queue, the latest raw
 // snapshot, and the campaign's own state. Built the same way live and in simulation.
+#include <string>
 #include <vector>
 
 #include "mirage/core/QueueSnapshot.h"
@@ -26,6 +27,8 @@ struct CampaignView {
   // age it had then taken out, what the successor would get (same user, account, QOS and
   // size). kUnknownPriority where not reported.
   double predecessor_priority = kUnknownPriority;
+  // The QOS the successor is submitted under ("": the user's default): whose limits hold it.
+  std::string qos;
 
   Seconds predecessor_remaining() const {
     return predecessor_running ? predecessor_limit - predecessor_run : predecessor_limit;

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mirage/core/ClusterSpec.h"
@@ -45,6 +47,10 @@ struct PendingJobView {
   double priority = kUnknownPriority;
   Seconds accrued = 0;
   PendingState state = PendingState::kEligible;
+  // Its QOS, as reported ("": not reported, or the simulator's single one). Its priority
+  // factor is in `priority`, its limits in `state`; a one-partition snapshot has one partition
+  // priority tier, so none is kept per job.
+  std::string qos{};
 };
 
 struct RunningJobView {
@@ -59,6 +65,7 @@ struct RunningJobView {
   // Its owner is the snapshot's user (whose campaign it serves): their running work counts
   // against their limits (QueueSnapshot::user_limits).
   bool own = false;
+  std::string qos{};  // as reported ("": not reported)
 };
 
 // Nodes of the partition that a reservation for others will hold over [start, end) (Unix
@@ -80,6 +87,9 @@ struct QueueSnapshot {
   // limits where the source knows them; none otherwise): a job of theirs that would exceed one
   // pends, whatever room there is.
   UserLimits user_limits;
+  // Live, where accounting tells them: the same limits were a job submitted under each QOS the
+  // user may ask for (a campaign's --qos), the association's and the partition QOS's included.
+  std::vector<std::pair<std::string, UserLimits>> user_limits_by_qos;
   // Reservations for others that begin after `time` (those under way hold their idle nodes in
   // unavailable_nodes already). Live only: a log announces none.
   std::vector<NodeReservation> reservations;

@@ -88,6 +88,8 @@ struct PartitionInfo {
   // Where user_limits come from, or why there are none (no accounting; the association manager
   // did not answer): campaign show says what the forecast knew.
   std::string limits_note{};
+  // The same under each QOS the user may ask for (a campaign's --qos).
+  std::vector<std::pair<std::string, UserLimits>> limits_by_qos{};
   // Reservations for others (the daemon's user not among their users) that begin later, with
   // the partition's nodes each will hold.
   std::vector<NodeReservation> reservations{};

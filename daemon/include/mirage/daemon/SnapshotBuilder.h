@@ -31,7 +31,11 @@ class SnapshotBuilder {
   // The user whose campaigns the snapshots serve (the daemon's): their running jobs are marked
   // as theirs, counted against their limits.
   void set_owner(std::uint32_t uid) { owner_ = uid; }
-  void set_user_limits(const UserLimits& limits) { user_limits_ = limits; }
+  void set_user_limits(const UserLimits& limits,
+                       std::vector<std::pair<std::string, UserLimits>> by_qos = {}) {
+    user_limits_ = limits;
+    limits_by_qos_ = std::move(by_qos);
+  }
   void set_reservations(std::vector<NodeReservation> r) { reservations_ = std::move(r); }
   const PriorityParameters& priority() const { return priority_; }
   bool in_partition(const SlurmJob& job) const;
@@ -71,6 +75,7 @@ class SnapshotBuilder {
   int unavailable_nodes_ = 0;
   std::optional<std::uint32_t> owner_;
   UserLimits user_limits_;
+  std::vector<std::pair<std::string, UserLimits>> limits_by_qos_;
   std::vector<NodeReservation> reservations_;
   std::deque<RecentStart> recent_;
   Seconds watermark_ = kUnknownTime;  // latest start time counted
