@@ -12,6 +12,7 @@
 #include "EmbeddedSample.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
+#include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/Daemon.h"
 #include "mirage/daemon/DaemonConfig.h"
 #include "mirage/daemon/JobForecast.h"
@@ -44,26 +45,14 @@ int run_forecast(const ForecastOptions& o) {
       daemon::make_slurm_backend(config, embedded_sample_trace(), embedded_sample_name());
   const daemon::JobDump dump = backend.client->load_jobs(0);
   const std::vector<daemon::PartitionInfo> parts = backend.client->load_partitions();
-  const daemon::PartitionInfo* partition = nullptr;
-  for (const auto& p : parts)
-    if (!config.partition.empty() ? p.name == config.partition : p.is_default) partition = &p;
+  const daemon::PartitionInfo* partition = daemon::choose_partition(parts, config.partition);
   if (!partition)
     throw InputError({o.config, 0, "cluster.partition"},
                      fmt::format("partition '{}' is not on the cluster",
                                  config.partition.empty() ? "(default)" : config.partition));
   json out = json::array();
   // What the plan knew of the partition beside the jobs.
-  json by_qos = json::object();
-  for (const auto& [qos, l] : partition->limits_by_qos)
-    by_qos[qos] = {{"max_running_jobs_per_user", l.max_running_jobs},
-                   {"max_running_nodes_per_user", l.max_running_nodes}};
-  const json seen = {{"partition", partition->name},
-                     {"unavailable_nodes", partition->unavailable_nodes},
-                     {"max_running_jobs_per_user", partition->user_limits.max_running_jobs},
-                     {"max_running_nodes_per_user", partition->user_limits.max_running_nodes},
-                     {"limits_note", partition->limits_note},
-                     {"reservations", partition->reservations.size()},
-                     {"limits_by_qos", by_qos}};
+  const json seen = daemon::partition_knowledge_json(*partition);
   int missing = 0;
   for (const JobId id : o.jobs) {
     const auto f = daemon::forecast_job(dump.jobs, *partition, id, dump.taken,

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "mirage/daemon/ControlProtocol.h"
+
 namespace mirage::daemon {
 
 using json = nlohmann::json;
@@ -86,11 +88,7 @@ void CampaignPass::restore() {
 }
 
 void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
-  const PartitionInfo* chosen = nullptr;
-  for (const auto& p : parts) {
-    if (!configured_partition_.empty() ? p.name == configured_partition_ : p.is_default)
-      chosen = &p;
-  }
+  const PartitionInfo* chosen = choose_partition(parts, configured_partition_);
   if (!chosen) {
     spdlog::warn(
         "partition '{}' not found on the cluster (it has {} partitions); queue "
@@ -101,14 +99,14 @@ void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
   const PriorityParameters& w = chosen->priority;
   const UserLimits& l = chosen->user_limits;
   if (snapshots_.partition() != chosen->name || machine_nodes_ != chosen->total_nodes ||
-      machine_gpus_ != chosen->gpus_per_node || snapshots_.priority() != w || user_limits_ != l)
+      machine_gpus_ != chosen->gpus_per_node || snapshots_.priority() != w ||
+      snapshots_.user_limits() != l)
     spdlog::info(
         "partition {}: {} nodes, {} GPUs per node; priority weights: age {} (max age {}), job "
         "size {}{}; per-user limits: {} running jobs, {} nodes (0: none known)",
         chosen->name, chosen->total_nodes, chosen->gpus_per_node, w.weight_age,
         format_slurm_duration(w.max_age), w.weight_job_size, w.favor_small ? ", small first" : "",
         l.max_running_jobs, l.max_running_nodes);
-  user_limits_ = l;
   snapshots_.set_partition(chosen->name);
   snapshots_.set_machine(chosen->total_nodes, chosen->gpus_per_node);
   snapshots_.set_priority(chosen->priority);
@@ -117,17 +115,12 @@ void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
   snapshots_.set_reservations(chosen->reservations);
   machine_nodes_ = chosen->total_nodes;
   machine_gpus_ = chosen->gpus_per_node;
-  store_->set_value(kMachineKey,
-                    json{{"partition", chosen->name},
-                         {"nodes", chosen->total_nodes},
-                         {"gpus_per_node", chosen->gpus_per_node},
-                         {"priority", priority_to_json(chosen->priority)},
-                         {"unavailable_nodes", chosen->unavailable_nodes},
-                         {"max_running_jobs_per_user", chosen->user_limits.max_running_jobs},
-                         {"max_running_nodes_per_user", chosen->user_limits.max_running_nodes},
-                         {"limits_note", chosen->limits_note},
-                         {"as_of", clock_.now()}}
-                        .dump());
+  json machine = partition_knowledge_json(*chosen);
+  machine.update({{"nodes", chosen->total_nodes},
+                  {"gpus_per_node", chosen->gpus_per_node},
+                  {"priority", priority_to_json(chosen->priority)},
+                  {"as_of", clock_.now()}});
+  store_->set_value(kMachineKey, machine.dump());
 }
 
 void CampaignPass::set_jobs(std::vector<SlurmJob> jobs) {

@@ -233,6 +233,20 @@ json outlook_json(const CampaignRecord& r, const DecisionRecord& d) {
   return o;
 }
 
+json partition_knowledge_json(const PartitionInfo& p) {
+  json by_qos = json::object();
+  for (const auto& [qos, l] : p.limits_by_qos)
+    by_qos[qos] = {{"max_running_jobs_per_user", l.max_running_jobs},
+                   {"max_running_nodes_per_user", l.max_running_nodes}};
+  return {{"partition", p.name},
+          {"unavailable_nodes", p.unavailable_nodes},
+          {"max_running_jobs_per_user", p.user_limits.max_running_jobs},
+          {"max_running_nodes_per_user", p.user_limits.max_running_nodes},
+          {"limits_note", p.limits_note},
+          {"reservations", p.reservations.size()},
+          {"limits_by_qos", by_qos}};
+}
+
 CampaignRequest parse_campaign_request(const json& c) {
   const std::string w = "campaign.";
   if (!c.is_object()) bad("campaign", "expected an object, got " + type_of(c));

@@ -337,8 +337,12 @@ class LibSlurmClient final : public SlurmClient {
       info.limits_by_qos = limits.by_qos(p.qos_char);
       std::vector<bool> member(nodes->record_count, false);
       for (const int32_t* r = p.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
-        for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(member.size()); ++n)
-          member[static_cast<std::size_t>(n)] = true;
+        for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(member.size()); ++n) {
+          const auto k = static_cast<std::size_t>(n);
+          member[k] = true;
+          info.gpus_per_node = std::max(info.gpus_per_node, gpus[k]);
+          info.unavailable_nodes += unavailable[k] ? 1 : 0;
+        }
       for (uint32_t k = 0; resv && k < resv->record_count; ++k) {
         const reserve_info_t& v = resv->reservation_array[k];
         if (v.start_time <= now || v.end_time <= v.start_time || among_users(str(v.users), user))
@@ -351,11 +355,6 @@ class LibSlurmClient final : public SlurmClient {
           info.reservations.push_back(
               {static_cast<Seconds>(v.start_time), static_cast<Seconds>(v.end_time), held});
       }
-      for (const int32_t* r = p.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
-        for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(gpus.size()); ++n) {
-          info.gpus_per_node = std::max(info.gpus_per_node, gpus[static_cast<std::size_t>(n)]);
-          info.unavailable_nodes += unavailable[static_cast<std::size_t>(n)] ? 1 : 0;
-        }
       out.push_back(std::move(info));
     }
     return out;

@@ -67,6 +67,14 @@ std::optional<JobTag> JobTag::parse(std::string_view text) {
   return tag;
 }
 
+const PartitionInfo* choose_partition(const std::vector<PartitionInfo>& partitions,
+                                      const std::string& configured) {
+  const PartitionInfo* chosen = nullptr;
+  for (const auto& p : partitions)
+    if (!configured.empty() ? p.name == configured : p.is_default) chosen = &p;
+  return chosen;
+}
+
 int parse_node_limit(std::string_view tres) {
   constexpr std::string_view kNodeTresId = "4";  // TRES_NODE in Slurm's own numbering
   while (!tres.empty()) {

@@ -58,7 +58,6 @@ class CampaignPass {
   std::unique_ptr<CampaignStore> store_;
   std::unique_ptr<CampaignController> controller_;
   SnapshotBuilder snapshots_;
-  UserLimits user_limits_;  // as last logged
   ObservationBuilder history_;
   QueueSnapshot last_queue_;
   std::vector<SlurmJob> jobs_;

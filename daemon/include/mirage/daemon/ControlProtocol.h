@@ -33,6 +33,10 @@ nlohmann::json campaign_detail_json(const CampaignRecord& r, const CampaignStore
 // latest decision `d`, were it submitted then) and the campaign finish, for `campaign show`;
 // null unless the campaign runs a segment and its next has not started.
 nlohmann::json outlook_json(const CampaignRecord& r, const DecisionRecord& d);
+// What a forecast knows of partition `p` beside its jobs: the nodes out of use, the reservations
+// to come, the user's limits (under the default QOS and under each one) and where they came
+// from. `mirage forecast` prints it; the daemon keeps it in the store for `campaign show`.
+nlohmann::json partition_knowledge_json(const PartitionInfo& p);
 
 class ControlHandler {
  public:

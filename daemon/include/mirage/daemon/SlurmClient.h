@@ -205,6 +205,11 @@ struct JobTag {
 // comma- or semicolon-separated TRES list) -> 4; 0 when no GPU is asked for.
 int parse_gpus_per_node(std::string_view tres);
 
+// The partition a daemon works in: the one `configured`, or the cluster's default where none
+// is; nullptr when it is not among `partitions`.
+const PartitionInfo* choose_partition(const std::vector<PartitionInfo>& partitions,
+                                      const std::string& configured);
+
 // The node count in a TRES limit as slurmctld keeps it ("4=2,1=64": TRES ids, node is 4) or as
 // sacctmgr writes it ("node=2,cpu=64"); 0 when it sets none.
 int parse_node_limit(std::string_view tres);

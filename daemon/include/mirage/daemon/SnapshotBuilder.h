@@ -36,6 +36,7 @@ class SnapshotBuilder {
     user_limits_ = limits;
     limits_by_qos_ = std::move(by_qos);
   }
+  const UserLimits& user_limits() const { return user_limits_; }
   void set_reservations(std::vector<NodeReservation> r) { reservations_ = std::move(r); }
   const PriorityParameters& priority() const { return priority_; }
   bool in_partition(const SlurmJob& job) const;
