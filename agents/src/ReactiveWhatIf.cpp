@@ -5,6 +5,7 @@
 #include <map>
 
 #include "mirage/agents/Evaluation.h"
+#include "mirage/simulator/Fidelity.h"
 #include "mirage/simulator/SimulationSummary.h"
 
 namespace mirage {
@@ -87,12 +88,18 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
   r.successors = sim_waits.size();
   if (sim_waits.empty()) return r;
 
-  std::vector<double> real_waits;
-  for (const Job& j : trace.jobs)
+  std::vector<double> real_waits, lone_waits;
+  const std::vector<char> behind = queued_behind_own(trace.jobs);
+  for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
+    const Job& j = trace.jobs[i];
     if (j.nodes == config.nodes && j.started() && 2 * j.time_limit >= config.time_limit &&
-        j.submit >= first - config.near && j.submit <= last + config.near)
+        j.submit >= first - config.near && j.submit <= last + config.near) {
       real_waits.push_back(static_cast<double>(j.wait()));
+      if (!j.user.empty() && !behind[i]) lone_waits.push_back(static_cast<double>(j.wait()));
+    }
+  }
   r.real_jobs = real_waits.size();
+  r.lone_jobs = lone_waits.size();
 
   const WaitStats sim = stats_of(std::move(sim_waits)), real = stats_of(std::move(real_waits));
   r.sim_mean_wait_s = sim.mean;
@@ -102,6 +109,10 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
   r.real_median_wait_s = real.median;
   r.real_over_1h = real.over_1h;
   r.ratio = r.real_jobs > 0 && real.mean > 0 ? sim.mean / real.mean : 0;
+  const WaitStats lone = stats_of(std::move(lone_waits));
+  r.lone_mean_wait_s = lone.mean;
+  r.lone_median_wait_s = lone.median;
+  r.lone_ratio = r.lone_jobs > 0 && lone.mean > 0 ? sim.mean / lone.mean : 0;
   return r;
 }
 

@@ -77,7 +77,12 @@ nlohmann::json to_json(const ReactiveWhatIf& w) {
           {"real_median_wait_s", w.real_median_wait_s},
           {"real_over_1h", w.real_over_1h},
           {"ratio", w.ratio},
-          {"on_target", w.on_target()}};
+          {"on_target", w.on_target()},
+          {"lone_jobs", w.lone_jobs},
+          {"lone_mean_wait_s", w.lone_mean_wait_s},
+          {"lone_median_wait_s", w.lone_median_wait_s},
+          {"lone_ratio", w.lone_ratio},
+          {"lone_on_target", w.lone_on_target()}};
 }
 
 nlohmann::json to_json(const WaitFidelity& f) {
@@ -211,12 +216,14 @@ void run_fidelity(const FidelityOptions& o) {
                      {"overall", to_json(r.overall)},
                      {"by_size", nlohmann::json::array()},
                      {"by_month", nlohmann::json::array()},
+                     {"by_user_queue", nlohmann::json::array()},
                      {"twins",
                       {{"pairs", r.twins.pairs},
                        {"real_with_twin", r.twins.real_with_twin},
                        {"sim_with_real", r.twins.sim_with_real}}}};
     for (const auto& f : r.by_size) j["by_size"].push_back(to_json(f));
     for (const auto& f : r.by_month) j["by_month"].push_back(to_json(f));
+    for (const auto& f : r.by_user_queue) j["by_user_queue"].push_back(to_json(f));
     j["reactive_what_if"] = nlohmann::json::array();
     for (const auto& x : what_ifs) j["reactive_what_if"].push_back(to_json(x));
     std::cout << j.dump(2) << "\n";
@@ -238,7 +245,13 @@ void run_fidelity(const FidelityOptions& o) {
              "", "misses");
   print_row(r.overall);
   for (const auto& f : r.by_size) print_row(f);
+  for (const auto& f : r.by_user_queue) print_row(f);
   for (const auto& f : r.by_month) print_row(f);
+  if (!r.by_user_queue.empty())
+    fmt::print(
+        "\nlone        its user had nothing pending when it was submitted (as a chain's "
+        "successor)\n"
+        "behind own  it queued behind its own user's pending jobs\n");
   if (r.twins.pairs > 0)
     fmt::print(
         "\ntwins     {} pairs of jobs alike in all a replay sees (nodes, limit within 25%, "
@@ -248,22 +261,35 @@ void run_fidelity(const FidelityOptions& o) {
   if (!what_ifs.empty()) {
     fmt::print(
         "\nreactive what-if: a chain's successor (a sample every {}) against the real jobs of its "
-        "size submitted within {} of it; target ratio 0.67..1.5\n",
+        "size submitted within {} of it, and against those of them that were lone (their user had "
+        "nothing pending); target ratio 0.67..1.5\n",
         format_slurm_duration(w.every), format_slurm_duration(w.near));
-    fmt::print("{:<6} {:>11} {:>10}  {:>13}  {:>13}  {:>11}  {:>9}  {:>5}\n", "nodes", "limit",
-               "successors", "mean wait h", "median h", "> 1 h", "real jobs", "ratio");
+    fmt::print("{:<6} {:>11} {:>10}  {:>13}  {:>13}  {:>11}  {:>9}  {:>5}  {:>15}  {:>5}\n",
+               "nodes", "limit", "successors", "mean wait h", "median h", "> 1 h", "real jobs",
+               "ratio", "lone jobs  h", "ratio");
     fmt::print("{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>6} {:>6}  {:>5} {:>5}\n", "", "", "", "sim",
                "real", "sim", "real", "sim", "real");
     for (const auto& x : what_ifs) {
-      const char* note = x.successors == 0  ? "  (no sample: the log is shorter than two segments)"
-                         : x.real_jobs == 0 ? "  (no real jobs of this size)"
-                         : x.on_target()    ? ""
-                                            : "  ratio";
+      std::string note;
+      if (x.successors == 0) {
+        note = "  (no sample: the log is shorter than two segments)";
+      } else if (x.real_jobs == 0) {
+        note = "  (no real jobs of this size)";
+      } else {
+        if (!x.on_target()) note += " ratio";
+        if (x.lone_jobs > 0 && !x.lone_on_target()) note += " lone";
+        if (!note.empty()) note = " " + note;
+      }
+      const std::string lone = x.lone_jobs > 0
+                                   ? fmt::format("{:>8} {:>6}  {:>5.2f}", x.lone_jobs,
+                                                 hours(x.lone_mean_wait_s), x.lone_ratio)
+                                   : fmt::format("{:>8} {:>6}  {:>5}", "-", "-", "-");
       fmt::print(
-          "{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>6} {:>6}  {:>4.0f}% {:>4.0f}%  {:>9}  {:>5.2f}{}\n",
+          "{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>6} {:>6}  {:>4.0f}% {:>4.0f}%  {:>9}  {:>5.2f}  "
+          "{}{}\n",
           x.nodes, format_slurm_duration(x.time_limit), x.successors, hours(x.sim_mean_wait_s),
           hours(x.real_mean_wait_s), hours(x.sim_median_wait_s), hours(x.real_median_wait_s),
-          100 * x.sim_over_1h, 100 * x.real_over_1h, x.real_jobs, x.ratio, note);
+          100 * x.sim_over_1h, 100 * x.real_over_1h, x.real_jobs, x.ratio, lone, note);
     }
   }
   if (!o.svg.empty()) fmt::print("\nplot      {}\n", o.svg);

@@ -98,12 +98,32 @@ double rank_correlation(const std::vector<double>& a, const std::vector<double>&
   return pearson(ranks(a), ranks(b));
 }
 
+std::vector<char> queued_behind_own(const std::vector<Job>& jobs) {
+  std::vector<std::size_t> order(jobs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
+  // Per user, the latest start among the jobs submitted so far: while it lies ahead, one of them
+  // is still pending.
+  std::unordered_map<std::string, Seconds> latest_start;
+  std::vector<char> behind(jobs.size(), 0);
+  for (const std::size_t i : order) {
+    const Job& j = jobs[i];
+    if (j.user.empty()) continue;
+    const auto [it, fresh] = latest_start.try_emplace(j.user, kUnknownTime);
+    behind[i] = !fresh && it->second != kUnknownTime && it->second > j.submit;
+    if (j.started() && (it->second == kUnknownTime || j.start > it->second)) it->second = j.start;
+  }
+  return behind;
+}
+
 std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& sim, Seconds from,
                                  Seconds to, std::size_t& without_real_start) {
   std::vector<WaitPair> out;
   out.reserve(jobs.size());
   without_real_start = 0;
   std::unordered_map<std::string, std::uint32_t> users;
+  const std::vector<char> behind = queued_behind_own(jobs);  // the whole log: earlier jobs count
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& j = jobs[i];
     if ((from > 0 && j.submit < from) || (to > 0 && j.submit >= to)) continue;
@@ -115,7 +135,8 @@ std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& 
     if (start == kUnknownTime) continue;  // never started in the replay (it ran out first)
     const std::uint32_t user =
         j.user.empty() ? 0 : users.try_emplace(j.user, users.size() + 1).first->second;
-    out.push_back({j.submit, j.nodes, j.wait(), start - j.submit, j.time_limit, user});
+    out.push_back(
+        {j.submit, j.nodes, j.wait(), start - j.submit, j.time_limit, user, behind[i] != 0});
   }
   return out;
 }
@@ -160,8 +181,10 @@ FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs) {
   std::vector<const WaitPair*> all;
   std::map<int, std::vector<const WaitPair*>> by_size;  // keyed by the class's smallest size
   std::map<std::string, std::vector<const WaitPair*>> by_month;
+  std::vector<const WaitPair*> lone, behind_own;
   for (const WaitPair& p : pairs) {
     all.push_back(&p);
+    if (p.user != 0) (p.behind_own ? behind_own : lone).push_back(&p);
     by_size[p.nodes <= 1 ? 1 : p.nodes < 8 ? 2 : 8].push_back(&p);
     by_month[month_of(p.submit)].push_back(&p);
   }
@@ -170,6 +193,8 @@ FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs) {
   for (const auto& [smallest, group] : by_size)
     r.by_size.push_back(figures(size_class(smallest), group));
   for (const auto& [month, group] : by_month) r.by_month.push_back(figures(month, group));
+  if (!lone.empty()) r.by_user_queue.push_back(figures("lone", lone));
+  if (!behind_own.empty()) r.by_user_queue.push_back(figures("behind own", behind_own));
   return r;
 }
 

@@ -166,11 +166,8 @@ TEST(Episode, ChainSegmentsFaceTheClustersUserLimits) {
   }
 }
 
-// The what-if check compares the successors' simulated waits with the real waits of the jobs of
-// their size submitted near them, and with nothing else.
-TEST(Episode, ReactiveWhatIfComparesWithRealJobsOfItsSizeNearIt) {
-  Trace t = busy_trace(5);
-  for (Job& j : t.jobs) j.start = j.submit + (j.nodes == 4 ? 2 * kHour : 0);  // the yardstick
+// Two-segment 4-node chains of 6 h, sampled every 12 h over days 3 to 6 of busy_trace.
+ReactiveWhatIfConfig four_node_what_if() {
   ReactiveWhatIfConfig w;
   w.nodes = 4;
   w.time_limit = 6 * kHour;
@@ -178,6 +175,15 @@ TEST(Episode, ReactiveWhatIfComparesWithRealJobsOfItsSizeNearIt) {
   w.to = kT0 + 6 * kDay;
   w.every = 12 * kHour;
   w.near = kDay;
+  return w;
+}
+
+// The what-if check compares the successors' simulated waits with the real waits of the jobs of
+// their size submitted near them, and with nothing else.
+TEST(Episode, ReactiveWhatIfComparesWithRealJobsOfItsSizeNearIt) {
+  Trace t = busy_trace(5);
+  for (Job& j : t.jobs) j.start = j.submit + (j.nodes == 4 ? 2 * kHour : 0);  // the yardstick
+  const ReactiveWhatIfConfig w = four_node_what_if();
   const ReactiveWhatIf r = check_reactive_what_if(t, cluster16(), w);
   EXPECT_EQ(r.successors, 6u);
   // Successors are submitted a segment after each sample, so within [from + 6 h, to + 6 h + wait).
@@ -190,6 +196,28 @@ TEST(Episode, ReactiveWhatIfComparesWithRealJobsOfItsSizeNearIt) {
   EXPECT_DOUBLE_EQ(r.real_mean_wait_s, 2.0 * kHour);
   EXPECT_DOUBLE_EQ(r.real_over_1h, 1.0);
   EXPECT_DOUBLE_EQ(r.ratio, r.sim_mean_wait_s / (2.0 * kHour));
+}
+
+TEST(Episode, ReactiveWhatIfIsAlsoHeldAgainstTheLoneJobsOfItsSize) {
+  Trace t = busy_trace(5);
+  // The 4-node jobs are one user's: one submitted while another of theirs still pended waited
+  // 10 h, a lone one 1 h (a per-user queue the log does not name).
+  Seconds pending_until = 0;
+  for (Job& j : t.jobs) {
+    if (j.nodes != 4) continue;
+    j.user = "a";
+    j.start = j.submit + (pending_until > j.submit ? 10 * kHour : kHour);
+    pending_until = std::max(pending_until, j.start);
+  }
+  const ReactiveWhatIfConfig w = four_node_what_if();
+  const ReactiveWhatIf r = check_reactive_what_if(t, cluster16(), w);
+  ASSERT_GT(r.lone_jobs, 0u);
+  EXPECT_LT(r.lone_jobs, r.real_jobs);
+  EXPECT_DOUBLE_EQ(r.lone_mean_wait_s, 1.0 * kHour);
+  EXPECT_GT(r.real_mean_wait_s, r.lone_mean_wait_s);
+  EXPECT_DOUBLE_EQ(r.lone_ratio, r.sim_mean_wait_s / kHour);
+  for (Job& j : t.jobs) j.user.clear();  // a log naming no users: no lone yardstick
+  EXPECT_EQ(check_reactive_what_if(t, cluster16(), w).lone_jobs, 0u);
 }
 
 TEST(Episode, OracleIsNeverWorseThanTheBaselinesOnAnySample) {

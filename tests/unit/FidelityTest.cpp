@@ -85,6 +85,48 @@ TEST(Fidelity, TwinsAreAlikeJobsOfOtherUsersSubmittedWithinTenMinutes) {
   EXPECT_NEAR(t.sim_with_real, -0.6, 1e-12);
 }
 
+TEST(Fidelity, AJobQueuedBehindOwnWhenItsUsersEarlierJobHadNotStarted) {
+  const auto at = [](std::string user, Seconds submit, Seconds start) {
+    Job j;
+    j.user = std::move(user);
+    j.submit = submit;
+    j.start = start;
+    return j;
+  };
+  const std::vector<Job> jobs = {
+      at("alice", 0, 100),
+      at("alice", 50, 150),           // alice's first had not started: behind own
+      at("bob", 60, 500),             // another user's queue
+      at("alice", 450, 460),          // all of alice's had started by then: lone
+      at("bob", 500, 600),            // bob's first started that very second: lone
+      at("", 70, 900),                // no user named: never behind
+      at("carol", 10, kUnknownTime),  // never started (cancelled): holds nothing back
+      at("carol", 20, 30),            //
+      at("alice", 120, 400),          // out of order in the log: alice's second (150) pends
+  };
+  const std::vector<char> behind = queued_behind_own(jobs);
+  EXPECT_EQ(behind, (std::vector<char>{0, 1, 0, 0, 0, 0, 0, 0, 1}));
+}
+
+TEST(Fidelity, LoneJobsAndJobsBehindTheirUsersOwnAreFiguredApart) {
+  std::vector<WaitPair> pairs = {
+      job(0, 1, kHour, 1, 0, 60), job(10, 1, kHour, 1, 4 * kHour, 2 * kHour),
+      job(20, 1, kHour, 2, 60, 120), job(30, 1, kHour, 0, 5, 5),  // no user: in neither group
+  };
+  pairs[1].behind_own = true;
+  const FidelityReport r = measure_fidelity(pairs);
+  ASSERT_EQ(r.by_user_queue.size(), 2u);
+  EXPECT_EQ(r.by_user_queue[0].group, "lone");
+  EXPECT_EQ(r.by_user_queue[0].jobs, 2u);
+  EXPECT_DOUBLE_EQ(r.by_user_queue[0].real_mean_s, 30.0);
+  EXPECT_DOUBLE_EQ(r.by_user_queue[0].mean_ratio, 3.0);
+  EXPECT_EQ(r.by_user_queue[1].group, "behind own");
+  EXPECT_EQ(r.by_user_queue[1].jobs, 1u);
+  EXPECT_DOUBLE_EQ(r.by_user_queue[1].mean_ratio, 0.5);
+  for (WaitPair& p : pairs) p.user = 0;  // a log naming no users: no such rows
+  EXPECT_TRUE(measure_fidelity(pairs).by_user_queue.empty());
+}
+
 TEST(Fidelity, PairsEachJobWithItsSimulatedStartInsideTheWindow) {
   std::vector<Job> jobs(3);
   for (int i = 0; i < 3; ++i) {
@@ -109,6 +151,14 @@ TEST(Fidelity, PairsEachJobWithItsSimulatedStartInsideTheWindow) {
   ASSERT_EQ(window.size(), 1u);
   EXPECT_EQ(window[0].submit, 1100);
   EXPECT_EQ(without_start, 0u);
+  // Whether a job queued behind its user's own is told from the whole log, not the window: the
+  // job at 1100 was submitted while the user's job of 1000 (started 1050) had started.
+  for (Job& j : jobs) j.user = "u";
+  jobs[0].start = 1150;  // now pending at 1100
+  const auto behind = pair_waits(jobs, sim, 1100, 1200, without_start);
+  ASSERT_EQ(behind.size(), 1u);
+  EXPECT_TRUE(behind[0].behind_own);
+  EXPECT_EQ(behind[0].user, 1u);
 }
 
 }  // namespace

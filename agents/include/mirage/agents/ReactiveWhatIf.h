@@ -35,9 +35,16 @@ struct ReactiveWhatIf {
   std::size_t real_jobs = 0;
   double real_mean_wait_s = 0, real_median_wait_s = 0, real_over_1h = 0;
   double ratio = 0;  // sim mean / real mean; 0 when either side has nothing to compare
+  // Of those, the jobs whose user had nothing pending when they were submitted, as a successor's
+  // user has not: the like-for-like yardstick where a log's users queue behind their own jobs
+  // (queued_behind_own). None when the log names no users.
+  std::size_t lone_jobs = 0;
+  double lone_mean_wait_s = 0, lone_median_wait_s = 0;
+  double lone_ratio = 0;  // sim mean / the lone jobs' mean
 
   // The target (issue #34): within 0.67 to 1.5 times the real waits of jobs of its size.
   bool on_target() const { return ratio >= 0.67 && ratio <= 1.5; }
+  bool lone_on_target() const { return lone_ratio >= 0.67 && lone_ratio <= 1.5; }
 };
 
 // The sizes worth checking in a log: the most common node count of each size class (1 node, 2-7,

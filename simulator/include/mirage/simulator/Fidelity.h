@@ -20,8 +20,16 @@ struct WaitPair {
   Seconds real_wait = 0;
   Seconds sim_wait = 0;
   Seconds time_limit = 0;
-  std::uint32_t user = 0;  // an index of the log's user names; 0: the log names none
+  std::uint32_t user = 0;   // an index of the log's user names; 0: the log names none
+  bool behind_own = false;  // it queued behind its own user's jobs (queued_behind_own)
 };
+
+// For each job of `jobs`, whether it queued behind its own user's: a job of the same user
+// submitted before it had not started yet when it was submitted. A chain's successor never does,
+// and on some clusters these jobs wait many times longer than a user's lone job (a per-user queue
+// the log does not name), so a what-if is also held against the lone jobs. Jobs of no named user
+// and jobs the log never started are behind nothing and hold nothing back.
+std::vector<char> queued_behind_own(const std::vector<Job>& jobs);
 
 // How far the log's own waits can be told apart by what a replay sees of a job. Twins are two
 // jobs alike in all of it: the same nodes, time limits within a quarter of each other, submitted
@@ -56,6 +64,9 @@ struct FidelityReport {
   WaitFidelity overall;
   std::vector<WaitFidelity> by_size;   // 1 node, 2-7 nodes, 8+ nodes (classes with jobs)
   std::vector<WaitFidelity> by_month;  // by the month of submission (UTC), in order
+  // Jobs whose user had nothing pending when they were submitted ("lone") and jobs queued behind
+  // their user's own ("behind own"); empty when the log names no users.
+  std::vector<WaitFidelity> by_user_queue;
   TwinAgreement twins;
   std::size_t without_real_start = 0;  // jobs the log gives no start for: not compared
 };
