@@ -24,7 +24,7 @@ const char* kTrace =
 TEST(SimulatedSlurmClient, RunsTheDaemonsJobsAmongTheTrace) {
   const Trace trace = read_trace_text(kTrace, "tiny.swf");
   SimulatedClusterConfig c;
-  c.speed = 1e6;  // the wall clock barely matters: a microsecond is a simulated second
+  c.speed = 1e5;  // ten microseconds a simulated second
   c.warmup = 30;
   c.checkpoint = 60;
   c.user_id = 42;
@@ -38,8 +38,8 @@ TEST(SimulatedSlurmClient, RunsTheDaemonsJobsAmongTheTrace) {
   SubmitRequest r;
   r.nodes = 2;
   r.gpus_per_node = 4;
-  // Ten hours run for 36 ms of wall time: long enough for the polls below to see it running on
-  // a loaded machine (one hour, 3.6 ms, was once missed between two polls).
+  // Ten hours run for 360 ms of wall time: long enough for the polls below to see it running on
+  // a loaded machine (one hour at 1e6x, 3.6 ms, was once missed between two polls).
   constexpr Seconds kLimit = 10 * kHour;
   r.time_limit = kLimit;
   r.name = "x-s0";
@@ -58,14 +58,19 @@ TEST(SimulatedSlurmClient, RunsTheDaemonsJobsAmongTheTrace) {
   }
   ASSERT_TRUE(saw_running);
   sim.signal_job(id, SIGUSR1);  // hand-off: it stops `checkpoint` later
+  // Polled at least once whatever the wall clock did meanwhile (a loaded machine once let the
+  // whole hour this loop allowed pass before its first poll): a job that ended by its limit
+  // instead fails below.
   bool ended = false;
-  for (const Seconds stop = sim.clock().now() + kHour; !ended && sim.clock().now() < stop;)
+  const Seconds stop = sim.clock().now() + kLimit / 2;
+  do {
     for (const auto& j : sim.load_jobs(0).jobs)
       if (j.id == id && is_finished(j.state)) {
         ended = true;
         EXPECT_EQ(j.state, SlurmJobState::kCompleted);
         EXPECT_LT(j.end - j.start, kLimit);  // stopped by the signal, not by its limit
       }
+  } while (!ended && sim.clock().now() < stop);
   EXPECT_TRUE(ended);
   r.nodes = 5;
   EXPECT_THROW(sim.submit(r), SlurmError);
