@@ -107,12 +107,7 @@ void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
         chosen->name, chosen->total_nodes, chosen->gpus_per_node, w.weight_age,
         format_slurm_duration(w.max_age), w.weight_job_size, w.favor_small ? ", small first" : "",
         l.max_running_jobs, l.max_running_nodes);
-  snapshots_.set_partition(chosen->name);
-  snapshots_.set_machine(chosen->total_nodes, chosen->gpus_per_node);
-  snapshots_.set_priority(chosen->priority);
-  snapshots_.set_unavailable_nodes(chosen->unavailable_nodes);
-  snapshots_.set_user_limits(chosen->user_limits, chosen->limits_by_qos);
-  snapshots_.set_reservations(chosen->reservations);
+  snapshots_.use_partition(*chosen);
   machine_nodes_ = chosen->total_nodes;
   machine_gpus_ = chosen->gpus_per_node;
   json machine = partition_knowledge_json(*chosen);

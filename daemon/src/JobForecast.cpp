@@ -15,11 +15,7 @@ std::optional<JobForecast> forecast_job(const std::vector<SlurmJob>& jobs,
   if (it == jobs.end() || it->state != SlurmJobState::kPending) return std::nullopt;
   SnapshotBuilder builder(partition.name);
   if (!builder.in_partition(*it)) return std::nullopt;
-  builder.set_machine(partition.total_nodes, partition.gpus_per_node);
-  builder.set_priority(partition.priority);
-  builder.set_unavailable_nodes(partition.unavailable_nodes);
-  builder.set_user_limits(partition.user_limits, partition.limits_by_qos);
-  builder.set_reservations(partition.reservations);
+  builder.use_partition(partition);
   builder.set_owner(owner);
   // The job itself is the one planned: the queue is everyone else.
   std::vector<SlurmJob> others;

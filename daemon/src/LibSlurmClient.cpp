@@ -157,6 +157,15 @@ class AssociationLimits {
   std::string note_;
 };
 
+// Calls f(k) for each node index k below `count` in libslurm's node_inx: pairs of first and
+// last index, ended by -1.
+template <class F>
+void for_each_node(const int32_t* inx, std::size_t count, F&& f) {
+  for (const int32_t* r = inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
+    for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(count); ++n)
+      f(static_cast<std::size_t>(n));
+}
+
 // Whether `user` is among a reservation's users ("alice,bob"; "-carol" excludes): one the
 // user may run in is no capacity lost to them.
 bool among_users(const std::string& users, const std::string& user) {
@@ -336,21 +345,17 @@ class LibSlurmClient final : public SlurmClient {
       info.limits_note = limits.note();
       info.limits_by_qos = limits.by_qos(p.qos_char);
       std::vector<bool> member(nodes->record_count, false);
-      for (const int32_t* r = p.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
-        for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(member.size()); ++n) {
-          const auto k = static_cast<std::size_t>(n);
-          member[k] = true;
-          info.gpus_per_node = std::max(info.gpus_per_node, gpus[k]);
-          info.unavailable_nodes += unavailable[k] ? 1 : 0;
-        }
+      for_each_node(p.node_inx, member.size(), [&](std::size_t k) {
+        member[k] = true;
+        info.gpus_per_node = std::max(info.gpus_per_node, gpus[k]);
+        info.unavailable_nodes += unavailable[k] ? 1 : 0;
+      });
       for (uint32_t k = 0; resv && k < resv->record_count; ++k) {
         const reserve_info_t& v = resv->reservation_array[k];
         if (v.start_time <= now || v.end_time <= v.start_time || among_users(str(v.users), user))
           continue;
         int held = 0;
-        for (const int32_t* r = v.node_inx; r && r[0] >= 0 && r[1] >= 0; r += 2)
-          for (int32_t n = r[0]; n <= r[1] && n < static_cast<int32_t>(member.size()); ++n)
-            held += member[static_cast<std::size_t>(n)] ? 1 : 0;
+        for_each_node(v.node_inx, member.size(), [&](std::size_t k) { held += member[k] ? 1 : 0; });
         if (held > 0)
           info.reservations.push_back(
               {static_cast<Seconds>(v.start_time), static_cast<Seconds>(v.end_time), held});

@@ -38,6 +38,16 @@ class SnapshotBuilder {
   }
   const UserLimits& user_limits() const { return user_limits_; }
   void set_reservations(std::vector<NodeReservation> r) { reservations_ = std::move(r); }
+  // All of the above that a partition's load tells: its name, size, weights, unavailable nodes,
+  // the user's limits and the reservations to come.
+  void use_partition(const PartitionInfo& p) {
+    set_partition(p.name);
+    set_machine(p.total_nodes, p.gpus_per_node);
+    set_priority(p.priority);
+    set_unavailable_nodes(p.unavailable_nodes);
+    set_user_limits(p.user_limits, p.limits_by_qos);
+    set_reservations(p.reservations);
+  }
   const PriorityParameters& priority() const { return priority_; }
   bool in_partition(const SlurmJob& job) const;
 
