@@ -20,6 +20,7 @@ struct CalibrateOptions {
   std::string file;
   std::string out;
   std::string capacity_window = "1d";
+  double capacity_share = CalibrationSettings{}.capacity_share;
   TraceOptions trace_options;
   ClusterOptions cluster;
 };
@@ -29,6 +30,7 @@ void run_calibrate(const CalibrateOptions& o) {
   const ClusterSpec spec = o.cluster.to_spec(trace);
   CalibrationSettings settings;
   settings.capacity_window = parse_duration_flag(o.capacity_window, "--capacity-window");
+  settings.capacity_share = o.capacity_share;
   const Calibration c = infer_calibration(trace.jobs, spec, settings);
   const std::string out = o.out.empty() ? calibration_path(o.file) : o.out;
   write_calibration(c, settings, spec.nodes, trace.source, out);
@@ -69,6 +71,11 @@ void register_trace_calibrate_command(CLI::App& trace) {
                   "One capacity figure per window of this length: shorter follows the log's "
                   "waits job by job more closely, longer the waits of long chained jobs "
                   "(docs/results/fidelity.md)")
+      ->capture_default_str();
+  cmd->add_option("--capacity-share", o->capacity_share,
+                  "A congested window's room: the most nodes the log's jobs held for at least "
+                  "this share of it (0: the most at any moment)")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);

@@ -372,7 +372,7 @@ JobId SimulatedSlurmClient::submit(const SubmitRequest& r) {
   Event e;
   e.op = Event::Op::kSubmit;
   e.time = sim_->now();
-  e.job = static_cast<SimJobIndex>(sim_->trace_size() + ours_.size());
+  e.job = sim_->next_submit_index();
   e.time_limit = r.time_limit;
   e.nodes = r.nodes;
   e.gpus_per_node = r.gpus_per_node;

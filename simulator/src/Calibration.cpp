@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <memory>
@@ -49,6 +50,26 @@ struct Steps {
     return m;
   }
   int most() const { return values.empty() ? 0 : *std::max_element(values.begin(), values.end()); }
+  // The most held for at least `share` of [from, to) in all (0: at any moment, max_in).
+  int held_for(Seconds from, Seconds to, double share) const {
+    if (share <= 0) return max_in(from, to);
+    std::vector<std::pair<int, Seconds>> spans;  // value, how long
+    Seconds since = from;
+    int v = at(from);
+    for (auto it = std::upper_bound(times.begin(), times.end(), from);
+         it != times.end() && *it < to; ++it) {
+      spans.emplace_back(v, *it - since);
+      since = *it;
+      v = values[static_cast<std::size_t>(it - times.begin())];
+    }
+    spans.emplace_back(v, to - since);
+    std::sort(spans.begin(), spans.end(), std::greater<>());
+    const double needed = share * static_cast<double>(to - from);
+    Seconds held = 0;
+    for (const auto& [value, span] : spans)
+      if ((held += span) >= needed) return value;
+    return spans.back().first;
+  }
 };
 
 // What the log shows, indexed for the questions the inference asks: who ran what when.
@@ -141,7 +162,9 @@ void infer_capacity(const LogView& log, const ClusterSpec& spec,
     int unavailable = 0;
     if (congested[k]) {
       ++c.congested_windows;
-      unavailable = std::clamp(spec.nodes - log.used.max_in(from, from + w), 0, spec.nodes - 1);
+      unavailable =
+          std::clamp(spec.nodes - log.used.held_for(from, from + w, settings.capacity_share), 0,
+                     spec.nodes - 1);
     }
     unavailable_sum += unavailable;
     if (c.unavailable.empty() ? unavailable != 0

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "mirage/core/AvailabilityProfile.h"
+#include "mirage/simulator/HiddenWork.h"
 
 namespace mirage {
 namespace {
@@ -83,7 +84,6 @@ Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobS
     if (i > 0 && s.submit < t[i - 1].submit)
       throw std::invalid_argument("jobs must be sorted by submit time (" + who + ")");
   }
-  state_.resize(t.size());
   free_nodes_ = spec_.nodes;
   if (spec_.allocation == AllocationMode::kGpuGranular)
     free_gpus_.assign(static_cast<std::size_t>(spec_.nodes),
@@ -93,32 +93,20 @@ Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobS
   if (spec_.scheduler.bf_interval <= 0) spec_.scheduler.bf_interval = 1;
   if (spec_.priority.weight_fairshare > 0 && spec_.priority.decay_half_life <= 0)
     throw std::invalid_argument("fairshare needs a positive decay half-life");
+  static const auto kNoHiddenWork = std::make_shared<const std::vector<SimJobSpec>>();
+  hidden_ = kNoHiddenWork;
   if (spec_.unavailable && !spec_.unavailable->empty()) {
     if (spec_.allocation != AllocationMode::kWholeNode)
       throw std::invalid_argument("capacity over time is modelled for whole-node allocation only");
     const auto& steps = *spec_.unavailable;
     for (std::size_t i = 0; i < steps.size(); ++i)
-      if (steps[i].unavailable_nodes < 0 || steps[i].unavailable_nodes > spec_.nodes ||
+      if (steps[i].unavailable_nodes < 0 || steps[i].unavailable_nodes >= spec_.nodes ||
           (i > 0 && steps[i].from < steps[i - 1].from))
         throw std::invalid_argument("capacity step " + std::to_string(i) +
                                     " is out of order or out of range");
-    apply_capacity_steps(now_);
+    hidden_ = std::make_shared<const std::vector<SimJobSpec>>(hidden_work(steps));
   }
-}
-
-void Simulator::apply_capacity_steps(Seconds t) {
-  if (!spec_.unavailable) return;
-  const auto& steps = *spec_.unavailable;
-  int target = unavailable_;
-  while (next_capacity_step_ < steps.size() && steps[next_capacity_step_].from <= t)
-    target = steps[next_capacity_step_++].unavailable_nodes;
-  if (target == unavailable_) return;
-  // Free nodes may go negative: work already running keeps its nodes, and what the hidden work
-  // takes is taken as they free up.
-  free_nodes_ -= target - unavailable_;
-  const bool freed = target < unavailable_;
-  unavailable_ = target;
-  mark_dirty(freed);
+  state_.resize(t.size() + hidden_->size());
 }
 
 bool Simulator::over_user_limit(const SimJobSpec& s, int extra_jobs, int extra_nodes) const {
@@ -132,7 +120,9 @@ bool Simulator::over_user_limit(const SimJobSpec& s, int extra_jobs, int extra_n
 }
 
 const SimJobSpec& Simulator::job(SimJobIndex j) const {
-  return j < trace_->size() ? (*trace_)[j] : extra_[j - trace_->size()];
+  if (j < trace_->size()) return (*trace_)[j];
+  j -= static_cast<SimJobIndex>(trace_->size());
+  return j < hidden_->size() ? (*hidden_)[j] : extra_[j - hidden_->size()];
 }
 
 SimJobState Simulator::state(SimJobIndex j) const {
@@ -161,8 +151,7 @@ Seconds Simulator::next_event_time() const {
   if (next_arrival_ < trace_->size()) t = std::min(t, (*trace_)[next_arrival_].submit);
   if (!running_.empty()) t = std::min(t, running_.front().end);
   if (!begin_heap_.empty()) t = std::min(t, begin_heap_.front().first);
-  if (spec_.unavailable && next_capacity_step_ < spec_.unavailable->size())
-    t = std::min(t, (*spec_.unavailable)[next_capacity_step_].from);
+  if (next_hidden_ < hidden_->size()) t = std::min(t, (*hidden_)[next_hidden_].submit);
   if (dirty_ && spec_.scheduler.backfill != BackfillMode::kNone && !eligible_.empty())
     t = std::min(t, next_backfill_);
   return t;
@@ -194,6 +183,10 @@ void Simulator::run_to_completion() {
     if (main_needed_) main_schedule();
     const Seconds next = next_event_time();
     if (next == kNever) break;
+    // Nothing but hidden work left, and no trace job to come: the replay is over.
+    if (next_arrival_ == trace_->size() &&
+        pending_count() + running_.size() == static_cast<std::size_t>(hidden_live_))
+      break;
     process_events_at(next);
   }
 }
@@ -227,7 +220,10 @@ void Simulator::process_events_at(Seconds t) {
     release(r);
     complete(r.job, SimJobState::kDone);
   }
-  apply_capacity_steps(t);
+  while (next_hidden_ < hidden_->size() && (*hidden_)[next_hidden_].submit <= t) {
+    ++hidden_live_;
+    arrive(static_cast<SimJobIndex>(trace_->size() + next_hidden_++));
+  }
   while (next_arrival_ < trace_->size() && (*trace_)[next_arrival_].submit <= t) {
     arrive(static_cast<SimJobIndex>(next_arrival_));
     ++next_arrival_;
@@ -276,10 +272,12 @@ void Simulator::become_eligible_or_hold(SimJobIndex j) {
 
 void Simulator::complete(SimJobIndex j, SimJobState final_state) {
   PerJob& p = state_[j];
-  if (p.state == SimJobState::kRunning) note_runtime(job(j).time_limit, now_ - p.start);
+  const bool visible = !hidden(j);
+  if (p.state == SimJobState::kRunning && visible) note_runtime(job(j).time_limit, now_ - p.start);
   p.state = final_state;
   p.end = now_;
-  if (recording_) outcomes_.push_back({j, p.start, p.end});
+  if (!visible) --hidden_live_;
+  if (recording_ && visible) outcomes_.push_back({j, p.start, p.end});
   mark_dirty(true);
   if (dependency_held_.empty()) return;
   // Release jobs waiting on this one (afterany: whatever the outcome).
@@ -343,11 +341,15 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
   note_share(s, now_, true);
   state_[j].state = SimJobState::kRunning;
   state_[j].start = now_;
-  const Seconds wait = now_ - s.submit;
-  recent_sum_ += wait - recent_waits_[static_cast<std::size_t>(recent_pos_)];
-  recent_waits_[static_cast<std::size_t>(recent_pos_)] = wait;
-  recent_pos_ = (recent_pos_ + 1) % QueueSnapshot::kRecentStarts;
-  recent_count_ = std::min(recent_count_ + 1, QueueSnapshot::kRecentStarts);
+  if (hidden(j)) {  // what the partition's own queue never shows: not among its recent starts
+    hidden_nodes_ += s.nodes;
+  } else {
+    const Seconds wait = now_ - s.submit;
+    recent_sum_ += wait - recent_waits_[static_cast<std::size_t>(recent_pos_)];
+    recent_waits_[static_cast<std::size_t>(recent_pos_)] = wait;
+    recent_pos_ = (recent_pos_ + 1) % QueueSnapshot::kRecentStarts;
+    recent_count_ = std::min(recent_count_ + 1, QueueSnapshot::kRecentStarts);
+  }
   running_.push_back(std::move(r));
   std::push_heap(running_.begin(), running_.end(), LaterEnd{});
   mark_dirty(false);
@@ -360,6 +362,7 @@ void Simulator::release(const RunningJob& r) {
     --it->second.jobs;
     it->second.nodes -= s.nodes;
   }
+  if (hidden(r.job)) hidden_nodes_ -= s.nodes;
   if (spec_.allocation == AllocationMode::kWholeNode) {
     free_nodes_ += s.nodes;
   } else {
@@ -444,8 +447,7 @@ double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const
 // True when a should run before b: higher priority, then earlier submit, then lower index.
 bool Simulator::before(const Ranked& a, const Ranked& b) const {
   if (a.priority != b.priority) return a.priority > b.priority;
-  const Seconds sa = job(a.job).submit, sb = job(b.job).submit;
-  if (sa != sb) return sa < sb;
+  if (a.submit != b.submit) return a.submit < b.submit;
   return a.job < b.job;
 }
 
@@ -455,14 +457,15 @@ void Simulator::main_schedule() {
   // Start jobs in priority order until the first that does not fit. Only the best job is needed
   // each round, so a linear scan beats sorting the whole queue after every event.
   // Jobs held by their user's limits are passed over, as Slurm passes over a job pending for a
-  // QOS limit: they block nobody.
-  while (!eligible_.empty()) {
+  // QOS limit: they block nobody. On a full machine nothing fits: no need to look.
+  while (!eligible_.empty() &&
+         (spec_.allocation != AllocationMode::kWholeNode || free_nodes_ > 0)) {
     std::size_t best = eligible_.size();
     Ranked best_r{};
     for (std::size_t i = 0; i < eligible_.size(); ++i) {
       const SimJobSpec& s = job(eligible_[i].first);
       if (over_user_limit(s)) continue;
-      Ranked r{eligible_[i].first, priority_of(s, eligible_[i].second)};
+      Ranked r{eligible_[i].first, priority_of(s, eligible_[i].second), s.submit};
       if (best == eligible_.size() || before(r, best_r)) {
         best = i;
         best_r = r;
@@ -487,18 +490,24 @@ void Simulator::backfill_schedule() {
   // Jobs in priority order, at most bf_max_job_test of them.
   std::vector<Ranked> order;
   order.reserve(eligible_.size());
-  for (const auto& [j, since] : eligible_) order.push_back({j, priority_of(job(j), since)});
+  for (const auto& [j, since] : eligible_) {
+    const SimJobSpec& s = job(j);
+    order.push_back({j, priority_of(s, since), s.submit});
+  }
   const std::size_t tested = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
   auto cmp = [this](const Ranked& a, const Ranked& b) { return before(a, b); };
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(tested), order.end(),
-                    cmp);
+  // The first `tested` by selection, then sorted: cheaper than a partial sort on a long queue, and
+  // the same order (`before` is a strict total order).
+  const auto cut = order.begin() + static_cast<std::ptrdiff_t>(tested);
+  if (cut != order.end()) std::nth_element(order.begin(), cut, order.end(), cmp);
+  std::sort(order.begin(), cut, cmp);
 
   // The plan: what running jobs hold until their expected ends (time limits, not runtimes),
   // rounded up to bf_resolution as Slurm's plan is.
   const Seconds res = std::max<Seconds>(1, sp.bf_resolution);
   AvailabilityProfile profile(now_, whole_node ? 1 : spec_.nodes,
-                              whole_node ? spec_.nodes - unavailable_ : spec_.gpus_per_node);
+                              whole_node ? spec_.nodes : spec_.gpus_per_node);
   for (const RunningJob& r : running_) {
     const Seconds end = round_up(r.expected_end, res);
     const SimJobSpec& s = job(r.job);
@@ -546,7 +555,8 @@ void Simulator::backfill_schedule() {
       to_start_nodes.push_back(placement->slots);
       if (whole_node) {
         free_now -= s.nodes;
-        if (free_now == 0 && sp.backfill == BackfillMode::kEasy) break;
+        // Nothing else can start now, and the pass's reservations die with it.
+        if (free_now == 0) break;
       }
     } else {
       profile.reserve(*placement, req.units, duration);
@@ -570,8 +580,8 @@ SimJobIndex Simulator::submit(SimJobSpec s) {
                                 " nodes; the machine has " + std::to_string(spec_.nodes));
   if (s.time_limit <= 0) throw std::invalid_argument("submitted job needs a positive time limit");
   s.submit = now_;
+  const SimJobIndex j = next_submit_index();
   extra_.push_back(s);
-  const auto j = static_cast<SimJobIndex>(trace_->size() + extra_.size() - 1);
   state_.push_back({});
   arrive(j);
   main_needed_ = true;
@@ -655,15 +665,18 @@ QueueSnapshot Simulator::snapshot() const {
   q.unavailable_nodes = unavailable_nodes();
   // The snapshot is the campaign's (kCampaignUser's): its limits are every user's.
   q.user_limits = spec_.user_limits;
+  // Hidden work is not in the partition's queue: it shows as the nodes it holds, as a live
+  // partition shows nodes that other work holds.
   q.pending.reserve(pending_count());
   for (const auto& [j, since] : eligible_)
-    q.pending.push_back(pending_view(j, PendingState::kEligible, since));
+    if (!hidden(j)) q.pending.push_back(pending_view(j, PendingState::kEligible, since));
   for (const auto& e : begin_heap_)
     q.pending.push_back(pending_view(e.second, PendingState::kNotYetEligible, now_));
   for (SimJobIndex j : dependency_held_)
     q.pending.push_back(pending_view(j, PendingState::kDependency, now_));
   q.running.reserve(running_.size());
   for (const RunningJob& r : running_) {
+    if (hidden(r.job)) continue;
     const SimJobSpec& s = job(r.job);
     RunningJobView v;
     v.time_limit = s.time_limit;
@@ -702,7 +715,7 @@ Seconds Simulator::planned_start(SimJobSpec spec, Seconds horizon) const {
   plan.eligible_.clear();
   plan.begin_heap_.clear();
   plan.dependency_held_.clear();
-  if (plan.spec_.unavailable) plan.next_capacity_step_ = plan.spec_.unavailable->size();
+  plan.next_hidden_ = plan.hidden_->size();
   for (RunningJob& r : plan.running_) r.end = r.expected_end;
   std::make_heap(plan.running_.begin(), plan.running_.end(), LaterEnd{});
   spec.runtime = spec.time_limit;

@@ -51,11 +51,13 @@ TEST(Calibration, AJobLimitIsAValueSeveralUsersReachAndNoneExceeds) {
   EXPECT_EQ(infer_calibration(jobs, machine(100)).user_limits.max_running_jobs, 0);
 }
 
-// Day 0: a job waits 5 hours with 4 of 10 nodes free in the log; the most the log's jobs held at
-// once that day is 7 (6, then the waiting job's 1), so 3 were held by work the log does not show.
-// Day 1: nobody waits, the whole machine. Day 2: a job waits only because its user is at the limit:
-// that says nothing about capacity.
-TEST(Calibration, CapacityIsTheMostHeldInADayWhenAJobWaitedThatItsLimitsAllowed) {
+// Day 0: a job waits 5 hours with 4 of 10 nodes free in the log; the log's jobs held 6 nodes for
+// 10 hours of that day and 7 (6, then the waiting job's 1) for 2, so for a quarter of the day
+// they held 6: 4 were held by work the log does not show (3 by the most held at any moment).
+// Day 1: nobody waits, the whole machine. Day 2: a job waits only because its user is at the
+// limit: that says nothing about capacity.
+TEST(Calibration,
+     CapacityIsWhatTheLogsJobsHeldForAQuarterOfADayWhenAJobWaitedThatItsLimitsAllowed) {
   std::vector<Job> jobs;
   jobs.push_back(job("x", 0, 0, 10 * kHour, 6));
   jobs.push_back(job("y", kHour, 6 * kHour, 8 * kHour, 1));
@@ -70,9 +72,12 @@ TEST(Calibration, CapacityIsTheMostHeldInADayWhenAJobWaitedThatItsLimitsAllowed)
   EXPECT_EQ(c.congested_windows, 1);
   ASSERT_EQ(c.unavailable.size(), 2u);
   EXPECT_EQ(c.unavailable[0].from, 0);
-  EXPECT_EQ(c.unavailable[0].unavailable_nodes, 3);
+  EXPECT_EQ(c.unavailable[0].unavailable_nodes, 4);
   EXPECT_EQ(c.unavailable[1].from, kDay);
   EXPECT_EQ(c.unavailable[1].unavailable_nodes, 0);
+  CalibrationSettings peak;
+  peak.capacity_share = 0;
+  EXPECT_EQ(infer_calibration(jobs, machine(10), peak).unavailable[0].unavailable_nodes, 3);
 
   ClusterSpec spec = machine(10);
   apply_calibration(c, spec, jobs);

@@ -224,7 +224,8 @@ TEST(Simulator, BfMaxJobUserSkipsAUsersLaterJobsInBackfill) {
   }
 }
 
-// Nodes taken by work the log does not show: running jobs keep theirs, new ones find less room.
+// Nodes taken by work the log does not show, replayed as a job: it waits for room like the others
+// (running jobs keep their nodes), and new jobs find less room while it runs.
 TEST(Simulator, CapacityStepsTakeAndGiveBackNodes) {
   ClusterSpec c = machine(4, BackfillMode::kNone);
   c.unavailable = std::make_shared<const std::vector<CapacityStep>>(
@@ -235,6 +236,31 @@ TEST(Simulator, CapacityStepsTakeAndGiveBackNodes) {
   EXPECT_EQ(sim.start_time(1), 200);  // 4 - 3 hidden - 2 running < 1 until job 0 ends
   EXPECT_EQ(sim.start_time(2), 300);  // job 1 ended: the one usable node is free
   EXPECT_EQ(sim.start_time(3), 400);  // one node usable until the step at 1000... job 2 ends
+}
+
+// The hidden work of a step is a job of lower priority than one that has a reservation: it may
+// not delay that job, as another partition's job on shared nodes may not. Before it starts, and
+// once it ends, its nodes are the trace's; it is in neither the outcomes nor the queue snapshot.
+TEST(Simulator, HiddenWorkWaitsBehindAReservationLikeAnyLowerPriorityJob) {
+  ClusterSpec c = machine(4);
+  c.unavailable = std::make_shared<const std::vector<CapacityStep>>(
+      std::vector<CapacityStep>{{20, 2}, {5000, 0}});
+  Simulator sim(c, std::make_shared<const std::vector<SimJobSpec>>(
+                       std::vector{make_job(0, 2, 1000, 1000), make_job(10, 4, 100, 100)}));
+  sim.run_until(500);
+  EXPECT_EQ(sim.unavailable_nodes(), 0);  // 2 nodes free, but taking them would delay job 1
+  const QueueSnapshot q = sim.snapshot();
+  EXPECT_EQ(q.pending.size(), 1u);  // job 1 alone: hidden work is not the partition's queue
+  EXPECT_EQ(q.running.size(), 1u);
+  sim.run_until(1200);
+  EXPECT_EQ(sim.start_time(1), 1000);     // its reservation held
+  EXPECT_EQ(sim.unavailable_nodes(), 2);  // as job 1 ended at 1100
+  EXPECT_EQ(sim.snapshot().running.size(), 0u);
+  EXPECT_TRUE(sim.hidden(2));
+  EXPECT_EQ(sim.next_submit_index(), 3u);
+  sim.run_to_completion();
+  EXPECT_EQ(sim.outcomes().size(), 2u);
+  EXPECT_EQ(sim.now(), 1200);  // nothing but hidden work left: the replay is over
 }
 
 // Fairshare: a user who has used the machine ranks below one who has not, whatever the order

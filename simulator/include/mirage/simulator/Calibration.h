@@ -7,8 +7,11 @@
 //                  several users reach and nobody exceeds; it is held as a QOS would hold it.
 //   capacity       Nodes held by work the log does not show. Over each window (a day by
 //                  default) in which some job waited that neither its user's limits nor a
-//                  dependency held back, the cluster had no more room than the most nodes the
-//                  log's jobs held at once in that window; the rest is taken as unavailable.
+//                  dependency held back, the cluster had about as much room as the log's jobs
+//                  held for a quarter of that window (their use's 0.75 quantile over time, not
+//                  the most they held at any moment); the rest is taken as held by hidden work,
+//                  which the replay runs as background jobs (HiddenWork.h): they queue as other
+//                  jobs do, so the log's jobs still reach their peaks when hidden work waits.
 //                  Windows where nobody waited say nothing, and get the whole machine.
 //   dependencies   A job that waited while its user was under the limits and the cluster had
 //                  room for it, and started as the same user's earlier job ended, waited for that
@@ -31,7 +34,8 @@
 namespace mirage {
 
 struct CalibrationSettings {
-  Seconds capacity_window = kDay;          // capacity is one figure per window
+  Seconds capacity_window = kDay;  // capacity is one figure per window
+  double capacity_share = 0.25;    // a window's room: what the log's jobs held this long (0: peak)
   Seconds sample_every = 10 * kMinute;     // how finely waiting jobs are looked at
   int limit_min_users = 3;                 // users that must reach a value for it to be a limit
   bool dependencies = true;                // infer dependencies at all

@@ -9,7 +9,8 @@
 // time limits (never true runtimes) at bf_resolution over bf_window, testing at most
 // bf_max_job_test jobs, with EASY or Slurm-style reservations; whole-node or GPU-granular
 // allocation; jobs end at min(runtime, time limit); afterany dependencies, --begin,
-// cancellation and early termination (the hand-off signal).
+// cancellation and early termination (the hand-off signal); capacity held by work the log does
+// not show, replayed as background jobs (HiddenWork.h).
 //
 // fork() copies the whole mutable state: the trace itself is shared and immutable, and the
 // per-job outcome log is not carried into forks, so a fork costs O(jobs in the system).
@@ -28,8 +29,9 @@
 
 namespace mirage {
 
-// Index of a job inside one simulation: trace jobs are 0..trace_size-1 in submit order;
-// jobs submitted through Simulator::submit follow.
+// Index of a job inside one simulation: trace jobs are 0..trace_size-1 in submit order; the
+// hidden work of the machine's capacity steps follows, then jobs submitted through
+// Simulator::submit.
 using SimJobIndex = std::uint32_t;
 
 // A job as the simulator needs it. The runtime is the truth the scheduler never sees.
@@ -67,7 +69,7 @@ class Simulator {
 
   // Processes every event with time <= t, then sets now() to t.
   void run_until(Seconds t);
-  // Runs until no job is left pending or running and the trace is exhausted.
+  // Runs until no job is left pending or running and the trace is exhausted (hidden work aside).
   void run_to_completion();
   // Runs until `job` has started (or ended/cancelled), or until `deadline`; returns true if it
   // started.
@@ -75,7 +77,11 @@ class Simulator {
 
   Seconds now() const { return now_; }
 
-  // Submits a job at now() (its submit field is overwritten with now()). Returns its index.
+  // Submits a job at now() (its submit field is overwritten with now()). Returns its index,
+  // next_submit_index().
+  SimJobIndex next_submit_index() const {
+    return static_cast<SimJobIndex>(trace_->size() + hidden_->size() + extra_.size());
+  }
   SimJobIndex submit(SimJobSpec spec);
   // Counts `units` (nodes, or GPUs on a GPU-granular machine) held by `user` without a break
   // until now, as fairshare would have recorded it (with decay, all the usage a steady user
@@ -108,17 +114,22 @@ class Simulator {
   // kUnknownTime when not within `horizon`.
   Seconds planned_start(SimJobSpec spec, Seconds horizon = 14 * kDay) const;
 
-  // Outcomes of every job that has ended, in end order (only when recording; on by default).
+  // Outcomes of every job that has ended, in end order (only when recording; on by default),
+  // hidden work left out.
   const std::vector<JobOutcome>& outcomes() const { return outcomes_; }
   void set_recording(bool on) { recording_ = on; }
 
   const ClusterSpec& spec() const { return spec_; }
   const SimJobSpec& job(SimJobIndex j) const;
   std::size_t trace_size() const { return trace_->size(); }
-  std::size_t pending_count() const;
+  std::size_t pending_count() const;  // hidden work included
   std::size_t running_count() const { return running_.size(); }
-  // Nodes held now by work the log does not show (the calibration's capacity steps).
-  int unavailable_nodes() const { return std::clamp(unavailable_, 0, spec_.nodes); }
+  // Nodes held now by work the log does not show (the calibration's capacity steps, HiddenWork.h).
+  int unavailable_nodes() const { return hidden_nodes_; }
+  // Whether `j` is hidden work, not a job of the trace or one submitted.
+  bool hidden(SimJobIndex j) const {
+    return j >= trace_->size() && j < trace_->size() + hidden_->size();
+  }
 
   // Counters, for benchmarks and tests.
   struct Counters {
@@ -147,6 +158,7 @@ class Simulator {
   struct Ranked {
     SimJobIndex job;
     double priority;
+    Seconds submit;  // the tie-break, kept here for the sort
   };
 
   void process_events_at(Seconds t);
@@ -167,25 +179,26 @@ class Simulator {
   // True when starting `s` now would break its user's limits, counting `extra` more jobs and
   // nodes of that user started in the same pass.
   bool over_user_limit(const SimJobSpec& s, int extra_jobs = 0, int extra_nodes = 0) const;
-  void apply_capacity_steps(Seconds t);
   int gpus_needed(const SimJobSpec& s) const;
 
   ClusterSpec spec_;
   std::shared_ptr<const std::vector<SimJobSpec>> trace_;
-  std::vector<SimJobSpec> extra_;  // jobs submitted through submit()
+  std::shared_ptr<const std::vector<SimJobSpec>> hidden_;  // HiddenWork.h, in submit order
+  std::vector<SimJobSpec> extra_;                          // jobs submitted through submit()
   Seconds now_ = 0;
   std::size_t next_arrival_ = 0;  // cursor into *trace_
+  std::size_t next_hidden_ = 0;   // cursor into *hidden_
 
   // Pending, eligible jobs with the moment they became eligible (age counts from there).
   std::vector<std::pair<SimJobIndex, Seconds>> eligible_;
   std::vector<std::pair<Seconds, SimJobIndex>> begin_heap_;  // held by --begin (min-heap)
   std::vector<SimJobIndex> dependency_held_;                 // held by afterany
   std::vector<RunningJob> running_;                          // min-heap by end
-  std::vector<PerJob> state_;  // every job: trace jobs first, then extra ones
+  std::vector<PerJob> state_;  // every job: trace jobs, hidden work, then extra ones
 
-  int free_nodes_ = 0;                  // whole-node mode; negative while hidden work waits
-  int unavailable_ = 0;                 // nodes held by work the log does not show
-  std::size_t next_capacity_step_ = 0;  // cursor into spec_.unavailable
+  int free_nodes_ = 0;    // whole-node mode
+  int hidden_nodes_ = 0;  // nodes held by running hidden work
+  int hidden_live_ = 0;   // hidden jobs pending or running
   struct UserUse {
     int jobs = 0;
     int nodes = 0;
