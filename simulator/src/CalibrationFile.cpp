@@ -70,7 +70,8 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     << "max_running_nodes = " << c.user_limits.max_running_nodes << "  # " << c.users_at_node_limit
     << " of " << c.users << " users reach the most nodes seen\n\n"
     << "[capacity]\n"
-    << "# Nodes held by work the log does not show, from each instant (UTC) to the next; "
+    << "# Nodes held by work the log does not show, from each instant (UTC) to the next "
+       "(replayed as background jobs that queue like the others); "
     << c.describe_congestion() << ", " << fmt::format("{:.1f}", c.mean_unavailable)
     << " nodes on average.\n"
     << "unavailable = [";

@@ -100,7 +100,7 @@ Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobS
       throw std::invalid_argument("capacity over time is modelled for whole-node allocation only");
     const auto& steps = *spec_.unavailable;
     for (std::size_t i = 0; i < steps.size(); ++i)
-      if (steps[i].unavailable_nodes < 0 || steps[i].unavailable_nodes >= spec_.nodes ||
+      if (steps[i].unavailable_nodes < 0 || steps[i].unavailable_nodes > spec_.nodes ||
           (i > 0 && steps[i].from < steps[i - 1].from))
         throw std::invalid_argument("capacity step " + std::to_string(i) +
                                     " is out of order or out of range");
