@@ -158,7 +158,6 @@ class Simulator {
   struct Ranked {
     SimJobIndex job;
     double priority;
-    Seconds submit;  // the tie-break, kept here for the sort
   };
 
   void process_events_at(Seconds t);
