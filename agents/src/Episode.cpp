@@ -92,6 +92,7 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
   const ChainSpec& chain = config.chain;
   const Seconds interval = config.decision_interval;
   const SimJobSpec seg = segment_job(chain);
+  if (!decider.reads_window()) e.history.drop_window();
   // The campaign has held its nodes for days already: fairshare ranks it as the heavy user it is.
   e.sim.add_steady_usage(
       kCampaignUser,

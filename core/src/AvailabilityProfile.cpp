@@ -14,12 +14,37 @@ std::size_t AvailabilityProfile::split_at(Seconds t) {
   if (it != times_.end() && *it == t) return i;
   assert(i > 0);  // t is never before the profile's start
   times_.insert(it, t);
-  // The new segment starts as a copy of the one that t splits (copied out first: inserting a
-  // range of the same vector is not allowed).
-  const auto row = free_.begin() + static_cast<std::ptrdiff_t>((i - 1) * slots_);
-  std::vector<int> copy(row, row + slots_);
-  free_.insert(free_.begin() + static_cast<std::ptrdiff_t>(i * slots_), copy.begin(), copy.end());
+  // The new segment starts as a copy of the one that t splits, which the insertion after it
+  // leaves where it was.
+  const auto at_row = [&](std::size_t k) {
+    return free_.begin() + static_cast<std::ptrdiff_t>(k * slots_);
+  };
+  free_.insert(at_row(i), static_cast<std::size_t>(slots_), 0);
+  std::copy(at_row(i - 1), at_row(i), at_row(i));
   return i;
+}
+
+void AvailabilityProfile::occupy_all(std::vector<Holding>& holdings) {
+  assert(times_.size() == 1);
+  const Seconds now = times_.front();
+  std::erase_if(holdings, [now](const Holding& h) { return h.end <= now; });
+  std::sort(holdings.begin(), holdings.end(),
+            [](const Holding& a, const Holding& b) { return a.end < b.end; });
+  times_.reserve(holdings.size() + 1);
+  free_.reserve((holdings.size() + 1) * static_cast<std::size_t>(slots_));
+  // Segment 0 lacks every holding; each later one gets back what ended at its start.
+  for (const Holding& h : holdings) free_[h.slot] -= h.units;
+  const auto width = static_cast<std::size_t>(slots_);
+  for (std::size_t k = 0; k < holdings.size();) {
+    const Seconds end = holdings[k].end;
+    times_.push_back(end);
+    const std::size_t prev = free_.size() - width;
+    free_.resize(free_.size() + width);
+    std::copy_n(free_.begin() + static_cast<std::ptrdiff_t>(prev), width,
+                free_.begin() + static_cast<std::ptrdiff_t>(prev + width));
+    for (; k < holdings.size() && holdings[k].end == end; ++k)
+      free_[prev + width + static_cast<std::size_t>(holdings[k].slot)] += holdings[k].units;
+  }
 }
 
 void AvailabilityProfile::occupy_until(int slot, int units, Seconds end) {

@@ -8,18 +8,23 @@
 namespace mirage {
 namespace {
 
-// p0, p25, p50, p75, p100 of `v` (sorted in place), each through time_feature; zeros if empty.
+// p0, p25, p50, p75, p100 of `v` (reordered), each through time_feature; zeros if empty. The five
+// order statistics by selection: what a sort would put at those places, without the sort (every
+// snapshot of every episode is encoded).
 void percentiles(std::vector<Seconds>& v, float* out) {
   if (v.empty()) {
     std::fill(out, out + 5, 0.f);
     return;
   }
-  std::sort(v.begin(), v.end());
   const std::size_t n = v.size() - 1;
-  for (int q = 0; q <= 4; ++q) {
-    const std::size_t k = (n * static_cast<std::size_t>(q) + 2) / 4;
-    out[q] = FeatureEncoder::time_feature(v[k]);
-  }
+  const auto at = [&](std::size_t k) { return v.begin() + static_cast<std::ptrdiff_t>(k); };
+  const std::size_t k1 = (n + 2) / 4, k2 = (2 * n + 2) / 4, k3 = (3 * n + 2) / 4;
+  std::nth_element(v.begin(), at(k2), v.end());
+  std::nth_element(v.begin(), at(k1), at(k2));
+  if (k3 > k2) std::nth_element(at(k2 + 1), at(k3), v.end());
+  const Seconds values[5] = {*std::min_element(v.begin(), at(k1 + 1)), v[k1], v[k2], v[k3],
+                             *std::max_element(at(k3), v.end())};
+  for (int q = 0; q < 5; ++q) out[q] = FeatureEncoder::time_feature(values[q]);
 }
 
 }  // namespace
@@ -101,9 +106,17 @@ std::vector<float> FeatureEncoder::encode(const Observation& obs) {
 }
 
 void ObservationBuilder::add(const QueueSnapshot& snapshot) {
-  history_.push_back(FeatureEncoder::encode_snapshot(snapshot));
-  if (history_.size() > static_cast<std::size_t>(FeatureEncoder::kWindow)) history_.pop_front();
+  if (keeps_window_) {
+    history_.push_back(FeatureEncoder::encode_snapshot(snapshot));
+    if (history_.size() > static_cast<std::size_t>(FeatureEncoder::kWindow)) history_.pop_front();
+  }
+  filled_ = std::min(filled_ + 1, FeatureEncoder::kWindow);
   last_ = snapshot;
+}
+
+void ObservationBuilder::drop_window() {
+  keeps_window_ = false;
+  history_.clear();
 }
 
 Observation ObservationBuilder::build(const CampaignView& campaign) const {
@@ -112,7 +125,8 @@ Observation ObservationBuilder::build(const CampaignView& campaign) const {
   o.encoder_version = FeatureEncoder::kVersion;
   o.campaign = campaign;
   o.latest = last_;
-  o.window_filled = static_cast<int>(history_.size());
+  o.window_filled = filled_;
+  if (!keeps_window_) return o;
   // Oldest first; missing history (a fresh start) is zero-padded at the front.
   o.window.assign(static_cast<std::size_t>((FeatureEncoder::kWindow - o.window_filled) *
                                            FeatureEncoder::kPerSnapshot),

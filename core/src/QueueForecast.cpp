@@ -76,8 +76,11 @@ PlannedStart QueueForecast::plan(const QueueSnapshot& q, const ForecastJob& job,
 
   // Times are relative to the snapshot: the profile starts at 0.
   AvailabilityProfile profile(0, 1, available);
+  std::vector<AvailabilityProfile::Holding> held;
+  held.reserve(q.running.size());
   for (const RunningJobView& r : q.running)
-    profile.occupy_until(0, units(r.nodes, r.gpus_per_node), runtime.left(r.time_limit, r.run));
+    held.push_back({0, units(r.nodes, r.gpus_per_node), runtime.left(r.time_limit, r.run)});
+  profile.occupy_all(held);
   // Reservations to come take their nodes over their windows: no job is planned across them.
   for (const NodeReservation& v : q.reservations) {
     const Seconds from = std::max<Seconds>(0, v.start - q.time), to = v.end - q.time;

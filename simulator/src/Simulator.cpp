@@ -84,6 +84,11 @@ Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobS
     if (i > 0 && s.submit < t[i - 1].submit)
       throw std::invalid_argument("jobs must be sorted by submit time (" + who + ")");
   }
+  std::uint32_t users = 0;
+  for (const SimJobSpec& s : t) users = std::max(users, s.user);
+  if (users > (1u << 20)) users = 0;  // not numbered densely: all in the map
+  user_use_ = PerUser<UserUse>(users);
+  shares_ = PerUser<UserShare>(users);
   free_nodes_ = spec_.nodes;
   if (spec_.allocation == AllocationMode::kGpuGranular)
     free_gpus_.assign(static_cast<std::size_t>(spec_.nodes),
@@ -112,9 +117,9 @@ Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobS
 bool Simulator::over_user_limit(const SimJobSpec& s, int extra_jobs, int extra_nodes) const {
   const UserLimits& l = spec_.user_limits;
   if (s.user == 0 || (l.max_running_jobs <= 0 && l.max_running_nodes <= 0)) return false;
-  const auto it = user_use_.find(s.user);
-  const int jobs = (it == user_use_.end() ? 0 : it->second.jobs) + extra_jobs;
-  const int nodes = (it == user_use_.end() ? 0 : it->second.nodes) + extra_nodes;
+  const UserUse* use = user_use_.find(s.user);
+  const int jobs = (use ? use->jobs : 0) + extra_jobs;
+  const int nodes = (use ? use->nodes : 0) + extra_nodes;
   return (l.max_running_jobs > 0 && jobs + 1 > l.max_running_jobs) ||
          (l.max_running_nodes > 0 && nodes + s.nodes > l.max_running_nodes);
 }
@@ -358,9 +363,9 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
 void Simulator::release(const RunningJob& r) {
   const SimJobSpec& s = job(r.job);
   note_share(s, r.start, false);
-  if (auto it = user_use_.find(s.user); it != user_use_.end()) {
-    --it->second.jobs;
-    it->second.nodes -= s.nodes;
+  if (UserUse* use = user_use_.find(s.user)) {
+    --use->jobs;
+    use->nodes -= s.nodes;
   }
   if (hidden(r.job)) hidden_nodes_ -= s.nodes;
   if (spec_.allocation == AllocationMode::kWholeNode) {
@@ -399,7 +404,7 @@ void Simulator::note_share(const SimJobSpec& s, Seconds start, bool starting) {
     if (static_cast<double>(now_ - usage_origin_) >
         400.0 * static_cast<double>(spec_.priority.decay_half_life)) {
       const double w = usage_weight(now_);
-      for (auto& [id, share] : shares_) share.usage /= w;
+      shares_.for_each([w](UserShare& share) { share.usage /= w; });
       total_usage_ /= w;
       usage_origin_ = now_;
     }
@@ -422,7 +427,12 @@ void Simulator::add_steady_usage(std::uint32_t user, double units) {
 double Simulator::fairshare_factor(std::uint32_t user) const {
   UserShare& u = shares_[user];
   if (u.factor_at == now_ && u.factor_version == share_version_) return u.factor;
-  const double w = usage_weight(now_);
+  if (weight_at_ != now_ || weight_origin_ != usage_origin_) {
+    weight_now_ = usage_weight(now_);
+    weight_at_ = now_;
+    weight_origin_ = usage_origin_;
+  }
+  const double w = weight_now_;
   const double now = static_cast<double>(now_);
   const double mine = u.usage + w * (u.running * now - u.running_since);
   const double all = total_usage_ + w * (total_running_ * now - total_running_since_);
@@ -488,9 +498,10 @@ void Simulator::backfill_schedule() {
     return;
   ++counters_.backfill_passes;
 
-  // Jobs in priority order, at most bf_max_job_test of them.
-  std::vector<Ranked> order;
-  order.reserve(eligible_.size());
+  // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
+  // a congested replay makes hundreds of thousands of passes).
+  std::vector<Ranked>& order = bf_order_;
+  order.clear();
   for (const auto& [j, since] : eligible_) order.push_back({j, priority_of(job(j), since)});
   const std::size_t tested = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
@@ -506,22 +517,31 @@ void Simulator::backfill_schedule() {
   const Seconds res = std::max<Seconds>(1, sp.bf_resolution);
   AvailabilityProfile profile(now_, whole_node ? 1 : spec_.nodes,
                               whole_node ? spec_.nodes : spec_.gpus_per_node);
+  std::vector<AvailabilityProfile::Holding>& held = bf_held_;
+  held.clear();
   for (const RunningJob& r : running_) {
     const Seconds end = round_up(r.expected_end, res);
     const SimJobSpec& s = job(r.job);
     if (whole_node) {
-      profile.occupy_until(0, s.nodes, end);
+      held.push_back({0, s.nodes, end});
     } else {
-      for (auto n : r.gpu_nodes) profile.occupy_until(n, gpus_needed(s), end);
+      for (auto n : r.gpu_nodes) held.push_back({n, gpus_needed(s), end});
     }
   }
+  profile.occupy_all(held);
   const Seconds latest_start = now_ + sp.bf_window;
   int free_now = whole_node ? free_nodes_ : 0;
   bool reserved_one = false;
   std::vector<SimJobIndex> to_start;
   std::vector<std::vector<std::uint16_t>> to_start_nodes;
-  // This pass's starts per limited user, so that one pass does not start past a limit.
-  std::unordered_map<std::uint32_t, UserUse> started_by;
+  // This pass's starts per limited user, so that one pass does not start past a limit (a pass
+  // starts few jobs: a list).
+  std::vector<std::pair<std::uint32_t, UserUse>> started_by;
+  const auto started_of = [&started_by](std::uint32_t user) -> UserUse& {
+    for (auto& [id, use] : started_by)
+      if (id == user) return use;
+    return started_by.emplace_back(user, UserUse{}).second;
+  };
   const bool limited =
       spec_.user_limits.max_running_jobs > 0 || spec_.user_limits.max_running_nodes > 0;
   // bf_max_job_user: a user's jobs past this many in the pass are neither started nor planned.
@@ -530,7 +550,9 @@ void Simulator::backfill_schedule() {
     const SimJobIndex j = order[k].job;
     const SimJobSpec& s = job(j);
     if (limited && s.user != 0) {
-      const UserUse& extra = started_by[s.user];
+      UserUse extra{};
+      for (const auto& [id, use] : started_by)
+        if (id == s.user) extra = use;
       if (over_user_limit(s, extra.jobs, extra.nodes)) continue;
     }
     if (sp.bf_max_job_user > 0 && s.user != 0 && ++tested_by[s.user] > sp.bf_max_job_user) continue;
@@ -545,7 +567,7 @@ void Simulator::backfill_schedule() {
     if (placement->start == now_) {
       profile.reserve(*placement, req.units, duration);
       if (limited && s.user != 0) {
-        UserUse& extra = started_by[s.user];
+        UserUse& extra = started_of(s.user);
         ++extra.jobs;
         extra.nodes += s.nodes;
       }

@@ -2,6 +2,9 @@
 // evaluation harness.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "mirage/agents/Baselines.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
@@ -702,6 +705,67 @@ TEST(FeatureEncoder, NormalisesTimesCountsAndSizes) {
   EXPECT_FLOAT_EQ(f[13], 0.5f);
   EXPECT_FLOAT_EQ(f[14], 1.f);                                 // running limit 48 h
   EXPECT_FLOAT_EQ(f[28], FeatureEncoder::time_feature(3600));  // running time run p100
+}
+
+// The five percentiles are the sorted list's entries at 0, 1/4, 1/2, 3/4 and the end, rounded to
+// the nearest place: on lists of every length up to 40, with repeats.
+TEST(FeatureEncoder, PercentilesAreTheSortedListsQuarterPoints) {
+  std::mt19937 rng(3);
+  for (std::size_t n = 1; n <= 40; ++n) {
+    QueueSnapshot q;
+    q.total_nodes = 10;
+    std::vector<Seconds> waits;
+    for (std::size_t i = 0; i < n; ++i) {
+      waits.push_back(static_cast<Seconds>(rng() % 12) * 1800);
+      q.pending.push_back({kHour, 1, 0, waits.back()});
+    }
+    std::sort(waits.begin(), waits.end());
+    const auto f = FeatureEncoder::encode_snapshot(q);
+    for (std::size_t k = 0; k <= 4; ++k)
+      EXPECT_FLOAT_EQ(f[7 + k], FeatureEncoder::time_feature(waits[((n - 1) * k + 2) / 4]))
+          << n << " waits, percentile " << 25 * k;
+  }
+}
+
+// A policy that reads no window chains exactly as it would with one; its observations carry the
+// same queue, and no window.
+TEST(Episode, APolicyThatReadsNoWindowDecidesAsWithOne) {
+  class WithWindow final : public Policy {
+   public:
+    std::string name() const override { return "forecast, window kept"; }
+    Decision decide(const Observation& obs) override {
+      EXPECT_EQ(obs.window.size(),
+                static_cast<std::size_t>(FeatureEncoder::kWindow * FeatureEncoder::kPerSnapshot));
+      return inner.decide(obs);
+    }
+    ForecastPolicy inner;
+  };
+  const Trace t = busy_trace(5);
+  EpisodeConfig cfg = short_chain();
+  cfg.chain.segments = 3;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  ForecastPolicy plain;
+  WithWindow kept;
+  ASSERT_FALSE(plain.reads_window());
+  ASSERT_TRUE(kept.reads_window());
+  for (Seconds sample : {kT0 + 3 * kDay, kT0 + 4 * kDay, kT0 + 5 * kDay}) {
+    PolicyDecider a(plain), b(kept);
+    const auto ra = run_episode(starts.at(sample), a, cfg);
+    const auto rb = run_episode(starts.at(sample), b, cfg);
+    ASSERT_EQ(ra.boundaries.size(), rb.boundaries.size());
+    ASSERT_FALSE(ra.boundaries.empty());
+    for (std::size_t k = 0; k < ra.boundaries.size(); ++k) {
+      EXPECT_EQ(ra.boundaries[k].successor_submit, rb.boundaries[k].successor_submit);
+      EXPECT_EQ(ra.boundaries[k].successor_start, rb.boundaries[k].successor_start);
+    }
+  }
+  ObservationBuilder without;
+  without.add(QueueSnapshot{});
+  without.drop_window();
+  without.add(QueueSnapshot{});
+  const Observation o = without.build(CampaignView{});
+  EXPECT_TRUE(o.window.empty());
+  EXPECT_EQ(o.window_filled, 2);
 }
 
 TEST(FeatureEncoder, ObservationsHaveAFixedSizeAndZeroPadShortHistory) {

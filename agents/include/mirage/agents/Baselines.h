@@ -17,6 +17,7 @@ class ReactivePolicy final : public Policy {
  public:
   std::string name() const override { return "reactive"; }
   Decision decide(const Observation&) override { return Decision::wait(); }
+  bool reads_window() const override { return false; }
 };
 
 // Submits once the predecessor's remaining time falls below the mean queue wait of the last
@@ -26,6 +27,7 @@ class AveragePolicy final : public Policy {
   explicit AveragePolicy(Seconds lead = 0) : lead_(lead) {}
   std::string name() const override;
   Decision decide(const Observation& obs) override;
+  bool reads_window() const override { return false; }
 
  private:
   Seconds lead_;
@@ -38,6 +40,7 @@ class StaticPolicy final : public Policy {
   explicit StaticPolicy(Seconds lead) : lead_(lead) {}
   std::string name() const override;
   Decision decide(const Observation& obs) override;
+  bool reads_window() const override { return false; }
 
  private:
   Seconds lead_;
@@ -53,6 +56,7 @@ class ForecastPolicy final : public Policy {
       : runtimes_(runtimes), lead_(lead) {}
   std::string name() const override;
   Decision decide(const Observation& obs) override;
+  bool reads_window() const override { return false; }
 
  private:
   RuntimeGuess runtimes_;
@@ -69,6 +73,7 @@ class SlurmEstimatePolicy final : public Policy {
   explicit SlurmEstimatePolicy(Seconds lead = 0) : lead_(lead) {}
   std::string name() const override;
   Decision decide(const Observation& obs) override;
+  bool reads_window() const override { return false; }
   bool reads_slurm_estimate() const override { return true; }
 
  private:
@@ -87,6 +92,7 @@ class QuantilePolicy final : public Policy {
                           double level = kDefaultLevel);
   std::string name() const override;
   Decision decide(const Observation& obs) override;
+  bool reads_window() const override { return false; }
 
  private:
   std::shared_ptr<const WaitDistribution> waits_;

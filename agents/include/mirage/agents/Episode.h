@@ -89,6 +89,8 @@ class Decider {
                           Seconds fallback_time) = 0;
   // Called when a new boundary begins (the predecessor just started, or the chain moved on).
   virtual void begin_boundary() {}
+  // Whether submit_now reads Observation::window (see Policy::reads_window).
+  virtual bool reads_window() const { return true; }
 };
 
 class PolicyDecider final : public Decider {
@@ -97,6 +99,7 @@ class PolicyDecider final : public Decider {
   // A policy that reads Slurm's estimate gets the simulator's will-run plan of the successor.
   bool submit_now(const Simulator& sim, const Observation& obs, SimJobIndex, Seconds) override;
   void begin_boundary() override { policy_.reset(); }
+  bool reads_window() const override { return policy_.reads_window(); }
 
  private:
   Policy& policy_;
@@ -122,6 +125,7 @@ class OracleDecider final : public Decider {
     chosen_ = -1;
     ++boundary_;
   }
+  bool reads_window() const override { return false; }
   const std::vector<WhatIfSubmission>& tried() const { return tried_; }
 
  private:

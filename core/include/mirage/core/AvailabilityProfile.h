@@ -31,6 +31,17 @@ class AvailabilityProfile {
   // Marks `units` of `slot` as in use from now until `end`.
   void occupy_until(int slot, int units, Seconds end);
 
+  struct Holding {
+    int slot = 0;
+    int units = 0;
+    Seconds end = 0;
+  };
+  // The same as occupy_until for each holding, on a profile nothing has touched yet, in one sort
+  // instead of a split and a pass over the earlier segments per holding (a backfill pass plans
+  // every running job, the queue forecast every running job of a snapshot).
+  // `holdings` is reordered.
+  void occupy_all(std::vector<Holding>& holdings);
+
   // Earliest start in [now, latest_start] where `request` fits for `duration`, with the slots
   // it would use; nullopt when none.
   std::optional<Placement> earliest_start(const ResourceRequest& request, Seconds duration,

@@ -81,11 +81,17 @@ class ObservationBuilder {
  public:
   void add(const QueueSnapshot& snapshot);
   Observation build(const CampaignView& campaign) const;
-  bool empty() const { return history_.empty(); }
+  bool empty() const { return filled_ == 0; }
+  // Stops encoding snapshots: later observations have no window (window_filled still counts the
+  // snapshots seen). For deciders that never read it, every baseline among them: encoding each
+  // snapshot was a tenth of their episodes.
+  void drop_window();
 
  private:
   std::deque<FeatureEncoder::SnapshotFeatures> history_;
   QueueSnapshot last_;
+  int filled_ = 0;
+  bool keeps_window_ = true;
 };
 
 }  // namespace mirage

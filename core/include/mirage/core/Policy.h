@@ -29,6 +29,9 @@ class Policy {
   // Whether decide() reads CampaignView::slurm_estimated_wait, which costs a will-run test (in
   // simulation a fork of the simulator) at every decision: filled only for those that do.
   virtual bool reads_slurm_estimate() const { return false; }
+  // Whether decide() reads Observation::window, the encoded history (the learned agents do);
+  // simulated episodes of a policy that does not skip encoding it.
+  virtual bool reads_window() const { return true; }
 };
 
 }  // namespace mirage

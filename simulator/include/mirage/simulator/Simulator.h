@@ -23,9 +23,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "mirage/core/AvailabilityProfile.h"
 #include "mirage/core/ClusterSpec.h"
 #include "mirage/core/Job.h"
 #include "mirage/core/QueueSnapshot.h"
+#include "mirage/simulator/PerUser.h"
 
 namespace mirage {
 
@@ -202,7 +204,7 @@ class Simulator {
     int jobs = 0;
     int nodes = 0;
   };
-  std::unordered_map<std::uint32_t, UserUse> user_use_;  // running work per limited user
+  PerUser<UserUse> user_use_;  // running work per limited user
   // Fairshare. Usage is node-seconds (GPU-seconds when GPU-granular); decay is kept as growing
   // weights, 2^((t - usage_origin_) / half-life) for usage accrued at t, so that every user's
   // share of the total, all the factor needs, is exact without touching every user as time
@@ -218,11 +220,17 @@ class Simulator {
   double fairshare_factor(std::uint32_t user) const;
   double usage_weight(Seconds t) const;
   void note_share(const SimJobSpec& s, Seconds start, bool starting);
-  mutable std::unordered_map<std::uint32_t, UserShare> shares_;
+  mutable PerUser<UserShare> shares_;
+  // usage_weight(now_), for `weight_at_` and `weight_origin_`: every user's factor needs it.
+  mutable double weight_now_ = 1;
+  mutable Seconds weight_at_ = -1, weight_origin_ = -1;
   double total_usage_ = 0, total_running_ = 0, total_running_since_ = 0;
   Seconds usage_origin_ = 0;
   std::uint64_t share_version_ = 0;
   std::vector<std::uint16_t> free_gpus_;  // GPU-granular mode, per node
+  // backfill_schedule's buffers, kept between passes.
+  std::vector<Ranked> bf_order_;
+  std::vector<AvailabilityProfile::Holding> bf_held_;
 
   bool main_needed_ = false;  // something changed since the last main-scheduler pass
   bool dirty_ = false;        // something changed since the last backfill pass

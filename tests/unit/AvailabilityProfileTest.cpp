@@ -1,0 +1,71 @@
+// The backfill plan's step function (AvailabilityProfile.h).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "mirage/core/AvailabilityProfile.h"
+
+namespace mirage {
+namespace {
+
+// Where every request of every size and length would start, and on which slots.
+std::vector<std::optional<Placement>> starts(const AvailabilityProfile& p, int capacity) {
+  std::vector<std::optional<Placement>> out;
+  for (int count = 1; count <= p.slots(); ++count)
+    for (int units = 1; units <= capacity; ++units)
+      for (Seconds duration : {1, 7, 30, 100, 1000})
+        out.push_back(p.earliest_start({count, units}, duration, 2000));
+  return out;
+}
+
+void expect_same(const std::vector<std::optional<Placement>>& a,
+                 const std::vector<std::optional<Placement>>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].has_value(), b[i].has_value()) << "request " << i;
+    if (!a[i]) continue;
+    EXPECT_EQ(a[i]->start, b[i]->start) << "request " << i;
+    EXPECT_EQ(a[i]->slots, b[i]->slots) << "request " << i;
+  }
+}
+
+// occupy_all is a faster occupy_until per holding: the same plan for every request, with ends in
+// the past, shared ends and several holdings on one slot.
+TEST(AvailabilityProfile, OccupyingAllAtOncePlansAsOccupyingEachInTurn) {
+  std::mt19937 rng(7);
+  for (int slots : {1, 4}) {
+    const int capacity = slots == 1 ? 12 : 3;
+    for (int round = 0; round < 50; ++round) {
+      AvailabilityProfile one_by_one(100, slots, capacity), at_once(100, slots, capacity);
+      std::vector<AvailabilityProfile::Holding> held;
+      std::vector<int> used(static_cast<std::size_t>(slots), 0);
+      for (int k = 0; k < 8; ++k) {
+        const int slot = static_cast<int>(rng() % static_cast<unsigned>(slots));
+        const int units = 1 + static_cast<int>(rng() % 2);
+        if (used[slot] + units > capacity) continue;
+        used[slot] += units;
+        const Seconds end = 80 + 10 * static_cast<Seconds>(rng() % 12);  // some already over
+        held.push_back({slot, units, end});
+        one_by_one.occupy_until(slot, units, end);
+      }
+      at_once.occupy_all(held);
+      for (int s = 0; s < slots; ++s) EXPECT_EQ(at_once.free_now(s), one_by_one.free_now(s));
+      expect_same(starts(at_once, capacity), starts(one_by_one, capacity));
+    }
+  }
+}
+
+// A reservation splits the plan's segments; each new one starts as a copy of the one it splits.
+TEST(AvailabilityProfile, AReservationLeavesTheTimeAroundItAsItWas) {
+  AvailabilityProfile p(0, 2, 4);
+  std::vector<AvailabilityProfile::Holding> held{{0, 3, 50}, {1, 1, 80}};
+  p.occupy_all(held);
+  p.reserve({20, {1}}, 3, 40);  // slot 1: 3 free until 80 except 0 over [20, 60)
+  EXPECT_EQ(p.earliest_start({2, 3}, 10, 1000)->start, 60);  // both, once the reservation ends
+  EXPECT_EQ(p.earliest_start({1, 3}, 10, 1000)->slots, std::vector<std::uint16_t>{1});
+  EXPECT_EQ(p.earliest_start({1, 3}, 30, 1000)->start, 50);  // slot 0 once its job ends
+  EXPECT_EQ(p.earliest_start({1, 4}, 10, 1000)->start, 50);
+}
+
+}  // namespace
+}  // namespace mirage
