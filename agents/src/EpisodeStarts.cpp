@@ -9,12 +9,22 @@ Seconds next_grid(Seconds t, Seconds interval) {
   return (t / interval + 1) * interval;
 }
 
-std::vector<SimJobSpec> fitting_jobs(const Trace& trace, const ClusterSpec& c) {
-  std::vector<Job> keep;
-  for (const Job& j : trace.jobs)
+// The trace indices of the jobs that fit `c`.
+std::vector<std::size_t> fitting(const Trace& trace, const ClusterSpec& c) {
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
+    const Job& j = trace.jobs[i];
     if (j.nodes <= c.nodes &&
         (c.allocation != AllocationMode::kGpuGranular || j.gpus_per_node <= c.gpus_per_node))
-      keep.push_back(j);
+      keep.push_back(i);
+  }
+  return keep;
+}
+
+std::vector<SimJobSpec> sim_jobs(const Trace& trace, const std::vector<std::size_t>& kept) {
+  std::vector<Job> keep;
+  keep.reserve(kept.size());
+  for (std::size_t i : kept) keep.push_back(trace.jobs[i]);
   return to_sim_jobs(keep);
 }
 
@@ -22,10 +32,8 @@ std::vector<SimJobSpec> fitting_jobs(const Trace& trace, const ClusterSpec& c) {
 
 EpisodeStarts::EpisodeStarts(const Trace& trace, const ClusterSpec& cluster,
                              const EpisodeConfig& episode, EpisodeStartMode mode)
-    : cluster_(cluster),
-      episode_(episode),
-      mode_(mode),
-      jobs_(std::make_shared<const std::vector<SimJobSpec>>(fitting_jobs(trace, cluster))) {
+    : cluster_(cluster), episode_(episode), mode_(mode), kept_(fitting(trace, cluster)) {
+  jobs_ = std::make_shared<const std::vector<SimJobSpec>>(sim_jobs(trace, kept_));
   if (mode_ == EpisodeStartMode::kForkReplay) {
     base_.emplace(cluster_, jobs_);
     base_->set_recording(false);
@@ -45,6 +53,12 @@ std::vector<Seconds> EpisodeStarts::sample_times(Seconds from, Seconds to, Secon
     }
   }
   return times;
+}
+
+std::optional<SimJobIndex> EpisodeStarts::replayed(std::size_t trace_index) const {
+  const auto it = std::lower_bound(kept_.begin(), kept_.end(), trace_index);
+  if (it == kept_.end() || *it != trace_index) return std::nullopt;
+  return static_cast<SimJobIndex>(it - kept_.begin());
 }
 
 EpisodeStart EpisodeStarts::at(Seconds t) {

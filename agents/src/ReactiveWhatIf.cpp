@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 
+#include "SampleTasks.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/simulator/Fidelity.h"
 #include "mirage/simulator/SimulationSummary.h"
@@ -32,6 +33,65 @@ WaitStats stats_of(std::vector<double> waits) {
 
 bool in_window(const Job& j, Seconds from, Seconds to) {
   return (from <= 0 || j.submit >= from) && (to <= 0 || j.submit < to);
+}
+
+// The real jobs a successor of `config` is held against: its size, a time limit at least half the
+// segment's, submitted within `near` of the successors' submissions [first, last].
+bool comparable(const Job& j, const ReactiveWhatIfConfig& config, Seconds first, Seconds last) {
+  return j.nodes == config.nodes && j.started() && 2 * j.time_limit >= config.time_limit &&
+         j.submit >= first - config.near && j.submit <= last + config.near;
+}
+
+struct Successor {
+  bool ran = false;
+  bool truncated = false;
+  Seconds submit = 0, wait = 0;
+};
+
+// The log's own jobs of the what-if's size, each followed by a reactive successor of its user.
+std::vector<Successor> chain_log_jobs(const Trace& trace, const ClusterSpec& cluster,
+                                      const ReactiveWhatIfConfig& config,
+                                      const EpisodeConfig& episode) {
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
+    const Job& j = trace.jobs[i];
+    if (j.nodes == config.nodes && 2 * j.time_limit >= config.time_limit &&
+        in_window(j, config.from, config.to))
+      candidates.push_back(i);
+  }
+  std::vector<std::size_t> picked;
+  const std::size_t n = candidates.size(), cap = config.log_predecessors;
+  for (std::size_t k = 0; k < std::min(n, cap); ++k)
+    picked.push_back(candidates[k * n / std::min(n, cap)]);
+  EpisodeStarts starts(trace, cluster, episode, EpisodeStartMode::kForkReplay);
+  std::vector<Seconds> times;
+  for (std::size_t i : picked) times.push_back(trace.jobs[i].submit);
+  std::vector<Successor> out(picked.size());
+  for_each_sample_task(
+      starts, times, 1, config.threads,
+      [&](std::size_t s, std::size_t, const EpisodeStart& start) {
+        const auto pred = starts.replayed(picked[s]);
+        if (!pred) return;
+        Simulator sim = start.sim.fork();
+        if (!sim.run_until_started(*pred, start.deadline)) return;
+        const SimJobSpec& p = sim.job(*pred);
+        const Seconds end = sim.start_time(*pred) + std::min(p.runtime, p.time_limit);
+        const Seconds submit = std::max(sim.now(), end - episode.reactive_lead);
+        if (submit >= start.deadline) return;
+        sim.run_until(submit);
+        SimJobSpec successor = segment_job(episode.chain);
+        successor.user = p.user;  // its user's limits and fairshare standing hold it
+        const SimJobIndex k = sim.submit(successor);
+        const Seconds cutoff = std::min(start.deadline, end + episode.max_wait);
+        Successor& o = out[s];
+        o.ran = true;
+        o.submit = sim.now();
+        o.truncated = !sim.run_until_started(k, cutoff);
+        o.wait = (o.truncated ? cutoff : sim.start_time(k)) - o.submit;
+      },
+      {});
+  std::erase_if(out, [](const Successor& o) { return !o.ran; });
+  return out;
 }
 
 }  // namespace
@@ -92,8 +152,7 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
   const std::vector<char> behind = queued_behind_own(trace.jobs);
   for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
     const Job& j = trace.jobs[i];
-    if (j.nodes == config.nodes && j.started() && 2 * j.time_limit >= config.time_limit &&
-        j.submit >= first - config.near && j.submit <= last + config.near) {
+    if (comparable(j, config, first, last)) {
       real_waits.push_back(static_cast<double>(j.wait()));
       if (!j.user.empty() && !behind[i]) lone_waits.push_back(static_cast<double>(j.wait()));
     }
@@ -113,6 +172,29 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
   r.lone_mean_wait_s = lone.mean;
   r.lone_median_wait_s = lone.median;
   r.lone_ratio = r.lone_jobs > 0 && lone.mean > 0 ? sim.mean / lone.mean : 0;
+
+  if (config.log_predecessors == 0) return r;
+  const std::vector<Successor> log = chain_log_jobs(trace, cluster, config, eval.episode);
+  r.log_successors = log.size();
+  if (log.empty()) return r;
+  std::vector<double> log_waits, log_real;
+  first = std::numeric_limits<Seconds>::max(), last = std::numeric_limits<Seconds>::min();
+  for (const Successor& o : log) {
+    log_waits.push_back(static_cast<double>(o.wait));
+    r.log_truncated += o.truncated ? 1 : 0;
+    first = std::min(first, o.submit);
+    last = std::max(last, o.submit);
+  }
+  for (const Job& j : trace.jobs)
+    if (comparable(j, config, first, last)) log_real.push_back(static_cast<double>(j.wait()));
+  r.log_real_jobs = log_real.size();
+  const WaitStats log_sim = stats_of(std::move(log_waits)),
+                  log_yard = stats_of(std::move(log_real));
+  r.log_sim_mean_wait_s = log_sim.mean;
+  r.log_sim_median_wait_s = log_sim.median;
+  r.log_sim_over_1h = log_sim.over_1h;
+  r.log_real_mean_wait_s = log_yard.mean;
+  r.log_ratio = r.log_real_jobs > 0 && log_yard.mean > 0 ? log_sim.mean / log_yard.mean : 0;
   return r;
 }
 

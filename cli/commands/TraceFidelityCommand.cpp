@@ -82,7 +82,16 @@ nlohmann::json to_json(const ReactiveWhatIf& w) {
           {"lone_mean_wait_s", w.lone_mean_wait_s},
           {"lone_median_wait_s", w.lone_median_wait_s},
           {"lone_ratio", w.lone_ratio},
-          {"lone_on_target", w.lone_on_target()}};
+          {"lone_on_target", w.lone_on_target()},
+          {"log_successors", w.log_successors},
+          {"log_truncated", w.log_truncated},
+          {"log_sim_mean_wait_s", w.log_sim_mean_wait_s},
+          {"log_sim_median_wait_s", w.log_sim_median_wait_s},
+          {"log_sim_over_1h", w.log_sim_over_1h},
+          {"log_real_jobs", w.log_real_jobs},
+          {"log_real_mean_wait_s", w.log_real_mean_wait_s},
+          {"log_ratio", w.log_ratio},
+          {"log_on_target", w.log_on_target()}};
 }
 
 nlohmann::json to_json(const WaitFidelity& f) {
@@ -290,6 +299,27 @@ void run_fidelity(const FidelityOptions& o) {
           x.nodes, format_slurm_duration(x.time_limit), x.successors, hours(x.sim_mean_wait_s),
           hours(x.real_mean_wait_s), hours(x.sim_median_wait_s), hours(x.real_median_wait_s),
           100 * x.sim_over_1h, 100 * x.real_over_1h, x.real_jobs, x.ratio, lone, note);
+    }
+    fmt::print(
+        "\nthe log's own jobs chained: each real job of that size and limit (at most {} of them) "
+        "followed by a reactive successor of its user, held against the real jobs near it (a "
+        "chain's predecessor is load the log never had; these predecessors' load was in it)\n",
+        w.log_predecessors);
+    fmt::print("{:<6} {:>11} {:>10}  {:>13}  {:>8}  {:>6}  {:>9}  {:>5}\n", "nodes", "limit",
+               "successors", "mean wait h", "median h", "> 1 h", "real jobs", "ratio");
+    fmt::print("{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>8}  {:>6}\n", "", "", "", "sim", "real", "sim",
+               "sim");
+    for (const auto& x : what_ifs) {
+      if (x.log_successors == 0 || x.log_real_jobs == 0) {
+        fmt::print("{:<6} {:>11} {:>10}  (no real job of this size to chain or compare)\n", x.nodes,
+                   format_slurm_duration(x.time_limit), x.log_successors);
+        continue;
+      }
+      fmt::print("{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>8}  {:>5.0f}%  {:>9}  {:>5.2f}{}\n", x.nodes,
+                 format_slurm_duration(x.time_limit), x.log_successors,
+                 hours(x.log_sim_mean_wait_s), hours(x.log_real_mean_wait_s),
+                 hours(x.log_sim_median_wait_s), 100 * x.log_sim_over_1h, x.log_real_jobs,
+                 x.log_ratio, x.log_on_target() ? "" : "  ratio");
     }
   }
   if (!o.svg.empty()) fmt::print("\nplot      {}\n", o.svg);

@@ -223,6 +223,48 @@ TEST(Episode, ReactiveWhatIfIsAlsoHeldAgainstTheLoneJobsOfItsSize) {
   EXPECT_EQ(check_reactive_what_if(t, cluster16(), w).lone_jobs, 0u);
 }
 
+// The log's own jobs of the what-if's size, chained: each followed, a minute before its replayed
+// end, by a successor of its user, whom the cluster's limits hold as they hold anyone.
+TEST(Episode, ReactiveWhatIfAlsoChainsTheLogsOwnJobsOfItsSizeAsTheirUsers) {
+  Trace t;
+  t.machine_nodes = 16;
+  for (int k = 0; k < 6; ++k) {
+    Job j;
+    j.id = static_cast<JobId>(k + 1);
+    j.user = "u" + std::to_string(k);
+    j.nodes = 4;
+    j.submit = kT0 + k * 12 * kHour;
+    j.time_limit = 6 * kHour;
+    j.start = j.submit + kHour;  // the yardstick: every real 4-node job waited an hour
+    j.end = j.start + j.time_limit;
+    t.jobs.push_back(j);
+  }
+  Job last;  // the log goes on long enough for every successor
+  last.id = 7;
+  last.submit = last.start = kT0 + 10 * kDay;
+  last.end = last.start + kHour;
+  last.time_limit = kHour;
+  t.jobs.push_back(last);
+  ClusterSpec c = cluster16();
+  c.user_limits.max_running_jobs = 1;  // a user's successor waits for their predecessor's end
+  ReactiveWhatIfConfig w = four_node_what_if();
+  w.from = kT0;
+  w.to = kT0 + 3 * kDay;
+  const ReactiveWhatIf r = check_reactive_what_if(t, c, w);
+  EXPECT_EQ(r.log_successors, 6u);
+  EXPECT_EQ(r.log_truncated, 0u);
+  EXPECT_DOUBLE_EQ(r.log_sim_mean_wait_s, 60.0);  // the minute before its predecessor's end
+  EXPECT_EQ(r.log_real_jobs, 6u);
+  EXPECT_DOUBLE_EQ(r.log_real_mean_wait_s, 1.0 * kHour);
+  EXPECT_DOUBLE_EQ(r.log_ratio, 60.0 / kHour);
+  w.log_predecessors = 4;  // evenly spread over the six
+  EXPECT_EQ(check_reactive_what_if(t, c, w).log_successors, 4u);
+  c.user_limits.max_running_jobs = 0;  // nobody's limit: they start as they arrive
+  EXPECT_DOUBLE_EQ(check_reactive_what_if(t, c, w).log_sim_mean_wait_s, 0.0);
+  w.log_predecessors = 0;
+  EXPECT_EQ(check_reactive_what_if(t, c, w).log_successors, 0u);
+}
+
 TEST(Episode, OracleIsNeverWorseThanTheBaselinesOnAnySample) {
   const Trace t = busy_trace(3);
   EvalConfig c;

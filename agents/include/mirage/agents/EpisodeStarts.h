@@ -31,6 +31,8 @@ class EpisodeStarts {
   EpisodeStart at(Seconds t);
 
   Seconds trace_end() const { return jobs_->empty() ? 0 : jobs_->back().submit; }
+  // The replay's index of the trace's job `trace_index`; none when it was left out.
+  std::optional<SimJobIndex> replayed(std::size_t trace_index) const;
 
   static constexpr Seconds kPeerSlice = 5 * kDay;
   static constexpr Seconds kPeerWarmup = 2 * kDay;
@@ -40,6 +42,7 @@ class EpisodeStarts {
   EpisodeConfig episode_;
   EpisodeStartMode mode_;
   std::shared_ptr<const std::vector<SimJobSpec>> jobs_;
+  std::vector<std::size_t> kept_;  // the trace indices of jobs_, in order
   std::optional<Simulator> base_;
   ObservationBuilder history_;
   Seconds next_snapshot_ = 0;

@@ -37,10 +37,9 @@ struct ProbedEpisode {
 ProbedEpisode probe_episode(EpisodeStart start, const EpisodeConfig& config);
 
 // Probes every sample time of [from, to) spaced `every`, on `threads` threads (0: all cores).
-std::vector<ProbedEpisode> probe_window(const Trace& trace, const ClusterSpec& cluster,
-                                        const EpisodeConfig& config, EpisodeStartMode mode,
-                                        Seconds from, Seconds to, Seconds every, int threads,
-                                        const std::function<void(std::size_t, std::size_t)>&
-                                            progress = {});
+std::vector<ProbedEpisode> probe_window(
+    const Trace& trace, const ClusterSpec& cluster, const EpisodeConfig& config,
+    EpisodeStartMode mode, Seconds from, Seconds to, Seconds every, int threads,
+    const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 }  // namespace mirage

@@ -22,6 +22,9 @@ struct ReactiveWhatIfConfig {
   // successor submission, widened by this much on each side.
   Seconds near = 2 * kDay;
   int threads = 0;  // 0: all cores
+  // The log's own jobs chained: at most this many, evenly spread over those submitted in
+  // [from, to) (0: skip that check).
+  std::size_t log_predecessors = 200;
 };
 
 struct ReactiveWhatIf {
@@ -42,9 +45,21 @@ struct ReactiveWhatIf {
   double lone_mean_wait_s = 0, lone_median_wait_s = 0;
   double lone_ratio = 0;  // sim mean / the lone jobs' mean
 
+  // The same check with the log's own jobs of that size as predecessors: each successor submitted
+  // a minute before its predecessor's replayed end, as that job's user. A chain's predecessor is
+  // load the log never had (a 2-day, 8-node job on a congested machine builds a backlog its
+  // successor waits behind); a log job's was in the log, and so in what the calibration inferred.
+  std::size_t log_successors = 0;
+  std::size_t log_truncated = 0;
+  double log_sim_mean_wait_s = 0, log_sim_median_wait_s = 0, log_sim_over_1h = 0;
+  std::size_t log_real_jobs = 0;  // the real jobs near those successors
+  double log_real_mean_wait_s = 0;
+  double log_ratio = 0;
+
   // The target (issue #34): within 0.67 to 1.5 times the real waits of jobs of its size.
   bool on_target() const { return ratio >= 0.67 && ratio <= 1.5; }
   bool lone_on_target() const { return lone_ratio >= 0.67 && lone_ratio <= 1.5; }
+  bool log_on_target() const { return log_ratio >= 0.67 && log_ratio <= 1.5; }
 };
 
 // The sizes worth checking in a log: the most common node count of each size class (1 node, 2-7,
