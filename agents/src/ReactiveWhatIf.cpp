@@ -48,22 +48,33 @@ struct Successor {
   Seconds submit = 0, wait = 0;
 };
 
-// The log's own jobs of the what-if's size, each followed by a reactive successor of its user.
-std::vector<Successor> chain_log_jobs(const Trace& trace, const ClusterSpec& cluster,
-                                      const ReactiveWhatIfConfig& config,
-                                      const EpisodeConfig& episode) {
+struct ChainedLog {
+  std::vector<Successor> successors;
+  std::size_t dropped = 0;  // too near the log's end for a successor's whole allowance
+};
+
+// The log's own jobs of the what-if's size (those the log saw start: load it had), each followed
+// by a reactive successor of its user. A successor the log's end would cut short is left out,
+// not counted at the cut: the longest waits are the ones the end would cut.
+ChainedLog chain_log_jobs(const Trace& trace, const ClusterSpec& cluster,
+                          const ReactiveWhatIfConfig& config, const EpisodeConfig& episode) {
+  EpisodeStarts starts(trace, cluster, episode, EpisodeStartMode::kForkReplay);
+  ChainedLog chained;
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
     const Job& j = trace.jobs[i];
-    if (j.nodes == config.nodes && 2 * j.time_limit >= config.time_limit &&
-        in_window(j, config.from, config.to))
+    if (j.nodes != config.nodes || 2 * j.time_limit < config.time_limit || !j.started() ||
+        !in_window(j, config.from, config.to))
+      continue;
+    if (j.submit + j.time_limit + episode.max_wait > starts.trace_end())
+      ++chained.dropped;
+    else
       candidates.push_back(i);
   }
   std::vector<std::size_t> picked;
   const std::size_t n = candidates.size(), cap = config.log_predecessors;
   for (std::size_t k = 0; k < std::min(n, cap); ++k)
     picked.push_back(candidates[k * n / std::min(n, cap)]);
-  EpisodeStarts starts(trace, cluster, episode, EpisodeStartMode::kForkReplay);
   std::vector<Seconds> times;
   for (std::size_t i : picked) times.push_back(trace.jobs[i].submit);
   std::vector<Successor> out(picked.size());
@@ -84,14 +95,20 @@ std::vector<Successor> chain_log_jobs(const Trace& trace, const ClusterSpec& clu
         const SimJobIndex k = sim.submit(successor);
         const Seconds cutoff = std::min(start.deadline, end + episode.max_wait);
         Successor& o = out[s];
-        o.ran = true;
         o.submit = sim.now();
         o.truncated = !sim.run_until_started(k, cutoff);
+        if (o.truncated && cutoff < end + episode.max_wait) return;  // the log ended first
+        o.ran = true;
         o.wait = (o.truncated ? cutoff : sim.start_time(k)) - o.submit;
       },
       {});
-  std::erase_if(out, [](const Successor& o) { return !o.ran; });
-  return out;
+  for (const Successor& o : out) {
+    if (o.ran)
+      chained.successors.push_back(o);
+    else
+      ++chained.dropped;
+  }
+  return chained;
 }
 
 }  // namespace
@@ -174,8 +191,10 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
   r.lone_ratio = r.lone_jobs > 0 && lone.mean > 0 ? sim.mean / lone.mean : 0;
 
   if (config.log_predecessors == 0) return r;
-  const std::vector<Successor> log = chain_log_jobs(trace, cluster, config, eval.episode);
+  const ChainedLog chained = chain_log_jobs(trace, cluster, config, eval.episode);
+  const std::vector<Successor>& log = chained.successors;
   r.log_successors = log.size();
+  r.log_dropped = chained.dropped;
   if (log.empty()) return r;
   std::vector<double> log_waits, log_real;
   first = std::numeric_limits<Seconds>::max(), last = std::numeric_limits<Seconds>::min();

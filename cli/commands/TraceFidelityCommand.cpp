@@ -85,6 +85,7 @@ nlohmann::json to_json(const ReactiveWhatIf& w) {
           {"lone_on_target", w.lone_on_target()},
           {"log_successors", w.log_successors},
           {"log_truncated", w.log_truncated},
+          {"log_dropped", w.log_dropped},
           {"log_sim_mean_wait_s", w.log_sim_mean_wait_s},
           {"log_sim_median_wait_s", w.log_sim_median_wait_s},
           {"log_sim_over_1h", w.log_sim_over_1h},
@@ -315,11 +316,14 @@ void run_fidelity(const FidelityOptions& o) {
                    format_slurm_duration(x.time_limit), x.log_successors);
         continue;
       }
+      std::string note = x.log_on_target() ? "" : "  ratio";
+      if (x.log_dropped > 0)
+        note += fmt::format("  ({} left out: too near the log's end)", x.log_dropped);
       fmt::print("{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>8}  {:>5.0f}%  {:>9}  {:>5.2f}{}\n", x.nodes,
                  format_slurm_duration(x.time_limit), x.log_successors,
                  hours(x.log_sim_mean_wait_s), hours(x.log_real_mean_wait_s),
                  hours(x.log_sim_median_wait_s), 100 * x.log_sim_over_1h, x.log_real_jobs,
-                 x.log_ratio, x.log_on_target() ? "" : "  ratio");
+                 x.log_ratio, note);
     }
   }
   if (!o.svg.empty()) fmt::print("\nplot      {}\n", o.svg);

@@ -263,6 +263,15 @@ TEST(Episode, ReactiveWhatIfAlsoChainsTheLogsOwnJobsOfItsSizeAsTheirUsers) {
   EXPECT_DOUBLE_EQ(check_reactive_what_if(t, c, w).log_sim_mean_wait_s, 0.0);
   w.log_predecessors = 0;
   EXPECT_EQ(check_reactive_what_if(t, c, w).log_successors, 0u);
+  // Without the later job the log ends with the sixth 4-node job: only the first is far enough
+  // from that end for its successor's whole allowance (6 h + 2 days); the rest are left out,
+  // not counted at the cut.
+  t.jobs.pop_back();
+  w.log_predecessors = 200;
+  const ReactiveWhatIf cut = check_reactive_what_if(t, c, w);
+  EXPECT_EQ(cut.log_successors, 1u);
+  EXPECT_EQ(cut.log_dropped, 5u);
+  EXPECT_EQ(cut.log_truncated, 0u);
 }
 
 TEST(Episode, OracleIsNeverWorseThanTheBaselinesOnAnySample) {

@@ -50,7 +50,8 @@ struct ReactiveWhatIf {
   // load the log never had (a 2-day, 8-node job on a congested machine builds a backlog its
   // successor waits behind); a log job's was in the log, and so in what the calibration inferred.
   std::size_t log_successors = 0;
-  std::size_t log_truncated = 0;
+  std::size_t log_truncated = 0;  // still pending at their allowance (the wait counts to it)
+  std::size_t log_dropped = 0;    // too near the log's end for a successor's whole allowance
   double log_sim_mean_wait_s = 0, log_sim_median_wait_s = 0, log_sim_over_1h = 0;
   std::size_t log_real_jobs = 0;  // the real jobs near those successors
   double log_real_mean_wait_s = 0;
