@@ -30,8 +30,12 @@ void AvailabilityProfile::occupy_all(std::vector<Holding>& holdings) {
   std::erase_if(holdings, [now](const Holding& h) { return h.end <= now; });
   std::sort(holdings.begin(), holdings.end(),
             [](const Holding& a, const Holding& b) { return a.end < b.end; });
-  times_.reserve(holdings.size() + 1);
-  free_.reserve((holdings.size() + 1) * static_cast<std::size_t>(slots_));
+  // A segment per distinct end (GPU-granular plans hold one holding per node of each job).
+  std::size_t ends = 0;
+  for (std::size_t k = 0; k < holdings.size(); ++k)
+    ends += k == 0 || holdings[k].end != holdings[k - 1].end;
+  times_.reserve(ends + 1);
+  free_.reserve((ends + 1) * static_cast<std::size_t>(slots_));
   // Segment 0 lacks every holding; each later one gets back what ended at its start.
   for (const Holding& h : holdings) free_[h.slot] -= h.units;
   const auto width = static_cast<std::size_t>(slots_);
