@@ -35,11 +35,29 @@ bool in_window(const Job& j, Seconds from, Seconds to) {
   return (from <= 0 || j.submit >= from) && (to <= 0 || j.submit < to);
 }
 
-// The real jobs a successor of `config` is held against: its size, a time limit at least half the
-// segment's, submitted within `near` of the successors' submissions [first, last].
-bool comparable(const Job& j, const ReactiveWhatIfConfig& config, Seconds first, Seconds last) {
-  return j.nodes == config.nodes && j.started() && 2 * j.time_limit >= config.time_limit &&
-         j.submit >= first - config.near && j.submit <= last + config.near;
+// A real job like a successor of `config`: its size, a time limit at least half the segment's (a
+// short job backfills where a segment cannot), and a recorded start.
+bool of_its_kind(const Job& j, const ReactiveWhatIfConfig& config) {
+  return j.nodes == config.nodes && j.started() && 2 * j.time_limit >= config.time_limit;
+}
+
+// The real waits successors submitted over [first, last] are held against: the jobs of their kind
+// submitted within `near` of that span, and the lone ones among them (`behind`:
+// queued_behind_own).
+struct Yardstick {
+  std::vector<double> all, lone;
+};
+Yardstick yardstick(const Trace& trace, const ReactiveWhatIfConfig& config, Seconds first,
+                    Seconds last, const std::vector<char>& behind) {
+  Yardstick y;
+  for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
+    const Job& j = trace.jobs[i];
+    if (!of_its_kind(j, config) || j.submit < first - config.near || j.submit > last + config.near)
+      continue;
+    y.all.push_back(static_cast<double>(j.wait()));
+    if (!j.user.empty() && !behind[i]) y.lone.push_back(static_cast<double>(j.wait()));
+  }
+  return y;
 }
 
 struct Successor {
@@ -63,18 +81,15 @@ ChainedLog chain_log_jobs(const Trace& trace, const ClusterSpec& cluster,
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
     const Job& j = trace.jobs[i];
-    if (j.nodes != config.nodes || 2 * j.time_limit < config.time_limit || !j.started() ||
-        !in_window(j, config.from, config.to))
-      continue;
+    if (!of_its_kind(j, config) || !in_window(j, config.from, config.to)) continue;
     if (j.submit + j.time_limit + episode.max_wait > starts.trace_end())
       ++chained.dropped;
     else
       candidates.push_back(i);
   }
   std::vector<std::size_t> picked;
-  const std::size_t n = candidates.size(), cap = config.log_predecessors;
-  for (std::size_t k = 0; k < std::min(n, cap); ++k)
-    picked.push_back(candidates[k * n / std::min(n, cap)]);
+  const std::size_t n = candidates.size(), m = std::min(n, config.log_predecessors);
+  for (std::size_t k = 0; k < m; ++k) picked.push_back(candidates[k * n / m]);
   std::vector<Seconds> times;
   for (std::size_t i : picked) times.push_back(trace.jobs[i].submit);
   std::vector<Successor> out(picked.size());
@@ -165,19 +180,12 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
   r.successors = sim_waits.size();
   if (sim_waits.empty()) return r;
 
-  std::vector<double> real_waits, lone_waits;
   const std::vector<char> behind = queued_behind_own(trace.jobs);
-  for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
-    const Job& j = trace.jobs[i];
-    if (comparable(j, config, first, last)) {
-      real_waits.push_back(static_cast<double>(j.wait()));
-      if (!j.user.empty() && !behind[i]) lone_waits.push_back(static_cast<double>(j.wait()));
-    }
-  }
-  r.real_jobs = real_waits.size();
-  r.lone_jobs = lone_waits.size();
+  Yardstick near = yardstick(trace, config, first, last, behind);
+  r.real_jobs = near.all.size();
+  r.lone_jobs = near.lone.size();
 
-  const WaitStats sim = stats_of(std::move(sim_waits)), real = stats_of(std::move(real_waits));
+  const WaitStats sim = stats_of(std::move(sim_waits)), real = stats_of(std::move(near.all));
   r.sim_mean_wait_s = sim.mean;
   r.sim_median_wait_s = sim.median;
   r.sim_over_1h = sim.over_1h;
@@ -185,7 +193,7 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
   r.real_median_wait_s = real.median;
   r.real_over_1h = real.over_1h;
   r.ratio = r.real_jobs > 0 && real.mean > 0 ? sim.mean / real.mean : 0;
-  const WaitStats lone = stats_of(std::move(lone_waits));
+  const WaitStats lone = stats_of(std::move(near.lone));
   r.lone_mean_wait_s = lone.mean;
   r.lone_median_wait_s = lone.median;
   r.lone_ratio = r.lone_jobs > 0 && lone.mean > 0 ? sim.mean / lone.mean : 0;
@@ -196,7 +204,7 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
   r.log_successors = log.size();
   r.log_dropped = chained.dropped;
   if (log.empty()) return r;
-  std::vector<double> log_waits, log_real;
+  std::vector<double> log_waits;
   first = std::numeric_limits<Seconds>::max(), last = std::numeric_limits<Seconds>::min();
   for (const Successor& o : log) {
     log_waits.push_back(static_cast<double>(o.wait));
@@ -204,11 +212,10 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
     first = std::min(first, o.submit);
     last = std::max(last, o.submit);
   }
-  for (const Job& j : trace.jobs)
-    if (comparable(j, config, first, last)) log_real.push_back(static_cast<double>(j.wait()));
-  r.log_real_jobs = log_real.size();
+  Yardstick log_near = yardstick(trace, config, first, last, behind);
+  r.log_real_jobs = log_near.all.size();
   const WaitStats log_sim = stats_of(std::move(log_waits)),
-                  log_yard = stats_of(std::move(log_real));
+                  log_yard = stats_of(std::move(log_near.all));
   r.log_sim_mean_wait_s = log_sim.mean;
   r.log_sim_median_wait_s = log_sim.median;
   r.log_sim_over_1h = log_sim.over_1h;

@@ -537,10 +537,10 @@ void Simulator::backfill_schedule() {
   // This pass's starts per limited user, so that one pass does not start past a limit (a pass
   // starts few jobs: a list).
   std::vector<std::pair<std::uint32_t, UserUse>> started_by;
-  const auto started_of = [&started_by](std::uint32_t user) -> UserUse& {
+  const auto started_of = [&started_by](std::uint32_t user) -> UserUse* {
     for (auto& [id, use] : started_by)
-      if (id == user) return use;
-    return started_by.emplace_back(user, UserUse{}).second;
+      if (id == user) return &use;
+    return nullptr;
   };
   const bool limited =
       spec_.user_limits.max_running_jobs > 0 || spec_.user_limits.max_running_nodes > 0;
@@ -550,10 +550,8 @@ void Simulator::backfill_schedule() {
     const SimJobIndex j = order[k].job;
     const SimJobSpec& s = job(j);
     if (limited && s.user != 0) {
-      UserUse extra{};
-      for (const auto& [id, use] : started_by)
-        if (id == s.user) extra = use;
-      if (over_user_limit(s, extra.jobs, extra.nodes)) continue;
+      const UserUse* extra = started_of(s.user);
+      if (over_user_limit(s, extra ? extra->jobs : 0, extra ? extra->nodes : 0)) continue;
     }
     if (sp.bf_max_job_user > 0 && s.user != 0 && ++tested_by[s.user] > sp.bf_max_job_user) continue;
     const Seconds duration = round_up(s.time_limit, res);
@@ -567,9 +565,10 @@ void Simulator::backfill_schedule() {
     if (placement->start == now_) {
       profile.reserve(*placement, req.units, duration);
       if (limited && s.user != 0) {
-        UserUse& extra = started_of(s.user);
-        ++extra.jobs;
-        extra.nodes += s.nodes;
+        UserUse* extra = started_of(s.user);
+        if (!extra) extra = &started_by.emplace_back(s.user, UserUse{}).second;
+        ++extra->jobs;
+        extra->nodes += s.nodes;
       }
       to_start.push_back(j);
       to_start_nodes.push_back(placement->slots);
