@@ -50,7 +50,7 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
   return spec;
 }
 
-void ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
+Calibration ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
   std::string said;
   Calibration c = resolve_calibration(calibration, trace.jobs, trace.source, spec, said);
   // The site's slurm.conf is its word: it wins over weights and settings fitted to the log.
@@ -61,6 +61,7 @@ void ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
   }
   if (!said.empty()) fmt::print(stderr, "mirage: {}\n", said);
   apply_calibration(c, spec, trace.jobs);
+  return c;
 }
 
 void TraceOptions::add_to(CLI::App& cmd) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "mirage/core/ClusterSpec.h"
+#include "mirage/simulator/Calibration.h"
 #include "mirage/traces/Trace.h"
 
 namespace mirage::cli {
@@ -28,7 +29,8 @@ struct ClusterOptions {
   ClusterSpec to_spec(const Trace& trace) const;
   // What the log leaves out, as --calibration says, into `spec` (limits, capacity) and into the
   // trace's jobs (dependencies); said in one line on stderr. Throws InputError for a bad file.
-  void calibrate(Trace& trace, ClusterSpec& spec) const;
+  // Returns what was applied.
+  Calibration calibrate(Trace& trace, ClusterSpec& spec) const;
 };
 
 // Reading a trace with the shared --format / --lenient flags.

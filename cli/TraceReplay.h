@@ -3,7 +3,9 @@
 // embedded sample), the machine from the flags or the header, and jobs larger than the machine
 // an error naming the first (with --lenient, dropped and counted).
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "ClusterOptions.h"
 #include "mirage/core/ClusterSpec.h"
@@ -15,6 +17,9 @@ struct TraceReplay {
   Trace trace;  // only the jobs the machine can run
   ClusterSpec spec;
   std::size_t oversized = 0;  // dropped with --lenient
+  // Where the calibration was inferred by replaying the log on this very machine: each job's
+  // start in that replay (jobs as above), so the log need not be replayed again.
+  std::shared_ptr<const std::vector<Seconds>> calibrated_starts;
 };
 
 // The trace at `path`, or the embedded sample when `path` is empty. Throws InputError.

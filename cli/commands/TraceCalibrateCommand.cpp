@@ -21,6 +21,7 @@ struct CalibrateOptions {
   std::string out;
   std::string capacity_window = "1d";
   double capacity_share = CalibrationSettings{}.capacity_share;
+  bool share_given = false;
   TraceOptions trace_options;
   ClusterOptions cluster;
 };
@@ -31,6 +32,7 @@ void run_calibrate(const CalibrateOptions& o) {
   CalibrationSettings settings;
   settings.capacity_window = parse_duration_flag(o.capacity_window, "--capacity-window");
   settings.capacity_share = o.capacity_share;
+  settings.choose_capacity_share = !o.share_given;  // a share asked for is kept, not chosen
   const Calibration c = infer_calibration(trace.jobs, spec, settings);
   const std::string out = o.out.empty() ? calibration_path(o.file) : o.out;
   write_calibration(c, settings, spec.nodes, trace.source, out);
@@ -43,8 +45,8 @@ void run_calibrate(const CalibrateOptions& o) {
         trace.jobs.size());
   fmt::print("  user limits   {} running jobs, {} nodes per user (0: none)\n",
              c.user_limits.max_running_jobs, c.user_limits.max_running_nodes);
-  fmt::print("  capacity      {}, {:.1f} nodes unavailable on average\n", c.describe_congestion(),
-             c.mean_unavailable);
+  fmt::print("  capacity      {}, {:.1f} nodes unavailable on average{}\n", c.describe_congestion(),
+             c.mean_unavailable, c.describe_room().empty() ? "" : "; " + c.describe_room());
   fmt::print("  dependencies  {} jobs replayed as dependent on their user's earlier job\n",
              c.dependencies.size());
   if (const auto& p = c.priority)
@@ -72,14 +74,20 @@ void register_trace_calibrate_command(CLI::App& trace) {
                   "waits job by job more closely, longer the waits of long chained jobs "
                   "(docs/results/fidelity.md)")
       ->capture_default_str();
-  cmd->add_option("--capacity-share", o->capacity_share,
-                  "A congested window's room: the most nodes the log's jobs held for at least "
-                  "this share of it (0: the most at any moment)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+  CLI::Option* share =
+      cmd->add_option("--capacity-share", o->capacity_share,
+                      "A congested window's room: the most nodes the log's jobs held for at least "
+                      "this share of it (0: the most at any moment). Without it, 0.1, 0.25 and "
+                      "0.35 are replayed and the one whose replay waits most like the log kept "
+                      "(0.25 unless another comes closer)")
+          ->check(CLI::Range(0.0, 1.0))
+          ->capture_default_str();
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);
-  cmd->callback([o] { run_calibrate(*o); });
+  cmd->callback([o, share] {
+    o->share_given = share->count() > 0;
+    run_calibrate(*o);
+  });
 }
 
 }  // namespace mirage::cli

@@ -139,6 +139,7 @@ void infer_capacity(const LogView& log, const ClusterSpec& spec,
   const Seconds origin = first - ((first % w) + w) % w;
   const auto windows = static_cast<std::size_t>((last - origin) / w + 1);
   c.window = w;
+  c.capacity_share = settings.capacity_share;
   c.windows = static_cast<int>(windows);
   std::vector<char> congested(windows, 0);
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
@@ -239,19 +240,6 @@ void confirm_dependencies(const LogView& log, const ClusterSpec& spec,
 
 namespace {
 
-// How far a replay's waits are from the log's, in units of the targets (docs/results/fidelity.md):
-// the mean ratio's distance from 1 over ln 1.33, the share over an hour's gap over 7 points, and
-// the rank correlation's shortfall from 0.5 over 0.1.
-double fidelity_miss(const WaitFidelity& f) {
-  const double ratio = f.mean_ratio > 0 ? std::abs(std::log(f.mean_ratio)) / std::log(1.33) : 10.0;
-  return ratio + std::abs(f.sim_over_1h - f.real_over_1h) / 0.07 +
-         std::max(0.0, 0.5 - f.rank_correlation) / 0.1;
-}
-
-}  // namespace
-
-namespace {
-
 // The log as the machine calibrated with `c` (less its priority) replays it: the jobs it can run,
 // with their dependencies. Nothing when no job has a real start to compare with.
 struct CalibratedReplay {
@@ -282,37 +270,112 @@ std::optional<CalibratedReplay> calibrated_replay(const std::vector<Job>& all,
   return r;
 }
 
-// Replays each weighting (side by side: each is a whole replay) and returns the index of the one
-// whose waits miss the targets least, with its figures.
-std::pair<std::size_t, WaitFidelity> closest_weighting(
+// A whole replay of the log: its figures against the log's waits, and each job's start.
+struct ReplayOutcome {
+  WaitFidelity figures;
+  std::shared_ptr<const std::vector<Seconds>> starts;
+};
+
+// The log replayed on `r`'s machine with the weights `p`, on its own thread (several replays run
+// side by side).
+std::future<ReplayOutcome> replay_outcome(const CalibratedReplay& r, const PriorityParameters& p) {
+  return std::async(std::launch::async, [&r, p] {
+    ClusterSpec m = r.machine;
+    m.priority = p;
+    Simulator sim(m, r.sim_jobs);
+    sim.set_recording(false);
+    sim.run_to_completion();
+    auto starts = std::make_shared<std::vector<Seconds>>(r.jobs.size());
+    for (std::size_t i = 0; i < r.jobs.size(); ++i)
+      (*starts)[i] = sim.start_time(static_cast<SimJobIndex>(i));
+    std::size_t without_start = 0;
+    return ReplayOutcome{measure_overall_fidelity(pair_waits(r.jobs, *starts, 0, 0, without_start)),
+                         std::move(starts)};
+  });
+}
+
+// Replays each weighting and returns the index of the one whose waits miss the targets least,
+// with its outcome.
+std::pair<std::size_t, ReplayOutcome> closest_weighting(
     const CalibratedReplay& r, const std::vector<PriorityParameters>& weightings) {
-  std::vector<std::future<WaitFidelity>> runs;
-  for (const PriorityParameters& p : weightings)
-    runs.push_back(std::async(std::launch::async, [&r, p] {
-      ClusterSpec m = r.machine;
-      m.priority = p;
-      Simulator sim(m, r.sim_jobs);
-      sim.set_recording(false);
-      sim.run_to_completion();
-      std::size_t without_start = 0;
-      return measure_fidelity(pair_waits(r.jobs, sim, 0, 0, without_start)).overall;
-    }));
-  std::pair<std::size_t, WaitFidelity> best{0, {}};
-  double best_miss = 0;
+  std::vector<std::future<ReplayOutcome>> runs;
+  for (const PriorityParameters& p : weightings) runs.push_back(replay_outcome(r, p));
+  std::pair<std::size_t, ReplayOutcome> best{0, {}};
   for (std::size_t i = 0; i < weightings.size(); ++i) {
-    const WaitFidelity f = runs[i].get();
-    const double miss = fidelity_miss(f);
-    if (i > 0 && miss >= best_miss) continue;
-    best_miss = miss;
-    best = {i, f};
+    ReplayOutcome o = runs[i].get();
+    if (i == 0 || closer_to_targets(o.figures, best.second.figures)) best = {i, std::move(o)};
   }
   return best;
 }
 
-void record_replay(const WaitFidelity& f, PriorityFit& fit) {
-  fit.replay_ratio = f.mean_ratio;
-  fit.replay_share_gap = f.sim_over_1h - f.real_over_1h;
-  fit.replay_rank = f.rank_correlation;
+void record_replay(const ReplayOutcome& o, PriorityFit& fit) {
+  fit.replay_ratio = o.figures.mean_ratio;
+  fit.replay_share_gap = o.figures.sim_over_1h - o.figures.real_over_1h;
+  fit.replay_rank = o.figures.rank_correlation;
+  fit.replay_starts = o.starts;
+}
+
+// The figures record_replay kept, as far as the targets read them.
+WaitFidelity recorded_replay(const PriorityFit& fit) {
+  WaitFidelity f;
+  f.mean_ratio = fit.replay_ratio;
+  f.sim_over_1h = fit.replay_share_gap;
+  f.rank_correlation = fit.replay_rank;
+  return f;
+}
+
+// The room of a congested window, chosen by replay: the calibration `c` (its priority chosen
+// with the room of settings.capacity_share) is inferred again with each other share of
+// kCapacitySharesReplayed and replayed with the same weights; another share is kept only where
+// its waits lie less far outside the targets (a share that fits the log no worse leaves the
+// default).
+void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView& log,
+                                     const ClusterSpec& spec, const CalibrationSettings& settings,
+                                     const std::unordered_map<const Job*, const Job*>& dependent,
+                                     Calibration& c) {
+  if (!c.priority || c.congested_windows == 0) return;
+  struct Other {
+    Calibration calibration;
+    std::optional<ReplayOutcome> outcome;  // none: no job of the log to replay
+  };
+  std::vector<std::future<Other>> runs;
+  for (const double share : kCapacitySharesReplayed) {
+    if (share == settings.capacity_share) continue;
+    // Each share inferred and replayed on its own thread: the capacity, then the dependencies
+    // that capacity confirms.
+    runs.push_back(std::async(std::launch::async, [&, share] {
+      CalibrationSettings s = settings;
+      s.capacity_share = share;
+      Other o{c, std::nullopt};
+      o.calibration.unavailable.clear();
+      o.calibration.congested_windows = 0;
+      o.calibration.dependencies.clear();
+      infer_capacity(log, spec, s, dependent, o.calibration);
+      if (s.dependencies) confirm_dependencies(log, spec, s, dependent, o.calibration);
+      if (const auto r = calibrated_replay(all, spec, o.calibration))
+        o.outcome = replay_outcome(*r, c.priority->weights).get();
+      return o;
+    }));
+  }
+  // The default's replay, where the weights were fitted without one (a priority column that told
+  // every weight).
+  if (!c.priority->replay_starts)
+    if (const auto r = calibrated_replay(all, spec, c))
+      record_replay(replay_outcome(*r, c.priority->weights).get(), *c.priority);
+  const WaitFidelity kept = recorded_replay(*c.priority);
+  std::optional<Other> best;
+  for (auto& run : runs) {
+    Other o = run.get();
+    if (o.outcome && (!best || closer_to_targets(o.outcome->figures, best->outcome->figures)))
+      best = std::move(o);
+  }
+  const int candidates = static_cast<int>(runs.size()) + 1;
+  c.share_candidates = candidates;
+  // Another share only where it fits the log better: one that fits it no worse leaves the default.
+  if (!best || best->outcome->figures.target_miss() >= kept.target_miss() - 1e-9) return;
+  c = std::move(best->calibration);
+  c.share_candidates = candidates;
+  record_replay(*best->outcome, *c.priority);
 }
 
 }  // namespace
@@ -333,12 +396,12 @@ std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& all
       p.favor_small = size < 0;
       candidates.push_back(p);
     }
-  const auto [chosen, f] = closest_weighting(*replay, candidates);
+  const auto [chosen, outcome] = closest_weighting(*replay, candidates);
   PriorityFit fit;
   fit.weights = candidates[chosen];
   fit.candidates = static_cast<int>(candidates.size());
-  fit.jobs = f.jobs;
-  record_replay(f, fit);
+  fit.jobs = outcome.figures.jobs;
+  record_replay(outcome, fit);
   return fit;
 }
 
@@ -352,10 +415,10 @@ void choose_age_by_replay(const std::vector<Job>& all, const ClusterSpec& spec, 
     p.weight_age = age;
     candidates.push_back(p);
   }
-  const auto [chosen, f] = closest_weighting(*replay, candidates);
+  const auto [chosen, outcome] = closest_weighting(*replay, candidates);
   c.priority->weights = candidates[chosen];
   c.priority->age_candidates = static_cast<int>(candidates.size());
-  record_replay(f, *c.priority);
+  record_replay(outcome, *c.priority);
 }
 
 Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& spec,
@@ -374,6 +437,8 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
       choose_age_by_replay(all, spec, c);
     else
       c.priority = choose_priority_by_replay(all, spec, c);
+    if (settings.choose_capacity_share && spec.allocation == AllocationMode::kWholeNode)
+      choose_capacity_share_by_replay(all, log, spec, settings, candidates, c);
   }
   return c;
 }
@@ -399,6 +464,16 @@ void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::v
                                                calibration.dependencies.end());
   for (Job& j : jobs)
     if (const auto it = after.find(j.id); it != after.end()) j.after_any = it->second;
+}
+
+std::string Calibration::describe_room() const {
+  if (congested_windows == 0) return "";
+  return fmt::format("a congested {}'s room what the log's jobs held for {:.0f}% of it{}",
+                     window == kDay ? std::string("day") : "window", 100 * capacity_share,
+                     share_candidates > 0
+                         ? fmt::format(" (of {} shares replayed, the closest to the log's waits)",
+                                       share_candidates)
+                         : std::string(" (set)"));
 }
 
 std::string Calibration::describe_congestion() const {

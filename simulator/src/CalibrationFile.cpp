@@ -73,7 +73,7 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     << "# Nodes held by work the log does not show, from each instant (UTC) to the next "
        "(replayed as background jobs that queue like the others); "
     << c.describe_congestion() << ", " << fmt::format("{:.1f}", c.mean_unavailable)
-    << " nodes on average.\n"
+    << " nodes on average" << (c.describe_room().empty() ? "" : "; " + c.describe_room()) << ".\n"
     << "unavailable = [";
   for (std::size_t i = 0; i < c.unavailable.size(); ++i)
     f << (i ? ",\n  " : "\n  ") << "[\"" << format_iso_time(c.unavailable[i].from) << "\", "
@@ -257,13 +257,15 @@ std::string summary(const Calibration& c) {
                             to_string(sp->backfill), format_slurm_duration(sp->bf_window),
                             sp->bf_max_job_user);
   return fmt::format(
-      "{} running jobs per user{}, {} capacity steps, {} jobs replayed as dependent{}",
+      "{} running jobs per user{}, {} capacity steps{}, {} jobs replayed as dependent{}",
       c.user_limits.max_running_jobs > 0 ? fmt::format("at most {}", c.user_limits.max_running_jobs)
                                          : std::string("unlimited"),
       c.user_limits.max_running_nodes > 0
           ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
           : std::string(),
-      c.unavailable.size(), c.dependencies.size(), priority);
+      c.unavailable.size(),
+      c.describe_room().empty() ? std::string() : " (" + c.describe_room() + ")",
+      c.dependencies.size(), priority);
 }
 
 }  // namespace

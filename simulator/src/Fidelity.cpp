@@ -16,15 +16,17 @@ namespace {
 
 // Ranks 1..n, ties given the mean of the ranks they span.
 std::vector<double> ranks(const std::vector<double>& v) {
-  std::vector<std::size_t> order(v.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  // Values sorted beside their positions (not positions by their values: one array to sort, read
+  // in order); the order among equal values does not matter, their ranks are averaged.
+  std::vector<std::pair<double, std::size_t>> order(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) order[i] = {v[i], i};
+  std::sort(order.begin(), order.end());
   std::vector<double> r(v.size());
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i;
-    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    while (j + 1 < order.size() && order[j + 1].first == order[i].first) ++j;
     const double mean_rank = (static_cast<double>(i + j) / 2.0) + 1.0;
-    for (std::size_t k = i; k <= j; ++k) r[order[k]] = mean_rank;
+    for (std::size_t k = i; k <= j; ++k) r[order[k].second] = mean_rank;
     i = j + 1;
   }
   return r;
@@ -98,6 +100,42 @@ double rank_correlation(const std::vector<double>& a, const std::vector<double>&
   return pearson(ranks(a), ranks(b));
 }
 
+namespace {
+using T = FidelityTargets;
+constexpr double kRankWidth = 0.1;  // the rank correlation's unit of miss
+constexpr double kNoRatio = 10;     // target widths a replay without a real mean misses by
+
+double rank_shortfall(const WaitFidelity& f) {
+  return std::max(0.0, T::kRank - f.rank_correlation) / kRankWidth;
+}
+}  // namespace
+
+double WaitFidelity::target_miss() const {
+  double ratio = 0;
+  if (mean_ratio <= 0)
+    ratio = kNoRatio;
+  else if (mean_ratio < T::kRatioLow)
+    ratio = std::log(T::kRatioLow / mean_ratio) / std::log(T::kRatioHigh);
+  else if (mean_ratio > T::kRatioHigh)
+    ratio = std::log(mean_ratio / T::kRatioHigh) / std::log(T::kRatioHigh);
+  const double share =
+      std::max(0.0, std::abs(sim_over_1h - real_over_1h) - T::kShareGap) / T::kShareGap;
+  return ratio + share + rank_shortfall(*this);
+}
+
+double WaitFidelity::centre_distance() const {
+  const double ratio =
+      mean_ratio > 0 ? std::abs(std::log(mean_ratio)) / std::log(T::kRatioHigh) : kNoRatio;
+  return ratio + std::abs(sim_over_1h - real_over_1h) / T::kShareGap + rank_shortfall(*this);
+}
+
+bool closer_to_targets(const WaitFidelity& a, const WaitFidelity& b) {
+  constexpr double kAsFar = 1e-9;
+  const double miss_a = a.target_miss(), miss_b = b.target_miss();
+  if (std::abs(miss_a - miss_b) > kAsFar) return miss_a < miss_b;
+  return a.centre_distance() < b.centre_distance();
+}
+
 std::vector<char> queued_behind_own(const std::vector<Job>& jobs) {
   std::vector<std::size_t> order(jobs.size());
   std::iota(order.begin(), order.end(), 0);
@@ -119,6 +157,14 @@ std::vector<char> queued_behind_own(const std::vector<Job>& jobs) {
 
 std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& sim, Seconds from,
                                  Seconds to, std::size_t& without_real_start) {
+  std::vector<Seconds> starts(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    starts[i] = sim.start_time(static_cast<SimJobIndex>(i));
+  return pair_waits(jobs, starts, from, to, without_real_start);
+}
+
+std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const std::vector<Seconds>& starts,
+                                 Seconds from, Seconds to, std::size_t& without_real_start) {
   std::vector<WaitPair> out;
   out.reserve(jobs.size());
   without_real_start = 0;
@@ -131,7 +177,7 @@ std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& 
       ++without_real_start;
       continue;
     }
-    const Seconds start = sim.start_time(static_cast<SimJobIndex>(i));
+    const Seconds start = starts.at(i);
     if (start == kUnknownTime) continue;  // never started in the replay (it ran out first)
     const std::uint32_t user =
         j.user.empty() ? 0 : users.try_emplace(j.user, users.size() + 1).first->second;
@@ -173,6 +219,14 @@ TwinAgreement twin_agreement(const std::vector<WaitPair>& pairs) {
   t.real_with_twin = rank_correlation(real_a, real_b);
   t.sim_with_real = rank_correlation(real, sim);
   return t;
+}
+
+WaitFidelity measure_overall_fidelity(const std::vector<WaitPair>& pairs) {
+  if (pairs.empty()) throw std::invalid_argument("no jobs to compare");
+  std::vector<const WaitPair*> all;
+  all.reserve(pairs.size());
+  for (const WaitPair& p : pairs) all.push_back(&p);
+  return figures("all", all);
 }
 
 FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs) {

@@ -457,8 +457,7 @@ double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const
 // True when a should run before b: higher priority, then earlier submit, then lower index.
 bool Simulator::before(const Ranked& a, const Ranked& b) const {
   if (a.priority != b.priority) return a.priority > b.priority;
-  const Seconds sa = job(a.job).submit, sb = job(b.job).submit;
-  if (sa != sb) return sa < sb;
+  if (a.submit != b.submit) return a.submit < b.submit;
   return a.job < b.job;
 }
 
@@ -476,7 +475,7 @@ void Simulator::main_schedule() {
     for (std::size_t i = 0; i < eligible_.size(); ++i) {
       const SimJobSpec& s = job(eligible_[i].first);
       if (over_user_limit(s)) continue;
-      Ranked r{eligible_[i].first, priority_of(s, eligible_[i].second)};
+      Ranked r{eligible_[i].first, priority_of(s, eligible_[i].second), s.submit};
       if (best == eligible_.size() || before(r, best_r)) {
         best = i;
         best_r = r;
@@ -502,7 +501,10 @@ void Simulator::backfill_schedule() {
   // a congested replay makes hundreds of thousands of passes).
   std::vector<Ranked>& order = bf_order_;
   order.clear();
-  for (const auto& [j, since] : eligible_) order.push_back({j, priority_of(job(j), since)});
+  for (const auto& [j, since] : eligible_) {
+    const SimJobSpec& s = job(j);
+    order.push_back({j, priority_of(s, since), s.submit});
+  }
   const std::size_t tested = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
   auto cmp = [this](const Ranked& a, const Ranked& b) { return before(a, b); };

@@ -9,6 +9,7 @@
 #include "mirage/core/Error.h"
 #include "mirage/simulator/Calibration.h"
 #include "mirage/simulator/CalibrationFile.h"
+#include "mirage/simulator/Fidelity.h"
 #include "mirage/simulator/Simulator.h"
 
 namespace mirage {
@@ -55,7 +56,7 @@ TEST(Calibration, AJobLimitIsAValueSeveralUsersReachAndNoneExceeds) {
 // 10 hours of that day and 7 (6, then the waiting job's 1) for 2, so for a quarter of the day
 // they held 6: 4 were held by work the log does not show (3 by the most held at any moment).
 // Day 1: nobody waits, the whole machine. Day 2: a job waits only because its user is at the
-// limit: that says nothing about capacity.
+// limit: that says nothing about capacity. (The share set, not chosen by replay.)
 TEST(Calibration,
      CapacityIsWhatTheLogsJobsHeldForAQuarterOfADayWhenAJobWaitedThatItsLimitsAllowed) {
   std::vector<Job> jobs;
@@ -66,7 +67,9 @@ TEST(Calibration,
     jobs.push_back(job(u, 2 * kDay, 2 * kDay, 2 * kDay + 5 * kHour, 1));
     jobs.push_back(job(u, 2 * kDay, 2 * kDay + 5 * kHour, 2 * kDay + 6 * kHour, 1));
   }
-  const Calibration c = infer_calibration(jobs, machine(10));
+  CalibrationSettings quarter;
+  quarter.choose_capacity_share = false;
+  const Calibration c = infer_calibration(jobs, machine(10), quarter);
   EXPECT_EQ(c.user_limits.max_running_jobs, 1);
   EXPECT_EQ(c.windows, 3);
   EXPECT_EQ(c.congested_windows, 1);
@@ -75,7 +78,7 @@ TEST(Calibration,
   EXPECT_EQ(c.unavailable[0].unavailable_nodes, 4);
   EXPECT_EQ(c.unavailable[1].from, kDay);
   EXPECT_EQ(c.unavailable[1].unavailable_nodes, 0);
-  CalibrationSettings peak;
+  CalibrationSettings peak = quarter;
   peak.capacity_share = 0;
   EXPECT_EQ(infer_calibration(jobs, machine(10), peak).unavailable[0].unavailable_nodes, 3);
 
@@ -98,6 +101,7 @@ TEST(Calibration, AShorterCapacityWindowFollowsTheLogMoreClosely) {
   }
   CalibrationSettings settings;
   settings.capacity_window = 6 * kHour;
+  settings.choose_capacity_share = false;
   const Calibration c = infer_calibration(jobs, machine(10), settings);
   EXPECT_EQ(c.window, 6 * kHour);
   ASSERT_EQ(c.unavailable.size(), 2u);
@@ -222,6 +226,52 @@ TEST(Calibration, AnAgeWeightThePriorityColumnCannotTellIsChosenByReplay) {
   choose_age_by_replay(log_made_by(machine(16), work), machine(16), told);
   EXPECT_EQ(told.priority->weights.weight_age, 300);
   EXPECT_EQ(told.priority->age_candidates, 0);
+}
+
+// A log made by a machine that lost a third of its nodes every other day to work the log does not
+// show: the calibration replays three rooms of a congested day and keeps the default unless
+// another waits more like the log; the replay it kept is the replay of the calibrated log.
+TEST(Calibration, TheRoomOfACongestedDayIsChosenByReplay) {
+  ClusterSpec truth = machine(16);
+  std::vector<CapacityStep> lost;
+  for (int day = 0; day < 22; ++day) lost.push_back({day * kDay, day % 2 == 0 ? 6 : 0});
+  truth.unavailable = std::make_shared<const std::vector<CapacityStep>>(lost);
+  const std::vector<Job> log = log_made_by(truth, busy_workload());
+
+  const Calibration chosen = infer_calibration(log, machine(16));
+  CalibrationSettings fixed_settings;
+  fixed_settings.choose_capacity_share = false;
+  const Calibration fixed = infer_calibration(log, machine(16), fixed_settings);
+  ASSERT_TRUE(chosen.priority && fixed.priority);
+  EXPECT_GT(chosen.congested_windows, 0);
+  EXPECT_EQ(chosen.share_candidates, 3);
+  EXPECT_EQ(fixed.share_candidates, 0);
+  EXPECT_EQ(fixed.capacity_share, 0.25);
+  EXPECT_EQ(fixed.describe_room(),
+            "a congested day's room what the log's jobs held for 25% of it (set)");
+  const auto miss = [](const PriorityFit& p) {
+    WaitFidelity f;
+    f.mean_ratio = p.replay_ratio;
+    f.sim_over_1h = p.replay_share_gap;
+    f.rank_correlation = p.replay_rank;
+    return f.target_miss();
+  };
+  if (chosen.capacity_share == 0.25)
+    EXPECT_DOUBLE_EQ(miss(*chosen.priority), miss(*fixed.priority));
+  else
+    EXPECT_LT(miss(*chosen.priority), miss(*fixed.priority));
+
+  // The kept replay's starts are those of the log replayed on the calibrated machine.
+  ASSERT_TRUE(chosen.priority->replay_starts);
+  ClusterSpec calibrated = machine(16);
+  std::vector<Job> jobs = log;
+  apply_calibration(chosen, calibrated, jobs);
+  Simulator sim(calibrated, std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(jobs)));
+  sim.run_to_completion();
+  ASSERT_EQ(chosen.priority->replay_starts->size(), log.size());
+  for (std::size_t i = 0; i < log.size(); ++i)
+    ASSERT_EQ((*chosen.priority->replay_starts)[i], sim.start_time(static_cast<SimJobIndex>(i)))
+        << "job " << i;
 }
 
 TEST(Calibration, ALogWithoutStartsInfersNothing) {

@@ -15,6 +15,36 @@ TEST(Fidelity, RankCorrelationAveragesTiedRanks) {
   EXPECT_DOUBLE_EQ(rank_correlation({0, 0, 0, 0}, {1, 2, 3, 4}), 0.0);
 }
 
+WaitFidelity figures(double ratio, double share_gap, double rank) {
+  WaitFidelity f;
+  f.mean_ratio = ratio;
+  f.real_over_1h = 0.4;
+  f.sim_over_1h = 0.4 + share_gap;
+  f.rank_correlation = rank;
+  return f;
+}
+
+// Weightings are chosen by how far their replay lies outside the targets: one within every target
+// is not passed over for one nearer the middle of two targets that misses the third.
+TEST(Fidelity, WithinEveryTargetIsCloserThanNearerTheMiddleButMissingOne) {
+  const WaitFidelity within = figures(0.78, -0.06, 0.51);
+  const WaitFidelity near_middle = figures(1.0, 0.0, 0.49);
+  EXPECT_DOUBLE_EQ(within.target_miss(), 0.0);
+  EXPECT_DOUBLE_EQ(figures(0.75, 0.07, 0.5).target_miss(), 0.0);  // the edges are within
+  EXPECT_NEAR(near_middle.target_miss(), 0.1, 1e-12);             // 0.01 of rank, in 0.1s
+  EXPECT_GT(within.centre_distance(), near_middle.centre_distance());
+  EXPECT_TRUE(closer_to_targets(within, near_middle));
+  EXPECT_FALSE(closer_to_targets(near_middle, within));
+  // A mean ratio 1.33 squared misses by one target width either way; 14 points of gap, likewise.
+  EXPECT_NEAR(figures(1.33 * 1.33, 0, 0.5).target_miss(), 1.0, 1e-12);
+  EXPECT_NEAR(figures(0.75 / 1.33, 0, 0.5).target_miss(), 1.0, 1e-12);
+  EXPECT_NEAR(figures(1, 0.14, 0.5).target_miss(), 1.0, 1e-12);
+  // Both within every target: the one nearer the middle.
+  EXPECT_TRUE(closer_to_targets(figures(0.95, 0.01, 0.6), within));
+  // Both outside: the one less far outside, however near the middle its other figures lie.
+  EXPECT_TRUE(closer_to_targets(figures(1.6, 0.0, 0.6), figures(1.0, 0.0, 0.3)));
+}
+
 TEST(Fidelity, SizeClassesAreOneTwoToSevenAndEightPlus) {
   EXPECT_EQ(size_class(1), "1 node");
   EXPECT_EQ(size_class(2), "2-7 nodes");

@@ -36,6 +36,7 @@ namespace mirage {
 struct CalibrationSettings {
   Seconds capacity_window = kDay;  // capacity is one figure per window
   double capacity_share = 0.25;    // a window's room: what the log's jobs held this long (0: peak)
+  bool choose_capacity_share = true;       // or replay kCapacitySharesReplayed and keep the closest
   Seconds sample_every = 10 * kMinute;     // how finely waiting jobs are looked at
   int limit_min_users = 3;                 // users that must reach a value for it to be a limit
   bool dependencies = true;                // infer dependencies at all
@@ -52,17 +53,22 @@ struct Calibration {
   std::optional<SchedulerParameters> scheduler;
   // The evidence, for reports.
   int users = 0;
-  int users_at_job_limit = 0;   // users whose most running jobs at once is the limit
-  int users_at_node_limit = 0;  // likewise for nodes
-  Seconds window = kDay;        // the length of a capacity window
-  int windows = 0;              // capacity windows the log spans
-  int congested_windows = 0;    // windows with a job waiting that its limits did not hold back
-  double mean_unavailable = 0;  // nodes, averaged over the windows
+  int users_at_job_limit = 0;    // users whose most running jobs at once is the limit
+  int users_at_node_limit = 0;   // likewise for nodes
+  Seconds window = kDay;         // the length of a capacity window
+  int windows = 0;               // capacity windows the log spans
+  int congested_windows = 0;     // windows with a job waiting that its limits did not hold back
+  double mean_unavailable = 0;   // nodes, averaged over the windows
+  double capacity_share = 0.25;  // a congested window's room: what the log's jobs held this long
+  int share_candidates = 0;      // shares replayed to choose it (0: set, not chosen)
   // Each dependent job's id and the id of the job it waited for.
   std::vector<std::pair<JobId, JobId>> dependencies;
 
   // "137 of 155 days congested" (or "... windows of 06:00:00 ...").
   std::string describe_congestion() const;
+  // "a congested day's room what the log's jobs held for 35% of it (of 3 shares replayed, the
+  // closest to the log's waits)"; empty where nothing was inferred (a calibration file).
+  std::string describe_room() const;
 
   bool empty() const { return user_limits == UserLimits{} && unavailable.empty() && !priority; }
 };
@@ -88,6 +94,11 @@ std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& job
 // kAgeWeightsReplayed under which the calibrated log waits most like the log did. The others
 // stay as fitted.
 inline constexpr double kAgeWeightsReplayed[] = {0, 250, 1000, 4000, 16000};
+
+// The rooms of a congested window replayed, after the priority is chosen, to choose the one under
+// which the log waits most like it did (CalibrationSettings::choose_capacity_share): what the
+// log's jobs held for a tenth, a quarter (the default) or 35% of the window.
+inline constexpr double kCapacitySharesReplayed[] = {0.1, 0.25, 0.35};
 void choose_age_by_replay(const std::vector<Job>& jobs, const ClusterSpec& spec, Calibration& c);
 
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.

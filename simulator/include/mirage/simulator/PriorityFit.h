@@ -12,6 +12,7 @@
 // recorded. A factor whose weight comes out negative is left out: the log shows no such
 // preference. The constant (QOS, partition) is the same for every job of a log and ranks nothing.
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ struct PriorityFit {
   // how many age weights were replayed. The replay figures above are then the chosen one's.
   int age_candidates = 0;
   double replay_ratio = 0, replay_share_gap = 0, replay_rank = 0;
+  // The chosen replay's start of each job it ran (the log's jobs the machine can run, in the
+  // log's order): a caller about to replay the log on the machine so calibrated, as `trace
+  // fidelity` is, has its outcome already. Not written to a calibration file.
+  std::shared_ptr<const std::vector<Seconds>> replay_starts;
 };
 
 // The weights in words: "age 0, fairshare 363 (half-life 7-00:00:00), job size 503 favoring

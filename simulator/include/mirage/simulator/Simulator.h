@@ -157,9 +157,10 @@ class Simulator {
     Seconds start = kUnknownTime;
     Seconds end = kUnknownTime;
   };
-  struct Ranked {
+  struct Ranked {  // a pending job as the schedulers order it
     SimJobIndex job;
     double priority;
+    Seconds submit;  // ties of priority: earlier first (held here: ordering reads no job spec)
   };
 
   void process_events_at(Seconds t);
