@@ -78,8 +78,8 @@ void register_trace_calibrate_command(CLI::App& trace) {
       cmd->add_option("--capacity-share", o->capacity_share,
                       "A congested window's room: the most nodes the log's jobs held for at least "
                       "this share of it (0: the most at any moment). Without it, 0.1, 0.25 and "
-                      "0.35 are replayed and the one whose replay waits most like the log kept "
-                      "(0.25 unless another comes closer)")
+                      "0.35 are replayed and 0.25 kept unless another's replay lies less far "
+                      "outside the fidelity targets")
           ->check(CLI::Range(0.0, 1.0))
           ->capture_default_str();
   o->trace_options.add_to(*cmd);

@@ -338,6 +338,7 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
     Calibration calibration;
     std::optional<ReplayOutcome> outcome;  // none: no job of the log to replay
   };
+  const Calibration base = c;  // what the threads read while `c` takes the default's replay
   std::vector<std::future<Other>> runs;
   for (const double share : kCapacitySharesReplayed) {
     if (share == settings.capacity_share) continue;
@@ -346,14 +347,14 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
     runs.push_back(std::async(std::launch::async, [&, share] {
       CalibrationSettings s = settings;
       s.capacity_share = share;
-      Other o{c, std::nullopt};
+      Other o{base, std::nullopt};
       o.calibration.unavailable.clear();
       o.calibration.congested_windows = 0;
       o.calibration.dependencies.clear();
       infer_capacity(log, spec, s, dependent, o.calibration);
       if (s.dependencies) confirm_dependencies(log, spec, s, dependent, o.calibration);
       if (const auto r = calibrated_replay(all, spec, o.calibration))
-        o.outcome = replay_outcome(*r, c.priority->weights).get();
+        o.outcome = replay_outcome(*r, base.priority->weights).get();
       return o;
     }));
   }
@@ -446,6 +447,7 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
 void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
                         const CalibrationSettings& settings, Calibration& c) {
   c.dependencies.clear();
+  if (c.priority) c.priority->replay_starts.reset();  // a replay of other dependencies
   const LogView log(all);
   if (log.jobs.empty() || !settings.dependencies) return;
   confirm_dependencies(log, spec, settings, dependency_candidates(log, settings, c.user_limits), c);
@@ -468,12 +470,16 @@ void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::v
 
 std::string Calibration::describe_room() const {
   if (congested_windows == 0) return "";
-  return fmt::format("a congested {}'s room what the log's jobs held for {:.0f}% of it{}",
-                     window == kDay ? std::string("day") : "window", 100 * capacity_share,
+  const std::string held = capacity_share > 0
+                               ? fmt::format("held for {:.0f}% of it", 100 * capacity_share)
+                               : std::string("held at their most");
+  return fmt::format("a congested {}'s room what the log's jobs {}{}",
+                     window == kDay ? std::string("day") : "window", held,
                      share_candidates > 0
-                         ? fmt::format(" (of {} shares replayed, the closest to the log's waits)",
+                         ? fmt::format(" (of {} shares replayed, the one whose replay lies least "
+                                       "outside the targets)",
                                        share_candidates)
-                         : std::string(" (set)"));
+                         : std::string());
 }
 
 std::string Calibration::describe_congestion() const {

@@ -8,8 +8,9 @@
 //   capacity       Nodes held by work the log does not show. Over each window (a day by
 //                  default) in which some job waited that neither its user's limits nor a
 //                  dependency held back, the cluster had about as much room as the log's jobs
-//                  held for a quarter of that window (their use's 0.75 quantile over time, not
-//                  the most they held at any moment); the rest is taken as held by hidden work,
+//                  held for a share of that window (a quarter: their use's 0.75 quantile over
+//                  time, not the most they held at any moment; or a tenth or 35%, where the
+//                  log's waits say so: chosen by replay); the rest is taken as held by hidden work,
 //                  which the replay runs as background jobs (HiddenWork.h): they queue as other
 //                  jobs do, so the log's jobs still reach their peaks when hidden work waits.
 //                  Windows where nobody waited say nothing, and get the whole machine.
@@ -36,7 +37,7 @@ namespace mirage {
 struct CalibrationSettings {
   Seconds capacity_window = kDay;  // capacity is one figure per window
   double capacity_share = 0.25;    // a window's room: what the log's jobs held this long (0: peak)
-  bool choose_capacity_share = true;       // or replay kCapacitySharesReplayed and keep the closest
+  bool choose_capacity_share = true;       // replay kCapacitySharesReplayed too (see there)
   Seconds sample_every = 10 * kMinute;     // how finely waiting jobs are looked at
   int limit_min_users = 3;                 // users that must reach a value for it to be a limit
   bool dependencies = true;                // infer dependencies at all
@@ -94,12 +95,13 @@ std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& job
 // kAgeWeightsReplayed under which the calibrated log waits most like the log did. The others
 // stay as fitted.
 inline constexpr double kAgeWeightsReplayed[] = {0, 250, 1000, 4000, 16000};
-
-// The rooms of a congested window replayed, after the priority is chosen, to choose the one under
-// which the log waits most like it did (CalibrationSettings::choose_capacity_share): what the
-// log's jobs held for a tenth, a quarter (the default) or 35% of the window.
-inline constexpr double kCapacitySharesReplayed[] = {0.1, 0.25, 0.35};
 void choose_age_by_replay(const std::vector<Job>& jobs, const ClusterSpec& spec, Calibration& c);
+
+// The rooms of a congested window replayed after the priority is chosen
+// (CalibrationSettings::choose_capacity_share): what the log's jobs held for a tenth, a quarter
+// (CalibrationSettings::capacity_share) or 35% of the window. Another than the default is kept
+// only where its replay lies less far outside the fidelity targets (closer_to_targets).
+inline constexpr double kCapacitySharesReplayed[] = {0.1, 0.25, 0.35};
 
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs);
