@@ -77,7 +77,7 @@ void register_trace_calibrate_command(CLI::App& trace) {
   CLI::Option* share =
       cmd->add_option("--capacity-share", o->capacity_share,
                       "A congested window's room: the most nodes the log's jobs held for at least "
-                      "this share of it (0: the most at any moment). Without it, 0.1, 0.25 and "
+                      "this share of it (0: the most at any moment). Without it, 0, 0.25 and "
                       "0.35 are replayed and 0.25 kept unless another's replay lies less far "
                       "outside the fidelity targets")
           ->check(CLI::Range(0.0, 1.0))

@@ -9,7 +9,7 @@
 //                  default) in which some job waited that neither its user's limits nor a
 //                  dependency held back, the cluster had about as much room as the log's jobs
 //                  held for a share of that window (a quarter: their use's 0.75 quantile over
-//                  time, not the most they held at any moment; or a tenth or 35%, where the
+//                  time, not the most they held at any moment; or that most, or 35%, where the
 //                  log's waits say so: chosen by replay); the rest is taken as held by hidden work,
 //                  which the replay runs as background jobs (HiddenWork.h): they queue as other
 //                  jobs do, so the log's jobs still reach their peaks when hidden work waits.
@@ -98,10 +98,11 @@ inline constexpr double kAgeWeightsReplayed[] = {0, 250, 1000, 4000, 16000};
 void choose_age_by_replay(const std::vector<Job>& jobs, const ClusterSpec& spec, Calibration& c);
 
 // The rooms of a congested window replayed after the priority is chosen
-// (CalibrationSettings::choose_capacity_share): what the log's jobs held for a tenth, a quarter
-// (CalibrationSettings::capacity_share) or 35% of the window. Another than the default is kept
-// only where its replay lies less far outside the fidelity targets (closer_to_targets).
-inline constexpr double kCapacitySharesReplayed[] = {0.1, 0.25, 0.35};
+// (CalibrationSettings::choose_capacity_share): the most the log's jobs held at any moment of the
+// window (the room the log proves), what they held for a quarter of it
+// (CalibrationSettings::capacity_share) or for 35%. Another than the default is kept only where
+// its replay lies less far outside the fidelity targets (closer_to_targets).
+inline constexpr double kCapacitySharesReplayed[] = {0, 0.25, 0.35};
 
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs);
