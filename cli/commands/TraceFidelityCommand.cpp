@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -211,7 +212,9 @@ void run_fidelity(const FidelityOptions& o) {
   w.every = o.what_if_every.empty()
                 ? std::max<Seconds>(4 * kHour, (w.to - w.from) / 200 / kHour * kHour)
                 : parse_duration_flag(o.what_if_every, "--what-if-every");
-  std::vector<ReactiveWhatIf> what_ifs;
+  // Each size on its own thread: a size's base replays run one after another, so the sizes side
+  // by side fill the cores (reported in the order asked).
+  std::vector<std::future<ReactiveWhatIf>> sized;
   for (int n : what_if_sizes(o.what_if_nodes, replay.spec.nodes, replay.trace.jobs, from, to)) {
     w.nodes = n;
     w.time_limit = fixed_limit > 0 ? fixed_limit : long_time_limit(replay.trace.jobs, n, from, to);
@@ -219,8 +222,12 @@ void run_fidelity(const FidelityOptions& o) {
     // A GPU-granular machine is asked for whole nodes, as the real multi-node jobs were.
     w.gpus_per_node =
         replay.spec.allocation == AllocationMode::kGpuGranular ? replay.spec.gpus_per_node : 0;
-    what_ifs.push_back(check_reactive_what_if(replay.trace, replay.spec, w));
+    sized.push_back(std::async(std::launch::async, [&replay, w] {
+      return check_reactive_what_if(replay.trace, replay.spec, w);
+    }));
   }
+  std::vector<ReactiveWhatIf> what_ifs;
+  for (auto& s : sized) what_ifs.push_back(s.get());
   const std::string machine = fmt::format("{}, backfill {}", replay.spec.describe(),
                                           to_string(replay.spec.scheduler.backfill));
   if (!o.svg.empty()) write_svg(o.svg, pairs, replay.trace.source + " (" + machine + ")");
