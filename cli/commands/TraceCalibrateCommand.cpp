@@ -45,8 +45,9 @@ void run_calibrate(const CalibrateOptions& o) {
         trace.jobs.size());
   fmt::print("  user limits   {} running jobs, {} nodes per user (0: none)\n",
              c.user_limits.max_running_jobs, c.user_limits.max_running_nodes);
+  const std::string room = c.describe_room();
   fmt::print("  capacity      {}, {:.1f} nodes unavailable on average{}\n", c.describe_congestion(),
-             c.mean_unavailable, c.describe_room().empty() ? "" : "; " + c.describe_room());
+             c.mean_unavailable, room.empty() ? "" : "; " + room);
   fmt::print("  dependencies  {} jobs replayed as dependent on their user's earlier job\n",
              c.dependencies.size());
   if (const auto& p = c.priority)

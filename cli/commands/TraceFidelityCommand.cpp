@@ -185,10 +185,8 @@ void run_fidelity(const FidelityOptions& o) {
     const auto t0 = std::chrono::steady_clock::now();
     sim.run_to_completion();
     wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    auto own = std::make_shared<std::vector<Seconds>>(replay.trace.jobs.size());
-    for (std::size_t i = 0; i < own->size(); ++i)
-      (*own)[i] = sim.start_time(static_cast<SimJobIndex>(i));
-    starts = std::move(own);
+    starts =
+        std::make_shared<const std::vector<Seconds>>(sim.start_times(replay.trace.jobs.size()));
   }
 
   std::size_t without_start = 0;

@@ -285,9 +285,7 @@ std::future<ReplayOutcome> replay_outcome(const CalibratedReplay& r, const Prior
     Simulator sim(m, r.sim_jobs);
     sim.set_recording(false);
     sim.run_to_completion();
-    auto starts = std::make_shared<std::vector<Seconds>>(r.jobs.size());
-    for (std::size_t i = 0; i < r.jobs.size(); ++i)
-      (*starts)[i] = sim.start_time(static_cast<SimJobIndex>(i));
+    auto starts = std::make_shared<const std::vector<Seconds>>(sim.start_times(r.jobs.size()));
     std::size_t without_start = 0;
     return ReplayOutcome{measure_overall_fidelity(pair_waits(r.jobs, *starts, 0, 0, without_start)),
                          std::move(starts)};

@@ -57,6 +57,7 @@ std::string calibration_path(const std::string& trace_path) {
 
 void write_calibration(const Calibration& c, const CalibrationSettings& settings, int nodes,
                        const std::string& trace_name, const std::string& path) {
+  const std::string room = c.describe_room();
   std::ostringstream f;
   f << "# What the log leaves out of its cluster, inferred from " << trace_name
     << " by `mirage trace calibrate`.\n"
@@ -73,7 +74,7 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     << "# Nodes held by work the log does not show, from each instant (UTC) to the next "
        "(replayed as background jobs that queue like the others); "
     << c.describe_congestion() << ", " << fmt::format("{:.1f}", c.mean_unavailable)
-    << " nodes on average" << (c.describe_room().empty() ? "" : "; " + c.describe_room()) << ".\n"
+    << " nodes on average" << (room.empty() ? "" : "; " + room) << ".\n"
     << "unavailable = [";
   for (std::size_t i = 0; i < c.unavailable.size(); ++i)
     f << (i ? ",\n  " : "\n  ") << "[\"" << format_iso_time(c.unavailable[i].from) << "\", "
@@ -249,6 +250,7 @@ namespace mirage {
 namespace {
 
 std::string summary(const Calibration& c) {
+  const std::string room = c.describe_room();
   std::string priority = "; default priority weights";
   if (const auto& p = c.priority)
     priority = "; priority weights " + describe_weights(*p) + " (" + describe_evidence(*p) + ")";
@@ -263,9 +265,8 @@ std::string summary(const Calibration& c) {
       c.user_limits.max_running_nodes > 0
           ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
           : std::string(),
-      c.unavailable.size(),
-      c.describe_room().empty() ? std::string() : " (" + c.describe_room() + ")",
-      c.dependencies.size(), priority);
+      c.unavailable.size(), room.empty() ? std::string() : " (" + room + ")", c.dependencies.size(),
+      priority);
 }
 
 }  // namespace

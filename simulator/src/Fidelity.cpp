@@ -157,10 +157,7 @@ std::vector<char> queued_behind_own(const std::vector<Job>& jobs) {
 
 std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& sim, Seconds from,
                                  Seconds to, std::size_t& without_real_start) {
-  std::vector<Seconds> starts(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    starts[i] = sim.start_time(static_cast<SimJobIndex>(i));
-  return pair_waits(jobs, starts, from, to, without_real_start);
+  return pair_waits(jobs, sim.start_times(jobs.size()), from, to, without_real_start);
 }
 
 std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const std::vector<Seconds>& starts,

@@ -136,6 +136,11 @@ SimJobState Simulator::state(SimJobIndex j) const {
 Seconds Simulator::start_time(SimJobIndex j) const {
   return state_.at(j).start;
 }
+std::vector<Seconds> Simulator::start_times(std::size_t count) const {
+  std::vector<Seconds> starts(count);
+  for (std::size_t i = 0; i < count; ++i) starts[i] = state_.at(i).start;
+  return starts;
+}
 Seconds Simulator::end_time(SimJobIndex j) const {
   const PerJob& p = state_.at(j);
   return p.state == SimJobState::kDone || p.state == SimJobState::kCancelled ? p.end : kUnknownTime;

@@ -99,7 +99,9 @@ class Simulator {
 
   SimJobState state(SimJobIndex job) const;
   Seconds start_time(SimJobIndex job) const;  // kUnknownTime until started
-  Seconds end_time(SimJobIndex job) const;    // kUnknownTime until ended (expected end not given)
+  // start_time of jobs 0 .. count-1 (the trace's jobs come first).
+  std::vector<Seconds> start_times(std::size_t count) const;
+  Seconds end_time(SimJobIndex job) const;  // kUnknownTime until ended (expected end not given)
 
   QueueSnapshot snapshot() const;
   // One pending job as the snapshot shows it (its priority now, the age it has accrued, why it
