@@ -48,6 +48,9 @@ void run_calibrate(const CalibrateOptions& o) {
   const std::string room = c.describe_room();
   fmt::print("  capacity      {}, {:.1f} nodes unavailable on average{}\n", c.describe_congestion(),
              c.mean_unavailable, room.empty() ? "" : "; " + room);
+  fmt::print("  boundaries    {}\n",
+             c.boundaries.empty() ? std::string("none (jobs ran across every hour of the week)")
+                                  : "no job ran across " + c.describe_boundaries());
   fmt::print("  dependencies  {} jobs replayed as dependent on their user's earlier job\n",
              c.dependencies.size());
   if (const auto& p = c.priority)
@@ -64,8 +67,8 @@ void register_trace_calibrate_command(CLI::App& trace) {
   auto o = std::make_shared<CalibrateOptions>();
   CLI::App* cmd = trace.add_subcommand(
       "calibrate",
-      "Infer what a log leaves out of its cluster (user limits, capacity over time, "
-      "dependencies) and save it beside the trace");
+      "Infer what a log leaves out of its cluster (user limits, capacity over time, weekly "
+      "boundaries, dependencies) and save it beside the trace");
   cmd->add_option("FILE", o->file, "Trace file with real start times")
       ->required()
       ->check(CLI::ExistingFile);

@@ -58,30 +58,34 @@ void AvailabilityProfile::occupy_until(int slot, int units, Seconds end) {
 }
 
 std::optional<Placement> AvailabilityProfile::earliest_start(const ResourceRequest& request,
-                                                             Seconds duration,
-                                                             Seconds latest_start) const {
+                                                             Seconds duration, Seconds latest_start,
+                                                             Seconds not_before) const {
   const std::size_t n = times_.size();
+  // The segments that end by not_before cannot hold a start; the one it falls in starts there.
+  std::size_t first = 0;
+  while (first + 1 < n && times_[first + 1] <= not_before) ++first;
+  const auto start_of = [&](std::size_t i) { return std::max(times_[i], not_before); };
   if (slots_ == 1) {
     if (request.count > 1) return std::nullopt;
     // One pool (whole-node mode): the first run of segments with enough free units that lasts
     // `duration`, in one pass and without allocating (the queue forecast calls this per job).
-    std::size_t start = 0;
-    for (std::size_t j = 0; j < n; ++j) {
-      if (times_[start] > latest_start) return std::nullopt;
+    std::size_t start = first;
+    for (std::size_t j = first; j < n; ++j) {
+      if (start_of(start) > latest_start) return std::nullopt;
       if (free_[j] < request.units) {
         start = j + 1;
         if (start == n) return std::nullopt;
         continue;
       }
-      if (j + 1 == n || times_[j + 1] >= times_[start] + duration)
-        return Placement{times_[start], {0}};
+      if (j + 1 == n || times_[j + 1] >= start_of(start) + duration)
+        return Placement{start_of(start), {0}};
     }
     return std::nullopt;
   }
   std::vector<int> low(static_cast<std::size_t>(slots_));
-  std::size_t i = 0;
-  while (i < n && times_[i] <= latest_start) {
-    const Seconds start = times_[i];
+  std::size_t i = first;
+  while (i < n && start_of(i) <= latest_start) {
+    const Seconds start = start_of(i);
     const Seconds end = start + duration;
     // Per-slot minimum over the segments the job would span.
     std::copy(free_.begin() + static_cast<std::ptrdiff_t>(i * slots_),

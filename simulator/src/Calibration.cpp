@@ -8,6 +8,7 @@
 #include <future>
 #include <iterator>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 
 #include "mirage/simulator/Fidelity.h"
@@ -127,6 +128,69 @@ void infer_limits(const LogView& log, const CalibrationSettings& settings, Calib
       limit_signature(most_nodes, settings.limit_min_users, c.users_at_node_limit);
 }
 
+// Weekly boundaries: per stretch of settings.boundary_stretch, the hours of the day that the time
+// limits of few of the log's jobs ran across on weekdays, or on weekend days (as a recurring
+// reservation holds on WEEKDAY or WEEKEND): at most boundary_share of the median hour of the
+// week's count, and fewer than either neighbouring hour's (a switch, not a quiet night, nor a
+// machine down for a day, which one day in twenty barely moves). Consecutive stretches with the
+// same hours make one period.
+void infer_boundaries(const LogView& log, const CalibrationSettings& settings, Calibration& c) {
+  constexpr int kHours = static_cast<int>(kWeek / kHour);
+  constexpr int kLeastEvidence = 8;  // the median hour's count, below which a stretch says nothing
+  Seconds first = log.jobs.front()->start, last = first;
+  for (const Job* j : log.jobs) {
+    first = std::min(first, j->start);
+    last = std::max(last, j->start);
+  }
+  const Seconds len = std::max<Seconds>(kWeek, settings.boundary_stretch / kWeek * kWeek);
+  const Seconds origin = week_start(first);
+  const auto stretches = static_cast<std::size_t>((last - origin) / len + 1);
+  std::vector<std::vector<int>> across(stretches, std::vector<int>(kHours, 0));
+  for (const Job* j : log.jobs) {
+    const Seconds end = j->start + std::min<Seconds>(j->time_limit, len);
+    for (Seconds b = (j->start / kHour + 1) * kHour; b < end; b += kHour) {
+      const auto k = static_cast<std::size_t>((b - origin) / len);
+      if (k < stretches) ++across[k][static_cast<std::size_t>((b - week_start(b)) / kHour)];
+    }
+  }
+  for (std::size_t k = 0; k < stretches; ++k) {
+    const std::vector<int>& n = across[k];
+    std::vector<int> sorted = n;
+    std::nth_element(sorted.begin(), sorted.begin() + kHours / 2, sorted.end());
+    const int median = sorted[kHours / 2];
+    std::vector<Seconds> offsets;
+    // Days 0-4 (Monday to Friday) and 5-6, each hour of the day pooled over them.
+    for (const auto& [day0, days] : {std::pair{0, 5}, std::pair{5, 2}}) {
+      if (median < kLeastEvidence) break;
+      const auto pooled = [&](int h) {
+        h = (h + 24) % 24;
+        double sum = 0;
+        for (int d = day0; d < day0 + days; ++d) sum += n[static_cast<std::size_t>(d * 24 + h)];
+        return sum / days;
+      };
+      for (int h = 0; h < 24; ++h)
+        if (pooled(h) <= settings.boundary_share * median && pooled(h) < pooled(h - 1) &&
+            pooled(h) < pooled(h + 1))
+          for (int d = day0; d < day0 + days; ++d) offsets.push_back((d * 24 + h) * kHour);
+    }
+    std::sort(offsets.begin(), offsets.end());
+    const Seconds from = origin + static_cast<Seconds>(k) * len;
+    if (offsets.empty()) continue;
+    if (!c.boundaries.empty() && c.boundaries.back().to == from &&
+        c.boundaries.back().offsets == offsets)
+      c.boundaries.back().to = from + len;
+    else
+      c.boundaries.push_back({from, from + len, std::move(offsets)});
+  }
+}
+
+// Whether `j`, waiting at `t`, was held by what the log shows of the cluster's rules: its user's
+// limits, or a boundary its time limit would have run across.
+bool held_by_rules(const LogView& log, const Job& j, Seconds t, const Calibration& c) {
+  return log.held_by_limits(j, t, c.user_limits) ||
+         runs_across_boundary(c.boundaries, t, j.time_limit);
+}
+
 void infer_capacity(const LogView& log, const ClusterSpec& spec,
                     const CalibrationSettings& settings,
                     const std::unordered_map<const Job*, const Job*>& dependent, Calibration& c) {
@@ -153,7 +217,7 @@ void infer_capacity(const LogView& log, const ClusterSpec& spec,
         t += (step - (t - j->submit) % step) % step;
         continue;
       }
-      if (!log.held_by_limits(*j, t, c.user_limits)) congested[k] = 1;
+      if (!held_by_rules(log, *j, t, c)) congested[k] = 1;
       t += step;
     }
   }
@@ -181,7 +245,7 @@ void infer_capacity(const LogView& log, const ClusterSpec& spec,
 // Jobs that started as the same user's earlier job ended, after waiting, while the limits did
 // not hold them: each with the job it may have waited for.
 std::unordered_map<const Job*, const Job*> dependency_candidates(
-    const LogView& log, const CalibrationSettings& settings, const UserLimits& limits) {
+    const LogView& log, const CalibrationSettings& settings, const Calibration& c) {
   std::unordered_map<std::string, std::vector<const Job*>> ends;
   for (const Job* j : log.jobs)
     if (!j->user.empty()) ends[j->user].push_back(j);
@@ -193,7 +257,7 @@ std::unordered_map<const Job*, const Job*> dependency_candidates(
   std::unordered_map<const Job*, const Job*> out;
   for (const Job* b : log.jobs) {
     if (b->user.empty() || b->start - b->submit < step) continue;
-    if (log.held_by_limits(*b, b->start - 1, limits)) continue;
+    if (held_by_rules(log, *b, b->start - 1, c)) continue;
     const auto& list = ends.at(b->user);
     auto it = std::upper_bound(list.begin(), list.end(), b->start,
                                [](Seconds t, const Job* j) { return t < j->end; });
@@ -230,8 +294,7 @@ void confirm_dependencies(const LogView& log, const ClusterSpec& spec,
     const Job* a = it->second;
     bool room = false;
     for (Seconds t = b->submit + step; t < a->end && !room; t += step)
-      room = !log.held_by_limits(*b, t, c.user_limits) &&
-             log.used.at(t) + b->nodes <= capacity_at(c, spec, t);
+      room = !held_by_rules(log, *b, t, c) && log.used.at(t) + b->nodes <= capacity_at(c, spec, t);
     if (room) c.dependencies.emplace_back(b->id, a->id);
   }
 }
@@ -425,8 +488,9 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   Calibration c;
   const LogView log(all);
   if (log.jobs.empty()) return c;
+  if (settings.boundaries) infer_boundaries(log, settings, c);
   infer_limits(log, settings, c);
-  const auto candidates = dependency_candidates(log, settings, c.user_limits);
+  const auto candidates = dependency_candidates(log, settings, c);
   if (spec.allocation == AllocationMode::kWholeNode)
     infer_capacity(log, spec, settings, candidates, c);
   if (settings.dependencies) confirm_dependencies(log, spec, settings, candidates, c);
@@ -448,7 +512,7 @@ void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
   if (c.priority) c.priority->replay_starts.reset();  // a replay of other dependencies
   const LogView log(all);
   if (log.jobs.empty() || !settings.dependencies) return;
-  confirm_dependencies(log, spec, settings, dependency_candidates(log, settings, c.user_limits), c);
+  confirm_dependencies(log, spec, settings, dependency_candidates(log, settings, c), c);
 }
 
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs) {
@@ -459,11 +523,40 @@ void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::v
       calibration.unavailable.empty()
           ? nullptr
           : std::make_shared<const std::vector<CapacityStep>>(calibration.unavailable);
+  spec.boundaries =
+      calibration.boundaries.empty()
+          ? nullptr
+          : std::make_shared<const std::vector<WeeklyBoundaries>>(calibration.boundaries);
   if (calibration.dependencies.empty()) return;
   const std::unordered_map<JobId, JobId> after(calibration.dependencies.begin(),
                                                calibration.dependencies.end());
   for (Job& j : jobs)
     if (const auto it = after.find(j.id); it != after.end()) j.after_any = it->second;
+}
+
+std::string Calibration::describe_boundaries() const {
+  if (boundaries.empty()) return "none";
+  std::string out;
+  for (const WeeklyBoundaries& p : boundaries) {
+    // The same hour on every weekday (or weekend day) is said once: "Mon-Fri 16:00".
+    std::vector<Seconds> left = p.offsets;
+    std::string hours;
+    for (const auto& [first, last, name] :
+         {std::tuple{0, 4, "Mon-Fri"}, std::tuple{5, 6, "Sat-Sun"}})
+      for (Seconds h = 0; h < kDay; h += kMinute) {
+        bool all = true;
+        for (int d = first; d <= last && all; ++d)
+          all = std::count(left.begin(), left.end(), d * kDay + h) > 0;
+        if (!all) continue;
+        for (int d = first; d <= last; ++d) std::erase(left, d * kDay + h);
+        hours += fmt::format("{}{} {}", hours.empty() ? "" : ", ", name,
+                             format_week_offset(h).substr(4));
+      }
+    for (Seconds o : left) hours += (hours.empty() ? "" : ", ") + format_week_offset(o);
+    out += fmt::format("{}{} UTC from {} to {}", out.empty() ? "" : "; ", hours,
+                       format_iso_time(p.from).substr(0, 10), format_iso_time(p.to).substr(0, 10));
+  }
+  return out;
 }
 
 std::string Calibration::describe_room() const {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -79,7 +80,20 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
   for (std::size_t i = 0; i < c.unavailable.size(); ++i)
     f << (i ? ",\n  " : "\n  ") << "[\"" << format_iso_time(c.unavailable[i].from) << "\", "
       << c.unavailable[i].unavailable_nodes << "]";
-  f << (c.unavailable.empty() ? "]\n\n" : ",\n]\n\n") << "[dependencies]  # "
+  f << (c.unavailable.empty() ? "]\n\n" : ",\n]\n\n") << "[boundaries]\n"
+    << "# Instants of the week (UTC) no job may run across, as a weekly recurring reservation of "
+       "every node\n# holds them (a site's switch between prime time and the night): each period "
+       "from, to (UTC) and\n# its instants, such as \"Mon 07:00\"; hidden work ignores them.\n"
+    << "weekly = [";
+  for (std::size_t i = 0; i < c.boundaries.size(); ++i) {
+    const WeeklyBoundaries& p = c.boundaries[i];
+    f << (i ? ",\n  " : "\n  ") << "[\"" << format_iso_time(p.from) << "\", \""
+      << format_iso_time(p.to) << "\", [";
+    for (std::size_t k = 0; k < p.offsets.size(); ++k)
+      f << (k ? ", " : "") << "\"" << format_week_offset(p.offsets[k]) << "\"";
+    f << "]]";
+  }
+  f << (c.boundaries.empty() ? "]\n\n" : ",\n]\n\n") << "[dependencies]  # "
     << c.dependencies.size() << " jobs when inferred\n"
     << "infer = " << (settings.dependencies ? "true" : "false")
     << "  # replay a job that waited for its user's earlier job as dependent on it\n"
@@ -135,8 +149,8 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
       continue;
     }
     const toml::table* t = node.as_table();
-    if (!t && (name == "user_limits" || name == "capacity" || name == "dependencies" ||
-               name == "priority" || name == "scheduler"))
+    if (!t && (name == "user_limits" || name == "capacity" || name == "boundaries" ||
+               name == "dependencies" || name == "priority" || name == "scheduler"))
       r.fail(node, name, "expected a table [" + name + "]");
     if (name == "user_limits") {
       for (const auto& [k, v] : *t) {
@@ -164,6 +178,37 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
           if (!c.unavailable.empty() && *t_at <= c.unavailable.back().from)
             r.fail(step, full, "the instants must increase, step by step");
           c.unavailable.push_back({*t_at, n});
+        }
+      }
+    } else if (name == "boundaries") {
+      for (const auto& [k, v] : *t) {
+        const std::string full = name + "." + std::string(k.str());
+        if (k.str() != "weekly") unknown(k, full, "weekly");
+        const toml::array* periods = v.as_array();
+        const char* shape =
+            "[\"YYYY-MM-DDTHH:MM:SS\", \"YYYY-MM-DDTHH:MM:SS\", [\"Mon 07:00\", ...]]";
+        if (!periods) r.fail(v, full, std::string("expected an array of ") + shape);
+        for (const toml::node& period : *periods) {
+          const toml::array* p = period.as_array();
+          const auto from_text = p && p->size() == 3 ? (*p)[0].value<std::string>() : std::nullopt;
+          const auto to_text = p && p->size() == 3 ? (*p)[1].value<std::string>() : std::nullopt;
+          const auto from = from_text ? parse_iso_time(*from_text) : std::nullopt;
+          const auto to = to_text ? parse_iso_time(*to_text) : std::nullopt;
+          const toml::array* instants = p && p->size() == 3 ? (*p)[2].as_array() : nullptr;
+          if (!from || !to || !instants) r.fail(period, full, std::string("expected ") + shape);
+          WeeklyBoundaries b{from.value_or(0), to.value_or(0), {}};
+          if (b.to <= b.from) r.fail(period, full, "a period must end after it begins");
+          if (!c.boundaries.empty() && b.from < c.boundaries.back().to)
+            r.fail(period, full, "the periods must follow one another without overlapping");
+          for (const toml::node& at : *instants) {
+            const auto text = at.value<std::string>();
+            const auto offset = text ? parse_week_offset(*text) : std::nullopt;
+            if (!offset) r.fail(at, full, "expected an instant of the week such as \"Mon 07:00\"");
+            b.offsets.push_back(*offset);
+          }
+          std::sort(b.offsets.begin(), b.offsets.end());
+          b.offsets.erase(std::unique(b.offsets.begin(), b.offsets.end()), b.offsets.end());
+          c.boundaries.push_back(std::move(b));
         }
       }
     } else if (name == "dependencies") {
@@ -237,8 +282,8 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
       c.scheduler = sp;
     } else {
       throw InputError({path, static_cast<long>(key.source().begin.line), name},
-                       "unknown key (known: nodes, [user_limits], [capacity], [dependencies], "
-                       "[priority], [scheduler])");
+                       "unknown key (known: nodes, [user_limits], [capacity], [boundaries], "
+                       "[dependencies], [priority], [scheduler])");
     }
   }
   return c;
@@ -259,14 +304,17 @@ std::string summary(const Calibration& c) {
                             to_string(sp->backfill), format_slurm_duration(sp->bf_window),
                             sp->bf_max_job_user);
   return fmt::format(
-      "{} running jobs per user{}, {} capacity steps{}, {} jobs replayed as dependent{}",
+      "{} running jobs per user{}, {} capacity steps{}{}, {} jobs replayed as dependent{}",
       c.user_limits.max_running_jobs > 0 ? fmt::format("at most {}", c.user_limits.max_running_jobs)
                                          : std::string("unlimited"),
       c.user_limits.max_running_nodes > 0
           ? fmt::format(", at most {} nodes per user", c.user_limits.max_running_nodes)
           : std::string(),
-      c.unavailable.size(), room.empty() ? std::string() : " (" + room + ")", c.dependencies.size(),
-      priority);
+      c.unavailable.size(), room.empty() ? std::string() : " (" + room + ")",
+      c.boundaries.empty()
+          ? std::string()
+          : ", weekly boundaries no job ran across (" + c.describe_boundaries() + ")",
+      c.dependencies.size(), priority);
 }
 
 }  // namespace

@@ -164,6 +164,9 @@ Seconds Simulator::next_event_time() const {
   if (next_hidden_ < hidden_->size()) t = std::min(t, (*hidden_)[next_hidden_].submit);
   if (dirty_ && spec_.scheduler.backfill != BackfillMode::kNone && !eligible_.empty())
     t = std::min(t, next_backfill_);
+  // A boundary passed lets the jobs it held start: both schedulers look again then.
+  if (!eligible_.empty())
+    if (const auto b = next_boundary_after(now_)) t = std::min(t, *b);
   return t;
 }
 
@@ -244,6 +247,7 @@ void Simulator::process_events_at(Seconds t) {
     begin_heap_.pop_back();
     become_eligible_or_hold(j);
   }
+  if (const auto b = next_boundary_after(t - 1); b && *b == t) mark_dirty(true);
   if (main_needed_) main_schedule();
   if (dirty_ && t >= next_backfill_ && spec_.scheduler.backfill != BackfillMode::kNone) {
     backfill_schedule();
@@ -310,6 +314,16 @@ void Simulator::note_runtime(Seconds limit, Seconds runtime) {
 }
 
 // ---- resources ---------------------------------------------------------------------------------
+
+std::optional<Seconds> Simulator::next_boundary_after(Seconds t) const {
+  if (!spec_.boundaries) return std::nullopt;
+  return mirage::next_boundary_after(*spec_.boundaries, t);
+}
+
+bool Simulator::runs_across_boundary(SimJobIndex j, Seconds start) const {
+  return spec_.boundaries && !hidden(j) &&
+         mirage::runs_across_boundary(*spec_.boundaries, start, job(j).time_limit);
+}
 
 bool Simulator::fits_now(const SimJobSpec& s) const {
   if (spec_.allocation == AllocationMode::kWholeNode) return s.nodes <= free_nodes_;
@@ -486,7 +500,11 @@ void Simulator::main_schedule() {
         best_r = r;
       }
     }
-    if (best == eligible_.size() || !fits_now(job(best_r.job))) break;
+    // A job that would run across a boundary waits for it, and blocks the rest as one that does
+    // not fit does: backfill starts what ends before the boundary.
+    if (best == eligible_.size() || !fits_now(job(best_r.job)) ||
+        runs_across_boundary(best_r.job, now_))
+      break;
     start_job(best, nullptr);
   }
 }
@@ -568,6 +586,10 @@ void Simulator::backfill_schedule() {
     const bool may_reserve = sp.backfill == BackfillMode::kSlurm || !reserved_one;
     const Seconds horizon = may_reserve ? latest_start : now_;
     auto placement = profile.earliest_start(req, duration, horizon);
+    // Planned past each boundary it would run across, as a recurring reservation is planned.
+    while (placement && runs_across_boundary(j, placement->start))
+      placement =
+          profile.earliest_start(req, duration, horizon, *next_boundary_after(placement->start));
     if (!placement) continue;
     if (placement->start == now_) {
       profile.reserve(*placement, req.units, duration);

@@ -67,5 +67,31 @@ TEST(AvailabilityProfile, AReservationLeavesTheTimeAroundItAsItWas) {
   EXPECT_EQ(p.earliest_start({1, 4}, 10, 1000)->start, 50);
 }
 
+// A start no sooner than a given instant (a weekly boundary the job must not run across): the
+// same plan from there, in a segment's middle too, in both allocation modes.
+TEST(AvailabilityProfile, AStartNoSoonerThanAnInstantIsPlannedFromThere) {
+  AvailabilityProfile pool(0, 1, 4);
+  std::vector<AvailabilityProfile::Holding> held{{0, 3, 50}};
+  pool.occupy_all(held);
+  EXPECT_EQ(pool.earliest_start({1, 1}, 10, 1000, 30)->start, 30);  // 1 free all along
+  EXPECT_EQ(pool.earliest_start({1, 2}, 10, 1000, 30)->start, 50);  // 2 free from 50
+  EXPECT_EQ(pool.earliest_start({1, 2}, 10, 1000, 70)->start, 70);
+  EXPECT_FALSE(pool.earliest_start({1, 1}, 10, 1000, 1001));  // past the latest start
+  AvailabilityProfile nodes(0, 2, 4);
+  std::vector<AvailabilityProfile::Holding> gpus{{0, 3, 50}, {1, 4, 80}};
+  nodes.occupy_all(gpus);
+  EXPECT_EQ(nodes.earliest_start({1, 1}, 10, 1000, 30)->start, 30);  // slot 0's one free GPU
+  EXPECT_EQ(nodes.earliest_start({2, 2}, 10, 1000, 30)->start, 80);
+  EXPECT_EQ(nodes.earliest_start({1, 4}, 10, 1000, 60)->start, 60);  // slot 0, free from 50
+  expect_same(starts(nodes, 4), [&] {
+    std::vector<std::optional<Placement>> out;  // not_before at or before now: no change
+    for (int count = 1; count <= 2; ++count)
+      for (int units = 1; units <= 4; ++units)
+        for (Seconds duration : {1, 7, 30, 100, 1000})
+          out.push_back(nodes.earliest_start({count, units}, duration, 2000, 0));
+    return out;
+  }());
+}
+
 }  // namespace
 }  // namespace mirage

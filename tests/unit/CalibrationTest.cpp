@@ -295,6 +295,58 @@ TEST(Calibration, TheRoomOfACongestedDayIsChosenByReplay) {
   }
 }
 
+// Eight weeks of a busy machine: every hour two 1-node jobs start with 3-hour limits, except
+// that on weekdays (with `drain`) the jobs started at 14:00 and 15:00 UTC have limits that end at
+// 16:00, so that none runs across it. One weekday's job waited from 14:00 for the 16:00 switch,
+// with room free.
+std::vector<Job> prime_time_log(bool drain) {
+  const Seconds monday = *parse_iso_time("2022-10-03T00:00:00");
+  std::vector<Job> jobs;
+  for (Seconds day = 0; day < 56; ++day)
+    for (Seconds h = 0; h < 24; ++h)
+      for (const char* u : {"a", "b"}) {
+        const Seconds start = monday + day * kDay + h * kHour;
+        Seconds limit = 3 * kHour;
+        if (drain && day % 7 < 5 && (h == 14 || h == 15)) limit = (16 - h) * kHour;
+        jobs.push_back(job(u, start, start, start + limit));
+      }
+  const Seconds tuesday = monday + 8 * kDay;
+  Job waited = job("c", tuesday + 14 * kHour, tuesday + 16 * kHour, tuesday + 20 * kHour);
+  jobs.push_back(waited);
+  std::sort(jobs.begin(), jobs.end(),
+            [](const Job& x, const Job& y) { return x.submit < y.submit; });
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].id = static_cast<JobId>(i + 1);
+  return jobs;
+}
+
+TEST(Calibration, AnHourNoJobRanAcrossOnWeekdaysIsABoundaryThatHeldTheJobsWaitingForIt) {
+  CalibrationSettings s;
+  s.priority = false;
+  const Calibration c = infer_calibration(prime_time_log(true), machine(100), s);
+  const Seconds monday = *parse_iso_time("2022-10-03T00:00:00");
+  ASSERT_EQ(c.boundaries.size(), 1u);  // both stretches of four weeks alike: one period
+  EXPECT_EQ(c.boundaries[0].from, monday);
+  EXPECT_EQ(c.boundaries[0].to, monday + 8 * kWeek);
+  const std::vector<Seconds> weekdays_16 = {16 * kHour, kDay + 16 * kHour, 2 * kDay + 16 * kHour,
+                                            3 * kDay + 16 * kHour, 4 * kDay + 16 * kHour};
+  EXPECT_EQ(c.boundaries[0].offsets, weekdays_16);
+  EXPECT_EQ(c.describe_boundaries(), "Mon-Fri 16:00 UTC from 2022-10-03 to 2022-11-28");
+  EXPECT_EQ(c.congested_windows, 0);  // the job that waited was held by the boundary
+
+  CalibrationSettings without = s;
+  without.boundaries = false;
+  EXPECT_EQ(infer_calibration(prime_time_log(true), machine(100), without).congested_windows, 1);
+  const Calibration plain = infer_calibration(prime_time_log(false), machine(100), s);
+  EXPECT_TRUE(plain.boundaries.empty());  // jobs ran across every hour: no switch
+  EXPECT_EQ(plain.describe_boundaries(), "none");
+
+  ClusterSpec spec = machine(100);
+  std::vector<Job> jobs;
+  apply_calibration(c, spec, jobs);
+  ASSERT_NE(spec.boundaries, nullptr);
+  EXPECT_EQ(*spec.boundaries, c.boundaries);
+}
+
 TEST(Calibration, ALogWithoutStartsInfersNothing) {
   Job j;
   j.user = "a";
@@ -337,6 +389,18 @@ TEST(CalibrationFile, WrittenCalibrationReadsBackTheSame) {
   EXPECT_TRUE(read_settings.dependencies);
   EXPECT_EQ(read_settings.dependency_slack, 3 * kMinute);
   EXPECT_FALSE(back.priority);  // none fitted: the default weights apply
+  EXPECT_TRUE(back.boundaries.empty());
+  std::filesystem::remove(path);
+}
+
+TEST(CalibrationFile, WeeklyBoundariesReadBackTheSame) {
+  Calibration c;
+  c.boundaries = {{1667260800, 1667260800 + 4 * kWeek, {7 * kHour, 16 * kHour, 4 * kDay}},
+                  {1667260800 + 8 * kWeek, 1667260800 + 9 * kWeek, {5 * kDay + 30 * kMinute}}};
+  const std::string path = temp_path("boundaries.toml");
+  write_calibration(c, {}, 100, "kth.swf", path);
+  CalibrationSettings settings;
+  EXPECT_EQ(read_calibration(path, settings).boundaries, c.boundaries);
   std::filesystem::remove(path);
 }
 
@@ -429,6 +493,17 @@ TEST(CalibrationFile, AnUnknownKeyOrABadValueNamesTheFileTheLineAndTheKey) {
             std::string::npos);
   EXPECT_NE(read_error("[scheduler]\nbf_max_job_test = 0\n")
                 .find("bad.toml:2: field 'scheduler.bf_max_job_test': expected at least 1"),
+            std::string::npos);
+  EXPECT_NE(read_error("[boundaries]\nweekly = [[\"2022-10-03T00:00:00\", \"2022-11-03T00:00:00\", "
+                       "[\"Mon 25:00\"]]]\n")
+                .find("bad.toml:2: field 'boundaries.weekly': expected an instant of the week"),
+            std::string::npos);
+  EXPECT_NE(read_error("[boundaries]\nweekly = [[\"2022-11-03T00:00:00\", \"2022-10-03T00:00:00\", "
+                       "[]]]\n")
+                .find("field 'boundaries.weekly': a period must end after it begins"),
+            std::string::npos);
+  EXPECT_NE(read_error("[boundaries]\ndaily = []\n")
+                .find("bad.toml:2: field 'boundaries.daily': unknown key"),
             std::string::npos);
   EXPECT_NE(read_error("speed = 3\n").find("field 'speed': unknown key"), std::string::npos);
   EXPECT_NE(read_error("[user_limits\n").find("bad.toml:1:"), std::string::npos);

@@ -263,6 +263,24 @@ TEST(Simulator, HiddenWorkWaitsBehindAReservationLikeAnyLowerPriorityJob) {
   EXPECT_EQ(sim.now(), 1200);  // nothing but hidden work left: the replay is over
 }
 
+// A weekly boundary (here at 1000 s, second 0 being a Thursday 00:00 UTC): a job whose limit would
+// run across it waits for it and starts as it passes; a shorter one is backfilled before it;
+// hidden work ignores it.
+TEST(Simulator, AJobWaitsForAWeeklyBoundaryItsLimitWouldRunAcross) {
+  ClusterSpec c = machine(4);
+  c.boundaries = std::make_shared<const std::vector<WeeklyBoundaries>>(
+      std::vector<WeeklyBoundaries>{{0, 10 * kWeek, {3 * kDay + 1000}}});
+  c.unavailable = std::make_shared<const std::vector<CapacityStep>>(
+      std::vector<CapacityStep>{{30, 1}, {5000, 0}});
+  auto sim =
+      run(c, {make_job(0, 2, 2000, 100), make_job(5, 1, 500, 500), make_job(20, 1, 1500, 1500)});
+  EXPECT_EQ(sim.start_time(0), 1000);  // as the boundary passes
+  EXPECT_EQ(sim.start_time(1), 10);    // ends before it: the next backfill tick
+  EXPECT_EQ(sim.start_time(2), 1000);
+  ASSERT_TRUE(sim.hidden(3));
+  EXPECT_EQ(sim.start_time(3), 30);  // hidden work, its limit across the boundary: at once
+}
+
 // Fairshare: a user who has used the machine ranks below one who has not, whatever the order
 // of submission; without the weight, submission order.
 TEST(Simulator, FairshareRanksTheLighterUserFirst) {

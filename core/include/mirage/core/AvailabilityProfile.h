@@ -6,6 +6,7 @@
 // In whole-node mode nodes are interchangeable, so the profile holds a single slot whose value
 // is the number of free nodes, and a job needs that one slot with `units` = its node count.
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -42,10 +43,11 @@ class AvailabilityProfile {
   // `holdings` is reordered.
   void occupy_all(std::vector<Holding>& holdings);
 
-  // Earliest start in [now, latest_start] where `request` fits for `duration`, with the slots
-  // it would use; nullopt when none.
-  std::optional<Placement> earliest_start(const ResourceRequest& request, Seconds duration,
-                                          Seconds latest_start) const;
+  // Earliest start in [max(now, not_before), latest_start] where `request` fits for `duration`,
+  // with the slots it would use; nullopt when none.
+  std::optional<Placement> earliest_start(
+      const ResourceRequest& request, Seconds duration, Seconds latest_start,
+      Seconds not_before = std::numeric_limits<Seconds>::min()) const;
 
   // Takes `units` on each of `placement.slots` over [placement.start, placement.start+duration).
   void reserve(const Placement& placement, int units, Seconds duration);

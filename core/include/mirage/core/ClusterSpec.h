@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mirage/core/Time.h"
+#include "mirage/core/WeeklyBoundaries.h"
 
 namespace mirage {
 
@@ -91,7 +92,8 @@ struct ClusterSpec {
   PriorityParameters priority;
   // What the log leaves out of the cluster (simulator/Calibration.h infers both); none by default.
   UserLimits user_limits;
-  std::shared_ptr<const std::vector<CapacityStep>> unavailable;  // sorted by `from`; may be null
+  std::shared_ptr<const std::vector<CapacityStep>> unavailable;     // sorted by `from`; may be null
+  std::shared_ptr<const std::vector<WeeklyBoundaries>> boundaries;  // in time order; may be null
 
   // "88 nodes x 4 GPUs", or "32 nodes (GPUs per node not given)" where the trace and the flags
   // say nothing of GPUs: a log of whole-node jobs does not make a CPU machine.

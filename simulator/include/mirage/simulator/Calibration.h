@@ -3,6 +3,10 @@
 // as the real jobs waited (docs/results/fidelity.md). Each part is a model of the cluster
 // with parameters fitted to the log, never a copy of any job's start:
 //
+//   boundaries     A site that switches between prime time and the night lets no job run across
+//                  the switch: in a log, an hour of the week that the time limits of the log's
+//                  jobs almost never ran across, four weeks after four weeks
+//                  (WeeklyBoundaries.h). Held as a weekly recurring reservation holds it.
 //   user limits    A per-user limit on running jobs (or nodes) shows in a log as a value that
 //                  several users reach and nobody exceeds; it is held as a QOS would hold it.
 //   capacity       Nodes held by work the log does not show. Over each window (a day by
@@ -43,12 +47,18 @@ struct CalibrationSettings {
   bool dependencies = true;                // infer dependencies at all
   Seconds dependency_slack = 2 * kMinute;  // a start this soon after the end it waited for
   bool priority = true;                    // fit the priority weights (to the column, or by replay)
+  bool boundaries = true;                  // infer weekly boundaries at all
+  Seconds boundary_stretch = 4 * kWeek;    // boundaries are looked for in stretches this long
+  // An hour is a boundary where the jobs whose limits ran across it number at most this share of
+  // the stretch's median hour's, and fewer than either neighbouring hour's.
+  double boundary_share = 0.25;
 };
 
 struct Calibration {
   UserLimits user_limits;
-  std::vector<CapacityStep> unavailable;  // merged: consecutive steps differ
-  std::optional<PriorityFit> priority;    // none: the weights the flags give
+  std::vector<CapacityStep> unavailable;     // merged: consecutive steps differ
+  std::vector<WeeklyBoundaries> boundaries;  // in time order; consecutive periods differ
+  std::optional<PriorityFit> priority;       // none: the weights the flags give
   // The site's scheduler settings (bf_window, bf_max_job_user, ...), where a calibration file
   // gives them: set per trace, not inferred (the log shows too little of them).
   std::optional<SchedulerParameters> scheduler;
@@ -70,8 +80,12 @@ struct Calibration {
   // "a congested day's room what the log's jobs held for 35% of it (of 3 shares replayed, the
   // closest to the log's waits)"; empty where nothing was inferred (a calibration file).
   std::string describe_room() const;
+  // "weekly boundaries Mon 07:00, Mon 16:00, ... UTC from 1996-09-23 to 1997-05-26"; "none".
+  std::string describe_boundaries() const;
 
-  bool empty() const { return user_limits == UserLimits{} && unavailable.empty() && !priority; }
+  bool empty() const {
+    return user_limits == UserLimits{} && unavailable.empty() && boundaries.empty() && !priority;
+  }
 };
 
 // Infers the calibration of the machine `spec` from `jobs` (those with a real start and end are

@@ -180,6 +180,10 @@ class Simulator {
   bool before(const Ranked& a, const Ranked& b) const;
   Seconds next_event_time() const;
   bool fits_now(const SimJobSpec& s) const;
+  // Whether job `j` started at `start` would run across a weekly boundary (ClusterSpec's
+  // boundaries, which hidden work ignores).
+  bool runs_across_boundary(SimJobIndex j, Seconds start) const;
+  std::optional<Seconds> next_boundary_after(Seconds t) const;
   // True when starting `s` now would break its user's limits, counting `extra` more jobs and
   // nodes of that user started in the same pass.
   bool over_user_limit(const SimJobSpec& s, int extra_jobs = 0, int extra_nodes = 0) const;
