@@ -374,6 +374,19 @@ int run_eval(const EvalOptions& o) {
   else if (r.truncated)
     fmt::print(stderr, "mirage eval: warning: {} episode(s) cut off at --max-wait {}\n",
                r.truncated, o.episode.max_wait);
+  // A segment longer than the stretches between the cluster's weekly boundaries starts only in
+  // the few that fit it: the segment, more than the moment, is then the user's decision.
+  if (c.cluster.boundaries) {
+    const Seconds limit = c.episode.chain.time_limit;
+    const double share = startable_share(*c.cluster.boundaries, c.from, limit);
+    if (share < 0.5)
+      fmt::print(stderr,
+                 "mirage eval: note: the calibrated cluster lets no job run across its weekly "
+                 "boundaries ({}): a {} segment may start in {:.0f}% of the week from --from on; "
+                 "shorter segments that fit between them wait less\n",
+                 describe_boundaries(*c.cluster.boundaries), format_short_duration(limit),
+                 100 * share);
+  }
 
   if (!o.out.empty()) {
     std::filesystem::create_directories(o.out);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <tuple>
 
 namespace mirage {
 
@@ -52,6 +53,39 @@ Seconds longest_gap(const WeeklyBoundaries& period) {
   Seconds gap = o.front() + kWeek - o.back();
   for (std::size_t i = 1; i < o.size(); ++i) gap = std::max(gap, o[i] - o[i - 1]);
   return gap;
+}
+
+double startable_share(const std::vector<WeeklyBoundaries>& periods, Seconds from, Seconds limit) {
+  constexpr Seconds kStep = 10 * kMinute;
+  int free = 0, all = 0;
+  for (Seconds t = from; t < from + kWeek; t += kStep, ++all)
+    free += !runs_across_boundary(periods, t, limit);
+  return static_cast<double>(free) / all;
+}
+
+std::string describe_boundaries(const std::vector<WeeklyBoundaries>& periods) {
+  if (periods.empty()) return "none";
+  std::string out;
+  for (const WeeklyBoundaries& p : periods) {
+    // The same instant on every weekday (or weekend day) is said once: "Mon-Fri 16:00".
+    std::vector<Seconds> left = p.offsets;
+    std::string instants;
+    const auto add = [&](const std::string& s) { instants += (instants.empty() ? "" : ", ") + s; };
+    for (const auto& [first, last, name] :
+         {std::tuple{0, 4, "Mon-Fri"}, std::tuple{5, 6, "Sat-Sun"}})
+      for (Seconds h = 0; h < kDay; h += kMinute) {
+        bool every = true;
+        for (int d = first; d <= last && every; ++d)
+          every = std::find(left.begin(), left.end(), d * kDay + h) != left.end();
+        if (!every) continue;
+        for (int d = first; d <= last; ++d) std::erase(left, d * kDay + h);
+        add(std::string(name) + format_week_offset(h).substr(3));
+      }
+    for (Seconds o : left) add(format_week_offset(o));
+    out += (out.empty() ? "" : "; ") + instants + " UTC from " +
+           format_iso_time(p.from).substr(0, 10) + " to " + format_iso_time(p.to).substr(0, 10);
+  }
+  return out;
 }
 
 std::string format_week_offset(Seconds offset) {

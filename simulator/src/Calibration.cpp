@@ -8,7 +8,6 @@
 #include <future>
 #include <iterator>
 #include <memory>
-#include <tuple>
 #include <unordered_map>
 
 #include "mirage/simulator/Fidelity.h"
@@ -535,28 +534,7 @@ void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::v
 }
 
 std::string Calibration::describe_boundaries() const {
-  if (boundaries.empty()) return "none";
-  std::string out;
-  for (const WeeklyBoundaries& p : boundaries) {
-    // The same hour on every weekday (or weekend day) is said once: "Mon-Fri 16:00".
-    std::vector<Seconds> left = p.offsets;
-    std::string hours;
-    for (const auto& [first, last, name] :
-         {std::tuple{0, 4, "Mon-Fri"}, std::tuple{5, 6, "Sat-Sun"}})
-      for (Seconds h = 0; h < kDay; h += kMinute) {
-        bool all = true;
-        for (int d = first; d <= last && all; ++d)
-          all = std::count(left.begin(), left.end(), d * kDay + h) > 0;
-        if (!all) continue;
-        for (int d = first; d <= last; ++d) std::erase(left, d * kDay + h);
-        hours += fmt::format("{}{} {}", hours.empty() ? "" : ", ", name,
-                             format_week_offset(h).substr(4));
-      }
-    for (Seconds o : left) hours += (hours.empty() ? "" : ", ") + format_week_offset(o);
-    out += fmt::format("{}{} UTC from {} to {}", out.empty() ? "" : "; ", hours,
-                       format_iso_time(p.from).substr(0, 10), format_iso_time(p.to).substr(0, 10));
-  }
-  return out;
+  return mirage::describe_boundaries(boundaries);
 }
 
 std::string Calibration::describe_room() const {

@@ -49,6 +49,26 @@ TEST(WeeklyBoundaries, AJobIsHeldOnlyWhereItsLimitRunsAcrossOne) {
   EXPECT_FALSE(runs_across_boundary(b, eight, 64 * kHour));  // could never start: not held
 }
 
+// A 48-hour job may start only from Friday 16:00 to Saturday 07:00 (15 h of 168, counted in
+// ten-minute steps); a 9-hour one at 07:00 on a weekday, for six hours of a weeknight and from
+// Friday 16:00 to Sunday 22:00 (78 h of 168).
+TEST(WeeklyBoundaries, TheShareOfTheWeekALimitMayStartIn) {
+  const auto b = prime_time();
+  EXPECT_NEAR(startable_share(b, kMonday, 48 * kHour), 15.0 / 168, 0.002);
+  EXPECT_NEAR(startable_share(b, kMonday, 9 * kHour), 78.0 / 168, 0.02);
+  EXPECT_EQ(startable_share({}, kMonday, 48 * kHour), 1.0);
+  EXPECT_EQ(startable_share(b, kMonday + 3 * kWeek, 48 * kHour), 1.0);  // the period is over
+}
+
+TEST(WeeklyBoundaries, TheSameHourOnEveryWeekdayIsSaidOnce) {
+  auto b = prime_time();
+  EXPECT_EQ(describe_boundaries(b),
+            "Mon-Fri 07:00, Mon-Fri 16:00 UTC from 1996-10-07 to 1996-10-21");
+  b[0].offsets = {16 * kHour, 5 * kDay + 12 * kHour, 6 * kDay + 12 * kHour};
+  EXPECT_EQ(describe_boundaries(b), "Sat-Sun 12:00, Mon 16:00 UTC from 1996-10-07 to 1996-10-21");
+  EXPECT_EQ(describe_boundaries({}), "none");
+}
+
 TEST(WeeklyBoundaries, AnInstantOfTheWeekReadsAsItIsWritten) {
   EXPECT_EQ(format_week_offset(16 * kHour), "Mon 16:00");
   EXPECT_EQ(format_week_offset(4 * kDay + 7 * kHour + 30 * kMinute), "Fri 07:30");

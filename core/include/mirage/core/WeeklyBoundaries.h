@@ -36,6 +36,14 @@ bool runs_across_boundary(const std::vector<WeeklyBoundaries>& periods, Seconds 
 // The longest stretch between two of the period's boundaries, across the week's end too.
 Seconds longest_gap(const WeeklyBoundaries& period);
 
+// The share of the week from `from` on (in steps of ten minutes) in which a job with `limit`
+// may start: 1 where no boundary holds it.
+double startable_share(const std::vector<WeeklyBoundaries>& periods, Seconds from, Seconds limit);
+
+// "Mon-Fri 07:00, Sat 12:00 UTC from 1996-09-30 to 1997-06-09; ..." (the same hour on every
+// weekday, or weekend day, said once); "none".
+std::string describe_boundaries(const std::vector<WeeklyBoundaries>& periods);
+
 // "Mon 07:00" for an offset in the week, and back; nullopt for anything else.
 std::string format_week_offset(Seconds offset);
 std::optional<Seconds> parse_week_offset(const std::string& text);
