@@ -19,7 +19,7 @@ TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_op
   r.trace = read_trace_or_sample(path, trace_options);
   r.spec = cluster.to_spec(r.trace);
   const Calibration applied = cluster.calibrate(r.trace, r.spec);
-  if (applied.priority) r.calibrated_starts = applied.priority->replay_starts;
+  if (applied.priority) r.calibrated_waits = applied.priority->replay_waits;
   std::vector<Job> kept;
   kept.reserve(r.trace.jobs.size());
   for (const Job& j : r.trace.jobs) {
@@ -42,8 +42,8 @@ TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_op
     kept.push_back(j);
   }
   r.trace.jobs = std::move(kept);
-  if (r.calibrated_starts && r.calibrated_starts->size() != r.trace.jobs.size())
-    r.calibrated_starts.reset();  // not the jobs that replay ran
+  if (r.calibrated_waits && r.calibrated_waits->size() != r.trace.jobs.size())
+    r.calibrated_waits.reset();  // not the jobs that replay ran
   if (r.trace.jobs.empty())
     throw InputError({r.trace.source, 0, ""},
                      fmt::format("no jobs to simulate ({} rows skipped while reading, {} larger "

@@ -18,8 +18,8 @@ struct TraceReplay {
   ClusterSpec spec;
   std::size_t oversized = 0;  // dropped with --lenient
   // Where the calibration was inferred by replaying the log on this very machine: each job's
-  // start in that replay (jobs as above), so the log need not be replayed again.
-  std::shared_ptr<const std::vector<Seconds>> calibrated_starts;
+  // wait in that replay (jobs as above), so the log need not be replayed again.
+  std::shared_ptr<const std::vector<Seconds>> calibrated_waits;
 };
 
 // The trace at `path`, or the embedded sample when `path` is empty. Throws InputError.

@@ -34,9 +34,11 @@ void write_jobs_csv(const std::string& path, const Trace& trace, const Simulator
     const Job& j = trace.jobs[i];
     const auto idx = static_cast<SimJobIndex>(i);
     const Seconds ss = sim.start_time(idx), se = sim.end_time(idx);
+    // From its submission in the replay: a job that follows another's end is submitted then.
+    const Seconds sim_wait = ss == kUnknownTime ? kUnknownTime : ss - sim.submit_time(idx);
     f << j.id << ',' << j.user << ',' << j.submit << ',' << j.nodes << ',' << j.gpus_per_node << ','
       << sim.job(idx).time_limit << ',' << sim.job(idx).runtime << ',' << j.start << ',' << j.end
-      << ',' << ss << ',' << se << ',' << j.wait() << ',' << (ss - j.submit) << '\n';
+      << ',' << ss << ',' << se << ',' << j.wait() << ',' << sim_wait << '\n';
   }
 }
 

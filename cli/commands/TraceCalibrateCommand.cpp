@@ -22,6 +22,7 @@ struct CalibrateOptions {
   std::string capacity_window = "1d";
   double capacity_share = CalibrationSettings{}.capacity_share;
   bool share_given = false;
+  bool feedback = false;
   TraceOptions trace_options;
   ClusterOptions cluster;
 };
@@ -33,6 +34,7 @@ void run_calibrate(const CalibrateOptions& o) {
   settings.capacity_window = parse_duration_flag(o.capacity_window, "--capacity-window");
   settings.capacity_share = o.capacity_share;
   settings.choose_capacity_share = !o.share_given;  // a share asked for is kept, not chosen
+  settings.feedback = o.feedback;
   const Calibration c = infer_calibration(trace.jobs, spec, settings);
   const std::string out = o.out.empty() ? calibration_path(o.file) : o.out;
   write_calibration(c, settings, spec.nodes, trace.source, out);
@@ -53,6 +55,13 @@ void run_calibrate(const CalibrateOptions& o) {
                                   : "no job ran across " + c.describe_boundaries());
   fmt::print("  dependencies  {} jobs replayed as dependent on their user's earlier job\n",
              c.dependencies.size());
+  if (settings.feedback)
+    fmt::print(
+        "  feedback      {} jobs submitted within {} of their user's earlier job's end, "
+        "replayed as submitted that long after its replayed end\n",
+        c.followers.size(), format_short_duration(settings.feedback_within));
+  else
+    fmt::print("  feedback      off (--feedback)\n");
   if (const auto& p = c.priority)
     fmt::print("  priority      {}: {}\n", describe_weights(*p), describe_evidence(*p));
   else
@@ -86,6 +95,10 @@ void register_trace_calibrate_command(CLI::App& trace) {
                       "outside the fidelity targets")
           ->check(CLI::Range(0.0, 1.0))
           ->capture_default_str();
+  cmd->add_flag("--feedback", o->feedback,
+                "Replay a job its user submitted within 10 minutes of an earlier job's end as "
+                "submitted that long after that job's replayed end, and choose the rest with it "
+                "(off by default: docs/results/fidelity.md)");
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);
   cmd->callback([o, share] {

@@ -175,22 +175,21 @@ void run_fidelity(const FidelityOptions& o) {
   const Seconds to = o.to.empty() ? 0 : parse_time_flag(o.to, "--to");
   if (from > 0 && to > 0 && to <= from) throw InputError({"", 0, "--to"}, "must be after --from");
 
-  // The replay the calibration chose is this very replay: its starts are taken as they are.
-  std::shared_ptr<const std::vector<Seconds>> starts = replay.calibrated_starts;
+  // The replay the calibration chose is this very replay: its waits are taken as they are.
+  std::shared_ptr<const std::vector<Seconds>> waits = replay.calibrated_waits;
   double wall = 0;
-  if (!starts) {
+  if (!waits) {
     auto jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(replay.trace.jobs));
     Simulator sim(replay.spec, jobs);
     sim.set_recording(false);
     const auto t0 = std::chrono::steady_clock::now();
     sim.run_to_completion();
     wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    starts =
-        std::make_shared<const std::vector<Seconds>>(sim.start_times(replay.trace.jobs.size()));
+    waits = std::make_shared<const std::vector<Seconds>>(sim.waits(replay.trace.jobs.size()));
   }
 
   std::size_t without_start = 0;
-  const auto pairs = pair_waits(replay.trace.jobs, *starts, from, to, without_start);
+  const auto pairs = pair_waits(replay.trace.jobs, *waits, from, to, without_start);
   if (pairs.empty())
     throw InputError(
         {replay.trace.source, 0, ""},
@@ -237,7 +236,7 @@ void run_fidelity(const FidelityOptions& o) {
                      {"without_real_start", without_start},
                      {"dropped_oversized", replay.oversized},
                      {"replay_wall_s", wall},  // 0 where the calibration's replay was taken
-                     {"replay_from_calibration", replay.calibrated_starts != nullptr},
+                     {"replay_from_calibration", replay.calibrated_waits != nullptr},
                      {"overall", to_json(r.overall)},
                      {"by_size", nlohmann::json::array()},
                      {"by_month", nlohmann::json::array()},
@@ -259,8 +258,8 @@ void run_fidelity(const FidelityOptions& o) {
       "compared  {} jobs{}{} ({})\n", pairs.size(),
       without_start ? fmt::format(", {} without a real start left out", without_start) : "",
       replay.oversized ? fmt::format(", {} larger than the machine dropped", replay.oversized) : "",
-      replay.calibrated_starts ? std::string("the replay the calibration chose")
-                               : fmt::format("replay {:.2f} s", wall));
+      replay.calibrated_waits ? std::string("the replay the calibration chose")
+                              : fmt::format("replay {:.2f} s", wall));
   fmt::print(
       "targets   mean ratio sim/real 0.75..1.33, share over 1 h within 7 points, rank "
       "correlation >= 0.5; a group's misses are named last\n\n");

@@ -241,10 +241,8 @@ void infer_capacity(const LogView& log, const ClusterSpec& spec,
   c.mean_unavailable = unavailable_sum / static_cast<double>(windows);
 }
 
-// Jobs that started as the same user's earlier job ended, after waiting, while the limits did
-// not hold them: each with the job it may have waited for.
-std::unordered_map<const Job*, const Job*> dependency_candidates(
-    const LogView& log, const CalibrationSettings& settings, const Calibration& c) {
+// Each user's jobs in the order they ended.
+std::unordered_map<std::string, std::vector<const Job*>> ends_by_user(const LogView& log) {
   std::unordered_map<std::string, std::vector<const Job*>> ends;
   for (const Job* j : log.jobs)
     if (!j->user.empty()) ends[j->user].push_back(j);
@@ -252,6 +250,14 @@ std::unordered_map<const Job*, const Job*> dependency_candidates(
     std::sort(list.begin(), list.end(), [](const Job* a, const Job* b) {
       return a->end != b->end ? a->end < b->end : a->id < b->id;
     });
+  return ends;
+}
+
+// Jobs that started as the same user's earlier job ended, after waiting, while the limits did
+// not hold them: each with the job it may have waited for.
+std::unordered_map<const Job*, const Job*> dependency_candidates(
+    const LogView& log, const CalibrationSettings& settings, const Calibration& c) {
+  const auto ends = ends_by_user(log);
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
   std::unordered_map<const Job*, const Job*> out;
   for (const Job* b : log.jobs) {
@@ -272,6 +278,26 @@ std::unordered_map<const Job*, const Job*> dependency_candidates(
     }
   }
   return out;
+}
+
+// Jobs submitted within settings.feedback_within of the end of their user's latest-ended job
+// (which started before they were submitted), and not already replayed as dependent on a job.
+void infer_followers(const LogView& log, const CalibrationSettings& settings, Calibration& c) {
+  c.followers.clear();
+  if (!settings.feedback) return;
+  const auto ends = ends_by_user(log);
+  std::unordered_map<JobId, char> dependent;
+  for (const auto& [job, after] : c.dependencies) dependent.emplace(job, 1);
+  for (const Job* b : log.jobs) {
+    if (b->user.empty() || dependent.count(b->id)) continue;
+    const auto& list = ends.at(b->user);
+    auto it = std::upper_bound(list.begin(), list.end(), b->submit,
+                               [](Seconds t, const Job* j) { return t < j->end; });
+    if (it == list.begin()) continue;
+    const Job* a = *std::prev(it);
+    if (a != b && a->start < b->submit && b->submit - a->end <= settings.feedback_within)
+      c.followers.push_back({b->id, a->id, b->submit - a->end});
+  }
 }
 
 int capacity_at(const Calibration& c, const ClusterSpec& spec, Seconds t) {
@@ -335,7 +361,7 @@ std::optional<CalibratedReplay> calibrated_replay(const std::vector<Job>& all,
 // A whole replay of the log: its figures against the log's waits, and each job's start.
 struct ReplayOutcome {
   WaitFidelity figures;
-  std::shared_ptr<const std::vector<Seconds>> starts;
+  std::shared_ptr<const std::vector<Seconds>> waits;
 };
 
 // The log replayed on `r`'s machine with the weights `p`, on its own thread (several replays run
@@ -347,10 +373,10 @@ std::future<ReplayOutcome> replay_outcome(const CalibratedReplay& r, const Prior
     Simulator sim(m, r.sim_jobs);
     sim.set_recording(false);
     sim.run_to_completion();
-    auto starts = std::make_shared<const std::vector<Seconds>>(sim.start_times(r.jobs.size()));
+    auto waits = std::make_shared<const std::vector<Seconds>>(sim.waits(r.jobs.size()));
     std::size_t without_start = 0;
-    return ReplayOutcome{measure_overall_fidelity(pair_waits(r.jobs, *starts, 0, 0, without_start)),
-                         std::move(starts)};
+    return ReplayOutcome{measure_overall_fidelity(pair_waits(r.jobs, *waits, 0, 0, without_start)),
+                         std::move(waits)};
   });
 }
 
@@ -372,7 +398,7 @@ void record_replay(const ReplayOutcome& o, PriorityFit& fit) {
   fit.replay_ratio = o.figures.mean_ratio;
   fit.replay_share_gap = o.figures.sim_over_1h - o.figures.real_over_1h;
   fit.replay_rank = o.figures.rank_correlation;
-  fit.replay_starts = o.starts;
+  fit.replay_waits = o.waits;
 }
 
 // The figures record_replay kept, as far as the targets read them.
@@ -420,7 +446,7 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
   }
   // The default's replay, where the weights were fitted without one (a priority column that told
   // every weight).
-  if (!c.priority->replay_starts)
+  if (!c.priority->replay_waits)
     if (const auto r = calibrated_replay(all, spec, c))
       record_replay(replay_outcome(*r, c.priority->weights).get(), *c.priority);
   const WaitFidelity kept = recorded_replay(*c.priority);
@@ -493,6 +519,7 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   if (spec.allocation == AllocationMode::kWholeNode)
     infer_capacity(log, spec, settings, candidates, c);
   if (settings.dependencies) confirm_dependencies(log, spec, settings, candidates, c);
+  infer_followers(log, settings, c);
   if (settings.priority) {
     c.priority = fit_priority(all, spec);
     if (c.priority)
@@ -508,10 +535,13 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
 void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
                         const CalibrationSettings& settings, Calibration& c) {
   c.dependencies.clear();
-  if (c.priority) c.priority->replay_starts.reset();  // a replay of other dependencies
+  c.followers.clear();
+  if (c.priority) c.priority->replay_waits.reset();  // a replay of other dependencies
   const LogView log(all);
-  if (log.jobs.empty() || !settings.dependencies) return;
-  confirm_dependencies(log, spec, settings, dependency_candidates(log, settings, c), c);
+  if (log.jobs.empty()) return;
+  if (settings.dependencies)
+    confirm_dependencies(log, spec, settings, dependency_candidates(log, settings, c), c);
+  infer_followers(log, settings, c);
 }
 
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs) {
@@ -526,11 +556,18 @@ void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::v
       calibration.boundaries.empty()
           ? nullptr
           : std::make_shared<const std::vector<WeeklyBoundaries>>(calibration.boundaries);
-  if (calibration.dependencies.empty()) return;
+  if (calibration.dependencies.empty() && calibration.followers.empty()) return;
   const std::unordered_map<JobId, JobId> after(calibration.dependencies.begin(),
                                                calibration.dependencies.end());
+  std::unordered_map<JobId, const Calibration::Follower*> follows;
+  for (const Calibration::Follower& f : calibration.followers) follows.emplace(f.job, &f);
   for (Job& j : jobs)
-    if (const auto it = after.find(j.id); it != after.end()) j.after_any = it->second;
+    if (const auto it = after.find(j.id); it != after.end()) {
+      j.after_any = it->second;
+    } else if (const auto f = follows.find(j.id); f != follows.end()) {
+      j.after_any = f->second->after;
+      j.think = f->second->think;
+    }
 }
 
 std::string Calibration::describe_boundaries() const {

@@ -97,7 +97,12 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     << c.dependencies.size() << " jobs when inferred\n"
     << "infer = " << (settings.dependencies ? "true" : "false")
     << "  # replay a job that waited for its user's earlier job as dependent on it\n"
-    << "slack = \"" << settings.dependency_slack << "s\"  # a start this soon after that end\n\n";
+    << "slack = \"" << settings.dependency_slack << "s\"  # a start this soon after that end\n\n"
+    << "[feedback]  # " << c.followers.size() << " jobs when inferred\n"
+    << "infer = " << (settings.feedback ? "true" : "false")
+    << "  # submit a job that its user submitted on seeing an earlier job end as that one ends\n"
+    << "within = \"" << settings.feedback_within
+    << "s\"  # a submission this soon after that end\n\n";
   if (const auto& p = c.priority) {
     f << "[priority]  # " << describe_evidence(*p) << "\n";
     f << fmt::format("weight_age = {:.1f}\n", p->weights.weight_age)
@@ -149,8 +154,9 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
       continue;
     }
     const toml::table* t = node.as_table();
-    if (!t && (name == "user_limits" || name == "capacity" || name == "boundaries" ||
-               name == "dependencies" || name == "priority" || name == "scheduler"))
+    if (!t &&
+        (name == "user_limits" || name == "capacity" || name == "boundaries" ||
+         name == "dependencies" || name == "feedback" || name == "priority" || name == "scheduler"))
       r.fail(node, name, "expected a table [" + name + "]");
     if (name == "user_limits") {
       for (const auto& [k, v] : *t) {
@@ -224,6 +230,19 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
           unknown(k, full, "infer, slack");
         }
       }
+    } else if (name == "feedback") {
+      for (const auto& [k, v] : *t) {
+        const std::string full = name + "." + std::string(k.str());
+        if (k.str() == "infer") {
+          const auto b = v.value<bool>();
+          if (!b) r.fail(v, full, "expected true or false");
+          settings.feedback = *b;
+        } else if (k.str() == "within") {
+          settings.feedback_within = r.duration(v, full, 0, kDay, "10m");
+        } else {
+          unknown(k, full, "infer, within");
+        }
+      }
     } else if (name == "priority") {
       PriorityFit p;
       p.weights = PriorityParameters{};
@@ -283,7 +302,7 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
     } else {
       throw InputError({path, static_cast<long>(key.source().begin.line), name},
                        "unknown key (known: nodes, [user_limits], [capacity], [boundaries], "
-                       "[dependencies], [priority], [scheduler])");
+                       "[dependencies], [feedback], [priority], [scheduler])");
     }
   }
   return c;
@@ -304,7 +323,8 @@ std::string summary(const Calibration& c) {
                             to_string(sp->backfill), format_slurm_duration(sp->bf_window),
                             sp->bf_max_job_user);
   return fmt::format(
-      "{} running jobs per user{}, {} capacity steps{}{}, {} jobs replayed as dependent{}",
+      "{} running jobs per user{}, {} capacity steps{}{}, {} jobs replayed as dependent, {} as "
+      "submitted on seeing their user's earlier job end{}",
       c.user_limits.max_running_jobs > 0 ? fmt::format("at most {}", c.user_limits.max_running_jobs)
                                          : std::string("unlimited"),
       c.user_limits.max_running_nodes > 0
@@ -314,7 +334,7 @@ std::string summary(const Calibration& c) {
       c.boundaries.empty()
           ? std::string()
           : ", weekly boundaries no job ran across (" + c.describe_boundaries() + ")",
-      c.dependencies.size(), priority);
+      c.dependencies.size(), c.followers.size(), priority);
 }
 
 }  // namespace

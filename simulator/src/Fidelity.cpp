@@ -157,10 +157,10 @@ std::vector<char> queued_behind_own(const std::vector<Job>& jobs) {
 
 std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& sim, Seconds from,
                                  Seconds to, std::size_t& without_real_start) {
-  return pair_waits(jobs, sim.start_times(jobs.size()), from, to, without_real_start);
+  return pair_waits(jobs, sim.waits(jobs.size()), from, to, without_real_start);
 }
 
-std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const std::vector<Seconds>& starts,
+std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const std::vector<Seconds>& waits,
                                  Seconds from, Seconds to, std::size_t& without_real_start) {
   std::vector<WaitPair> out;
   out.reserve(jobs.size());
@@ -174,12 +174,11 @@ std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const std::vector
       ++without_real_start;
       continue;
     }
-    const Seconds start = starts.at(i);
-    if (start == kUnknownTime) continue;  // never started in the replay (it ran out first)
+    const Seconds wait = waits.at(i);
+    if (wait == kUnknownTime) continue;  // never started in the replay (it ran out first)
     const std::uint32_t user =
         j.user.empty() ? 0 : users.try_emplace(j.user, users.size() + 1).first->second;
-    out.push_back(
-        {j.submit, j.nodes, j.wait(), start - j.submit, j.time_limit, user, behind[i] != 0});
+    out.push_back({j.submit, j.nodes, j.wait(), wait, j.time_limit, user, behind[i] != 0});
   }
   return out;
 }

@@ -54,8 +54,11 @@ std::vector<SimJobSpec> to_sim_jobs(const std::vector<Job>& jobs) {
     // A dependency on a job not replayed (dropped, or outside this slice) is no dependency.
     if (j.after_any != 0)
       if (const auto it = index_of.find(j.after_any);
-          it != index_of.end() && it->second != out.size())
+          it != index_of.end() && it->second != out.size()) {
         s.after_any = it->second;
+        // A follower is submitted by its job's end: that job must come before it.
+        if (j.think >= 0 && it->second < out.size()) s.think = j.think;
+      }
     out.push_back(s);
   }
   return out;
@@ -112,6 +115,14 @@ Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobS
     hidden_ = std::make_shared<const std::vector<SimJobSpec>>(hidden_work(steps));
   }
   state_.resize(t.size() + hidden_->size());
+  std::vector<std::pair<SimJobIndex, SimJobIndex>> follows;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (t[i].think >= 0 && t[i].after_any) follows.emplace_back(*t[i].after_any, i);
+  if (!follows.empty()) {
+    std::sort(follows.begin(), follows.end());
+    followers_ = std::make_shared<const std::vector<std::pair<SimJobIndex, SimJobIndex>>>(
+        std::move(follows));
+  }
 }
 
 bool Simulator::over_user_limit(const SimJobSpec& s, int extra_jobs, int extra_nodes) const {
@@ -136,10 +147,14 @@ SimJobState Simulator::state(SimJobIndex j) const {
 Seconds Simulator::start_time(SimJobIndex j) const {
   return state_.at(j).start;
 }
-std::vector<Seconds> Simulator::start_times(std::size_t count) const {
-  std::vector<Seconds> starts(count);
-  for (std::size_t i = 0; i < count; ++i) starts[i] = state_.at(i).start;
-  return starts;
+Seconds Simulator::submit_time(SimJobIndex j) const {
+  return state_.at(j).submitted;
+}
+std::vector<Seconds> Simulator::waits(std::size_t count) const {
+  std::vector<Seconds> out(count, kUnknownTime);
+  for (std::size_t i = 0; i < count; ++i)
+    if (const PerJob& p = state_.at(i); p.start != kUnknownTime) out[i] = p.start - p.submitted;
+  return out;
 }
 Seconds Simulator::end_time(SimJobIndex j) const {
   const PerJob& p = state_.at(j);
@@ -162,6 +177,7 @@ Seconds Simulator::next_event_time() const {
   if (!running_.empty()) t = std::min(t, running_.front().end);
   if (!begin_heap_.empty()) t = std::min(t, begin_heap_.front().first);
   if (next_hidden_ < hidden_->size()) t = std::min(t, (*hidden_)[next_hidden_].submit);
+  if (!submit_heap_.empty()) t = std::min(t, submit_heap_.front().first);
   if (dirty_ && spec_.scheduler.backfill != BackfillMode::kNone && !eligible_.empty())
     t = std::min(t, next_backfill_);
   // A boundary passed lets the jobs it held start: both schedulers look again then.
@@ -197,7 +213,7 @@ void Simulator::run_to_completion() {
     const Seconds next = next_event_time();
     if (next == kNever) break;
     // Nothing but hidden work left, and no trace job to come: the replay is over.
-    if (next_arrival_ == trace_->size() &&
+    if (next_arrival_ == trace_->size() && submit_heap_.empty() &&
         pending_count() + running_.size() == static_cast<std::size_t>(hidden_live_))
       break;
     process_events_at(next);
@@ -238,8 +254,16 @@ void Simulator::process_events_at(Seconds t) {
     arrive(static_cast<SimJobIndex>(trace_->size() + next_hidden_++));
   }
   while (next_arrival_ < trace_->size() && (*trace_)[next_arrival_].submit <= t) {
-    arrive(static_cast<SimJobIndex>(next_arrival_));
+    // A job that follows another's end is submitted by that end (complete), not now.
+    const SimJobSpec& s = (*trace_)[next_arrival_];
+    if (s.think < 0 || !s.after_any) arrive(static_cast<SimJobIndex>(next_arrival_));
     ++next_arrival_;
+  }
+  while (!submit_heap_.empty() && submit_heap_.front().first <= t) {
+    std::pop_heap(submit_heap_.begin(), submit_heap_.end(), LaterBegin{});
+    const SimJobIndex j = submit_heap_.back().second;
+    submit_heap_.pop_back();
+    arrive(j);
   }
   while (!begin_heap_.empty() && begin_heap_.front().first <= t) {
     std::pop_heap(begin_heap_.begin(), begin_heap_.end(), LaterBegin{});
@@ -258,6 +282,7 @@ void Simulator::process_events_at(Seconds t) {
 
 void Simulator::arrive(SimJobIndex j) {
   state_[j].state = SimJobState::kPending;
+  state_[j].submitted = now_;
   const SimJobSpec& s = job(j);
   // Every user with work on the machine holds an equal share.
   if (spec_.priority.weight_fairshare > 0 && s.user != 0 && shares_.try_emplace(s.user).second)
@@ -293,6 +318,15 @@ void Simulator::complete(SimJobIndex j, SimJobState final_state) {
   if (!visible) --hidden_live_;
   if (recording_ && visible) outcomes_.push_back({j, p.start, p.end});
   mark_dirty(true);
+  // Its followers are submitted as their users saw it end, each after its think time.
+  if (followers_) {
+    auto it =
+        std::lower_bound(followers_->begin(), followers_->end(), std::pair{j, SimJobIndex{0}});
+    for (; it != followers_->end() && it->first == j; ++it) {
+      submit_heap_.emplace_back(now_ + job(it->second).think, it->second);
+      std::push_heap(submit_heap_.begin(), submit_heap_.end(), LaterBegin{});
+    }
+  }
   if (dependency_held_.empty()) return;
   // Release jobs waiting on this one (afterany: whatever the outcome).
   std::vector<SimJobIndex> released;
@@ -628,6 +662,7 @@ SimJobIndex Simulator::submit(SimJobSpec s) {
                                 " nodes; the machine has " + std::to_string(spec_.nodes));
   if (s.time_limit <= 0) throw std::invalid_argument("submitted job needs a positive time limit");
   s.submit = now_;
+  s.think = -1;  // submitted now, whatever it follows
   const SimJobIndex j = next_submit_index();
   extra_.push_back(s);
   state_.push_back({});

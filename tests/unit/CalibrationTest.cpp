@@ -281,16 +281,18 @@ TEST(Calibration, TheRoomOfACongestedDayIsChosenByReplay) {
       EXPECT_GT(chosen.mean_unavailable, fixed.mean_unavailable);  // a tighter room
     }
 
-    // The kept replay's starts are those of the log replayed on the calibrated machine.
-    ASSERT_TRUE(chosen.priority->replay_starts);
+    // The kept replay's waits are those of the log replayed on the calibrated machine.
+    ASSERT_TRUE(chosen.priority->replay_waits);
     ClusterSpec calibrated = machine(16);
     std::vector<Job> jobs = log;
     apply_calibration(chosen, calibrated, jobs);
     Simulator sim(calibrated, std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(jobs)));
     sim.run_to_completion();
-    ASSERT_EQ(chosen.priority->replay_starts->size(), log.size());
+    ASSERT_EQ(chosen.priority->replay_waits->size(), log.size());
     for (std::size_t i = 0; i < log.size(); ++i)
-      ASSERT_EQ((*chosen.priority->replay_starts)[i], sim.start_time(static_cast<SimJobIndex>(i)))
+      ASSERT_EQ((*chosen.priority->replay_waits)[i],
+                sim.start_time(static_cast<SimJobIndex>(i)) -
+                    sim.submit_time(static_cast<SimJobIndex>(i)))
           << "job " << i;
   }
 }
@@ -347,6 +349,34 @@ TEST(Calibration, AnHourNoJobRanAcrossOnWeekdaysIsABoundaryThatHeldTheJobsWaitin
   EXPECT_EQ(*spec.boundaries, c.boundaries);
 }
 
+// b was submitted a minute after a (its user's) ended, c an hour after: only b followed a's end,
+// and only where feedback is asked for.
+TEST(Calibration, AJobSubmittedMinutesAfterItsUsersJobEndedFollowsThatEnd) {
+  std::vector<Job> jobs = {job("u", 0, 0, kHour),
+                           job("u", kHour + kMinute, kHour + kMinute, 2 * kHour),
+                           job("u", 3 * kHour, 3 * kHour, 4 * kHour), job("v", 10, 10, 20)};
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].id = static_cast<JobId>(i + 1);
+  std::sort(jobs.begin(), jobs.end(),
+            [](const Job& x, const Job& y) { return x.submit < y.submit; });
+  CalibrationSettings s;
+  s.priority = false;
+  EXPECT_TRUE(infer_calibration(jobs, machine(4), s).followers.empty());  // off by default
+  s.feedback = true;
+  const Calibration c = infer_calibration(jobs, machine(4), s);
+  ASSERT_EQ(c.followers.size(), 1u);
+  EXPECT_EQ(c.followers[0].job, 2);
+  EXPECT_EQ(c.followers[0].after, 1);
+  EXPECT_EQ(c.followers[0].think, kMinute);
+  ClusterSpec spec = machine(4);
+  apply_calibration(c, spec, jobs);
+  const auto follower =
+      std::find_if(jobs.begin(), jobs.end(), [](const Job& j) { return j.id == 2; });
+  EXPECT_EQ(follower->after_any, 1);
+  EXPECT_EQ(follower->think, kMinute);
+  const std::vector<SimJobSpec> sim = to_sim_jobs(jobs);
+  EXPECT_EQ(sim[static_cast<std::size_t>(follower - jobs.begin())].think, kMinute);
+}
+
 TEST(Calibration, ALogWithoutStartsInfersNothing) {
   Job j;
   j.user = "a";
@@ -390,6 +420,19 @@ TEST(CalibrationFile, WrittenCalibrationReadsBackTheSame) {
   EXPECT_EQ(read_settings.dependency_slack, 3 * kMinute);
   EXPECT_FALSE(back.priority);  // none fitted: the default weights apply
   EXPECT_TRUE(back.boundaries.empty());
+  std::filesystem::remove(path);
+}
+
+TEST(CalibrationFile, TheFeedbackRuleReadsBackTheSame) {
+  CalibrationSettings settings;
+  settings.feedback = true;
+  settings.feedback_within = 5 * kMinute;
+  const std::string path = temp_path("feedback.toml");
+  write_calibration(Calibration{}, settings, 100, "sdsc.swf", path);
+  CalibrationSettings back;
+  read_calibration(path, back);
+  EXPECT_TRUE(back.feedback);
+  EXPECT_EQ(back.feedback_within, 5 * kMinute);
   std::filesystem::remove(path);
 }
 
@@ -501,6 +544,9 @@ TEST(CalibrationFile, AnUnknownKeyOrABadValueNamesTheFileTheLineAndTheKey) {
   EXPECT_NE(read_error("[boundaries]\nweekly = [[\"2022-11-03T00:00:00\", \"2022-10-03T00:00:00\", "
                        "[]]]\n")
                 .find("field 'boundaries.weekly': a period must end after it begins"),
+            std::string::npos);
+  EXPECT_NE(read_error("[feedback]\nwithin = 7\n")
+                .find("bad.toml:2: field 'feedback.within': expected a duration"),
             std::string::npos);
   EXPECT_NE(read_error("[boundaries]\ndaily = []\n")
                 .find("bad.toml:2: field 'boundaries.daily': unknown key"),

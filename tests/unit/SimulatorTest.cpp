@@ -281,6 +281,22 @@ TEST(Simulator, AJobWaitsForAWeeklyBoundaryItsLimitWouldRunAcross) {
   EXPECT_EQ(sim.start_time(3), 30);  // hidden work, its limit across the boundary: at once
 }
 
+// A job its user submitted on seeing an earlier job end (SimJobSpec::think) enters the queue that
+// long after the earlier job's replayed end, not at its logged submit, and its wait counts from
+// then: here the earlier job is held back by another, so the follower comes later too.
+TEST(Simulator, AFollowerIsSubmittedItsThinkTimeAfterTheJobItFollowsEnds) {
+  std::vector<SimJobSpec> jobs = {make_job(0, 1, 100, 100),  // holds the only node
+                                  make_job(10, 1, 50, 50),   // waits for it: runs 100 .. 150
+                                  make_job(70, 1, 30, 30)};  // logged as submitted 10 s after 60
+  jobs[2].after_any = 1;
+  jobs[2].think = 10;
+  auto sim = run(machine(1, BackfillMode::kNone), jobs);
+  EXPECT_EQ(sim.submit_time(2), 160);  // 10 s after job 1's replayed end
+  EXPECT_EQ(sim.start_time(2), 160);
+  EXPECT_EQ(sim.submit_time(1), 10);
+  EXPECT_EQ(sim.waits(3), (std::vector<Seconds>{0, 90, 0}));
+}
+
 // Fairshare: a user who has used the machine ranks below one who has not, whatever the order
 // of submission; without the weight, submission order.
 TEST(Simulator, FairshareRanksTheLighterUserFirst) {

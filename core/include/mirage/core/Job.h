@@ -22,6 +22,9 @@ struct Job {
   int nodes = 1;
   int gpus_per_node = 0;  // 0: whole-node job, or a trace without GPU information
   JobId after_any = 0;    // the job it waited for (--dependency=afterany), 0: none
+  // With after_any: the job was not in the queue while that job ran, but submitted this long after
+  // it ended (its user submitted it on seeing the end), and a replay submits it so.
+  Seconds think = kUnknownTime;
   // The run time a log gives without a start (SWF's wait -1): replayed, never compared.
   Seconds run_time = kUnknownTime;
   // The scheduler's priority as the log records it (sacct's Priority), -1 when absent: the

@@ -21,6 +21,10 @@
 //   dependencies   A job that waited while its user was under the limits and the cluster had
 //                  room for it, and started as the same user's earlier job ended, waited for that
 //                  job: it is replayed as --dependency=afterany on it.
+//   feedback       (off unless asked for) A job submitted within minutes of its user's earlier
+//                  job ending was submitted on seeing that end: the replay submits it as long
+//                  after that job's replayed end (Simulator::submit_time), so a replay that runs
+//                  the first late does not queue the next at the log's time behind it.
 //   priority       Where the log records each job's priority, the multifactor weights fitted to
 //                  it (PriorityFit.h): fairshare with its half-life, job size, age. Where it
 //                  does not, the log is replayed (with the parts above) under a few weightings
@@ -46,6 +50,10 @@ struct CalibrationSettings {
   int limit_min_users = 3;                 // users that must reach a value for it to be a limit
   bool dependencies = true;                // infer dependencies at all
   Seconds dependency_slack = 2 * kMinute;  // a start this soon after the end it waited for
+  // Infer jobs submitted on seeing their user's job end. Off by default: it meets two more rank
+  // targets and misses LS6's February mean and three what-ifs (docs/results/fidelity.md).
+  bool feedback = false;
+  Seconds feedback_within = 10 * kMinute;  // a submission this soon after that end
   bool priority = true;                    // fit the priority weights (to the column, or by replay)
   bool boundaries = true;                  // infer weekly boundaries at all
   Seconds boundary_stretch = 4 * kWeek;    // boundaries are looked for in stretches this long
@@ -74,6 +82,13 @@ struct Calibration {
   int share_candidates = 0;      // shares replayed to choose it (0: set, not chosen)
   // Each dependent job's id and the id of the job it waited for.
   std::vector<std::pair<JobId, JobId>> dependencies;
+  // Each job submitted on seeing its user's earlier job end: its id, that job's, and how long
+  // after that end it was submitted.
+  struct Follower {
+    JobId job = 0, after = 0;
+    Seconds think = 0;
+  };
+  std::vector<Follower> followers;
 
   // "137 of 155 days congested" (or "... windows of 06:00:00 ...").
   std::string describe_congestion() const;
@@ -93,8 +108,9 @@ struct Calibration {
 Calibration infer_calibration(const std::vector<Job>& jobs, const ClusterSpec& spec,
                               const CalibrationSettings& settings = {});
 
-// Infers the dependencies alone, under the limits and capacity `c` already holds (a calibration
-// read from a file keeps the rule, not the list): replaces c.dependencies.
+// Infers the dependencies and followers alone, under the limits and capacity `c` already holds
+// (a calibration read from a file keeps the rules, not the lists): replaces c.dependencies and
+// c.followers.
 void infer_dependencies(const std::vector<Job>& jobs, const ClusterSpec& spec,
                         const CalibrationSettings& settings, Calibration& c);
 

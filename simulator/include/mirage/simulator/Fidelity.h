@@ -91,13 +91,13 @@ struct FidelityReport {
   std::size_t without_real_start = 0;  // jobs the log gives no start for: not compared
 };
 
-// Pairs each trace job (index i of the replay is jobs[i]) with its simulated start. Jobs of
+// Pairs each trace job (index i of the replay is jobs[i]) with its simulated wait. Jobs of
 // `jobs` submitted outside [from, to) are left out (0: no bound); so are jobs without a real
 // start, which are counted in `without_real_start`.
 std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const Simulator& sim, Seconds from,
                                  Seconds to, std::size_t& without_real_start);
-// The same from the replay's starts of jobs[i] (kUnknownTime: never started).
-std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const std::vector<Seconds>& starts,
+// The same from the replay's wait of jobs[i] (Simulator::waits; kUnknownTime: never started).
+std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const std::vector<Seconds>& waits,
                                  Seconds from, Seconds to, std::size_t& without_real_start);
 
 // Throws std::invalid_argument when `pairs` is empty.

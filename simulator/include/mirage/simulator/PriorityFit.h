@@ -35,10 +35,10 @@ struct PriorityFit {
   // how many age weights were replayed. The replay figures above are then the chosen one's.
   int age_candidates = 0;
   double replay_ratio = 0, replay_share_gap = 0, replay_rank = 0;
-  // The chosen replay's start of each job it ran (the log's jobs the machine can run, in the
-  // log's order): a caller about to replay the log on the machine so calibrated, as `trace
-  // fidelity` is, has its outcome already. Not written to a calibration file.
-  std::shared_ptr<const std::vector<Seconds>> replay_starts;
+  // The chosen replay's wait of each job it ran (the log's jobs the machine can run, in the
+  // log's order; Simulator::waits): a caller about to replay the log on the machine so
+  // calibrated, as `trace fidelity` is, has its outcome already. Not written to a file.
+  std::shared_ptr<const std::vector<Seconds>> replay_waits;
 };
 
 // The weights in words: "age 0, fairshare 363 (half-life 7-00:00:00), job size 503 favoring

@@ -45,7 +45,10 @@ struct SimJobSpec {
   int gpus_per_node = 0;  // used in GPU-granular mode; 0 there means all GPUs of each node
   Seconds begin = 0;      // --begin: not eligible before this instant (0: no constraint)
   std::optional<SimJobIndex> after_any;  // --dependency=afterany:<job>
-  std::uint32_t user = 0;                // for per-user limits; 0: unknown, never limited
+  // With after_any: submitted this long after that job ends (a user who submits the next job on
+  // seeing the last one end), not at `submit`; -1: at `submit`, held until it ends.
+  Seconds think = -1;
+  std::uint32_t user = 0;  // for per-user limits; 0: unknown, never limited
 };
 
 // The user a chaining campaign's own jobs run as: a user of their own, under the same limits.
@@ -99,8 +102,12 @@ class Simulator {
 
   SimJobState state(SimJobIndex job) const;
   Seconds start_time(SimJobIndex job) const;  // kUnknownTime until started
-  // start_time of jobs 0 .. count-1 (the trace's jobs come first).
-  std::vector<Seconds> start_times(std::size_t count) const;
+  // When job j entered the queue: its submit time, or for a job that follows another's end
+  // (SimJobSpec::think), when the replay submitted it; kUnknownTime before that.
+  Seconds submit_time(SimJobIndex j) const;
+  // The wait of each of the first `count` jobs, from its submission in this replay to its start
+  // (kUnknownTime where it did not start).
+  std::vector<Seconds> waits(std::size_t count) const;
   Seconds end_time(SimJobIndex job) const;  // kUnknownTime until ended (expected end not given)
 
   QueueSnapshot snapshot() const;
@@ -156,6 +163,7 @@ class Simulator {
   };
   struct PerJob {
     SimJobState state = SimJobState::kFuture;
+    Seconds submitted = kUnknownTime;
     Seconds start = kUnknownTime;
     Seconds end = kUnknownTime;
   };
@@ -201,8 +209,12 @@ class Simulator {
   std::vector<std::pair<SimJobIndex, Seconds>> eligible_;
   std::vector<std::pair<Seconds, SimJobIndex>> begin_heap_;  // held by --begin (min-heap)
   std::vector<SimJobIndex> dependency_held_;                 // held by afterany
-  std::vector<RunningJob> running_;                          // min-heap by end
-  std::vector<PerJob> state_;  // every job: trace jobs, hidden work, then extra ones
+  // Jobs that follow another's end (SimJobSpec::think): each (job followed, follower), sorted, and
+  // the followers to submit, by when (min-heap).
+  std::shared_ptr<const std::vector<std::pair<SimJobIndex, SimJobIndex>>> followers_;
+  std::vector<std::pair<Seconds, SimJobIndex>> submit_heap_;
+  std::vector<RunningJob> running_;  // min-heap by end
+  std::vector<PerJob> state_;        // every job: trace jobs, hidden work, then extra ones
 
   int free_nodes_ = 0;    // whole-node mode
   int hidden_nodes_ = 0;  // nodes held by running hidden work
