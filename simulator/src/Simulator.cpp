@@ -402,7 +402,7 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
   if (hidden(j)) {  // what the partition's own queue never shows: not among its recent starts
     hidden_nodes_ += s.nodes;
   } else {
-    const Seconds wait = now_ - s.submit;
+    const Seconds wait = now_ - state_[j].submitted;  // a follower's from when it was submitted
     recent_sum_ += wait - recent_waits_[static_cast<std::size_t>(recent_pos_)];
     recent_waits_[static_cast<std::size_t>(recent_pos_)] = wait;
     recent_pos_ = (recent_pos_ + 1) % QueueSnapshot::kRecentStarts;
@@ -716,7 +716,7 @@ PendingJobView Simulator::pending_view(SimJobIndex j, PendingState state,
   p.time_limit = s.time_limit;
   p.nodes = s.nodes;
   p.gpus_per_node = s.gpus_per_node;
-  p.waited = now_ - s.submit;
+  p.waited = now_ - state_[j].submitted;
   p.accrued = now_ - accruing_since;
   p.priority = priority_of(s, accruing_since);
   // An eligible job its user's limits hold back waits for that user's work, not for room.
@@ -765,7 +765,7 @@ QueueSnapshot Simulator::snapshot() const {
     v.time_limit = s.time_limit;
     v.nodes = s.nodes;
     v.gpus_per_node = s.gpus_per_node;
-    v.waited = r.start - s.submit;
+    v.waited = r.start - state_[r.job].submitted;
     v.run = now_ - r.start;
     v.priority = r.priority;
     v.own = s.user == kCampaignUser;
