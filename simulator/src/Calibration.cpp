@@ -157,10 +157,10 @@ void infer_boundaries(const LogView& log, const CalibrationSettings& settings, C
     std::vector<int> sorted = n;
     std::nth_element(sorted.begin(), sorted.begin() + kHours / 2, sorted.end());
     const int median = sorted[kHours / 2];
+    if (median < kLeastEvidence) continue;
     std::vector<Seconds> offsets;
     // Days 0-4 (Monday to Friday) and 5-6, each hour of the day pooled over them.
     for (const auto& [day0, days] : {std::pair{0, 5}, std::pair{5, 2}}) {
-      if (median < kLeastEvidence) break;
       const auto pooled = [&](int h) {
         h = (h + 24) % 24;
         double sum = 0;
@@ -172,9 +172,9 @@ void infer_boundaries(const LogView& log, const CalibrationSettings& settings, C
             pooled(h) < pooled(h + 1))
           for (int d = day0; d < day0 + days; ++d) offsets.push_back((d * 24 + h) * kHour);
     }
+    if (offsets.empty()) continue;
     std::sort(offsets.begin(), offsets.end());
     const Seconds from = origin + static_cast<Seconds>(k) * len;
-    if (offsets.empty()) continue;
     if (!c.boundaries.empty() && c.boundaries.back().to == from &&
         c.boundaries.back().offsets == offsets)
       c.boundaries.back().to = from + len;

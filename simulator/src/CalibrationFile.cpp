@@ -42,6 +42,11 @@ struct Reader {
     if (s % kMinute == 0) return fmt::format("{}m", s / kMinute);
     return fmt::format("{}s", s);
   }
+  bool flag(const toml::node& n, const std::string& key) const {
+    const auto b = n.value<bool>();
+    if (!b) fail(n, key, "expected true or false");
+    return *b;
+  }
   int count(const toml::node& n, const std::string& key, int hi) const {
     const auto v = n.as_integer();
     if (!v || v->get() < 0 || v->get() > hi)
@@ -221,9 +226,7 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
       for (const auto& [k, v] : *t) {
         const std::string full = name + "." + std::string(k.str());
         if (k.str() == "infer") {
-          const auto b = v.value<bool>();
-          if (!b) r.fail(v, full, "expected true or false");
-          settings.dependencies = *b;
+          settings.dependencies = r.flag(v, full);
         } else if (k.str() == "slack") {
           settings.dependency_slack = r.duration(v, full, 0, kDay, "2m");
         } else {
@@ -234,9 +237,7 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
       for (const auto& [k, v] : *t) {
         const std::string full = name + "." + std::string(k.str());
         if (k.str() == "infer") {
-          const auto b = v.value<bool>();
-          if (!b) r.fail(v, full, "expected true or false");
-          settings.feedback = *b;
+          settings.feedback = r.flag(v, full);
         } else if (k.str() == "within") {
           settings.feedback_within = r.duration(v, full, 0, kDay, "10m");
         } else {
@@ -260,9 +261,7 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
         } else if (k.str() == "decay_half_life") {
           p.weights.decay_half_life = r.duration(v, full, 1, 365 * kDay, "4d");
         } else if (k.str() == "favor_small") {
-          const auto b = v.value<bool>();
-          if (!b) r.fail(v, full, "expected true or false");
-          p.weights.favor_small = *b;
+          p.weights.favor_small = r.flag(v, full);
         } else {
           unknown(k, full,
                   "weight_age, max_age, weight_fairshare, decay_half_life, weight_job_size, "

@@ -95,7 +95,7 @@ struct Calibration {
   // "a congested day's room what the log's jobs held for 35% of it (of 3 shares replayed, the
   // closest to the log's waits)"; empty where nothing was inferred (a calibration file).
   std::string describe_room() const;
-  // "weekly boundaries Mon 07:00, Mon 16:00, ... UTC from 1996-09-23 to 1997-05-26"; "none".
+  // "Mon-Fri 07:00, Mon-Fri 16:00 UTC from 1996-09-30 to 1997-06-09"; "none".
   std::string describe_boundaries() const;
 
   bool empty() const {
