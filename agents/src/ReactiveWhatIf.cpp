@@ -41,23 +41,81 @@ bool of_its_kind(const Job& j, const ReactiveWhatIfConfig& config) {
   return j.nodes == config.nodes && j.started() && 2 * j.time_limit >= config.time_limit;
 }
 
-// The real waits successors submitted over [first, last] are held against: the jobs of their kind
-// submitted within `near` of that span, and the lone ones among them (`behind`:
-// queued_behind_own).
-struct Yardstick {
-  std::vector<double> all, lone;
+// A successor's submission and its simulated wait.
+struct SimulatedWait {
+  Seconds submit = 0;
+  double wait = 0;
 };
-Yardstick yardstick(const Trace& trace, const ReactiveWhatIfConfig& config, Seconds first,
-                    Seconds last, const std::vector<char>& behind) {
-  Yardstick y;
+
+// The real jobs of a successor's kind, by submission, and the lone ones among them (`behind`:
+// queued_behind_own).
+struct RealJobs {
+  std::vector<std::pair<Seconds, double>> all, lone;  // (submit, wait), by submit
+};
+RealJobs real_jobs_of_kind(const Trace& trace, const ReactiveWhatIfConfig& config,
+                           const std::vector<char>& behind) {
+  RealJobs r;
   for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
     const Job& j = trace.jobs[i];
-    if (!of_its_kind(j, config) || j.submit < first - config.near || j.submit > last + config.near)
-      continue;
-    y.all.push_back(static_cast<double>(j.wait()));
-    if (!j.user.empty() && !behind[i]) y.lone.push_back(static_cast<double>(j.wait()));
+    if (!of_its_kind(j, config)) continue;
+    r.all.emplace_back(j.submit, static_cast<double>(j.wait()));
+    if (!j.user.empty() && !behind[i]) r.lone.emplace_back(j.submit, static_cast<double>(j.wait()));
   }
-  return y;
+  std::sort(r.all.begin(), r.all.end());
+  std::sort(r.lone.begin(), r.lone.end());
+  return r;
+}
+
+// Each successor held against the real jobs submitted within `near` of it, every successor
+// weighing the same: over months, the real jobs crowd into the busy weeks while the successors
+// are spread evenly, and the pooled real waits would answer for a mix of moments the successors
+// were not submitted at. Successors with no real job near them are left out of both sides.
+struct MatchedWaits {
+  WaitStats sim, real;
+  std::size_t successors = 0;  // those with real jobs near them
+  std::size_t real_jobs = 0;   // the real jobs near any of them
+};
+MatchedWaits match_near(const std::vector<SimulatedWait>& successors,
+                        const std::vector<std::pair<Seconds, double>>& real, Seconds near) {
+  MatchedWaits m;
+  std::vector<double> sim;
+  std::vector<std::pair<double, double>> weighted;  // (real wait, weight)
+  std::size_t counted_to = 0;                       // real[0, counted_to) already counted
+  std::vector<SimulatedWait> by_submit = successors;
+  std::sort(by_submit.begin(), by_submit.end(),
+            [](const SimulatedWait& a, const SimulatedWait& b) { return a.submit < b.submit; });
+  for (const SimulatedWait& s : by_submit) {
+    const auto lo = std::lower_bound(real.begin(), real.end(),
+                                     std::pair<Seconds, double>{s.submit - near, -1.0});
+    const auto hi = std::upper_bound(
+        real.begin(), real.end(),
+        std::pair<Seconds, double>{s.submit + near, std::numeric_limits<double>::max()});
+    if (lo == hi) continue;
+    sim.push_back(s.wait);
+    const double w = 1.0 / static_cast<double>(hi - lo);
+    for (auto it = lo; it != hi; ++it) weighted.emplace_back(it->second, w);
+    const auto first = static_cast<std::size_t>(lo - real.begin());
+    const auto end = static_cast<std::size_t>(hi - real.begin());
+    m.real_jobs += end - std::max(first, std::min(counted_to, end));
+    counted_to = std::max(counted_to, end);
+  }
+  m.successors = sim.size();
+  if (sim.empty()) return m;
+  m.sim = stats_of(std::move(sim));
+  const auto n = static_cast<double>(m.successors);
+  std::sort(weighted.begin(), weighted.end());
+  double cumulative = 0;
+  bool median_found = false;
+  for (const auto& [wait, w] : weighted) {
+    m.real.mean += w * wait / n;
+    m.real.over_1h += wait > kHour ? w / n : 0;
+    cumulative += w;
+    if (!median_found && cumulative >= n / 2) {
+      m.real.median = wait;
+      median_found = true;
+    }
+  }
+  return m;
 }
 
 struct Successor {
@@ -168,59 +226,50 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
   ReactiveWhatIf r;
   r.nodes = config.nodes;
   r.time_limit = config.time_limit;
-  std::vector<double> sim_waits;
-  Seconds first = std::numeric_limits<Seconds>::max(), last = std::numeric_limits<Seconds>::min();
+  std::vector<SimulatedWait> successors;
   for (const SampleOutcome& s : report.outcomes.at("reactive"))
     for (const BoundaryOutcome& b : s.episode.boundaries) {
-      sim_waits.push_back(static_cast<double>(b.successor_start - b.successor_submit));
+      successors.push_back(
+          {b.successor_submit, static_cast<double>(b.successor_start - b.successor_submit)});
       r.truncated += b.truncated ? 1 : 0;
-      first = std::min(first, b.successor_submit);
-      last = std::max(last, b.successor_submit);
     }
-  r.successors = sim_waits.size();
-  if (sim_waits.empty()) return r;
+  r.successors = successors.size();
+  if (successors.empty()) return r;
 
-  const std::vector<char> behind = queued_behind_own(trace.jobs);
-  Yardstick near = yardstick(trace, config, first, last, behind);
-  r.real_jobs = near.all.size();
-  r.lone_jobs = near.lone.size();
-
-  const WaitStats sim = stats_of(std::move(sim_waits)), real = stats_of(std::move(near.all));
-  r.sim_mean_wait_s = sim.mean;
-  r.sim_median_wait_s = sim.median;
-  r.sim_over_1h = sim.over_1h;
-  r.real_mean_wait_s = real.mean;
-  r.real_median_wait_s = real.median;
-  r.real_over_1h = real.over_1h;
-  r.ratio = r.real_jobs > 0 && real.mean > 0 ? sim.mean / real.mean : 0;
-  const WaitStats lone = stats_of(std::move(near.lone));
-  r.lone_mean_wait_s = lone.mean;
-  r.lone_median_wait_s = lone.median;
-  r.lone_ratio = r.lone_jobs > 0 && lone.mean > 0 ? sim.mean / lone.mean : 0;
+  const RealJobs real = real_jobs_of_kind(trace, config, queued_behind_own(trace.jobs));
+  const MatchedWaits all = match_near(successors, real.all, config.near);
+  r.compared = all.successors;
+  r.real_jobs = all.real_jobs;
+  r.sim_mean_wait_s = all.sim.mean;
+  r.sim_median_wait_s = all.sim.median;
+  r.sim_over_1h = all.sim.over_1h;
+  r.real_mean_wait_s = all.real.mean;
+  r.real_median_wait_s = all.real.median;
+  r.real_over_1h = all.real.over_1h;
+  r.ratio = r.real_jobs > 0 && all.real.mean > 0 ? all.sim.mean / all.real.mean : 0;
+  const MatchedWaits lone = match_near(successors, real.lone, config.near);
+  r.lone_jobs = lone.real_jobs;
+  r.lone_mean_wait_s = lone.real.mean;
+  r.lone_median_wait_s = lone.real.median;
+  r.lone_ratio = r.lone_jobs > 0 && lone.real.mean > 0 ? lone.sim.mean / lone.real.mean : 0;
 
   if (config.log_predecessors == 0) return r;
   const ChainedLog chained = chain_log_jobs(trace, cluster, config, eval.episode);
-  const std::vector<Successor>& log = chained.successors;
-  r.log_successors = log.size();
+  r.log_successors = chained.successors.size();
   r.log_dropped = chained.dropped;
-  if (log.empty()) return r;
-  std::vector<double> log_waits;
-  first = std::numeric_limits<Seconds>::max(), last = std::numeric_limits<Seconds>::min();
-  for (const Successor& o : log) {
-    log_waits.push_back(static_cast<double>(o.wait));
+  if (chained.successors.empty()) return r;
+  std::vector<SimulatedWait> log_successors;
+  for (const Successor& o : chained.successors) {
+    log_successors.push_back({o.submit, static_cast<double>(o.wait)});
     r.log_truncated += o.truncated ? 1 : 0;
-    first = std::min(first, o.submit);
-    last = std::max(last, o.submit);
   }
-  Yardstick log_near = yardstick(trace, config, first, last, behind);
-  r.log_real_jobs = log_near.all.size();
-  const WaitStats log_sim = stats_of(std::move(log_waits)),
-                  log_yard = stats_of(std::move(log_near.all));
-  r.log_sim_mean_wait_s = log_sim.mean;
-  r.log_sim_median_wait_s = log_sim.median;
-  r.log_sim_over_1h = log_sim.over_1h;
-  r.log_real_mean_wait_s = log_yard.mean;
-  r.log_ratio = r.log_real_jobs > 0 && log_yard.mean > 0 ? log_sim.mean / log_yard.mean : 0;
+  const MatchedWaits log = match_near(log_successors, real.all, config.near);
+  r.log_real_jobs = log.real_jobs;
+  r.log_sim_mean_wait_s = log.sim.mean;
+  r.log_sim_median_wait_s = log.sim.median;
+  r.log_sim_over_1h = log.sim.over_1h;
+  r.log_real_mean_wait_s = log.real.mean;
+  r.log_ratio = r.log_real_jobs > 0 && log.real.mean > 0 ? log.sim.mean / log.real.mean : 0;
   return r;
 }
 

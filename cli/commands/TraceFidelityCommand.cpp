@@ -70,6 +70,7 @@ nlohmann::json to_json(const ReactiveWhatIf& w) {
           {"time_limit_s", w.time_limit},
           {"successors", w.successors},
           {"truncated", w.truncated},
+          {"compared", w.compared},
           {"sim_mean_wait_s", w.sim_mean_wait_s},
           {"sim_median_wait_s", w.sim_median_wait_s},
           {"sim_over_1h", w.sim_over_1h},
@@ -286,8 +287,8 @@ void run_fidelity(const FidelityOptions& o) {
   if (!what_ifs.empty()) {
     fmt::print(
         "\nreactive what-if: a chain's successor (a sample every {}) against the real jobs of its "
-        "size submitted within {} of it, and against those of them that were lone (their user had "
-        "nothing pending); target ratio 0.67..1.5\n",
+        "size submitted within {} of it (each successor weighing the same), and against those of "
+        "them that were lone (their user had nothing pending); target ratio 0.67..1.5\n",
         format_slurm_duration(w.every), format_slurm_duration(w.near));
     fmt::print("{:<6} {:>11} {:>10}  {:>13}  {:>13}  {:>11}  {:>9}  {:>5}  {:>15}  {:>5}\n",
                "nodes", "limit", "successors", "mean wait h", "median h", "> 1 h", "real jobs",
@@ -303,6 +304,8 @@ void run_fidelity(const FidelityOptions& o) {
       } else {
         if (!x.on_target()) note += " ratio";
         if (x.lone_jobs > 0 && !x.lone_on_target()) note += " lone";
+        if (x.compared < x.successors)
+          note += fmt::format("  ({} without real jobs near: left out)", x.successors - x.compared);
         if (!note.empty()) note = " " + note;
       }
       const std::string lone = x.lone_jobs > 0

@@ -201,6 +201,41 @@ TEST(Episode, ReactiveWhatIfComparesWithRealJobsOfItsSizeNearIt) {
   EXPECT_DOUBLE_EQ(r.ratio, r.sim_mean_wait_s / (2.0 * kHour));
 }
 
+// Each successor is held against the real jobs near it, every successor weighing the same: a
+// crowd of quick starts near three successors does not outweigh the one long wait near the other
+// three, as pooling the whole span would let it.
+TEST(Episode, ReactiveWhatIfWeighsEverySuccessorTheSameHoweverManyRealJobsAreNearIt) {
+  Trace t;
+  t.machine_nodes = 16;
+  auto add = [&](Seconds submit, Seconds wait) {
+    Job j;
+    j.id = static_cast<JobId>(t.jobs.size() + 1);
+    j.nodes = 4;
+    j.submit = submit;
+    j.time_limit = 6 * kHour;
+    j.start = submit + wait;
+    j.end = j.start + kMinute;
+    t.jobs.push_back(j);
+  };
+  for (int k = 0; k < 30; ++k) add(kT0 + 3 * kDay + 12 * kHour, 0);  // near 3.25, 3.75, 4.25 d
+  add(kT0 + 5 * kDay + 12 * kHour, 10 * kHour);                      // near 4.75, 5.25, 5.75 d
+  add(kT0 + 10 * kDay, 0);  // the log goes on past every successor's allowance
+  t.jobs.back().nodes = 1;
+  // Successors a segment after each sample: about 3.25, 3.75, ... 5.75 days.
+  const ReactiveWhatIf r = check_reactive_what_if(t, cluster16(), four_node_what_if());
+  EXPECT_EQ(r.successors, 6u);
+  EXPECT_EQ(r.compared, 6u);
+  EXPECT_EQ(r.real_jobs, 31u);
+  EXPECT_DOUBLE_EQ(r.real_mean_wait_s, 5.0 * kHour);  // pooled: 10 h / 31
+  EXPECT_DOUBLE_EQ(r.real_over_1h, 0.5);
+  // Without the lone long wait, the three successors near it have nothing to be held against.
+  t.jobs.erase(t.jobs.begin() + 30);
+  const ReactiveWhatIf crowd = check_reactive_what_if(t, cluster16(), four_node_what_if());
+  EXPECT_EQ(crowd.compared, 3u);
+  EXPECT_EQ(crowd.real_jobs, 30u);
+  EXPECT_DOUBLE_EQ(crowd.real_mean_wait_s, 0.0);
+}
+
 TEST(Episode, ReactiveWhatIfIsAlsoHeldAgainstTheLoneJobsOfItsSize) {
   Trace t = busy_trace(5);
   // The 4-node jobs are one user's: one submitted while another of theirs still pended waited

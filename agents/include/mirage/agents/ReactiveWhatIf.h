@@ -18,8 +18,8 @@ struct ReactiveWhatIfConfig {
   Seconds to = 0;
   Seconds every = 4 * kHour;
   // The real jobs compared: exactly `nodes` nodes, a time limit at least half the segment's (a
-  // short job backfills where a segment cannot), submitted between the first and the last
-  // successor submission, widened by this much on each side.
+  // short job backfills where a segment cannot), submitted within this much of a successor's
+  // submission; each successor weighs the same, however many real jobs are near it.
   Seconds near = 2 * kDay;
   int threads = 0;  // 0: all cores
   // The log's own jobs chained: at most this many, evenly spread over those submitted in
@@ -33,6 +33,9 @@ struct ReactiveWhatIf {
   // The successors: one per sample, submitted a minute before their predecessor's end.
   std::size_t successors = 0;
   std::size_t truncated = 0;  // still pending at eval's cut-off (their wait counts to it)
+  // The successors compared: those with real jobs of their size near them. The figures below
+  // are theirs; the real side is each one's near jobs, every successor weighing the same.
+  std::size_t compared = 0;
   double sim_mean_wait_s = 0, sim_median_wait_s = 0, sim_over_1h = 0;
   // The real jobs of that size submitted near the successors' submissions.
   std::size_t real_jobs = 0;
@@ -43,7 +46,7 @@ struct ReactiveWhatIf {
   // (queued_behind_own). None when the log names no users.
   std::size_t lone_jobs = 0;
   double lone_mean_wait_s = 0, lone_median_wait_s = 0;
-  double lone_ratio = 0;  // sim mean / the lone jobs' mean
+  double lone_ratio = 0;  // the successors with lone jobs near them: their sim mean / those jobs'
 
   // The same check with the log's own jobs of that size as predecessors: each successor submitted
   // a minute before its predecessor's replayed end, as that job's user. A chain's predecessor is
