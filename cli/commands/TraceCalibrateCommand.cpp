@@ -53,8 +53,10 @@ void run_calibrate(const CalibrateOptions& o) {
   fmt::print("  boundaries    {}\n",
              c.boundaries.empty() ? std::string("none (jobs ran across every hour of the week)")
                                   : "no job ran across " + c.describe_boundaries());
-  fmt::print("  dependencies  {} jobs replayed as dependent on their user's earlier job\n",
-             c.dependencies.size());
+  fmt::print(
+      "  dependencies  {} jobs replayed as dependent on their user's earlier job, {} of them "
+      "members of arrays the log ran a few at a time\n",
+      c.dependencies.size(), c.array_members);
   if (settings.feedback)
     fmt::print(
         "  feedback      {} jobs submitted within {} of their user's earlier job's end, "

@@ -7,7 +7,9 @@
 #include <functional>
 #include <future>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 
 #include "mirage/simulator/Fidelity.h"
@@ -183,6 +185,14 @@ void infer_boundaries(const LogView& log, const CalibrationSettings& settings, C
   }
 }
 
+// A job that may have waited for another of its user's: that job, and whether the two are members
+// of a throttled array.
+struct WaitedFor {
+  const Job* job = nullptr;
+  bool array_member = false;
+};
+using DependencyCandidates = std::unordered_map<const Job*, WaitedFor>;
+
 // Whether `j`, waiting at `t`, was held by what the log shows of the cluster's rules: its user's
 // limits, or a boundary its time limit would have run across.
 bool held_by_rules(const LogView& log, const Job& j, Seconds t, const Calibration& c) {
@@ -191,8 +201,8 @@ bool held_by_rules(const LogView& log, const Job& j, Seconds t, const Calibratio
 }
 
 void infer_capacity(const LogView& log, const ClusterSpec& spec,
-                    const CalibrationSettings& settings,
-                    const std::unordered_map<const Job*, const Job*>& dependent, Calibration& c) {
+                    const CalibrationSettings& settings, const DependencyCandidates& dependent,
+                    Calibration& c) {
   Seconds first = log.jobs.front()->submit, last = 0;
   for (const Job* j : log.jobs) {
     first = std::min(first, j->submit);
@@ -253,13 +263,52 @@ std::unordered_map<std::string, std::vector<const Job*>> ends_by_user(const LogV
   return ends;
 }
 
+// The most of `members` the log ran at once.
+int most_running_at_once(const std::vector<const Job*>& members) {
+  std::vector<std::pair<Seconds, int>> events;  // an end before a start at the same instant
+  for (const Job* j : members) {
+    events.emplace_back(j->start, 1);
+    events.emplace_back(std::max(j->end, j->start + 1), -1);
+  }
+  std::sort(events.begin(), events.end());
+  int running = 0, most = 0;
+  for (const auto& [t, change] : events) most = std::max(most, running += change);
+  return most;
+}
+
+// Throttled arrays (Calibration.h): each member after the first K with the member K before it.
+std::unordered_map<const Job*, const Job*> throttled_array_members(
+    const LogView& log, const CalibrationSettings& settings) {
+  using Request = std::tuple<std::string, Seconds, int, int, Seconds>;
+  std::map<Request, std::vector<const Job*>> together;
+  for (const Job* j : log.jobs)
+    if (!j->user.empty())
+      together[{j->user, j->submit, j->nodes, j->gpus_per_node, j->time_limit}].push_back(j);
+  std::unordered_map<const Job*, const Job*> out;
+  for (auto& [request, members] : together) {
+    if (members.size() < std::max<std::size_t>(2, settings.array_min_members)) continue;
+    const auto throttle = static_cast<std::size_t>(most_running_at_once(members));
+    if (throttle >= members.size()) continue;
+    // In the order the log started them: every dependency then points to an earlier start, as
+    // the other candidates' do, and none can close a cycle.
+    std::sort(members.begin(), members.end(), [](const Job* a, const Job* b) {
+      return a->start != b->start ? a->start < b->start : a->id < b->id;
+    });
+    for (std::size_t i = throttle; i < members.size(); ++i)
+      if (members[i - throttle]->start < members[i]->start)
+        out.emplace(members[i], members[i - throttle]);
+  }
+  return out;
+}
+
 // Jobs that started as the same user's earlier job ended, after waiting, while the limits did
-// not hold them: each with the job it may have waited for.
-std::unordered_map<const Job*, const Job*> dependency_candidates(
-    const LogView& log, const CalibrationSettings& settings, const Calibration& c) {
+// not hold them: each with the job it may have waited for; and the members of throttled arrays,
+// each with the member it waited for (in place of any other).
+DependencyCandidates dependency_candidates(const LogView& log, const CalibrationSettings& settings,
+                                           const Calibration& c) {
   const auto ends = ends_by_user(log);
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
-  std::unordered_map<const Job*, const Job*> out;
+  DependencyCandidates out;
   for (const Job* b : log.jobs) {
     if (b->user.empty() || b->start - b->submit < step) continue;
     if (held_by_rules(log, *b, b->start - 1, c)) continue;
@@ -272,11 +321,14 @@ std::unordered_map<const Job*, const Job*> dependency_candidates(
       // Started before b (so no two jobs ever wait for each other), and still running well
       // after b was submitted.
       if (a != b && a->start < b->start && a->submit <= b->submit && a->end >= b->submit + step) {
-        out.emplace(b, a);
+        out.emplace(b, WaitedFor{a, false});
         break;
       }
     }
   }
+  if (settings.arrays)
+    for (const auto& [member, earlier] : throttled_array_members(log, settings))
+      out[member] = WaitedFor{earlier, true};
   return out;
 }
 
@@ -310,17 +362,18 @@ int capacity_at(const Calibration& c, const ClusterSpec& spec, Seconds t) {
 // limits did not hold it: nothing but the job it waited for explains the wait.
 void confirm_dependencies(const LogView& log, const ClusterSpec& spec,
                           const CalibrationSettings& settings,
-                          const std::unordered_map<const Job*, const Job*>& candidates,
-                          Calibration& c) {
+                          const DependencyCandidates& candidates, Calibration& c) {
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
   for (const Job* b : log.jobs) {
     const auto it = candidates.find(b);
     if (it == candidates.end()) continue;
-    const Job* a = it->second;
+    const Job* a = it->second.job;
     bool room = false;
     for (Seconds t = b->submit + step; t < a->end && !room; t += step)
       room = !held_by_rules(log, *b, t, c) && log.used.at(t) + b->nodes <= capacity_at(c, spec, t);
-    if (room) c.dependencies.emplace_back(b->id, a->id);
+    if (!room) continue;
+    c.dependencies.emplace_back(b->id, a->id);
+    if (it->second.array_member) ++c.array_members;
   }
 }
 
@@ -417,8 +470,7 @@ WaitFidelity recorded_replay(const PriorityFit& fit) {
 // default).
 void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView& log,
                                      const ClusterSpec& spec, const CalibrationSettings& settings,
-                                     const std::unordered_map<const Job*, const Job*>& dependent,
-                                     Calibration& c) {
+                                     const DependencyCandidates& dependent, Calibration& c) {
   if (!c.priority || c.congested_windows == 0) return;
   struct Other {
     Calibration calibration;
@@ -437,6 +489,7 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
       o.calibration.unavailable.clear();
       o.calibration.congested_windows = 0;
       o.calibration.dependencies.clear();
+      o.calibration.array_members = 0;
       infer_capacity(log, spec, s, dependent, o.calibration);
       if (s.dependencies) confirm_dependencies(log, spec, s, dependent, o.calibration);
       if (const auto r = calibrated_replay(all, spec, o.calibration))
@@ -535,6 +588,7 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
 void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
                         const CalibrationSettings& settings, Calibration& c) {
   c.dependencies.clear();
+  c.array_members = 0;
   c.followers.clear();
   if (c.priority) c.priority->replay_waits.reset();  // a replay of other dependencies
   const LogView log(all);

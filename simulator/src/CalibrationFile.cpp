@@ -99,10 +99,16 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     f << "]]";
   }
   f << (c.boundaries.empty() ? "]\n\n" : ",\n]\n\n") << "[dependencies]  # "
-    << c.dependencies.size() << " jobs when inferred\n"
+    << c.dependencies.size() << " jobs when inferred, " << c.array_members
+    << " of them members of throttled arrays\n"
     << "infer = " << (settings.dependencies ? "true" : "false")
     << "  # replay a job that waited for its user's earlier job as dependent on it\n"
-    << "slack = \"" << settings.dependency_slack << "s\"  # a start this soon after that end\n\n"
+    << "slack = \"" << settings.dependency_slack << "s\"  # a start this soon after that end\n"
+    << "arrays = " << (settings.arrays ? "true" : "false")
+    << "  # jobs one user submitted together, never all running at once: an array throttled to "
+       "the most that ran\n"
+    << "array_min_members = " << settings.array_min_members
+    << "  # jobs submitted together that make an array\n\n"
     << "[feedback]  # " << c.followers.size() << " jobs when inferred\n"
     << "infer = " << (settings.feedback ? "true" : "false")
     << "  # submit a job that its user submitted on seeing an earlier job end as that one ends\n"
@@ -229,8 +235,14 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
           settings.dependencies = r.flag(v, full);
         } else if (k.str() == "slack") {
           settings.dependency_slack = r.duration(v, full, 0, kDay, "2m");
+        } else if (k.str() == "arrays") {
+          settings.arrays = r.flag(v, full);
+        } else if (k.str() == "array_min_members") {
+          const int n = r.count(v, full, 1 << 20);
+          if (n < 2) r.fail(v, full, "expected at least 2");
+          settings.array_min_members = static_cast<std::size_t>(n);
         } else {
-          unknown(k, full, "infer, slack");
+          unknown(k, full, "infer, slack, arrays, array_min_members");
         }
       }
     } else if (name == "feedback") {
@@ -322,8 +334,9 @@ std::string summary(const Calibration& c) {
                             to_string(sp->backfill), format_slurm_duration(sp->bf_window),
                             sp->bf_max_job_user);
   return fmt::format(
-      "{} running jobs per user{}, {} capacity steps{}{}, {} jobs replayed as dependent, {} as "
-      "submitted on seeing their user's earlier job end{}",
+      "{} running jobs per user{}, {} capacity steps{}{}, {} jobs replayed as dependent ({} of "
+      "them members of throttled arrays), {} as submitted on seeing their user's earlier job "
+      "end{}",
       c.user_limits.max_running_jobs > 0 ? fmt::format("at most {}", c.user_limits.max_running_jobs)
                                          : std::string("unlimited"),
       c.user_limits.max_running_nodes > 0
@@ -333,7 +346,7 @@ std::string summary(const Calibration& c) {
       c.boundaries.empty()
           ? std::string()
           : ", weekly boundaries no job ran across (" + c.describe_boundaries() + ")",
-      c.dependencies.size(), c.followers.size(), priority);
+      c.dependencies.size(), c.array_members, c.followers.size(), priority);
 }
 
 }  // namespace

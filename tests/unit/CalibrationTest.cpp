@@ -147,6 +147,51 @@ TEST(Calibration, JobsStartingTogetherDoNotWaitForEachOther) {
   EXPECT_TRUE(infer_calibration(jobs, machine(8)).dependencies.empty());
 }
 
+// Six jobs one user submitted together (an array) that the log ran two at a time on an idle
+// machine, each pair ten minutes after the last ended (no start at an end, so no ordinary
+// dependency): an array throttled to 2, each member after the one two before it.
+std::vector<Job> array_run_two_at_a_time(int members) {
+  std::vector<Job> jobs;
+  for (int k = 0; k < members; ++k) {
+    const Seconds start = (k / 2) * (kHour + 10 * kMinute);
+    jobs.push_back(job("u", 0, start, start + kHour));
+    jobs.back().id = k + 1;
+  }
+  return jobs;
+}
+
+TEST(Calibration, JobsSubmittedTogetherThatNeverAllRanAreAThrottledArray) {
+  std::vector<Job> jobs = array_run_two_at_a_time(6);
+  const Calibration c = infer_calibration(jobs, machine(8));
+  const std::vector<std::pair<JobId, JobId>> each_after_the_one_two_before{
+      {3, 1}, {4, 2}, {5, 3}, {6, 4}};
+  EXPECT_EQ(c.dependencies, each_after_the_one_two_before);
+  EXPECT_EQ(c.array_members, 4);
+  ClusterSpec spec = machine(8);
+  apply_calibration(c, spec, jobs);
+  Simulator sim(spec, std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(jobs)));
+  sim.run_to_completion();
+  for (SimJobIndex k = 0; k < 6; ++k) EXPECT_EQ(sim.start_time(k), (k / 2) * kHour);
+  // Without the array model nothing explains the waits but room: no dependency.
+  CalibrationSettings off;
+  off.arrays = false;
+  EXPECT_TRUE(infer_calibration(jobs, machine(8), off).dependencies.empty());
+}
+
+TEST(Calibration, JobsSubmittedTogetherThatAllRanAtOnceOrTooFewAreNoArray) {
+  std::vector<Job> together;
+  for (int k = 0; k < 6; ++k) {
+    together.push_back(job("u", 0, 10 * kMinute, 10 * kMinute + kHour));
+    together.back().id = k + 1;
+  }
+  EXPECT_TRUE(infer_calibration(together, machine(8)).dependencies.empty());
+  const Calibration four = infer_calibration(array_run_two_at_a_time(4), machine(8));
+  EXPECT_TRUE(four.dependencies.empty());  // under array_min_members: a few jobs, not an array
+  CalibrationSettings settings;
+  settings.array_min_members = 4;
+  EXPECT_EQ(infer_calibration(array_run_two_at_a_time(4), machine(8), settings).array_members, 2);
+}
+
 // Twenty busy days of 1- to 8-node jobs from six users, for the priority tests to replay.
 std::vector<SimJobSpec> busy_workload() {
   std::mt19937_64 rng(11);
@@ -423,6 +468,19 @@ TEST(CalibrationFile, WrittenCalibrationReadsBackTheSame) {
   std::filesystem::remove(path);
 }
 
+TEST(CalibrationFile, TheArrayRuleReadsBackTheSame) {
+  CalibrationSettings settings;
+  settings.arrays = false;
+  settings.array_min_members = 3;
+  const std::string path = temp_path("arrays.toml");
+  write_calibration(Calibration{}, settings, 100, "hpc2n.swf", path);
+  CalibrationSettings back;
+  read_calibration(path, back);
+  EXPECT_FALSE(back.arrays);
+  EXPECT_EQ(back.array_min_members, 3u);
+  std::filesystem::remove(path);
+}
+
 TEST(CalibrationFile, TheFeedbackRuleReadsBackTheSame) {
   CalibrationSettings settings;
   settings.feedback = true;
@@ -544,6 +602,9 @@ TEST(CalibrationFile, AnUnknownKeyOrABadValueNamesTheFileTheLineAndTheKey) {
   EXPECT_NE(read_error("[boundaries]\nweekly = [[\"2022-11-03T00:00:00\", \"2022-10-03T00:00:00\", "
                        "[]]]\n")
                 .find("field 'boundaries.weekly': a period must end after it begins"),
+            std::string::npos);
+  EXPECT_NE(read_error("[dependencies]\narray_min_members = 1\n")
+                .find("bad.toml:2: field 'dependencies.array_min_members': expected at least 2"),
             std::string::npos);
   EXPECT_NE(read_error("[feedback]\nwithin = 7\n")
                 .find("bad.toml:2: field 'feedback.within': expected a duration"),

@@ -21,6 +21,12 @@
 //   dependencies   A job that waited while its user was under the limits and the cluster had
 //                  room for it, and started as the same user's earlier job ended, waited for that
 //                  job: it is replayed as --dependency=afterany on it.
+//   arrays         Jobs one user submitted at the same second with the same request (an array,
+//                  or a script's loop) of which the log never ran more than K at once, though
+//                  fewer than all: an array throttled to K (--array=...%K). Each member after the
+//                  first K the log started is a candidate dependency on the member started K
+//                  before it (so every dependency points to an earlier start and none closes a
+//                  cycle), confirmed as the others are (its wait had room).
 //   feedback       (off unless asked for) A job submitted within minutes of its user's earlier
 //                  job ending was submitted on seeing that end: the replay submits it as long
 //                  after that job's replayed end (Simulator::submit_time), so a replay that runs
@@ -50,6 +56,8 @@ struct CalibrationSettings {
   int limit_min_users = 3;                 // users that must reach a value for it to be a limit
   bool dependencies = true;                // infer dependencies at all
   Seconds dependency_slack = 2 * kMinute;  // a start this soon after the end it waited for
+  bool arrays = true;                      // infer throttled arrays (with the dependencies)
+  std::size_t array_min_members = 5;       // jobs submitted together that make an array
   // Infer jobs submitted on seeing their user's job end. Off by default: it meets two more rank
   // targets and misses LS6's February mean and three what-ifs (docs/results/fidelity.md).
   bool feedback = false;
@@ -82,6 +90,7 @@ struct Calibration {
   int share_candidates = 0;      // shares replayed to choose it (0: set, not chosen)
   // Each dependent job's id and the id of the job it waited for.
   std::vector<std::pair<JobId, JobId>> dependencies;
+  int array_members = 0;  // of those, members of throttled arrays waiting for an earlier member
   // Each job submitted on seeing its user's earlier job end: its id, that job's, and how long
   // after that end it was submitted.
   struct Follower {
