@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "mirage/core/AvailabilityProfile.h"
+#include "mirage/core/QueueForecast.h"
 #include "mirage/simulator/HiddenWork.h"
 
 namespace mirage {
@@ -719,8 +720,14 @@ PendingJobView Simulator::pending_view(SimJobIndex j, PendingState state,
   p.waited = now_ - state_[j].submitted;
   p.accrued = now_ - accruing_since;
   p.priority = priority_of(s, accruing_since);
-  // An eligible job its user's limits hold back waits for that user's work, not for room.
-  p.state = state == PendingState::kEligible && over_user_limit(s) ? PendingState::kLimit : state;
+  // An eligible job its user's limits hold back waits for that user's work, not for room; one
+  // whose limit would run across a weekly boundary waits for the boundary to pass, as slurmctld
+  // reports a job a recurring reservation holds (ReqNodeNotAvail, Reserved for maintenance).
+  p.state = state;
+  if (state == PendingState::kEligible && over_user_limit(s))
+    p.state = PendingState::kLimit;
+  else if (state == PendingState::kEligible && runs_across_boundary(j, now_))
+    p.state = PendingState::kNotYetEligible;
   return p;
 }
 
@@ -748,6 +755,13 @@ QueueSnapshot Simulator::snapshot() const {
   q.unavailable_nodes = unavailable_nodes();
   // The snapshot is the campaign's (kCampaignUser's): its limits are every user's.
   q.user_limits = spec_.user_limits;
+  // Weekly boundaries, as slurmctld lists a recurring reservation of every node: each instant to
+  // come within the forecast's horizon, held for a second (a job may end at it or start after it,
+  // not run across it).
+  if (spec_.boundaries)
+    for (auto b = next_boundary_after(now_); b && *b <= now_ + QueueForecast::kHorizon;
+         b = next_boundary_after(*b))
+      q.reservations.push_back({*b, *b + 1, spec_.nodes});
   // Hidden work is not in the partition's queue: it shows as the nodes it holds, as a live
   // partition shows nodes that other work holds.
   q.pending.reserve(pending_count());

@@ -281,6 +281,32 @@ TEST(Simulator, AJobWaitsForAWeeklyBoundaryItsLimitWouldRunAcross) {
   EXPECT_EQ(sim.start_time(3), 30);  // hidden work, its limit across the boundary: at once
 }
 
+// A job a weekly boundary holds is reported as slurmctld reports one a recurring reservation
+// holds: not eligible yet (it does not compete for the nodes before the boundary), where a job
+// waiting for room is; and the boundaries to come are announced as that reservation's instants,
+// a second of every node each, as far as the forecast plans.
+TEST(Simulator, AJobABoundaryHoldsIsReportedNotYetEligibleAndTheBoundaryAsAReservation) {
+  ClusterSpec c = machine(2);
+  c.boundaries = std::make_shared<const std::vector<WeeklyBoundaries>>(
+      std::vector<WeeklyBoundaries>{{0, 10 * kWeek, {3 * kDay + 1000}}});
+  Simulator sim(c, std::make_shared<const std::vector<SimJobSpec>>(std::vector<SimJobSpec>{
+                       make_job(0, 1, 600, 600),     // runs until 600
+                       make_job(1, 2, 2000, 100),    // would run across 1000
+                       make_job(2, 2, 300, 100)}));  // fits before it, waits for room
+  sim.run_until(5);
+  const QueueSnapshot q = sim.snapshot();
+  ASSERT_EQ(q.pending.size(), 2u);
+  ASSERT_EQ(q.reservations.size(), 2u);  // 1000 s, a week later; two weeks later is past 14 days
+  EXPECT_EQ(q.reservations[0].start, 1000);
+  EXPECT_EQ(q.reservations[0].end, 1001);
+  EXPECT_EQ(q.reservations[0].nodes, 2);
+  EXPECT_EQ(q.reservations[1].start, 1000 + kWeek);
+  EXPECT_EQ(sim.pending_view(1)->state, PendingState::kNotYetEligible);
+  EXPECT_EQ(sim.pending_view(2)->state, PendingState::kEligible);
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(1), 1000);
+}
+
 // A job its user submitted on seeing an earlier job end (SimJobSpec::think) enters the queue that
 // long after the earlier job's replayed end, not at its logged submit, and its wait counts from
 // then: here the earlier job is held back by another, so the follower comes later too.

@@ -91,7 +91,8 @@ struct QueueSnapshot {
   // user may ask for (a campaign's --qos), the association's and the partition QOS's included.
   std::vector<std::pair<std::string, UserLimits>> user_limits_by_qos;
   // Reservations for others that begin after `time` (those under way hold their idle nodes in
-  // unavailable_nodes already). Live only: a log announces none.
+  // unavailable_nodes already). Live: slurmctld's; simulated: the weekly boundaries a calibration
+  // found, each a second of every node (a log announces no other).
   std::vector<NodeReservation> reservations;
   std::vector<PendingJobView> pending;
   std::vector<RunningJobView> running;
