@@ -276,9 +276,13 @@ int most_running_at_once(const std::vector<const Job*>& members) {
   return most;
 }
 
-// Throttled arrays (Calibration.h): each member after the first K with the member K before it.
+// Throttled arrays (Calibration.h): each member that waited, after the first K the log started,
+// with the member whose end freed its slot: of the earlier-started members that had ended by its
+// start and freed no other's slot, the one that ended last (with equal runs, the member started
+// K before it). Never one still running when it started: the log would contradict the replay.
 std::unordered_map<const Job*, const Job*> throttled_array_members(
     const LogView& log, const CalibrationSettings& settings) {
+  const Seconds step = std::max<Seconds>(1, settings.sample_every);
   using Request = std::tuple<std::string, Seconds, int, int, Seconds>;
   std::map<Request, std::vector<const Job*>> together;
   for (const Job* j : log.jobs)
@@ -294,9 +298,27 @@ std::unordered_map<const Job*, const Job*> throttled_array_members(
     std::sort(members.begin(), members.end(), [](const Job* a, const Job* b) {
       return a->start != b->start ? a->start < b->start : a->id < b->id;
     });
-    for (std::size_t i = throttle; i < members.size(); ++i)
-      if (members[i - throttle]->start < members[i]->start)
-        out.emplace(members[i], members[i - throttle]);
+    std::vector<const Job*> by_end = members;
+    std::sort(by_end.begin(), by_end.end(), [](const Job* a, const Job* b) {
+      return a->end != b->end ? a->end < b->end : a->id < b->id;
+    });
+    const auto later_end = [](const Job* a, const Job* b) { return a->end < b->end; };
+    std::vector<const Job*> freed;  // a max-heap by end: ended, and no slot taken over yet
+    std::size_t ended = 0;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const Job* b = members[i];
+      while (ended < by_end.size() && by_end[ended]->end <= b->start) {
+        if (by_end[ended]->start < b->start) {
+          freed.push_back(by_end[ended]);
+          std::push_heap(freed.begin(), freed.end(), later_end);
+        }
+        ++ended;
+      }
+      if (i < throttle || freed.empty() || b->start - b->submit < step) continue;
+      std::pop_heap(freed.begin(), freed.end(), later_end);
+      out.emplace(b, freed.back());
+      freed.pop_back();
+    }
   }
   return out;
 }

@@ -178,6 +178,28 @@ TEST(Calibration, JobsSubmittedTogetherThatNeverAllRanAreAThrottledArray) {
   EXPECT_TRUE(infer_calibration(jobs, machine(8), off).dependencies.empty());
 }
 
+// Under a throttle the member whose end frees the slot is whichever ends first, not the one
+// started K before: a member waits for one that had ended by its start, never for one the log
+// shows still running (here A runs 100 h while B, C, D, E run an hour each, two at a time).
+TEST(Calibration, AnArrayMemberWaitsForTheMemberWhoseEndFreedItsSlot) {
+  std::vector<Job> jobs{job("u", 0, 0, 100 * kHour), job("u", 0, 0, kHour),
+                        job("u", 0, kHour, 2 * kHour), job("u", 0, 2 * kHour, 3 * kHour),
+                        job("u", 0, 3 * kHour, 4 * kHour)};
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].id = static_cast<JobId>(i + 1);
+    jobs[i].time_limit = 100 * kHour;  // one request
+  }
+  const Calibration c = infer_calibration(jobs, machine(8));
+  const std::vector<std::pair<JobId, JobId>> each_after_the_one_that_ended{{3, 2}, {4, 3}, {5, 4}};
+  EXPECT_EQ(c.dependencies, each_after_the_one_that_ended);
+  ClusterSpec spec = machine(8);
+  apply_calibration(c, spec, jobs);
+  Simulator sim(spec, std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(jobs)));
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(2), kHour);  // as B ends, not after A's 100 hours
+  EXPECT_EQ(sim.start_time(4), 3 * kHour);
+}
+
 TEST(Calibration, JobsSubmittedTogetherThatAllRanAtOnceOrTooFewAreNoArray) {
   std::vector<Job> together;
   for (int k = 0; k < 6; ++k) {

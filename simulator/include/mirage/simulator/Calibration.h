@@ -24,9 +24,10 @@
 //   arrays         Jobs one user submitted at the same second with the same request (an array,
 //                  or a script's loop) of which the log never ran more than K at once, though
 //                  fewer than all: an array throttled to K (--array=...%K). Each member after the
-//                  first K the log started is a candidate dependency on the member started K
-//                  before it (so every dependency points to an earlier start and none closes a
-//                  cycle), confirmed as the others are (its wait had room).
+//                  first K the log started, if it waited, is a candidate dependency on the member
+//                  whose end freed its slot (an earlier-started one that had ended by its start:
+//                  every dependency points to an earlier start, none closes a cycle), confirmed
+//                  as the others are (its wait had room).
 //   feedback       (off unless asked for) A job submitted within minutes of its user's earlier
 //                  job ending was submitted on seeing that end: the replay submits it as long
 //                  after that job's replayed end (Simulator::submit_time), so a replay that runs
