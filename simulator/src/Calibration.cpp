@@ -280,15 +280,15 @@ int most_running_at_once(const std::vector<const Job*>& members) {
 // with the member whose end freed its slot: of the earlier-started members that had ended by its
 // start and freed no other's slot, the one that ended last (with equal runs, the member started
 // K before it). Never one still running when it started: the log would contradict the replay.
-std::unordered_map<const Job*, const Job*> throttled_array_members(
-    const LogView& log, const CalibrationSettings& settings) {
+// Added to `out` in place of any other candidate of the member's.
+void add_throttled_array_members(const LogView& log, const CalibrationSettings& settings,
+                                 DependencyCandidates& out) {
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
   using Request = std::tuple<std::string, Seconds, int, int, Seconds>;
   std::map<Request, std::vector<const Job*>> together;
   for (const Job* j : log.jobs)
     if (!j->user.empty())
       together[{j->user, j->submit, j->nodes, j->gpus_per_node, j->time_limit}].push_back(j);
-  std::unordered_map<const Job*, const Job*> out;
   for (auto& [request, members] : together) {
     if (members.size() < std::max<std::size_t>(2, settings.array_min_members)) continue;
     const auto throttle = static_cast<std::size_t>(most_running_at_once(members));
@@ -316,11 +316,10 @@ std::unordered_map<const Job*, const Job*> throttled_array_members(
       }
       if (i < throttle || freed.empty() || b->start - b->submit < step) continue;
       std::pop_heap(freed.begin(), freed.end(), later_end);
-      out.emplace(b, freed.back());
+      out[b] = WaitedFor{freed.back(), true};
       freed.pop_back();
     }
   }
-  return out;
 }
 
 // Jobs that started as the same user's earlier job ended, after waiting, while the limits did
@@ -348,9 +347,7 @@ DependencyCandidates dependency_candidates(const LogView& log, const Calibration
       }
     }
   }
-  if (settings.arrays)
-    for (const auto& [member, earlier] : throttled_array_members(log, settings))
-      out[member] = WaitedFor{earlier, true};
+  if (settings.arrays) add_throttled_array_members(log, settings, out);
   return out;
 }
 
