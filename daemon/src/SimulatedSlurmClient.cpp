@@ -293,7 +293,8 @@ SlurmJob SimulatedSlurmClient::report(SimJobIndex j) const {
       if (const auto p = sim_->pending_view(j)) {
         // As slurmctld would report it: a job that is not held has a priority of 1 at least.
         out.priority = std::max(1.0, p->priority);
-        out.reason = reason_for(p->state);
+        out.reason = sim_->held_by_boundary(j) ? "ReqNodeNotAvail, Reserved for maintenance"
+                                               : reason_for(p->state);
         if (p->state == PendingState::kEligible || p->state == PendingState::kLimit)
           out.eligible = out.accrue = sim_->now() - p->accrued;
       }
@@ -352,6 +353,9 @@ std::vector<PartitionInfo> SimulatedSlurmClient::load_partitions() {
   p.unavailable_nodes = sim_->unavailable_nodes();
   p.user_limits = sim_->spec().user_limits;
   p.limits_note = "the simulated cluster's calibration";
+  // Its weekly boundaries, as slurmctld lists a recurring reservation of every node.
+  ++counters_.reservation_loads;
+  p.reservations = sim_->boundary_reservations();
   return {p};
 }
 

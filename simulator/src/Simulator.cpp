@@ -731,6 +731,22 @@ PendingJobView Simulator::pending_view(SimJobIndex j, PendingState state,
   return p;
 }
 
+bool Simulator::held_by_boundary(SimJobIndex j) const {
+  if (state(j) != SimJobState::kPending) return false;
+  for (const auto& [e, since] : eligible_)
+    if (e == j) return !over_user_limit(job(j)) && runs_across_boundary(j, now_);
+  return false;
+}
+
+std::vector<NodeReservation> Simulator::boundary_reservations() const {
+  std::vector<NodeReservation> out;
+  if (!spec_.boundaries) return out;
+  for (auto b = next_boundary_after(now_); b && *b <= now_ + QueueForecast::kHorizon;
+       b = next_boundary_after(*b))
+    out.push_back({*b, *b + 1, spec_.nodes});
+  return out;
+}
+
 std::optional<PendingJobView> Simulator::pending_view(SimJobIndex j) const {
   if (state(j) != SimJobState::kPending) return std::nullopt;
   for (const auto& [e, since] : eligible_)
@@ -755,13 +771,7 @@ QueueSnapshot Simulator::snapshot() const {
   q.unavailable_nodes = unavailable_nodes();
   // The snapshot is the campaign's (kCampaignUser's): its limits are every user's.
   q.user_limits = spec_.user_limits;
-  // Weekly boundaries, as slurmctld lists a recurring reservation of every node: each instant to
-  // come within the forecast's horizon, held for a second (a job may end at it or start after it,
-  // not run across it).
-  if (spec_.boundaries)
-    for (auto b = next_boundary_after(now_); b && *b <= now_ + QueueForecast::kHorizon;
-         b = next_boundary_after(*b))
-      q.reservations.push_back({*b, *b + 1, spec_.nodes});
+  q.reservations = boundary_reservations();
   // Hidden work is not in the partition's queue: it shows as the nodes it holds, as a live
   // partition shows nodes that other work holds.
   q.pending.reserve(pending_count());

@@ -201,6 +201,46 @@ TEST(SimulatedSlurmClient, TheDaemonsJobsFaceTheCalibratedCapacity) {
   EXPECT_THROW(SimulatedSlurmClient(trace, c), InputError);
 }
 
+// A calibration's weekly boundaries reach the daemon as slurmctld would show them: each boundary
+// to come listed as a reservation of every node, and a job whose limit would run across the next
+// one reported as held by it (not BeginTime), until it starts once the boundary has passed.
+TEST(SimulatedSlurmClient, ShowsTheCalibratedBoundariesAsReservations) {
+  const Trace trace = read_trace_text(kTrace, "tiny.swf");
+  testing::TempDir dir;
+  const std::string file = dir.file("tiny.calibration.toml");
+  // Thursdays at 12:00 UTC; the trace starts on Tuesday 2023-11-14.
+  std::ofstream(file) << "[boundaries]\nweekly = [[\"2023-11-13T00:00:00\", "
+                         "\"2023-12-31T00:00:00\", [\"Thu 12:00\"]]]\n";
+  SimulatedClusterConfig c;
+  c.speed = 2e5;
+  c.warmup = 2 * kHour;  // after the trace's own jobs
+  c.calibration = file;
+  SimulatedSlurmClient sim(trace, c);
+  const Seconds boundary = 1700136000;  // 2023-11-16T12:00:00Z
+  const auto reservations = sim.load_partitions().at(0).reservations;
+  ASSERT_EQ(reservations.size(), 2u);  // this week's and next week's, within 14 days
+  EXPECT_EQ(reservations[0].start, boundary);
+  EXPECT_EQ(reservations[0].end, boundary + 1);
+  EXPECT_EQ(reservations[0].nodes, 4);
+  EXPECT_EQ(reservations[1].start, boundary + kWeek);
+  SubmitRequest r;
+  r.nodes = 2;
+  r.time_limit = 2 * kDay;  // would run across Thursday noon
+  r.comment = "mirage:00000001:1:0:1";
+  const JobId id = sim.submit(r);
+  SlurmJob seen;
+  for (const auto& j : sim.load_jobs(0).jobs)
+    if (j.id == id) seen = j;
+  EXPECT_EQ(seen.state, SlurmJobState::kPending);
+  EXPECT_EQ(seen.reason, "ReqNodeNotAvail, Reserved for maintenance");
+  for (const Seconds stop = sim.clock().now() + 4 * kDay;
+       seen.state == SlurmJobState::kPending && sim.clock().now() < stop;)
+    for (const auto& j : sim.load_jobs(0).jobs)
+      if (j.id == id) seen = j;
+  EXPECT_EQ(seen.start, boundary);
+  EXPECT_EQ(sim.load_partitions().at(0).reservations.at(0).start, boundary + kWeek);
+}
+
 TEST(TraceExport, WritesSwfTheReaderReadsBack) {
   std::vector<SlurmJob> jobs;
   for (int i = 0; i < 5; ++i) {

@@ -114,6 +114,13 @@ class Simulator {
   // One pending job as the snapshot shows it (its priority now, the age it has accrued, why it
   // waits); nothing when it is not pending. What a simulated Slurm reports of it.
   std::optional<PendingJobView> pending_view(SimJobIndex job) const;
+  // Whether pending job `j` could start but for a weekly boundary its limit would run across:
+  // slurmctld reports such a job as a recurring reservation holds it (ReqNodeNotAvail).
+  bool held_by_boundary(SimJobIndex j) const;
+  // The weekly boundaries to come within the queue forecast's horizon, as slurmctld lists a
+  // recurring reservation of every node: each instant held for a second (a job may end at it or
+  // start after it, not run across it). Empty without boundaries.
+  std::vector<NodeReservation> boundary_reservations() const;
   // The priority a running job started with; kUnknownPriority when it does not run.
   double started_priority(SimJobIndex job) const;
 
