@@ -104,14 +104,19 @@ MatchedWaits match_near(const std::vector<SimulatedWait>& successors,
   m.sim = stats_of(std::move(sim));
   const auto n = static_cast<double>(m.successors);
   std::sort(weighted.begin(), weighted.end());
+  // The weighted median, halfway between two waits where the weight splits evenly between them,
+  // as the simulated side's median is between its two middle waits.
+  const double half = n / 2, tolerance = 1e-9 * n;
   double cumulative = 0;
   bool median_found = false;
-  for (const auto& [wait, w] : weighted) {
+  for (std::size_t k = 0; k < weighted.size(); ++k) {
+    const auto [wait, w] = weighted[k];
     m.real.mean += w * wait / n;
     m.real.over_1h += wait > kHour ? w / n : 0;
     cumulative += w;
-    if (!median_found && cumulative >= n / 2) {
-      m.real.median = wait;
+    if (!median_found && cumulative >= half - tolerance) {
+      const bool even_split = cumulative <= half + tolerance && k + 1 < weighted.size();
+      m.real.median = even_split ? (wait + weighted[k + 1].first) / 2 : wait;
       median_found = true;
     }
   }

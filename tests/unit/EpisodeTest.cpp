@@ -228,6 +228,9 @@ TEST(Episode, ReactiveWhatIfWeighsEverySuccessorTheSameHoweverManyRealJobsAreNea
   EXPECT_EQ(r.real_jobs, 31u);
   EXPECT_DOUBLE_EQ(r.real_mean_wait_s, 5.0 * kHour);  // pooled: 10 h / 31
   EXPECT_DOUBLE_EQ(r.real_over_1h, 0.5);
+  // Half the weight on the quick starts, half on the long wait: the median between them, as an
+  // even number of simulated waits has its median between the two middle ones.
+  EXPECT_DOUBLE_EQ(r.real_median_wait_s, 5.0 * kHour);
   // Without the lone long wait, the three successors near it have nothing to be held against.
   t.jobs.erase(t.jobs.begin() + 30);
   const ReactiveWhatIf crowd = check_reactive_what_if(t, cluster16(), four_node_what_if());
