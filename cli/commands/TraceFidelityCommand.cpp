@@ -244,6 +244,7 @@ void run_fidelity(const FidelityOptions& o) {
                      {"by_user_queue", nlohmann::json::array()},
                      {"twins",
                       {{"pairs", r.twins.pairs},
+                       {"unnamed_user_pairs", r.twins.unnamed_pairs},
                        {"real_with_twin", r.twins.real_with_twin},
                        {"sim_with_real", r.twins.sim_with_real}}}};
     for (const auto& f : r.by_size) j["by_size"].push_back(to_json(f));
@@ -284,6 +285,11 @@ void run_fidelity(const FidelityOptions& o) {
         "submitted\n          within 10 min, other users): a real wait's rank correlation with "
         "its twin's {:.2f},\n          the replay's with the real waits on the same jobs {:.2f}\n",
         r.twins.pairs, r.twins.real_with_twin, r.twins.sim_with_real);
+  if (r.twins.unnamed_pairs > 0)
+    fmt::print(
+        "          {} of the pairs are of jobs whose user the log does not name: they may be one "
+        "user's\n          jobs, which wait more alike, so the agreement is an upper bound\n",
+        r.twins.unnamed_pairs);
   if (!what_ifs.empty()) {
     fmt::print(
         "\nreactive what-if: a chain's successor (a sample every {}) against the real jobs of its "

@@ -194,12 +194,14 @@ TwinAgreement twin_agreement(const std::vector<WaitPair>& pairs) {
   std::vector<bool> taken(pairs.size(), false);
   // Each pair both ways round, so that neither twin is the "first".
   std::vector<double> real_a, real_b, real, sim;
+  std::size_t unnamed = 0;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     if (taken[i]) continue;
     for (std::size_t k = i + 1; k < pairs.size() && pairs[k].submit - pairs[i].submit <= kNear;
          ++k) {
       if (taken[k] || !alike(pairs[i], pairs[k])) continue;
       taken[i] = taken[k] = true;
+      unnamed += pairs[i].user == 0 || pairs[k].user == 0;
       const auto wi = static_cast<double>(pairs[i].real_wait);
       const auto wk = static_cast<double>(pairs[k].real_wait);
       real_a.insert(real_a.end(), {wi, wk});
@@ -212,6 +214,7 @@ TwinAgreement twin_agreement(const std::vector<WaitPair>& pairs) {
   }
   TwinAgreement t;
   t.pairs = real_a.size() / 2;
+  t.unnamed_pairs = unnamed;
   t.real_with_twin = rank_correlation(real_a, real_b);
   t.sim_with_real = rank_correlation(real, sim);
   return t;

@@ -113,6 +113,20 @@ TEST(Fidelity, TwinsAreAlikeJobsOfOtherUsersSubmittedWithinTenMinutes) {
   EXPECT_NEAR(t.real_with_twin, 0.6, 1e-12);
   // Simulated waits 10, 20, 1, 2 against real 100, 200, 1000, 2000: ranks 3 4 1 2 vs 1 2 3 4.
   EXPECT_NEAR(t.sim_with_real, -0.6, 1e-12);
+  EXPECT_EQ(t.unnamed_pairs, 0u);
+}
+
+// A log that names no users cannot tell twins from one user's array: the pairs are counted apart.
+TEST(Fidelity, TwinsOfUnnamedUsersAreCountedApart) {
+  const std::vector<WaitPair> pairs = {
+      job(0, 4, kHour, 0, 100, 10),  // no user named: paired, and counted as such
+      job(60, 4, kHour, 0, 200, 20),
+      job(5000, 2, kHour, 6, 1000, 1),  // named users: a twin as any other
+      job(5100, 2, kHour, 7, 2000, 2),
+  };
+  const TwinAgreement t = twin_agreement(pairs);
+  EXPECT_EQ(t.pairs, 2u);
+  EXPECT_EQ(t.unnamed_pairs, 1u);
 }
 
 TEST(Fidelity, AJobQueuedBehindOwnWhenItsUsersEarlierJobHadNotStarted) {

@@ -35,11 +35,13 @@ std::vector<char> queued_behind_own(const std::vector<Job>& jobs);
 // jobs alike in all of it: the same nodes, time limits within a quarter of each other, submitted
 // within ten minutes of each other by different users (not one user's array). Where a job's real
 // wait barely ranks with its twin's, the rest of what decided it is not in the log, and no replay
-// of the log ranks the waits much better.
+// of the log ranks the waits much better. Where the log names no user, twins may be one user's
+// jobs, which wait more alike (docs/results/fidelity.md, twins): such pairs are counted apart.
 struct TwinAgreement {
   std::size_t pairs = 0;
-  double real_with_twin = 0;  // rank correlation of a job's real wait with its twin's
-  double sim_with_real = 0;   // the replay's rank correlation with the real waits, same jobs
+  std::size_t unnamed_pairs = 0;  // of them, pairs with a job whose user the log does not name
+  double real_with_twin = 0;      // rank correlation of a job's real wait with its twin's
+  double sim_with_real = 0;       // the replay's rank correlation with the real waits, same jobs
 };
 
 // The targets every trace is held to: mean ratio 0.75..1.33, share over 1 h within 7 points,
