@@ -467,19 +467,8 @@ std::pair<std::size_t, ReplayOutcome> closest_weighting(
 }
 
 void record_replay(const ReplayOutcome& o, PriorityFit& fit) {
-  fit.replay_ratio = o.figures.mean_ratio;
-  fit.replay_share_gap = o.figures.sim_over_1h - o.figures.real_over_1h;
-  fit.replay_rank = o.figures.rank_correlation;
+  fit.replay = o.figures;
   fit.replay_waits = o.waits;
-}
-
-// The figures record_replay kept, as far as the targets read them.
-WaitFidelity recorded_replay(const PriorityFit& fit) {
-  WaitFidelity f;
-  f.mean_ratio = fit.replay_ratio;
-  f.sim_over_1h = fit.replay_share_gap;
-  f.rank_correlation = fit.replay_rank;
-  return f;
 }
 
 // The room of a congested window, chosen by replay: the calibration `c` (its priority chosen
@@ -521,7 +510,7 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
   if (!c.priority->replay_waits)
     if (const auto r = calibrated_replay(all, spec, c))
       record_replay(replay_outcome(*r, c.priority->weights).get(), *c.priority);
-  const WaitFidelity kept = recorded_replay(*c.priority);
+  const WaitFidelity kept = c.priority->replay;
   std::optional<Other> best;
   for (auto& run : runs) {
     Other o = run.get();

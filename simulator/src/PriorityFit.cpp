@@ -174,19 +174,21 @@ std::string describe_weights(const PriorityFit& fit) {
 }
 
 std::string describe_evidence(const PriorityFit& fit) {
+  const auto share_gap = [](const WaitFidelity& f) { return f.sim_over_1h - f.real_over_1h; };
   if (fit.candidates > 0)
     return fmt::format(
         "the log records no priority: of {} weightings replayed, this one waits most like the log "
         "(mean wait ratio {:.2f}, share over 1 h {:+.0f} points, rank correlation {:.2f})",
-        fit.candidates, fit.replay_ratio, 100 * fit.replay_share_gap, fit.replay_rank);
+        fit.candidates, fit.replay.mean_ratio, 100 * share_gap(fit.replay),
+        fit.replay.rank_correlation);
   if (fit.jobs > 0 && fit.age_candidates > 0)
     return fmt::format(
         "fitted to the log's Priority column: they explain {:.0f}% of its variance over {} jobs "
         "({} set aside); the column cannot tell the age weight, so of {} replayed this one waits "
         "most like the log (mean wait ratio {:.2f}, share over 1 h {:+.0f} points, rank "
         "correlation {:.2f})",
-        100 * fit.r2, fit.jobs, fit.outliers, fit.age_candidates, fit.replay_ratio,
-        100 * fit.replay_share_gap, fit.replay_rank);
+        100 * fit.r2, fit.jobs, fit.outliers, fit.age_candidates, fit.replay.mean_ratio,
+        100 * share_gap(fit.replay), fit.replay.rank_correlation);
   if (fit.jobs > 0)
     return fmt::format(
         "fitted to the log's Priority column: they explain {:.0f}% of its variance over {} jobs "

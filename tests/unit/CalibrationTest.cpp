@@ -264,7 +264,7 @@ TEST(Calibration, PriorityIsChosenByReplayWhereTheLogRecordsNone) {
     EXPECT_EQ(c.priority->weights.favor_small, favor_small);
     EXPECT_EQ(c.priority->weights.weight_job_size, 1000);
     EXPECT_EQ(c.priority->weights.weight_fairshare, 0);
-    EXPECT_NEAR(c.priority->replay_ratio, 1.0, 0.05);  // the cluster that made the log
+    EXPECT_NEAR(c.priority->replay.mean_ratio, 1.0, 0.05);  // the cluster that made the log
   }
 }
 
@@ -288,7 +288,7 @@ TEST(Calibration, AnAgeWeightThePriorityColumnCannotTellIsChosenByReplay) {
     EXPECT_EQ(c.priority->age_candidates, 5);
     EXPECT_EQ(c.priority->weights.weight_age, age);
     EXPECT_EQ(c.priority->weights.weight_job_size, 500);  // the fitted weights stay
-    EXPECT_NEAR(c.priority->replay_ratio, 1.0, 0.05);
+    EXPECT_NEAR(c.priority->replay.mean_ratio, 1.0, 0.05);
   }
   Calibration told;
   told.priority = PriorityFit{};
@@ -306,14 +306,6 @@ std::vector<Job> log_of_lost_days(int lose, int every) {
   for (int day = 0; day < 22; ++day) lost.push_back({day * kDay, day % every == 0 ? lose : 0});
   truth.unavailable = std::make_shared<const std::vector<CapacityStep>>(lost);
   return log_made_by(truth, busy_workload());
-}
-
-double target_miss_of(const PriorityFit& p) {
-  WaitFidelity f;
-  f.mean_ratio = p.replay_ratio;
-  f.sim_over_1h = p.replay_share_gap;
-  f.rank_correlation = p.replay_rank;
-  return f.target_miss();
 }
 
 // The calibration replays three rooms of a congested day and keeps a quarter unless another lies
@@ -340,11 +332,11 @@ TEST(Calibration, TheRoomOfACongestedDayIsChosenByReplay) {
     EXPECT_EQ(chosen.priority->weights.weight_job_size, fixed.priority->weights.weight_job_size);
     EXPECT_EQ(chosen.priority->weights.favor_small, fixed.priority->weights.favor_small);
     if (kept == 0.25) {
-      EXPECT_DOUBLE_EQ(target_miss_of(*chosen.priority), 0.0);
+      EXPECT_DOUBLE_EQ(chosen.priority->replay.target_miss(), 0.0);
       EXPECT_EQ(chosen.unavailable.size(), fixed.unavailable.size());
       EXPECT_DOUBLE_EQ(chosen.mean_unavailable, fixed.mean_unavailable);
     } else {
-      EXPECT_LT(target_miss_of(*chosen.priority), target_miss_of(*fixed.priority));
+      EXPECT_LT(chosen.priority->replay.target_miss(), fixed.priority->replay.target_miss());
       EXPECT_GT(chosen.mean_unavailable, fixed.mean_unavailable);  // a tighter room
     }
 

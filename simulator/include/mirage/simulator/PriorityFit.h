@@ -19,6 +19,7 @@
 
 #include "mirage/core/ClusterSpec.h"
 #include "mirage/core/Job.h"
+#include "mirage/simulator/Fidelity.h"
 
 namespace mirage {
 
@@ -34,7 +35,7 @@ struct PriorityFit {
   // recorded before the job aged does not grow with its wait), that weight is chosen by replay:
   // how many age weights were replayed. The replay figures above are then the chosen one's.
   int age_candidates = 0;
-  double replay_ratio = 0, replay_share_gap = 0, replay_rank = 0;
+  WaitFidelity replay;  // the chosen replay's figures, overall, where one was chosen
   // The chosen replay's wait of each job it ran (the log's jobs the machine can run, in the
   // log's order; Simulator::waits): a caller about to replay the log on the machine so
   // calibrated, as `trace fidelity` is, has its outcome already. Not written to a file.
