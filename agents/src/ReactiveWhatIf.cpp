@@ -269,6 +269,7 @@ ReactiveWhatIf check_reactive_what_if(const Trace& trace, const ClusterSpec& clu
     r.log_truncated += o.truncated ? 1 : 0;
   }
   const MatchedWaits log = match_near(log_successors, real.all, config.near);
+  r.log_compared = log.successors;
   r.log_real_jobs = log.real_jobs;
   r.log_sim_mean_wait_s = log.sim.mean;
   r.log_sim_median_wait_s = log.sim.median;

@@ -86,6 +86,7 @@ nlohmann::json to_json(const ReactiveWhatIf& w) {
           {"lone_ratio", w.lone_ratio},
           {"lone_on_target", w.lone_on_target()},
           {"log_successors", w.log_successors},
+          {"log_compared", w.log_compared},
           {"log_truncated", w.log_truncated},
           {"log_dropped", w.log_dropped},
           {"log_sim_mean_wait_s", w.log_sim_mean_wait_s},
@@ -343,6 +344,9 @@ void run_fidelity(const FidelityOptions& o) {
       std::string note = x.log_on_target() ? "" : "  ratio";
       if (x.log_dropped > 0)
         note += fmt::format("  ({} left out: too near the log's end)", x.log_dropped);
+      if (x.log_compared < x.log_successors)
+        note += fmt::format("  ({} without real jobs near: left out)",
+                            x.log_successors - x.log_compared);
       fmt::print("{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>8}  {:>5.0f}%  {:>9}  {:>5.2f}{}\n", x.nodes,
                  format_slurm_duration(x.time_limit), x.log_successors,
                  hours(x.log_sim_mean_wait_s), hours(x.log_real_mean_wait_s),

@@ -290,11 +290,20 @@ TEST(Episode, ReactiveWhatIfAlsoChainsTheLogsOwnJobsOfItsSizeAsTheirUsers) {
   w.to = kT0 + 3 * kDay;
   const ReactiveWhatIf r = check_reactive_what_if(t, c, w);
   EXPECT_EQ(r.log_successors, 6u);
+  EXPECT_EQ(r.log_compared, 6u);
   EXPECT_EQ(r.log_truncated, 0u);
   EXPECT_DOUBLE_EQ(r.log_sim_mean_wait_s, 60.0);  // the minute before its predecessor's end
   EXPECT_EQ(r.log_real_jobs, 6u);
   EXPECT_DOUBLE_EQ(r.log_real_mean_wait_s, 1.0 * kHour);
   EXPECT_DOUBLE_EQ(r.log_ratio, 60.0 / kHour);
+  // Held only against real jobs within an hour of them, the successors (about 6 h after each
+  // real job's submission and 6 h before the next) have none: all left out of both sides.
+  ReactiveWhatIfConfig close = w;
+  close.near = kHour;
+  const ReactiveWhatIf none_near = check_reactive_what_if(t, c, close);
+  EXPECT_EQ(none_near.log_successors, 6u);
+  EXPECT_EQ(none_near.log_compared, 0u);
+  EXPECT_EQ(none_near.log_real_jobs, 0u);
   w.log_predecessors = 4;  // evenly spread over the six
   EXPECT_EQ(check_reactive_what_if(t, c, w).log_successors, 4u);
   c.user_limits.max_running_jobs = 0;  // nobody's limit: they start as they arrive

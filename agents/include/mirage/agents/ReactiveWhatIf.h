@@ -55,6 +55,7 @@ struct ReactiveWhatIf {
   std::size_t log_successors = 0;
   std::size_t log_truncated = 0;  // still pending at their allowance (the wait counts to it)
   std::size_t log_dropped = 0;    // too near the log's end for a successor's whole allowance
+  std::size_t log_compared = 0;   // those with real jobs near them: the figures below are theirs
   double log_sim_mean_wait_s = 0, log_sim_median_wait_s = 0, log_sim_over_1h = 0;
   std::size_t log_real_jobs = 0;  // the real jobs near those successors
   double log_real_mean_wait_s = 0;
