@@ -136,12 +136,6 @@ bool Simulator::over_user_limit(const SimJobSpec& s, int extra_jobs, int extra_n
          (l.max_running_nodes > 0 && nodes + s.nodes > l.max_running_nodes);
 }
 
-const SimJobSpec& Simulator::job(SimJobIndex j) const {
-  if (j < trace_->size()) return (*trace_)[j];
-  j -= static_cast<SimJobIndex>(trace_->size());
-  return j < hidden_->size() ? (*hidden_)[j] : extra_[j - hidden_->size()];
-}
-
 SimJobState Simulator::state(SimJobIndex j) const {
   return state_.at(j).state;
 }
@@ -508,13 +502,6 @@ double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const
                               units / static_cast<double>(spec_.capacity_units()), fairshare);
 }
 
-// True when a should run before b: higher priority, then earlier submit, then lower index.
-bool Simulator::before(const Ranked& a, const Ranked& b) const {
-  if (a.priority != b.priority) return a.priority > b.priority;
-  if (a.submit != b.submit) return a.submit < b.submit;
-  return a.job < b.job;
-}
-
 void Simulator::main_schedule() {
   main_needed_ = false;
   ++counters_.main_passes;
@@ -565,7 +552,7 @@ void Simulator::backfill_schedule() {
   }
   const std::size_t tested = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
-  auto cmp = [this](const Ranked& a, const Ranked& b) { return before(a, b); };
+  auto cmp = [](const Ranked& a, const Ranked& b) { return before(a, b); };
   // The first `tested` by selection, then sorted: cheaper than a partial sort on a long queue, and
   // the same order (`before` is a strict total order).
   const auto cut = order.begin() + static_cast<std::ptrdiff_t>(tested);

@@ -138,7 +138,11 @@ class Simulator {
   void set_recording(bool on) { recording_ = on; }
 
   const ClusterSpec& spec() const { return spec_; }
-  const SimJobSpec& job(SimJobIndex j) const;
+  const SimJobSpec& job(SimJobIndex j) const {  // in the header: every scheduling pass reads it
+    if (j < trace_->size()) return (*trace_)[j];
+    j -= static_cast<SimJobIndex>(trace_->size());
+    return j < hidden_->size() ? (*hidden_)[j] : extra_[j - hidden_->size()];
+  }
   std::size_t trace_size() const { return trace_->size(); }
   std::size_t pending_count() const;  // hidden work included
   std::size_t running_count() const { return running_.size(); }
@@ -192,7 +196,13 @@ class Simulator {
   void mark_dirty(bool main_too);
   double priority_of(const SimJobSpec& s, Seconds eligible_since) const;
   PendingJobView pending_view(SimJobIndex j, PendingState state, Seconds accruing_since) const;
-  bool before(const Ranked& a, const Ranked& b) const;
+  // True when a should run before b: higher priority, then earlier submit, then lower index (in
+  // the header, so that the sorts of the scheduling passes inline it).
+  static bool before(const Ranked& a, const Ranked& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.submit != b.submit) return a.submit < b.submit;
+    return a.job < b.job;
+  }
   Seconds next_event_time() const;
   bool fits_now(const SimJobSpec& s) const;
   // Whether job `j` started at `start` would run across a weekly boundary (ClusterSpec's
