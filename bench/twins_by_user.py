@@ -7,7 +7,8 @@ alike for reasons of their own (an array, a held series). A log that names no us
 them apart. This prints, for the per-job CSV of `mirage simulate --trace T --out jobs.csv`, the
 rank correlation of a real wait with its twin's three ways: twins of other users (what the report
 prints), twins of any user (all a log without users allows), and twins of any user submitted at
-least a minute apart. Real waits only: the replay does not enter.
+least a minute apart. Real waits only: the replay does not enter, but as in the report only the
+jobs the replay started are paired (the limits are the CSV's, the replay's own).
     bench/twins_by_user.py jobs.csv [--from UNIX --to UNIX] [jobs2.csv ...]
 """
 import csv
@@ -48,7 +49,8 @@ def read(path, start, end):
     with open(path, newline="") as f:
         rows = [{"submit": int(r["submit"]), "nodes": int(r["nodes"]), "user": r["user"],
                  "limit": int(r["time_limit_s"]), "wait": float(r["real_wait_s"])}
-                for r in csv.DictReader(f) if r["real_wait_s"] not in ("", "-1")]
+                for r in csv.DictReader(f)
+                if float(r["real_wait_s"]) >= 0 and float(r["sim_wait_s"]) >= 0]
     rows = [r for r in rows if start <= r["submit"] < end]
     rows.sort(key=lambda r: r["submit"])
     return rows

@@ -28,8 +28,11 @@ def main(args):
         min_jobs = int(args[i + 1])
         del args[i:i + 2]
     with open(args[0], newline="") as f:
+        # -1: the log gives no start, or the replay never started the job
         rows = [r for r in csv.DictReader(f)
-                if r["real_wait_s"] not in ("", "-1") and r["sim_wait_s"] != ""]
+                if float(r["real_wait_s"]) >= 0 and float(r["sim_wait_s"]) >= 0]
+    if not rows:
+        sys.exit(f"{args[0]}: no job with both a real and a replayed start")
     smallest = min(int(r["nodes"]) for r in rows)
     groups = defaultdict(lambda: [0, 0.0, 0.0])
     for r in rows:

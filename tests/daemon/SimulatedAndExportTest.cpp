@@ -233,6 +233,7 @@ TEST(SimulatedSlurmClient, ShowsTheCalibratedBoundariesAsReservations) {
     if (j.id == id) seen = j;
   EXPECT_EQ(seen.state, SlurmJobState::kPending);
   EXPECT_EQ(seen.reason, "ReqNodeNotAvail, Reserved for maintenance");
+  EXPECT_EQ(seen.accrue, seen.submit);  // it ages while the boundary holds it, as in the replay
   for (const Seconds stop = sim.clock().now() + 4 * kDay;
        seen.state == SlurmJobState::kPending && sim.clock().now() < stop;)
     for (const auto& j : sim.load_jobs(0).jobs)

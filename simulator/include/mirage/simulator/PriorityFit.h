@@ -29,11 +29,11 @@ struct PriorityFit {
   std::size_t jobs = 0;        // jobs fitted
   std::size_t outliers = 0;    // jobs set aside: over 3 standard errors off the first fit
   // Where the log records no priority the weights are chosen by replay instead (Calibration.h):
-  // how many weightings were replayed, and the chosen one's figures against the log's waits.
+  // how many weightings were replayed (the chosen one's figures: `replay`, below).
   int candidates = 0;
   // Where the column was fitted but could not tell the age weight (it came out 0: a priority
   // recorded before the job aged does not grow with its wait), that weight is chosen by replay:
-  // how many age weights were replayed. The replay figures above are then the chosen one's.
+  // how many age weights were replayed (`replay` is then the chosen one's).
   int age_candidates = 0;
   WaitFidelity replay;  // the chosen replay's figures, overall, where one was chosen
   // The chosen replay's wait of each job it ran (the log's jobs the machine can run, in the
