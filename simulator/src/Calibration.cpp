@@ -263,17 +263,14 @@ std::unordered_map<std::string, std::vector<const Job*>> ends_by_user(const LogV
   return ends;
 }
 
-// The most of `members` the log ran at once.
+// The most of `members` the log ran at once (a member that ran no time running for a second).
 int most_running_at_once(const std::vector<const Job*>& members) {
-  std::vector<std::pair<Seconds, int>> events;  // an end before a start at the same instant
+  std::vector<std::pair<Seconds, int>> events;
   for (const Job* j : members) {
     events.emplace_back(j->start, 1);
     events.emplace_back(std::max(j->end, j->start + 1), -1);
   }
-  std::sort(events.begin(), events.end());
-  int running = 0, most = 0;
-  for (const auto& [t, change] : events) most = std::max(most, running += change);
-  return most;
+  return Steps::from_events(std::move(events)).most();
 }
 
 // Throttled arrays (Calibration.h): each member that waited, after the first K the log started,

@@ -713,19 +713,17 @@ PendingJobView Simulator::pending_view(SimJobIndex j, PendingState state,
   p.state = state;
   if (state == PendingState::kEligible && over_user_limit(s))
     p.state = PendingState::kLimit;
-  else if (state == PendingState::kEligible && boundary_holds(j))
+  else if (state == PendingState::kEligible && runs_across_boundary(j, now_))
     p.state = PendingState::kNotYetEligible;
   return p;
 }
 
-bool Simulator::boundary_holds(SimJobIndex j) const {
-  return !over_user_limit(job(j)) && runs_across_boundary(j, now_);
-}
-
 bool Simulator::held_by_boundary(SimJobIndex j) const {
   if (!spec_.boundaries || state(j) != SimJobState::kPending) return false;
+  // An eligible job that pending_view reports not eligible yet: a boundary holds it.
   for (const auto& [e, since] : eligible_)
-    if (e == j) return boundary_holds(j);
+    if (e == j)
+      return pending_view(j, PendingState::kEligible, since).state == PendingState::kNotYetEligible;
   return false;
 }
 

@@ -208,9 +208,6 @@ class Simulator {
   // Whether job `j` started at `start` would run across a weekly boundary (ClusterSpec's
   // boundaries, which hidden work ignores).
   bool runs_across_boundary(SimJobIndex j, Seconds start) const;
-  // An eligible job its limits do not hold that a boundary holds now (pending_view's and
-  // held_by_boundary's one test).
-  bool boundary_holds(SimJobIndex j) const;
   std::optional<Seconds> next_boundary_after(Seconds t) const;
   // True when starting `s` now would break its user's limits, counting `extra` more jobs and
   // nodes of that user started in the same pass.
