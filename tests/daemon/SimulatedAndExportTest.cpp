@@ -168,33 +168,53 @@ TEST(SimulatedSlurmClient, RefusesTheStateOfAnotherCluster) {
   EXPECT_THROW(SimulatedSlurmClient(trace, c), std::runtime_error);
 }
 
+// A simulated cluster over kTrace, calibrated by the file `toml` (written into `dir`), fast enough
+// for days to pass in a test, its replay starting after the trace's own jobs.
+SimulatedClusterConfig calibrated_cluster(const testing::TempDir& dir, const std::string& toml) {
+  SimulatedClusterConfig c;
+  c.speed = 2e5;
+  c.warmup = 2 * kHour;
+  c.calibration = dir.file("tiny.calibration.toml");
+  std::ofstream(c.calibration) << toml;
+  return c;
+}
+
+// One segment of `nodes` nodes for `limit`, as the daemon submits it.
+SubmitRequest segment(int nodes, Seconds limit) {
+  SubmitRequest r;
+  r.nodes = nodes;
+  r.time_limit = limit;
+  r.comment = "mirage:00000001:1:0:1";
+  return r;
+}
+
+// What the cluster last reports of job `id`, polled until it is no longer pending or `within` of
+// simulated time has passed.
+SlurmJob poll_while_pending(SimulatedSlurmClient& sim, JobId id, Seconds within) {
+  SlurmJob seen;
+  const Seconds stop = sim.clock().now() + within;
+  do {
+    for (const auto& j : sim.load_jobs(0).jobs)
+      if (j.id == id) seen = j;
+  } while (seen.state == SlurmJobState::kPending && sim.clock().now() < stop);
+  return seen;
+}
+
 // The embedded cluster replays the calibrated cluster: the daemon's jobs face the capacity a
 // calibration file says other work held.
 TEST(SimulatedSlurmClient, TheDaemonsJobsFaceTheCalibratedCapacity) {
   const Trace trace = read_trace_text(kTrace, "tiny.swf");
   testing::TempDir dir;
-  const std::string file = dir.file("tiny.calibration.toml");
   // 3 of the 4 nodes held by unseen work until 2023-11-16 (the trace starts on the 14th).
-  std::ofstream(file) << "[capacity]\nunavailable = [[\"2023-11-14T00:00:00\", 3], "
-                         "[\"2023-11-16T00:00:00\", 0]]\n";
-  SimulatedClusterConfig c;
-  c.speed = 2e5;
-  c.warmup = 2 * kHour;  // after the trace's own jobs
-  c.calibration = file;
+  SimulatedClusterConfig c =
+      calibrated_cluster(dir,
+                         "[capacity]\nunavailable = [[\"2023-11-14T00:00:00\", 3], "
+                         "[\"2023-11-16T00:00:00\", 0]]\n");
   SimulatedSlurmClient sim(trace, c);
-  SubmitRequest r;
-  r.nodes = 2;
-  r.time_limit = kHour;
-  r.comment = "mirage:00000001:1:0:1";
   // The held capacity shows as a site's node states would: three nodes out of use.
   EXPECT_EQ(sim.load_partitions().at(0).unavailable_nodes, 3);
-  const JobId id = sim.submit(r);
-  SlurmJob seen;
-  for (const Seconds stop = sim.clock().now() + 4 * kDay; seen.state != SlurmJobState::kRunning &&
-                                                          !is_finished(seen.state) &&
-                                                          sim.clock().now() < stop;)
-    for (const auto& j : sim.load_jobs(0).jobs)
-      if (j.id == id) seen = j;
+  const JobId id = sim.submit(segment(2, kHour));
+  const SlurmJob seen = poll_while_pending(sim, id, 4 * kDay);
   ASSERT_NE(seen.start, kUnknownTime);
   EXPECT_GE(seen.start, 1700092800);  // 2023-11-16T00:00:00Z: not before the nodes came back
   c.calibration = dir.file("missing.toml");
@@ -207,15 +227,11 @@ TEST(SimulatedSlurmClient, TheDaemonsJobsFaceTheCalibratedCapacity) {
 TEST(SimulatedSlurmClient, ShowsTheCalibratedBoundariesAsReservations) {
   const Trace trace = read_trace_text(kTrace, "tiny.swf");
   testing::TempDir dir;
-  const std::string file = dir.file("tiny.calibration.toml");
   // Thursdays at 12:00 UTC; the trace starts on Tuesday 2023-11-14.
-  std::ofstream(file) << "[boundaries]\nweekly = [[\"2023-11-13T00:00:00\", "
-                         "\"2023-12-31T00:00:00\", [\"Thu 12:00\"]]]\n";
-  SimulatedClusterConfig c;
-  c.speed = 2e5;
-  c.warmup = 2 * kHour;  // after the trace's own jobs
-  c.calibration = file;
-  SimulatedSlurmClient sim(trace, c);
+  SimulatedSlurmClient sim(trace,
+                           calibrated_cluster(dir,
+                                              "[boundaries]\nweekly = [[\"2023-11-13T00:00:00\", "
+                                              "\"2023-12-31T00:00:00\", [\"Thu 12:00\"]]]\n"));
   const Seconds boundary = 1700136000;  // 2023-11-16T12:00:00Z
   const auto reservations = sim.load_partitions().at(0).reservations;
   ASSERT_EQ(reservations.size(), 2u);  // this week's and next week's, within 14 days
@@ -223,21 +239,14 @@ TEST(SimulatedSlurmClient, ShowsTheCalibratedBoundariesAsReservations) {
   EXPECT_EQ(reservations[0].end, boundary + 1);
   EXPECT_EQ(reservations[0].nodes, 4);
   EXPECT_EQ(reservations[1].start, boundary + kWeek);
-  SubmitRequest r;
-  r.nodes = 2;
-  r.time_limit = 2 * kDay;  // would run across Thursday noon
-  r.comment = "mirage:00000001:1:0:1";
-  const JobId id = sim.submit(r);
+  const JobId id = sim.submit(segment(2, 2 * kDay));  // would run across Thursday noon
   SlurmJob seen;
   for (const auto& j : sim.load_jobs(0).jobs)
     if (j.id == id) seen = j;
   EXPECT_EQ(seen.state, SlurmJobState::kPending);
   EXPECT_EQ(seen.reason, "ReqNodeNotAvail, Reserved for maintenance");
   EXPECT_EQ(seen.accrue, seen.submit);  // it ages while the boundary holds it, as in the replay
-  for (const Seconds stop = sim.clock().now() + 4 * kDay;
-       seen.state == SlurmJobState::kPending && sim.clock().now() < stop;)
-    for (const auto& j : sim.load_jobs(0).jobs)
-      if (j.id == id) seen = j;
+  seen = poll_while_pending(sim, id, 4 * kDay);
   EXPECT_EQ(seen.start, boundary);
   EXPECT_EQ(sim.load_partitions().at(0).reservations.at(0).start, boundary + kWeek);
 }
