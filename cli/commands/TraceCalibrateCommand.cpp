@@ -53,6 +53,12 @@ void run_calibrate(const CalibrateOptions& o) {
   fmt::print("  boundaries    {}\n",
              c.boundaries.empty() ? std::string("none (jobs ran across every hour of the week)")
                                   : "no job ran across " + c.describe_boundaries());
+  fmt::print("  down          {}\n",
+             c.down.empty()
+                 ? std::string("none (no stretch without a start while the machine idled)")
+                 : describe_down_windows(c.down) +
+                       ": no job started in them though the machine stood idle and "
+                       "one that fitted waited");
   fmt::print(
       "  dependencies  {} jobs replayed as dependent on their user's earlier job, {} of them "
       "members of arrays the log ran a few at a time\n",
@@ -79,7 +85,7 @@ void register_trace_calibrate_command(CLI::App& trace) {
   CLI::App* cmd = trace.add_subcommand(
       "calibrate",
       "Infer what a log leaves out of its cluster (user limits, capacity over time, weekly "
-      "boundaries, dependencies) and save it beside the trace");
+      "boundaries, down windows, dependencies) and save it beside the trace");
   cmd->add_option("FILE", o->file, "Trace file with real start times")
       ->required()
       ->check(CLI::ExistingFile);

@@ -293,11 +293,15 @@ SlurmJob SimulatedSlurmClient::report(SimJobIndex j) const {
       if (const auto p = sim_->pending_view(j)) {
         // As slurmctld would report it: a job that is not held has a priority of 1 at least.
         out.priority = std::max(1.0, p->priority);
-        // A job a boundary holds is eligible and ages, as slurmctld ages a job a reservation
-        // holds back: only its reason differs.
-        const bool boundary = sim_->held_by_boundary(j);
-        out.reason = boundary ? "ReqNodeNotAvail, Reserved for maintenance" : reason_for(p->state);
-        if (boundary || p->state == PendingState::kEligible || p->state == PendingState::kLimit)
+        // A job a boundary or a down partition holds is eligible and ages, as slurmctld ages a
+        // job a reservation holds back: only its reason differs.
+        const bool down = sim_->held_by_down_window(j);
+        const bool boundary = !down && sim_->held_by_boundary(j);
+        out.reason = down       ? "PartitionDown"
+                     : boundary ? "ReqNodeNotAvail, Reserved for maintenance"
+                                : reason_for(p->state);
+        if (down || boundary || p->state == PendingState::kEligible ||
+            p->state == PendingState::kLimit)
           out.eligible = out.accrue = sim_->now() - p->accrued;
       }
       break;

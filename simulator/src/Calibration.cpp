@@ -52,6 +52,15 @@ struct Steps {
     return m;
   }
   int most() const { return values.empty() ? 0 : *std::max_element(values.begin(), values.end()); }
+  // The least value over [from, to), and the first instant it holds.
+  std::pair<int, Seconds> lowest_in(Seconds from, Seconds to) const {
+    std::pair<int, Seconds> low{at(from), from};
+    for (auto it = std::upper_bound(times.begin(), times.end(), from);
+         it != times.end() && *it < to; ++it)
+      if (const int v = values[static_cast<std::size_t>(it - times.begin())]; v < low.first)
+        low = {v, *it};
+    return low;
+  }
   // The most held for at least `share` of [from, to) in all (0: at any moment, max_in).
   int held_for(Seconds from, Seconds to, double share) const {
     if (share <= 0) return max_in(from, to);
@@ -194,10 +203,48 @@ struct WaitedFor {
 using DependencyCandidates = std::unordered_map<const Job*, WaitedFor>;
 
 // Whether `j`, waiting at `t`, was held by what the log shows of the cluster's rules: its user's
-// limits, or a boundary its time limit would have run across.
+// limits, a boundary its time limit would have run across, or a down window.
 bool held_by_rules(const LogView& log, const Job& j, Seconds t, const Calibration& c) {
   return log.held_by_limits(j, t, c.user_limits) ||
-         runs_across_boundary(c.boundaries, t, j.time_limit);
+         runs_across_boundary(c.boundaries, t, j.time_limit) || down_until(c.down, t).has_value();
+}
+
+// Down windows: each stretch of at least settings.down_min between two consecutive starts of the
+// log in which the nodes its jobs held fell to settings.down_share of the machine (for longer than
+// a scheduler takes to react) while a job that would have fitted in the rest waited, its limits
+// and the boundaries not holding it: a running scheduler would have started it. The window runs
+// from just after the one start to the next.
+void infer_down_windows(const LogView& log, const ClusterSpec& spec,
+                        const CalibrationSettings& settings, Calibration& c) {
+  std::vector<const Job*> by_start = log.jobs;
+  std::sort(by_start.begin(), by_start.end(),
+            [](const Job* a, const Job* b) { return a->start < b->start; });
+  std::vector<Seconds> submits;  // to count the jobs submitted by an instant
+  submits.reserve(log.jobs.size());
+  for (const Job* j : log.jobs) submits.push_back(j->submit);
+  std::sort(submits.begin(), submits.end());
+  const double most_held = settings.down_share * spec.nodes;
+  for (std::size_t i = 0; i + 1 < by_start.size(); ++i) {
+    const Seconds from = by_start[i]->start + 1, to = by_start[i + 1]->start;
+    if (to - from + 1 < settings.down_min) continue;
+    // Running work only ends in the stretch; its last minutes (settings.sample_every) are left
+    // out, a scheduler's reaction to an end, not a machine left idle.
+    const auto [held, t] = log.used.lowest_in(from, to - settings.sample_every);
+    if (held > most_held) continue;
+    // The jobs waiting at t all start at or after `to`: go through them in start order until
+    // one fits, or every job waiting then has been seen.
+    const auto submitted = static_cast<std::size_t>(
+        std::upper_bound(submits.begin(), submits.end(), t) - submits.begin());
+    std::size_t waiting = submitted > i + 1 ? submitted - (i + 1) : 0;
+    bool fitted = false;
+    for (std::size_t k = i + 1; k < by_start.size() && waiting > 0 && !fitted; ++k) {
+      const Job& j = *by_start[k];
+      if (j.submit > t) continue;
+      --waiting;
+      fitted = j.nodes <= spec.nodes - held && !held_by_rules(log, j, t, c);
+    }
+    if (fitted) c.down.push_back({from, to});
+  }
 }
 
 void infer_capacity(const LogView& log, const ClusterSpec& spec,
@@ -573,6 +620,8 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   if (log.jobs.empty()) return c;
   if (settings.boundaries) infer_boundaries(log, settings, c);
   infer_limits(log, settings, c);
+  if (settings.down_windows && spec.allocation == AllocationMode::kWholeNode)
+    infer_down_windows(log, spec, settings, c);
   const auto candidates = dependency_candidates(log, settings, c);
   if (spec.allocation == AllocationMode::kWholeNode)
     infer_capacity(log, spec, settings, candidates, c);
@@ -615,6 +664,9 @@ void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::v
       calibration.boundaries.empty()
           ? nullptr
           : std::make_shared<const std::vector<WeeklyBoundaries>>(calibration.boundaries);
+  spec.down = calibration.down.empty()
+                  ? nullptr
+                  : std::make_shared<const std::vector<DownWindow>>(calibration.down);
   if (calibration.dependencies.empty() && calibration.followers.empty()) return;
   const std::unordered_map<JobId, JobId> after(calibration.dependencies.begin(),
                                                calibration.dependencies.end());

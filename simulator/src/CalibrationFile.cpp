@@ -98,9 +98,16 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
       f << (k ? ", " : "") << "\"" << format_week_offset(p.offsets[k]) << "\"";
     f << "]]";
   }
-  f << (c.boundaries.empty() ? "]\n\n" : ",\n]\n\n") << "[dependencies]  # "
-    << c.dependencies.size() << " jobs when inferred, " << c.array_members
-    << " of them members of throttled arrays\n"
+  f << (c.boundaries.empty() ? "]\n\n" : ",\n]\n\n") << "[down]\n"
+    << "# Spans (UTC) in which no job started, as when a site sets the partition DOWN for "
+       "maintenance:\n# jobs queue and running ones go on; each from, to. "
+    << describe_down_windows(c.down) << ".\n"
+    << "windows = [";
+  for (std::size_t i = 0; i < c.down.size(); ++i)
+    f << (i ? ",\n  " : "\n  ") << "[\"" << format_iso_time(c.down[i].from) << "\", \""
+      << format_iso_time(c.down[i].to) << "\"]";
+  f << (c.down.empty() ? "]\n\n" : ",\n]\n\n") << "[dependencies]  # " << c.dependencies.size()
+    << " jobs when inferred, " << c.array_members << " of them members of throttled arrays\n"
     << "infer = " << (settings.dependencies ? "true" : "false")
     << "  # replay a job that waited for its user's earlier job as dependent on it\n"
     << "slack = \"" << settings.dependency_slack << "s\"  # a start this soon after that end\n"
@@ -150,6 +157,17 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
   write_file_durably(path, f.str());
 }
 
+namespace {
+
+// Element k of `a`, an array of `size` elements, as an instant "YYYY-MM-DDTHH:MM:SS" (UTC);
+// nullopt for anything else.
+std::optional<Seconds> iso_time_at(const toml::array* a, std::size_t size, std::size_t k) {
+  const auto text = a && a->size() == size ? (*a)[k].value<std::string>() : std::nullopt;
+  return text ? parse_iso_time(*text) : std::nullopt;
+}
+
+}  // namespace
+
 Calibration read_calibration(const std::string& path, CalibrationSettings& settings) {
   const toml::table root = read_toml_file(path, "the calibration file");
   const Reader r{path};
@@ -166,7 +184,7 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
     }
     const toml::table* t = node.as_table();
     if (!t &&
-        (name == "user_limits" || name == "capacity" || name == "boundaries" ||
+        (name == "user_limits" || name == "capacity" || name == "boundaries" || name == "down" ||
          name == "dependencies" || name == "feedback" || name == "priority" || name == "scheduler"))
       r.fail(node, name, "expected a table [" + name + "]");
     if (name == "user_limits") {
@@ -207,10 +225,7 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
         if (!periods) r.fail(v, full, std::string("expected an array of ") + shape);
         for (const toml::node& period : *periods) {
           const toml::array* p = period.as_array();
-          const auto from_text = p && p->size() == 3 ? (*p)[0].value<std::string>() : std::nullopt;
-          const auto to_text = p && p->size() == 3 ? (*p)[1].value<std::string>() : std::nullopt;
-          const auto from = from_text ? parse_iso_time(*from_text) : std::nullopt;
-          const auto to = to_text ? parse_iso_time(*to_text) : std::nullopt;
+          const auto from = iso_time_at(p, 3, 0), to = iso_time_at(p, 3, 1);
           const toml::array* instants = p && p->size() == 3 ? (*p)[2].as_array() : nullptr;
           if (!from || !to || !instants) r.fail(period, full, std::string("expected ") + shape);
           WeeklyBoundaries b{from.value_or(0), to.value_or(0), {}};
@@ -226,6 +241,24 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
           std::sort(b.offsets.begin(), b.offsets.end());
           b.offsets.erase(std::unique(b.offsets.begin(), b.offsets.end()), b.offsets.end());
           c.boundaries.push_back(std::move(b));
+        }
+      }
+    } else if (name == "down") {
+      for (const auto& [k, v] : *t) {
+        const std::string full = name + "." + std::string(k.str());
+        if (k.str() != "windows") unknown(k, full, "windows");
+        const toml::array* windows = v.as_array();
+        const char* shape = "[\"YYYY-MM-DDTHH:MM:SS\", \"YYYY-MM-DDTHH:MM:SS\"] (UTC)";
+        if (!windows) r.fail(v, full, std::string("expected an array of ") + shape);
+        for (const toml::node& window : *windows) {
+          const toml::array* p = window.as_array();
+          const auto from = iso_time_at(p, 2, 0), to = iso_time_at(p, 2, 1);
+          if (!from || !to) r.fail(window, full, std::string("expected ") + shape);
+          const DownWindow w{from.value_or(0), to.value_or(0)};
+          if (w.to <= w.from) r.fail(window, full, "a window must end after it begins");
+          if (!c.down.empty() && w.from < c.down.back().to)
+            r.fail(window, full, "the windows must follow one another without overlapping");
+          c.down.push_back(w);
         }
       }
     } else if (name == "dependencies") {
@@ -313,7 +346,7 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
     } else {
       throw InputError({path, static_cast<long>(key.source().begin.line), name},
                        "unknown key (known: nodes, [user_limits], [capacity], [boundaries], "
-                       "[dependencies], [feedback], [priority], [scheduler])");
+                       "[down], [dependencies], [feedback], [priority], [scheduler])");
     }
   }
   return c;
@@ -334,7 +367,7 @@ std::string summary(const Calibration& c) {
                             to_string(sp->backfill), format_slurm_duration(sp->bf_window),
                             sp->bf_max_job_user);
   return fmt::format(
-      "{} running jobs per user{}, {} capacity steps{}{}, {} jobs replayed as dependent ({} of "
+      "{} running jobs per user{}, {} capacity steps{}{}{}, {} jobs replayed as dependent ({} of "
       "them members of throttled arrays), {} as submitted on seeing their user's earlier job "
       "end{}",
       c.user_limits.max_running_jobs > 0 ? fmt::format("at most {}", c.user_limits.max_running_jobs)
@@ -346,6 +379,8 @@ std::string summary(const Calibration& c) {
       c.boundaries.empty()
           ? std::string()
           : ", weekly boundaries no job ran across (" + c.describe_boundaries() + ")",
+      c.down.empty() ? std::string()
+                     : ", down windows no job started in (" + describe_down_windows(c.down) + ")",
       c.dependencies.size(), c.array_members, c.followers.size(), priority);
 }
 

@@ -176,8 +176,11 @@ Seconds Simulator::next_event_time() const {
   if (dirty_ && spec_.scheduler.backfill != BackfillMode::kNone && !eligible_.empty())
     t = std::min(t, next_backfill_);
   // A boundary passed lets the jobs it held start: both schedulers look again then.
-  if (!eligible_.empty())
+  if (!eligible_.empty()) {
     if (const auto b = next_boundary_after(now_)) t = std::min(t, *b);
+    // The end of a down window lets the jobs it held start: both schedulers look again then.
+    if (const auto up = down_until(now_)) t = std::min(t, *up);
+  }
   return t;
 }
 
@@ -267,6 +270,7 @@ void Simulator::process_events_at(Seconds t) {
     become_eligible_or_hold(j);
   }
   if (const auto b = next_boundary_after(t - 1); b && *b == t) mark_dirty(true);
+  if (const auto up = down_until(t - 1); up && *up == t) mark_dirty(true);
   if (main_needed_) main_schedule();
   if (dirty_ && t >= next_backfill_ && spec_.scheduler.backfill != BackfillMode::kNone) {
     backfill_schedule();
@@ -347,6 +351,11 @@ void Simulator::note_runtime(Seconds limit, Seconds runtime) {
 std::optional<Seconds> Simulator::next_boundary_after(Seconds t) const {
   if (!spec_.boundaries) return std::nullopt;
   return mirage::next_boundary_after(*spec_.boundaries, t);
+}
+
+std::optional<Seconds> Simulator::down_until(Seconds t) const {
+  if (!spec_.down) return std::nullopt;
+  return mirage::down_until(*spec_.down, t);
 }
 
 bool Simulator::runs_across_boundary(SimJobIndex j, Seconds start) const {
@@ -504,6 +513,7 @@ double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const
 
 void Simulator::main_schedule() {
   main_needed_ = false;
+  if (down_until(now_)) return;  // the partition is down: nothing starts until it is up
   ++counters_.main_passes;
   // Start jobs in priority order until the first that does not fit. Only the best job is needed
   // each round, so a linear scan beats sorting the whole queue after every event.
@@ -532,7 +542,7 @@ void Simulator::main_schedule() {
 }
 
 void Simulator::backfill_schedule() {
-  if (eligible_.empty()) return;
+  if (eligible_.empty() || down_until(now_)) return;
   const SchedulerParameters& sp = spec_.scheduler;
   const bool whole_node = spec_.allocation == AllocationMode::kWholeNode;
   // Reservations are rebuilt from scratch each pass (Slurm keeps none between passes), so a
@@ -577,6 +587,14 @@ void Simulator::backfill_schedule() {
   }
   profile.occupy_all(held);
   const Seconds latest_start = now_ + sp.bf_window;
+  // The down windows a job of this pass could be planned in: mostly none, and then no job needs
+  // looking up in them.
+  std::vector<DownWindow> down_ahead;
+  if (spec_.down)
+    for (auto it = std::upper_bound(spec_.down->begin(), spec_.down->end(), now_,
+                                    [](Seconds t, const DownWindow&w) { return t < w.to; });
+         it != spec_.down->end() && it->from <= latest_start; ++it)
+      down_ahead.push_back(*it);
   int free_now = whole_node ? free_nodes_ : 0;
   bool reserved_one = false;
   std::vector<SimJobIndex> to_start;
@@ -608,10 +626,16 @@ void Simulator::backfill_schedule() {
     const bool may_reserve = sp.backfill == BackfillMode::kSlurm || !reserved_one;
     const Seconds horizon = may_reserve ? latest_start : now_;
     auto placement = profile.earliest_start(req, duration, horizon);
-    // Planned past each boundary it would run across, as a recurring reservation is planned.
-    while (placement && runs_across_boundary(j, placement->start))
-      placement =
-          profile.earliest_start(req, duration, horizon, *next_boundary_after(placement->start));
+    // Planned past each boundary it would run across, as a recurring reservation is planned,
+    // and past each down window it would start in.
+    while (placement) {
+      std::optional<Seconds> after =
+          down_ahead.empty() ? std::nullopt : mirage::down_until(down_ahead, placement->start);
+      if (!after && runs_across_boundary(j, placement->start))
+        after = next_boundary_after(placement->start);
+      if (!after) break;
+      placement = profile.earliest_start(req, duration, horizon, *after);
+    }
     if (!placement) continue;
     if (placement->start == now_) {
       profile.reserve(*placement, req.units, duration);
@@ -709,17 +733,25 @@ PendingJobView Simulator::pending_view(SimJobIndex j, PendingState state,
   p.priority = priority_of(s, accruing_since);
   // An eligible job its user's limits hold back waits for that user's work, not for room; one
   // whose limit would run across a weekly boundary waits for the boundary to pass, as slurmctld
-  // reports a job a recurring reservation holds (ReqNodeNotAvail, Reserved for maintenance).
+  // reports a job a recurring reservation holds (ReqNodeNotAvail, Reserved for maintenance); in a
+  // down window every job waits for the partition to come up (PartitionDown).
   p.state = state;
   if (state == PendingState::kEligible && over_user_limit(s))
     p.state = PendingState::kLimit;
-  else if (state == PendingState::kEligible && runs_across_boundary(j, now_))
+  else if (state == PendingState::kEligible && (down_until(now_) || runs_across_boundary(j, now_)))
     p.state = PendingState::kNotYetEligible;
   return p;
 }
 
+bool Simulator::held_by_down_window(SimJobIndex j) const {
+  if (!down_until(now_) || state(j) != SimJobState::kPending) return false;
+  for (const auto& [e, since] : eligible_)
+    if (e == j) return !over_user_limit(job(j));
+  return false;
+}
+
 bool Simulator::held_by_boundary(SimJobIndex j) const {
-  if (!spec_.boundaries || state(j) != SimJobState::kPending) return false;
+  if (!spec_.boundaries || state(j) != SimJobState::kPending || down_until(now_)) return false;
   // An eligible job that pending_view reports not eligible yet: a boundary holds it.
   for (const auto& [e, since] : eligible_)
     if (e == j)

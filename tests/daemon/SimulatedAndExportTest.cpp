@@ -251,6 +251,26 @@ TEST(SimulatedSlurmClient, ShowsTheCalibratedBoundariesAsReservations) {
   EXPECT_EQ(sim.load_partitions().at(0).reservations.at(0).start, boundary + kWeek);
 }
 
+// A calibration's down window reaches the daemon as slurmctld shows a partition set DOWN: the
+// daemon's job queues, is reported pending for PartitionDown and ages, and starts once the
+// partition is up.
+TEST(SimulatedSlurmClient, ReportsAJobADownWindowHoldsAsItsPartitionDown) {
+  const Trace trace = read_trace_text(kTrace, "tiny.swf");
+  testing::TempDir dir;
+  SimulatedSlurmClient sim(trace, calibrated_cluster(dir,
+                                                     "[down]\nwindows = [[\"2023-11-13T00:00:00\", "
+                                                     "\"2023-11-16T00:00:00\"]]\n"));
+  const JobId id = sim.submit(segment(1, kHour));
+  SlurmJob seen;
+  for (const auto& j : sim.load_jobs(0).jobs)
+    if (j.id == id) seen = j;
+  EXPECT_EQ(seen.state, SlurmJobState::kPending);
+  EXPECT_EQ(seen.reason, "PartitionDown");
+  EXPECT_EQ(seen.accrue, seen.submit);
+  seen = poll_while_pending(sim, id, 4 * kDay);
+  EXPECT_GE(seen.start, 1700092800);  // 2023-11-16T00:00:00Z: not before the partition was up
+}
+
 TEST(TraceExport, WritesSwfTheReaderReadsBack) {
   std::vector<SlurmJob> jobs;
   for (int i = 0; i < 5; ++i) {

@@ -408,6 +408,49 @@ TEST(Calibration, AnHourNoJobRanAcrossOnWeekdaysIsABoundaryThatHeldTheJobsWaitin
   EXPECT_EQ(*spec.boundaries, c.boundaries);
 }
 
+// A machine of 10 nodes: a job of 4 submitted at 1 h waits until 8 h with the log's 8-node job
+// ended at 2 h, nothing else starting: for six hours a job that fitted waited on an idle machine,
+// so no job could start (a down window, from just after the last start to the next). The same
+// wait with the 8-node job running until 8 h (no room), or lasting under three hours, or with
+// only a job its user's limit held waiting, is no down window.
+std::vector<Job> idle_stretch_log(Seconds busy_until, Seconds waited_until) {
+  std::vector<Job> jobs{job("a", 0, 0, busy_until, 8),
+                        job("b", kHour, waited_until, waited_until + kHour, 4)};
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].id = static_cast<JobId>(i + 1);
+  return jobs;
+}
+
+TEST(Calibration, HoursWithoutAStartWhileAJobThatFittedWaitedOnAnIdleMachineAreADownWindow) {
+  CalibrationSettings s;
+  s.priority = false;
+  const Calibration c = infer_calibration(idle_stretch_log(2 * kHour, 8 * kHour), machine(10), s);
+  ASSERT_EQ(c.down.size(), 1u);
+  EXPECT_EQ(c.down[0], (DownWindow{1, 8 * kHour}));
+  EXPECT_EQ(describe_down_windows(c.down), "1 window, 8 hours in all");
+  EXPECT_EQ(c.congested_windows, 0);  // the wait the window explains is no evidence of congestion
+
+  EXPECT_TRUE(
+      infer_calibration(idle_stretch_log(8 * kHour, 8 * kHour), machine(10), s).down.empty());
+  EXPECT_TRUE(
+      infer_calibration(idle_stretch_log(2 * kHour, 2 * kHour + 30 * kMinute), machine(10), s)
+          .down.empty());
+  CalibrationSettings off = s;
+  off.down_windows = false;
+  const Calibration without =
+      infer_calibration(idle_stretch_log(2 * kHour, 8 * kHour), machine(10), off);
+  EXPECT_TRUE(without.down.empty());
+  EXPECT_EQ(without.congested_windows, 1);
+
+  // Replayed, job 2 waits for the partition to come up, not for room.
+  std::vector<Job> jobs = idle_stretch_log(2 * kHour, 8 * kHour);
+  ClusterSpec spec = machine(10);
+  apply_calibration(c, spec, jobs);
+  ASSERT_NE(spec.down, nullptr);
+  Simulator sim(spec, std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(jobs)));
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(1), 8 * kHour);
+}
+
 // b was submitted a minute after a (its user's) ended, c an hour after: only b followed a's end,
 // and only where feedback is asked for.
 TEST(Calibration, AJobSubmittedMinutesAfterItsUsersJobEndedFollowsThatEnd) {
@@ -519,6 +562,16 @@ TEST(CalibrationFile, WeeklyBoundariesReadBackTheSame) {
   std::filesystem::remove(path);
 }
 
+TEST(CalibrationFile, DownWindowsReadBackTheSame) {
+  Calibration c;
+  c.down = {{1667260800, 1667260800 + 5 * kHour}, {1667260800 + kWeek, 1667260800 + kWeek + 1}};
+  const std::string path = temp_path("down.toml");
+  write_calibration(c, {}, 100, "ctc.swf", path);
+  CalibrationSettings settings;
+  EXPECT_EQ(read_calibration(path, settings).down, c.down);
+  std::filesystem::remove(path);
+}
+
 TEST(CalibrationFile, FittedPriorityWeightsReadBackTheSame) {
   Calibration c;
   PriorityFit fit;
@@ -616,6 +669,20 @@ TEST(CalibrationFile, AnUnknownKeyOrABadValueNamesTheFileTheLineAndTheKey) {
   EXPECT_NE(read_error("[boundaries]\nweekly = [[\"2022-11-03T00:00:00\", \"2022-10-03T00:00:00\", "
                        "[]]]\n")
                 .find("field 'boundaries.weekly': a period must end after it begins"),
+            std::string::npos);
+  EXPECT_NE(read_error("[down]\nwindows = [[\"2022-11-03T05:00:00\", \"2022-11-03T01:00:00\"]]\n")
+                .find("bad.toml:2: field 'down.windows': a window must end after it begins"),
+            std::string::npos);
+  EXPECT_NE(read_error("[down]\nwindows = [[\"2022-11-03T01:00:00\", \"2022-11-03T05:00:00\"],\n"
+                       "[\"2022-11-03T04:00:00\", \"2022-11-03T06:00:00\"]]\n")
+                .find("field 'down.windows': the windows must follow one another without "
+                      "overlapping"),
+            std::string::npos);
+  EXPECT_NE(read_error("[down]\nwindows = [\"2022-11-03T01:00:00\"]\n")
+                .find("bad.toml:2: field 'down.windows': expected [\"YYYY-MM-DDTHH:MM:SS\""),
+            std::string::npos);
+  EXPECT_NE(read_error("[down]\nspans = []\n")
+                .find("bad.toml:2: field 'down.spans': unknown key (known: windows)"),
             std::string::npos);
   EXPECT_NE(read_error("[dependencies]\narray_min_members = 1\n")
                 .find("bad.toml:2: field 'dependencies.array_min_members': expected at least 2"),

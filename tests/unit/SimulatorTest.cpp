@@ -307,6 +307,29 @@ TEST(Simulator, AJobABoundaryHoldsIsReportedNotYetEligibleAndTheBoundaryAsAReser
   EXPECT_EQ(sim.start_time(1), 1000);
 }
 
+// A down window (the partition DOWN from 100 to 1000 s): the job running through it goes on, no
+// job starts in it, not even one that would end before it is up (backfill plans past it), and
+// the queue starts as it ends. A job waiting in it is reported not eligible yet, as slurmctld
+// reports PartitionDown.
+TEST(Simulator, NoJobStartsInADownWindowAndTheQueueStartsAsItEnds) {
+  ClusterSpec c = machine(4);
+  c.down = std::make_shared<const std::vector<DownWindow>>(std::vector<DownWindow>{{100, 1000}});
+  Simulator sim(c, std::make_shared<const std::vector<SimJobSpec>>(std::vector<SimJobSpec>{
+                       make_job(0, 2, 5000, 3000),     // runs through the window
+                       make_job(200, 1, 100, 50),      // short enough to end before it is up
+                       make_job(300, 4, 500, 500)}));  // the whole machine, after job 0
+  sim.run_until(500);
+  EXPECT_EQ(sim.start_time(0), 0);
+  EXPECT_EQ(sim.state(1), SimJobState::kPending);
+  EXPECT_EQ(sim.pending_view(1)->state, PendingState::kNotYetEligible);
+  EXPECT_TRUE(sim.held_by_down_window(1));
+  EXPECT_FALSE(sim.held_by_boundary(1));
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(1), 1000);  // as the partition comes up
+  EXPECT_EQ(sim.start_time(2), 3000);  // after job 0, which the window did not stop
+  EXPECT_FALSE(sim.held_by_down_window(2));
+}
+
 // A job its user submitted on seeing an earlier job end (SimJobSpec::think) enters the queue that
 // long after the earlier job's replayed end, not at its logged submit, and its wait counts from
 // then: here the earlier job is held back by another, so the follower comes later too.

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mirage/core/DownWindows.h"
 #include "mirage/core/Time.h"
 #include "mirage/core/WeeklyBoundaries.h"
 
@@ -94,6 +95,7 @@ struct ClusterSpec {
   UserLimits user_limits;
   std::shared_ptr<const std::vector<CapacityStep>> unavailable;     // sorted by `from`; may be null
   std::shared_ptr<const std::vector<WeeklyBoundaries>> boundaries;  // in time order; may be null
+  std::shared_ptr<const std::vector<DownWindow>> down;  // sorted, not overlapping; may be null
 
   // "88 nodes x 4 GPUs", or "32 nodes (GPUs per node not given)" where the trace and the flags
   // say nothing of GPUs: a log of whole-node jobs does not make a CPU machine.

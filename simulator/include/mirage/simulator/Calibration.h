@@ -7,6 +7,11 @@
 //                  the switch: in a log, an hour of the week that the time limits of the log's
 //                  jobs almost never ran across, four weeks after four weeks
 //                  (WeeklyBoundaries.h). Held as a weekly recurring reservation holds it.
+//   down windows   Spans in which no job started while the machine stood nearly idle and a job
+//                  that fitted waited (maintenance, an upgrade: the partition set DOWN): in a log,
+//                  at least three hours between two starts in which the nodes the log's jobs held
+//                  fell to a tenth of the machine with such a job waiting (DownWindows.h). No job
+//                  starts in them; running ones go on.
 //   user limits    A per-user limit on running jobs (or nodes) shows in a log as a value that
 //                  several users reach and nobody exceeds; it is held as a QOS would hold it.
 //   capacity       Nodes held by work the log does not show. Over each window (a day by
@@ -69,12 +74,16 @@ struct CalibrationSettings {
   // An hour is a boundary where the jobs whose limits ran across it number at most this share of
   // the stretch's median hour's, and fewer than either neighbouring hour's.
   double boundary_share = 0.25;
+  bool down_windows = true;      // infer down windows at all
+  Seconds down_min = 3 * kHour;  // the shortest stretch without a start that may be one
+  double down_share = 0.1;       // of the machine, the most the log's jobs held in it
 };
 
 struct Calibration {
   UserLimits user_limits;
   std::vector<CapacityStep> unavailable;     // merged: consecutive steps differ
   std::vector<WeeklyBoundaries> boundaries;  // in time order; consecutive periods differ
+  std::vector<DownWindow> down;              // sorted, not overlapping
   std::optional<PriorityFit> priority;       // none: the weights the flags give
   // The site's scheduler settings (bf_window, bf_max_job_user, ...), where a calibration file
   // gives them: set per trace, not inferred (the log shows too little of them).
@@ -109,7 +118,8 @@ struct Calibration {
   std::string describe_boundaries() const;
 
   bool empty() const {
-    return user_limits == UserLimits{} && unavailable.empty() && boundaries.empty() && !priority;
+    return user_limits == UserLimits{} && unavailable.empty() && boundaries.empty() &&
+           down.empty() && !priority;
   }
 };
 

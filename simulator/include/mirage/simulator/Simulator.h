@@ -117,6 +117,9 @@ class Simulator {
   // Whether pending job `j` could start but for a weekly boundary its limit would run across:
   // slurmctld reports such a job as a recurring reservation holds it (ReqNodeNotAvail).
   bool held_by_boundary(SimJobIndex j) const;
+  // Whether pending job `j` could start but for a down window (ClusterSpec::down): slurmctld
+  // reports such a job as its partition being down (PartitionDown).
+  bool held_by_down_window(SimJobIndex j) const;
   // The weekly boundaries to come within the queue forecast's horizon, as slurmctld lists a
   // recurring reservation of every node: each instant held for a second (a job may end at it or
   // start after it, not run across it). Empty without boundaries.
@@ -209,6 +212,8 @@ class Simulator {
   // boundaries, which hidden work ignores).
   bool runs_across_boundary(SimJobIndex j, Seconds start) const;
   std::optional<Seconds> next_boundary_after(Seconds t) const;
+  // The end of the down window (ClusterSpec::down) that holds `t`, in which no job starts.
+  std::optional<Seconds> down_until(Seconds t) const;
   // True when starting `s` now would break its user's limits, counting `extra` more jobs and
   // nodes of that user started in the same pass.
   bool over_user_limit(const SimJobSpec& s, int extra_jobs = 0, int extra_nodes = 0) const;
