@@ -63,13 +63,17 @@ void run_calibrate(const CalibrateOptions& o) {
       "  dependencies  {} jobs replayed as dependent on their user's earlier job, {} of them "
       "members of arrays the log ran a few at a time\n",
       c.dependencies.size(), c.array_members);
-  if (settings.feedback)
+  if (c.feedback)
     fmt::print(
         "  feedback      {} jobs submitted within {} of their user's earlier job's end, "
-        "replayed as submitted that long after its replayed end\n",
-        c.followers.size(), format_short_duration(settings.feedback_within));
+        "replayed as submitted that long after its replayed end{}\n",
+        c.followers.size(), format_short_duration(settings.feedback_within),
+        c.feedback_chosen ? " (chosen by replay: without it the replay missed a fidelity target)"
+                          : "");
   else
-    fmt::print("  feedback      off (--feedback)\n");
+    fmt::print(
+        "  feedback      off (the replay without it met every fidelity target, or came closer to "
+        "them; --feedback forces it)\n");
   if (const auto& p = c.priority)
     fmt::print("  priority      {}: {}\n", describe_weights(*p), describe_evidence(*p));
   else
@@ -106,7 +110,8 @@ void register_trace_calibrate_command(CLI::App& trace) {
   cmd->add_flag("--feedback", o->feedback,
                 "Replay a job its user submitted within 10 minutes of an earlier job's end as "
                 "submitted that long after that job's replayed end, and choose the rest with it "
-                "(off by default: docs/results/fidelity.md)");
+                "(without it, tried by replay where the replay misses a fidelity target: "
+                "docs/results/fidelity.md)");
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);
   cmd->callback([o, share] {

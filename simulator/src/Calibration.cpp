@@ -399,6 +399,7 @@ DependencyCandidates dependency_candidates(const LogView& log, const Calibration
 // (which started before they were submitted), and not already replayed as dependent on a job.
 void infer_followers(const LogView& log, const CalibrationSettings& settings, Calibration& c) {
   c.followers.clear();
+  c.feedback = settings.feedback;
   if (!settings.feedback) return;
   const auto ends = ends_by_user(log);
   std::unordered_map<JobId, char> dependent;
@@ -570,6 +571,29 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
   record_replay(*best->outcome, *c.priority);
 }
 
+// Feedback, chosen by replay: where the kept replay of `c` misses a fidelity target, the log is
+// replayed again with the followers feedback infers, the rest as chosen, and that is kept only
+// where it lies less far outside the targets. A replay inside every target is left alone.
+void choose_feedback_by_replay(const std::vector<Job>& all, const LogView& log,
+                               const ClusterSpec& spec, const CalibrationSettings& settings,
+                               Calibration& c) {
+  if (!c.priority || !c.priority->replay_waits) return;
+  const WaitFidelity kept = c.priority->replay;
+  if (kept.target_miss() <= 0) return;
+  CalibrationSettings with = settings;
+  with.feedback = true;
+  Calibration trial = c;
+  infer_followers(log, with, trial);
+  if (trial.followers.empty()) return;
+  const auto r = calibrated_replay(all, spec, trial);
+  if (!r) return;
+  ReplayOutcome o = replay_outcome(*r, trial.priority->weights).get();
+  if (o.figures.target_miss() >= kept.target_miss() - 1e-9) return;
+  c = std::move(trial);
+  c.feedback_chosen = true;
+  record_replay(o, *c.priority);
+}
+
 }  // namespace
 
 std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& all,
@@ -635,6 +659,8 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
       c.priority = choose_priority_by_replay(all, spec, c);
     if (settings.choose_capacity_share && spec.allocation == AllocationMode::kWholeNode)
       choose_capacity_share_by_replay(all, log, spec, settings, candidates, c);
+    if (settings.choose_feedback && !settings.feedback)
+      choose_feedback_by_replay(all, log, spec, settings, c);
   }
   return c;
 }

@@ -33,10 +33,12 @@
 //                  whose end freed its slot (an earlier-started one that had ended by its start:
 //                  every dependency points to an earlier start, none closes a cycle), confirmed
 //                  as the others are (its wait had room).
-//   feedback       (off unless asked for) A job submitted within minutes of its user's earlier
-//                  job ending was submitted on seeing that end: the replay submits it as long
-//                  after that job's replayed end (Simulator::submit_time), so a replay that runs
-//                  the first late does not queue the next at the log's time behind it.
+//   feedback       A job submitted within minutes of its user's earlier job ending was
+//                  submitted on seeing that end: the replay submits it as long after that job's
+//                  replayed end (Simulator::submit_time), so a replay that runs the first late
+//                  does not queue the next at the log's time behind it. Tried by replay after
+//                  the rest is chosen, only where that replay misses a fidelity target, and kept
+//                  where it lies less far outside them (or asked for: --feedback).
 //   priority       Where the log records each job's priority, the multifactor weights fitted to
 //                  it (PriorityFit.h): fairshare with its half-life, job size, age. Where it
 //                  does not, the log is replayed (with the parts above) under a few weightings
@@ -68,9 +70,12 @@ struct CalibrationSettings {
   // targets and misses LS6's February mean and three what-ifs (docs/results/fidelity.md).
   bool feedback = false;
   Seconds feedback_within = 10 * kMinute;  // a submission this soon after that end
-  bool priority = true;                    // fit the priority weights (to the column, or by replay)
-  bool boundaries = true;                  // infer weekly boundaries at all
-  Seconds boundary_stretch = 4 * kWeek;    // boundaries are looked for in stretches this long
+  // Where feedback is not asked for and the kept replay misses a fidelity target, replay it with
+  // feedback too and keep that where it lies less far outside the targets (see there).
+  bool choose_feedback = true;
+  bool priority = true;                  // fit the priority weights (to the column, or by replay)
+  bool boundaries = true;                // infer weekly boundaries at all
+  Seconds boundary_stretch = 4 * kWeek;  // boundaries are looked for in stretches this long
   // An hour is a boundary where the jobs whose limits ran across it number at most this share of
   // the stretch's median hour's, and fewer than either neighbouring hour's.
   double boundary_share = 0.25;
@@ -108,6 +113,8 @@ struct Calibration {
     Seconds think = 0;
   };
   std::vector<Follower> followers;
+  bool feedback = false;         // the followers are inferred (asked for, or chosen by replay)
+  bool feedback_chosen = false;  // ... because the replay with them came closer to the targets
 
   // "137 of 155 days congested" (or "... windows of 06:00:00 ...").
   std::string describe_congestion() const;
