@@ -109,6 +109,7 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     jobs.add(j.nodes);
     jobs.add(j.gpus_per_node);
     jobs.add(j.after_any);
+    jobs.add(j.think);
     jobs.add(j.user.data(), j.user.size());
   }
   const ClusterSpec& c = s.cluster;
@@ -117,6 +118,18 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     for (const CapacityStep& step : *c.unavailable) {
       capacity.add(step.from);
       capacity.add(step.unavailable_nodes);
+    }
+  // Boundaries and down windows hold jobs as capacity does: probes under others are not these.
+  if (c.boundaries)
+    for (const WeeklyBoundaries& b : *c.boundaries) {
+      capacity.add(b.from);
+      capacity.add(b.to);
+      for (const Seconds offset : b.offsets) capacity.add(offset);
+    }
+  if (c.down)
+    for (const DownWindow& w : *c.down) {
+      capacity.add(w.from);
+      capacity.add(w.to);
     }
   const EpisodeConfig& e = s.episode;
   std::ostringstream f;
