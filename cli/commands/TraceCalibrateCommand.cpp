@@ -66,14 +66,11 @@ void run_calibrate(const CalibrateOptions& o) {
   if (c.feedback)
     fmt::print(
         "  feedback      {} jobs submitted within {} of their user's earlier job's end, "
-        "replayed as submitted that long after its replayed end{}\n",
+        "replayed as submitted that long after its replayed end ({})\n",
         c.followers.size(), format_short_duration(settings.feedback_within),
-        c.feedback_chosen ? " (chosen by replay: without it the replay missed a fidelity target)"
-                          : "");
+        settings.feedback ? std::string("asked for") : c.describe_feedback_choice());
   else
-    fmt::print(
-        "  feedback      off (the replay without it met every fidelity target, or came closer to "
-        "them; --feedback forces it)\n");
+    fmt::print("  feedback      {} (--feedback forces it)\n", c.describe_feedback_choice());
   if (const auto& p = c.priority)
     fmt::print("  priority      {}: {}\n", describe_weights(*p), describe_evidence(*p));
   else

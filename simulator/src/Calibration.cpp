@@ -577,20 +577,26 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
 void choose_feedback_by_replay(const std::vector<Job>& all, const LogView& log,
                                const ClusterSpec& spec, const CalibrationSettings& settings,
                                Calibration& c) {
+  using Choice = Calibration::FeedbackChoice;
   if (!c.priority || !c.priority->replay_waits) return;
   const WaitFidelity kept = c.priority->replay;
-  if (kept.target_miss() <= 0) return;
+  if (kept.target_miss() <= 0) {
+    c.feedback_choice = Choice::kTargetsMet;
+    return;
+  }
   CalibrationSettings with = settings;
   with.feedback = true;
   Calibration trial = c;
   infer_followers(log, with, trial);
+  c.feedback_choice = Choice::kNoFollowers;
   if (trial.followers.empty()) return;
   const auto r = calibrated_replay(all, spec, trial);
   if (!r) return;
   ReplayOutcome o = replay_outcome(*r, trial.priority->weights).get();
+  c.feedback_choice = Choice::kNoCloser;
   if (o.figures.target_miss() >= kept.target_miss() - 1e-9) return;
   c = std::move(trial);
-  c.feedback_chosen = true;
+  c.feedback_choice = Choice::kChosen;
   record_replay(o, *c.priority);
 }
 
@@ -705,6 +711,21 @@ void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::v
       j.after_any = f->second->after;
       j.think = f->second->think;
     }
+}
+
+std::string Calibration::describe_feedback_choice() const {
+  switch (feedback_choice) {
+    case FeedbackChoice::kChosen:
+      return "chosen by replay: without it the replay missed a fidelity target, and with it lies "
+             "less far outside them";
+    case FeedbackChoice::kNoCloser:
+      return "off: tried by replay, it brought the replay no closer to the fidelity targets";
+    case FeedbackChoice::kNoFollowers:
+      return "off: no job of the log was submitted minutes after its user's earlier one ended";
+    case FeedbackChoice::kTargetsMet: return "off: the replay without it met every fidelity target";
+    case FeedbackChoice::kNotTried: break;
+  }
+  return "off: not tried (no replay of the log was chosen to judge it by)";
 }
 
 std::string Calibration::describe_boundaries() const {

@@ -117,10 +117,7 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     << "array_min_members = " << settings.array_min_members
     << "  # jobs submitted together that make an array\n\n"
     << "[feedback]  # " << c.followers.size() << " jobs when inferred"
-    << (c.feedback_chosen ? "; chosen by replay: without it the replay missed a fidelity target "
-                            "and with it lies less far outside them"
-                          : "")
-    << "\n"
+    << (settings.feedback ? "" : "; " + c.describe_feedback_choice()) << "\n"
     << "infer = " << (settings.feedback || c.feedback ? "true" : "false")
     << "  # submit a job that its user submitted on seeing an earlier job end as that one ends\n"
     << "within = \"" << settings.feedback_within

@@ -839,6 +839,7 @@ Seconds Simulator::planned_start(SimJobSpec spec, Seconds horizon) const {
   // slurmctld's will-run test (job_start_data, 22.05) places the job among the running jobs
   // alone, each to its limit: no pending job, no limit, no change of capacity to come.
   Simulator plan = fork();
+  plan.spec_.down = nullptr;  // an outage is not announced: slurmctld cannot plan around it
   plan.next_arrival_ = plan.trace_->size();
   plan.eligible_.clear();
   plan.begin_heap_.clear();

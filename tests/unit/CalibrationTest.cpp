@@ -411,8 +411,8 @@ TEST(Calibration, AnHourNoJobRanAcrossOnWeekdaysIsABoundaryThatHeldTheJobsWaitin
 // A machine of 10 nodes: a job of 4 submitted at 1 h waits until 8 h with the log's 8-node job
 // ended at 2 h, nothing else starting: for six hours a job that fitted waited on an idle machine,
 // so no job could start (a down window, from just after the last start to the next). The same
-// wait with the 8-node job running until 8 h (no room), or lasting under three hours, or with
-// only a job its user's limit held waiting, is no down window.
+// wait with the 8-node job running until 8 h (no room), or lasting under three hours, is no
+// down window.
 std::vector<Job> idle_stretch_log(Seconds busy_until, Seconds waited_until) {
   std::vector<Job> jobs{job("a", 0, 0, busy_until, 8),
                         job("b", kHour, waited_until, waited_until + kHour, 4)};
@@ -569,6 +569,26 @@ TEST(CalibrationFile, DownWindowsReadBackTheSame) {
   write_calibration(c, {}, 100, "ctc.swf", path);
   CalibrationSettings settings;
   EXPECT_EQ(read_calibration(path, settings).down, c.down);
+  std::filesystem::remove(path);
+}
+
+// Feedback the inference chose (not asked for) is written as on, so that the file replays as the
+// inference did.
+TEST(CalibrationFile, FeedbackChosenByReplayReadsBackOn) {
+  Calibration c;
+  c.feedback = true;
+  c.feedback_choice = Calibration::FeedbackChoice::kChosen;
+  const std::string path = temp_path("chosen.toml");
+  write_calibration(c, {}, 100, "sdsc.swf", path);
+  CalibrationSettings back;
+  read_calibration(path, back);
+  EXPECT_TRUE(back.feedback);
+  c.feedback = false;
+  c.feedback_choice = Calibration::FeedbackChoice::kNoCloser;
+  write_calibration(c, {}, 100, "sdsc.swf", path);
+  CalibrationSettings off;
+  read_calibration(path, off);
+  EXPECT_FALSE(off.feedback);
   std::filesystem::remove(path);
 }
 

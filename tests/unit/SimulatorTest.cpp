@@ -324,10 +324,29 @@ TEST(Simulator, NoJobStartsInADownWindowAndTheQueueStartsAsItEnds) {
   EXPECT_EQ(sim.pending_view(1)->state, PendingState::kNotYetEligible);
   EXPECT_TRUE(sim.held_by_down_window(1));
   EXPECT_FALSE(sim.held_by_boundary(1));
-  sim.run_to_completion();
+  sim.run_until(1500);
   EXPECT_EQ(sim.start_time(1), 1000);  // as the partition comes up
+  EXPECT_EQ(sim.state(2), SimJobState::kPending);
+  EXPECT_FALSE(sim.held_by_down_window(2));  // up again: job 2 waits for room
+  sim.run_to_completion();
   EXPECT_EQ(sim.start_time(2), 3000);  // after job 0, which the window did not stop
-  EXPECT_FALSE(sim.held_by_down_window(2));
+}
+
+// Backfill plans a job past a down window to come: the blocked top job (both nodes, free only
+// at 600, inside the window) is planned at its end, so a long 1-node job fits before it now;
+// without the window it would delay the top job, and waits.
+TEST(Simulator, BackfillPlansAJobPastADownWindowToCome) {
+  const std::vector<SimJobSpec> jobs = {make_job(0, 1, 600, 600),      // one node until 600
+                                        make_job(10, 2, 100, 100),     // top: both nodes
+                                        make_job(20, 1, 1200, 1200)};  // ends before 2000
+  ClusterSpec c = machine(2);
+  auto plain = run(c, jobs);
+  EXPECT_EQ(plain.start_time(1), 600);
+  EXPECT_GE(plain.start_time(2), 700);  // behind the top job's reservation
+  c.down = std::make_shared<const std::vector<DownWindow>>(std::vector<DownWindow>{{500, 2000}});
+  auto down = run(c, jobs);
+  EXPECT_LT(down.start_time(2), 500);  // backfilled before the window
+  EXPECT_EQ(down.start_time(1), 2000);
 }
 
 // A job its user submitted on seeing an earlier job end (SimJobSpec::think) enters the queue that

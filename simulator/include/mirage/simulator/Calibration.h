@@ -45,6 +45,7 @@
 //                  (job size for large or small jobs or none, fairshare or none) and the one
 //                  whose waits come closest to the log's is kept: the log's waits fit a
 //                  parameter of the cluster, as they do for the capacity.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -113,9 +114,19 @@ struct Calibration {
     Seconds think = 0;
   };
   std::vector<Follower> followers;
-  bool feedback = false;         // the followers are inferred (asked for, or chosen by replay)
-  bool feedback_chosen = false;  // ... because the replay with them came closer to the targets
+  bool feedback = false;  // the followers are inferred (asked for, or chosen by replay)
+  // How feedback was decided where it was not asked for (choose_feedback_by_replay).
+  enum class FeedbackChoice : std::uint8_t {
+    kNotTried,     // no kept replay to judge it by (no replay chosen, or none asked for)
+    kTargetsMet,   // the kept replay met every fidelity target: nothing to gain
+    kNoFollowers,  // no job of the log follows its user's earlier one
+    kNoCloser,     // replayed with it, no closer to the targets: left off
+    kChosen,       // replayed with it, closer: kept
+  };
+  FeedbackChoice feedback_choice = FeedbackChoice::kNotTried;
 
+  // How feedback came to be on or off, for reports: "chosen by replay: ...", "off: ...".
+  std::string describe_feedback_choice() const;
   // "137 of 155 days congested" (or "... windows of 06:00:00 ...").
   std::string describe_congestion() const;
   // "a congested day's room what the log's jobs held for 35% of it (of 3 shares replayed, the
