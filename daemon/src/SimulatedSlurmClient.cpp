@@ -295,8 +295,10 @@ SlurmJob SimulatedSlurmClient::report(SimJobIndex j) const {
         out.priority = std::max(1.0, p->priority);
         // A job a boundary or a down partition holds is eligible and ages, as slurmctld ages a
         // job a reservation holds back: only its reason differs.
-        const bool down = sim_->held_by_down_window(j);
-        const bool boundary = !down && sim_->held_by_boundary(j);
+        // pending_view reports such a job not eligible yet: only then is it worth asking which.
+        const bool held = p->state == PendingState::kNotYetEligible;
+        const bool down = held && sim_->held_by_down_window(j);
+        const bool boundary = held && !down && sim_->held_by_boundary(j);
         out.reason = down       ? "PartitionDown"
                      : boundary ? "ReqNodeNotAvail, Reserved for maintenance"
                                 : reason_for(p->state);

@@ -590,11 +590,12 @@ void Simulator::backfill_schedule() {
   // The down windows a job of this pass could be planned in: mostly none, and then no job needs
   // looking up in them.
   std::vector<DownWindow> down_ahead;
-  if (spec_.down)
-    for (auto it = std::upper_bound(spec_.down->begin(), spec_.down->end(), now_,
-                                    [](Seconds t, const DownWindow&w) { return t < w.to; });
+  if (spec_.down) {
+    const auto ends_after = [](Seconds t, const DownWindow& w) { return t < w.to; };
+    for (auto it = std::upper_bound(spec_.down->begin(), spec_.down->end(), now_, ends_after);
          it != spec_.down->end() && it->from <= latest_start; ++it)
       down_ahead.push_back(*it);
+  }
   int free_now = whole_node ? free_nodes_ : 0;
   bool reserved_one = false;
   std::vector<SimJobIndex> to_start;
@@ -629,8 +630,7 @@ void Simulator::backfill_schedule() {
     // Planned past each boundary it would run across, as a recurring reservation is planned,
     // and past each down window it would start in.
     while (placement) {
-      std::optional<Seconds> after =
-          down_ahead.empty() ? std::nullopt : mirage::down_until(down_ahead, placement->start);
+      std::optional<Seconds> after = mirage::down_until(down_ahead, placement->start);
       if (!after && runs_across_boundary(j, placement->start))
         after = next_boundary_after(placement->start);
       if (!after) break;
@@ -743,20 +743,20 @@ PendingJobView Simulator::pending_view(SimJobIndex j, PendingState state,
   return p;
 }
 
+bool Simulator::eligible_within_limits(SimJobIndex j) const {
+  if (state(j) != SimJobState::kPending || over_user_limit(job(j))) return false;
+  return std::any_of(eligible_.begin(), eligible_.end(),
+                     [j](const auto& e) { return e.first == j; });
+}
+
 bool Simulator::held_by_down_window(SimJobIndex j) const {
-  if (!down_until(now_) || state(j) != SimJobState::kPending) return false;
-  for (const auto& [e, since] : eligible_)
-    if (e == j) return !over_user_limit(job(j));
-  return false;
+  return down_until(now_) && eligible_within_limits(j);
 }
 
 bool Simulator::held_by_boundary(SimJobIndex j) const {
-  if (!spec_.boundaries || state(j) != SimJobState::kPending || down_until(now_)) return false;
-  // An eligible job that pending_view reports not eligible yet: a boundary holds it.
-  for (const auto& [e, since] : eligible_)
-    if (e == j)
-      return pending_view(j, PendingState::kEligible, since).state == PendingState::kNotYetEligible;
-  return false;
+  // As pending_view decides it: a down window comes first.
+  return spec_.boundaries && !down_until(now_) && runs_across_boundary(j, now_) &&
+         eligible_within_limits(j);
 }
 
 std::vector<NodeReservation> Simulator::boundary_reservations() const {

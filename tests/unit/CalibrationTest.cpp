@@ -499,6 +499,16 @@ std::string temp_path(const std::string& name) {
       .string();
 }
 
+// `c` written with `written` and read back; what the file says of the settings lands in `read`.
+Calibration read_back(const Calibration& c, CalibrationSettings& read,
+                      const CalibrationSettings& written = {}) {
+  const std::string path = temp_path("read-back.toml");
+  write_calibration(c, written, 100, "trace.swf", path);
+  Calibration back = read_calibration(path, read);
+  std::filesystem::remove(path);
+  return back;
+}
+
 // What is written is what is read: limits, capacity steps, and the dependency rule.
 TEST(CalibrationFile, WrittenCalibrationReadsBackTheSame) {
   Calibration c;
@@ -507,11 +517,9 @@ TEST(CalibrationFile, WrittenCalibrationReadsBackTheSame) {
   c.dependencies = {{2, 1}};
   CalibrationSettings settings;
   settings.dependency_slack = 3 * kMinute;
-  const std::string path = temp_path("roundtrip.toml");
-  write_calibration(c, settings, 88, "ls6.log", path);
   CalibrationSettings read_settings;
   read_settings.dependencies = false;
-  const Calibration back = read_calibration(path, read_settings);
+  const Calibration back = read_back(c, read_settings, settings);
   EXPECT_EQ(back.user_limits, c.user_limits);
   ASSERT_EQ(back.unavailable.size(), 2u);
   EXPECT_EQ(back.unavailable[0].from, 1667260800);
@@ -522,54 +530,41 @@ TEST(CalibrationFile, WrittenCalibrationReadsBackTheSame) {
   EXPECT_EQ(read_settings.dependency_slack, 3 * kMinute);
   EXPECT_FALSE(back.priority);  // none fitted: the default weights apply
   EXPECT_TRUE(back.boundaries.empty());
-  std::filesystem::remove(path);
 }
 
 TEST(CalibrationFile, TheArrayRuleReadsBackTheSame) {
   CalibrationSettings settings;
   settings.arrays = false;
   settings.array_min_members = 3;
-  const std::string path = temp_path("arrays.toml");
-  write_calibration(Calibration{}, settings, 100, "hpc2n.swf", path);
   CalibrationSettings back;
-  read_calibration(path, back);
+  read_back({}, back, settings);
   EXPECT_FALSE(back.arrays);
   EXPECT_EQ(back.array_min_members, 3u);
-  std::filesystem::remove(path);
 }
 
 TEST(CalibrationFile, TheFeedbackRuleReadsBackTheSame) {
   CalibrationSettings settings;
   settings.feedback = true;
   settings.feedback_within = 5 * kMinute;
-  const std::string path = temp_path("feedback.toml");
-  write_calibration(Calibration{}, settings, 100, "sdsc.swf", path);
   CalibrationSettings back;
-  read_calibration(path, back);
+  read_back({}, back, settings);
   EXPECT_TRUE(back.feedback);
   EXPECT_EQ(back.feedback_within, 5 * kMinute);
-  std::filesystem::remove(path);
 }
 
 TEST(CalibrationFile, WeeklyBoundariesReadBackTheSame) {
   Calibration c;
   c.boundaries = {{1667260800, 1667260800 + 4 * kWeek, {7 * kHour, 16 * kHour, 4 * kDay}},
                   {1667260800 + 8 * kWeek, 1667260800 + 9 * kWeek, {5 * kDay + 30 * kMinute}}};
-  const std::string path = temp_path("boundaries.toml");
-  write_calibration(c, {}, 100, "kth.swf", path);
   CalibrationSettings settings;
-  EXPECT_EQ(read_calibration(path, settings).boundaries, c.boundaries);
-  std::filesystem::remove(path);
+  EXPECT_EQ(read_back(c, settings).boundaries, c.boundaries);
 }
 
 TEST(CalibrationFile, DownWindowsReadBackTheSame) {
   Calibration c;
   c.down = {{1667260800, 1667260800 + 5 * kHour}, {1667260800 + kWeek, 1667260800 + kWeek + 1}};
-  const std::string path = temp_path("down.toml");
-  write_calibration(c, {}, 100, "ctc.swf", path);
   CalibrationSettings settings;
-  EXPECT_EQ(read_calibration(path, settings).down, c.down);
-  std::filesystem::remove(path);
+  EXPECT_EQ(read_back(c, settings).down, c.down);
 }
 
 // Feedback the inference chose (not asked for) is written as on, so that the file replays as the
@@ -578,18 +573,14 @@ TEST(CalibrationFile, FeedbackChosenByReplayReadsBackOn) {
   Calibration c;
   c.feedback = true;
   c.feedback_choice = Calibration::FeedbackChoice::kChosen;
-  const std::string path = temp_path("chosen.toml");
-  write_calibration(c, {}, 100, "sdsc.swf", path);
   CalibrationSettings back;
-  read_calibration(path, back);
+  read_back(c, back);
   EXPECT_TRUE(back.feedback);
   c.feedback = false;
   c.feedback_choice = Calibration::FeedbackChoice::kNoCloser;
-  write_calibration(c, {}, 100, "sdsc.swf", path);
   CalibrationSettings off;
-  read_calibration(path, off);
+  read_back(c, off);
   EXPECT_FALSE(off.feedback);
-  std::filesystem::remove(path);
 }
 
 TEST(CalibrationFile, FittedPriorityWeightsReadBackTheSame) {
@@ -604,14 +595,11 @@ TEST(CalibrationFile, FittedPriorityWeightsReadBackTheSame) {
   fit.r2 = 0.64;
   fit.jobs = 17800;
   c.priority = fit;
-  const std::string path = temp_path("priority.toml");
-  write_calibration(c, {}, 88, "ls6.log", path);
   CalibrationSettings settings;
-  const Calibration back = read_calibration(path, settings);
+  const Calibration back = read_back(c, settings);
   ASSERT_TRUE(back.priority);
   EXPECT_EQ(back.priority->weights, fit.weights);
   EXPECT_FALSE(back.scheduler);  // none set: the defaults apply
-  std::filesystem::remove(path);
 }
 
 TEST(CalibrationFile, SchedulerSettingsReadBackTheSame) {
@@ -623,17 +611,14 @@ TEST(CalibrationFile, SchedulerSettingsReadBackTheSame) {
   sp.bf_max_job_test = 100;
   sp.bf_max_job_user = 10;
   c.scheduler = sp;
-  const std::string path = temp_path("scheduler.toml");
-  write_calibration(c, {}, 88, "ls6.log", path);
   CalibrationSettings settings;
-  const Calibration back = read_calibration(path, settings);
+  const Calibration back = read_back(c, settings);
   ASSERT_TRUE(back.scheduler);
   EXPECT_EQ(back.scheduler->backfill, BackfillMode::kEasy);
   EXPECT_EQ(back.scheduler->bf_window, 2 * kDay);
   EXPECT_EQ(back.scheduler->bf_interval, 5 * kMinute);
   EXPECT_EQ(back.scheduler->bf_max_job_test, 100);
   EXPECT_EQ(back.scheduler->bf_max_job_user, 10);
-  std::filesystem::remove(path);
 }
 
 std::string read_error(const std::string& text) {

@@ -212,6 +212,9 @@ class Simulator {
   // boundaries, which hidden work ignores).
   bool runs_across_boundary(SimJobIndex j, Seconds start) const;
   std::optional<Seconds> next_boundary_after(Seconds t) const;
+  // Whether `j` is pending, eligible and under its user's limits: only a boundary or a down
+  // window can hold it (held_by_boundary, held_by_down_window).
+  bool eligible_within_limits(SimJobIndex j) const;
   // The end of the down window (ClusterSpec::down) that holds `t`, in which no job starts.
   std::optional<Seconds> down_until(Seconds t) const;
   // True when starting `s` now would break its user's limits, counting `extra` more jobs and
