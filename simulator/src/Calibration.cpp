@@ -534,7 +534,7 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
   for (const double share : kCapacitySharesReplayed) {
     if (share == settings.capacity_share) continue;
     // Each share inferred and replayed on its own thread: the capacity, then the dependencies
-    // that capacity confirms.
+    // that capacity confirms and the followers (where asked for) the other jobs leave.
     runs.push_back(std::async(std::launch::async, [&, share] {
       CalibrationSettings s = settings;
       s.capacity_share = share;
@@ -545,6 +545,7 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
       o.calibration.array_members = 0;
       infer_capacity(log, spec, s, dependent, o.calibration);
       if (s.dependencies) confirm_dependencies(log, spec, s, dependent, o.calibration);
+      infer_followers(log, s, o.calibration);
       if (const auto r = calibrated_replay(all, spec, o.calibration))
         o.outcome = replay_outcome(*r, base.priority->weights).get();
       return o;
