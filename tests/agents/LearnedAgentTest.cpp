@@ -519,6 +519,12 @@ TEST(ProbeCache, ProbesOfAnotherCalibrationAreKeptApart) {
   EXPECT_NE(probe_fingerprint(trace, down), probe_fingerprint(trace, weekly));
   EXPECT_NE(probe_fingerprint(followed, spec), probe_fingerprint(later, spec));
   EXPECT_EQ(probe_fingerprint(trace, spec), plain);
+
+  // A window and a boundary span of no switch over the same days hold different things.
+  ProbeSpec span = spec;
+  span.cluster.boundaries = std::make_shared<const std::vector<WeeklyBoundaries>>(
+      std::vector<WeeklyBoundaries>{{kT0, kT0 + kDay, {}}});
+  EXPECT_NE(probe_fingerprint(trace, span), probe_fingerprint(trace, down));
 }
 
 TEST(ProbeSplit, ValidationIsTheTailOfEveryBlockWithTheEpisodesReachingIntoItPurged) {

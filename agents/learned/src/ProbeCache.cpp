@@ -113,19 +113,24 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     jobs.add(j.user.data(), j.user.size());
   }
   const ClusterSpec& c = s.cluster;
+  // Each list's length first, so that the steps, boundaries and windows cannot run together.
   Fnv1a capacity;
+  capacity.add(c.unavailable ? c.unavailable->size() : 0);
   if (c.unavailable)
     for (const CapacityStep& step : *c.unavailable) {
       capacity.add(step.from);
       capacity.add(step.unavailable_nodes);
     }
   // Boundaries and down windows hold jobs as capacity does: probes under others are not these.
+  capacity.add(c.boundaries ? c.boundaries->size() : 0);
   if (c.boundaries)
     for (const WeeklyBoundaries& b : *c.boundaries) {
       capacity.add(b.from);
       capacity.add(b.to);
+      capacity.add(b.offsets.size());
       for (const Seconds offset : b.offsets) capacity.add(offset);
     }
+  capacity.add(c.down ? c.down->size() : 0);
   if (c.down)
     for (const DownWindow& w : *c.down) {
       capacity.add(w.from);
