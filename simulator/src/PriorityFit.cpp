@@ -178,15 +178,16 @@ std::string describe_evidence(const PriorityFit& fit) {
   if (fit.candidates > 0)
     return fmt::format(
         "the log records no priority: of {} weightings replayed, this one waits most like the log "
-        "(mean wait ratio {:.2f}, share over 1 h {:+.0f} points, rank correlation {:.2f})",
+        "(the replay kept, with all the calibration chose: mean wait ratio {:.2f}, share over 1 h "
+        "{:+.0f} points, rank correlation {:.2f})",
         fit.candidates, fit.replay.mean_ratio, 100 * share_gap(fit.replay),
         fit.replay.rank_correlation);
   if (fit.jobs > 0 && fit.age_candidates > 0)
     return fmt::format(
         "fitted to the log's Priority column: they explain {:.0f}% of its variance over {} jobs "
         "({} set aside); the column cannot tell the age weight, so of {} replayed this one waits "
-        "most like the log (mean wait ratio {:.2f}, share over 1 h {:+.0f} points, rank "
-        "correlation {:.2f})",
+        "most like the log (the replay kept, with all the calibration chose: mean wait ratio "
+        "{:.2f}, share over 1 h {:+.0f} points, rank correlation {:.2f})",
         100 * fit.r2, fit.jobs, fit.outliers, fit.age_candidates, fit.replay.mean_ratio,
         100 * share_gap(fit.replay), fit.replay.rank_correlation);
   if (fit.jobs > 0)

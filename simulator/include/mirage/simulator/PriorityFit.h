@@ -35,7 +35,9 @@ struct PriorityFit {
   // recorded before the job aged does not grow with its wait), that weight is chosen by replay:
   // how many age weights were replayed (`replay` is then the chosen one's).
   int age_candidates = 0;
-  WaitFidelity replay;  // the chosen replay's figures, overall, where one was chosen
+  // The kept replay's figures, overall, where one was chosen: after the weights, the room and
+  // feedback chosen by replay replace them with their own replay's.
+  WaitFidelity replay;
   // The chosen replay's wait of each job it ran (the log's jobs the machine can run, in the
   // log's order; Simulator::waits): a caller about to replay the log on the machine so
   // calibrated, as `trace fidelity` is, has its outcome already. Not written to a file.
