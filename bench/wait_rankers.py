@@ -7,10 +7,13 @@ correlation (ties given their mean rank, as `mirage trace fidelity` does) of the
   area              the job's time limit times its nodes, and nothing else;
   day mean          the mean real wait of the jobs submitted the same UTC day;
   day, class mean   the mean real wait of the jobs submitted the same day in the same size class
-                    (1 node, 2-7, 8+) and with a limit under or over 4 hours.
-The last two read the real waits: they are yardsticks, not predictors. A replay that got each
+                    (1 node, 2-7, 8+) and with a limit under or over 4 hours;
+  replay, real days the simulated waits of each day scaled so that their mean is the day's real
+                    mean: the replay's order within each day, every day's congestion right.
+The last three read the real waits: they are yardsticks, not predictors. A replay that got each
 day's congestion exactly right and nothing within the day would rank the waits as the day mean
-does; one that also got each class's share of it right, as the day-and-class mean does.
+does; one that also got each class's share of it right, as the day-and-class mean does; this
+replay, had it got every day's congestion right, as the last column does.
     bench/wait_rankers.py jobs.csv [jobs2.csv ...]
 """
 import csv
@@ -50,7 +53,8 @@ def size_class(nodes):
 
 
 def main(paths):
-    print(f"{'jobs csv':<40} {'jobs':>7}  {'replay':>6}  {'area':>6}  {'day':>6}  {'day+class':>9}")
+    print(f"{'jobs csv':<40} {'jobs':>7}  {'replay':>6}  {'area':>6}  {'day':>6}  {'day+class':>9}"
+          f"  {'replay, real days':>17}")
     for path in paths:
         with open(path, newline="") as f:
             rows = [r for r in csv.DictReader(f)
@@ -62,16 +66,23 @@ def main(paths):
         class_key = [(d, size_class(int(r["nodes"])), int(r["time_limit_s"]) >= 4 * 3600)
                      for d, r in zip(day_key, rows)]
 
-        def group_mean(keys):
+        def group_mean_of(keys, waits):
             sums, counts = defaultdict(float), defaultdict(int)
-            for k, w in zip(keys, real):
+            for k, w in zip(keys, waits):
                 sums[k] += w
                 counts[k] += 1
             return [sums[k] / counts[k] for k in keys]
 
+        def group_mean(keys):
+            return group_mean_of(keys, real)
+
+        # Each day's simulated waits scaled to the day's real mean (shifted where the replay waited
+        # none of them at all, which keeps them tied).
+        real_day, sim_day = group_mean(day_key), group_mean_of(day_key, sim)
+        real_days = [w * r / s if s > 0 else w + r for w, r, s in zip(sim, real_day, sim_day)]
         print(f"{path[-40:]:<40} {len(rows):>7}  {spearman(real, sim):>6.2f}  "
-              f"{spearman(real, area):>6.2f}  {spearman(real, group_mean(day_key)):>6.2f}  "
-              f"{spearman(real, group_mean(class_key)):>9.2f}")
+              f"{spearman(real, area):>6.2f}  {spearman(real, real_day):>6.2f}  "
+              f"{spearman(real, group_mean(class_key)):>9.2f}  {spearman(real, real_days):>17.2f}")
 
 
 if __name__ == "__main__":
