@@ -516,28 +516,25 @@ void record_replay(const ReplayOutcome& o, PriorityFit& fit) {
   fit.replay_waits = o.waits;
 }
 
-// The room of a congested window, chosen by replay: the calibration `c` (its priority chosen
-// with the room of settings.capacity_share) is inferred again with each other share of
-// kCapacitySharesReplayed and replayed with the same weights; another share is kept only where
-// its waits lie less far outside the targets (a share that fits the log no worse leaves the
-// default).
-void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView& log,
-                                     const ClusterSpec& spec, const CalibrationSettings& settings,
-                                     const DependencyCandidates& dependent, Calibration& c) {
-  if (!c.priority || c.congested_windows == 0) return;
+// `c` inferred again with each of `shares` as a congested window's room (the capacity, then the
+// dependencies that capacity confirms and the followers, where `c` has them, the other jobs
+// leave), each on its own thread, and replayed with c's weights; the one closest to the targets
+// is kept where it lies less far outside them than c's own replay (one that fits the log no
+// worse leaves c as it is). Counts the shares into c.share_candidates.
+void keep_closer_share(const std::vector<Job>& all, const LogView& log, const ClusterSpec& spec,
+                       const CalibrationSettings& settings, const DependencyCandidates& dependent,
+                       const std::vector<double>& shares, Calibration& c) {
   struct Other {
     Calibration calibration;
     std::optional<ReplayOutcome> outcome;  // none: no job of the log to replay
   };
   const Calibration base = c;  // what the threads read while `c` takes the default's replay
   std::vector<std::future<Other>> runs;
-  for (const double share : kCapacitySharesReplayed) {
-    if (share == settings.capacity_share) continue;
-    // Each share inferred and replayed on its own thread: the capacity, then the dependencies
-    // that capacity confirms and the followers (where asked for) the other jobs leave.
+  for (const double share : shares)
     runs.push_back(std::async(std::launch::async, [&, share] {
       CalibrationSettings s = settings;
       s.capacity_share = share;
+      s.feedback = base.feedback;
       Other o{base, std::nullopt};
       o.calibration.unavailable.clear();
       o.calibration.congested_windows = 0;
@@ -550,8 +547,7 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
         o.outcome = replay_outcome(*r, base.priority->weights).get();
       return o;
     }));
-  }
-  // The default's replay, where the weights were fitted without one (a priority column that told
+  // c's own replay, where the weights were fitted without one (a priority column that told
   // every weight).
   if (!c.priority->replay_waits)
     if (const auto r = calibrated_replay(all, spec, c))
@@ -563,13 +559,42 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
     if (o.outcome && (!best || closer_to_targets(o.outcome->figures, best->outcome->figures)))
       best = std::move(o);
   }
-  const int candidates = static_cast<int>(runs.size()) + 1;
+  const int candidates = std::max(c.share_candidates, 1) + static_cast<int>(runs.size());
   c.share_candidates = candidates;
-  // Another share only where it fits the log better: one that fits it no worse leaves the default.
   if (!best || best->outcome->figures.target_miss() >= kept.target_miss() - 1e-9) return;
   c = std::move(best->calibration);
   c.share_candidates = candidates;
   record_replay(*best->outcome, *c.priority);
+}
+
+// The room of a congested window, chosen by replay: the calibration `c` (its priority chosen
+// with the room of settings.capacity_share) is inferred again with each other share of
+// kCapacitySharesReplayed and replayed with the same weights; another share is kept only where
+// its waits lie less far outside the targets (a share that fits the log no worse leaves the
+// default).
+void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView& log,
+                                     const ClusterSpec& spec, const CalibrationSettings& settings,
+                                     const DependencyCandidates& dependent, Calibration& c) {
+  if (!c.priority || c.congested_windows == 0) return;
+  std::vector<double> shares;
+  for (const double share : kCapacitySharesReplayed)
+    if (share != settings.capacity_share) shares.push_back(share);
+  keep_closer_share(all, log, spec, settings, dependent, shares, c);
+}
+
+// The room refined by replay: where the replay kept at the end (its room, and feedback, chosen)
+// still misses a fidelity target, the shares kCapacityShareRefinement either side of the kept
+// one are replayed the same way, the rest as chosen. A replay inside every target is left alone.
+void refine_capacity_share_by_replay(const std::vector<Job>& all, const LogView& log,
+                                     const ClusterSpec& spec, const CalibrationSettings& settings,
+                                     const DependencyCandidates& dependent, Calibration& c) {
+  if (!c.priority || !c.priority->replay_waits || c.congested_windows == 0) return;
+  if (c.priority->replay.target_miss() <= 0) return;
+  std::vector<double> shares;
+  for (const double share :
+       {c.capacity_share - kCapacityShareRefinement, c.capacity_share + kCapacityShareRefinement})
+    if (share > 1e-9 && share < 1) shares.push_back(share);
+  keep_closer_share(all, log, spec, settings, dependent, shares, c);
 }
 
 // Feedback, chosen by replay: where the kept replay of `c` misses a fidelity target, the log is
@@ -668,6 +693,8 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
       choose_capacity_share_by_replay(all, log, spec, settings, candidates, c);
     if (settings.choose_feedback && !settings.feedback)
       choose_feedback_by_replay(all, log, spec, settings, c);
+    if (settings.choose_capacity_share && spec.allocation == AllocationMode::kWholeNode)
+      refine_capacity_share_by_replay(all, log, spec, settings, candidates, c);
   }
   return c;
 }

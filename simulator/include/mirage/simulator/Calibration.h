@@ -171,6 +171,9 @@ void choose_age_by_replay(const std::vector<Job>& jobs, const ClusterSpec& spec,
 // (CalibrationSettings::capacity_share) or for 35%. Another than the default is kept only where
 // its replay lies less far outside the fidelity targets (closer_to_targets).
 inline constexpr double kCapacitySharesReplayed[] = {0, 0.25, 0.35};
+// Then, where the replay kept (its feedback chosen too) still misses a target, the shares this far
+// either side of the kept one are replayed the same way, and one kept only where it comes closer.
+inline constexpr double kCapacityShareRefinement = 0.05;
 
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs);
