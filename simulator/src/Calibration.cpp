@@ -511,6 +511,12 @@ std::pair<std::size_t, ReplayOutcome> closest_weighting(
   return best;
 }
 
+// Whether a trial replay lies less far outside the fidelity targets than the kept one: one that
+// fits the log no worse leaves the kept one in place.
+bool lies_less_far_outside(const WaitFidelity& trial, const WaitFidelity& kept) {
+  return trial.target_miss() < kept.target_miss() - 1e-9;
+}
+
 void record_replay(const ReplayOutcome& o, PriorityFit& fit) {
   fit.replay = o.figures;
   fit.replay_waits = o.waits;
@@ -561,7 +567,7 @@ void keep_closer_share(const std::vector<Job>& all, const LogView& log, const Cl
   }
   const int candidates = std::max(c.share_candidates, 1) + static_cast<int>(runs.size());
   c.share_candidates = candidates;
-  if (!best || best->outcome->figures.target_miss() >= kept.target_miss() - 1e-9) return;
+  if (!best || !lies_less_far_outside(best->outcome->figures, kept)) return;
   c = std::move(best->calibration);
   c.share_candidates = candidates;
   record_replay(*best->outcome, *c.priority);
@@ -620,7 +626,7 @@ void choose_feedback_by_replay(const std::vector<Job>& all, const LogView& log,
   if (!r) return;
   ReplayOutcome o = replay_outcome(*r, trial.priority->weights).get();
   c.feedback_choice = Choice::kNoCloser;
-  if (o.figures.target_miss() >= kept.target_miss() - 1e-9) return;
+  if (!lies_less_far_outside(o.figures, kept)) return;
   c = std::move(trial);
   c.feedback_choice = Choice::kChosen;
   record_replay(o, *c.priority);
@@ -689,12 +695,12 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
       choose_age_by_replay(all, spec, c);
     else
       c.priority = choose_priority_by_replay(all, spec, c);
-    if (settings.choose_capacity_share && spec.allocation == AllocationMode::kWholeNode)
-      choose_capacity_share_by_replay(all, log, spec, settings, candidates, c);
+    const bool choose_room =
+        settings.choose_capacity_share && spec.allocation == AllocationMode::kWholeNode;
+    if (choose_room) choose_capacity_share_by_replay(all, log, spec, settings, candidates, c);
     if (settings.choose_feedback && !settings.feedback)
       choose_feedback_by_replay(all, log, spec, settings, c);
-    if (settings.choose_capacity_share && spec.allocation == AllocationMode::kWholeNode)
-      refine_capacity_share_by_replay(all, log, spec, settings, candidates, c);
+    if (choose_room) refine_capacity_share_by_replay(all, log, spec, settings, candidates, c);
   }
   return c;
 }
