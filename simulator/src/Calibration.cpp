@@ -534,7 +534,7 @@ void keep_closer_share(const std::vector<Job>& all, const LogView& log, const Cl
     Calibration calibration;
     std::optional<ReplayOutcome> outcome;  // none: no job of the log to replay
   };
-  const Calibration base = c;  // what the threads read while `c` takes the default's replay
+  const Calibration base = c;  // what the threads read while `c` takes its own replay
   std::vector<std::future<Other>> runs;
   for (const double share : shares)
     runs.push_back(std::async(std::launch::async, [&, share] {
