@@ -481,20 +481,23 @@ struct ReplayOutcome {
   std::shared_ptr<const std::vector<Seconds>> waits;
 };
 
-// The log replayed on `r`'s machine with the weights `p`, on its own thread (several replays run
-// side by side).
-std::future<ReplayOutcome> replay_outcome(const CalibratedReplay& r, const PriorityParameters& p) {
-  return std::async(std::launch::async, [&r, p] {
-    ClusterSpec m = r.machine;
-    m.priority = p;
-    Simulator sim(m, r.sim_jobs);
-    sim.set_recording(false);
-    sim.run_to_completion();
-    auto waits = std::make_shared<const std::vector<Seconds>>(sim.waits(r.jobs.size()));
-    std::size_t without_start = 0;
-    return ReplayOutcome{measure_overall_fidelity(pair_waits(r.jobs, *waits, 0, 0, without_start)),
-                         std::move(waits)};
-  });
+// The log replayed on `r`'s machine with the weights `p`.
+ReplayOutcome replay_outcome(const CalibratedReplay& r, const PriorityParameters& p) {
+  ClusterSpec m = r.machine;
+  m.priority = p;
+  Simulator sim(m, r.sim_jobs);
+  sim.set_recording(false);
+  sim.run_to_completion();
+  auto waits = std::make_shared<const std::vector<Seconds>>(sim.waits(r.jobs.size()));
+  std::size_t without_start = 0;
+  return ReplayOutcome{measure_overall_fidelity(pair_waits(r.jobs, *waits, 0, 0, without_start)),
+                       std::move(waits)};
+}
+
+// The same on a thread of its own, so that several replays run side by side.
+std::future<ReplayOutcome> replay_outcome_async(const CalibratedReplay& r,
+                                                const PriorityParameters& p) {
+  return std::async(std::launch::async, [&r, p] { return replay_outcome(r, p); });
 }
 
 // Replays each weighting and returns the index of the one whose waits miss the targets least,
@@ -502,7 +505,7 @@ std::future<ReplayOutcome> replay_outcome(const CalibratedReplay& r, const Prior
 std::pair<std::size_t, ReplayOutcome> closest_weighting(
     const CalibratedReplay& r, const std::vector<PriorityParameters>& weightings) {
   std::vector<std::future<ReplayOutcome>> runs;
-  for (const PriorityParameters& p : weightings) runs.push_back(replay_outcome(r, p));
+  for (const PriorityParameters& p : weightings) runs.push_back(replay_outcome_async(r, p));
   std::pair<std::size_t, ReplayOutcome> best{0, {}};
   for (std::size_t i = 0; i < weightings.size(); ++i) {
     ReplayOutcome o = runs[i].get();
@@ -550,14 +553,14 @@ void keep_closer_share(const std::vector<Job>& all, const LogView& log, const Cl
       if (s.dependencies) confirm_dependencies(log, spec, s, dependent, o.calibration);
       infer_followers(log, s, o.calibration);
       if (const auto r = calibrated_replay(all, spec, o.calibration))
-        o.outcome = replay_outcome(*r, base.priority->weights).get();
+        o.outcome = replay_outcome(*r, base.priority->weights);
       return o;
     }));
   // c's own replay, where the weights were fitted without one (a priority column that told
   // every weight).
   if (!c.priority->replay_waits)
     if (const auto r = calibrated_replay(all, spec, c))
-      record_replay(replay_outcome(*r, c.priority->weights).get(), *c.priority);
+      record_replay(replay_outcome(*r, c.priority->weights), *c.priority);
   const WaitFidelity kept = c.priority->replay;
   std::optional<Other> best;
   for (auto& run : runs) {
@@ -624,7 +627,7 @@ void choose_feedback_by_replay(const std::vector<Job>& all, const LogView& log,
   if (trial.followers.empty()) return;
   const auto r = calibrated_replay(all, spec, trial);
   if (!r) return;
-  ReplayOutcome o = replay_outcome(*r, trial.priority->weights).get();
+  ReplayOutcome o = replay_outcome(*r, trial.priority->weights);
   c.feedback_choice = Choice::kNoCloser;
   if (!lies_less_far_outside(o.figures, kept)) return;
   c = std::move(trial);
