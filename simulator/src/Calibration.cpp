@@ -88,6 +88,8 @@ struct LogView {
   std::vector<const Job*> jobs;  // those with a real start and end
   Steps used;                    // nodes the log's jobs held
   std::unordered_map<std::string, Steps> user_jobs, user_nodes;
+  // Each user's jobs in the order they ended (dependencies and followers look back along it).
+  std::unordered_map<std::string, std::vector<const Job*>> ends;
 
   explicit LogView(const std::vector<Job>& all) {
     std::unordered_map<std::string, std::vector<std::pair<Seconds, int>>> job_events, node_events;
@@ -98,6 +100,7 @@ struct LogView {
       occupancy.emplace_back(j.start, j.nodes);
       occupancy.emplace_back(j.end, -j.nodes);
       if (j.user.empty()) continue;
+      ends[j.user].push_back(&j);
       job_events[j.user].emplace_back(j.start, 1);
       job_events[j.user].emplace_back(j.end, -1);
       node_events[j.user].emplace_back(j.start, j.nodes);
@@ -108,6 +111,10 @@ struct LogView {
       user_jobs.emplace(user, Steps::from_events(std::move(events)));
     for (auto& [user, events] : node_events)
       user_nodes.emplace(user, Steps::from_events(std::move(events)));
+    for (auto& [user, list] : ends)
+      std::sort(list.begin(), list.end(), [](const Job* a, const Job* b) {
+        return a->end != b->end ? a->end < b->end : a->id < b->id;
+      });
   }
 
   // Would the limits have held `j` back at `t` (its user's other jobs running then)?
@@ -298,18 +305,6 @@ void infer_capacity(const LogView& log, const ClusterSpec& spec,
   c.mean_unavailable = unavailable_sum / static_cast<double>(windows);
 }
 
-// Each user's jobs in the order they ended.
-std::unordered_map<std::string, std::vector<const Job*>> ends_by_user(const LogView& log) {
-  std::unordered_map<std::string, std::vector<const Job*>> ends;
-  for (const Job* j : log.jobs)
-    if (!j->user.empty()) ends[j->user].push_back(j);
-  for (auto& [user, list] : ends)
-    std::sort(list.begin(), list.end(), [](const Job* a, const Job* b) {
-      return a->end != b->end ? a->end < b->end : a->id < b->id;
-    });
-  return ends;
-}
-
 // The most of `members` the log ran at once (a member that ran no time running for a second).
 int most_running_at_once(const std::vector<const Job*>& members) {
   std::vector<std::pair<Seconds, int>> events;
@@ -371,13 +366,12 @@ void add_throttled_array_members(const LogView& log, const CalibrationSettings& 
 // each with the member it waited for (in place of any other).
 DependencyCandidates dependency_candidates(const LogView& log, const CalibrationSettings& settings,
                                            const Calibration& c) {
-  const auto ends = ends_by_user(log);
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
   DependencyCandidates out;
   for (const Job* b : log.jobs) {
     if (b->user.empty() || b->start - b->submit < step) continue;
     if (held_by_rules(log, *b, b->start - 1, c)) continue;
-    const auto& list = ends.at(b->user);
+    const auto& list = log.ends.at(b->user);
     auto it = std::upper_bound(list.begin(), list.end(), b->start,
                                [](Seconds t, const Job* j) { return t < j->end; });
     while (it != list.begin()) {
@@ -401,12 +395,11 @@ void infer_followers(const LogView& log, const CalibrationSettings& settings, Ca
   c.followers.clear();
   c.feedback = settings.feedback;
   if (!settings.feedback) return;
-  const auto ends = ends_by_user(log);
   std::unordered_map<JobId, char> dependent;
   for (const auto& [job, after] : c.dependencies) dependent.emplace(job, 1);
   for (const Job* b : log.jobs) {
     if (b->user.empty() || dependent.count(b->id)) continue;
-    const auto& list = ends.at(b->user);
+    const auto& list = log.ends.at(b->user);
     auto it = std::upper_bound(list.begin(), list.end(), b->submit,
                                [](Seconds t, const Job* j) { return t < j->end; });
     if (it == list.begin()) continue;
