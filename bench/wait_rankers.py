@@ -66,23 +66,20 @@ def main(paths):
         class_key = [(d, size_class(int(r["nodes"])), int(r["time_limit_s"]) >= 4 * 3600)
                      for d, r in zip(day_key, rows)]
 
-        def group_mean_of(keys, waits):
+        def group_mean(keys, waits):
             sums, counts = defaultdict(float), defaultdict(int)
             for k, w in zip(keys, waits):
                 sums[k] += w
                 counts[k] += 1
             return [sums[k] / counts[k] for k in keys]
 
-        def group_mean(keys):
-            return group_mean_of(keys, real)
-
         # Each day's simulated waits scaled to the day's real mean (shifted where the replay waited
         # none of them at all, which keeps them tied).
-        real_day, sim_day = group_mean(day_key), group_mean_of(day_key, sim)
+        real_day, sim_day = group_mean(day_key, real), group_mean(day_key, sim)
         real_days = [w * r / s if s > 0 else w + r for w, r, s in zip(sim, real_day, sim_day)]
         print(f"{path[-40:]:<40} {len(rows):>7}  {spearman(real, sim):>6.2f}  "
               f"{spearman(real, area):>6.2f}  {spearman(real, real_day):>6.2f}  "
-              f"{spearman(real, group_mean(class_key)):>9.2f}  {spearman(real, real_days):>17.2f}")
+              f"{spearman(real, group_mean(class_key, real)):>9.2f}  {spearman(real, real_days):>17.2f}")
 
 
 if __name__ == "__main__":
