@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "Commands.h"
@@ -137,6 +138,13 @@ std::string read_script(const std::string& path) {
   return ss.str();
 }
 
+std::string random_request_key() {
+  std::random_device rd;
+  std::string key;
+  for (int i = 0; i < 4; ++i) key += fmt::format("{:08x}", static_cast<unsigned>(rd()));
+  return key;
+}
+
 int run_add(const AddOptions& o) {
   const auto limit = parse_slurm_duration(o.time_limit);
   if (!o.time_limit.empty() &&
@@ -186,6 +194,9 @@ int run_add(const AddOptions& o) {
   if (!o.no_export)
     for (char** e = environ; e && *e; ++e) env.push_back(*e);
   c["environment"] = env;
+  // One key for this command: a retry after a lost reply, through the socket or the store,
+  // returns the campaign the first try made.
+  c["request_key"] = random_request_key();
   int rc = 0;
   const auto reply = ask_daemon(o.where, {{"op", "add"}, {"campaign", c}}, rc);
   if (!reply) return rc;
@@ -275,6 +286,8 @@ int run_show(const IdOptions& o) {
     // Queued behind its predecessor (the fallback chain), not yet released.
     if (state == "pending" && s.contains("held_behind") && !s.contains("released_at"))
       state = "held";
+    // Its job left the queue unseen: whether it ran is being asked, or is up to the user.
+    if (s.contains("fate_unknown_since")) state = "unknown";
     const auto job = s.at("job_id").get<long long>();
     fmt::print("  {:>3}  {:<8}  {:>9}  {:>4}  {:<19}  {:<19}  {:<19}  {}\n",
                s.at("index").get<int>(), state, job > 0 ? std::to_string(job) : "-",
@@ -346,6 +359,31 @@ int run_simple(const IdOptions& o, const char* op, const char* verb) {
     return 0;
   }
   fmt::print("campaign {} {}: now {}\n", o.id, verb, c.at("state").get<std::string>());
+  return 0;
+}
+
+struct SettleOptions {
+  DaemonSocketOptions where;
+  std::int64_t id = 0;
+  int segment = -1;
+  bool ran = false;
+  bool rerun = false;
+  bool json = false;
+};
+
+int run_settle(const SettleOptions& o) {
+  int rc = 0;
+  const auto reply = ask_daemon(
+      o.where, {{"op", "settle"}, {"id", o.id}, {"segment", o.segment}, {"ran", o.ran}}, rc);
+  if (!reply) return rc;
+  const json& c = reply->at("campaign");
+  if (o.json) {
+    std::cout << c.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("campaign {} segment {}: {}; the campaign is {}\n", o.id, o.segment,
+             o.ran ? "taken as run, the next segment follows" : "to be submitted again",
+             c.at("state").get<std::string>());
   return 0;
 }
 
@@ -460,6 +498,27 @@ void register_campaign_commands(CLI::App& app) {
     wrap(cmd,
          [o, op, verb] { return op == "show" ? run_show(*o) : run_simple(*o, op.c_str(), verb); });
   }
+
+  auto st = std::make_shared<SettleOptions>();
+  CLI::App* settle = campaign->add_subcommand(
+      "settle",
+      "Say whether a segment whose job left the queue unseen ran (mirage could not tell: no "
+      "accounting, no output file); until then nothing more of its campaign is submitted");
+  settle->add_option("ID", st->id, "Campaign id")->required()->check(CLI::PositiveNumber);
+  settle->add_option("--segment", st->segment, "The segment `campaign show` marks unknown")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  auto* ran = settle->add_flag("--ran", st->ran, "It ran: go on with the next segment");
+  auto* rerun = settle->add_flag("--rerun", st->rerun, "It did not run: submit it again");
+  ran->excludes(rerun);
+  st->where.store_without_daemon = true;
+  st->where.add_to(*settle);
+  settle->add_flag("--json", st->json, "Print the campaign as JSON");
+  wrap(settle, [st] {
+    if (st->ran == st->rerun)
+      throw CLI::ValidationError("--ran/--rerun", "give one of --ran and --rerun");
+    return run_settle(*st);
+  });
 }
 
 }  // namespace mirage::cli

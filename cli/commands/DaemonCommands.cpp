@@ -162,6 +162,14 @@ int run_status(const StatusOptions& o) {
   fmt::print("history       {} of {} snapshots\n", d.at("history_snapshots").get<int>(),
              FeatureEncoder::kWindow);
   fmt::print("campaigns     {}\n", campaigns.empty() ? "none" : campaigns);
+  if (const auto n = d.value("segments_fate_unknown", 0); n > 0)
+    fmt::print(
+        "held          {} segment(s) whose job left the queue unseen and may have run: `mirage "
+        "campaign show` says which, `mirage campaign settle` decides\n",
+        n);
+  if (const auto why = d.value("store_error", std::string()); !why.empty())
+    fmt::print("STORE         cannot be written: {}; nothing is submitted until it can\n",
+               escape_control(why));
   fmt::print("slurm RPCs    {} total, {:.2f} per tick ({:.2f} job dumps per tick)\n",
              rpc.at("total").get<long long>(), rpc.at("per_tick").get<double>(),
              rpc.at("job_dumps_per_tick").get<double>());

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,8 @@
 #include "Commands.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/CampaignStore.h"
+#include "mirage/daemon/ControlProtocol.h"
+#include "mirage/daemon/ControlServer.h"
 #include "mirage/daemon/DaemonConfig.h"
 #include "mirage/daemon/TraceExport.h"
 
@@ -26,7 +29,27 @@ struct ExportOptions {
   std::string partition;
 };
 
+void print_export(std::size_t jobs, const std::string& partition, const std::string& out) {
+  fmt::print("wrote {} jobs ({}) to {}\n", jobs,
+             partition.empty() ? "all partitions" : "partition " + partition, out);
+}
+
 int run_export(const ExportOptions& o) {
+  const std::string out = std::filesystem::absolute(o.out).string();
+  // The daemon holds its store for its life (no other process may open it): ask it first.
+  if (o.store.empty()) {
+    const std::string socket = o.config.empty() ? daemon::default_socket_path()
+                                                : daemon::load_daemon_config(o.config).socket_path;
+    try {
+      json req = {{"op", "export"}, {"out", out}};
+      if (!o.partition.empty()) req["partition"] = o.partition;
+      const json reply = daemon::call_daemon(socket, req);
+      print_export(reply.at("jobs").get<std::size_t>(), reply.at("partition").get<std::string>(),
+                   o.out);
+      return 0;
+    } catch (const daemon::ControlClientError&) {  // no daemon there: the store itself
+    }
+  }
   std::string path = o.store;
   if (path.empty())
     path = o.config.empty() ? daemon::default_store_path()
@@ -34,19 +57,8 @@ int run_export(const ExportOptions& o) {
   if (::access(path.c_str(), R_OK) != 0)
     throw InputError({path, 0, ""}, "no daemon store here (give --store or --config)");
   daemon::CampaignStore store(path);
-  daemon::TraceExportOptions options;
-  const json machine = json::parse(store.value("machine").empty() ? "{}" : store.value("machine"));
-  options.partition = o.partition.empty() ? machine.value("partition", std::string()) : o.partition;
-  options.machine_nodes = machine.value("nodes", 0);
-  options.gpus_per_node = machine.value("gpus_per_node", 0);
-  const auto jobs = store.finished_observed_jobs();
-  std::ofstream f(o.out);
-  if (!f) throw std::runtime_error("cannot write " + o.out);
-  const std::size_t n = daemon::export_swf(jobs, options, f);
-  f.close();
-  fmt::print("wrote {} jobs ({}) to {}\n", n,
-             options.partition.empty() ? "all partitions" : "partition " + options.partition,
-             o.out);
+  const auto e = daemon::export_store(store, o.partition, out);
+  print_export(e.jobs, e.partition, o.out);
   return 0;
 }
 

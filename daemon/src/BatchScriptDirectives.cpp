@@ -47,9 +47,10 @@ std::vector<std::string> words_of(std::string_view rest) {
   return out;
 }
 
-// The options the shape needs, by their long name; short forms map onto them.
-constexpr std::string_view kShapeOptions[] = {"nodes", "time", "partition", "account",
-                                              "qos",   "gres", "gpus",      "gpus-per-node"};
+// The options the shape needs, and where the output goes, by their long name; short forms map
+// onto them.
+constexpr std::string_view kShapeOptions[] = {"nodes", "time", "partition",     "account", "qos",
+                                              "gres",  "gpus", "gpus-per-node", "output",  "chdir"};
 
 std::string_view long_name_of_short(char c) {
   switch (c) {
@@ -59,6 +60,8 @@ std::string_view long_name_of_short(char c) {
     case 'A': return "account";
     case 'q': return "qos";
     case 'G': return "gpus";
+    case 'o': return "output";
+    case 'D': return "chdir";
     default: return {};
   }
 }
@@ -115,6 +118,10 @@ class DirectiveReader {
       out_.account = ScriptValue<std::string>{v, line, text};
     } else if (name == "qos") {
       out_.qos = ScriptValue<std::string>{v, line, text};
+    } else if (name == "output") {
+      out_.output = ScriptValue<std::string>{v, line, text};
+    } else if (name == "chdir") {
+      out_.chdir = ScriptValue<std::string>{v, line, text};
     } else if (name == "gres") {
       // Other generic resources (licences, shards) are not GPUs: only a gpu entry counts.
       if (v.find("gpu") == std::string::npos) return true;

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "CampaignEntry.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
 #include "mirage/agents/WaitDistribution.h"
@@ -15,6 +16,7 @@
 #include "mirage/core/QueueForecast.h"
 #include "mirage/daemon/BatchScriptDirectives.h"
 #include "mirage/daemon/DoneFile.h"
+#include "mirage/daemon/OutputFile.h"
 
 namespace mirage::daemon {
 
@@ -24,6 +26,7 @@ void Actions::append(Actions other) {
   for (auto& a : other.cancels) cancels.push_back(a);
   for (auto& a : other.releases) releases.push_back(a);
   for (auto& a : other.estimates) estimates.push_back(std::move(a));
+  for (auto& a : other.lookups) lookups.push_back(a);
 }
 
 namespace {
@@ -56,28 +59,6 @@ std::string ended_text(const SlurmJob& job) {
 }
 
 }  // namespace
-
-struct CampaignController::Entry {
-  CampaignRecord rec;
-  std::unique_ptr<Policy> policy;
-  std::string policy_name;
-  Seconds next_decision = 0;
-  std::set<int> in_flight;               // segments whose submit action is out
-  std::map<int, Seconds> unknown_since;  // segments whose intent has an unknown outcome
-  std::map<int, Seconds> retry_after;    // refused segments: not submitted again before
-  // Slurm's latest estimate for segment `estimate_segment` (asked once a decision), or why there
-  // is none.
-  int estimate_segment = -1;
-  Seconds slurm_start = kUnknownTime;
-  Seconds estimated_at = -1;
-  std::string estimate_note;
-  bool has_unresolved() const {
-    return std::any_of(rec.segments.begin(), rec.segments.end(),
-                       [](const SegmentRecord& s) { return s.submitting; });
-  }
-  SegmentRecord& seg(int i) { return rec.segments.at(static_cast<std::size_t>(i)); }
-  int count() const { return static_cast<int>(rec.segments.size()); }
-};
 
 // The daemon's own jobs in a dump, by their tag (campaign, segment, attempt). A segment's job is
 // found by its tag, never by its id alone: ids repeat (after MaxJobId wraps, or on a cluster
@@ -141,8 +122,10 @@ void CampaignController::load() {
     const std::int64_t id = e->rec.spec.id;
     entries_[id] = std::move(e);
   }
-  spdlog::info("loaded {} campaigns from {} ({} submissions to reconcile with Slurm)",
-               entries_.size(), store_.path(), unresolved());
+  spdlog::info(
+      "loaded {} campaigns from {} ({} submissions to reconcile with Slurm, {} segments whose "
+      "fate is unknown)",
+      entries_.size(), store_.path(), unresolved(), fates_unknown());
 }
 
 CampaignController::Entry& CampaignController::entry(std::int64_t id) {
@@ -169,6 +152,13 @@ std::size_t CampaignController::unresolved() const {
   return n;
 }
 
+std::size_t CampaignController::fates_unknown() const {
+  std::size_t n = 0;
+  for (const auto& [id, e] : entries_)
+    for (const auto& s : e->rec.segments) n += s.fate_unknown() && !is_finished(e->rec.state);
+  return n;
+}
+
 std::size_t CampaignController::in_flight() const {
   std::size_t n = 0;
   for (const auto& [id, e] : entries_) n += e->in_flight.size();
@@ -179,6 +169,16 @@ std::size_t CampaignController::in_flight() const {
 
 const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std::string>* notes) {
   auto fail = [](const std::string& m) { throw RequestError(m); };
+  // A retry of a request that was carried out (the reply was lost): the campaign it made.
+  if (!r.request_key.empty())
+    for (const auto& [id, e] : entries_)
+      if (e->rec.request_key == r.request_key && e->rec.owner_uid == r.owner_uid) {
+        if (notes)
+          *notes = {"this request had already added campaign " + std::to_string(id) +
+                    " (its reply was lost); nothing new was added"};
+        spdlog::info("campaign {}: a retry of the request that added it; nothing added", id);
+        return e->rec;
+      }
   if (r.name.empty()) fail("name: a campaign needs a name");
   if (r.name.size() > 200) fail("name: longer than 200 characters");
   if (r.script.empty()) fail("script: the script is empty");
@@ -284,6 +284,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   rec.environment = std::move(r.environment);
   rec.state = CampaignState::kActive;
   rec.created = clock_.now();
+  rec.request_key = r.request_key;
   {
     CampaignStore::Batch batch(store_);
     store_.add_campaign(rec);
@@ -379,6 +380,10 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
     if (tag && tag->store == store_.store_id())
       index.by_tag[{tag->campaign, tag->segment, tag->attempt}].push_back(&j);
   }
+  if (!orphans_reported_) {
+    report_orphans(index);
+    orphans_reported_ = true;
+  }
   Actions out;
   CampaignStore::Batch batch(store_);
   for (auto& [id, ep] : entries_) {
@@ -399,6 +404,30 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
   }
   batch.commit();
   return out;
+}
+
+// Jobs tagged by this store that no campaign of it owns: a store that lost what it had written
+// (its -wal file deleted after a crash, a backup restored). Said once a start, a line each: they
+// run or wait on unwatched, and only the user knows whether to keep them.
+void CampaignController::report_orphans(const JobIndex& index) const {
+  for (const auto& [key, jobs] : index.by_tag) {
+    const auto& [campaign, segment, attempt] = key;
+    const auto it = entries_.find(campaign);
+    bool owned = false;
+    if (it != entries_.end() && segment < it->second->count()) {
+      const SegmentRecord& s = it->second->rec.segments[static_cast<std::size_t>(segment)];
+      owned = attempt <= s.seg.attempts;
+    }
+    if (owned) continue;
+    for (const SlurmJob* j : jobs) {
+      if (is_finished(j->state)) continue;
+      spdlog::warn(
+          "job {} ({}, {}) carries the tag {} of this store {}, but no campaign here owns it: the "
+          "store has lost what it had written. mirage does not follow it; keep it, or cancel it "
+          "with `scancel {}`",
+          j->id, j->name, to_string(j->state), j->comment, store_.path(), j->id);
+    }
+  }
 }
 
 void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds dump_time,
@@ -448,22 +477,10 @@ void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_tim
       apply_job(e, s, *job, now, out);
       continue;
     }
-    // Not in the dump: the controller purged its record (MinJobAge) or lost it. Only trust the
-    // absence for a job submitted well before the dump was taken.
+    // Not in the dump: the controller purged its record (MinJobAge) or lost it. Only look into
+    // the absence of a job submitted well before the dump was taken.
     if (s.seg.submit_time < 0 || s.seg.submit_time + config_.reconcile_delay > dump_time) continue;
-    if (s.seg.state == SegmentState::kRunning) {
-      s.seg.state = SegmentState::kDone;
-      s.seg.end_time = dump_time;
-      s.message = "job record gone from the controller; assumed ended";
-      save(e, s);
-      spdlog::info("campaign {} segment {}: job {} no longer known to Slurm; taken as ended",
-                   e.rec.spec.id, s.seg.index, s.seg.slurm_job_id);
-    } else {
-      segment_failed(
-          e, s, /*started=*/false,
-          "job " + std::to_string(s.seg.slurm_job_id) + " left the queue without starting", now,
-          out);
-    }
+    settle_fate(e, s, now, out);
   }
 }
 
@@ -492,6 +509,16 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
   const std::int64_t id = e.rec.spec.id;
   record_granted_shape(e, job);
   s.priority = job.priority;
+  if (s.fate_unknown()) {  // back in the dump (a controller that had lost it recovered)
+    s.lost_at = -1;
+    e.answers.erase(s.seg.index);
+    e.next_lookup.erase(s.seg.index);
+    save(e, s);
+  }
+  if (!job.std_out.empty() && job.std_out != s.output_file) {
+    s.output_file = job.std_out;
+    save(e, s);
+  }
   if (job.submit != kUnknownTime && s.seg.submit_time != job.submit) {
     s.seg.submit_time = job.submit;  // Slurm's own record over the daemon's clock
     save(e, s);
@@ -840,9 +867,10 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
     finish(e, CampaignState::kDone, "", now);
     return;
   }
-  // One submission at a time: nothing new while one's outcome is unknown.
+  // One submission at a time: nothing new while one's outcome is unknown, nor while a segment
+  // may have run unseen (it would run twice).
   for (const auto& s : e.rec.segments)
-    if (s.submitting) return;
+    if (s.submitting || s.fate_unknown()) return;
   // A successor held behind its running predecessor: the policy's decision releases it.
   for (auto& s : e.rec.segments) {
     if (s.seg.state != SegmentState::kPending || !s.held() || s.seg.index == 0) continue;
@@ -907,6 +935,19 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
                     std::to_string(pred.seg.slurm_job_id) + "), to run when it ends unless " +
                     e.rec.spec.policy + " releases it earlier",
                 pred.seg.slurm_job_id);
+}
+
+std::string CampaignController::expected_output_file(const Entry& e, const SegmentRecord& s,
+                                                     JobId job) const {
+  const CampaignRecord& r = e.rec;
+  const OutputPlace place =
+      output_place(r.spec.script, r.sbatch_options, r.work_dir.empty() ? "/tmp" : r.work_dir);
+  OutputNames n;
+  n.job = job;
+  n.name = r.spec.name + "-s" + std::to_string(s.seg.index);
+  n.user = user_name_of(config_.user_id);
+  n.work_dir = place.work_dir;
+  return expand_output_pattern(place.pattern, n);
 }
 
 SubmitRequest CampaignController::make_request(const Entry& e, const SegmentRecord& s,
@@ -988,6 +1029,8 @@ void CampaignController::on_submitted(const SubmitAction& a, JobId job) {
   s.seg.slurm_job_id = job;
   s.seg.state = SegmentState::kPending;
   s.seg.submit_time = clock_.now();
+  // Where its output will be, should it run and be forgotten before a dump reports it.
+  s.output_file = expected_output_file(e, s, job);
   e.unknown_since.erase(a.segment);
   store_.finish_submission(a.campaign, s, job);
   spdlog::info("campaign {} segment {}: submitted as job {} (attempt {})", a.campaign, a.segment,
@@ -1141,6 +1184,16 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
       client.release_job(a.job);
     } catch (const SlurmError& e) {
       deliver([a, e](CampaignController& c) { c.on_release_failed(a, e); });
+    }
+  }
+  for (const auto& a : actions.lookups) {
+    try {
+      AccountedJob answer = client.accounted_job(a.job);
+      deliver([a, answer = std::move(answer)](CampaignController& c) mutable {
+        c.on_accounted(a, std::move(answer));
+      });
+    } catch (const SlurmError& e) {
+      deliver([a, e](CampaignController& c) { c.on_accounting_failed(a, e); });
     }
   }
   for (const auto& a : actions.estimates) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -43,8 +44,9 @@ namespace {
 // 1: the first; 2: shapes from the script (sbatch options, QOS, shape granted), open-ended
 // campaigns (done file), retries per campaign, each attempt's reason and outcome; 3: the fallback
 // chain (a successor held behind its predecessor, released early) and the --max-hours cap; 4:
-// each decision's expected starts (mirage's forecast, Slurm's estimate).
-constexpr int kSchemaVersion = 4;
+// each decision's expected starts (mirage's forecast, Slurm's estimate); 5: a segment whose job
+// left the queue unseen (lost_at) and its output file, and the request key of `campaign add`.
+constexpr int kSchemaVersion = 5;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS campaigns(
@@ -61,7 +63,8 @@ CREATE TABLE IF NOT EXISTS campaigns(
   qos TEXT NOT NULL DEFAULT '', sbatch_options TEXT NOT NULL DEFAULT '[]',
   max_retries INTEGER NOT NULL DEFAULT -1, done_file TEXT NOT NULL DEFAULT '',
   shape_granted INTEGER NOT NULL DEFAULT 0,
-  fallback_chain INTEGER NOT NULL DEFAULT 0, max_hours REAL NOT NULL DEFAULT 0);
+  fallback_chain INTEGER NOT NULL DEFAULT 0, max_hours REAL NOT NULL DEFAULT 0,
+  request_key TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS segments(
   campaign_id INTEGER NOT NULL REFERENCES campaigns(id), idx INTEGER NOT NULL,
   state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
@@ -71,6 +74,7 @@ CREATE TABLE IF NOT EXISTS segments(
   signalled_at INTEGER NOT NULL DEFAULT -1, killed_at INTEGER NOT NULL DEFAULT -1,
   message TEXT NOT NULL DEFAULT '',
   held_behind INTEGER NOT NULL DEFAULT 0, released_at INTEGER NOT NULL DEFAULT -1,
+  lost_at INTEGER NOT NULL DEFAULT -1, output_file TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(campaign_id, idx));
 CREATE TABLE IF NOT EXISTS submissions(
   campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL, attempt INTEGER NOT NULL,
@@ -85,6 +89,7 @@ CREATE TABLE IF NOT EXISTS decisions(
   forecast_start INTEGER NOT NULL DEFAULT -1, slurm_start INTEGER NOT NULL DEFAULT -1,
   slurm_note TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS decisions_by_campaign ON decisions(campaign_id, id);
+CREATE INDEX IF NOT EXISTS campaigns_by_request_key ON campaigns(request_key);
 CREATE TABLE IF NOT EXISTS snapshots(time INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kv(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS observed_jobs(
@@ -131,6 +136,14 @@ void migrate_from_3(sql::Database& db) {
       "ALTER TABLE decisions ADD COLUMN forecast_start INTEGER NOT NULL DEFAULT -1;"
       "ALTER TABLE decisions ADD COLUMN slurm_start INTEGER NOT NULL DEFAULT -1;"
       "ALTER TABLE decisions ADD COLUMN slurm_note TEXT NOT NULL DEFAULT '';");
+}
+
+// Schema 4 -> 5. Nothing was lost before; earlier campaigns have no request key.
+void migrate_from_4(sql::Database& db) {
+  db.exec(
+      "ALTER TABLE campaigns ADD COLUMN request_key TEXT NOT NULL DEFAULT '';"
+      "ALTER TABLE segments ADD COLUMN lost_at INTEGER NOT NULL DEFAULT -1;"
+      "ALTER TABLE segments ADD COLUMN output_file TEXT NOT NULL DEFAULT '';");
 }
 
 SegmentState parse_segment_state(const std::string& s) {
@@ -255,29 +268,106 @@ QueueSnapshot decode_snapshot_blob(const std::vector<unsigned char>& blob) {
   return q;
 }
 
+namespace {
+
+// Sets up a connection: WAL with full syncs, and a checkpoint after every commit, so that the
+// main file holds every committed campaign and losing the -wal file loses at most the last one.
+// The store is one process's at a time (StoreLock), so it is locked for the connection's life:
+// SQLite then keeps the WAL index in its own memory, not in a -shm file mapped into the process,
+// which a file made read-only or immutable under it turns into SIGBUS.
+void configure(sql::Database& db) {
+  db.exec("PRAGMA locking_mode=EXCLUSIVE");
+  db.exec("PRAGMA journal_mode=WAL");
+  db.exec("PRAGMA synchronous=FULL");
+  db.exec("PRAGMA wal_autocheckpoint=1");
+  db.exec("PRAGMA foreign_keys=ON");
+}
+
+std::int64_t user_version(sql::Database& db) {
+  auto v = db.prepare("PRAGMA user_version");
+  v.step();
+  return v.integer(0);
+}
+
+// The tables of a database mirage did not make, for the message that refuses it.
+std::string table_names(sql::Database& db) {
+  auto t = db.prepare(
+      "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+      "ORDER BY name LIMIT 6");
+  std::string out;
+  for (int n = 0; t.step(); ++n) {
+    if (n > 0) out += ", ";
+    out += n < 5 ? t.text(0) : std::string("...");
+  }
+  return out;
+}
+
+}  // namespace
+
 CampaignStore::CampaignStore(const std::string& path) : path_(path) {
+  const bool memory = path == ":memory:";
+  std::error_code ec;
+  const bool exists = !memory && std::filesystem::exists(path, ec);
+  // A store is made whole under another name and then renamed into place, so a file of the
+  // store's name is never a half-made or empty store: one that is empty is not ours.
+  if (exists && std::filesystem::is_regular_file(path, ec) &&
+      std::filesystem::file_size(path, ec) == 0)
+    throw sql::StoreError("the store " + path +
+                          " is an empty file, not a mirage store (a store is never empty; move it "
+                          "aside, or name another store.path, to start a new one)");
+  if (!memory && !exists) create(path);
   std::int64_t version = 0;
   try {  // SQLite opens lazily: a file it cannot use fails on the first statement
     db_ = std::make_unique<sql::Database>(path);
-    db_->exec("PRAGMA journal_mode=WAL");
-    db_->exec("PRAGMA synchronous=FULL");
-    db_->exec("PRAGMA foreign_keys=ON");
-    auto v = db_->prepare("PRAGMA user_version");
-    v.step();
-    version = v.integer(0);
+    configure(*db_);
+    version = user_version(*db_);
   } catch (const sql::StoreError& e) {
     // SQLite's "unable to open database file" says neither which file nor why.
-    const auto why = path == ":memory:" ? std::nullopt : store_problem(path);
+    const auto why = memory ? std::nullopt : store_problem(path);
     throw sql::StoreError("cannot open the store " + path + ": " + why.value_or(e.what()));
   }
   if (version > kSchemaVersion)
     throw sql::StoreError("the store " + path + " was written by a newer mirage (schema " +
                           std::to_string(version) + ", this one knows " +
                           std::to_string(kSchemaVersion) + ")");
+  if (version == 0 && !memory) {
+    const std::string tables = table_names(*db_);
+    throw sql::StoreError("the store " + path + " is an SQLite database mirage did not make (" +
+                          (tables.empty() ? std::string("no tables") : "tables: " + tables) +
+                          "); refusing to add mirage's tables to it: name another store.path");
+  }
+  initialise(version);
+}
+
+void CampaignStore::create(const std::string& path) {
+  const std::string staging = path + ".new";
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::filesystem::remove(staging + suffix);
+  try {
+    db_ = std::make_unique<sql::Database>(staging);
+    configure(*db_);
+    initialise(0);
+    db_->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db_.reset();
+  } catch (const sql::StoreError& e) {
+    db_.reset();
+    std::filesystem::remove(staging);
+    const auto why = store_problem(path);
+    throw sql::StoreError("cannot create the store " + path + ": " + why.value_or(e.what()));
+  }
+  std::error_code ec;
+  std::filesystem::rename(staging, path, ec);
+  if (ec)
+    throw sql::StoreError("cannot create the store " + path + ": renaming " + staging + ": " +
+                          ec.message());
+}
+
+void CampaignStore::initialise(std::int64_t version) {
   sql::Transaction t(*db_);
   if (version == 1) migrate_from_1(*db_);
   if (version == 1 || version == 2) migrate_from_2(*db_);
   if (version >= 1 && version <= 3) migrate_from_3(*db_);
+  if (version >= 1 && version <= 4) migrate_from_4(*db_);
   db_->exec(kSchema);
   db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   store_id_ = value("store_id");
@@ -309,8 +399,8 @@ void CampaignStore::add_campaign(CampaignRecord& r) {
       "INSERT INTO campaigns(name, owner_uid, script, script_path, partition, account, policy, "
       "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
       "environment, state, message, created, finished, qos, sbatch_options, max_retries, "
-      "done_file, shape_granted, fallback_chain, max_hours) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "done_file, shape_granted, fallback_chain, max_hours, request_key) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   const Campaign& c = r.spec;
   s.bind(1, c.name)
       .bind(2, static_cast<std::int64_t>(r.owner_uid))
@@ -337,7 +427,8 @@ void CampaignStore::add_campaign(CampaignRecord& r) {
       .bind(23, r.done_file)
       .bind(24, r.shape_granted ? 1 : 0)
       .bind(25, r.fallback_chain ? 1 : 0)
-      .bind(26, r.max_hours);
+      .bind(26, r.max_hours)
+      .bind(27, r.request_key);
   s.run();
   r.spec.id = db_->last_insert_id();
   // Every segment of a bounded campaign is planned at once; an open-ended one starts with one.
@@ -356,7 +447,8 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
       "SELECT id, name, owner_uid, script, script_path, partition, account, policy, "
       "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
       "environment, state, message, created, finished, qos, sbatch_options, max_retries, "
-      "done_file, shape_granted, fallback_chain, max_hours FROM campaigns ORDER BY id");
+      "done_file, shape_granted, fallback_chain, max_hours, request_key FROM campaigns "
+      "ORDER BY id");
   while (s.step()) {
     CampaignRecord r;
     Campaign& c = r.spec;
@@ -390,12 +482,13 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     r.shape_granted = s.integer(24) != 0;
     r.fallback_chain = s.integer(25) != 0;
     r.max_hours = s.real(26);
+    r.request_key = s.text(27);
     out.push_back(std::move(r));
   }
   auto g = db_->prepare(
       "SELECT campaign_id, idx, state, job_id, submit_time, start_time, end_time, attempts, "
-      "submitting, intent_time, signalled_at, killed_at, message, held_behind, released_at "
-      "FROM segments ORDER BY campaign_id, idx");
+      "submitting, intent_time, signalled_at, killed_at, message, held_behind, released_at, "
+      "lost_at, output_file FROM segments ORDER BY campaign_id, idx");
   std::size_t at = 0;
   while (g.step()) {
     const std::int64_t cid = g.integer(0);
@@ -423,6 +516,8 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     r.message = g.text(12);
     r.held_behind = g.integer(13);
     r.released_at = g.integer(14);
+    r.lost_at = g.integer(15);
+    r.output_file = g.text(16);
   }
   return out;
 }
@@ -456,13 +551,15 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
   auto s = db_->prepare(
       "INSERT INTO segments(campaign_id, idx, state, job_id, submit_time, start_time, end_time, "
       "attempts, submitting, intent_time, signalled_at, killed_at, message, held_behind, "
-      "released_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(campaign_id, idx) DO UPDATE "
+      "released_at, lost_at, output_file) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+      "ON CONFLICT(campaign_id, idx) DO UPDATE "
       "SET state=excluded.state, job_id=excluded.job_id, submit_time=excluded.submit_time, "
       "start_time=excluded.start_time, end_time=excluded.end_time, attempts=excluded.attempts, "
       "submitting=excluded.submitting, intent_time=excluded.intent_time, "
       "signalled_at=excluded.signalled_at, killed_at=excluded.killed_at, "
       "message=excluded.message, held_behind=excluded.held_behind, "
-      "released_at=excluded.released_at");
+      "released_at=excluded.released_at, lost_at=excluded.lost_at, "
+      "output_file=excluded.output_file");
   s.bind(1, campaign)
       .bind(2, r.seg.index)
       .bind(3, to_string(r.seg.state))
@@ -477,7 +574,9 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
       .bind(12, r.killed_at)
       .bind(13, r.message)
       .bind(14, r.held_behind)
-      .bind(15, r.released_at);
+      .bind(15, r.released_at)
+      .bind(16, r.lost_at)
+      .bind(17, r.output_file);
   s.run();
 }
 

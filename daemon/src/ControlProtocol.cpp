@@ -2,12 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <optional>
 #include <set>
 
+#include "Sqlite.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Version.h"
 #include "mirage/daemon/ControlServer.h"
+#include "mirage/daemon/TraceExport.h"
 
 namespace mirage::daemon {
 namespace {
@@ -108,6 +111,8 @@ json segment_json(const SegmentRecord& s) {
   if (s.signalled_at >= 0) j["signalled_at"] = s.signalled_at;
   if (s.held_behind > 0) j["held_behind"] = s.held_behind;
   if (s.released_at >= 0) j["released_at"] = s.released_at;
+  if (s.fate_unknown()) j["fate_unknown_since"] = s.lost_at;
+  if (!s.output_file.empty()) j["output_file"] = s.output_file;
   if (!s.message.empty()) j["message"] = s.message;
   return j;
 }
@@ -115,9 +120,10 @@ json segment_json(const SegmentRecord& s) {
 }  // namespace
 
 json campaign_summary_json(const CampaignRecord& r) {
-  int running = 0, pending = 0;
+  int running = 0, pending = 0, fate_unknown = 0;
   JobId current = 0;
   for (const auto& s : r.segments) {
+    fate_unknown += s.fate_unknown();
     running += s.seg.state == SegmentState::kRunning;
     pending += s.seg.state == SegmentState::kPending || s.submitting;
     if (s.seg.state == SegmentState::kRunning || s.seg.state == SegmentState::kPending)
@@ -131,6 +137,7 @@ json campaign_summary_json(const CampaignRecord& r) {
           {"running", running},
           {"pending", pending},
           {"current_job", current},
+          {"fate_unknown", fate_unknown},  // segments that may have run unseen: held
           {"nodes", r.spec.nodes},
           {"gpus_per_node", r.spec.gpus_per_node},
           {"time_limit", r.spec.time_limit},  // 0: the partition's default, not known yet
@@ -253,7 +260,8 @@ CampaignRequest parse_campaign_request(const json& c) {
   only_keys(c, {"name",          "script",         "script_path",   "segments",  "nodes",
                 "gpus_per_node", "time_limit",     "partition",     "account",   "qos",
                 "max_retries",   "fallback_chain", "max_hours",     "done_file", "policy",
-                "max_overlap",   "overlap",        "handoff_grace", "work_dir",  "environment"},
+                "max_overlap",   "overlap",        "handoff_grace", "work_dir",  "environment",
+                "request_key"},
             w);
   for (const char* required : {"name", "script"})
     if (!c.contains(required)) bad(w + required, "missing");
@@ -298,6 +306,12 @@ CampaignRequest parse_campaign_request(const json& c) {
   if (c.contains("handoff_grace"))
     r.handoff_grace = get_duration(c, "handoff_grace", w, 0, kMaxHandoffGrace);
   if (c.contains("work_dir")) r.work_dir = get_string(c, "work_dir", w, 4096);
+  if (c.contains("request_key")) {
+    r.request_key = get_text(c, "request_key", w, 64);
+    for (const char ch : r.request_key)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-')
+        bad(w + "request_key", "expected letters, digits and '-'");
+  }
   if (c.contains("environment")) {
     const json& env = c.at("environment");
     if (!env.is_array()) bad(w + "environment", "expected an array of \"NAME=value\" strings");
@@ -367,8 +381,36 @@ json ControlHandler::dispatch(const json& req, std::uint32_t peer_uid) {
     if (hooks_.poke) hooks_.poke();
     return {{"ok", true}, {"campaign", campaign_summary_json(rec)}};
   }
-  throw RequestError("op: unknown operation '" + op.substr(0, 32) +
-                     "' (expected: ping, status, list, show, add, cancel, pause, resume)");
+  if (op == "export") {  // `mirage trace export` while the daemon holds the store
+    only_keys(req, {"op", "out", "partition"}, "");
+    if (!req.contains("out")) bad("out", "missing");
+    const std::string out = get_string(req, "out", "", 4096);
+    if (out.empty() || out[0] != '/') bad("out", "expected an absolute path");
+    const std::string partition =
+        req.contains("partition") ? get_text(req, "partition", "", 200) : std::string();
+    StoreExport e;
+    try {
+      e = export_store(store_, partition, out);
+    } catch (const std::runtime_error& ex) {
+      if (dynamic_cast<const sql::StoreError*>(&ex)) throw;
+      throw RequestError(ex.what());
+    }
+    return {{"ok", true}, {"jobs", e.jobs}, {"partition", e.partition}};
+  }
+  if (op == "settle") {
+    only_keys(req, {"op", "id", "segment", "ran"}, "");
+    for (const char* key : {"id", "segment", "ran"})
+      if (!req.contains(key)) bad(key, "missing");
+    if (!req.at("ran").is_boolean()) bad("ran", "expected true or false");
+    const CampaignRecord& rec = controller_.settle(
+        get_int(req, "id", "", 1, INT64_MAX),
+        static_cast<int>(get_int(req, "segment", "", 0, kMaxSegments)), req.at("ran").get<bool>());
+    if (hooks_.poke) hooks_.poke();
+    return {{"ok", true}, {"campaign", campaign_summary_json(rec)}};
+  }
+  throw RequestError(
+      "op: unknown operation '" + op.substr(0, 32) +
+      "' (expected: ping, status, list, show, add, cancel, pause, resume, settle, export)");
 }
 
 std::string ControlHandler::handle(const std::string& line, std::uint32_t peer_uid) {
@@ -381,6 +423,14 @@ std::string ControlHandler::handle(const std::string& line, std::uint32_t peer_u
     reply = {{"ok", false}, {"error", std::string("malformed JSON: ") + e.what()}};
   } catch (const RequestError& e) {
     reply = {{"ok", false}, {"error", e.what()}};
+  } catch (const sql::StoreError& e) {
+    // The transaction was rolled back: nothing of the request was kept.
+    spdlog::error("store {}: cannot be written: {}; the request was refused", store_.path(),
+                  e.what());
+    reply = {{"ok", false},
+             {"error", "the store " + store_.path() + " cannot be written (" + e.what() +
+                           "); nothing was changed: try again once it can"}};
+    if (hooks_.store_failed) hooks_.store_failed(e.what());
   } catch (const json::exception& e) {
     reply = {{"ok", false}, {"error", std::string("bad request: ") + e.what()}};
   } catch (const std::exception& e) {

@@ -21,6 +21,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "Sqlite.h"
 #include "mirage/core/Version.h"
 #include "mirage/daemon/CampaignPass.h"
 #include "mirage/daemon/ControlProtocol.h"
@@ -96,6 +97,7 @@ struct Daemon::Impl {
     hooks.perform = [this](Actions a) { perform(std::move(a)); };
     hooks.poke = [this] { decide_soon(); };
     hooks.status = [this] { return status_json(); };
+    hooks.store_failed = [this](const std::string& why) { store_failed(why); };
     handler = std::make_unique<ControlHandler>(pass->controller(), pass->store(), hooks);
     server = std::make_unique<ControlServer>(
         io, config.socket_path, limits,
@@ -187,10 +189,41 @@ struct Daemon::Impl {
     return std::chrono::milliseconds(static_cast<long long>(capped * jitter(rng) * 1000));
   }
 
+  // The store cannot be written (disk full, a file made read-only, an I/O error): what failed
+  // was rolled back, so the campaigns are read again from what it holds, and they go on being
+  // watched. Nothing is submitted meanwhile: every submission's intent must be written first.
+  void store_failed(const std::string& why) {
+    const bool first = store_error.empty();
+    store_error = why;
+    if (first || clock_wall_s() >= next_store_warning) {
+      spdlog::error(
+          "store {} cannot be written: {}; campaigns are still watched, new requests are "
+          "refused and nothing is submitted until it can; trying again at every poll",
+          config.store_path, why);
+      next_store_warning = clock_wall_s() + 10 * 60;
+    }
+    try {
+      pass->controller().load();
+    } catch (const std::exception& e) {
+      spdlog::error("store {}: cannot be read back either: {}", config.store_path, e.what());
+    }
+  }
+
+  void store_recovered() {
+    if (store_error.empty()) return;
+    spdlog::info("store {} can be written again", config.store_path);
+    store_error.clear();
+  }
+
   // One decide cycle on the latest job list.
   void cycle(Seconds dump_time, bool changed) {
     const auto t0 = std::chrono::steady_clock::now();
-    perform(pass->decide(dump_time, changed));
+    try {
+      perform(pass->decide(dump_time, changed));
+      store_recovered();
+    } catch (const sql::StoreError& e) {
+      store_failed(e.what());
+    }
     last_cycle_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     max_cycle_ms = std::max(max_cycle_ms, last_cycle_ms);
@@ -204,7 +237,13 @@ struct Daemon::Impl {
     worker.post([this, actions = std::move(actions)](SlurmClient& c) {
       // Each outcome goes back to the controller's thread.
       perform_actions(c, actions, [this](std::function<void(CampaignController&)> outcome) {
-        asio::post(io, [this, outcome = std::move(outcome)] { outcome(pass->controller()); });
+        asio::post(io, [this, outcome = std::move(outcome)] {
+          try {
+            outcome(pass->controller());
+          } catch (const sql::StoreError& e) {  // the dump settles it later (by the job's tag)
+            store_failed(e.what());
+          }
+        });
       });
       const RpcCounters counters = c.counters();
       asio::post(io, [this, counters] { rpc_counters = counters; });
@@ -224,6 +263,8 @@ struct Daemon::Impl {
         {"uptime_s", clock_steady_s() - started_steady},
         {"now", clock->now()},
         {"store", config.store_path},
+        {"store_error", store_error},  // empty while the store can be written
+        {"segments_fate_unknown", pass->controller().fates_unknown()},
         {"socket", config.socket_path},
         {"partition", pass->partition()},
         {"nodes", pass->machine_nodes()},
@@ -303,7 +344,13 @@ struct Daemon::Impl {
     started_steady = clock_steady_s();
     client_name = client->name();
     open_store();
-    start_server();
+    try {
+      start_server();
+    } catch (...) {  // a daemon that did not start holds no store
+      pass.reset();
+      lock.reset();
+      throw;
+    }
     if (handle_signals) {
       signals.add(SIGTERM);
       signals.add(SIGINT);
@@ -366,6 +413,8 @@ struct Daemon::Impl {
   double last_rpc_ms = 0;
   RpcCounters rpc_counters;
   std::string client_name;
+  std::string store_error;  // why the store could not be written, until it can again
+  std::int64_t next_store_warning = 0;
   std::mt19937 rng;
 };
 

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "mirage/daemon/OutputFile.h"
+#include "mirage/daemon/SacctLookup.h"
 #include "mirage/daemon/SbatchSubmitter.h"
 
 // libslurm exports the reason's name (what squeue prints) without declaring it in slurm.h; weak, so
@@ -210,6 +212,24 @@ Seconds minutes_to_seconds(uint32_t minutes) {
   return static_cast<Seconds>(minutes) * 60;
 }
 
+// The batch script's standard output as slurmd names it: the file exists once the job started.
+std::string output_file(const slurm_job_info_t& j) {
+  if (j.batch_flag == 0) return {};
+  const bool array = j.array_task_id != NO_VAL;
+  OutputNames n;
+  n.job = j.job_id;
+  if (array) {
+    n.array_job = j.array_job_id;
+    n.array_task = j.array_task_id;
+  }
+  n.name = str(j.name);
+  n.user = user_name(j.user_id);
+  n.work_dir = str(j.work_dir);
+  const std::string pattern = str(j.std_out);
+  return expand_output_pattern(
+      pattern.empty() ? (array ? "slurm-%A_%a.out" : "slurm-%j.out") : pattern, n);
+}
+
 SlurmJob convert(const slurm_job_info_t& j) {
   SlurmJob out;
   out.id = j.job_id;
@@ -241,6 +261,7 @@ SlurmJob convert(const slurm_job_info_t& j) {
   // Slurm leaves these 0 until the job is eligible, or accrues age.
   if (j.eligible_time > 0) out.eligible = static_cast<Seconds>(j.eligible_time);
   if (j.accrue_time > 0) out.accrue = static_cast<Seconds>(j.accrue_time);
+  out.std_out = output_file(j);
   out.gpus_per_node = parse_gpus_per_node(str(j.tres_per_node));
   if (out.gpus_per_node == 0) {
     const int per_job = parse_gpus_per_node(str(j.tres_per_job));
@@ -251,8 +272,8 @@ SlurmJob convert(const slurm_job_info_t& j) {
 
 class LibSlurmClient final : public SlurmClient {
  public:
-  LibSlurmClient(std::string conf, SbatchSettings sbatch)
-      : conf_(std::move(conf)), sbatch_(std::move(sbatch)) {
+  LibSlurmClient(std::string conf, SbatchSettings sbatch, SacctSettings sacct)
+      : conf_(std::move(conf)), sbatch_(std::move(sbatch)), sacct_(std::move(sacct)) {
     // Plugins and child code paths read $SLURM_CONF: point it at the same file. Done here, on the
     // daemon's main thread before the Slurm thread starts.
     setenv("SLURM_CONF", conf_.c_str(), 1);
@@ -449,6 +470,11 @@ class LibSlurmClient final : public SlurmClient {
     return out;
   }
 
+  AccountedJob accounted_job(JobId job) override {
+    ++counters_.accounting_lookups;
+    return lookup_accounted_job(sacct_, job);
+  }
+
   RpcCounters counters() const override { return counters_; }
 
  private:
@@ -466,6 +492,7 @@ class LibSlurmClient final : public SlurmClient {
 
   std::string conf_;
   SbatchSubmitter sbatch_;
+  SacctSettings sacct_;
   bool initialised_ = false;
   RpcCounters counters_;
 };
@@ -480,7 +507,11 @@ std::unique_ptr<SlurmClient> make_libslurm_client(const std::string& slurm_conf,
                                                   SbatchSettings sbatch) {
   std::string conf = resolve_slurm_conf(slurm_conf);
   sbatch.slurm_conf = conf;
-  return std::make_unique<LibSlurmClient>(std::move(conf), std::move(sbatch));
+  SacctSettings sacct;
+  const char* path = std::getenv("PATH");
+  sacct.program = find_sacct(sbatch.program, path ? path : "");
+  sacct.slurm_conf = conf;
+  return std::make_unique<LibSlurmClient>(std::move(conf), std::move(sbatch), std::move(sacct));
 }
 
 }  // namespace mirage::daemon

@@ -27,11 +27,6 @@ constexpr const char* kNoAnswer[] = {
     "in standby mode",
 };
 
-bool executable_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
 // sbatch's standard error as one line: its lines, trimmed, joined.
 std::string one_line(const std::string& text) {
   std::string out;
@@ -65,6 +60,25 @@ std::optional<JobId> parse_job_id(const std::string& out) {
 
 }  // namespace
 
+bool executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string find_on_path(const std::string& program, const std::string& search_path) {
+  std::size_t at = 0;
+  while (at <= search_path.size()) {
+    auto colon = search_path.find(':', at);
+    if (colon == std::string::npos) colon = search_path.size();
+    const std::string dir = search_path.substr(at, colon - at);
+    at = colon + 1;
+    if (dir.empty()) continue;
+    const std::string candidate = dir + "/" + program;
+    if (executable_file(candidate)) return candidate;
+  }
+  return {};
+}
+
 std::string find_sbatch(const std::string& configured, const std::string& search_path) {
   if (!configured.empty()) {
     if (::access(configured.c_str(), F_OK) != 0)
@@ -73,18 +87,11 @@ std::string find_sbatch(const std::string& configured, const std::string& search
       throw std::runtime_error(configured + " is not an executable file");
     return configured;
   }
-  std::size_t at = 0;
-  while (at <= search_path.size()) {
-    auto colon = search_path.find(':', at);
-    if (colon == std::string::npos) colon = search_path.size();
-    const std::string dir = search_path.substr(at, colon - at);
-    at = colon + 1;
-    if (dir.empty()) continue;
-    const std::string candidate = dir + "/sbatch";
-    if (executable_file(candidate)) return candidate;
-  }
-  throw std::runtime_error("no sbatch on $PATH (" + search_path +
-                           "); install Slurm's client commands or name it in cluster.sbatch");
+  std::string found = find_on_path("sbatch", search_path);
+  if (found.empty())
+    throw std::runtime_error("no sbatch on $PATH (" + search_path +
+                             "); install Slurm's client commands or name it in cluster.sbatch");
+  return found;
 }
 
 std::vector<std::string> SbatchSubmitter::arguments(const SubmitRequest& r) {

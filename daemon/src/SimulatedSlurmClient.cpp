@@ -427,6 +427,15 @@ void SimulatedSlurmClient::release_job(JobId job) {
   record(e);
 }
 
+AccountedJob SimulatedSlurmClient::accounted_job(JobId job) {
+  ++counters_.accounting_lookups;
+  catch_up();
+  const auto j = static_cast<SimJobIndex>(job - 1);
+  if (job < 1 || !ours_.count(j))
+    return {std::nullopt, "the simulated cluster ran no job " + std::to_string(job) + " of ours"};
+  return {report(j), {}};
+}
+
 StartEstimate SimulatedSlurmClient::will_run(const SubmitRequest& r) {
   ++counters_.will_runs;
   catch_up();

@@ -27,8 +27,15 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
   const JobDump dump = client.load_jobs(0);
   pass.apply_partitions(client.load_partitions());
   pass.set_jobs(dump.jobs);
-  const Actions actions = pass.decide(dump.taken, true);
+  Actions actions = pass.decide(dump.taken, true);
   perform_actions(controller, client, actions);
+  // Accounting's answers on segments that left the queue unseen are settled in a second pass on
+  // the same dump: a tick that only asked would leave every decision to the next one.
+  if (!actions.lookups.empty()) {
+    Actions more = pass.decide(dump.taken, false);
+    perform_actions(controller, client, more);
+    actions.append(std::move(more));
+  }
 
   result.submitted = actions.submits.size();
   result.signalled = actions.signals.size();

@@ -1,8 +1,11 @@
 #include "mirage/daemon/TraceExport.h"
 
 #include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "mirage/core/Time.h"
+#include "mirage/daemon/CampaignStore.h"
 
 namespace mirage::daemon {
 
@@ -48,6 +51,28 @@ std::size_t export_swf(const std::vector<SlurmJob>& all, const TraceExportOption
         << " -1 -1 1 1 -1 -1\n";
   }
   return n;
+}
+
+StoreExport export_store(const CampaignStore& store, const std::string& partition,
+                         const std::string& path) {
+  TraceExportOptions options;
+  const auto machine = nlohmann::json::parse(store.value(kMachineKey), nullptr, false);
+  const bool known = machine.is_object();
+  options.partition = !partition.empty() ? partition
+                      : known            ? machine.value("partition", std::string())
+                                         : std::string();
+  if (known) {
+    options.machine_nodes = machine.value("nodes", 0);
+    options.gpus_per_node = machine.value("gpus_per_node", 0);
+  }
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  StoreExport out;
+  out.jobs = export_swf(store.finished_observed_jobs(), options, f);
+  f.close();
+  if (!f) throw std::runtime_error("cannot write " + path);
+  out.partition = options.partition;
+  return out;
 }
 
 }  // namespace mirage::daemon

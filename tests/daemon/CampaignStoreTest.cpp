@@ -124,9 +124,10 @@ TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
   EXPECT_EQ(r.spec.time_limit, 2 * kHour);
 }
 
-// A store of schema 1 (before shapes came from the script), 2 (before the fallback chain) or 3
-// (before decisions recorded expected starts): today's without the columns the later schemas
-// added, holding one campaign with a running first segment and one decision.
+// A store of schema 1 (before shapes came from the script), 2 (before the fallback chain), 3
+// (before decisions recorded expected starts) or 4 (before segments lost unseen and request
+// keys): today's without the columns the later schemas added, holding one campaign with a running
+// first segment and one decision.
 std::int64_t write_old_store(const std::string& path, int schema) {
   std::int64_t id = 0;
   {
@@ -148,9 +149,15 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
   std::string sql =
-      "ALTER TABLE decisions DROP COLUMN forecast_start;"
-      "ALTER TABLE decisions DROP COLUMN slurm_start;"
-      "ALTER TABLE decisions DROP COLUMN slurm_note;";
+      "DROP INDEX campaigns_by_request_key;"
+      "ALTER TABLE campaigns DROP COLUMN request_key;"
+      "ALTER TABLE segments DROP COLUMN lost_at;"
+      "ALTER TABLE segments DROP COLUMN output_file;";
+  if (schema <= 3)
+    sql +=
+        "ALTER TABLE decisions DROP COLUMN forecast_start;"
+        "ALTER TABLE decisions DROP COLUMN slurm_start;"
+        "ALTER TABLE decisions DROP COLUMN slurm_note;";
   if (schema <= 2)
     sql +=
         "ALTER TABLE campaigns DROP COLUMN fallback_chain;"
@@ -171,6 +178,19 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   sqlite3_free(err);
   sqlite3_close(db);
   return id;
+}
+
+TEST(CampaignStore, AStoreOfSchema4IsMigratedWithNothingLostAndNoKey) {
+  TempDir dir;
+  const std::int64_t id = write_old_store(dir.file("old.db"), 4);
+  CampaignStore store(dir.file("old.db"));
+  const auto all = store.load_campaigns();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].spec.id, id);
+  EXPECT_TRUE(all[0].request_key.empty());
+  EXPECT_FALSE(all[0].segments[0].fate_unknown());
+  EXPECT_EQ(all[0].segments[0].seg.slurm_job_id, 55);
+  EXPECT_EQ(store.decisions(id, 10).size(), 1u);
 }
 
 TEST(CampaignStore, AStoreOfSchema1IsMigratedAndItsCampaignsKeepTheirShape) {

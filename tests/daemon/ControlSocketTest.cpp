@@ -53,13 +53,14 @@ struct HandlerFixture : ::testing::Test {
   Harness h;
   int pokes = 0;
   std::vector<Actions> performed;
-  ControlHandler handler{
-      *h.controller,
-      *h.store,
-      {[this](Actions a) { performed.push_back(std::move(a)); }, [this] { ++pokes; },
-       [] {
-         return json{{"pid", 1}};
-       }}};
+  ControlHandler handler{*h.controller,
+                         *h.store,
+                         {[this](Actions a) { performed.push_back(std::move(a)); },
+                          [this] { ++pokes; },
+                          [] {
+                            return json{{"pid", 1}};
+                          },
+                          {}}};
   json call(const json& req) { return json::parse(handler.handle(req.dump(), 0)); }
   json call_raw(const std::string& line) { return json::parse(handler.handle(line, 0)); }
 };

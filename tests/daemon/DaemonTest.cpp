@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "TestSupport.h"
@@ -170,6 +171,48 @@ TEST(Daemon, SocketPathEqualToStoreIsRefused) {
   ASSERT_TRUE(std::filesystem::is_regular_file(config.store_path));
   CampaignStore store(config.store_path);  // still the store
   EXPECT_EQ(store.store_id().size(), 8u);
+}
+
+}  // namespace
+}  // namespace mirage::daemon
+
+namespace mirage::daemon {
+namespace {
+
+// The daemon holds its store for its life (no other process may open it, so no -shm file is
+// mapped); `mirage trace export` asks it to write what it observed.
+TEST(Daemon, ExportsWhatItObservedWhileItHoldsTheStore) {
+  testing::TempDir dir;
+  DaemonConfig config =
+      parse_daemon_config("[poll]\ninterval = 1\n[log]\nlevel = \"warn\"\n", "t.toml");
+  config.store_path = dir.file("store.db");
+  config.socket_path = dir.file("m.sock");
+  SystemClock clock;
+  auto fake = std::make_unique<FakeSlurmClient>(clock);
+  SlurmJob seen;
+  seen.user_id = 4242;
+  seen.nodes = 2;
+  const JobId job = fake->add_job(seen);
+  fake->start(job);
+  fake->finish(job);
+  RunningDaemon d(config, std::move(fake));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return call_daemon(config.socket_path, {{"op", "status"}})["daemon"]["polls"].get<int>() >
+               1;
+      },
+      10));
+  EXPECT_THROW(CampaignStore{config.store_path}, std::runtime_error) << "the store is the daemon's";
+  // No shared-memory index to be mapped: a -shm file made immutable under a daemon killed it.
+  EXPECT_FALSE(std::filesystem::exists(config.store_path + "-shm"));
+  const std::string out = dir.file("observed.swf");
+  const json reply = call_daemon(config.socket_path, {{"op", "export"}, {"out", out}});
+  EXPECT_EQ(reply["jobs"].get<int>(), 1);
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("exported by the mirage daemon"), std::string::npos) << text;
+  EXPECT_THROW(call_daemon(config.socket_path, {{"op", "export"}, {"out", "relative.swf"}}),
+               RequestError);
 }
 
 }  // namespace

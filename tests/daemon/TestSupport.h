@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "FakeSlurmClient.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/daemon/CampaignController.h"
 #include "mirage/daemon/CampaignStore.h"
-#include "FakeSlurmClient.h"
 #include "mirage/daemon/SnapshotBuilder.h"
 
 namespace mirage::daemon::testing {
@@ -38,25 +38,20 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Runs `body` as an unprivileged user (uid and gid 65534) in a child process and returns what it
-// returned. Root may write anywhere, so a test of what an unwritable path does must run as
-// someone who may not; CI runs as root. The `owned` trees are given to that user first. Run by
-// anyone else, `body` runs here.
-inline std::string as_unprivileged_user(const std::vector<std::filesystem::path>& owned,
-                                        const std::function<std::string()>& body) {
-  if (::geteuid() != 0) return body();
-  constexpr uid_t kNobody = 65534;
-  for (const auto& root : owned) {
-    if (::chown(root.c_str(), kNobody, kNobody) != 0) return "chown failed: " + root.string();
-    for (const auto& e : std::filesystem::recursive_directory_iterator(root))
-      if (::lchown(e.path().c_str(), kNobody, kNobody) != 0) return "chown failed";
-  }
+// Runs `body` in a child process and returns what it returned (or why it has nothing): for what
+// must not touch the test process (a user id, a resource limit).
+inline std::string in_child_process(const std::function<std::string()>& body) {
   int fds[2];
   if (::pipe(fds) != 0) return "pipe failed";
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(fds[0]);
-    std::string out = ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0 ? body() : "setuid failed";
+    std::string out;
+    try {
+      out = body();
+    } catch (const std::exception& e) {
+      out = std::string("threw: ") + e.what();
+    }
     const char* p = out.data();
     for (std::size_t left = out.size(); left > 0;) {
       const ssize_t n = ::write(fds[1], p, left);
@@ -74,7 +69,25 @@ inline std::string as_unprivileged_user(const std::vector<std::filesystem::path>
   ::close(fds[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? out : "the unprivileged child died";
+  return WIFEXITED(status) ? out : "the child died";
+}
+
+// Runs `body` as an unprivileged user (uid and gid 65534) in a child process and returns what it
+// returned. Root may write anywhere, so a test of what an unwritable path does must run as
+// someone who may not; CI runs as root. The `owned` trees are given to that user first. Run by
+// anyone else, `body` runs here.
+inline std::string as_unprivileged_user(const std::vector<std::filesystem::path>& owned,
+                                        const std::function<std::string()>& body) {
+  if (::geteuid() != 0) return body();
+  constexpr uid_t kNobody = 65534;
+  for (const auto& root : owned) {
+    if (::chown(root.c_str(), kNobody, kNobody) != 0) return "chown failed: " + root.string();
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+      if (::lchown(e.path().c_str(), kNobody, kNobody) != 0) return "chown failed";
+  }
+  const std::string out = in_child_process(
+      [&] { return ::setgid(kNobody) == 0 && ::setuid(kNobody) == 0 ? body() : "setuid failed"; });
+  return out == "the child died" ? "the unprivileged child died" : out;
 }
 
 inline CampaignRequest simple_request(int segments = 3, Seconds limit = kHour) {

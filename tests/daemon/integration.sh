@@ -8,6 +8,9 @@
 #   kill     three campaigns while the daemon is SIGKILLed at random points and restarted many
 #            times (plus self-inflicted kills right after an intent and right after a submission):
 #            every campaign completes and no segment is ever submitted twice;
+#   away     the daemon is away until Slurm purged a segment's record: its output file says it
+#            ran and the chain goes on; with no trace it is held until `campaign settle`;
+#   midadd   `campaign add` while the daemon is SIGKILLed: never two campaigns from one command;
 #   ctld     slurmctld is stopped and restarted mid-run: the daemon backs off, reconnects and
 #            the campaign completes;
 #   garbage  random bytes, oversized lines, malformed and hostile requests and idle connections
@@ -53,7 +56,7 @@ while [ $# -gt 0 ]; do
     *) echo "integration: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-[ ${#phases[@]} -gt 0 ] || phases=(chain handoff kill ctld garbage script open retry outlive tick)
+[ ${#phases[@]} -gt 0 ] || phases=(chain handoff kill away midadd ctld garbage script open retry outlive tick)
 [ -n "$bin" ] && [ -x "$bin" ] || { echo "integration: --bin must name the mirage binary" >&2; exit 2; }
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
 
@@ -425,6 +428,79 @@ for phase in "${phases[@]}"; do
       for i in 0 1 2; do check_exactly_once "${ids[$i]}" "k$((i + 1))" 3; done
       note "kill: all done, each segment submitted once ($(grep -c 'adopted job' "$log" || true) jobs adopted by tag and $(grep -c 'submitting it again' "$log" || true) intents submitted again after restarts)"
       ;;
+    away)
+      # The daemon is away longer than a segment's run plus MinJobAge (2 s here): when it comes
+      # back Slurm has purged the segment's record. Its output file shows it ran, so the next
+      # segment follows; a segment whose output goes to /dev/null cannot be known (no accounting
+      # on this cluster) and is held until the user says, never run twice.
+      note "away: the daemon SIGKILLed while a segment waits, back after Slurm purged its record"
+      cat >"$work/away.sh" <<'SCRIPT'
+#!/bin/bash
+echo "segment $MIRAGE_SEGMENT attempt $MIRAGE_ATTEMPT job $SLURM_JOB_ID"
+sleep 5
+SCRIPT
+      sed 's|^#!/bin/bash$|#!/bin/bash\n#SBATCH --output=/dev/null|' "$work/away.sh" >"$work/away-silent.sh"
+      away_once() {  # away_once ID: kills the daemon once segment 0 is seen, restarts it when purged
+        local job
+        job="$(job_of_segment "$1" 0)"
+        sleep 2  # a dump reports the job, and its output file, to the daemon
+        kill_daemon
+        local deadline=$((SECONDS + 60))
+        while scontrol show job "$job" >/dev/null 2>&1; do
+          [ $SECONDS -lt $deadline ] || fail "away: job $job was not purged within 60 s"
+          sleep 1
+        done
+        start_daemon
+        wait_daemon_up || fail "away: the daemon did not come back"
+      }
+      id="$(add_campaign away 2 away.sh --policy reactive --fallback-chain off)"
+      away_once "$id"
+      wait_done 120 "$id"
+      check_exactly_once "$id" away 2
+      grep -q "campaign $id segment 0: job [0-9]* ended while mirage was not looking; its output file .* shows it started" "$log" ||
+        fail "away: the daemon did not settle segment 0 by its output file"
+      id="$(add_campaign silent 2 away-silent.sh --policy reactive --fallback-chain off)"
+      away_once "$id"
+      deadline=$((SECONDS + 30))
+      until [ "$(mirage campaign show "$id" --json | json_get '"fate_unknown_since" in d["segment_list"][0]')" = True ]; do
+        [ $SECONDS -lt $deadline ] || fail "away: segment 0 of campaign $id is not held as unknown"
+        sleep 1
+      done
+      sleep 5  # several polls: nothing may be submitted meanwhile
+      n="$(mirage campaign show "$id" --json | json_get 'len(d["submissions"])')"
+      [ "$n" -eq 1 ] || fail "away: a segment whose fate is unknown was submitted again ($n submissions)"
+      mirage campaign show "$id" | grep -q "unknown" || fail "away: campaign show does not name the held segment"
+      mirage status | grep -q "^held " || fail "away: mirage status does not name the held segment"
+      mirage campaign settle "$id" --segment 0 --ran >/dev/null || fail "away: campaign settle failed"
+      wait_done 120 "$id"
+      check_exactly_once "$id" silent 2
+      note "away: a segment that ran unseen was settled by its output file; one that left no trace was held until settled; each ran once"
+      ;;
+    midadd)
+      # `campaign add` while the daemon is SIGKILLed 0-49 ms into it: the client falls back to the
+      # store with the same request key, so one command makes at most one campaign, and one that
+      # says it succeeded made exactly one.
+      note "midadd: the daemon SIGKILLed during campaign add, 12 times"
+      made=0
+      for try in $(seq 1 12); do
+        (cd "$work" && "$bin" campaign add --config "$conf" --name "midadd-$try" --script short.sh \
+          --segments 1 --nodes 1 --time-limit 1 --no-export-env --json >"$dir/midadd.out" 2>&1
+         echo $? >"$dir/midadd.rc") &
+        add_pid=$!
+        sleep "0.0$((RANDOM % 5))"
+        kill_daemon
+        wait "$add_pid" || true
+        start_daemon
+        wait_daemon_up || fail "midadd: the daemon did not come back"
+        n="$(mirage campaign list --json | json_get "sum(1 for c in d if c['name'] == 'midadd-$try')")"
+        [ "$n" -le 1 ] || fail "midadd: one campaign add made $n campaigns: $(cat "$dir/midadd.out")"
+        if [ "$(cat "$dir/midadd.rc")" = 0 ]; then
+          [ "$n" -eq 1 ] || fail "midadd: campaign add said it succeeded but made $n campaigns"
+        fi
+        made=$((made + n))
+      done
+      note "midadd: 12 adds under SIGKILL made $made campaigns, none twice"
+      ;;
     ctld)
       note "ctld: slurmctld stopped and restarted mid-run"
       id="$(add_campaign ctld 3 medium.sh --policy reactive)"
@@ -678,6 +754,24 @@ PY
         sleep 3
       fi
       check_exactly_once "$id" ticked 3
+      # Ticks further apart than a segment's run plus MinJobAge: each segment runs and is purged
+      # between two ticks, never seen in a dump. Its output file, named at its submission, says
+      # it ran, and the chain goes on (with the fallback chain on, as sites run it).
+      sparse_id="$(cd "$work" && mirage campaign add --name sparse --script short.sh --segments 2 \
+        --nodes 1 --gpus-per-node 4 --time-limit 1 --no-export-env --policy reactive \
+        --fallback-chain on --json 2>>"$dir/tick-add.err" | json_get 'd["id"]')"
+      sparse_ticks=0
+      deadline=$((SECONDS + 240))
+      while [ "$(state_of "$sparse_id" 2>/dev/null || echo unknown)" != done ]; do
+        [ $SECONDS -lt $deadline ] || { mirage campaign show "$sparse_id" >&2 || true; fail "the sparsely ticked campaign is not done after 240s"; }
+        "$bin" tick --config "$tconf" >>"$dir/tick.out" 2>>"$dir/tick.log" || fail "a sparse tick exited $?"
+        sparse_ticks=$((sparse_ticks + 1))
+        sleep 12
+      done
+      check_exactly_once "$sparse_id" sparse 2
+      grep -q "campaign $sparse_id segment 0: job [0-9]* ended while mirage was not looking; its output file" "$dir/tick.log" ||
+        fail "the sparse ticks did not settle segment 0 by its output file"
+      note "tick: ticks 12 s apart (a segment runs 6 s, MinJobAge 2 s): done after $sparse_ticks ticks, each segment once"
       via_config=""
       note "tick: done after $ticks ticks ($kills died of SIGKILL, $faults of them by their own hand at submission points, $refused stood aside for another tick); each segment submitted once ($(grep -c 'adopted job' "$dir/tick.log" || true) adopted by tag, $(grep -c 'submitting it again' "$dir/tick.log" || true) submitted again)"
       ;;

@@ -141,8 +141,19 @@ void FakeSlurmClient::grant(JobId job, int nodes, int gpus_per_node, Seconds tim
 }
 
 void FakeSlurmClient::forget(JobId job) {
+  if (auto it = jobs_.find(job); it != jobs_.end()) forgotten_[job] = it->second;
   jobs_.erase(job);
   touch();
+}
+
+AccountedJob FakeSlurmClient::accounted_job(JobId job) {
+  ++counters_.accounting_lookups;
+  if (!accounting_) return {std::nullopt, "this cluster keeps no accounting"};
+  if (!accounting_reachable_)
+    throw SlurmError("sacct: error: slurmdbd: Connection refused", 1, true);
+  if (auto it = forgotten_.find(job); it != forgotten_.end()) return {it->second, {}};
+  if (auto it = jobs_.find(job); it != jobs_.end()) return {it->second, {}};
+  return {std::nullopt, "accounting has no record of job " + std::to_string(job)};
 }
 
 const SlurmJob* FakeSlurmClient::find(JobId job) const {

@@ -38,6 +38,16 @@ class FakeSlurmClient final : public SlurmClient {
   // The site decided the shape (its defaults, job_submit rules): the job differs from the request.
   void grant(JobId job, int nodes, int gpus_per_node, Seconds time_limit);
   void forget(JobId job);  // the controller purged its record (MinJobAge)
+  // Where the job's batch output goes, as the dump reports it (SlurmJob::std_out).
+  void set_std_out(JobId job, std::string path) {
+    jobs_.at(job).std_out = std::move(path);
+    touch();
+  }
+  // Accounting (slurmdbd) keeps the records the controller forgets; off (the default), it
+  // answers that there is none. While unreachable, it throws a transient error.
+  void set_accounting(bool on) { accounting_ = on; }
+  void set_accounting_reachable(bool reachable) { accounting_reachable_ = reachable; }
+  AccountedJob accounted_job(JobId job) override;
   void set_reachable(bool reachable) { reachable_ = reachable; }
   // The next submit fails: refused (transient=false) or lost (transient=true: the job is created
   // but the reply never arrives, as when the daemon dies or times out mid-RPC).
@@ -80,6 +90,9 @@ class FakeSlurmClient final : public SlurmClient {
 
   const Clock& clock_;
   std::map<JobId, SlurmJob> jobs_;
+  std::map<JobId, SlurmJob> forgotten_;
+  bool accounting_ = false;
+  bool accounting_reachable_ = true;
   JobId next_id_ = 1000;
   Seconds update_stamp_ = 1;
   bool reachable_ = true;

@@ -42,6 +42,7 @@ class FaultInjectingClient final : public SlurmClient {
   StartEstimate will_run(const SubmitRequest& request) override {
     return inner_->will_run(request);
   }
+  AccountedJob accounted_job(JobId job) override { return inner_->accounted_job(job); }
   RpcCounters counters() const override { return inner_->counters(); }
 
  private:

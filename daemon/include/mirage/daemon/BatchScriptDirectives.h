@@ -41,6 +41,9 @@ struct BatchScriptDirectives {
   std::optional<ScriptValue<std::string>> partition;
   std::optional<ScriptValue<std::string>> account;
   std::optional<ScriptValue<std::string>> qos;
+  // Where its standard output goes (a filename pattern) and its working directory.
+  std::optional<ScriptValue<std::string>> output;
+  std::optional<ScriptValue<std::string>> chdir;
   // The first malformed line (no shebang, a value that does not parse); nothing after it is read.
   std::optional<InputError> error;
 

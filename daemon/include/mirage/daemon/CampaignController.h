@@ -75,6 +75,9 @@ struct ControllerConfig {
   bool time_limit_required = false;
   // Campaigns that do not say: keep the successor queued behind the running segment.
   bool fallback_chain = true;
+  // A segment whose job left the queue unseen and whose fate nothing could tell: asked again
+  // this often (accounting may come back, the output file may appear on a slow file system).
+  Seconds fate_retry = 5 * kMinute;
 };
 
 struct SubmitAction {
@@ -108,15 +111,23 @@ struct EstimateAction {
   Seconds asked_at = 0;   // the decision that asked: the answer is as old as that
   SubmitRequest request;  // the segment's shape; no script
 };
+// Asks accounting how a segment's job ended: it left the queue while mirage was not looking.
+struct LookupAction {
+  std::int64_t campaign = 0;
+  int segment = 0;
+  int attempt = 0;
+  JobId job = 0;
+};
 struct Actions {
   std::vector<SubmitAction> submits;
   std::vector<SignalAction> signals;
   std::vector<CancelAction> cancels;
   std::vector<ReleaseAction> releases;
   std::vector<EstimateAction> estimates;
+  std::vector<LookupAction> lookups;
   bool empty() const {
     return submits.empty() && signals.empty() && cancels.empty() && releases.empty() &&
-           estimates.empty();
+           estimates.empty() && lookups.empty();
   }
   void append(Actions other);
 };
@@ -141,6 +152,9 @@ struct CampaignRequest {
   std::string work_dir;
   std::vector<std::string> environment;
   std::uint32_t owner_uid = 0;
+  // Names this request: a retry with the same key (through the socket or the store) returns the
+  // campaign the first one made instead of adding a second. Empty: none.
+  std::string request_key;
 };
 
 // A request the controller refuses, with a message for the user.
@@ -161,6 +175,7 @@ struct ControllerCounters {
   std::uint64_t handoff_signals = 0;
   std::uint64_t releases = 0;   // held successors released early
   std::uint64_t estimates = 0;  // will-run tests asked for
+  std::uint64_t lookups = 0;    // segments' jobs asked of accounting after they left unseen
 };
 
 class CampaignController {
@@ -181,6 +196,9 @@ class CampaignController {
   const CampaignRecord& resume(std::int64_t id);
   // Marks the campaign cancelled and returns the cancellations of its queued or running jobs.
   Actions cancel(std::int64_t id);
+  // The user's word on a segment whose fate could not be known: it ran (the campaign goes on
+  // with the next segment) or it did not (it is submitted again).
+  const CampaignRecord& settle(std::int64_t id, int segment, bool ran);
   const CampaignRecord* find(std::int64_t id) const;
   std::vector<const CampaignRecord*> campaigns() const;
 
@@ -198,12 +216,18 @@ class CampaignController {
   // Slurm's estimate for the next segment, or why there is none; the next decision reads it.
   void on_estimate(const EstimateAction& action, const StartEstimate& estimate);
   void on_estimate_failed(const EstimateAction& action, const SlurmError& error);
+  // What accounting said of a job that left unseen, or why it could not say; the next tick
+  // settles the segment with it.
+  void on_accounted(const LookupAction& action, AccountedJob answer);
+  void on_accounting_failed(const LookupAction& action, const SlurmError& error);
 
   const ControllerCounters& counters() const { return counters_; }
   const ControllerConfig& config() const { return config_; }
   std::size_t in_flight() const;
   // Submissions whose outcome is unknown, to be settled by their tag in a later dump.
   std::size_t unresolved() const;
+  // Segments whose job left the queue unseen and whose fate is not known yet.
+  std::size_t fates_unknown() const;
 
  private:
   struct Entry;
@@ -221,6 +245,7 @@ class CampaignController {
   void release(Entry& e, SegmentRecord& s, Seconds now, Actions& out, const std::string& why);
   // Hours of run time the campaign has used, counting a running segment at its whole limit.
   double committed_hours(const Entry& e, Seconds now) const;
+  void report_orphans(const JobIndex& index) const;
   void settle_intents(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,
                       Actions& out);
   void handoff(Entry& e, Seconds now, Actions& out);
@@ -236,6 +261,10 @@ class CampaignController {
   void advance(Entry& e, Seconds now, const ObservationBuilder& history, const QueueSnapshot& queue,
                Actions& out);
   const SlurmJob* segment_job(Entry& e, SegmentRecord& s, const JobIndex& index);
+  // The segment's job is gone from the dump: how it ended is asked, never concluded from the
+  // absence (SegmentFate.cpp).
+  void settle_fate(Entry& e, SegmentRecord& s, Seconds now, Actions& out);
+  void hold_unknown_fate(Entry& e, SegmentRecord& s, const std::string& why, Seconds now);
   void apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now, Actions& out);
   void segment_failed(Entry& e, SegmentRecord& s, bool started, const std::string& why, Seconds now,
                       Actions& out);
@@ -244,6 +273,8 @@ class CampaignController {
   void submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
               const std::string& why, JobId after_any = 0);
   SubmitRequest make_request(const Entry& e, const SegmentRecord& s, const JobTag& tag) const;
+  // The segment's output file, as its script and options name it, for job `job`.
+  std::string expected_output_file(const Entry& e, const SegmentRecord& s, JobId job) const;
   void finish(Entry& e, CampaignState state, const std::string& message, Seconds now);
   void save(const Entry& e, const SegmentRecord& s);
   std::unique_ptr<Policy> make_policy_for(const std::string& name) const;
@@ -256,6 +287,7 @@ class CampaignController {
   std::shared_ptr<const WaitDistribution> waits_;
   std::map<std::int64_t, std::unique_ptr<Entry>> entries_;
   ControllerCounters counters_;
+  bool orphans_reported_ = false;  // the first tick after load() reports them
 };
 
 // Performs the actions against `client`, one call each, and hands each outcome to `deliver`,

@@ -39,6 +39,13 @@ struct SegmentRecord {
   JobId held_behind = 0;
   Seconds released_at = -1;  // when mirage cleared that dependency (the policy's decision)
   bool held() const { return held_behind > 0 && released_at < 0; }
+  // Its job left the queue while mirage was not looking, and how it ended is not known yet
+  // (accounting and its output file are asked): since when; -1 once its fate is known. Nothing
+  // more is submitted for the campaign meanwhile: a segment that may have run never runs twice.
+  Seconds lost_at = -1;
+  bool fate_unknown() const { return lost_at >= 0; }
+  // Its batch script's standard output as Slurm reported it: the file exists once it started.
+  std::string output_file;
   // Its priority as Slurm last reported it (running: as it started), for the successor's
   // forecast; not stored, as the next job dump reports it again.
   double priority = kUnknownPriority;
@@ -69,6 +76,8 @@ struct CampaignRecord {
   std::string message;  // why it failed or was cancelled
   Seconds created = 0;
   Seconds finished = -1;
+  // The key `campaign add` sent: a retry with the same key returns this campaign.
+  std::string request_key;
   std::vector<SegmentRecord> segments;
 
   int segments_done() const;

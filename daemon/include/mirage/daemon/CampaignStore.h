@@ -52,7 +52,8 @@ struct DecisionRecord {
 
 class CampaignStore {
  public:
-  // Opens (creating if needed) the store at `path`; ":memory:" for a throwaway one.
+  // Opens (creating if needed) the store at `path`; ":memory:" for a throwaway one. Refuses a
+  // file that is not a mirage store: an empty one, or another program's SQLite database.
   explicit CampaignStore(const std::string& path);
   ~CampaignStore();
   CampaignStore(const CampaignStore&) = delete;
@@ -118,6 +119,10 @@ class CampaignStore {
   std::size_t observed_job_count() const;
 
  private:
+  // Makes a new store at `path`: whole under a staging name, then renamed into place.
+  void create(const std::string& path);
+  // The schema (migrating from `version`) and the store's identity, in one transaction.
+  void initialise(std::int64_t version);
   // UPDATE submissions SET `set` (one ? for `text`) for the segment's current attempt.
   void update_attempt(const char* set, const std::string& text, std::int64_t campaign,
                       const SegmentRecord& segment);

@@ -44,6 +44,9 @@ class ControlHandler {
     std::function<void(Actions)> perform;    // run actions on the Slurm thread
     std::function<void()> poke;              // tick soon (after add / resume)
     std::function<nlohmann::json()> status;  // the daemon's own state
+    // A request's writes to the store failed (disk full, a file made read-only): the daemon
+    // reloads its campaigns from the store, which holds what was committed.
+    std::function<void(const std::string&)> store_failed;
   };
   ControlHandler(CampaignController& controller, CampaignStore& store, Hooks hooks)
       : controller_(controller), store_(store), hooks_(std::move(hooks)) {}

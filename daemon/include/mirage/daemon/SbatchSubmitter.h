@@ -24,6 +24,12 @@ struct SbatchSettings {
 // "sbatch" on `search_path` (a $PATH value). Throws std::runtime_error saying what was tried.
 std::string find_sbatch(const std::string& configured, const std::string& search_path);
 
+// Whether `path` is a regular file we may execute.
+bool executable_file(const std::string& path);
+// The first executable `program` in the directories of `search_path` (a $PATH value); empty when
+// there is none.
+std::string find_on_path(const std::string& program, const std::string& search_path);
+
 class SbatchSubmitter {
  public:
   explicit SbatchSubmitter(SbatchSettings settings) : settings_(std::move(settings)) {}

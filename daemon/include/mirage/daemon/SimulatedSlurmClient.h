@@ -57,6 +57,8 @@ class SimulatedSlurmClient final : public SlurmClient {
   // The simulator's own plan of the queue as it stands, every job at its limit, nothing new
   // arriving: what slurmctld's will-run test answers.
   StartEstimate will_run(const SubmitRequest& request) override;
+  // The simulated cluster keeps every record: its accounting knows every job it ran.
+  AccountedJob accounted_job(JobId job) override;
   RpcCounters counters() const override { return counters_; }
 
   // What happened to the daemon's jobs, in order: what the state file holds.

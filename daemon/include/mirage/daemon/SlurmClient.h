@@ -58,6 +58,16 @@ struct SlurmJob {
   std::string reason;
   Seconds eligible = kUnknownTime;
   Seconds accrue = kUnknownTime;
+  // The file its batch script's standard output goes to (absolute, patterns expanded), which
+  // slurmd creates when the job starts; empty where the source does not say.
+  std::string std_out;
+};
+
+// What accounting knows of a job the controller no longer lists: its record, or none and why
+// (no accounting on this cluster, the job unknown to it).
+struct AccountedJob {
+  std::optional<SlurmJob> job;
+  std::string why;
 };
 
 // The result of one bulk job RPC. `changed` is false when the controller reported no change
@@ -144,11 +154,12 @@ struct RpcCounters {
   std::uint64_t submits = 0;
   std::uint64_t signals = 0;
   std::uint64_t cancels = 0;
-  std::uint64_t releases = 0;   // dependencies cleared
-  std::uint64_t will_runs = 0;  // start estimates for jobs not submitted
+  std::uint64_t releases = 0;            // dependencies cleared
+  std::uint64_t will_runs = 0;           // start estimates for jobs not submitted
+  std::uint64_t accounting_lookups = 0;  // jobs asked of accounting (sacct)
   std::uint64_t total() const {
     return job_dumps + partition_loads + node_loads + config_loads + reservation_loads +
-           limit_loads + submits + signals + cancels + releases + will_runs;
+           limit_loads + submits + signals + cancels + releases + will_runs + accounting_lookups;
   }
 };
 
@@ -183,6 +194,13 @@ class SlurmClient {
   // now, would start, as slurmctld's will-run test plans it: its backfill plan of the queue with
   // every job at its limit, limits and reservations included. One RPC. Throws SlurmError.
   virtual StartEstimate will_run(const SubmitRequest& request) = 0;
+  // What accounting knows of a job that is no longer in the dump (slurmctld purged its record
+  // MinJobAge after it ended, or lost it). Throws a transient SlurmError when accounting did
+  // not answer. A backend without accounting says so.
+  virtual AccountedJob accounted_job(JobId job) {
+    (void)job;
+    return {std::nullopt, "the " + name() + " backend keeps no accounting"};
+  }
   virtual RpcCounters counters() const = 0;
 };
 

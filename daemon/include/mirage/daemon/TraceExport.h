@@ -9,6 +9,10 @@
 #include "mirage/daemon/SlurmClient.h"
 
 namespace mirage::daemon {
+class CampaignStore;
+}
+
+namespace mirage::daemon {
 
 struct TraceExportOptions {
   std::string partition;  // only this partition's jobs (empty: all)
@@ -20,5 +24,15 @@ struct TraceExportOptions {
 // Writes the finished jobs; returns how many rows were written.
 std::size_t export_swf(const std::vector<SlurmJob>& jobs, const TraceExportOptions& options,
                        std::ostream& out);
+
+// What a store observed, as an SWF trace of `partition` (empty: the one the daemon watches)
+// written to `path`; returns the rows written and the partition. The daemon does it for
+// `mirage trace export` while it holds the store; without a daemon the command does.
+struct StoreExport {
+  std::size_t jobs = 0;
+  std::string partition;  // empty: all partitions
+};
+StoreExport export_store(const CampaignStore& store, const std::string& partition,
+                         const std::string& path);
 
 }  // namespace mirage::daemon

@@ -1,0 +1,228 @@
+// A segment's job that left the queue while mirage was not looking (Slurm purged its record
+// MinJobAge after it ended): its fate is asked of accounting, then of its output file, and a
+// segment neither can tell about is held until the user says; it never runs twice.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "TestSupport.h"
+#include "mirage/daemon/SacctLookup.h"
+
+namespace mirage::daemon {
+namespace {
+
+using testing::Harness;
+using testing::simple_request;
+
+ControllerConfig fate_config() {
+  ControllerConfig c;
+  c.reconcile_delay = 5;
+  c.fate_retry = 60;
+  return c;
+}
+
+// Submits segment 0 and lets its job run and end while mirage is away, so that the next dump no
+// longer lists it.
+JobId run_unseen(Harness& h, std::int64_t id, SlurmJobState end = SlurmJobState::kCompleted) {
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  h.tick();  // seen pending
+  if (end != SlurmJobState::kCancelled) h.slurm.start(job);
+  h.slurm.finish(job, end);
+  h.slurm.forget(job);
+  h.clock.advance(600);
+  return job;
+}
+
+TEST(SegmentFate, AJobThatLeftThePendingQueueUnseenIsHeldNotSubmittedAgain) {
+  Harness h(fate_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const JobId job = run_unseen(h, id);
+  for (int i = 0; i < 5; ++i) {
+    h.tick();
+    h.clock.advance(120);
+  }
+  EXPECT_EQ(h.slurm.submissions().size(), 1u) << "a segment that may have run was run again";
+  EXPECT_TRUE(h.seg(id, 0).fate_unknown());
+  EXPECT_NE(h.seg(id, 0).message.find("mirage campaign settle"), std::string::npos)
+      << h.seg(id, 0).message;
+  EXPECT_NE(h.seg(id, 0).message.find("no accounting"), std::string::npos);
+  EXPECT_EQ(h.controller->fates_unknown(), 1u);
+  // Asked again every fate_retry, not every tick.
+  EXPECT_GE(h.slurm.counters().accounting_lookups, 2u);
+  EXPECT_LE(h.slurm.counters().accounting_lookups, 6u);
+  // Held across a restart too.
+  h.restart();
+  h.tick();
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  EXPECT_TRUE(h.seg(id, 0).fate_unknown());
+  (void)job;
+}
+
+TEST(SegmentFate, TheUserSaysItRanAndTheNextSegmentFollows) {
+  Harness h(fate_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  run_unseen(h, id);
+  h.tick();
+  h.tick();
+  ASSERT_TRUE(h.seg(id, 0).fate_unknown());
+  h.controller->settle(id, 0, /*ran=*/true);
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  ASSERT_EQ(h.slurm.submissions().size(), 2u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u);
+  EXPECT_THROW(h.controller->settle(id, 0, true), RequestError);  // nothing left to settle
+}
+
+TEST(SegmentFate, TheUserSaysItDidNotRunAndItIsSubmittedAgain) {
+  Harness h(fate_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  run_unseen(h, id, SlurmJobState::kCancelled);
+  h.tick();
+  h.tick();
+  h.controller->settle(id, 0, /*ran=*/false);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 2u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 0u);
+}
+
+TEST(SegmentFate, AccountingSaysItRanSoTheNextSegmentFollows) {
+  Harness h(fate_config());
+  h.slurm.set_accounting(true);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  run_unseen(h, id);
+  h.tick();  // asks accounting
+  h.tick();  // its answer: COMPLETED
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  EXPECT_FALSE(h.seg(id, 0).fate_unknown());
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+}
+
+TEST(SegmentFate, AccountingSaysItNeverStartedSoItIsSubmittedAgain) {
+  Harness h(fate_config());
+  h.slurm.set_accounting(true);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  run_unseen(h, id, SlurmJobState::kCancelled);
+  h.tick();
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 2u);
+  EXPECT_EQ(h.seg(id, 0).seg.attempts, 2);
+}
+
+TEST(SegmentFate, AccountingThatRanButFailedRunsTheSegmentAgain) {
+  Harness h(fate_config());
+  h.slurm.set_accounting(true);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  run_unseen(h, id, SlurmJobState::kFailed);
+  h.tick();
+  h.tick();
+  // It started and failed with no successor out: a retry, as when the failure is seen.
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 2u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 0u);
+}
+
+TEST(SegmentFate, AccountingNotAnsweringHoldsAndAsksAgainLater) {
+  Harness h(fate_config());
+  h.slurm.set_accounting(true);
+  h.slurm.set_accounting_reachable(false);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  run_unseen(h, id);
+  h.tick();
+  h.tick();
+  EXPECT_TRUE(h.seg(id, 0).fate_unknown());
+  EXPECT_NE(h.seg(id, 0).message.find("accounting did not answer"), std::string::npos);
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  h.slurm.set_accounting_reachable(true);
+  h.tick();  // not asked again before fate_retry
+  EXPECT_TRUE(h.seg(id, 0).fate_unknown());
+  h.clock.advance(61);
+  h.tick();
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+}
+
+TEST(SegmentFate, TheOutputFileShowsItStartedWithoutAccounting) {
+  Harness h(fate_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  const std::string out = h.dir.file("slurm-" + std::to_string(job) + ".out");
+  h.slurm.set_std_out(job, out);
+  h.tick();  // seen pending, with its output file named
+  EXPECT_EQ(h.seg(id, 0).output_file, out);
+  h.slurm.start(job);
+  h.slurm.finish(job);
+  h.slurm.forget(job);
+  std::ofstream(out) << "step 1\n";
+  h.clock.advance(600);
+  h.tick();
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  EXPECT_NE(h.seg(id, 0).message.find("output file"), std::string::npos);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+}
+
+TEST(SegmentFate, NoOutputFileLeavesTheFateUnknown) {
+  Harness h(fate_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  h.slurm.set_std_out(job, h.dir.file("never-written.out"));
+  h.tick();
+  h.slurm.finish(job, SlurmJobState::kCancelled);
+  h.slurm.forget(job);
+  h.clock.advance(600);
+  h.tick();
+  h.tick();
+  EXPECT_TRUE(h.seg(id, 0).fate_unknown());
+  EXPECT_NE(h.seg(id, 0).message.find("does not exist"), std::string::npos);
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+}
+
+TEST(SegmentFate, ASegmentSeenRunningThatLeftIsTakenAsEnded) {
+  Harness h(fate_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  h.slurm.start(job);
+  h.tick();
+  ASSERT_EQ(h.seg(id, 0).seg.state, SegmentState::kRunning);
+  h.slurm.finish(job);
+  h.slurm.forget(job);
+  h.clock.advance(600);
+  h.tick();
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  EXPECT_FALSE(h.seg(id, 0).fate_unknown());
+}
+
+TEST(SacctLine, ReadsARecordWithEpochTimes) {
+  std::string why;
+  const auto job =
+      parse_sacct_line("712|1000|COMPLETED|1700000000|1700000005|1700000015|0:0", &why);
+  ASSERT_TRUE(job) << why;
+  EXPECT_EQ(job->id, 712);
+  EXPECT_EQ(job->user_id, 1000u);
+  EXPECT_EQ(job->state, SlurmJobState::kCompleted);
+  EXPECT_EQ(job->start, 1700000005);
+  EXPECT_EQ(job->end, 1700000015);
+  const auto cancelled =
+      parse_sacct_line("713|1000|CANCELLED by 1000|1700000000|1700000100|1700000100|0:0", &why);
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(cancelled->state, SlurmJobState::kCancelled);
+  EXPECT_EQ(cancelled->start, kUnknownTime) << "cancelled while pending: it never started";
+  const auto failed = parse_sacct_line("714|0|FAILED|1700000000|1700000001|1700000002|3:0", &why);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->exit_code, 3);
+  EXPECT_FALSE(parse_sacct_line("garbage", &why));
+  EXPECT_NE(why.find("expected 7 fields"), std::string::npos);
+  EXPECT_FALSE(parse_sacct_line("715|0|WEIRD|1|2|3|0:0", &why));
+}
+
+}  // namespace
+}  // namespace mirage::daemon

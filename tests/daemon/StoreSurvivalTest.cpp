@@ -1,0 +1,180 @@
+// The store survives what SQLite can be made to survive: the main file holds every committed
+// campaign (a lost -wal file loses none), an empty or foreign file is refused rather than taken
+// over, a retried `campaign add` adds nothing new, and a store that cannot be written refuses the
+// request and keeps the process alive.
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "TestSupport.h"
+#include "mirage/daemon/ControlProtocol.h"
+
+namespace mirage::daemon {
+namespace {
+
+using testing::Harness;
+using testing::simple_request;
+using testing::TempDir;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(StoreSurvival, AnEmptyFileIsRefusedNotTakenAsANewStore) {
+  TempDir dir;
+  const std::string path = dir.file("store.db");
+  std::ofstream(path).flush();
+  const std::string why = error_of([&] { CampaignStore store(path); });
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find("empty file"), std::string::npos) << why;
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);
+}
+
+TEST(StoreSurvival, AnotherProgramsDatabaseIsRefusedAndLeftAlone) {
+  TempDir dir;
+  const std::string path = dir.file("notes.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE notes(text TEXT)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const std::string why = error_of([&] { CampaignStore store(path); });
+  EXPECT_NE(why.find("did not make"), std::string::npos) << why;
+  EXPECT_NE(why.find("notes"), std::string::npos) << why;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type='table'", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 1) << "mirage's tables were added to it";
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST(StoreSurvival, ANewStoreIsMadeWholeBeforeItHasItsName) {
+  TempDir dir;
+  const std::string path = dir.file("store.db");
+  { CampaignStore store(path); }
+  EXPECT_GT(std::filesystem::file_size(path), 0u);
+  EXPECT_FALSE(std::filesystem::exists(path + ".new"));
+  CampaignStore again(path);  // and it opens as a store
+  EXPECT_EQ(again.store_id().size(), 8u);
+}
+
+// After a crash, a -wal file deleted (by hand, a cleaner, a backup of the main file alone) must
+// not take the campaigns with it.
+TEST(StoreSurvival, TheMainFileAloneHoldsEveryCampaign) {
+  Harness h;
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  TempDir other;
+  const std::string copy = other.file("main-only.db");
+  std::filesystem::copy_file(h.path, copy);  // the store still open, its -wal not copied
+  CampaignStore store(copy);
+  const auto campaigns = store.load_campaigns();
+  ASSERT_EQ(campaigns.size(), 1u);
+  EXPECT_EQ(campaigns[0].segments[0].seg.slurm_job_id, job);
+  EXPECT_EQ(store.store_id(), h.store->store_id());
+}
+
+TEST(StoreSurvival, ARetriedAddReturnsTheCampaignTheFirstMade) {
+  Harness h;
+  auto r = simple_request(2);
+  r.request_key = "3f2a9c";
+  const auto id = h.controller->add(r).spec.id;
+  std::vector<std::string> notes;
+  EXPECT_EQ(h.controller->add(r, &notes).spec.id, id);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes[0].find("already added"), std::string::npos);
+  h.restart();  // the retry through the store, after the daemon died before replying
+  EXPECT_EQ(h.controller->add(r).spec.id, id);
+  EXPECT_EQ(h.controller->campaigns().size(), 1u);
+  r.request_key = "another";
+  EXPECT_NE(h.controller->add(r).spec.id, id);
+}
+
+// The disk fills up (here: the file size limit): the request is refused naming the store and the
+// cause, nothing of it is kept, and the process goes on serving. In a child: the limit is the
+// process's.
+TEST(StoreSurvival, AStoreThatCannotBeWrittenRefusesTheRequestAndLivesOn) {
+  TempDir dir;
+  const std::string path = dir.file("store.db");
+  const std::string out = testing::in_child_process([&] {
+    ::signal(SIGXFSZ, SIG_IGN);
+    ManualClock clock(1'700'000'000);
+    CampaignStore store(path);
+    CampaignController controller(store, clock, {});
+    controller.load();
+    ControlHandler handler(controller, store, {});
+    std::uintmax_t size = 0;
+    for (const char* s : {"", "-wal"})
+      if (std::filesystem::exists(path + s))
+        size = std::max(size, std::filesystem::file_size(path + s));
+    rlimit limit{static_cast<rlim_t>(size), static_cast<rlim_t>(size)};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    nlohmann::json c = {{"name", "big"},
+                        {"script", "#!/bin/bash\n#" + std::string(200000, 'x') + "\nsrun a\n"},
+                        {"segments", 2},
+                        {"time_limit", 3600}};
+    return handler.handle(nlohmann::json{{"op", "add"}, {"campaign", c}}.dump(), 0) + "\n" +
+           handler.handle(R"({"op":"list"})", 0) + "\n";
+  });
+  const auto nl = out.find('\n');
+  ASSERT_NE(nl, std::string::npos) << out;
+  const auto add = nlohmann::json::parse(out.substr(0, nl));
+  EXPECT_FALSE(add.value("ok", true));
+  const std::string error = add.value("error", "");
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+  EXPECT_NE(error.find("cannot be written"), std::string::npos) << error;
+  const auto list = nlohmann::json::parse(out.substr(nl + 1));
+  EXPECT_TRUE(list.value("ok", false));
+  EXPECT_TRUE(list.at("campaigns").empty()) << "a refused add left a campaign";
+}
+
+// The store lost what it had written (its -wal file deleted after a crash): the jobs of its tag
+// still in the queue are named, one line each, on the first pass.
+TEST(StoreSurvival, QueuedJobsOfThisStoreThatNoCampaignOwnsAreNamed) {
+  Harness h;
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  auto logger = std::make_shared<spdlog::logger>("test", sink);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(logger);
+  SlurmJob orphan;
+  orphan.name = "lost-s1";
+  orphan.comment = JobTag{h.store->store_id(), 7, 1, 1}.str();
+  const JobId job = h.slurm.add_job(orphan);
+  SlurmJob other = orphan;
+  other.comment = JobTag{"0badc0de", 7, 1, 1}.str();  // another store's: not ours to name
+  h.slurm.add_job(other);
+  h.tick();
+  h.tick();
+  spdlog::set_default_logger(previous);
+  const std::string text = log.str();
+  EXPECT_NE(text.find("job " + std::to_string(job) + " (lost-s1"), std::string::npos) << text;
+  EXPECT_NE(text.find("no campaign here owns it"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0badc0de"), std::string::npos) << text;
+  std::size_t lines = 0;
+  for (std::size_t at = 0; (at = text.find("no campaign here owns it", at)) != std::string::npos;
+       ++at)
+    ++lines;
+  EXPECT_EQ(lines, 1u) << "named once, on the first pass";
+}
+
+}  // namespace
+}  // namespace mirage::daemon
