@@ -5,9 +5,14 @@
 // what the segments will ask for before the first one is submitted.
 //
 // As sbatch: the first line must be "#!" and an interpreter; directives are the lines that start
-// with "#SBATCH" before the first line that is neither blank nor a comment; a later directive for
-// the same option replaces an earlier one. Both "--opt=value" and "--opt value", and the short
-// forms "-N 2", "-N2" (-N, -t, -p, -A, -q, -G).
+// with "#SBATCH" (or the old "#SLURM") before the first line that is neither blank nor a comment;
+// a later directive for the same option replaces an earlier one. Both "--opt=value" and "--opt
+// value", an unambiguous abbreviation ("--part=gpu"), and the short forms "-N 2", "-N2" (-N, -t,
+// -p, -A, -q, -G).
+//
+// What sbatch refuses is refused here too, naming the line: an option no sbatch from Slurm 22.05
+// to 24.11 knows, a word that is not an option (shell text such as "; touch x"), an unmatched
+// quote, a NUL byte, DOS line breaks. Any other byte is the script's own.
 #include <optional>
 #include <string>
 #include <string_view>
