@@ -437,6 +437,15 @@ long line_of(std::string_view script, std::size_t at) {
 
 }  // namespace
 
+std::optional<InputError> script_size_problem(const std::string& file, std::uintmax_t size) {
+  if (size <= kMaxScriptBytes) return std::nullopt;
+  return InputError({file, 0, ""},
+                    "the script is " + std::to_string(size) + " bytes, over the limit of " +
+                        std::to_string(kMaxScriptBytes) +
+                        " bytes (4 MiB, Slurm's default SchedulerParameters=max_script_size): "
+                        "slurmctld would refuse it");
+}
+
 int BatchScriptDirectives::gpus_per_node(int node_count) const {
   if (!gpus) return 0;
   if (gpu_count == GpuCount::kPerNode) return gpus->value;

@@ -221,6 +221,16 @@ TEST(BatchScriptDirectives, AHeterogeneousJobsShapeIsItsFirstComponents) {
   EXPECT_TRUE(read("#!/bin/bash\n#SBATCH -N 2\n#SBATCH hetjob\n#SBATCH --tiem=1\n").error);
 }
 
+TEST(BatchScriptDirectives, AScriptOverSlurmsLimitIsRefusedNamingItsSize) {
+  EXPECT_FALSE(script_size_problem("train.sbatch", kMaxScriptBytes));
+  const auto why = script_size_problem("train.sbatch", kMaxScriptBytes + 1);
+  ASSERT_TRUE(why);
+  EXPECT_STREQ(why->what(),
+               "train.sbatch: the script is 4194305 bytes, over the limit of 4194304 bytes (4 "
+               "MiB, Slurm's default SchedulerParameters=max_script_size): slurmctld would "
+               "refuse it");
+}
+
 TEST(BatchScriptDirectives, WhatPrecedesAMalformedLineIsKept) {
   const auto d = read("#!/bin/bash\n#SBATCH --partition=gpu\n#SBATCH --nodes=x\n");
   ASSERT_TRUE(d.error);

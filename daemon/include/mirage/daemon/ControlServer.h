@@ -21,7 +21,7 @@
 namespace mirage::daemon {
 
 struct ControlServerLimits {
-  std::size_t max_request_bytes = 64 * 1024;
+  std::size_t max_request_bytes = 8 << 20;  // as DaemonConfig's
   int max_clients = 32;
   std::int64_t idle_timeout_s = 60;
 };
