@@ -16,8 +16,8 @@
 
 #include "TestSupport.h"
 #include "mirage/core/Error.h"
-#include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/BatchScriptDirectives.h"
+#include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/ControlServer.h"
 #include "mirage/daemon/DaemonConfig.h"
 
@@ -253,6 +253,7 @@ struct ServerFixture : ::testing::Test {
     limits.max_request_bytes = 1024;
     limits.max_clients = 4;
     limits.idle_timeout_s = 2;
+    limits.stalled_request_ms = 1000;
     server = std::make_unique<ControlServer>(
         io, path, limits, [this](const std::string& line, std::uint32_t) {
           ++handled;
@@ -350,20 +351,46 @@ TEST_F(ServerFixture, IdleClientsDoNotStarveARealRequest) {
   for (int fd : fds) ::close(fd);
 }
 
-TEST_F(ServerFixture, TooManyClientsMidRequestAreRefused) {
+// Clients that each send a byte and hang fill the cap; one more is admitted for a status (or a
+// ping) and answered at once, not after the idle timeout. Anything else it asks is refused.
+TEST_F(ServerFixture, StatusIsAnsweredAtOnceWhileHungClientsFillTheCap) {
   std::vector<int> fds;
   for (int i = 0; i < 4; ++i) {
     fds.push_back(connect_raw());
-    ::send(fds.back(), "{\"op\"", 5, MSG_NOSIGNAL);  // a request begun, not finished
+    ::send(fds.back(), "{", 1, MSG_NOSIGNAL);  // a request begun, never finished
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto t0 = std::chrono::steady_clock::now();
+  const json r = json::parse(control_request(path, R"({"op":"status"})", 1000));
+  EXPECT_TRUE(r["ok"]) << r;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+  EXPECT_FALSE(json::parse(control_request(path, R"({"op":"list"})"))["ok"]);
   const int extra = connect_raw();
-  const json r = json::parse(read_line(extra));
-  EXPECT_NE(r["error"].get<std::string>().find("too many clients"), std::string::npos);
+  ::send(extra, "{\"op\":\"list\"}\n", 14, MSG_NOSIGNAL);
+  EXPECT_NE(error_of(json::parse(read_line(extra))).find("too many clients"), std::string::npos);
   ::close(extra);
   for (int fd : fds) ::close(fd);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_TRUE(alive());
+}
+
+// However many hang, each new client finds room: a request silent for stalled_request_ms (here
+// 1 s) is hung up on, the longest silent first.
+TEST_F(ServerFixture, AStalledRequestMakesRoomHoweverManyClientsHang) {
+  std::vector<int> fds;
+  for (int i = 0; i < 8; ++i) {
+    fds.push_back(connect_raw());
+    ::send(fds.back(), "{", 1, MSG_NOSIGNAL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  for (int i = 0; i < 3; ++i) {
+    const json r = json::parse(control_request(path, R"({"op":"list"})", 1000));
+    EXPECT_TRUE(r["ok"]) << r;
+  }
+  const json first = json::parse(read_line(fds[0]));
+  EXPECT_NE(error_of(first).find("the request stopped coming"), std::string::npos) << first;
+  for (int fd : fds) ::close(fd);
 }
 
 // With the daemon's default socket.max_request_bytes, a script at Slurm's limit fits in an add
