@@ -1,9 +1,11 @@
 #include "mirage/agents/PolicyRegistry.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "mirage/agents/Baselines.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
@@ -19,6 +21,21 @@ std::atomic<ModelPolicyLoader> model_loader{nullptr};
 
 void set_model_policy_loader(ModelPolicyLoader loader) {
   model_loader.store(loader);
+}
+
+std::optional<std::string> model_file_problem(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return "no such model file: " + path;
+  std::ifstream f(path, std::ios::binary);
+  char head[4] = {};
+  f.read(head, sizeof head);
+  // LibTorch writes its archives as zip files: a local file header first.
+  constexpr char kZipMagic[] = {'P', 'K', '\x03', '\x04'};
+  if (f.gcount() == sizeof head && std::equal(head, head + 4, kZipMagic)) return std::nullopt;
+  return path +
+         " is not a mirage model file: expected a LibTorch archive as `mirage train` "
+         "writes it (a zip file, beginning \"PK\\x03\\x04\"), got \"" +
+         escape_control(std::string_view(head, static_cast<std::size_t>(f.gcount()))) + "\"";
 }
 
 bool names_model_file(std::string_view name) {
@@ -149,6 +166,9 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyContext& 
   if (name == kOracleName)
     throw InputError({"", 0, "policy"}, "the oracle exists only in simulation (mirage eval)");
   if (names_model_file(spec.family)) {
+    // Checked before the loader runs: it loads the plugin, and LibTorch with it (150 MiB).
+    if (const auto problem = model_file_problem(spec.family))
+      throw InputError({"", 0, "policy"}, *problem);
     if (const ModelPolicyLoader load = model_loader.load())
       return load(spec.family, spec.threshold);
     throw InputError({std::string(name), 0, "policy"},

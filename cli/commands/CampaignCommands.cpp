@@ -12,7 +12,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 
 #include "Commands.h"
 #include "TimeFlags.h"
@@ -127,15 +126,23 @@ std::string ending_text(const json& a, const json* segment) {
 }
 
 // The script as sbatch would read it, checked here too so that a script sbatch would refuse is
-// refused before the daemon is asked.
+// refused before the daemon is asked. Its size first, from the file system: a script over the
+// limit is not read.
 std::string read_script(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputError({path, 0, "--script"}, "cannot read the script: " + ec.message());
+  if (auto why = daemon::script_size_problem(path, size)) throw *why;
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError({path, 0, "--script"}, "cannot read the script");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const auto directives = daemon::read_batch_directives(ss.str(), path);
+  // No more than the limit allows, should the file grow meanwhile.
+  std::string script(static_cast<std::size_t>(daemon::kMaxScriptBytes) + 1, '\0');
+  f.read(script.data(), static_cast<std::streamsize>(script.size()));
+  script.resize(static_cast<std::size_t>(f.gcount()));
+  if (auto why = daemon::script_size_problem(path, script.size())) throw *why;
+  const auto directives = daemon::read_batch_directives(script, path);
   if (directives.error) throw *directives.error;
-  return ss.str();
+  return script;
 }
 
 std::string random_request_key() {
@@ -169,7 +176,7 @@ int run_add(const AddOptions& o) {
   if (!o.max_overlap.empty() && !policy.empty())
     throw InputError({"", 0, "--max-overlap"}, "give --policy or --max-overlap, not both");
   json c = {{"name", o.name},
-            {"script", script},
+            {"script_base64", daemon::base64_encode(script)},  // any bytes, not only UTF-8
             {"script_path", std::filesystem::absolute(o.script).string()},
             {"overlap", o.overlap},
             {"handoff_grace", *grace},

@@ -35,10 +35,18 @@ int run_tick(const TickOptions& o) {
     while (clock.now() < t) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   };
   const daemon::TickResult r = daemon::run_tick(config, *backend.client, clock, wait_until);
-  if (!r.ran) {
+  if (!r.ran && r.holder_passes) {
     fmt::print("mirage tick: store {} is in use by {}; it makes the pass, nothing to do\n",
                escape_control(config.store_path), escape_control(r.held_by));
     return 0;
+  }
+  if (!r.ran) {  // a holder that makes no pass: no pass was made
+    fmt::print(stderr,
+               "mirage tick: store {} is in use by {}, which makes no pass{}; this tick's pass "
+               "was skipped (the next tick makes it)\n",
+               escape_control(config.store_path), escape_control(r.held_by),
+               r.waited_s > 0 ? fmt::format(" (waited {:g} s for it)", r.waited_s) : "");
+    return 3;
   }
   fmt::print(
       "mirage tick: {} campaign(s) under way; {} submitted, {} released, {} signalled, {} "

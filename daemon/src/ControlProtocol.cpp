@@ -9,6 +9,7 @@
 #include "Sqlite.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Version.h"
+#include "mirage/daemon/BatchScriptDirectives.h"
 #include "mirage/daemon/ControlServer.h"
 #include "mirage/daemon/TraceExport.h"
 
@@ -117,7 +118,48 @@ json segment_json(const SegmentRecord& s) {
   return j;
 }
 
+constexpr std::string_view kBase64 =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 }  // namespace
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 3; ++k)
+      v = v << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kBase64[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    std::uint32_t v = 0;
+    int pad = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const char c = text[i + k];
+      const auto at = kBase64.find(c);
+      // '=' only at the end, and at most two of them.
+      if (c == '=' && i + 4 == text.size() && k >= 2 && (k == 3 || text[i + 3] == '=')) {
+        ++pad;
+        v <<= 6;
+      } else if (at == std::string_view::npos || pad > 0) {
+        return std::nullopt;
+      } else {
+        v = v << 6 | static_cast<std::uint32_t>(at);
+      }
+    }
+    for (int k = 0; k < 3 - pad; ++k) out += static_cast<char>((v >> (16 - 8 * k)) & 0xff);
+  }
+  return out;
+}
 
 json campaign_summary_json(const CampaignRecord& r) {
   int running = 0, pending = 0, fate_unknown = 0;
@@ -257,19 +299,30 @@ json partition_knowledge_json(const PartitionInfo& p) {
 CampaignRequest parse_campaign_request(const json& c) {
   const std::string w = "campaign.";
   if (!c.is_object()) bad("campaign", "expected an object, got " + type_of(c));
-  only_keys(c, {"name",          "script",         "script_path",   "segments",  "nodes",
-                "gpus_per_node", "time_limit",     "partition",     "account",   "qos",
-                "max_retries",   "fallback_chain", "max_hours",     "done_file", "policy",
-                "max_overlap",   "overlap",        "handoff_grace", "work_dir",  "environment",
-                "request_key"},
+  only_keys(c, {"name",        "script",        "script_base64",  "script_path",   "segments",
+                "nodes",       "gpus_per_node", "time_limit",     "partition",     "account",
+                "qos",         "max_retries",   "fallback_chain", "max_hours",     "done_file",
+                "policy",      "max_overlap",   "overlap",        "handoff_grace", "work_dir",
+                "environment", "request_key"},
             w);
-  for (const char* required : {"name", "script"})
-    if (!c.contains(required)) bad(w + required, "missing");
+  if (!c.contains("name")) bad(w + "name", "missing");
+  if (c.contains("script") == c.contains("script_base64"))
+    bad(w + "script", "give the script as \"script\" or as \"script_base64\" (one of them)");
   // Shape keys are the flags the user gave; the script's #SBATCH lines give the rest.
   CampaignRequest r;
   r.name = get_text(c, "name", w, 200);
-  r.script = get_string(c, "script", w, 4 << 20);
   if (c.contains("script_path")) r.script_path = get_string(c, "script_path", w, 4096);
+  // Its size is checked once decoded: the same limit whichever way it came.
+  if (c.contains("script")) {
+    r.script = get_string(c, "script", w, SIZE_MAX);
+  } else {
+    const auto bytes = base64_decode(get_string(c, "script_base64", w, SIZE_MAX));
+    if (!bytes) bad(w + "script_base64", "not base64 (RFC 4648, padded)");
+    r.script = *bytes;
+  }
+  if (const auto why = script_size_problem(r.script_path.empty() ? "the script" : r.script_path,
+                                           r.script.size()))
+    bad(w + "script", why->what());
   if (c.contains("segments"))
     r.segments = static_cast<int>(get_int(c, "segments", w, 0, kMaxSegments));
   ShapeFlags& f = r.shape;

@@ -7,15 +7,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <boost/asio/read_until.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "mirage/daemon/SocketPath.h"
 
@@ -32,67 +32,99 @@ std::string error_line(const std::string& message) {
 
 }  // namespace
 
-// One peer: read a line, answer it, read the next; an idle timer closes a silent peer.
+// One peer: read a line, answer it, read the next; an idle timer closes a silent peer. The line is
+// gathered by hand, not with read_until, so that the server knows when the peer last sent a byte.
 class ControlServer::Session : public std::enable_shared_from_this<Session> {
  public:
+  using Clock = std::chrono::steady_clock;
+
+  // A `reserve` session was admitted over the cap: it answers one status or ping and hangs up.
   Session(local::socket socket, std::uint32_t uid, const ControlServerLimits& limits,
-          std::shared_ptr<const Handler> handler, std::shared_ptr<int> clients)
+          std::shared_ptr<const Handler> handler, std::shared_ptr<int> clients, bool reserve)
       : socket_(std::move(socket)),
         timer_(socket_.get_executor()),
-        buffer_(limits.max_request_bytes + 1),
+        chunk_(std::min<std::size_t>(limits.max_request_bytes + 1, 64 * 1024)),
         uid_(uid),
         limits_(limits),
         handler_(std::move(handler)),
-        clients_(std::move(clients)) {
+        clients_(std::move(clients)),
+        reserve_(reserve) {
     ++*clients_;
   }
   ~Session() { --*clients_; }
 
-  void start() { do_read(); }
+  void start() {
+    arm_timer();
+    read_more();
+  }
 
   // Says why and hangs up.
   void refuse(const std::string& why) {
     auto self = shared_from_this();
     closing_ = true;
+    timer_.cancel();
     reply_ = error_line(why);
     asio::async_write(socket_, asio::buffer(reply_),
                       [self](const boost::system::error_code&, std::size_t) { self->close(); });
   }
 
   // Waiting for a request with nothing of one received: it may be hung up on to make room.
-  bool idle() const { return !closing_ && !writing_ && buffer_.size() == 0; }
+  bool idle() const { return !closing_ && !writing_ && line_.empty(); }
+  // Mid-request, with no byte for `stalled_request_ms`: also hung up on to make room.
+  bool stalled(Clock::time_point now) const {
+    return !closing_ && !writing_ && !line_.empty() &&
+           now - last_byte_ >= std::chrono::milliseconds(limits_.stalled_request_ms);
+  }
   bool closing() const { return closing_; }
-  std::chrono::steady_clock::time_point last_active() const { return last_active_; }
+  bool reserve() const { return reserve_; }
+  Clock::time_point last_active() const { return last_active_; }
+  Clock::time_point last_byte() const { return last_byte_; }
 
  private:
-  void do_read() {
-    arm_timer();
+  void read_more() {
     auto self = shared_from_this();
-    asio::async_read_until(
-        socket_, buffer_, '\n',
-        [self](const boost::system::error_code& ec, std::size_t n) { self->on_read(ec, n); });
+    socket_.async_read_some(asio::buffer(chunk_), [self](const boost::system::error_code& ec,
+                                                         std::size_t n) { self->on_read(ec, n); });
   }
 
   void on_read(const boost::system::error_code& ec, std::size_t n) {
-    timer_.cancel();
-    last_active_ = std::chrono::steady_clock::now();
-    if (ec == asio::error::not_found) {  // the buffer filled up without a newline
+    if (closing_) return;  // refused: the refusal's write hangs up
+    if (ec) {
+      close();  // eof, reset, or closed by the idle timer
+      return;
+    }
+    last_byte_ = Clock::now();
+    line_.append(chunk_.data(), n);
+    next_line();
+  }
+
+  // Answers the next whole line received, or reads on.
+  void next_line() {
+    for (auto nl = line_.find('\n', scanned_); nl != std::string::npos; nl = line_.find('\n')) {
+      if (nl > limits_.max_request_bytes) break;
+      std::string line = line_.substr(0, nl);
+      line_.erase(0, nl + 1);
+      scanned_ = 0;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank: no answer
+      answer(line);
+      return;
+    }
+    scanned_ = line_.size();  // a long request is searched for its newline once
+    if (line_.size() > limits_.max_request_bytes) {
       spdlog::warn("control socket: request over {} bytes from uid {}; disconnected",
                    limits_.max_request_bytes, uid_);
       refuse("request too large (over " + std::to_string(limits_.max_request_bytes) +
              " bytes without a newline)");
       return;
     }
-    if (ec) {
-      close();  // eof, reset, or closed by the idle timer
-      return;
-    }
-    std::string line(asio::buffers_begin(buffer_.data()),
-                     asio::buffers_begin(buffer_.data()) + static_cast<std::ptrdiff_t>(n - 1));
-    buffer_.consume(n);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) {  // blank line: nothing to answer
-      do_read();
+    read_more();
+  }
+
+  void answer(const std::string& line) {
+    if (reserve_ && !is_status_request(line)) {
+      refuse("too many clients (socket.max_clients = " + std::to_string(limits_.max_clients) +
+             "): only status and ping are answered until one leaves");
       return;
     }
     reply_ = (*handler_)(line, uid_) + "\n";
@@ -101,15 +133,22 @@ class ControlServer::Session : public std::enable_shared_from_this<Session> {
     writing_ = true;
     asio::async_write(socket_, asio::buffer(reply_),
                       [self](const boost::system::error_code& wec, std::size_t) {
-                        self->timer_.cancel();
                         self->writing_ = false;
-                        self->last_active_ = std::chrono::steady_clock::now();
-                        if (wec) {
+                        self->last_active_ = Clock::now();
+                        if (wec || self->reserve_) {
                           self->close();
                           return;
                         }
-                        self->do_read();
+                        self->arm_timer();  // the next request has the whole idle timeout
+                        self->next_line();
                       });
+  }
+
+  static bool is_status_request(const std::string& line) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("op") || !j.at("op").is_string()) return false;
+    const auto& op = j.at("op").get_ref<const std::string&>();
+    return op == "status" || op == "ping";
   }
 
   void arm_timer() {
@@ -131,15 +170,19 @@ class ControlServer::Session : public std::enable_shared_from_this<Session> {
 
   local::socket socket_;
   asio::steady_timer timer_;
-  asio::streambuf buffer_;
+  std::vector<char> chunk_;
+  std::string line_;         // received, not yet answered: part of a request, or more than one
+  std::size_t scanned_ = 0;  // line_ holds no newline before this
   std::uint32_t uid_;
   ControlServerLimits limits_;
   std::shared_ptr<const Handler> handler_;
   std::shared_ptr<int> clients_;
+  bool reserve_;
   std::string reply_;
   bool writing_ = false;
   bool closing_ = false;
-  std::chrono::steady_clock::time_point last_active_ = std::chrono::steady_clock::now();
+  Clock::time_point last_active_ = Clock::now();
+  Clock::time_point last_byte_ = Clock::now();
 };
 
 ControlServer::ControlServer(asio::io_context& io, std::string path, ControlServerLimits limits,
@@ -221,17 +264,26 @@ void ControlServer::on_accept(const boost::system::error_code& ec, local::socket
   socklen_t len = sizeof cred;
   const bool known =
       ::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
-  auto session = std::make_shared<Session>(std::move(socket), known ? cred.uid : UINT32_MAX,
-                                           limits_, handler_, clients_);
   if (!known || cred.uid != ::geteuid()) {
     ++*rejected_;
     spdlog::warn("control socket: refused a peer with uid {} (pid {}); only uid {} may connect",
                  known ? static_cast<long>(cred.uid) : -1L,
                  known ? static_cast<long>(cred.pid) : -1L, ::geteuid());
-    session->refuse("permission denied: this daemon serves uid " + std::to_string(::geteuid()));
-  } else if (!make_room()) {
+    std::make_shared<Session>(std::move(socket), known ? cred.uid : UINT32_MAX, limits_, handler_,
+                              clients_, false)
+        ->refuse("permission denied: this daemon serves uid " + std::to_string(::geteuid()));
+    do_accept();
+    return;
+  }
+  const Room room = make_room();
+  auto session = std::make_shared<Session>(std::move(socket), cred.uid, limits_, handler_, clients_,
+                                           room == Room::kReserve);
+  if (room == Room::kNone) {
     ++*rejected_;
-    spdlog::warn("control socket: {} clients, all mid-request; refused one", limits_.max_clients);
+    spdlog::warn(
+        "control socket: {} clients, all mid-request, and one more waiting for status; "
+        "refused one",
+        limits_.max_clients);
     session->refuse(
         "too many clients (socket.max_clients = " + std::to_string(limits_.max_clients) + ")");
   } else {
@@ -241,25 +293,53 @@ void ControlServer::on_accept(const boost::system::error_code& ec, local::socket
   do_accept();
 }
 
-// At the cap, the longest-idle client (connected, nothing of a request sent) is hung up on, so
-// that idle connections cannot lock out a real request. False when every client is mid-request.
-bool ControlServer::make_room() {
+// At the cap, a client that holds its place without a request under way makes room: the
+// longest-idle one (connected, nothing sent), else the one whose request stalled longest (part of
+// a line, then nothing for stalled_request_ms). Clients that send a byte and hang cannot lock out
+// `mirage status`: while their requests are fresh, one more client is admitted over the cap to
+// answer a status or a ping.
+ControlServer::Room ControlServer::make_room() {
   std::erase_if(sessions_, [](const std::weak_ptr<Session>& w) {
     const auto s = w.lock();
     return !s || s->closing();
   });
-  if (static_cast<int>(sessions_.size()) < limits_.max_clients) return true;
-  std::shared_ptr<Session> oldest;
+  std::shared_ptr<Session> idle, stalled, reserve;
+  int regular = 0;
+  const auto now = Session::Clock::now();
   for (const auto& w : sessions_) {
     const auto s = w.lock();
-    if (s && s->idle() && (!oldest || s->last_active() < oldest->last_active())) oldest = s;
+    if (!s) continue;
+    if (s->reserve()) {
+      reserve = s;
+      continue;
+    }
+    ++regular;
+    if (s->idle() && (!idle || s->last_active() < idle->last_active())) idle = s;
+    if (s->stalled(now) && (!stalled || s->last_byte() < stalled->last_byte())) stalled = s;
   }
-  if (!oldest) return false;
-  spdlog::info("control socket: {} clients; hung up on the longest idle to admit a new one",
-               limits_.max_clients);
-  oldest->refuse("disconnected: idle while the daemon was at socket.max_clients (" +
-                 std::to_string(limits_.max_clients) + ") and another client connected");
-  return true;
+  if (regular < limits_.max_clients) return Room::kRegular;
+  const std::string cap = "socket.max_clients (" + std::to_string(limits_.max_clients) + ")";
+  if (idle) {
+    spdlog::info("control socket: {} clients; hung up on the longest idle to admit a new one",
+                 limits_.max_clients);
+    idle->refuse("disconnected: idle while the daemon was at " + cap +
+                 " and another client connected");
+    return Room::kRegular;
+  }
+  if (stalled) {
+    spdlog::info("control socket: {} clients; hung up on a stalled request to admit a new one",
+                 limits_.max_clients);
+    stalled->refuse("disconnected: the request stopped coming while the daemon was at " + cap +
+                    " and another client connected");
+    return Room::kRegular;
+  }
+  if (!reserve) return Room::kReserve;
+  if (reserve->idle() || reserve->stalled(now)) {
+    reserve->refuse("disconnected: no status request came while the daemon was at " + cap +
+                    " and another client connected");
+    return Room::kReserve;
+  }
+  return Room::kNone;
 }
 
 std::string control_request(const std::string& socket_path, const std::string& line,

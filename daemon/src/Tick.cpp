@@ -4,20 +4,42 @@
 
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 #include "mirage/daemon/CampaignPass.h"
 #include "mirage/daemon/StoreLock.h"
 
 namespace mirage::daemon {
 
+namespace {
+
+bool ends_with(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+bool holder_makes_pass(const std::string& held_by) {
+  return ends_with(held_by, "(mirage daemon)") || ends_with(held_by, "(mirage tick)");
+}
+
 TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock& clock,
-                    const WaitUntil& wait_until) {
+                    const WaitUntil& wait_until, double request_wait_s) {
   TickResult result;
   make_private_dir(std::filesystem::path(config.store_path).parent_path());
-  // No wait: a tick that finds the store busy has nothing to add to the pass under way.
+  // No wait for a daemon or a tick: the pass under way is this one's. A `campaign` command makes
+  // no pass and lets go after its request.
   std::optional<StoreLock> lock =
       StoreLock::acquire(config.store_path, "mirage tick", 0, &result.held_by);
-  if (!lock) return result;
+  if (!lock && ends_with(result.held_by, "(mirage campaign)")) {
+    result.waited_s = request_wait_s;
+    lock = StoreLock::acquire(config.store_path, "mirage tick", request_wait_s, &result.held_by);
+  }
+  if (!lock) {
+    result.holder_passes = holder_makes_pass(result.held_by);
+    return result;
+  }
+  result.held_by.clear();
   result.ran = true;
   CampaignPass pass(config, clock);
   CampaignController& controller = pass.controller();

@@ -83,7 +83,9 @@ TEST(BatchScriptDirectives, ReadsOnlyTheLinesSbatchReads) {
   const std::pair<const char*, int> cases[] = {
       {"#!/bin/bash\n# a comment\n\n#SBATCH --nodes=2\necho start\n#SBATCH --nodes=8\n", 2},
       {"#!/bin/bash\n#SBATCH --output logs/seg-%j.txt --ntasks-per-node=2 # --nodes=9\n", 0},
-      {"#!/bin/bash\n##SBATCH --nodes=7\n#SBATCHX --nodes=6\n", 0},
+      {"#!/bin/bash\n##SBATCH --nodes=7\n  #SBATCH --nodes=6\n", 0},
+      {"#!/bin/bash\n#SBATCH--nodes=5\n", 5},  // sbatch needs no space after the word
+      {"#!/bin/bash\n#SLURM --nodes=4\n", 4},  // the old word, still read
       {"#!/bin/bash\n#SBATCH --job-name \"two words\" -N 3\n", 3},
   };
   for (const auto& [script, nodes] : cases) {
@@ -113,6 +115,120 @@ TEST(BatchScriptDirectives, AMalformedValueNamesTheLineTheOptionAndWhatWasExpect
   EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH --nodes\n"),
             "train.sbatch:2: field '#SBATCH --nodes': expected a value after --nodes");
   EXPECT_NE(error_of("#!/bin/bash\n#SBATCH --nodes=4-2\n").find("got '4-2'"), std::string::npos);
+}
+
+// sbatch accepts an unambiguous abbreviation of a long option, so the shape reads it too.
+TEST(BatchScriptDirectives, ReadsAbbreviatedLongOptionsAsSbatchDoes) {
+  const auto d = read("#!/bin/bash\n#SBATCH --part=gpu --accou proj --gpus-per-n=4\n");
+  ASSERT_FALSE(d.error) << d.error->what();
+  EXPECT_EQ(d.partition->value, "gpu");
+  EXPECT_EQ(d.account->value, "proj");
+  EXPECT_EQ(d.gpus_per_node(1), 4);
+}
+
+// What sbatch reads as one option's value is no option of its own, on the next line too.
+TEST(BatchScriptDirectives, AValueIsTheWordAfterItsOption) {
+  const auto d =
+      read("#!/bin/bash\n#SBATCH --job-name -N --nodes 3\n#SBATCH --output\n#SBATCH x\n");
+  ASSERT_FALSE(d.error) << d.error->what();
+  EXPECT_EQ(d.nodes->value, 3);
+}
+
+TEST(BatchScriptDirectives, AnUnknownOptionIsRefusedAsSbatchWouldNamingTheLine) {
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --tiem=48:00:00\n"),
+            "train.sbatch:3: field '#SBATCH --tiem': unknown option --tiem: no sbatch from Slurm "
+            "22.05 to 24.11 has it, sbatch would refuse the script (\"unrecognized option\")");
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH -N 2 -y 1\n"),
+            "train.sbatch:2: field '#SBATCH -y': unknown option -y in '-y': no sbatch from Slurm "
+            "22.05 to 24.11 has it, sbatch would refuse the script (\"invalid option\")");
+  EXPECT_NE(error_of("#!/bin/bash\n#SBATCH -HI\n").find("unknown option -I in '-HI'"),
+            std::string::npos);
+  // An abbreviation of several options: sbatch cannot tell which.
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH --tim=5\n"),
+            "train.sbatch:2: field '#SBATCH --tim': --tim is ambiguous (--time, --time-min): "
+            "sbatch would refuse the script");
+  EXPECT_NE(error_of("#!/bin/bash\n#SBATCH --hold=yes\n").find("--hold takes no value"),
+            std::string::npos);
+  // An option sbatch lacks (srun's) and a value missing at the end of the directives.
+  EXPECT_NE(error_of("#!/bin/bash\n#SBATCH --pty\n").find("unknown option --pty"),
+            std::string::npos);
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH --output\n"),
+            "train.sbatch:2: field '#SBATCH --output': expected a value after --output");
+}
+
+// The options of every release from 22.05 to 24.11, those some releases dropped included.
+TEST(BatchScriptDirectives, TheOptionsOfEverySupportedSlurmReleaseAreAccepted) {
+  for (const char* line :
+       {"--time-min=10 --mail-type=END --mail-user=me --exclusive --requeue -HQ -k -v -vv",
+        "--power=level",                                                // 22.05 to 23.11
+        "--export-file=env.txt",                                        // all but 23.11
+        "--tres-per-task=gres/gpu:1 --extra=x",                         // from 23.02
+        "--resv-ports --segment=2 --stepmgr",                           // from 24.05
+        "--oom-kill-step=1",                                            // 24.11
+        "--container-image=nvcr.io#pytorch --no-container-mount-home",  // pyxis, a SPANK plugin
+        "--signal=B:USR1@300 --dependency=afterany:12 --array=0-3%1 -o out-%j.txt --"}) {
+    const auto d = read(std::string("#!/bin/bash\n#SBATCH ") + line + "\n");
+    EXPECT_FALSE(d.error) << line << ": " << d.error->what();
+  }
+}
+
+TEST(BatchScriptDirectives, ShellTextInADirectiveIsRefusedAsSbatchWould) {
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH --nodes=1 ; touch /tmp/x\n"),
+            "train.sbatch:2: field '#SBATCH': ';' is not an option: sbatch would refuse the "
+            "script (\"Invalid directive found in batch script: ;\"); commands belong after the "
+            "#SBATCH lines");
+  EXPECT_NE(error_of("#!/bin/bash\n#SBATCH -N 1 && echo\n").find("'&&' is not an option"),
+            std::string::npos);
+  EXPECT_NE(error_of("#!/bin/bash\n#SBATCHX --nodes=6\n").find("'X' is not an option"),
+            std::string::npos);
+  EXPECT_NE(error_of("#!/bin/bash\n#SBATCH -- -N 2\n").find("'-N' is not an option"),
+            std::string::npos);
+  // After a '#' (even inside a word) and after an empty word, sbatch reads nothing more.
+  EXPECT_FALSE(read("#!/bin/bash\n#SBATCH --nodes=1 # ; touch /tmp/x\n").error);
+  EXPECT_FALSE(read("#!/bin/bash\n#SBATCH --job-name=a#b ; c\n").error);
+  EXPECT_FALSE(read("#!/bin/bash\n#SBATCH -N 1 \"\" ; c\n").error);
+}
+
+TEST(BatchScriptDirectives, AnUnmatchedQuoteIsRefused) {
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH -N 1\n#SBATCH --job-name=\"two words\n"),
+            "train.sbatch:3: field '#SBATCH': unmatched \" in '#SBATCH --job-name=\"two words': "
+            "sbatch would refuse the script");
+  EXPECT_FALSE(read("#!/bin/bash\n#SBATCH --job-name=it\\'s\n").error);  // escaped
+}
+
+TEST(BatchScriptDirectives, DosLineBreaksAreRefusedNamingTheFirstLineWithOne) {
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH -N 1\n#SBATCH -t 10\r\nsrun x\r\n"),
+            "train.sbatch:3: DOS line breaks (\\r\\n) from this line: sbatch would refuse the "
+            "script (\"Batch script contains DOS line breaks\"); convert it with dos2unix");
+  EXPECT_NE(error_of(std::string("#!/bin/bash\necho a\0b\n", 21))
+                .find("train.sbatch:2: the "
+                      "script holds a NUL byte"),
+            std::string::npos);
+}
+
+// A comment or a job name in Latin-1 is the script's own: sbatch passes the bytes on.
+TEST(BatchScriptDirectives, BytesThatAreNotUtf8AreAccepted) {
+  const auto d = read("#!/bin/bash\n# caf\xe9\n#SBATCH -J caf\xe9 -N 2\necho \xff\n");
+  ASSERT_FALSE(d.error) << d.error->what();
+  EXPECT_EQ(d.nodes->value, 2);
+}
+
+// The shape is the first component's; a later one is checked all the same.
+TEST(BatchScriptDirectives, AHeterogeneousJobsShapeIsItsFirstComponents) {
+  const auto d = read("#!/bin/bash\n#SBATCH -N 2\n#SBATCH hetjob\n#SBATCH -N 5\n");
+  ASSERT_FALSE(d.error) << d.error->what();
+  EXPECT_EQ(d.nodes->value, 2);
+  EXPECT_TRUE(read("#!/bin/bash\n#SBATCH -N 2\n#SBATCH hetjob\n#SBATCH --tiem=1\n").error);
+}
+
+TEST(BatchScriptDirectives, AScriptOverSlurmsLimitIsRefusedNamingItsSize) {
+  EXPECT_FALSE(script_size_problem("train.sbatch", kMaxScriptBytes));
+  const auto why = script_size_problem("train.sbatch", kMaxScriptBytes + 1);
+  ASSERT_TRUE(why);
+  EXPECT_STREQ(why->what(),
+               "train.sbatch: the script is 4194305 bytes, over the limit of 4194304 bytes (4 "
+               "MiB, Slurm's default SchedulerParameters=max_script_size): slurmctld would "
+               "refuse it");
 }
 
 TEST(BatchScriptDirectives, WhatPrecedesAMalformedLineIsKept) {

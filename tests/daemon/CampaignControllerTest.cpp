@@ -4,12 +4,15 @@
 
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <random>
 
 #include "TestSupport.h"
+#include "mirage/agents/Baselines.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
 #include "mirage/agents/WaitDistribution.h"
+#include "mirage/agents/learned/ModelPolicyHook.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/ControlProtocol.h"
 
@@ -463,6 +466,49 @@ TEST(CampaignController, TakesAPolicyWithItsRiskKnobAndRefusesALeadOutOfRange) {
               std::string::npos)
         << e.what();
   }
+}
+
+int model_loads = 0;
+std::unique_ptr<Policy> counting_model_loader(const std::string&, std::optional<double>) {
+  ++model_loads;
+  return std::make_unique<ReactivePolicy>();
+}
+
+// A model file is checked by its first bytes before the loader runs: the loader loads the learned
+// agents' plugin, and LibTorch with it (a daemon went from 12 to 165 MiB to refuse /etc/hostname).
+TEST(CampaignController, APolicyFileThatIsNoModelIsRefusedWithoutLoadingThePlugin) {
+  struct Loader {
+    Loader() { set_model_policy_loader(&counting_model_loader); }
+    ~Loader() { set_model_policy_loader(nullptr); }
+  } loader;
+  model_loads = 0;
+  Harness h(quick_config());
+  const std::string text = h.dir.file("hostname");
+  std::ofstream(text) << "login1\n";
+  auto r = simple_request();
+  r.policy = text;
+  try {
+    h.controller->add(r);
+    FAIL() << "a text file was taken for a model";
+  } catch (const RequestError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "policy: " + text +
+                  " is not a mirage model file: expected a LibTorch archive as `mirage train` "
+                  "writes it (a zip file, beginning \"PK\\x03\\x04\"), got \"logi\"");
+  }
+  r.policy = h.dir.file("missing.mirage-model") + "@0.5";
+  try {
+    h.controller->add(r);
+    FAIL() << "a missing model file was accepted";
+  } catch (const RequestError& e) {
+    EXPECT_NE(std::string(e.what()).find("no such model file"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(model_loads, 0);
+  const std::string zip = h.dir.file("agent.mirage-model");
+  std::ofstream(zip, std::ios::binary) << "PK\x03\x04 and the rest";
+  r.policy = zip;
+  EXPECT_NO_THROW(h.controller->add(r));
+  EXPECT_EQ(model_loads, 1);  // what may be a model goes to the plugin
 }
 
 // A budget of overlap instead of a policy: the frontier's least interruption within it.

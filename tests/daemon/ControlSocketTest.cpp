@@ -16,8 +16,10 @@
 
 #include "TestSupport.h"
 #include "mirage/core/Error.h"
+#include "mirage/daemon/BatchScriptDirectives.h"
 #include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/ControlServer.h"
+#include "mirage/daemon/DaemonConfig.h"
 
 namespace mirage::daemon {
 namespace {
@@ -184,6 +186,60 @@ TEST_F(HandlerFixture, ControlBytesInANameAreRefused) {
   EXPECT_TRUE(call(add_request("été-run 1"))["ok"]);  // UTF-8 is fine
 }
 
+TEST(Base64, EveryByteRoundTripsAndMalformedTextIsRefused) {
+  std::string all;
+  for (int b = 0; b < 256; ++b) all += static_cast<char>(b);
+  for (std::size_t n : {0u, 1u, 2u, 3u, 4u, 255u, 256u})
+    EXPECT_EQ(base64_decode(base64_encode(all.substr(0, n))), all.substr(0, n)) << n;
+  EXPECT_EQ(base64_encode("caf\xe9"), "Y2Fm6Q==");
+  for (const char* bad : {"Y2Fm6Q=", "Y2Fm6Q", "Y2=m6Q==", "Y2Fm6Q===", "Y2Fm*Q==", "=AAA"})
+    EXPECT_FALSE(base64_decode(bad)) << bad;
+}
+
+// The client sends a script as base64: JSON holds only UTF-8, a script any byte. Every byte
+// reaches the store and sbatch as it was; a plain "script" (an older client's) still works.
+TEST_F(HandlerFixture, AScriptInBase64KeepsEveryByteToTheStoreAndTheSubmission) {
+  const std::string script = "#!/bin/bash\n# caf\xe9 (Latin-1)\n#SBATCH -J \xe9t\xe9\nsrun x\n";
+  json req = add_request();
+  req["campaign"].erase("script");
+  req["campaign"]["script_base64"] = base64_encode(script);
+  const json r = call(req);
+  ASSERT_TRUE(r["ok"]) << r;
+  const auto id = r["campaign"]["id"].get<std::int64_t>();
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 1u);
+  EXPECT_EQ(h.slurm.submissions().at(0).request.script, script);
+  h.restart();  // read back from the store
+  EXPECT_EQ(h.campaign(id).spec.script, script);
+
+  json both = add_request();
+  both["campaign"]["script_base64"] = base64_encode(script);
+  EXPECT_NE(error_of(call(both)).find("campaign.script: give the script as"), std::string::npos);
+  req["campaign"]["script_base64"] = "not base64!";
+  EXPECT_NE(error_of(call(req)).find("campaign.script_base64: not base64"), std::string::npos);
+}
+
+// One limit however the script came: Slurm's own default (4 MiB).
+TEST_F(HandlerFixture, AScriptOverSlurmsLimitIsRefusedPlainOrInBase64) {
+  std::string big = "#!/bin/bash\n";
+  big += std::string(kMaxScriptBytes + 1 - big.size() - 1, '#') + "\n";
+  json req = add_request();
+  req["campaign"]["script"] = big;
+  req["campaign"]["script_path"] = "/u/big.sbatch";
+  const std::string plain = error_of(call(req));
+  EXPECT_EQ(plain,
+            "campaign.script: /u/big.sbatch: the script is 4194305 bytes, over the limit of "
+            "4194304 bytes (4 MiB, Slurm's default SchedulerParameters=max_script_size): "
+            "slurmctld would refuse it");
+  req["campaign"].erase("script");
+  req["campaign"]["script_base64"] = base64_encode(big);
+  EXPECT_EQ(error_of(call(req)), plain);
+  big.pop_back();
+  big.back() = '\n';  // at the limit
+  req["campaign"]["script_base64"] = base64_encode(big);
+  EXPECT_TRUE(call(req)["ok"]);
+}
+
 // A server on its own thread, spoken to through a real socket.
 struct ServerFixture : ::testing::Test {
   testing::TempDir dir;
@@ -198,6 +254,7 @@ struct ServerFixture : ::testing::Test {
     limits.max_request_bytes = 1024;
     limits.max_clients = 4;
     limits.idle_timeout_s = 2;
+    limits.stalled_request_ms = 1000;
     server = std::make_unique<ControlServer>(
         io, path, limits, [this](const std::string& line, std::uint32_t) {
           ++handled;
@@ -295,20 +352,80 @@ TEST_F(ServerFixture, IdleClientsDoNotStarveARealRequest) {
   for (int fd : fds) ::close(fd);
 }
 
-TEST_F(ServerFixture, TooManyClientsMidRequestAreRefused) {
+// Clients that each send a byte and hang fill the cap; one more is admitted for a status (or a
+// ping) and answered at once, not after the idle timeout. Anything else it asks is refused.
+TEST_F(ServerFixture, StatusIsAnsweredAtOnceWhileHungClientsFillTheCap) {
   std::vector<int> fds;
   for (int i = 0; i < 4; ++i) {
     fds.push_back(connect_raw());
-    ::send(fds.back(), "{\"op\"", 5, MSG_NOSIGNAL);  // a request begun, not finished
+    ::send(fds.back(), "{", 1, MSG_NOSIGNAL);  // a request begun, never finished
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto t0 = std::chrono::steady_clock::now();
+  const json r = json::parse(control_request(path, R"({"op":"status"})", 1000));
+  EXPECT_TRUE(r["ok"]) << r;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+  EXPECT_FALSE(json::parse(control_request(path, R"({"op":"list"})"))["ok"]);
   const int extra = connect_raw();
-  const json r = json::parse(read_line(extra));
-  EXPECT_NE(r["error"].get<std::string>().find("too many clients"), std::string::npos);
+  ::send(extra, "{\"op\":\"list\"}\n", 14, MSG_NOSIGNAL);
+  EXPECT_NE(error_of(json::parse(read_line(extra))).find("too many clients"), std::string::npos);
   ::close(extra);
   for (int fd : fds) ::close(fd);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_TRUE(alive());
+}
+
+// However many hang, each new client finds room: a request silent for stalled_request_ms (here
+// 1 s) is hung up on, the longest silent first.
+TEST_F(ServerFixture, AStalledRequestMakesRoomHoweverManyClientsHang) {
+  std::vector<int> fds;
+  for (int i = 0; i < 8; ++i) {
+    fds.push_back(connect_raw());
+    ::send(fds.back(), "{", 1, MSG_NOSIGNAL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  for (int i = 0; i < 3; ++i) {
+    const json r = json::parse(control_request(path, R"({"op":"list"})", 1000));
+    EXPECT_TRUE(r["ok"]) << r;
+  }
+  const json first = json::parse(read_line(fds[0]));
+  EXPECT_NE(error_of(first).find("the request stopped coming"), std::string::npos) << first;
+  for (int fd : fds) ::close(fd);
+}
+
+// With the daemon's default socket.max_request_bytes, a script at Slurm's limit fits in an add
+// request (base64, with an environment); 64 KiB refused a 100 KB script.
+TEST(ControlSocket, AScriptAtSlurmsLimitFitsThroughTheSocketByDefault) {
+  Harness h;
+  ControlHandler handler(*h.controller, *h.store, {});
+  testing::TempDir dir;
+  boost::asio::io_context io;
+  ControlServerLimits limits;
+  limits.max_request_bytes = DaemonConfig{}.max_request_bytes;
+  ControlServer server(
+      io, dir.file("c.sock"), limits,
+      [&](const std::string& line, std::uint32_t uid) { return handler.handle(line, uid); });
+  server.start();
+  std::thread thread([&] { io.run(); });
+  for (const std::size_t size : {std::size_t{100'000}, std::size_t{kMaxScriptBytes}}) {
+    std::string script = "#!/bin/bash\n";
+    script += std::string(size - script.size() - 1, '#') + "\n";
+    json req = add_request("big");
+    req["campaign"].erase("script");
+    req["campaign"]["script_base64"] = base64_encode(script);
+    req["campaign"]["environment"] = json::array();
+    for (int i = 0; i < 200; ++i)
+      req["campaign"]["environment"].push_back("VAR" + std::to_string(i) + "=" +
+                                               std::string(200, 'v'));
+    const json r = json::parse(control_request(dir.file("c.sock"), req.dump()));
+    EXPECT_TRUE(r["ok"]) << size << ": " << r.dump().substr(0, 300);
+  }
+  boost::asio::post(io, [&] {
+    server.stop();
+    io.stop();
+  });
+  thread.join();
 }
 
 TEST_F(ServerFixture, OtherUsersAreRefusedByUid) {

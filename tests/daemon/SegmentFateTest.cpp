@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "TestSupport.h"
+#include "mirage/daemon/OutputFile.h"
 #include "mirage/daemon/SacctLookup.h"
 
 namespace mirage::daemon {
@@ -199,6 +200,32 @@ TEST(SegmentFate, ASegmentSeenRunningThatLeftIsTakenAsEnded) {
   h.tick();
   EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
   EXPECT_FALSE(h.seg(id, 0).fate_unknown());
+}
+
+TEST(OutputFile, IsNamedAsSlurmdNamesIt) {
+  OutputNames n;
+  n.job = 712;
+  n.name = "gpt-s1";
+  n.user = "ann";
+  n.work_dir = "/home/ann/run";
+  EXPECT_EQ(expand_output_pattern("slurm-%j.out", n), "/home/ann/run/slurm-712.out");
+  EXPECT_EQ(expand_output_pattern("/scratch/%u/%x-%8j.log", n), "/scratch/ann/gpt-s1-00000712.log");
+  EXPECT_EQ(expand_output_pattern("logs/%A_%%.txt", n), "/home/ann/run/logs/712_%.txt");
+  EXPECT_EQ(expand_output_pattern("out-%N.txt", n), "") << "the node is known only as it runs";
+  EXPECT_EQ(expand_output_pattern("/dev/null", n), "");
+}
+
+TEST(OutputFile, TheScriptsDirectiveAndTheOptionsThatOverrideItAreRead) {
+  const std::string script = "#!/bin/bash\n#SBATCH --output=logs/seg-%j.txt\n#SBATCH -D sub\nrun\n";
+  OutputPlace p = output_place(script, {}, "/home/ann");
+  EXPECT_EQ(p.pattern, "logs/seg-%j.txt");
+  EXPECT_EQ(p.work_dir, "/home/ann/sub");
+  p = output_place(script, {"--output=/tmp/o-%j", "--chdir=/work"}, "/home/ann");
+  EXPECT_EQ(p.pattern, "/tmp/o-%j");
+  EXPECT_EQ(p.work_dir, "/work");
+  p = output_place("#!/bin/bash\nrun\n", {}, "/home/ann");
+  EXPECT_EQ(p.pattern, "slurm-%j.out");
+  EXPECT_EQ(p.work_dir, "/home/ann");
 }
 
 TEST(SacctLine, ReadsARecordWithEpochTimes) {

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <optional>
+#include <thread>
+
 #include "TestSupport.h"
 #include "mirage/daemon/CampaignPass.h"
 #include "mirage/daemon/ControlProtocol.h"
@@ -24,11 +28,14 @@ struct TickHarness {
     config.socket_path = dir.file("m.sock");
     slurm.set_submitter(static_cast<std::uint32_t>(::getuid()));
   }
-  TickResult tick() {
-    return run_tick(config, slurm, clock, [this](Seconds t) {
-      waited = true;
-      clock.set(t);
-    });
+  TickResult tick(double request_wait_s = kTickWaitForRequest_s) {
+    return run_tick(
+        config, slurm, clock,
+        [this](Seconds t) {
+          waited = true;
+          clock.set(t);
+        },
+        request_wait_s);
   }
   json request(const json& r, double lock_wait_s = 0.2) {
     return serve_on_store(config, r, static_cast<std::uint32_t>(::getuid()), slurm, clock,
@@ -79,10 +86,45 @@ TEST(Tick, WhileAnotherHoldsTheStoreDoesNothingAndSaysWho) {
   h.add(1);
   auto daemon = StoreLock::acquire(h.config.store_path, "mirage daemon", 0);
   ASSERT_TRUE(daemon.has_value());
+  const auto t0 = std::chrono::steady_clock::now();
   const TickResult r = h.tick();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));  // no wait
   EXPECT_FALSE(r.ran);
+  EXPECT_TRUE(r.holder_passes);  // the daemon's pass is this one's
   EXPECT_EQ(r.held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
   EXPECT_TRUE(h.slurm.submissions().empty());
+}
+
+// A `campaign` command holds the store for one request and makes no pass: the tick waits for it
+// and makes its own, rather than skip it believing the holder makes it.
+TEST(Tick, WhileACampaignCommandHoldsTheStoreWaitsForItThenMakesThePass) {
+  TickHarness h;
+  const auto id = h.add(1);
+  std::optional<StoreLock> request = StoreLock::acquire(h.config.store_path, "mirage campaign", 0);
+  ASSERT_TRUE(request.has_value());
+  std::thread done([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    request.reset();
+  });
+  const TickResult r = h.tick(10);
+  done.join();
+  EXPECT_TRUE(r.ran);
+  EXPECT_EQ(r.submitted, 1u);
+  EXPECT_EQ(h.jobs_of(id, 0), 1u);
+}
+
+TEST(Tick, ACampaignCommandThatKeepsTheStoreLeavesThePassSkippedAndSaysSo) {
+  TickHarness h;
+  h.add(1);
+  auto request = StoreLock::acquire(h.config.store_path, "mirage campaign", 0);
+  ASSERT_TRUE(request.has_value());
+  const TickResult r = h.tick(0.3);
+  EXPECT_FALSE(r.ran);
+  EXPECT_FALSE(r.holder_passes);
+  EXPECT_EQ(r.waited_s, 0.3);
+  EXPECT_TRUE(h.slurm.submissions().empty());
+  EXPECT_TRUE(holder_makes_pass("pid 9 (mirage tick)"));
+  EXPECT_FALSE(holder_makes_pass("another process"));
 }
 
 TEST(Tick, SubmissionWhoseReplyWasLostIsAdoptedByTheNextTickNotSubmittedAgain) {

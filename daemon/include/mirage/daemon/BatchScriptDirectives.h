@@ -5,9 +5,15 @@
 // what the segments will ask for before the first one is submitted.
 //
 // As sbatch: the first line must be "#!" and an interpreter; directives are the lines that start
-// with "#SBATCH" before the first line that is neither blank nor a comment; a later directive for
-// the same option replaces an earlier one. Both "--opt=value" and "--opt value", and the short
-// forms "-N 2", "-N2" (-N, -t, -p, -A, -q, -G).
+// with "#SBATCH" (or the old "#SLURM") before the first line that is neither blank nor a comment;
+// a later directive for the same option replaces an earlier one. Both "--opt=value" and "--opt
+// value", an unambiguous abbreviation ("--part=gpu"), and the short forms "-N 2", "-N2" (-N, -t,
+// -p, -A, -q, -G).
+//
+// What sbatch refuses is refused here too, naming the line: an option no sbatch from Slurm 22.05
+// to 24.11 knows, a word that is not an option (shell text such as "; touch x"), an unmatched
+// quote, a NUL byte, DOS line breaks. Any other byte is the script's own.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +22,14 @@
 #include "mirage/core/Time.h"
 
 namespace mirage::daemon {
+
+// Slurm's own default limit on a batch script (SchedulerParameters=max_script_size): a script
+// over it is refused at `campaign add`, however the request travels.
+inline constexpr std::uintmax_t kMaxScriptBytes = 4 << 20;
+
+// Why a script of `size` bytes named `file` cannot be submitted (over kMaxScriptBytes), or
+// nullopt: one message for every path that checks it.
+std::optional<InputError> script_size_problem(const std::string& file, std::uintmax_t size);
 
 // A value the script states, with where it says so (for messages).
 template <typename T>

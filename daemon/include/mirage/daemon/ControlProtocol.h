@@ -10,10 +10,15 @@
 // values out of range (time_limit 1 minute to 365 days, handoff_grace up to 7 days), control
 // characters in name, partition, account or policy, and refused requests alike. Requests are
 // checked strictly, like the config file.
+//
+// JSON carries only UTF-8, a script any bytes: `campaign add` sends it as "script_base64"; the
+// daemon still reads a plain "script" from older clients.
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "mirage/daemon/CampaignController.h"
 
@@ -26,6 +31,10 @@ inline constexpr const char* kProtocolVersion = "1";
 inline constexpr Seconds kMinTimeLimit = kMinute;
 inline constexpr Seconds kMaxTimeLimit = 365 * kDay;
 inline constexpr Seconds kMaxHandoffGrace = 7 * kDay;
+
+// Standard base64 (RFC 4648, padded). decode: nullopt for text that is not base64.
+std::string base64_encode(std::string_view bytes);
+std::optional<std::string> base64_decode(std::string_view text);
 
 nlohmann::json campaign_summary_json(const CampaignRecord& r);
 nlohmann::json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store);

@@ -3,8 +3,10 @@
 // daemon's Asio loop. Each peer's uid is read with SO_PEERCRED and must be the daemon's own.
 // Newline-delimited requests, one reply line each; a line longer than the limit, or a peer idle
 // past the timeout, gets an error reply and is disconnected, and the server goes on serving
-// everyone else. At max_clients the longest-idle peer is disconnected to admit a new one; only
-// when every peer is mid-request is the new one refused.
+// everyone else. At max_clients the longest-idle peer, else the one whose request stalled
+// longest, is disconnected to admit a new one; while every peer is mid-request and sending, one
+// more is admitted to answer a status or a ping, so that hung clients never lock out `mirage
+// status`.
 #include <sys/types.h>
 
 #include <boost/asio/io_context.hpp>
@@ -21,9 +23,12 @@
 namespace mirage::daemon {
 
 struct ControlServerLimits {
-  std::size_t max_request_bytes = 64 * 1024;
+  std::size_t max_request_bytes = 8 << 20;  // as DaemonConfig's
   int max_clients = 32;
   std::int64_t idle_timeout_s = 60;
+  // A request begun and then silent this long makes room at the cap (a client writes a request
+  // at once: a pause this long is a client that hangs).
+  std::int64_t stalled_request_ms = 2000;
 };
 
 class ControlServer {
@@ -47,10 +52,12 @@ class ControlServer {
 
  private:
   class Session;
+  // Where a new client goes: a place under the cap, the one kept for a status, or nowhere.
+  enum class Room { kRegular, kReserve, kNone };
   void do_accept();
   void on_accept(const boost::system::error_code& ec,
                  boost::asio::local::stream_protocol::socket socket);
-  bool make_room();
+  Room make_room();
 
   boost::asio::io_context& io_;
   std::string path_;

@@ -55,7 +55,8 @@ struct DaemonConfig {
 
   // [socket]
   std::string socket_path;
-  std::size_t max_request_bytes = 64 * 1024;
+  // A 4 MiB script (kMaxScriptBytes) base64-encoded is 5.6 MB; the rest is the environment.
+  std::size_t max_request_bytes = 8 << 20;
   int max_clients = 32;
   Seconds client_idle_timeout = 60;
 

@@ -22,6 +22,11 @@ using ModelPolicyLoader = std::unique_ptr<Policy> (*)(const std::string& path,
 // Installs (or, with nullptr, removes) the loader. Thread-safe.
 void set_model_policy_loader(ModelPolicyLoader loader);
 
+// Why `path` cannot be a model file, read from its first bytes without loading LibTorch: it is
+// missing, or it is no LibTorch archive (a zip file, as `mirage train` writes). nullopt when it
+// may be one; the plugin reads the rest. One line, naming the file.
+std::optional<std::string> model_file_problem(const std::string& path);
+
 // True when make_policy would treat `name_or_file` as a model file: it ends in
 // kModelFileExtension or names an existing regular file.
 bool names_model_file(std::string_view name_or_file);
