@@ -3,12 +3,13 @@
 //
 //   simulator_bench [--traces DIR] [--quick]
 //
-// DIR defaults to the real-logs folder set at configure time (MIRAGE_SHARED_TRACES in
-// bench/CMakeLists.txt; its layout: docs/traces.md).
+// DIR defaults to $MIRAGE_TRACES, else the real-logs folder set at configure time (its layout:
+// docs/traces.md).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -156,7 +157,8 @@ void bench_fork(const std::string& ls6) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir = MIRAGE_SHARED_TRACES;
+  const char* from_env = std::getenv("MIRAGE_TRACES");
+  std::string dir = from_env && *from_env ? from_env : MIRAGE_TRACES;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];

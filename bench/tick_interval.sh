@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
-trace=../shared/traces/gpu/tacc-ls6/ls6-a100-until-2023-02.log.gz
+trace=${MIRAGE_TRACES:-../shared/traces}/gpu/tacc-ls6/ls6-a100-until-2023-02.log.gz
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

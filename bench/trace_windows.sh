@@ -39,7 +39,7 @@ for_each_trace() {
   for row in "${trace_windows[@]}"; do
     IFS='|' read -r name label file machine train_from eval_from eval_to sizes <<<"$row"
     if [ "$which" = "$name" ] || [ "$which" = all ]; then
-      "$run" "$name" "$label" "../shared/traces/$file" "$machine" "$train_from" "$eval_from" \
+      "$run" "$name" "$label" "${MIRAGE_TRACES:-../shared/traces}/$file" "$machine" "$train_from" "$eval_from" \
         "$eval_to" "$sizes"
     fi
   done

@@ -6,5 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh
+# The program alone: the learned-agent plugin (LibTorch), the tests and the benchmarks are built
+# by scripts/build.sh or scripts/test.sh when wanted.
+bash scripts/build.sh mirage
 "${MIRAGE_BUILD_DIR:-build}/cli/mirage" eval --chain-nodes 4 --policies reactive,average,forecast "$@"

@@ -4,13 +4,35 @@
 # machine, which needs root and scripts/install-deps.sh). Builds first, reusing the build.
 #   scripts/test.sh            all tests
 #   scripts/test.sh --unit     unit tests only (no long scenario, no Slurm cluster)
+# Tests that read real job logs (label `real-logs`) run when MIRAGE_TRACES names their folder
+# (the shared traces, e.g. MIRAGE_TRACES=../shared/traces); without it they are left out and
+# counted in one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
 build_dir="${MIRAGE_BUILD_DIR:-build}"
-if [ "${1:-}" = "--unit" ]; then
-  ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE "slurm|long"
-else
-  # One run, so one closing summary; the slurm-labelled tests are RUN_SERIAL.
-  ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"
+traces="${MIRAGE_TRACES:-}"
+if [ -n "$traces" ]; then
+  [ -d "$traces" ] || { echo "test.sh: MIRAGE_TRACES=$traces is not a folder" >&2; exit 2; }
+  traces="$(cd "$traces" && pwd)"
 fi
+# The folder is fixed at configure time: configure again when it changed.
+if [ -f "$build_dir/CMakeCache.txt" ] &&
+  [ "$(sed -n 's/^MIRAGE_TRACES:PATH=//p' "$build_dir/CMakeCache.txt")" != "$traces" ]; then
+  cmake -S . -B "$build_dir" -DMIRAGE_TRACES="$traces" >/dev/null
+fi
+MIRAGE_TRACES="$traces" bash scripts/build.sh
+exclude=()
+if [ -z "$traces" ]; then
+  n="$(ctest --test-dir "$build_dir" -N -L real-logs | sed -n 's/^Total Tests: //p')"
+  echo "test.sh: ${n:-0} tests read real job logs and are left out: set MIRAGE_TRACES to the folder of the shared traces to run them (MIRAGE_TRACES=../shared/traces bash scripts/test.sh)"
+  exclude=(real-logs)
+fi
+if [ "${1:-}" = "--unit" ]; then
+  exclude+=(slurm long)
+fi
+label_exclude=()
+if [ ${#exclude[@]} -gt 0 ]; then
+  label_exclude=(-LE "$(IFS='|'; echo "${exclude[*]}")")
+fi
+# One run, so one closing summary; the slurm-labelled tests are RUN_SERIAL.
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" "${label_exclude[@]+"${label_exclude[@]}"}"

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -259,6 +260,42 @@ int run_list(const ListOptions& o) {
   return 0;
 }
 
+// What a finished campaign cost, in the units users pay: from its first submission to its last
+// segment's end; the gaps between one segment's end and the next one's start (interruption); the
+// time two segments ran at once (overlap); and GPU-hours charged (node-hours where the segments
+// asked for no GPU).
+void print_totals(const json& c) {
+  std::vector<std::pair<Seconds, Seconds>> runs;  // start, end of each segment that ran
+  Seconds first_submit = kUnknownTime;
+  for (const auto& s : c.at("segment_list")) {
+    const auto submit = s.at("submit_time").get<Seconds>();
+    if (submit >= 0 && (first_submit == kUnknownTime || submit < first_submit))
+      first_submit = submit;
+    const auto start = s.at("start_time").get<Seconds>(), end = s.at("end_time").get<Seconds>();
+    if (start >= 0 && end >= start) runs.emplace_back(start, end);
+  }
+  if (runs.empty() || first_submit == kUnknownTime) {
+    fmt::print("\n  totals     no segment ran\n");
+    return;
+  }
+  std::sort(runs.begin(), runs.end());
+  Seconds interruption = 0, overlap = 0, ran = 0, last_end = runs.front().first;
+  for (const auto& [start, end] : runs) {
+    if (start > last_end) interruption += start - last_end;
+    overlap += std::max<Seconds>(0, std::min(end, last_end) - start);
+    ran += end - start;
+    last_end = std::max(last_end, end);
+  }
+  const int nodes = c.at("nodes").get<int>(), gpus = c.at("gpus_per_node").get<int>();
+  const double hours = static_cast<double>(ran) / kHour;
+  fmt::print("\n  totals     makespan {}, {} segment(s) ran {}; interruption {}, overlap {}; {}\n",
+             format_slurm_duration(last_end - first_submit), runs.size(),
+             format_slurm_duration(ran), format_slurm_duration(interruption),
+             format_slurm_duration(overlap),
+             gpus > 0 ? fmt::format("{:.1f} GPU-hours charged", hours * nodes * gpus)
+                      : fmt::format("{:.1f} node-hours charged", hours * nodes));
+}
+
 int run_show(const IdOptions& o) {
   int rc = 0;
   const auto reply = ask_daemon(o.where, {{"op", "show"}, {"id", o.id}}, rc);
@@ -349,10 +386,27 @@ int run_show(const IdOptions& o) {
   const json& d = c.at("decisions");
   if (!d.empty()) {
     fmt::print("\n  recent decisions\n");
-    for (const auto& x : d)
-      fmt::print("  {}  segment {}  {} ({})\n", when(x.at("time").get<Seconds>()),
-                 x.at("segment").get<int>(), x.at("action").get<std::string>(), text(x, "policy"));
+    // The same decision asked again and again (a policy that waits, every decision interval) is
+    // one line with its first and last time and how often.
+    for (std::size_t i = 0; i < d.size();) {
+      std::size_t j = i + 1;
+      const auto same = [&](const json& a, const json& b) {
+        return a.at("segment") == b.at("segment") && a.at("action") == b.at("action") &&
+               a.at("policy") == b.at("policy");
+      };
+      while (j < d.size() && same(d[i], d[j])) ++j;
+      const json& x = d[i];
+      const std::string span =
+          j - i == 1 ? when(x.at("time").get<Seconds>())
+                     : fmt::format("{} to {}, {} times", when(x.at("time").get<Seconds>()),
+                                   when(d[j - 1].at("time").get<Seconds>()), j - i);
+      fmt::print("  {}  segment {}  {} ({})\n", span, x.at("segment").get<int>(),
+                 x.at("action").get<std::string>(), text(x, "policy"));
+      i = j;
+    }
   }
+  if (c.at("state").get<std::string>() != "active" && c.at("state").get<std::string>() != "paused")
+    print_totals(c);
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "Commands.h"
 #include "EpisodeOptions.h"
 #include "Progress.h"
+#include "SampleTraces.h"
 #include "TimeFlags.h"
 #include "TraceReplay.h"
 #include "WaitFit.h"
@@ -501,6 +502,7 @@ void register_eval_command(CLI::App& app) {
       "eval", "Evaluate submission policies on chaining episodes replayed from a trace");
   cmd->add_option("--trace", o->trace,
                   "Trace file (SWF, sacct; .gz read directly). Default: the embedded sample")
+      ->transform(sample_trace())
       ->check(CLI::ExistingFile);
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);

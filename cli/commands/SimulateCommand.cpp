@@ -9,6 +9,7 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
+#include "SampleTraces.h"
 #include "TraceReplay.h"
 #include "mirage/simulator/SimulationSummary.h"
 #include "mirage/simulator/Simulator.h"
@@ -110,6 +111,7 @@ void register_simulate_command(CLI::App& app) {
       "simulate", "Replay a trace through the Slurm-like simulator and print the summary");
   cmd->add_option("--trace", o->trace,
                   "Trace file (SWF, sacct; .gz read directly). Default: the embedded sample")
+      ->transform(sample_trace())
       ->check(CLI::ExistingFile);
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);

@@ -8,6 +8,7 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
+#include "SampleTraces.h"
 #include "TimeFlags.h"
 #include "mirage/core/Time.h"
 #include "mirage/simulator/Calibration.h"
@@ -89,6 +90,7 @@ void register_trace_calibrate_command(CLI::App& trace) {
       "boundaries, down windows, dependencies) and save it beside the trace");
   cmd->add_option("FILE", o->file, "Trace file with real start times")
       ->required()
+      ->transform(sample_trace())
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "Where to write it (default: FILE.calibration.toml)");
   cmd->add_option("--capacity-window", o->capacity_window,

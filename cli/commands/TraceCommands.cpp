@@ -10,6 +10,7 @@
 #include <string>
 
 #include "Commands.h"
+#include "SampleTraces.h"
 #include "mirage/core/Time.h"
 #include "mirage/traces/Trace.h"
 #include "mirage/traces/TraceStats.h"
@@ -129,6 +130,7 @@ void register_trace_commands(CLI::App& app) {
                    "Trace file (SWF, sacct --parsable2 or sacct text; "
                    "gzip-compressed files are read directly)")
       ->required()
+      ->transform(sample_trace())
       ->check(CLI::ExistingFile);
   info->add_option("--format", options->format, "Trace format (default: detect from content)")
       ->check(CLI::IsMember({"auto", "swf", "sacct", "sacct-fixed"}))

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "Commands.h"
+#include "SampleTraces.h"
 #include "TimeFlags.h"
 #include "TraceReplay.h"
 #include "mirage/agents/ReactiveWhatIf.h"
@@ -366,6 +367,7 @@ void register_trace_fidelity_command(CLI::App& trace) {
   cmd->add_option("FILE", o->file,
                   "Trace file with real start times (SWF, sacct; .gz read directly)")
       ->required()
+      ->transform(sample_trace())
       ->check(CLI::ExistingFile);
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);

@@ -8,6 +8,7 @@
 
 #include "ClusterOptions.h"
 #include "Commands.h"
+#include "SampleTraces.h"
 #include "TimeFlags.h"
 #include "WaitFit.h"
 #include "mirage/agents/WaitDistribution.h"
@@ -64,6 +65,7 @@ void register_trace_waits_command(CLI::App& trace) {
       "in the queue they met, for the quantile policy");
   cmd->add_option("FILE", o->file, "Trace file with real start times")
       ->required()
+      ->transform(sample_trace())
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "Where to write it (a TOML file)")->required();
   cmd->add_option("--chain-nodes", o->chain_nodes, "Nodes of each segment")

@@ -12,7 +12,9 @@
 #include "HyperparametersFile.h"
 #include "LearnedPlugin.h"
 #include "Progress.h"
+#include "SampleTraces.h"
 #include "TimeFlags.h"
+#include "mirage/core/CacheDir.h"
 #include "mirage/core/Error.h"
 #include "mirage/learned/Training.h"
 
@@ -94,14 +96,14 @@ int run_train(const TrainOptions& o) {
   p.from = *o.episode.from_time();  // both required
   p.to = *o.episode.to_time();
   p.every = o.episode.spacing();
-  if (!o.no_probe_cache) {
-    // Beside the model by default, named after what shapes the probes (not the agent), so that
-    // dqn, pg and moe trained on the same window share one probing.
-    const std::filesystem::path out_dir = std::filesystem::path(o.out).parent_path();
-    c.probe_cache_dir = !o.probe_cache.empty() ? o.probe_cache
-                        : out_dir.empty()      ? "."
-                                               : out_dir.string();
-  }
+  // Probes in the user's cache by default, named after what shapes them (not the agent), so that
+  // dqn, pg and moe trained on the same window share one probing; the checkpoint there too,
+  // named after the model file.
+  if (!o.no_probe_cache)
+    c.probe_cache_dir = !o.probe_cache.empty() ? o.probe_cache : user_cache_dir("probes");
+  c.checkpoint =
+      (std::filesystem::path(user_cache_dir("checkpoints")) / cache_name_for(o.out, ".ckpt"))
+          .string();
 
   fmt::print(stderr,
              "mirage train: {} on {} ({} jobs), {} nodes, chain {} node(s), window {} .. {} "
@@ -182,18 +184,21 @@ void register_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--trace", o->trace, "Trace file (SWF, sacct; .gz read directly)")
       ->required()
+      ->transform(sample_trace())
       ->check(CLI::ExistingFile);
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);
   o->episode.add_to(*cmd, "1h", true);
   cmd->add_option("--out", o->out, "The model file to write (e.g. ls6-dqn.mirage-model)")
       ->required();
-  cmd->add_option("--probe-cache", o->probe_cache,
-                  "Directory for the probed episodes (default: the model's; files are named after "
-                  "the trace and a digest of everything that shapes the probes)");
+  cmd->add_option(
+      "--probe-cache", o->probe_cache,
+      "Directory for the probed episodes (default: $XDG_CACHE_HOME/mirage/probes; files "
+      "are named after the trace and a digest of everything that shapes the probes)");
   cmd->add_flag("--no-probe-cache", o->no_probe_cache, "Probe again and write no cache");
   cmd->add_flag("--resume", o->resume,
-                "Continue from MODEL_FILE.ckpt (written after every epoch) when it exists");
+                "Continue from the model's checkpoint (written after every epoch to "
+                "$XDG_CACHE_HOME/mirage/checkpoints) when it exists");
   cmd->add_option("--seed", o->seed, "Seed of weights, shuffling and sampling")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads,

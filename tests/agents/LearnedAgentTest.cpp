@@ -614,10 +614,18 @@ TEST_F(LearnedTest, NotAModelFileAndMissingFilesGiveClearErrors) {
                   "oracle"),
               std::string::npos);
   }
-  // Without the learned agents linked in, the registry says so.
+  try {  // refused by its first bytes, before the plugin (and LibTorch) is loaded
+    make_policy(junk);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a mirage model file"), std::string::npos);
+  }
+  // Without the learned agents linked in, the registry says so of what may be a model.
+  const std::string zipped = path("zipped.mirage-model");
+  std::ofstream(zipped) << "PK\x03\x04 and then nothing";
   set_model_policy_loader(nullptr);
   try {
-    make_policy(junk);
+    make_policy(zipped);
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("without the learned agents"), std::string::npos);

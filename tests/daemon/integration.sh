@@ -440,10 +440,20 @@ echo "segment $MIRAGE_SEGMENT attempt $MIRAGE_ATTEMPT job $SLURM_JOB_ID"
 sleep 5
 SCRIPT
       sed 's|^#!/bin/bash$|#!/bin/bash\n#SBATCH --output=/dev/null|' "$work/away.sh" >"$work/away-silent.sh"
-      away_once() {  # away_once ID: kills the daemon once segment 0 is seen, restarts it when purged
+      block_cluster() {  # the whole cluster busy for 8 s: a segment submitted now waits
+        local blocker
+        blocker="$(sbatch --parsable -J blocker -N 4 --exclusive -t 1 -o /dev/null --wrap 'sleep 8')"
+        local deadline=$((SECONDS + 30))
+        until [ "$(squeue -h -j "$blocker" -o %T 2>/dev/null)" = RUNNING ]; do
+          [ $SECONDS -lt $deadline ] || fail "away: the blocking job did not start"
+          sleep 0.5
+        done
+      }
+      away_once() {  # away_once ID: kills the daemon once it saw segment 0 pending, restarts it when purged
         local job
         job="$(job_of_segment "$1" 0)"
-        sleep 2  # a dump reports the job, and its output file, to the daemon
+        sleep 2  # a dump reports the job pending, and its output file, to the daemon
+        [ "$(squeue -h -j "$job" -o %T)" = PENDING ] || fail "away: job $job is not pending behind the blocker"
         kill_daemon
         local deadline=$((SECONDS + 60))
         while scontrol show job "$job" >/dev/null 2>&1; do
@@ -453,12 +463,16 @@ SCRIPT
         start_daemon
         wait_daemon_up || fail "away: the daemon did not come back"
       }
+      block_cluster
       id="$(add_campaign away 2 away.sh --policy reactive --fallback-chain off)"
       away_once "$id"
       wait_done 120 "$id"
       check_exactly_once "$id" away 2
       grep -q "campaign $id segment 0: job [0-9]* ended while mirage was not looking; its output file .* shows it started" "$log" ||
         fail "away: the daemon did not settle segment 0 by its output file"
+      mirage campaign show "$id" | grep -q "^  totals     makespan .* interruption .* GPU-hours charged" ||
+        fail "away: campaign show gives a finished campaign no totals: $(mirage campaign show "$id" | tail -3)"
+      block_cluster
       id="$(add_campaign silent 2 away-silent.sh --policy reactive --fallback-chain off)"
       away_once "$id"
       deadline=$((SECONDS + 30))
@@ -482,10 +496,11 @@ SCRIPT
       # says it succeeded made exactly one.
       note "midadd: the daemon SIGKILLed during campaign add, 12 times"
       made=0
+      : >"$dir/midadd.all"
       for try in $(seq 1 12); do
         (cd "$work" && "$bin" campaign add --config "$conf" --name "midadd-$try" --script short.sh \
           --segments 1 --nodes 1 --time-limit 1 --no-export-env --json >"$dir/midadd.out" 2>&1
-         echo $? >"$dir/midadd.rc") &
+         echo $? >"$dir/midadd.rc"; cat "$dir/midadd.out" >>"$dir/midadd.all") &
         add_pid=$!
         sleep "0.0$((RANDOM % 5))"
         kill_daemon
@@ -499,7 +514,9 @@ SCRIPT
         fi
         made=$((made + n))
       done
-      note "midadd: 12 adds under SIGKILL made $made campaigns, none twice"
+      fallbacks="$(grep -c "used the store" "$dir/midadd.all" || true)"
+      retried="$(grep -c "already added campaign" "$dir/midadd.all" || true)"
+      note "midadd: 12 adds under SIGKILL made $made campaigns, none twice ($fallbacks went to the store after the daemon died, $retried of them found the campaign the daemon had saved)"
       ;;
     ctld)
       note "ctld: slurmctld stopped and restarted mid-run"
@@ -769,8 +786,8 @@ PY
         sleep 12
       done
       check_exactly_once "$sparse_id" sparse 2
-      grep -q "campaign $sparse_id segment 0: job [0-9]* ended while mirage was not looking; its output file" "$dir/tick.log" ||
-        fail "the sparse ticks did not settle segment 0 by its output file"
+      grep -q "campaign $sparse_id segment [0-9]: job [0-9]* ended while mirage was not looking; its output file" "$dir/tick.log" ||
+        fail "the sparse ticks settled no segment by its output file"
       note "tick: ticks 12 s apart (a segment runs 6 s, MinJobAge 2 s): done after $sparse_ticks ticks, each segment once"
       via_config=""
       note "tick: done after $ticks ticks ($kills died of SIGKILL, $faults of them by their own hand at submission points, $refused stood aside for another tick); each segment submitted once ($(grep -c 'adopted job' "$dir/tick.log" || true) adopted by tag, $(grep -c 'submitting it again' "$dir/tick.log" || true) submitted again)"

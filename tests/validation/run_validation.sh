@@ -17,7 +17,7 @@
 #   --max-runtime S     cap on compressed runtimes, seconds (default 20; bounds the replay length)
 #   --from TIME         window start, UTC (default 2023-02-17T00:00:00, a busy week on LS6)
 #   --trace PATH        trace to cut (default: the LS6 A100 log in the real-logs folder,
-#                       $MIRAGE_SHARED_TRACES; see docs/traces.md)
+#                       $MIRAGE_TRACES; see docs/traces.md)
 #   --workload CSV      replay this workload instead of cutting one
 #   --out DIR           results (default /tmp/mirage-validation)
 #   --cluster-dir DIR   the cluster's state (default $MIRAGE_SLURM_DIR or /tmp/mirage-slurm-val:
@@ -47,7 +47,7 @@ die() {
 note() { echo "run_validation.sh: $*" >&2; }
 
 jobs=300 compress=600 max_runtime=20 from="2023-02-17T00:00:00"
-trace="${MIRAGE_SHARED_TRACES:-$repo/../shared/traces}/gpu/tacc-ls6/ls6-a100-until-2023-02.log.gz"
+trace="${MIRAGE_TRACES:-$repo/../shared/traces}/gpu/tacc-ls6/ls6-a100-until-2023-02.log.gz"
 workload="" out="/tmp/mirage-validation" build_dir="${MIRAGE_BUILD_DIR:-$repo/build}" bin=""
 cluster_dir="${MIRAGE_SLURM_DIR:-/tmp/mirage-slurm-val}"
 export MIRAGE_SLURM_CTLD_PORT="${MIRAGE_SLURM_CTLD_PORT:-16917}"

@@ -169,7 +169,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
                         callbacks,
                         m.dump(),
                         run_fingerprint(c) + " " + probes_fingerprint,
-                        c.out + ".ckpt"};
+                        c.checkpoint.empty() ? c.out + ".ckpt" : c.checkpoint};
   };
   const auto train_one = [](const TrainContext& c) {
     switch (c.config.agent) {

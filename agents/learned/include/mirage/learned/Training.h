@@ -143,7 +143,8 @@ struct TrainConfig {
   std::string trace_path;       // recorded in the model file
   std::string out;              // the model file
   std::string probe_cache_dir;  // where probes are cached (empty: no cache)
-  bool resume = false;          // continue from out + ".ckpt" when it exists
+  bool resume = false;          // continue from the checkpoint when it exists
+  std::string checkpoint;       // written after every epoch (empty: out + ".ckpt")
   std::uint64_t seed = 1;
   int threads = 2;  // probing threads; moe trains this many experts side by side
   // LibTorch intra-op threads. 1 by default: the networks are small, and on a loaded 2-core
