@@ -7,6 +7,8 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "mirage/daemon/CampaignController.h"
 
@@ -36,5 +38,22 @@ struct CampaignController::Entry {
   SegmentRecord& seg(int i) { return rec.segments.at(static_cast<std::size_t>(i)); }
   int count() const { return static_cast<int>(rec.segments.size()); }
 };
+
+// The daemon's own jobs in a dump, by their tag (campaign, segment, attempt). A segment's job is
+// found by its tag, never by its id alone: ids repeat (after MaxJobId wraps, or on a cluster
+// that lost its state), and a job under a recorded id that lacks the segment's tag is not it.
+struct CampaignController::JobIndex {
+  std::map<std::tuple<std::int64_t, int, int>, std::vector<const SlurmJob*>> by_tag;
+  const std::vector<const SlurmJob*>* tagged(std::int64_t campaign, int segment,
+                                             int attempt) const {
+    const auto it = by_tag.find({campaign, segment, attempt});
+    return it == by_tag.end() ? nullptr : &it->second;
+  }
+};
+
+// "1 attempt", "3 attempts".
+inline std::string attempts_text(int n) {
+  return std::to_string(n) + (n == 1 ? " attempt" : " attempts");
+}
 
 }  // namespace mirage::daemon

@@ -399,9 +399,11 @@ Calibration resolve_calibration(const std::string& mode, const std::vector<Job>&
                                                                  : std::string("infer");
   if (file == "infer") {
     Calibration c = infer_calibration(jobs, spec, settings);
+    // One line: what was inferred in full is `mirage trace calibrate`'s to print.
     said = fmt::format(
-        "calibration inferred from {} ({}; `mirage trace calibrate` saves it to edit): {}",
-        trace_path, c.describe_congestion(), summary(c));
+        "calibration inferred from {} ({}): `mirage trace calibrate` prints what and saves it to "
+        "edit, --calibration none replays without it",
+        trace_path, c.describe_congestion());
     return c;
   }
   Calibration c = read_calibration(file, settings);

@@ -9,8 +9,9 @@
 //
 //   build/tests/fuzz/fuzz_inputs --seed 1 --count 300     # CTest's short run (test fuzz_inputs)
 //   build/tests/fuzz/fuzz_inputs --seed 1 --count 2000    # the longer run, the same program
-//   build/tests/fuzz/fuzz_inputs --corpus traces/samples --corpus DIR_OF_REAL_LOGS  # docs/traces.md
-//   build/tests/fuzz/fuzz_inputs --replay fuzz-findings/trace-17.swf --kind trace   # in-process,
+//   build/tests/fuzz/fuzz_inputs --corpus traces/samples --corpus DIR_OF_REAL_LOGS  #
+//   docs/traces.md build/tests/fuzz/fuzz_inputs --replay fuzz-findings/trace-17.swf --kind trace #
+//   in-process,
 //                                                                           # e.g. under gdb
 // Undefined behaviour and memory errors show only in a sanitized build (no memory limit there):
 //   cmake -S . -B build-asan -DMIRAGE_BUILD_BENCH=OFF

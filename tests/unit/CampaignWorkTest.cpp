@@ -1,7 +1,6 @@
 // Whole campaigns (eval --work): the account of what a campaign's segments did and cost.
 #include <gtest/gtest.h>
 
-
 #include "mirage/agents/Baselines.h"
 #include "mirage/agents/CampaignWork.h"
 #include "mirage/agents/Evaluation.h"
