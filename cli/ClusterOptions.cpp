@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "Validators.h"
 #include "mirage/core/Error.h"
 #include "mirage/simulator/Calibration.h"
 #include "mirage/simulator/CalibrationFile.h"
@@ -11,8 +12,8 @@ namespace mirage::cli {
 
 void ClusterOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--nodes", nodes, "Nodes in the machine (default: from the trace header)")
-      ->check(CLI::Range(1, 65535));
-  cmd.add_option("--gpus-per-node", gpus_per_node, "GPUs per node")->check(CLI::NonNegativeNumber);
+      ->check(whole_number(1, 65535));
+  cmd.add_option("--gpus-per-node", gpus_per_node, "GPUs per node")->check(whole_number(0));
   cmd.add_option("--allocation", allocation, "whole-node (exclusive) or gpu (GPU-granular)")
       ->check(CLI::IsMember({"whole-node", "gpu"}))
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "TimeFlags.h"
+#include "Validators.h"
 #include "mirage/core/Error.h"
 
 namespace mirage::cli {
@@ -10,13 +11,13 @@ namespace mirage::cli {
 void EpisodeOptions::add_to(CLI::App& cmd, const std::string& default_every, bool window_required) {
   every = default_every;
   cmd.add_option("--chain-nodes", chain_nodes, "Nodes per segment of the chain")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1))
       ->capture_default_str();
   cmd.add_option("--chain-gpus-per-node", chain_gpus_per_node, "GPUs per node per segment")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0))
       ->capture_default_str();
   cmd.add_option("--limit", limit_min, "Each segment's time limit and runtime (minutes)")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1))
       ->capture_default_str();
   cmd.add_option("--overlap", overlap, "concurrent or handoff (how overlap is counted)")
       ->check(CLI::IsMember({"concurrent", "handoff"}))

@@ -22,8 +22,19 @@ int main(int argc, char** argv) {
   mirage::cli::load_model_files_through_plugin();  // LibTorch only when a model file is named
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {  // a command's own exit status, already explained
+    return e.get_exit_code();
+  } catch (const CLI::ParseError& e) {
+    // A usage mistake: one line naming the flag and what it takes, and status 2, as for a bad
+    // input file (and as getopt-based tools do).
+    std::cerr << "mirage: " << e.what() << " (see --help)\n";
+    return 2;
   } catch (const mirage::InputError& e) {
     std::cerr << "mirage: " << e.what() << "\n";
     return 2;

@@ -16,6 +16,7 @@
 
 #include "Commands.h"
 #include "TimeFlags.h"
+#include "Validators.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
@@ -472,13 +473,13 @@ void register_campaign_commands(CLI::App& app) {
   add->add_option("--segments", a->segments,
                   "The most segments (Slurm jobs); without it the campaign runs until a segment "
                   "creates the file named in $MIRAGE_DONE_FILE")
-      ->check(CLI::Range(1, 10000));
+      ->check(whole_number(1, 10000));
   // The shape flags override the script's #SBATCH lines, as on sbatch's command line.
   add->add_option("--nodes", a->nodes, "Nodes per segment (default: the script's #SBATCH)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   add->add_option("--gpus-per-node", a->gpus_per_node,
                   "GPUs per node (default: the script's --gres=gpu, --gpus-per-node or --gpus)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0));
   add->add_option("--time-limit", a->time_limit,
                   "Each segment's time limit, as sbatch --time (default: the script's #SBATCH "
                   "--time, else the partition's)");
@@ -490,7 +491,7 @@ void register_campaign_commands(CLI::App& app) {
   add->add_option("--max-retries", a->max_retries,
                   "Submissions of a segment again after it failed (default: the daemon's "
                   "guard.max_retries)")
-      ->check(CLI::Range(0, 1000));
+      ->check(whole_number(0, 1000));
   add->add_option("--fallback-chain", a->fallback_chain,
                   "on: keep the next segment queued behind the running one "
                   "(--dependency=afterany), released early when the policy decides, so the chain "
@@ -500,7 +501,7 @@ void register_campaign_commands(CLI::App& app) {
   add->add_option("--max-hours", a->max_hours,
                   "The most run time of all segments together, in hours: no segment is "
                   "submitted past it (a running one counts at its whole limit)")
-      ->check(CLI::Range(1.0 / 60, 87600.0));
+      ->check(number_between(1.0 / 60, 87600.0));
   add->add_option("--done-file", a->done_file,
                   "The file a segment creates to end the campaign, passed as MIRAGE_DONE_FILE "
                   "(default: one beside the daemon's store)");
@@ -550,7 +551,7 @@ void register_campaign_commands(CLI::App& app) {
     CLI::App* cmd = campaign->add_subcommand(s.name, s.help);
     cmd->add_option("ID", o->id, "Campaign id (see `mirage campaign list`)")
         ->required()
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     o->where.store_without_daemon = true;
     o->where.add_to(*cmd);
     cmd->add_flag("--json", o->json, "Print JSON");
@@ -565,10 +566,10 @@ void register_campaign_commands(CLI::App& app) {
       "settle",
       "Say whether a segment whose job left the queue unseen ran (mirage could not tell: no "
       "accounting, no output file); until then nothing more of its campaign is submitted");
-  settle->add_option("ID", st->id, "Campaign id")->required()->check(CLI::PositiveNumber);
+  settle->add_option("ID", st->id, "Campaign id")->required()->check(whole_number(1));
   settle->add_option("--segment", st->segment, "The segment `campaign show` marks unknown")
       ->required()
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0));
   auto* ran = settle->add_flag("--ran", st->ran, "It ran: go on with the next segment");
   auto* rerun = settle->add_flag("--rerun", st->rerun, "It did not run: submit it again");
   ran->excludes(rerun);

@@ -18,6 +18,7 @@
 #include "SampleTraces.h"
 #include "TimeFlags.h"
 #include "TraceReplay.h"
+#include "Validators.h"
 #include "WaitFit.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
@@ -336,7 +337,14 @@ int run_eval(const EvalOptions& o) {
   // samples whose episode runs past the log are dropped as always.
   c.from = o.episode.from_time().value_or(trace.jobs.front().submit + kDay);
   c.to = o.episode.to_time().value_or(trace.jobs.back().submit);
-  if (c.to <= c.from) throw InputError({"", 0, "--to"}, "must be after --from");
+  if (c.to <= c.from) {
+    // Name the flag the user gave: a --from past the log is --from's fault, not --to's.
+    const bool to_given = o.episode.to_time().has_value();
+    if (to_given)
+      throw InputError({"", 0, "--to"}, "must be after --from (" + format_iso_time(c.from) + ")");
+    throw InputError({"", 0, "--from"}, "must be before the log's last submission, " +
+                                            format_iso_time(c.to) + " (or give --to)");
+  }
   c.every = o.episode.spacing();
   c.start_mode = o.episode.start_mode();
   c.threads = o.threads;
@@ -508,7 +516,7 @@ void register_eval_command(CLI::App& app) {
   o->cluster.add_to(*cmd);
   o->episode.add_to(*cmd, "4h", false);
   cmd->add_option("--segments", o->segments, "Segments in each chain (2: one boundary)")
-      ->check(CLI::Range(2, 100))
+      ->check(whole_number(2, 100))
       ->capture_default_str();
   cmd->add_option("--decision-interval", o->decision_interval,
                   "How often the policy is asked (and the queue snapshotted), e.g. 5m")

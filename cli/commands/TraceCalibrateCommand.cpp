@@ -10,6 +10,7 @@
 #include "Commands.h"
 #include "SampleTraces.h"
 #include "TimeFlags.h"
+#include "Validators.h"
 #include "mirage/core/Time.h"
 #include "mirage/simulator/Calibration.h"
 #include "mirage/simulator/CalibrationFile.h"
@@ -104,7 +105,7 @@ void register_trace_calibrate_command(CLI::App& trace) {
                       "this share of it (0: the most at any moment). Without it, 0, 0.25 and "
                       "0.35 are replayed and 0.25 kept unless another's replay lies less far "
                       "outside the fidelity targets")
-          ->check(CLI::Range(0.0, 1.0))
+          ->check(number_between(0.0, 1.0))
           ->capture_default_str();
   cmd->add_flag("--feedback", o->feedback,
                 "Replay a job its user submitted within 10 minutes of an earlier job's end as "

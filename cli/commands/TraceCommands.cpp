@@ -11,6 +11,7 @@
 
 #include "Commands.h"
 #include "SampleTraces.h"
+#include "Validators.h"
 #include "mirage/core/Time.h"
 #include "mirage/traces/Trace.h"
 #include "mirage/traces/TraceStats.h"
@@ -140,7 +141,7 @@ void register_trace_commands(CLI::App& app) {
   info->add_option("--nodes", options->nodes,
                    "Machine size in nodes for the load figure (default: from the trace header, "
                    "else the largest job)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   info->add_flag("--json", options->json, "Print one JSON object instead of text");
   info->callback([options] { run_info(*options); });
   register_trace_fidelity_command(*trace);

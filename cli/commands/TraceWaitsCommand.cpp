@@ -10,6 +10,7 @@
 #include "Commands.h"
 #include "SampleTraces.h"
 #include "TimeFlags.h"
+#include "Validators.h"
 #include "WaitFit.h"
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Error.h"
@@ -69,14 +70,14 @@ void register_trace_waits_command(CLI::App& trace) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "Where to write it (a TOML file)")->required();
   cmd->add_option("--chain-nodes", o->chain_nodes, "Nodes of each segment")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1))
       ->capture_default_str();
   cmd->add_option("--chain-gpus-per-node", o->chain_gpus_per_node,
                   "GPUs per node of each segment (0: whole nodes)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0))
       ->capture_default_str();
   cmd->add_option("--limit", o->limit_min, "Each segment's time limit, minutes")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1))
       ->capture_default_str();
   cmd->add_option("--from", o->from, "Fit on jobs submitted from (YYYY-MM-DD[THH:MM:SS], UTC)")
       ->required();

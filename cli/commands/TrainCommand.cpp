@@ -14,6 +14,7 @@
 #include "Progress.h"
 #include "SampleTraces.h"
 #include "TimeFlags.h"
+#include "Validators.h"
 #include "mirage/core/CacheDir.h"
 #include "mirage/core/Error.h"
 #include "mirage/learned/Training.h"
@@ -203,7 +204,7 @@ void register_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--threads", o->threads,
                   "Probing threads; moe also trains this many experts side by side")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1))
       ->capture_default_str();
   cmd->add_option("--hyperparameters", o->hyperparameters,
                   "A TOML file of learning knobs (the keys below); the rest keep their defaults")

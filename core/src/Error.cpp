@@ -95,6 +95,9 @@ bool has_control(std::string_view text) {
 }
 
 std::string format_location(const SourceLocation& where) {
+  // A flag or a request field with no file: its name alone ("--from: must be ...").
+  if (where.file.empty() && where.line <= 0 && !where.field.empty())
+    return escape_control(shorten(where.field, 48, 16));
   std::string out = where.file.empty() ? std::string("<input>") : escape_control(where.file);
   if (where.line > 0) out += ":" + std::to_string(where.line);
   if (!where.field.empty()) out += ": field '" + escape_control(shorten(where.field, 48, 16)) + "'";

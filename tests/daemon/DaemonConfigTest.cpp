@@ -114,6 +114,16 @@ TEST(DaemonConfig, DefaultsFillTheRest) {
   EXPECT_FALSE(c.socket_path.empty());
 }
 
+// The example a user copies says what the daemon does when the key is left out.
+TEST(DaemonConfig, TheExampleStatesTheCompiledDefaults) {
+  const auto example = load_daemon_config(MIRAGE_SOURCE_DIR "/daemon/config/mirage.example.toml");
+  const auto compiled = parse_daemon_config("", "m.toml");
+  EXPECT_EQ(example.default_policy, compiled.default_policy);
+  EXPECT_EQ(example.poll_interval, compiled.poll_interval);
+  EXPECT_EQ(example.max_retries, compiled.max_retries);
+  EXPECT_EQ(example.fallback_chain, compiled.fallback_chain);
+}
+
 TEST(DaemonConfig, UnknownKeysAreErrorsNamingTheKeyAndLine) {
   EXPECT_EQ(error_of("[poll]\ninterval = 5\nintervall = 6\n")
                 .rfind("m.toml:3: field 'poll.intervall': unknown key", 0),
