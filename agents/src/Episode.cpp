@@ -115,11 +115,14 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
   SimJobIndex pred = e.sim.submit(seg);
   Seconds pred_submit = e.sim.now();
   if (!wait_for_start(e, pred, e.deadline, interval)) {
+    // Censored before its first boundary: no successor was submitted; every instant is the
+    // cut-off, so no row has a start before its submission.
     BoundaryOutcome b;
     b.predecessor_submit = pred_submit;
     b.truncated = true;
-    b.successor_start = e.deadline;
+    b.predecessor_waiting = true;
     b.predecessor_start = b.predecessor_end = e.deadline;
+    b.successor_submit = b.successor_start = std::max(e.deadline, pred_submit);
     result.boundaries.push_back(b);
     return finish();
   }
@@ -172,7 +175,9 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
     if (wait_for_start(e, succ, cutoff, interval, observed)) {
       b.successor_start = e.sim.start_time(succ);
     } else {
-      b.successor_start = cutoff;
+      // Censored: waiting still at the cut-off, which a successor submitted past the log's end
+      // (its predecessor started late) already passed.
+      b.successor_start = std::max(cutoff, b.successor_submit);
       b.truncated = true;
     }
     const bool cut = chain.overlap == OverlapMode::kHandoff &&

@@ -21,11 +21,24 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-double mean_interruption(const EpisodeResult& e) {
-  if (e.boundaries.empty()) return 0;
-  double s = 0;
-  for (const auto& b : e.boundaries) s += static_cast<double>(b.interruption());
-  return s / static_cast<double>(e.boundaries.size());
+// A sample's load, by reactive's interruption on the boundaries it finished. A chain whose first
+// segment had not started by the cut-off met the heaviest load; one cut off later is heavy when
+// what it had waited by then says so, else of unknown load (counted overall only).
+std::string sample_bucket(const EpisodeResult& e) {
+  double finished = 0, bound = 0;
+  std::size_t n = 0;
+  for (const auto& b : e.boundaries) {
+    if (b.predecessor_waiting) return "heavy";
+    if (b.truncated) {
+      bound = std::max(bound, static_cast<double>(b.interruption()));
+      continue;
+    }
+    finished += static_cast<double>(b.interruption());
+    ++n;
+  }
+  if (n > 0) return load_bucket(static_cast<Seconds>(finished / static_cast<double>(n)));
+  if (bound > 12 * kHour) return "heavy";
+  return "unknown";
 }
 
 }  // namespace
@@ -41,7 +54,9 @@ PolicyMetrics compute_metrics(const std::vector<SampleOutcome>& policy,
   struct Acc {
     std::vector<double> interruptions, overlaps;
     double reactive_sum = 0;
-    std::size_t samples = 0;
+    std::size_t reactive_finished = 0;
+    std::size_t samples = 0, censored = 0;
+    double censored_sum = 0;
   };
   std::map<std::string, Acc> acc;
   for (std::size_t i = 0; i < policy.size(); ++i) {
@@ -49,17 +64,29 @@ PolicyMetrics compute_metrics(const std::vector<SampleOutcome>& policy,
       Acc& a = acc[key];
       ++a.samples;
       for (const auto& b : policy[i].episode.boundaries) {
+        if (b.truncated) {
+          ++a.censored;
+          a.censored_sum += static_cast<double>(b.interruption()) / kHour;
+          continue;
+        }
         a.interruptions.push_back(static_cast<double>(b.interruption()) / kHour);
         a.overlaps.push_back(static_cast<double>(b.overlap(chain)) / kHour);
       }
-      for (const auto& b : reactive[i].episode.boundaries)
+      for (const auto& b : reactive[i].episode.boundaries) {
+        if (b.truncated) continue;
         a.reactive_sum += static_cast<double>(b.interruption()) / kHour;
+        ++a.reactive_finished;
+      }
     }
   }
   auto finish = [](const Acc& a) {
     BucketMetrics m;
     m.samples = a.samples;
+    m.censored = a.censored;
+    if (a.censored > 0)
+      m.censored_min_interruption_h = a.censored_sum / static_cast<double>(a.censored);
     const double n = static_cast<double>(a.interruptions.size());
+    m.boundaries = a.interruptions.size();
     if (n == 0) return m;
     double sum = 0, zero = 0, over = 0;
     for (double x : a.interruptions) {
@@ -71,7 +98,8 @@ PolicyMetrics compute_metrics(const std::vector<SampleOutcome>& policy,
     m.zero_interruption_share = zero / n;
     m.mean_overlap_h = over / n;
     m.p90_interruption_h = quantile(a.interruptions, 0.9);
-    const double reactive_mean = a.reactive_sum / n;
+    const double reactive_mean =
+        a.reactive_finished ? a.reactive_sum / static_cast<double>(a.reactive_finished) : 0;
     m.interruption_reduction = reactive_mean > 0 ? 1.0 - m.mean_interruption_h / reactive_mean : 0;
     return m;
   };
@@ -183,7 +211,7 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
   const auto& reactive = report.outcomes.at("reactive");
   for (auto& [name, outs] : report.outcomes)
     for (std::size_t i = 0; i < outs.size(); ++i) {
-      outs[i].bucket = load_bucket(static_cast<Seconds>(mean_interruption(reactive[i].episode)));
+      outs[i].bucket = sample_bucket(reactive[i].episode);
       if (name == "reactive" && outs[i].episode.truncated()) ++report.truncated;
     }
   for (const auto& [name, outs] : report.outcomes)

@@ -51,6 +51,9 @@ struct EvalOptions {
 
 nlohmann::json to_json(const BucketMetrics& m) {
   return {{"samples", m.samples},
+          {"boundaries", m.boundaries},
+          {"censored", m.censored},
+          {"censored_min_interruption_h", m.censored_min_interruption_h},
           {"mean_interruption_h", m.mean_interruption_h},
           {"zero_interruption_share", m.zero_interruption_share},
           {"mean_overlap_h", m.mean_overlap_h},
@@ -236,10 +239,15 @@ void write_frontier_plot(const std::filesystem::path& dir,
 }
 
 // `width`: the policy column, wide enough for the longest name (model files have long ones).
+// The means are over the finished boundaries; the censored ones are counted apart, with the
+// interruption they had reached when cut off (at least that much).
 void print_row(const std::string& name, std::size_t width, const BucketMetrics& m) {
-  fmt::print("  {:<{}} {:>7} {:>10.2f} h {:>8.1f}% {:>9.2f} h {:>8.2f} h {:>9.1f}%\n", name, width,
-             m.samples, m.mean_interruption_h, 100 * m.zero_interruption_share, m.mean_overlap_h,
-             m.p90_interruption_h, 100 * m.interruption_reduction);
+  fmt::print("  {:<{}} {:>8} {:>10.2f} h {:>8.1f}% {:>9.2f} h {:>8.2f} h {:>9.1f}%  {}\n", name,
+             width, m.boundaries, m.mean_interruption_h, 100 * m.zero_interruption_share,
+             m.mean_overlap_h, m.p90_interruption_h, 100 * m.interruption_reduction,
+             m.censored == 0
+                 ? std::string("-")
+                 : fmt::format("{} (int. >= {:.1f} h)", m.censored, m.censored_min_interruption_h));
 }
 
 void write_samples_csv(const std::filesystem::path& path, const EvalReport& r,
@@ -381,7 +389,9 @@ int run_eval(const EvalOptions& o) {
                "mirage eval: warning: {} of reactive's campaigns cut off by the end of the log\n",
                r.truncated);
   else if (r.truncated)
-    fmt::print(stderr, "mirage eval: warning: {} episode(s) cut off at --max-wait {}\n",
+    fmt::print(stderr,
+               "mirage eval: note: {} of reactive's episodes censored (cut off at --max-wait {} or "
+               "by the log's end): their boundaries are counted apart, not scored\n",
                r.truncated, o.episode.max_wait);
   // A segment longer than the stretches between the cluster's weekly boundaries starts only in
   // the few that fit it: the segment, more than the moment, is then the user's decision.
@@ -481,8 +491,9 @@ int run_eval(const EvalOptions& o) {
   }
   for (const std::string& bucket :
        {std::string("overall"), std::string("low"), std::string("medium"), std::string("heavy")}) {
-    fmt::print("\n{}\n  {:<{}} {:>7} {:>12} {:>9} {:>11} {:>10} {:>10}\n", bucket, "policy", width,
-               "samples", "mean int.", "zero int.", "overlap", "p90 int.", "reduction");
+    fmt::print("\n{}\n  {:<{}} {:>8} {:>12} {:>9} {:>11} {:>10} {:>10}  {}\n", bucket, "policy",
+               width, "finished", "mean int.", "zero int.", "overlap", "p90 int.", "reduction",
+               "censored");
     bool any = false;
     for (const auto& name : order) {
       const PolicyMetrics& m = r.metrics.at(name);
@@ -496,6 +507,14 @@ int run_eval(const EvalOptions& o) {
     }
     if (!any) fmt::print("  (no samples)\n");
   }
+  const auto& reactive_outs = r.outcomes.at("reactive");
+  const auto unknown = std::count_if(reactive_outs.begin(), reactive_outs.end(),
+                                     [](const SampleOutcome& x) { return x.bucket == "unknown"; });
+  if (unknown > 0)
+    fmt::print(
+        "\n{} sample(s) of unknown load (reactive's chain was cut off before it finished a "
+        "boundary) count in `overall` only\n",
+        unknown);
   if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
   print_same_decisions(r, order);
   if (!o.out.empty()) fmt::print("\nper-sample CSV and plot in {}\n", o.out);

@@ -535,6 +535,57 @@ TEST(Metrics, InterruptionOverlapZeroShareAndReductionByBucket) {
   EXPECT_EQ(m.buckets.count("heavy"), 0u);
 }
 
+// A boundary the log's end or --max-wait cut off is no outcome: neither an interruption of the
+// cut-off's length nor an overlap; it is counted apart with its lower bound.
+TEST(Metrics, CensoredBoundariesAreCountedApartNotScored) {
+  ChainSpec chain;
+  SampleOutcome cut = outcome(-3 * 3600, "low");  // "started" 3 h early: the clamped cut-off
+  cut.episode.boundaries[0].truncated = true;
+  SampleOutcome waiting = outcome(20 * 3600, "low");
+  waiting.episode.boundaries[0].truncated = true;
+  const std::vector<SampleOutcome> reactive = {outcome(3600, "low"), cut, waiting};
+  const std::vector<SampleOutcome> policy = reactive;
+  const PolicyMetrics m = compute_metrics(policy, reactive, chain);
+  EXPECT_EQ(m.overall.samples, 3u);
+  EXPECT_EQ(m.overall.boundaries, 1u);
+  EXPECT_EQ(m.overall.censored, 2u);
+  EXPECT_DOUBLE_EQ(m.overall.mean_interruption_h, 1.0);
+  EXPECT_DOUBLE_EQ(m.overall.mean_overlap_h, 0.0) << "a censored boundary scored as overlap";
+  EXPECT_DOUBLE_EQ(m.overall.zero_interruption_share, 0.0);
+  EXPECT_DOUBLE_EQ(m.overall.censored_min_interruption_h, 10.0);  // (0 + 20) / 2: at least
+  EXPECT_DOUBLE_EQ(m.overall.interruption_reduction, 0.0);
+}
+
+// On a log that ends while chains still wait: no row starts before it was submitted, censored or
+// not, and reactive never overlaps by more than its lead.
+TEST(Evaluation, NoSuccessorStartsBeforeItsSubmissionAndReactiveOverlapsAtMostItsLead) {
+  const Trace t = busy_trace(4, 10);
+  EvalConfig c;
+  c.cluster = cluster16();
+  c.episode = short_chain();
+  c.episode.chain.segments = 3;
+  c.episode.max_wait = 3 * kHour;  // short: many successors are still waiting at the cut-off
+  c.from = kT0 + 2 * kDay;
+  c.to = kT0 + 9 * kDay;
+  c.every = 2 * kHour;
+  c.policies = {"reactive", "average", "static@2h"};
+  c.threads = 2;
+  const EvalReport r = evaluate(t, c);
+  std::size_t censored = 0;
+  for (const auto& [name, outs] : r.outcomes)
+    for (const auto& o : outs)
+      for (const auto& b : o.episode.boundaries) {
+        censored += b.truncated;
+        EXPECT_GE(b.successor_start, b.successor_submit) << name << " at " << o.sample_time;
+        EXPECT_GE(b.predecessor_start, b.predecessor_submit) << name << " at " << o.sample_time;
+        if (name == "reactive" && !b.truncated) {
+          EXPECT_LE(b.overlap(c.episode.chain), c.episode.reactive_lead) << o.sample_time;
+        }
+      }
+  EXPECT_GT(r.sample_times.size(), 0u);
+  EXPECT_GT(censored, 0u) << "the log's end should cut some chains off";
+}
+
 TEST(Metrics, LoadBucketsFollowReactivesInterruption) {
   EXPECT_EQ(load_bucket(0), "low");
   EXPECT_EQ(load_bucket(2 * kHour), "low");

@@ -55,6 +55,8 @@ struct BoundaryOutcome {
   Seconds successor_submit = 0;
   Seconds successor_start = 0;  // the cut-off time when truncated
   bool truncated = false;       // the successor had not started by the cut-off
+  // Censored before the boundary: the predecessor itself had not started by the cut-off.
+  bool predecessor_waiting = false;
   Seconds gap() const { return successor_start - predecessor_end; }
   Seconds interruption() const { return gap() > 0 ? gap() : 0; }
   // Overlap: GPU time held twice. In hand-off mode the predecessor stops after handoff_grace.

@@ -31,8 +31,14 @@ struct SampleOutcome {
   std::vector<WhatIfSubmission> what_ifs;  // the oracle's only: every instant it tried
 };
 
+// Means are over the boundaries that finished. A boundary the end of the log or --max-wait cut
+// off (the successor, or its predecessor, had not started) is censored: not an outcome, counted
+// apart, with the interruption it had reached by then as a lower bound.
 struct BucketMetrics {
   std::size_t samples = 0;
+  std::size_t boundaries = 0;  // finished: the means are over these
+  std::size_t censored = 0;
+  double censored_min_interruption_h = 0;  // mean of the censored ones' lower bounds
   double mean_interruption_h = 0;
   double zero_interruption_share = 0;
   double mean_overlap_h = 0;
