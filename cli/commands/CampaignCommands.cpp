@@ -67,6 +67,7 @@ struct AddOptions {
   std::string overlap = "concurrent";
   std::string handoff_grace = "5m";
   bool no_export = false;
+  long long adopt = 0;  // a job already queued or running that becomes segment 0
   bool json = false;
 };
 
@@ -196,6 +197,7 @@ int run_add(const AddOptions& o) {
   if (o.max_hours > 0) c["max_hours"] = o.max_hours;
   if (!o.done_file.empty()) c["done_file"] = std::filesystem::absolute(o.done_file).string();
   if (!policy.empty()) c["policy"] = policy;
+  if (o.adopt > 0) c["adopt_job"] = o.adopt;
   if (!o.max_overlap.empty())
     c["max_overlap"] = parse_nonnegative_duration_flag(o.max_overlap, "--max-overlap");
   // Like sbatch's default --export=ALL: the segments see the environment of `campaign add`.
@@ -523,6 +525,10 @@ void register_campaign_commands(CLI::App& app) {
   add->add_option("--handoff-grace", a->handoff_grace,
                   "Hand-off: cancel the predecessor this long after the signal if still running")
       ->capture_default_str();
+  add->add_option("--adopt", a->adopt,
+                  "Take back this job, queued or running (one the daemon names as tagged by a "
+                  "store that lost it), as the campaign's first segment instead of submitting one")
+      ->check(whole_number(1));
   add->add_flag("--no-export-env", a->no_export,
                 "Do not pass this shell's environment to the segments (sbatch --export=NONE)");
   a->where.store_without_daemon = true;

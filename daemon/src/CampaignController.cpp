@@ -118,6 +118,7 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
   for (const auto& j : jobs) {
     if (j.comment.size() < 7 || j.comment.compare(0, 7, "mirage:") != 0) continue;
     if (j.user_id != config_.user_id) continue;
+    index.tagged_by_id[j.id] = &j;
     const auto tag = JobTag::parse(j.comment);
     if (tag && tag->store == store_.store_id())
       index.by_tag[{tag->campaign, tag->segment, tag->attempt}].push_back(&j);

@@ -44,6 +44,8 @@ struct CampaignController::Entry {
 // that lost its state), and a job under a recorded id that lacks the segment's tag is not it.
 struct CampaignController::JobIndex {
   std::map<std::tuple<std::int64_t, int, int>, std::vector<const SlurmJob*>> by_tag;
+  // Every job of the user's that carries a mirage tag, of any store: what an adopted segment is.
+  std::map<JobId, const SlurmJob*> tagged_by_id;
   const std::vector<const SlurmJob*>* tagged(std::int64_t campaign, int segment,
                                              int attempt) const {
     const auto it = by_tag.find({campaign, segment, attempt});

@@ -55,9 +55,16 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
     fail(
         "time_limit: the simulated cluster has no default time limit; give --time-limit or an "
         "#SBATCH --time line");
+  if (r.adopt_job < 0) fail("adopt_job: expected a job id");
   int owned = 0;
-  for (const auto& [id, e] : entries_)
+  for (const auto& [id, e] : entries_) {
     owned += e->rec.owner_uid == r.owner_uid && !is_finished(e->rec.state);
+    if (r.adopt_job > 0 && !is_finished(e->rec.state))
+      for (const auto& s : e->rec.segments)
+        if (s.seg.slurm_job_id == r.adopt_job)
+          fail("adopt_job: job " + std::to_string(r.adopt_job) + " is already segment " +
+               std::to_string(s.seg.index) + " of campaign " + std::to_string(id));
+  }
   if (owned >= config_.max_campaigns_per_user)
     fail("limit reached: user " + std::to_string(r.owner_uid) + " already has " +
          std::to_string(owned) + " active or paused campaigns (guard.max_campaigns_per_user = " +
@@ -143,6 +150,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
       if (auto why = prepare_done_file(rec.done_file)) fail("done_file: " + *why);
       store_.save_done_file(rec);
     }
+    if (r.adopt_job > 0) adopt(rec, rec.segments.front(), r.adopt_job);
     batch.commit();
   }
   for (const auto& note : shape.notes) spdlog::info("campaign {}: {}", rec.spec.id, note);
@@ -214,6 +222,24 @@ void CampaignController::sweep_cancelled(Entry& e, Seconds now, Actions& out) {
     if (s.seg.state != SegmentState::kPending && s.seg.state != SegmentState::kRunning) continue;
     cancel_segment(e, s, SegmentState::kFailed, "cancelled with the campaign", now, out);
   }
+}
+
+// The job becomes segment 0 as if submitted now: followed by the tag it carries (read from the
+// first dump that shows it), its fate asked as any segment's should it be gone.
+void CampaignController::adopt(CampaignRecord& rec, SegmentRecord& s, JobId job) {
+  s.seg.attempts = 1;
+  s.submitting = true;
+  s.intent_time = clock_.now();
+  const JobTag tag{store_.store_id(), rec.spec.id, s.seg.index, s.seg.attempts};
+  store_.begin_submission(
+      rec.spec.id, s, tag,
+      "adopted: job " + std::to_string(job) + " was in the queue already (campaign add --adopt)");
+  s.submitting = false;
+  s.seg.slurm_job_id = job;
+  s.seg.state = SegmentState::kPending;
+  s.seg.submit_time = clock_.now();
+  s.adopted_tag = SegmentRecord::kTagUnread;
+  store_.finish_submission(rec.spec.id, s, job);
 }
 
 }  // namespace mirage::daemon

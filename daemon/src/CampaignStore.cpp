@@ -75,6 +75,7 @@ CREATE TABLE IF NOT EXISTS segments(
   message TEXT NOT NULL DEFAULT '',
   held_behind INTEGER NOT NULL DEFAULT 0, released_at INTEGER NOT NULL DEFAULT -1,
   lost_at INTEGER NOT NULL DEFAULT -1, output_file TEXT NOT NULL DEFAULT '',
+  adopted_tag TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(campaign_id, idx));
 CREATE TABLE IF NOT EXISTS submissions(
   campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL, attempt INTEGER NOT NULL,
@@ -143,7 +144,8 @@ void migrate_from_4(sql::Database& db) {
   db.exec(
       "ALTER TABLE campaigns ADD COLUMN request_key TEXT NOT NULL DEFAULT '';"
       "ALTER TABLE segments ADD COLUMN lost_at INTEGER NOT NULL DEFAULT -1;"
-      "ALTER TABLE segments ADD COLUMN output_file TEXT NOT NULL DEFAULT '';");
+      "ALTER TABLE segments ADD COLUMN output_file TEXT NOT NULL DEFAULT '';"
+      "ALTER TABLE segments ADD COLUMN adopted_tag TEXT NOT NULL DEFAULT '';");
 }
 
 SegmentState parse_segment_state(const std::string& s) {
@@ -488,7 +490,7 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
   auto g = db_->prepare(
       "SELECT campaign_id, idx, state, job_id, submit_time, start_time, end_time, attempts, "
       "submitting, intent_time, signalled_at, killed_at, message, held_behind, released_at, "
-      "lost_at, output_file FROM segments ORDER BY campaign_id, idx");
+      "lost_at, output_file, adopted_tag FROM segments ORDER BY campaign_id, idx");
   std::size_t at = 0;
   while (g.step()) {
     const std::int64_t cid = g.integer(0);
@@ -518,6 +520,7 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     r.released_at = g.integer(14);
     r.lost_at = g.integer(15);
     r.output_file = g.text(16);
+    r.adopted_tag = g.text(17);
   }
   return out;
 }
@@ -551,7 +554,7 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
   auto s = db_->prepare(
       "INSERT INTO segments(campaign_id, idx, state, job_id, submit_time, start_time, end_time, "
       "attempts, submitting, intent_time, signalled_at, killed_at, message, held_behind, "
-      "released_at, lost_at, output_file) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+      "released_at, lost_at, output_file, adopted_tag) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
       "ON CONFLICT(campaign_id, idx) DO UPDATE "
       "SET state=excluded.state, job_id=excluded.job_id, submit_time=excluded.submit_time, "
       "start_time=excluded.start_time, end_time=excluded.end_time, attempts=excluded.attempts, "
@@ -559,7 +562,7 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
       "signalled_at=excluded.signalled_at, killed_at=excluded.killed_at, "
       "message=excluded.message, held_behind=excluded.held_behind, "
       "released_at=excluded.released_at, lost_at=excluded.lost_at, "
-      "output_file=excluded.output_file");
+      "output_file=excluded.output_file, adopted_tag=excluded.adopted_tag");
   s.bind(1, campaign)
       .bind(2, r.seg.index)
       .bind(3, to_string(r.seg.state))
@@ -576,7 +579,8 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
       .bind(14, r.held_behind)
       .bind(15, r.released_at)
       .bind(16, r.lost_at)
-      .bind(17, r.output_file);
+      .bind(17, r.output_file)
+      .bind(18, r.adopted_tag);
   s.run();
 }
 

@@ -303,7 +303,7 @@ CampaignRequest parse_campaign_request(const json& c) {
                 "nodes",       "gpus_per_node", "time_limit",     "partition",     "account",
                 "qos",         "max_retries",   "fallback_chain", "max_hours",     "done_file",
                 "policy",      "max_overlap",   "overlap",        "handoff_grace", "work_dir",
-                "environment", "request_key"},
+                "environment", "request_key",   "adopt_job"},
             w);
   if (!c.contains("name")) bad(w + "name", "missing");
   if (c.contains("script") == c.contains("script_base64"))
@@ -359,6 +359,7 @@ CampaignRequest parse_campaign_request(const json& c) {
   if (c.contains("handoff_grace"))
     r.handoff_grace = get_duration(c, "handoff_grace", w, 0, kMaxHandoffGrace);
   if (c.contains("work_dir")) r.work_dir = get_string(c, "work_dir", w, 4096);
+  if (c.contains("adopt_job")) r.adopt_job = get_int(c, "adopt_job", w, 1, INT64_MAX);
   if (c.contains("request_key")) {
     r.request_key = get_text(c, "request_key", w, 64);
     for (const char ch : r.request_key)

@@ -44,9 +44,10 @@ void CampaignController::report_orphans(const JobIndex& index) const {
       if (is_finished(j->state)) continue;
       spdlog::warn(
           "job {} ({}, {}) carries the tag {} of this store {}, but no campaign here owns it: the "
-          "store has lost what it had written. mirage does not follow it; keep it, or cancel it "
-          "with `scancel {}`",
-          j->id, j->name, to_string(j->state), j->comment, store_.path(), j->id);
+          "store has lost what it had written. mirage does not follow it: take it back as a "
+          "campaign's first segment with `mirage campaign add --adopt {} ...`, or cancel it with "
+          "`scancel {}`",
+          j->id, j->name, to_string(j->state), j->comment, store_.path(), j->id, j->id);
     }
   }
 }
@@ -106,6 +107,17 @@ void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_tim
 }
 
 const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, const JobIndex& index) {
+  // An adopted job carries the tag it was submitted with, not the segment's: the job under the
+  // recorded id with that tag (taken from the first dump that shows it) is the segment.
+  if (!s.adopted_tag.empty() && s.seg.attempts == 1) {
+    const auto it = index.tagged_by_id.find(s.seg.slurm_job_id);
+    if (it == index.tagged_by_id.end()) return nullptr;
+    if (s.adopted_tag == SegmentRecord::kTagUnread) {
+      s.adopted_tag = it->second->comment;
+      save(e, s);
+    }
+    return it->second->comment == s.adopted_tag ? it->second : nullptr;
+  }
   const auto* tagged = index.tagged(e.rec.spec.id, s.seg.index, s.seg.attempts);
   if (!tagged) return nullptr;
   for (const SlurmJob* j : *tagged)

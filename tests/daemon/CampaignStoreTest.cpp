@@ -152,7 +152,8 @@ std::int64_t write_old_store(const std::string& path, int schema) {
       "DROP INDEX campaigns_by_request_key;"
       "ALTER TABLE campaigns DROP COLUMN request_key;"
       "ALTER TABLE segments DROP COLUMN lost_at;"
-      "ALTER TABLE segments DROP COLUMN output_file;";
+      "ALTER TABLE segments DROP COLUMN output_file;"
+      "ALTER TABLE segments DROP COLUMN adopted_tag;";
   if (schema <= 3)
     sql +=
         "ALTER TABLE decisions DROP COLUMN forecast_start;"

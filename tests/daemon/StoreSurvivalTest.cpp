@@ -176,5 +176,33 @@ TEST(StoreSurvival, QueuedJobsOfThisStoreThatNoCampaignOwnsAreNamed) {
   EXPECT_EQ(lines, 1u) << "named once, on the first pass";
 }
 
+// What the orphan report offers: the job becomes a new campaign's first segment, followed by the
+// tag it carries; it is never submitted again, and the chain goes on from it.
+TEST(StoreSurvival, AnOrphanedJobIsTakenBackAsACampaignsFirstSegment) {
+  Harness h;
+  SlurmJob orphan;
+  orphan.name = "lost-s1";
+  orphan.comment = JobTag{h.store->store_id(), 7, 1, 1}.str();
+  const JobId job = h.slurm.add_job(orphan);
+  h.slurm.start(job);
+  auto r = simple_request(2);
+  r.adopt_job = job;
+  const auto id = h.controller->add(r).spec.id;
+  EXPECT_THROW(h.controller->add(r), RequestError) << "one job, two campaigns";
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 0u) << "an adopted segment was submitted";
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kRunning);
+  EXPECT_EQ(h.seg(id, 0).adopted_tag, orphan.comment);
+  h.restart();  // what was adopted survives a restart
+  h.slurm.finish(job);
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 0u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+  const auto shown = h.store->submissions(id);
+  ASSERT_FALSE(shown.empty());
+  EXPECT_NE(shown.front().reason.find("adopted"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mirage::daemon

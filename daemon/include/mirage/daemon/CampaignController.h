@@ -155,6 +155,10 @@ struct CampaignRequest {
   // Names this request: a retry with the same key (through the socket or the store) returns the
   // campaign the first one made instead of adding a second. Empty: none.
   std::string request_key;
+  // A job of the user's already in the queue (one that carries a mirage tag no campaign owns, as
+  // after a store was lost) taken back as the campaign's first segment instead of submitting
+  // one. 0: none.
+  JobId adopt_job = 0;
 };
 
 // A request the controller refuses, with a message for the user.
@@ -261,6 +265,7 @@ class CampaignController {
   void advance(Entry& e, Seconds now, const ObservationBuilder& history, const QueueSnapshot& queue,
                Actions& out);
   const SlurmJob* segment_job(Entry& e, SegmentRecord& s, const JobIndex& index);
+  void adopt(CampaignRecord& rec, SegmentRecord& s, JobId job);
   // The segment's job is gone from the dump: how it ended is asked, never concluded from the
   // absence (SegmentFate.cpp).
   void settle_fate(Entry& e, SegmentRecord& s, Seconds now, Actions& out);

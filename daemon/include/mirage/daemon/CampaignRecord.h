@@ -46,6 +46,10 @@ struct SegmentRecord {
   bool fate_unknown() const { return lost_at >= 0; }
   // Its batch script's standard output as Slurm reported it: the file exists once it started.
   std::string output_file;
+  // A job `campaign add --adopt` took back (a lost store's, another campaign's): the tag it
+  // carries in place of the segment's own, kTagUnread until a dump shows it; empty otherwise.
+  std::string adopted_tag;
+  static constexpr const char* kTagUnread = "?";
   // Its priority as Slurm last reported it (running: as it started), for the successor's
   // forecast; not stored, as the next job dump reports it again.
   double priority = kUnknownPriority;
