@@ -1,8 +1,10 @@
 // The whole daemon (event loop, Slurm thread, store, socket) against the fake Slurm: a campaign
 // runs to the end through the control socket, and an unreachable controller is ridden out.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -213,6 +215,71 @@ TEST(Daemon, ExportsWhatItObservedWhileItHoldsTheStore) {
   EXPECT_NE(text.find("exported by the mirage daemon"), std::string::npos) << text;
   EXPECT_THROW(call_daemon(config.socket_path, {{"op", "export"}, {"out", "relative.swf"}}),
                RequestError);
+}
+
+}  // namespace
+}  // namespace mirage::daemon
+
+namespace mirage::daemon {
+namespace {
+
+// The disk fills up under a running daemon (here: the file size limit, in a child process, as it
+// is the process's): it keeps polling and serving, refuses what would write with one line naming
+// the store, says so in its status, submits nothing, and goes on once the store can be written.
+TEST(Daemon, AStoreThatCannotBeWrittenDoesNotStopTheDaemon) {
+  testing::TempDir dir;
+  const std::string out = testing::in_child_process([&] {
+    ::signal(SIGXFSZ, SIG_IGN);
+    DaemonConfig config =
+        parse_daemon_config("[poll]\ninterval = 1\n[log]\nlevel = \"off\"\n", "t.toml");
+    config.store_path = dir.file("store.db");
+    config.socket_path = dir.file("m.sock");
+    SystemClock clock;
+    auto fake = std::make_unique<FakeSlurmClient>(clock);
+    FakeSlurmClient* slurm = fake.get();
+    RunningDaemon d(config, std::move(fake));
+    const auto status = [&] {
+      return call_daemon(config.socket_path, {{"op", "status"}})["daemon"];
+    };
+    if (!eventually([&] { return status()["polls"].get<int>() > 0; }, 10))
+      return std::string("no poll");
+    std::uintmax_t size = 0;
+    for (const char* suffix : {"", "-wal"})
+      if (std::filesystem::exists(config.store_path + suffix))
+        size = std::max(size, std::filesystem::file_size(config.store_path + suffix));
+    rlimit full{static_cast<rlim_t>(size), RLIM_INFINITY};
+    ::setrlimit(RLIMIT_FSIZE, &full);
+    const json add = {{"op", "add"},
+                      {"campaign",
+                       {{"name", "big"},
+                        {"script", "#!/bin/sh\n#" + std::string(300000, 'x') + "\n"},
+                        {"segments", 2},
+                        {"time_limit", 600}}}};
+    std::string refused;
+    try {
+      call_daemon(config.socket_path, add);
+    } catch (const RequestError& e) {
+      refused = e.what();
+    }
+    // Snapshots are written on the encoder's grid: make the daemon's writes fail until then too.
+    const bool said =
+        eventually([&] { return !status()["store_error"].get<std::string>().empty(); }, 15);
+    const std::size_t submitted = slurm->submissions().size();
+    rlimit room{RLIM_INFINITY, RLIM_INFINITY};
+    ::setrlimit(RLIMIT_FSIZE, &room);
+    const auto id = call_daemon(config.socket_path, add)["campaign"]["id"].get<std::int64_t>();
+    const bool ran = eventually([&] { return !slurm->submissions_tagged(id, 0).empty(); }, 10);
+    const bool recovered =
+        eventually([&] { return status()["store_error"].get<std::string>().empty(); }, 10);
+    return "refused=" + refused + "\nsaid=" + std::to_string(said) +
+           "\nsubmitted_while_full=" + std::to_string(submitted) + "\nran=" + std::to_string(ran) +
+           "\nrecovered=" + std::to_string(recovered) + "\n";
+  });
+  EXPECT_NE(out.find("cannot be written"), std::string::npos) << out;
+  EXPECT_NE(out.find(dir.file("store.db")), std::string::npos) << out;
+  EXPECT_NE(out.find("submitted_while_full=0"), std::string::npos) << out;
+  EXPECT_NE(out.find("ran=1"), std::string::npos) << out;
+  EXPECT_NE(out.find("recovered=1"), std::string::npos) << out;
 }
 
 }  // namespace
