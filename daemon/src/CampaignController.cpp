@@ -41,7 +41,8 @@ std::unique_ptr<Policy> CampaignController::make_policy_for(const std::string& n
 }
 
 void CampaignController::load() {
-  entries_.clear();
+  // Read whole before anything is replaced: a store that cannot be read leaves what was loaded.
+  std::map<std::int64_t, std::unique_ptr<Entry>> fresh;
   const Seconds now = clock_.now();
   for (auto& rec : store_.load_campaigns()) {
     auto e = std::make_unique<Entry>();
@@ -65,8 +66,23 @@ void CampaignController::load() {
     }
     restore_estimate(*e);
     const std::int64_t id = e->rec.spec.id;
-    entries_[id] = std::move(e);
+    // Read again while this process runs (the store could not be written): what is out on the
+    // Slurm thread is still out, and an intent whose submission is queued there is not settled
+    // by its absence from a dump taken before it ran.
+    if (const auto old = entries_.find(id); old != entries_.end()) {
+      const Entry& o = *old->second;
+      e->in_flight = o.in_flight;
+      e->looking_up = o.looking_up;
+      e->answers = o.answers;
+      e->next_lookup = o.next_lookup;
+      e->retry_after = o.retry_after;
+      for (const auto& [k, since] : o.unknown_since)
+        if (e->unknown_since.count(k)) e->unknown_since[k] = since;
+      e->next_decision = o.next_decision;
+    }
+    fresh[id] = std::move(e);
   }
+  entries_ = std::move(fresh);
   spdlog::info(
       "loaded {} campaigns from {} ({} submissions to reconcile with Slurm, {} segments whose "
       "fate is unknown)",
@@ -159,6 +175,12 @@ void CampaignController::finish(Entry& e, CampaignState state, const std::string
   e.rec.message = message;
   e.rec.finished = now;
   store_.save_campaign_state(e.rec);
+  // A finished campaign asks nothing more about a segment that left unseen.
+  for (auto& s : e.rec.segments)
+    if (s.fate_unknown()) {
+      s.lost_at = -1;
+      save(e, s);
+    }
   if (state == CampaignState::kFailed)
     spdlog::error("campaign {} '{}' failed: {}", e.rec.spec.id, e.rec.spec.name, message);
   else

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "Sqlite.h"
 #include "mirage/daemon/ControlProtocol.h"
 
 namespace mirage::daemon {
@@ -115,7 +116,12 @@ void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
                   {"gpus_per_node", chosen->gpus_per_node},
                   {"priority", priority_to_json(chosen->priority)},
                   {"as_of", clock_.now()}});
-  store_->set_value(kMachineKey, machine.dump());
+  // Kept for the next start only: a store that cannot take it loses nothing a campaign needs.
+  try {
+    store_->set_value(kMachineKey, machine.dump());
+  } catch (const sql::StoreError& e) {
+    spdlog::warn("store {}: the partition's figures were not kept: {}", store_->path(), e.what());
+  }
 }
 
 void CampaignPass::set_jobs(std::vector<SlurmJob> jobs) {
@@ -125,7 +131,9 @@ void CampaignPass::set_jobs(std::vector<SlurmJob> jobs) {
 
 Actions CampaignPass::decide(Seconds dump_time, bool changed) {
   const Seconds now = clock_.now();
-  {
+  // What is observed is kept for a restart and for trace export, not for the campaigns: a store
+  // that cannot take it does not keep the controller's pass from running.
+  try {
     CampaignStore::Batch batch(*store_);
     if (changed) {
       if (snapshots_.observe(jobs_)) store_->set_value(kRecentJobsKey, snapshots_.save_recent());
@@ -134,12 +142,20 @@ Actions CampaignPass::decide(Seconds dump_time, bool changed) {
     last_queue_ = snapshots_.build(jobs_, now);
     if (now >= next_snapshot_) {
       history_.add(last_queue_);
+      next_snapshot_ = (now / FeatureEncoder::kSpacing + 1) * FeatureEncoder::kSpacing;
       store_->save_snapshot(last_queue_);
       store_->prune_snapshots(now - FeatureEncoder::kWindow * FeatureEncoder::kSpacing - kHour);
-      next_snapshot_ = (now / FeatureEncoder::kSpacing + 1) * FeatureEncoder::kSpacing;
     }
     batch.commit();
+  } catch (const sql::StoreError& e) {
+    last_queue_ = snapshots_.build(jobs_, now);
+    if (!observation_unsaved_)
+      spdlog::warn("store {}: the queue's observations are not kept while it cannot be written: {}",
+                   store_->path(), e.what());
+    observation_unsaved_ = true;
+    return controller_->tick(jobs_, dump_time, history_, last_queue_);
   }
+  observation_unsaved_ = false;
   return controller_->tick(jobs_, dump_time, history_, last_queue_);
 }
 

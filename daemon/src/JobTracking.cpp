@@ -30,6 +30,13 @@ std::string ended_text(const SlurmJob& job) {
 // Jobs tagged by this store that no campaign of it owns: a store that lost what it had written
 // (its -wal file deleted after a crash, a backup restored). Said once a start, a line each: they
 // run or wait on unwatched, and only the user knows whether to keep them.
+bool CampaignController::adopted(JobId job) const {
+  for (const auto& [id, e] : entries_)
+    for (const auto& s : e->rec.segments)
+      if (s.seg.slurm_job_id == job && !s.adopted_tag.empty()) return true;
+  return false;
+}
+
 void CampaignController::report_orphans(const JobIndex& index) const {
   for (const auto& [key, jobs] : index.by_tag) {
     const auto& [campaign, segment, attempt] = key;
@@ -41,7 +48,7 @@ void CampaignController::report_orphans(const JobIndex& index) const {
     }
     if (owned) continue;
     for (const SlurmJob* j : jobs) {
-      if (is_finished(j->state)) continue;
+      if (is_finished(j->state) || adopted(j->id)) continue;
       spdlog::warn(
           "job {} ({}, {}) carries the tag {} of this store {}, but no campaign here owns it: the "
           "store has lost what it had written. mirage does not follow it: take it back as a "

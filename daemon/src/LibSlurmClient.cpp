@@ -223,11 +223,14 @@ std::string output_file(const slurm_job_info_t& j) {
     n.array_task = j.array_task_id;
   }
   n.name = str(j.name);
-  n.user = user_name(j.user_id);
+  n.user = user_name_of(j.user_id);
   n.work_dir = str(j.work_dir);
-  const std::string pattern = str(j.std_out);
-  return expand_output_pattern(
-      pattern.empty() ? (array ? "slurm-%A_%a.out" : "slurm-%j.out") : pattern, n);
+  const std::string given = str(j.std_out);
+  const std::string pattern = given.empty() ? (array ? "slurm-%A_%a.out" : "slurm-%j.out") : given;
+  // Only a file that is this job's alone says that it started.
+  if (!names_one_job(pattern, array) && !(array && pattern.find("%a") != std::string::npos))
+    return {};
+  return expand_output_pattern(pattern, n);
 }
 
 SlurmJob convert(const slurm_job_info_t& j) {
@@ -261,7 +264,9 @@ SlurmJob convert(const slurm_job_info_t& j) {
   // Slurm leaves these 0 until the job is eligible, or accrues age.
   if (j.eligible_time > 0) out.eligible = static_cast<Seconds>(j.eligible_time);
   if (j.accrue_time > 0) out.accrue = static_cast<Seconds>(j.accrue_time);
-  out.std_out = output_file(j);
+  // Only the daemon's own jobs: a name lookup per job of the cluster would cost every poll.
+  if (out.comment.rfind("mirage:", 0) == 0 && out.user_id == ::getuid())
+    out.std_out = output_file(j);
   out.gpus_per_node = parse_gpus_per_node(str(j.tres_per_node));
   if (out.gpus_per_node == 0) {
     const int per_job = parse_gpus_per_node(str(j.tres_per_job));

@@ -48,6 +48,18 @@ std::string expand_output_pattern(std::string_view pattern, const OutputNames& n
   return out;
 }
 
+bool names_one_job(std::string_view pattern, bool array) {
+  for (std::size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    std::size_t k = i + 1;
+    while (k < pattern.size() && pattern[k] >= '0' && pattern[k] <= '9') ++k;
+    if (k == pattern.size()) return false;
+    if (pattern[k] == 'j' || (pattern[k] == 'A' && !array)) return true;
+    if (pattern[k] == '%') i = k;  // a literal percent sign
+  }
+  return false;
+}
+
 OutputPlace output_place(std::string_view script, const std::vector<std::string>& options,
                          const std::string& submit_dir) {
   OutputPlace p{"slurm-%j.out", submit_dir};
@@ -78,8 +90,13 @@ OutputPlace output_place(std::string_view script, const std::vector<std::string>
 }
 
 std::string user_name_of(unsigned uid) {
-  const passwd* pw = ::getpwuid(uid);
-  return pw && pw->pw_name ? std::string(pw->pw_name) : std::string();
+  // Reentrant: the event loop and the Slurm thread both ask.
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || !found || !found->pw_name)
+    return {};
+  return found->pw_name;
 }
 
 }  // namespace mirage::daemon

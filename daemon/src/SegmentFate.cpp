@@ -22,6 +22,8 @@ namespace {
 constexpr Seconds kSubmitSlack = 5 * kMinute;
 // A file written this long before the job's submission is older than the job, not its output.
 constexpr Seconds kOutputSlack = 10;
+// Accounting that did not answer, or whose record lags, is asked again this soon.
+constexpr Seconds kAskAgain = kMinute;
 
 bool same_job(const SegmentRecord& s, const SlurmJob& job, std::uint32_t user_id) {
   if (job.id != s.seg.slurm_job_id || job.user_id != user_id) return false;
@@ -69,12 +71,34 @@ void CampaignController::settle_fate(Entry& e, SegmentRecord& s, Seconds now, Ac
   const AccountedJob answer = std::move(a->second);
   e.answers.erase(a);
   const std::string job = "job " + std::to_string(s.seg.slurm_job_id);
-  if (answer.job && is_finished(answer.job->state) && same_job(s, *answer.job, config_.user_id)) {
+  const bool ours = answer.job && same_job(s, *answer.job, config_.user_id);
+  if (ours && is_finished(answer.job->state)) {
     s.lost_at = -1;
     e.next_lookup.erase(k);
     spdlog::info("campaign {} segment {}: accounting says {} ended {}", id, k, job,
                  to_string(answer.job->state));
-    apply_job(e, s, *answer.job, now, out);
+    // Accounting's record says how it ended, not the shape Slurm granted: that stays as seen.
+    SlurmJob ended = *answer.job;
+    ended.nodes = e.rec.spec.nodes;
+    ended.gpus_per_node = e.rec.spec.gpus_per_node;
+    ended.time_limit = e.rec.spec.time_limit;
+    ended.partition = e.rec.spec.partition;
+    apply_job(e, s, ended, now, out);
+    return;
+  }
+  // Accounting did not answer, or its record lags behind the controller's (not ended yet): asked
+  // again shortly; only after fate_retry is nothing from it taken as its word.
+  if ((answer.transient || ours) && now < s.lost_at + config_.fate_retry) {
+    e.next_lookup[k] = now + kAskAgain;
+    const std::string message =
+        job + " left the queue unseen; accounting cannot say yet how it ended (" +
+        (answer.transient ? answer.why
+                          : "its record says " + std::string(to_string(answer.job->state))) +
+        "): asked again shortly, nothing is submitted meanwhile";
+    if (s.message != message) {
+      s.message = message;
+      save(e, s);
+    }
     return;
   }
   const std::string no_record =
@@ -128,7 +152,8 @@ void CampaignController::on_accounted(const LookupAction& a, AccountedJob answer
 }
 
 void CampaignController::on_accounting_failed(const LookupAction& a, const SlurmError& error) {
-  on_accounted(a, {std::nullopt, std::string("accounting did not answer: ") + error.what()});
+  on_accounted(a, {std::nullopt, std::string("accounting did not answer: ") + error.what(),
+                   error.transient()});
 }
 
 const CampaignRecord& CampaignController::settle(std::int64_t id, int segment, bool ran) {
@@ -136,6 +161,9 @@ const CampaignRecord& CampaignController::settle(std::int64_t id, int segment, b
   if (segment < 0 || segment >= e.count())
     throw RequestError("segment: campaign " + std::to_string(id) + " has segments 0 to " +
                        std::to_string(e.count() - 1));
+  if (is_finished(e.rec.state))
+    throw RequestError("campaign " + std::to_string(id) + " is " +
+                       std::string(to_string(e.rec.state)) + ": there is nothing to settle");
   SegmentRecord& s = e.seg(segment);
   if (!s.fate_unknown())
     throw RequestError("segment " + std::to_string(segment) + " of campaign " + std::to_string(id) +

@@ -239,6 +239,7 @@ std::string CampaignController::expected_output_file(const Entry& e, const Segme
   const CampaignRecord& r = e.rec;
   const OutputPlace place =
       output_place(r.spec.script, r.sbatch_options, r.work_dir.empty() ? "/tmp" : r.work_dir);
+  if (!names_one_job(place.pattern, false)) return {};  // not this job's alone: says nothing
   OutputNames n;
   n.job = job;
   n.name = r.spec.name + "-s" + std::to_string(s.seg.index);

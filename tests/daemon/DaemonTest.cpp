@@ -230,8 +230,8 @@ TEST(Daemon, AStoreThatCannotBeWrittenDoesNotStopTheDaemon) {
   testing::TempDir dir;
   const std::string out = testing::in_child_process([&] {
     ::signal(SIGXFSZ, SIG_IGN);
-    DaemonConfig config =
-        parse_daemon_config("[poll]\ninterval = 1\n[log]\nlevel = \"off\"\n", "t.toml");
+    DaemonConfig config = parse_daemon_config(
+        "[poll]\ninterval = 1\ncluster_every = \"1s\"\n[log]\nlevel = \"off\"\n", "t.toml");
     config.store_path = dir.file("store.db");
     config.socket_path = dir.file("m.sock");
     SystemClock clock;
@@ -261,7 +261,9 @@ TEST(Daemon, AStoreThatCannotBeWrittenDoesNotStopTheDaemon) {
     } catch (const RequestError& e) {
       refused = e.what();
     }
-    // Snapshots are written on the encoder's grid: make the daemon's writes fail until then too.
+    // Polls and partition loads (every second here) go on while nothing can be written.
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    const bool alive = status()["polls"].get<int>() > 0;
     const bool said =
         eventually([&] { return !status()["store_error"].get<std::string>().empty(); }, 15);
     const std::size_t submitted = slurm->submissions().size();
@@ -271,12 +273,14 @@ TEST(Daemon, AStoreThatCannotBeWrittenDoesNotStopTheDaemon) {
     const bool ran = eventually([&] { return !slurm->submissions_tagged(id, 0).empty(); }, 10);
     const bool recovered =
         eventually([&] { return status()["store_error"].get<std::string>().empty(); }, 10);
-    return "refused=" + refused + "\nsaid=" + std::to_string(said) +
+    return "refused=" + refused + "\nalive=" + std::to_string(alive) +
+           "\nsaid=" + std::to_string(said) +
            "\nsubmitted_while_full=" + std::to_string(submitted) + "\nran=" + std::to_string(ran) +
            "\nrecovered=" + std::to_string(recovered) + "\n";
   });
   EXPECT_NE(out.find("cannot be written"), std::string::npos) << out;
   EXPECT_NE(out.find(dir.file("store.db")), std::string::npos) << out;
+  EXPECT_NE(out.find("alive=1"), std::string::npos) << out;
   EXPECT_NE(out.find("submitted_while_full=0"), std::string::npos) << out;
   EXPECT_NE(out.find("ran=1"), std::string::npos) << out;
   EXPECT_NE(out.find("recovered=1"), std::string::npos) << out;

@@ -102,6 +102,71 @@ TEST(SegmentFate, AccountingSaysItRanSoTheNextSegmentFollows) {
   EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
 }
 
+// Accounting's record says how the job ended, not its shape: the campaign keeps the shape Slurm
+// granted (4 GPUs a node here), not sacct's defaults.
+TEST(SegmentFate, AnAccountedEndKeepsTheGrantedShape) {
+  Harness h(fate_config());
+  h.slurm.set_accounting(true);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  run_unseen(h, id);
+  h.tick();
+  h.tick();
+  ASSERT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  EXPECT_EQ(h.campaign(id).spec.gpus_per_node, 4);
+  EXPECT_EQ(h.campaign(id).spec.time_limit, kHour);
+  ASSERT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1)[0].request.gpus_per_node, 4);
+}
+
+// While the store could not be written the controller is read again from it: a submission still
+// queued on the Slurm thread is not settled by its absence from a dump taken before it ran.
+TEST(SegmentFate, ReadingTheStoreAgainKeepsWhatIsOutOnTheSlurmThread) {
+  Harness h(fate_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const Actions first = h.tick(/*perform=*/false);
+  ASSERT_EQ(first.submits.size(), 1u);
+  h.controller->load();
+  h.clock.advance(30);
+  const Actions again = h.tick(/*perform=*/false);
+  EXPECT_TRUE(again.submits.empty()) << "the queued submission was made a second time";
+  perform_actions(*h.controller, h.slurm, first);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u);
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kPending);
+}
+
+// A file every segment writes (`#SBATCH -o train.log`) is written by the predecessor while its
+// successor waits: it cannot say that the successor started.
+TEST(SegmentFate, AnOutputFileSharedBySegmentsSaysNothing) {
+  Harness h(fate_config());
+  auto r = simple_request(2);
+  const std::string log = h.dir.file("train.log");
+  r.script = "#!/bin/bash\n#SBATCH --output=" + log + "\nsleep 20\n";
+  const auto id = h.controller->add(r).spec.id;
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).output_file, "") << "a shared file was taken as the job's own";
+  const JobId job = h.job_of(id, 0);
+  h.tick();
+  h.slurm.finish(job, SlurmJobState::kCancelled);
+  h.slurm.forget(job);
+  std::ofstream(log) << "the predecessor's lines\n";
+  h.clock.advance(600);
+  h.tick();
+  h.tick();
+  EXPECT_TRUE(h.seg(id, 0).fate_unknown());
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+}
+
+TEST(OutputFile, OnlyAFileNamedAfterTheJobIsTheJobsAlone) {
+  EXPECT_TRUE(names_one_job("slurm-%j.out", false));
+  EXPECT_TRUE(names_one_job("/s/%x-%8j.log", false));
+  EXPECT_TRUE(names_one_job("run-%A.out", false));
+  EXPECT_FALSE(names_one_job("run-%A.out", true));
+  EXPECT_FALSE(names_one_job("train.log", false));
+  EXPECT_FALSE(names_one_job("%x.out", false));
+  EXPECT_FALSE(names_one_job("100%%j.out", false)) << "a literal percent sign and a j";
+}
+
 TEST(SegmentFate, AccountingSaysItNeverStartedSoItIsSubmittedAgain) {
   Harness h(fate_config());
   h.slurm.set_accounting(true);

@@ -151,8 +151,21 @@ AccountedJob FakeSlurmClient::accounted_job(JobId job) {
   if (!accounting_) return {std::nullopt, "this cluster keeps no accounting"};
   if (!accounting_reachable_)
     throw SlurmError("sacct: error: slurmdbd: Connection refused", 1, true);
-  if (auto it = forgotten_.find(job); it != forgotten_.end()) return {it->second, {}};
-  if (auto it = jobs_.find(job); it != jobs_.end()) return {it->second, {}};
+  // What sacct's record gives (SacctLookup): how and when it ran, not its shape.
+  const auto as_accounted = [](const SlurmJob& j) {
+    SlurmJob a;
+    a.id = j.id;
+    a.user_id = j.user_id;
+    a.state = j.state;
+    a.submit = j.submit;
+    a.start = j.start;
+    a.end = j.end;
+    a.exit_code = j.exit_code;
+    a.exit_signal = j.exit_signal;
+    return a;
+  };
+  if (auto it = forgotten_.find(job); it != forgotten_.end()) return {as_accounted(it->second), {}};
+  if (auto it = jobs_.find(job); it != jobs_.end()) return {as_accounted(it->second), {}};
   return {std::nullopt, "accounting has no record of job " + std::to_string(job)};
 }
 

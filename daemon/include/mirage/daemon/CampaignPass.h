@@ -57,6 +57,7 @@ class CampaignPass {
   std::string configured_partition_;
   std::unique_ptr<CampaignStore> store_;
   std::unique_ptr<CampaignController> controller_;
+  bool observation_unsaved_ = false;  // said once until the store takes them again
   SnapshotBuilder snapshots_;
   ObservationBuilder history_;
   QueueSnapshot last_queue_;

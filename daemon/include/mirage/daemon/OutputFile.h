@@ -25,6 +25,11 @@ struct OutputNames {
 // /dev/null, or is relative with no working directory.
 std::string expand_output_pattern(std::string_view pattern, const OutputNames& names);
 
+// Whether a file named by `pattern` is one job's alone (it holds %j, or %A outside an array): only
+// such a file can say that job started. `train.log`, or %x shared by every segment, is written by
+// the predecessor while its successor waits.
+bool names_one_job(std::string_view pattern, bool array);
+
 // The output pattern and working directory a submission of `script` with the sbatch `options`
 // (which override its #SBATCH lines) gets: --output / -o and --chdir / -D; the defaults are
 // "slurm-%j.out" and `submit_dir`.

@@ -68,6 +68,7 @@ struct SlurmJob {
 struct AccountedJob {
   std::optional<SlurmJob> job;
   std::string why;
+  bool transient = false;  // accounting did not answer: ask again, conclude nothing yet
 };
 
 // The result of one bulk job RPC. `changed` is false when the controller reported no change
