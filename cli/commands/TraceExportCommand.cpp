@@ -15,6 +15,7 @@
 #include "mirage/daemon/ControlProtocol.h"
 #include "mirage/daemon/ControlServer.h"
 #include "mirage/daemon/DaemonConfig.h"
+#include "mirage/daemon/StoreLock.h"
 #include "mirage/daemon/TraceExport.h"
 
 namespace mirage::cli {
@@ -56,6 +57,12 @@ int run_export(const ExportOptions& o) {
                             : daemon::load_daemon_config(o.config).store_path;
   if (::access(path.c_str(), R_OK) != 0)
     throw InputError({path, 0, ""}, "no daemon store here (give --store or --config)");
+  // The store is one process's at a time: a tick or a campaign command finishing is waited for.
+  std::string held_by;
+  const auto lock = daemon::StoreLock::acquire(path, "mirage trace export", 30, &held_by);
+  if (!lock)
+    throw std::runtime_error("store " + path + " is in use by " + held_by +
+                             "; with a daemon on it, give --config so that the daemon is asked");
   daemon::CampaignStore store(path);
   const auto e = daemon::export_store(store, o.partition, out);
   print_export(e.jobs, e.partition, o.out);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -304,6 +305,17 @@ std::string table_names(sql::Database& db) {
   return out;
 }
 
+// The user_version in an SQLite file's header (offset 60, big-endian), read without opening it:
+// what decides that a file is not a store must not change it first. nullopt: no SQLite header.
+std::optional<std::uint32_t> header_user_version(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  unsigned char h[100] = {};
+  f.read(reinterpret_cast<char*>(h), sizeof h);
+  if (f.gcount() != sizeof h || std::memcmp(h, "SQLite format 3", 16) != 0) return std::nullopt;
+  return (std::uint32_t{h[60]} << 24) | (std::uint32_t{h[61]} << 16) | (std::uint32_t{h[62]} << 8) |
+         std::uint32_t{h[63]};
+}
+
 }  // namespace
 
 CampaignStore::CampaignStore(const std::string& path) : path_(path) {
@@ -318,6 +330,13 @@ CampaignStore::CampaignStore(const std::string& path) : path_(path) {
                           " is an empty file, not a mirage store (a store is never empty; move it "
                           "aside, or name another store.path, to start a new one)");
   if (!memory && !exists) create(path);
+  // Another program's database (no mirage schema in its header, and no -wal that could hold one)
+  // is refused before SQLite is asked to open it: opening switches it to WAL mode.
+  if (exists && !std::filesystem::exists(path + "-wal", ec))
+    if (const auto v = header_user_version(path); v && *v == 0)
+      throw sql::StoreError("the store " + path +
+                            " is an SQLite database mirage did not make; refusing to add mirage's "
+                            "tables to it: name another store.path");
   std::int64_t version = 0;
   try {  // SQLite opens lazily: a file it cannot use fails on the first statement
     db_ = std::make_unique<sql::Database>(path);
@@ -523,6 +542,21 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     r.adopted_tag = g.text(17);
   }
   return out;
+}
+
+void CampaignStore::reserve_campaign_ids(std::int64_t id) {
+  sql::Transaction t(*db_);
+  std::int64_t seq = -1;
+  {
+    auto current = db_->prepare("SELECT seq FROM sqlite_sequence WHERE name='campaigns'");
+    if (current.step()) seq = current.integer(0);
+  }
+  if (seq >= id) return;
+  auto s = db_->prepare(seq < 0 ? "INSERT INTO sqlite_sequence(seq, name) VALUES(?, 'campaigns')"
+                                : "UPDATE sqlite_sequence SET seq=? WHERE name='campaigns'");
+  s.bind(1, id);
+  s.run();
+  t.commit();
 }
 
 void CampaignStore::save_campaign_state(const CampaignRecord& r) {

@@ -37,8 +37,10 @@ bool CampaignController::adopted(JobId job) const {
   return false;
 }
 
-void CampaignController::report_orphans(const JobIndex& index) const {
+void CampaignController::report_orphans(const JobIndex& index) {
+  std::int64_t highest = 0;
   for (const auto& [key, jobs] : index.by_tag) {
+    highest = std::max(highest, std::get<0>(key));
     const auto& [campaign, segment, attempt] = key;
     const auto it = entries_.find(campaign);
     bool owned = false;
@@ -57,6 +59,7 @@ void CampaignController::report_orphans(const JobIndex& index) const {
           j->id, j->name, to_string(j->state), j->comment, store_.path(), j->id, j->id);
     }
   }
+  if (highest > 0) store_.reserve_campaign_ids(highest);
 }
 
 void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds dump_time,

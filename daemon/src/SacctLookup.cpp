@@ -55,6 +55,8 @@ std::optional<SlurmJobState> parse_state(std::string_view text) {
       {"REQUEUED", SlurmJobState::kPending},
       {"RUNNING", SlurmJobState::kRunning},
       {"SUSPENDED", SlurmJobState::kSuspended},
+      {"RESIZING", SlurmJobState::kRunning},
+      {"REVOKED", SlurmJobState::kCancelled},
       {"COMPLETED", SlurmJobState::kCompleted},
       {"CANCELLED", SlurmJobState::kCancelled},
       {"FAILED", SlurmJobState::kFailed},
@@ -130,8 +132,9 @@ AccountedJob lookup_accounted_job(const SacctSettings& settings, JobId job) {
                "JobIDRaw,UID,State,Submit,Start,End,ExitCode"};
   spec.environment = {"SLURM_TIME_FORMAT=%s", "TZ=UTC"};
   if (!settings.slurm_conf.empty()) spec.environment.push_back("SLURM_CONF=" + settings.slurm_conf);
-  if (const char* home = std::getenv("HOME"))
-    spec.environment.push_back(std::string("HOME=") + home);
+  // What a site's install of the client may need to run at all.
+  for (const char* name : {"HOME", "PATH", "LD_LIBRARY_PATH"})
+    if (const char* v = std::getenv(name)) spec.environment.push_back(std::string(name) + "=" + v);
   spec.timeout = std::chrono::seconds(settings.timeout);
   const ChildProcessResult res = run_child_process(spec);
   const std::string who = "sacct (" + settings.program + ")";

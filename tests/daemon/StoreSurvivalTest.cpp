@@ -56,6 +56,12 @@ TEST(StoreSurvival, AnotherProgramsDatabaseIsRefusedAndLeftAlone) {
   const std::string why = error_of([&] { CampaignStore store(path); });
   EXPECT_NE(why.find("did not make"), std::string::npos) << why;
   EXPECT_NE(why.find("notes"), std::string::npos) << why;
+  {  // not even switched to WAL mode (header byte 18: 1 rollback journal, 2 WAL)
+    std::ifstream f(path, std::ios::binary);
+    char header[20] = {};
+    f.read(header, sizeof header);
+    EXPECT_EQ(header[18], 1) << "the refused database was rewritten";
+  }
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type='table'", -1, &st, nullptr);
@@ -174,6 +180,8 @@ TEST(StoreSurvival, QueuedJobsOfThisStoreThatNoCampaignOwnsAreNamed) {
        ++at)
     ++lines;
   EXPECT_EQ(lines, 1u) << "named once, on the first pass";
+  // A new campaign does not take the lost one's id, and with it the tags of its jobs.
+  EXPECT_GT(h.controller->add(simple_request(1)).spec.id, 7);
 }
 
 // What the orphan report offers: the job becomes a new campaign's first segment, followed by the

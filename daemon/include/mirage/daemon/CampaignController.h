@@ -249,7 +249,7 @@ class CampaignController {
   void release(Entry& e, SegmentRecord& s, Seconds now, Actions& out, const std::string& why);
   // Hours of run time the campaign has used, counting a running segment at its whole limit.
   double committed_hours(const Entry& e, Seconds now) const;
-  void report_orphans(const JobIndex& index) const;
+  void report_orphans(const JobIndex& index);
   bool adopted(JobId job) const;  // segment 0 of a campaign added with --adopt
   void settle_intents(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,
                       Actions& out);

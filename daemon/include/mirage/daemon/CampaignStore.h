@@ -79,6 +79,9 @@ class CampaignStore {
   // Inserts the campaign and its planned segments; sets record.spec.id.
   void add_campaign(CampaignRecord& record);
   std::vector<CampaignRecord> load_campaigns() const;
+  // New campaigns get ids above `id`: a store that lost campaigns must not give a new one the id
+  // (and so the job tags) of a lost one whose jobs are still in the queue.
+  void reserve_campaign_ids(std::int64_t id);
   void save_campaign_state(const CampaignRecord& record);
   // The segments' shape (nodes, GPUs, limit, partition) and whether Slurm granted it.
   void save_campaign_shape(const CampaignRecord& record);
