@@ -10,7 +10,7 @@ jobs="${MIRAGE_JOBS:-$(nproc)}"
 # file and line.
 flags="-O1 -g1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 if [ ! -f "$dir/CMakeCache.txt" ]; then
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE= -DMIRAGE_BUILD_BENCH=OFF \
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Sanitize -DMIRAGE_BUILD_BENCH=OFF \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 fi
 suites=(core_tests trace_tests simulator_tests episode_tests daemon_tests)
