@@ -5,8 +5,8 @@
 #   scripts/test.sh            all tests
 #   scripts/test.sh --unit     unit tests only (no long scenario, no Slurm cluster)
 # Tests that read real job logs (label `real-logs`) run when MIRAGE_TRACES names their folder
-# (the shared traces, e.g. MIRAGE_TRACES=../shared/traces); without it they are left out and
-# counted in one line.
+# (the public logs of README.md's "Real traces", laid out as docs/traces.md says); without it they
+# are left out and counted in one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${MIRAGE_BUILD_DIR:-build}"
@@ -24,7 +24,7 @@ MIRAGE_TRACES="$traces" bash scripts/build.sh
 exclude=()
 if [ -z "$traces" ]; then
   n="$(ctest --test-dir "$build_dir" -N -L real-logs | sed -n 's/^Total Tests: //p')"
-  echo "test.sh: ${n:-0} tests read real job logs and are left out: set MIRAGE_TRACES to the folder of the shared traces to run them (MIRAGE_TRACES=../shared/traces bash scripts/test.sh)"
+  echo "test.sh: ${n:-0} tests read real job logs and are left out: set MIRAGE_TRACES=DIR, the folder of the real logs (README.md, Real traces), to run them"
   exclude=(real-logs)
 fi
 if [ "${1:-}" = "--unit" ]; then

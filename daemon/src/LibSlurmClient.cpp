@@ -183,11 +183,6 @@ bool among_users(const std::string& users, const std::string& user) {
   return false;
 }
 
-std::string user_name(uid_t uid) {
-  const passwd* pw = ::getpwuid(uid);
-  return pw && pw->pw_name ? std::string(pw->pw_name) : std::string();
-}
-
 SlurmJobState map_state(uint32_t raw) {
   switch (raw & JOB_STATE_BASE) {
     case JOB_PENDING: return SlurmJobState::kPending;
@@ -346,7 +341,7 @@ class LibSlurmClient final : public SlurmClient {
     // Limits exist only where slurmdbd does: the association manager is empty without it.
     const bool accounting =
         str(conf->accounting_storage_type).find("slurmdbd") != std::string::npos;
-    const std::string user = user_name(::getuid());
+    const std::string user = user_name_of(::getuid());
     if (accounting) ++counters_.limit_loads;
     const AssociationLimits limits(accounting ? user : std::string());
     // Reservations to come, for others: each partition's share of their nodes below.
