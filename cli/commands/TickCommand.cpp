@@ -11,10 +11,10 @@
 #include "Commands.h"
 #include "EmbeddedSample.h"
 #include "mirage/core/Error.h"
-#include "mirage/daemon/Daemon.h"
-#include "mirage/daemon/DaemonConfig.h"
-#include "mirage/daemon/StoreLock.h"
-#include "mirage/daemon/Tick.h"
+#include "mirage/daemon/service/Daemon.h"
+#include "mirage/daemon/service/DaemonConfig.h"
+#include "mirage/daemon/service/Tick.h"
+#include "mirage/daemon/store/StoreLock.h"
 
 namespace mirage::cli {
 

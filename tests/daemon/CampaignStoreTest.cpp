@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "TestSupport.h"
-#include "mirage/daemon/CampaignStore.h"
+#include "mirage/daemon/store/CampaignStore.h"
 
 namespace mirage::daemon {
 namespace {
