@@ -8,6 +8,7 @@
 
 #include "TestSupport.h"
 #include "mirage/daemon/store/CampaignStore.h"
+#include "mirage/daemon/store/SnapshotBlob.h"
 
 namespace mirage::daemon {
 namespace {

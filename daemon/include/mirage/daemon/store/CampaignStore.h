@@ -135,8 +135,4 @@ class CampaignStore {
   std::unique_ptr<sql::Database> db_;
 };
 
-// The snapshot history's compact binary form (little-endian, versioned).
-std::vector<unsigned char> encode_snapshot_blob(const QueueSnapshot& snapshot);
-QueueSnapshot decode_snapshot_blob(const std::vector<unsigned char>& blob);
-
 }  // namespace mirage::daemon
