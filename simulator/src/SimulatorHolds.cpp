@@ -1,5 +1,3 @@
-#include "mirage/simulator/Simulator.h"
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -9,6 +7,7 @@
 #include "mirage/core/AvailabilityProfile.h"
 #include "mirage/core/QueueForecast.h"
 #include "mirage/simulator/HiddenWork.h"
+#include "mirage/simulator/Simulator.h"
 
 namespace mirage {
 

@@ -1,15 +1,14 @@
-#include "mirage/simulator/Simulator.h"
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 
+#include "SimulatorOrder.h"
 #include "mirage/core/AvailabilityProfile.h"
 #include "mirage/core/QueueForecast.h"
 #include "mirage/simulator/HiddenWork.h"
-#include "SimulatorOrder.h"
+#include "mirage/simulator/Simulator.h"
 
 namespace mirage {
 

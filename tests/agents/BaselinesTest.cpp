@@ -15,7 +15,6 @@
 namespace mirage {
 namespace {
 
-
 Observation running_predecessor(Seconds run) {
   Observation obs;
   obs.latest.recent_starts = 100;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <random>
 
+#include "EpisodeFixtures.h"
 #include "mirage/agents/Baselines.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
@@ -11,19 +12,18 @@
 #include "mirage/agents/ReactiveWhatIf.h"
 #include "mirage/core/Error.h"
 #include "support/BusyTrace.h"
-#include "EpisodeFixtures.h"
 
 namespace mirage {
 namespace {
 
-using test::cluster16;
-using test::short_chain;
-using test::RecordingDecider;
-using test::FixedDecider;
-using test::observe;
-using test::expect_same_observation;
 using test::busy_trace;
+using test::cluster16;
+using test::expect_same_observation;
+using test::FixedDecider;
 using test::kT0;
+using test::observe;
+using test::RecordingDecider;
+using test::short_chain;
 
 TEST(Episode, ObservationsCarryNothingFromTheFutureOfTheTrace) {
   const Trace base = busy_trace(1);

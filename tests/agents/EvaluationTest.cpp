@@ -1,9 +1,11 @@
-// The metrics of an evaluation: interruption, overlap, censored boundaries, load buckets, policy names.
+// The metrics of an evaluation: interruption, overlap, censored boundaries, load buckets, policy
+// names.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
+#include "EpisodeFixtures.h"
 #include "mirage/agents/Baselines.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
@@ -11,15 +13,14 @@
 #include "mirage/agents/ReactiveWhatIf.h"
 #include "mirage/core/Error.h"
 #include "support/BusyTrace.h"
-#include "EpisodeFixtures.h"
 
 namespace mirage {
 namespace {
 
-using test::cluster16;
-using test::short_chain;
 using test::busy_trace;
+using test::cluster16;
 using test::kT0;
+using test::short_chain;
 
 SampleOutcome outcome(Seconds gap, const std::string& bucket) {
   SampleOutcome o;

@@ -15,7 +15,6 @@
 namespace mirage {
 namespace {
 
-
 TEST(PolicyRegistry, CreatesBaselinesByNameAndNamesTheKnownOnesOnError) {
   EXPECT_EQ(make_policy("reactive")->name(), "reactive");
   EXPECT_EQ(make_policy("average")->name(), "average");

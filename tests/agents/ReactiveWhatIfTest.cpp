@@ -1,9 +1,11 @@
-// The reactive what-if check: the successors' simulated waits held against the log's real jobs of their size.
+// The reactive what-if check: the successors' simulated waits held against the log's real jobs of
+// their size.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
+#include "EpisodeFixtures.h"
 #include "mirage/agents/Baselines.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
@@ -11,13 +13,12 @@
 #include "mirage/agents/ReactiveWhatIf.h"
 #include "mirage/core/Error.h"
 #include "support/BusyTrace.h"
-#include "EpisodeFixtures.h"
 
 namespace mirage {
 namespace {
 
-using test::cluster16;
 using test::busy_trace;
+using test::cluster16;
 using test::kT0;
 
 // Two-segment 4-node chains of 6 h, sampled every 12 h over days 3 to 6 of busy_trace.

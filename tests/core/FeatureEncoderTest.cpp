@@ -15,7 +15,6 @@
 namespace mirage {
 namespace {
 
-
 TEST(FeatureEncoder, NormalisesTimesCountsAndSizes) {
   EXPECT_FLOAT_EQ(FeatureEncoder::time_feature(0), 0.f);
   EXPECT_FLOAT_EQ(FeatureEncoder::time_feature(48 * kHour), 1.f);
