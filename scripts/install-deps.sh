@@ -24,6 +24,8 @@ packages=(
   slurmdbd mariadb-server
   # plots for `mirage eval --out`
   gnuplot-nox
+  # scripts/build.sh compiles through it: a second checkout or worktree reuses what one built
+  ccache
 )
 
 missing=()
