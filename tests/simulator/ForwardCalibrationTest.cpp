@@ -16,9 +16,12 @@ TEST(ForwardCalibration, LaterWeeksRepeatTheLastFourFittedWeeksRoomAndForeseeNoD
   c.unavailable = {{0, 12}, {until - 5 * week, 3}, {until - week, 7}, {until + kDay, 40}};
   c.down = {{kDay, 2 * kDay}, {until - kDay, until + kDay}, {until + 2 * kDay, until + 3 * kDay}};
   carry_past_fit(c, until, until + 6 * week);
-  const std::vector<CapacityStep> room = {{0, 12},           {until - 5 * week, 3},
-                                          {until - week, 7}, {until, 3},
-                                          {until + 3 * week, 7}, {until + 4 * week, 3},
+  const std::vector<CapacityStep> room = {{0, 12},
+                                          {until - 5 * week, 3},
+                                          {until - week, 7},
+                                          {until, 3},
+                                          {until + 3 * week, 7},
+                                          {until + 4 * week, 3},
                                           {until + 7 * week - week, 7}};
   ASSERT_EQ(c.unavailable.size(), room.size() - 1);  // the last lies past the horizon
   for (std::size_t i = 0; i + 1 < room.size(); ++i) {
