@@ -1,6 +1,7 @@
 // The calibration on logs the simulator itself made with known settings: what it recovers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -13,13 +14,14 @@ namespace {
 
 constexpr Seconds kStart = 1'700'000'000 / kDay * kDay;
 
-// Three weeks of a 32-node machine's jobs from 12 users, about 0.9 offered load.
-std::vector<Job> workload(unsigned seed) {
+// Three weeks of a 32-node machine's jobs from 12 users, about 0.9 offered load (a job every
+// 1,500 s on average; `gap` sets it).
+std::vector<Job> workload(unsigned seed, double gap = 1500) {
   std::mt19937_64 rng(seed);
   std::vector<Job> jobs;
   Seconds now = kStart;
   for (JobId id = 1; now < kStart + 21 * kDay; ++id) {
-    now += static_cast<Seconds>(std::exponential_distribution<double>(1.0 / 1500)(rng));
+    now += static_cast<Seconds>(std::exponential_distribution<double>(1.0 / gap)(rng));
     Job j;
     j.id = id;
     j.user = "u" + std::to_string(rng() % 12);
@@ -63,6 +65,68 @@ TEST(CalibrationRecovery, ALogWithNothingHiddenHasItsMakersWeightsAndNoLimits) {
   EXPECT_EQ(c.priority->weights.weight_job_size, machine().priority.weight_job_size);
   EXPECT_EQ(c.priority->weights.weight_fairshare, 0);
   EXPECT_GT(c.priority->replay.rank_correlation, 0.9);
+}
+
+TEST(CalibrationRecovery, APerUserLimitOnRunningJobsIsRecovered) {
+  ClusterSpec maker = machine();
+  maker.user_limits.max_running_jobs = 3;
+  const std::vector<Job> log = run_log(workload(5), maker);
+  const Calibration c = infer_calibration(log, machine());
+  EXPECT_EQ(c.user_limits.max_running_jobs, 3);
+  EXPECT_EQ(c.user_limits.max_running_nodes, 0);
+}
+
+// Unavailable nodes under `steps`, averaged over [from, to).
+double mean_unavailable(const std::vector<CapacityStep>& steps, Seconds from, Seconds to) {
+  double node_seconds = 0;
+  for (Seconds t = from; t < to; t += kHour) {
+    int n = 0;
+    for (const CapacityStep& s : steps)
+      if (s.from <= t) n = s.unavailable_nodes;
+    node_seconds += n;
+  }
+  return node_seconds / static_cast<double>((to - from) / kHour);
+}
+
+TEST(CalibrationRecovery, AWeekOfHiddenWorkIsFoundInThatWeek) {
+  ClusterSpec maker = machine();
+  maker.unavailable = std::make_shared<const std::vector<CapacityStep>>(
+      std::vector<CapacityStep>{{kStart + 7 * kDay, 12}, {kStart + 14 * kDay, 0}});
+  const std::vector<Job> log = run_log(workload(7), maker);
+  const Calibration c = infer_calibration(log, machine());
+  const double hidden_week = mean_unavailable(c.unavailable, kStart + 8 * kDay, kStart + 14 * kDay);
+  const double open_weeks = mean_unavailable(c.unavailable, kStart + kDay, kStart + 7 * kDay);
+  EXPECT_GT(hidden_week, 6) << "12 nodes were hidden that week";
+  EXPECT_LT(hidden_week, 18);
+  EXPECT_LT(open_weeks, 3) << "none were hidden before it";
+}
+
+// Told apart where the machine had room when each link waited; on a machine this loaded (0.9)
+// a link's wait looks like any queued job's, and about a third are found.
+TEST(CalibrationRecovery, AUsersChainOfDependentJobsIsRecoveredWhereTheMachineHadRoom) {
+  std::vector<Job> jobs = workload(9, 3000);
+  // One user's chain: a 4-node job every 12 h, each running 18 h, each dependent on the one
+  // before (afterany), so each waits for its predecessor's end with room to spare.
+  const JobId first = 100000;
+  for (int i = 0; i < 30; ++i) {
+    Job j;
+    j.id = first + i;
+    j.user = "chain";
+    j.submit = j.start = kStart + i * 12 * kHour;
+    j.nodes = 4;
+    j.time_limit = 20 * kHour;
+    j.end = j.start + 18 * kHour;
+    j.after_any = i > 0 ? first + i - 1 : 0;
+    jobs.push_back(j);
+  }
+  std::sort(jobs.begin(), jobs.end(),
+            [](const Job& a, const Job& b) { return a.submit < b.submit; });
+  std::vector<Job> log = run_log(jobs, machine());
+  for (Job& j : log) j.after_any = 0;  // a log does not record dependencies
+  const Calibration c = infer_calibration(log, machine());
+  int found = 0;
+  for (const auto& [job, after] : c.dependencies) found += job > first && after == job - 1;
+  EXPECT_GE(found, 24) << "of the 29 links, " << c.dependencies.size() << " dependencies in all";
 }
 
 }  // namespace
