@@ -23,6 +23,7 @@
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
+#include "mirage/agents/WorldComparison.h"
 #include "mirage/core/Error.h"
 
 namespace mirage::cli {
@@ -67,6 +68,35 @@ nlohmann::json to_json(const CampaignMetrics& m) {
           {"segments", m.segments},           {"idle_gpu_h", m.idle_gpu_h},
           {"overlap_gpu_h", m.overlap_gpu_h}, {"restart_gpu_h", m.restart_gpu_h},
           {"redo_gpu_h", m.redo_gpu_h},       {"charged_gpu_h", m.charged_gpu_h}};
+}
+
+// Every policy's metrics (and campaign costs, and same-decision notes) of one world.
+nlohmann::json policies_json(const EvalReport& r) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, m] : r.metrics) {
+    nlohmann::json p = to_json(m.overall);
+    for (const auto& [bucket, bm] : m.buckets) p["buckets"][bucket] = to_json(bm);
+    if (!p.contains("buckets")) p["buckets"] = nlohmann::json::object();
+    if (const auto it = r.campaign.find(name); it != r.campaign.end())
+      p["campaign"] = to_json(it->second);
+    if (const auto it = r.decides_as.find(name); it != r.decides_as.end())
+      p["decides_as"] = it->second;
+    out[name] = p;
+  }
+  return out;
+}
+
+// How the logged world was made and what it left out, for JSON.
+nlohmann::json logged_world_json(const EvalReport& r, const EvalConfig& c) {
+  nlohmann::json j = {{"samples", r.sample_times.size()},
+                      {"window_s", c.logged_window},
+                      {"real_jobs_per_wait", c.logged_jobs},
+                      {"shape_jobs_in_log", r.logged_shape_jobs},
+                      {"dropped_too_few_real_jobs", r.dropped_few_logged_jobs},
+                      {"log_has_starts", r.log_has_starts},
+                      {"policies", policies_json(r)}};
+  if (const auto lacks = world_lacks_data(r)) j["no_figures"] = *lacks;
+  return j;
 }
 
 std::string hours(Seconds s) {
@@ -268,6 +298,21 @@ void write_samples_csv(const std::filesystem::path& path, const EvalReport& r,
       }
 }
 
+// Both worlds side by side, one row per policy (overall figures), with the disagreement flag.
+void write_worlds_csv(const std::filesystem::path& path, const EvalReport& replay,
+                      const EvalReport& logged, const std::vector<std::string>& order) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path.string());
+  f << "policy,samples,replay_mean_interruption_h,logged_mean_interruption_h,"
+       "replay_mean_overlap_h,logged_mean_overlap_h,replay_censored,logged_censored,disagree\n";
+  if (world_lacks_data(replay) || world_lacks_data(logged)) return;
+  for (const WorldRow& row : compare_worlds(replay, logged, order))
+    f << row.policy << ',' << logged.sample_times.size() << ',' << row.replay.mean_interruption_h
+      << ',' << row.logged.mean_interruption_h << ',' << row.replay.mean_overlap_h << ','
+      << row.logged.mean_overlap_h << ',' << row.replay.censored << ',' << row.logged.censored
+      << ',' << (row.disagree ? 1 : 0) << '\n';
+}
+
 // Every submission instant the oracle tried, per sample and boundary, with what it would have
 // given: the data to weigh other trade-offs than the oracle's smallest |gap|.
 void write_oracle_instants_csv(const std::filesystem::path& path, const EvalReport& r,
@@ -370,10 +415,25 @@ int run_eval(const EvalOptions& o) {
     coverage = check_wait_intervals(*c.context.waits, trace, c.cluster, c.from, c.to);
   }
 
-  Progress progress("eval: episodes");
-  EvalReport r = evaluate(trace, c, [&](std::size_t d, std::size_t t) { progress.update(d, t); });
-  progress.finish();
-  if (c.episode.campaign.active() && r.sample_times.empty())
+  o.episode.apply_logged_waits(c);
+  const std::vector<SuccessorWait> worlds = o.episode.worlds();
+  std::vector<EvalReport> reports;
+  for (const SuccessorWait world : worlds) {
+    c.world = world;
+    Progress progress(worlds.size() > 1 ? fmt::format("eval ({} world): episodes", to_string(world))
+                                        : std::string("eval: episodes"));
+    reports.push_back(
+        evaluate(trace, c, [&](std::size_t d, std::size_t t) { progress.update(d, t); }));
+    progress.finish();
+  }
+  EvalReport& r = reports.front();
+  // Both worlds: the replay's figures on the samples the logged world kept, so that the two are
+  // compared on the same ones.
+  const EvalReport* logged_beside = reports.size() > 1 ? &reports.back() : nullptr;
+  if (logged_beside && !logged_beside->sample_times.empty())
+    keep_samples(r, logged_beside->sample_times, c);
+  c.world = r.world;
+  if (c.episode.campaign.active() && r.sample_times.empty() && r.dropped_few_logged_jobs == 0)
     throw InputError({"", 0, "--from"},
                      fmt::format("no start time in the window leaves room for a whole campaign: "
                                  "one may need {} of the log after it (widen the window or give "
@@ -418,6 +478,11 @@ int run_eval(const EvalOptions& o) {
   std::vector<std::string> order = {"reactive"};
   for (const auto& p : c.policies)
     if (p != "reactive") order.push_back(p);
+  if (!o.out.empty() && logged_beside) {
+    write_samples_csv(std::filesystem::path(o.out) / "samples_logged.csv", *logged_beside,
+                      c.episode.chain);
+    write_worlds_csv(std::filesystem::path(o.out) / "worlds.csv", r, *logged_beside, order);
+  }
   std::vector<FrontierPoint> points;
   if (o.sweep_risk) {
     points = frontier(r, order);
@@ -439,15 +504,14 @@ int run_eval(const EvalOptions& o) {
     j["samples"] = r.sample_times.size();
     j["dropped_past_horizon"] = r.dropped_past_horizon;
     j["wall_seconds"] = r.wall_seconds;
-    for (const auto& [name, m] : r.metrics) {
-      nlohmann::json p = to_json(m.overall);
-      for (const auto& [bucket, bm] : m.buckets) p["buckets"][bucket] = to_json(bm);
-      if (!p.contains("buckets")) p["buckets"] = nlohmann::json::object();
-      if (const auto it = r.campaign.find(name); it != r.campaign.end())
-        p["campaign"] = to_json(it->second);
-      if (const auto it = r.decides_as.find(name); it != r.decides_as.end())
-        p["decides_as"] = it->second;
-      j["policies"][name] = p;
+    j["successor_wait"] = o.episode.successor_wait;
+    j["policies"] = policies_json(r);
+    if (r.world == SuccessorWait::kLogged) j["logged_world"] = logged_world_json(r, c);
+    if (logged_beside) {
+      j["logged_world"] = logged_world_json(*logged_beside, c);
+      if (!world_lacks_data(*logged_beside))
+        for (const WorldRow& row : compare_worlds(r, *logged_beside, order))
+          if (row.disagree) j["worlds_disagree"].push_back(row.policy);
     }
     for (const FrontierPoint& f : points)
       j["frontier"].push_back(
@@ -475,6 +539,19 @@ int run_eval(const EvalOptions& o) {
   fmt::print("samples {} from {} every {} ({} dropped past the horizon); {:.1f} s\n",
              r.sample_times.size(), format_iso_time(c.from), o.episode.every,
              r.dropped_past_horizon, r.wall_seconds);
+  for (const EvalReport& w : reports)
+    if (w.world == SuccessorWait::kLogged)
+      fmt::print(
+          "logged world: a segment submitted at t waits {} of t; {} such jobs in the log; {} "
+          "sample(s) dropped (too few of them near a segment's submission){}\n",
+          w.logged_description, w.logged_shape_jobs, w.dropped_few_logged_jobs,
+          logged_beside ? "; the replay's figures are on the samples it kept" : "");
+  if (r.world == SuccessorWait::kLogged) {
+    if (const auto lacks = world_lacks_data(r)) {
+      fmt::print("{}\n", *lacks);
+      return 0;
+    }
+  }
   if (coverage)
     fmt::print(
         "quantile's wait distribution ({}): of the {} such jobs submitted in the window, the real "
@@ -485,6 +562,14 @@ int run_eval(const EvalOptions& o) {
   if (o.sweep_risk) {
     print_frontier(points, width, r.gpus_known ? "GPU-h" : "node-h");
     if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
+    if (logged_beside) {
+      std::map<std::string, std::pair<bool, bool>> marks;
+      for (const FrontierPoint& f : points) marks[f.policy].first = f.pareto;
+      if (!world_lacks_data(*logged_beside))
+        for (const FrontierPoint& f : frontier(*logged_beside, order))
+          marks[f.policy].second = f.pareto;
+      fmt::print("{}", format_world_table(r, *logged_beside, order, width, marks));
+    }
     print_same_decisions(r, order);
     if (!o.out.empty()) fmt::print("\nper-sample CSV and plots in {}\n", o.out);
     return 0;
@@ -516,6 +601,7 @@ int run_eval(const EvalOptions& o) {
         "boundary) count in `overall` only\n",
         unknown);
   if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
+  if (logged_beside) fmt::print("{}", format_world_table(r, *logged_beside, order, width));
   print_same_decisions(r, order);
   if (!o.out.empty()) fmt::print("\nper-sample CSV and plot in {}\n", o.out);
   return 0;
@@ -534,6 +620,7 @@ void register_eval_command(CLI::App& app) {
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);
   o->episode.add_to(*cmd, "4h", false);
+  o->episode.add_successor_wait_to(*cmd);
   cmd->add_option("--segments", o->segments, "Segments in each chain (2: one boundary)")
       ->check(whole_number(2, 100))
       ->capture_default_str();
