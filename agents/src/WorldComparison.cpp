@@ -47,9 +47,9 @@ std::vector<WorldRow> compare_worlds(const EvalReport& replay, const EvalReport&
           worlds_disagree(row.replay_campaign->idle_gpu_h, row.logged_campaign->idle_gpu_h) ||
           worlds_disagree(row.replay_campaign->overlap_gpu_h, row.logged_campaign->overlap_gpu_h);
     else
-      row.disagree = worlds_disagree(row.replay.mean_interruption_h,
-                                     row.logged.mean_interruption_h) ||
-                     worlds_disagree(row.replay.mean_overlap_h, row.logged.mean_overlap_h);
+      row.disagree =
+          worlds_disagree(row.replay.mean_interruption_h, row.logged.mean_interruption_h) ||
+          worlds_disagree(row.replay.mean_overlap_h, row.logged.mean_overlap_h);
     rows.push_back(row);
   }
   return rows;
@@ -62,21 +62,20 @@ std::string format_world_table(const EvalReport& replay, const EvalReport& logge
   for (const EvalReport* r : {&replay, &logged})
     if (const auto lacks = world_lacks_data(*r)) return out + "\n  " + *lacks + "\n";
   const std::vector<WorldRow> rows = compare_worlds(replay, logged, order);
-  const bool campaign = !rows.empty() && rows.front().replay_campaign &&
-                        rows.front().logged_campaign &&
-                        rows.front().replay_campaign->compared > 0 &&
-                        rows.front().logged_campaign->compared > 0;
+  const bool campaign =
+      !rows.empty() && rows.front().replay_campaign && rows.front().logged_campaign &&
+      rows.front().replay_campaign->compared > 0 && rows.front().logged_campaign->compared > 0;
   out += fmt::format(
       "({} samples; finished r/l: boundaries scored in each, the others censored; ! : they "
-      "differ by more than {}x on {}{})\n", logged.sample_times.size(),
-      kWorldsDisagreeFactor,
+      "differ by more than {}x on {}{})\n",
+      logged.sample_times.size(), kWorldsDisagreeFactor,
       campaign ? "idle or overlap GPU-h per campaign" : "mean interruption or overlap",
       frontier.empty() ? "" : "; * : on that world's frontier");
-  out += fmt::format("  {:<{}} {:>15} {:>12} {:>12} {:>12} {:>12}", "policy", width,
-                     "finished r/l", "replay int.", "logged int.", "replay ovl.", "logged ovl.");
+  out += fmt::format("  {:<{}} {:>15} {:>12} {:>12} {:>12} {:>12}", "policy", width, "finished r/l",
+                     "replay int.", "logged int.", "replay ovl.", "logged ovl.");
   if (campaign)
-    out += fmt::format(" {:>12} {:>12} {:>12} {:>12}", "replay idle", "logged idle",
-                       "replay ovl.", "logged ovl.");
+    out += fmt::format(" {:>12} {:>12} {:>12} {:>12}", "replay idle", "logged idle", "replay ovl.",
+                       "logged ovl.");
   out += frontier.empty() ? "\n" : fmt::format(" {:>8}\n", "frontier");
   for (const WorldRow& r : rows) {
     out += fmt::format("  {:<{}} {:>15} {:>10.2f} h {:>10.2f} h {:>10.2f} h {:>10.2f} h", r.policy,
@@ -91,8 +90,8 @@ std::string format_world_table(const EvalReport& replay, const EvalReport& logge
       const auto it = frontier.find(r.policy);
       const auto [on_replay, on_logged] =
           it == frontier.end() ? std::pair<bool, bool>{false, false} : it->second;
-      out += fmt::format(" {:>8}", fmt::format("{}/{}", on_replay ? "*" : "-",
-                                               on_logged ? "*" : "-"));
+      out +=
+          fmt::format(" {:>8}", fmt::format("{}/{}", on_replay ? "*" : "-", on_logged ? "*" : "-"));
     }
     out += r.disagree ? "  !\n" : "\n";
   }

@@ -543,9 +543,12 @@ int run_eval(const EvalOptions& o) {
     if (w.world == SuccessorWait::kLogged)
       fmt::print(
           "logged world: a segment submitted at t waits {} of t; {} such jobs in the log; {} "
-          "sample(s) dropped (too few of them near a segment's submission){}\n",
-          w.logged_description, w.logged_shape_jobs, w.dropped_few_logged_jobs,
-          logged_beside ? "; the replay's figures are on the samples it kept" : "");
+          "sample(s) dropped (too few of them near a segment's submission); {:.1f} s{}\n",
+          w.logged_description, w.logged_shape_jobs, w.dropped_few_logged_jobs, w.wall_seconds,
+          !logged_beside ? ""
+          : logged_beside->sample_times.empty()
+              ? "; the replay's figures are on all its samples"
+              : "; the replay's figures are on the samples it kept");
   if (r.world == SuccessorWait::kLogged) {
     if (const auto lacks = world_lacks_data(r)) {
       fmt::print("{}\n", *lacks);

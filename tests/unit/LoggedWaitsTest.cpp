@@ -60,7 +60,7 @@ TEST(LoggedWaits, AWaitIsTheMedianOfTheNearestRealJobsOfTheShape) {
       real_job(1, at - 2 * kDay, 50 * kHour),  // of the shape but far: left out for nearer ones
       real_job(2, at - 3 * kHour, 1 * kHour),
       real_job(3, at - kHour, 7 * kHour),
-      real_job(4, at - 10, 9 * kHour, 1),             // 1 node: another size class
+      real_job(4, at - 10, 9 * kHour, 1),              // 1 node: another size class
       real_job(5, at + 10, 9 * kHour, 4, 10 * kHour),  // asks less than half the segment's limit
       real_job(6, at + 2 * kHour, 3 * kHour, 6),       // 6 nodes: the same class as 4
       real_job(7, at + 5 * kHour, 20 * kHour, 8),      // 8+ nodes: another class
@@ -99,7 +99,8 @@ TEST(LoggedWaits, TooFewRealJobsOfTheShapeNearAnInstantGiveNoWait) {
 
 // In the logged world no segment starts before it was submitted, censored or not, reactive never
 // overlaps by more than its lead, and the oracle is never worse than reactive on a boundary.
-TEST(LoggedWaits, InTheLoggedWorldNoSuccessorStartsBeforeItsSubmissionAndReactiveOverlapsAtMostItsLead) {
+TEST(LoggedWaits,
+     InTheLoggedWorldNoSuccessorStartsBeforeItsSubmissionAndReactiveOverlapsAtMostItsLead) {
   const Trace t = waited_trace(4, 12);
   EvalConfig c = logged_eval(3);
   const EvalReport r = evaluate(t, c);
@@ -147,6 +148,35 @@ TEST(LoggedWaits, SamplesWhoseSegmentsMeetTooFewRealJobsAreDroppedAndCounted) {
   keep_samples(same, r.sample_times, replay);
   EXPECT_EQ(same.sample_times, r.sample_times);
   EXPECT_EQ(same.metrics.at("reactive").overall.samples, r.sample_times.size());
+}
+
+// Where every real job waited 2 hours, reactive's successor, submitted a minute before its
+// predecessor's end, starts 2 hours later: each boundary, and a whole campaign's, is charged that.
+TEST(LoggedWaits, EveryBoundaryAndWholeCampaignFollowsTheLoggedWaits) {
+  Trace t = busy_trace(4, 12);
+  for (Job& j : t.jobs) {
+    const Seconds run = j.end - j.start;
+    j.start = j.submit + 2 * kHour;
+    j.end = j.start + run;
+  }
+  EvalConfig c = logged_eval();
+  c.policies = {"reactive", "oracle"};
+  c.episode.campaign.work = 15 * kHour;
+  const EvalReport r = evaluate(t, c);
+  ASSERT_GT(r.sample_times.size(), 0u);
+  const Seconds expected = 2 * kHour - c.episode.reactive_lead;
+  for (const auto& o : r.outcomes.at("reactive"))
+    for (const auto& b : o.episode.boundaries) {
+      EXPECT_EQ(b.predecessor_start - b.predecessor_submit, 2 * kHour);
+      if (!b.truncated) {
+        EXPECT_EQ(b.interruption(), expected) << o.sample_time;
+      }
+    }
+  const CampaignMetrics& reactive = r.campaign.at("reactive");
+  ASSERT_GT(reactive.compared, 0u);
+  EXPECT_NEAR(reactive.idle_gpu_h,
+              reactive.segments > 0 ? (reactive.segments - 1) * 4 * expected / 3600.0 : 0, 1e-6);
+  EXPECT_LT(r.campaign.at("oracle").idle_gpu_h, reactive.idle_gpu_h);
 }
 
 TEST(WorldComparison, TheBothWorldTableFlagsWhereTheWorldsDisagreeByMoreThanOneAndAHalf) {

@@ -23,7 +23,7 @@ std::optional<std::string> world_lacks_data(const EvalReport& r);
 
 struct WorldRow {
   std::string policy;
-  BucketMetrics replay, logged;  // overall
+  BucketMetrics replay, logged;                      // overall
   const CampaignMetrics* replay_campaign = nullptr;  // with --work
   const CampaignMetrics* logged_campaign = nullptr;
   bool disagree = false;  // on mean interruption or overlap (with --work: idle or overlap GPU-h)
