@@ -71,6 +71,10 @@ std::string format_world_table(const EvalReport& replay, const EvalReport& logge
       logged.sample_times.size(), kWorldsDisagreeFactor,
       campaign ? "idle or overlap GPU-h per campaign" : "mean interruption or overlap",
       frontier.empty() ? "" : "; * : on that world's frontier");
+  if (!campaign && !rows.empty() && rows.front().replay_campaign)
+    out +=
+        "  (whole campaigns: no start time where every policy finished its campaign in both "
+        "worlds; the figures are per boundary)\n";
   out += fmt::format("  {:<{}} {:>15} {:>12} {:>12} {:>12} {:>12}", "policy", width, "finished r/l",
                      "replay int.", "logged int.", "replay ovl.", "logged ovl.");
   if (campaign)

@@ -128,14 +128,26 @@ void print_campaign(const EvalReport& r, const EvalConfig& c, const EvalOptions&
   const CampaignWork& w = c.episode.campaign;
   const std::string unit = r.gpus_known ? "GPU-h" : "node-h";
   fmt::print(
-      "\nwhole campaign ({}): {} h of work in {}-minute segments, {} {} a segment, {}, {} min to "
+      "\nwhole campaign{} ({}): {} h of work in {}-minute segments, {} {} a segment, {}, {} min to "
       "restart; {} start time(s) compared (those where every policy finished its campaign)\n",
-      o.episode.overlap, static_cast<double>(w.work) / kHour, o.episode.limit_min,
-      r.gpus_per_segment, r.gpus_known ? "GPUs" : "nodes (GPUs per node not given)",
+      r.world == SuccessorWait::kLogged ? ", logged world" : "", o.episode.overlap,
+      static_cast<double>(w.work) / kHour, o.episode.limit_min, r.gpus_per_segment,
+      r.gpus_known ? "GPUs" : "nodes (GPUs per node not given)",
       w.checkpoint_every > 0
           ? fmt::format("a checkpoint every {} min", w.checkpoint_every / kMinute)
           : std::string("a checkpoint at each hand-off"),
       w.restart_overhead / kMinute, r.campaign.begin()->second.compared);
+  if (r.campaign.begin()->second.compared == 0) {
+    std::string incomplete;
+    for (const auto& name : order)
+      incomplete += fmt::format("{}{} {}", incomplete.empty() ? "" : ", ", name,
+                                r.campaign.at(name).incomplete);
+    fmt::print(
+        "  no figures: at no start time did every policy finish its campaign (incomplete: "
+        "{})\n",
+        incomplete);
+    return;
+  }
   fmt::print("  {:<{}} {:>10} {:>8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>11}\n", "policy", width,
              "makespan", "stretch", "segments", "idle " + unit, "overlap " + unit,
              "restart " + unit, "charged " + unit, "incomplete");
@@ -564,7 +576,11 @@ int run_eval(const EvalOptions& o) {
   for (const auto& p : c.policies) width = std::max(width, p.size());
   if (o.sweep_risk) {
     print_frontier(points, width, r.gpus_known ? "GPU-h" : "node-h");
-    if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
+    if (c.episode.campaign.active()) {
+      print_campaign(r, c, o, order, width);
+      if (logged_beside && !world_lacks_data(*logged_beside))
+        print_campaign(*logged_beside, c, o, order, width);
+    }
     if (logged_beside) {
       std::map<std::string, std::pair<bool, bool>> marks;
       for (const FrontierPoint& f : points) marks[f.policy].first = f.pareto;
@@ -603,7 +619,11 @@ int run_eval(const EvalOptions& o) {
         "\n{} sample(s) of unknown load (reactive's chain was cut off before it finished a "
         "boundary) count in `overall` only\n",
         unknown);
-  if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
+  if (c.episode.campaign.active()) {
+    print_campaign(r, c, o, order, width);
+    if (logged_beside && !world_lacks_data(*logged_beside))
+      print_campaign(*logged_beside, c, o, order, width);
+  }
   if (logged_beside) fmt::print("{}", format_world_table(r, *logged_beside, order, width));
   print_same_decisions(r, order);
   if (!o.out.empty()) fmt::print("\nper-sample CSV and plot in {}\n", o.out);
