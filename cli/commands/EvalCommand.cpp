@@ -528,6 +528,11 @@ int run_eval(const EvalOptions& o) {
     for (const FrontierPoint& f : points)
       j["frontier"].push_back(
           {{"policy", f.policy}, {"family", f.family}, {"risk", f.risk}, {"pareto", f.pareto}});
+    if (o.sweep_risk && logged_beside && !world_lacks_data(*logged_beside)) {
+      const std::vector<FrontierPoint> logged_points = frontier(*logged_beside, order);
+      for (std::size_t i = 0; i < logged_points.size(); ++i)
+        j["frontier"][i]["pareto_logged"] = logged_points[i].pareto;
+    }
     if (coverage)
       j["wait_distribution"] = {{"fitted_jobs", c.context.waits->jobs()},
                                 {"fitted_from", format_iso_time(c.context.waits->spec.from)},
@@ -574,13 +579,16 @@ int run_eval(const EvalOptions& o) {
         describe(*c.context.waits), coverage->jobs, 100 * coverage->in_50, 100 * coverage->in_90);
   std::size_t width = 12;
   for (const auto& p : c.policies) width = std::max(width, p.size());
+  // Whole-campaign costs, each world's that has figures.
+  const auto print_campaigns = [&] {
+    if (!c.episode.campaign.active()) return;
+    print_campaign(r, c, o, order, width);
+    if (logged_beside && !world_lacks_data(*logged_beside))
+      print_campaign(*logged_beside, c, o, order, width);
+  };
   if (o.sweep_risk) {
     print_frontier(points, width, r.gpus_known ? "GPU-h" : "node-h");
-    if (c.episode.campaign.active()) {
-      print_campaign(r, c, o, order, width);
-      if (logged_beside && !world_lacks_data(*logged_beside))
-        print_campaign(*logged_beside, c, o, order, width);
-    }
+    print_campaigns();
     if (logged_beside) {
       std::map<std::string, std::pair<bool, bool>> marks;
       for (const FrontierPoint& f : points) marks[f.policy].first = f.pareto;
@@ -619,11 +627,7 @@ int run_eval(const EvalOptions& o) {
         "\n{} sample(s) of unknown load (reactive's chain was cut off before it finished a "
         "boundary) count in `overall` only\n",
         unknown);
-  if (c.episode.campaign.active()) {
-    print_campaign(r, c, o, order, width);
-    if (logged_beside && !world_lacks_data(*logged_beside))
-      print_campaign(*logged_beside, c, o, order, width);
-  }
+  print_campaigns();
   if (logged_beside) fmt::print("{}", format_world_table(r, *logged_beside, order, width));
   print_same_decisions(r, order);
   if (!o.out.empty()) fmt::print("\nper-sample CSV and plot in {}\n", o.out);
