@@ -45,6 +45,37 @@ void EpisodeOptions::add_to(CLI::App& cmd, const std::string& default_every, boo
       ->capture_default_str();
 }
 
+void EpisodeOptions::add_successor_wait_to(CLI::App& cmd) {
+  cmd.add_option("--successor-wait", successor_wait,
+                 "When a chain's segments start: replay (the calibrated replay's scheduler), "
+                 "logged (what the log's real jobs of the segment's shape submitted nearest "
+                 "then waited) or both, side by side")
+      ->check(CLI::IsMember({"replay", "logged", "both"}))
+      ->capture_default_str()
+      ->group("Successor wait");
+  cmd.add_option("--logged-window", logged_window,
+                 "With logged waits: how far either side of a submission its real jobs may be")
+      ->capture_default_str()
+      ->group("Successor wait");
+  cmd.add_option("--logged-jobs", logged_jobs,
+                 "With logged waits: the real jobs nearest a submission whose median wait it "
+                 "waits; a submission with fewer within the window drops its sample")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str()
+      ->group("Successor wait");
+}
+
+std::vector<SuccessorWait> EpisodeOptions::worlds() const {
+  if (successor_wait == "both") return {SuccessorWait::kReplay, SuccessorWait::kLogged};
+  if (successor_wait == "logged") return {SuccessorWait::kLogged};
+  return {SuccessorWait::kReplay};
+}
+
+void EpisodeOptions::apply_logged_waits(EvalConfig& config) const {
+  config.logged_window = parse_duration_flag(logged_window, "--logged-window");
+  config.logged_jobs = static_cast<std::size_t>(logged_jobs);
+}
+
 void EpisodeOptions::apply(EpisodeConfig& episode, const ClusterSpec& machine) const {
   episode.chain.nodes = chain_nodes;
   episode.chain.gpus_per_node = chain_gpus_per_node;

@@ -5,9 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mirage/agents/Episode.h"
 #include "mirage/agents/EpisodeStarts.h"
+#include "mirage/agents/Evaluation.h"
 #include "mirage/core/ClusterSpec.h"
 
 namespace mirage::cli {
@@ -21,9 +23,17 @@ struct EpisodeOptions {
   std::string every;  // the command's default
   std::string max_wait = "2d";
   std::string start = "fork";
+  std::string successor_wait = "replay";
+  std::string logged_window = "3d";
+  int logged_jobs = 5;
 
   // `every` is the command's default spacing; a required window makes --from and --to required.
   void add_to(CLI::App& cmd, const std::string& default_every, bool window_required);
+  // Which world decides when segments start (--successor-wait) and how the logged one is made.
+  void add_successor_wait_to(CLI::App& cmd);
+  // The worlds asked for, the replay first; and the logged world's settings into `config`.
+  std::vector<SuccessorWait> worlds() const;
+  void apply_logged_waits(EvalConfig& config) const;
   // The chain (checked against the machine) and the cut-off into `episode`.
   void apply(EpisodeConfig& episode, const ClusterSpec& machine) const;
   EpisodeStartMode start_mode() const;

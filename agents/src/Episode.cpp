@@ -39,6 +39,25 @@ bool wait_for_start(EpisodeStart& e, SimJobIndex job, Seconds until, Seconds int
   }
 }
 
+// Advances `e` to `until`, taking a snapshot at every grid instant before it: what a segment
+// starting at `until` in the logged world leaves the next decision to read.
+void observe_until(EpisodeStart& e, Seconds until, Seconds interval) {
+  while (e.next_snapshot < until) {
+    e.sim.run_until(e.next_snapshot);
+    e.history.add(e.sim.snapshot());
+    e.next_snapshot += interval;
+  }
+  if (e.sim.now() < until) e.sim.run_until(until);
+}
+
+// A segment submitted at `submit` starts, in the logged world, when the log's real jobs of its
+// shape say; none where too few were near.
+std::optional<Seconds> logged_start(const LoggedWaits& waits, Seconds submit) {
+  const auto wait = waits.wait_at(submit);
+  if (!wait) return std::nullopt;
+  return submit + *wait;
+}
+
 }  // namespace
 
 bool PolicyDecider::submit_now(const Simulator& sim, const Observation& obs, SimJobIndex, Seconds) {
@@ -57,9 +76,11 @@ bool PolicyDecider::submit_now(const Simulator& sim, const Observation& obs, Sim
 bool OracleDecider::submit_now(const Simulator& sim, const Observation&, SimJobIndex,
                                Seconds fallback_time) {
   if (chosen_ < 0) {
-    // Try each decision instant from now on, plus the fallback, each on its own fork.
+    // Try each decision instant from now on, plus the fallback, each on its own fork (or, in the
+    // logged world, against the log's waits).
     const SimJobSpec succ = segment_job(config_.chain);
-    Simulator probe = sim.fork();
+    std::optional<Simulator> probe;
+    if (!config_.logged_waits) probe.emplace(sim.fork());
     Seconds best_abs = -1;
     Seconds predecessor_end = fallback_time + config_.reactive_lead;
     const Seconds deadline = fallback_time + config_.max_wait + config_.reactive_lead;
@@ -68,12 +89,20 @@ bool OracleDecider::submit_now(const Simulator& sim, const Observation&, SimJobI
       candidates.push_back(c);
     candidates.push_back(fallback_time);
     for (Seconds c : candidates) {
-      probe.run_until(c);
-      Simulator what_if = probe.fork();
-      const SimJobIndex s = what_if.submit(succ);
-      what_if.run_until_started(s, deadline);
-      const Seconds start =
-          what_if.state(s) == SimJobState::kPending ? deadline : what_if.start_time(s);
+      Seconds start = deadline;
+      if (config_.logged_waits) {
+        // The logged world's wait function needs no fork; an instant it has no figure for is no
+        // candidate.
+        const auto logged = logged_start(*config_.logged_waits, c);
+        if (!logged) continue;
+        start = std::min(*logged, deadline);
+      } else {
+        probe->run_until(c);
+        Simulator what_if = probe->fork();
+        const SimJobIndex s = what_if.submit(succ);
+        what_if.run_until_started(s, deadline);
+        if (what_if.state(s) != SimJobState::kPending) start = what_if.start_time(s);
+      }
       const Seconds gap = start - predecessor_end;
       tried_.push_back({boundary_, c, gap});
       // Ties go to the later submission: the same gap for less time in the queue.
@@ -82,6 +111,7 @@ bool OracleDecider::submit_now(const Simulator& sim, const Observation&, SimJobI
         chosen_ = c;
       }
     }
+    if (chosen_ < 0) chosen_ = fallback_time;  // no instant had a logged wait
   }
   return sim.now() >= chosen_;
 }
@@ -112,9 +142,27 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
     return result;
   };
 
-  SimJobIndex pred = e.sim.submit(seg);
+  // In the logged world the chain's segments are no jobs of the simulator: the log's waits start
+  // them, and the replay goes on as the log's own jobs make it.
+  const LoggedWaits* logged = config.logged_waits;
+  SimJobIndex pred = 0;
   Seconds pred_submit = e.sim.now();
-  if (!wait_for_start(e, pred, e.deadline, interval)) {
+  std::optional<Seconds> pred_start;
+  if (logged) {
+    const auto start = logged_start(*logged, pred_submit);
+    if (!start) {
+      result.lacks_logged_wait = true;
+      return finish();
+    }
+    if (*start <= e.deadline) {
+      observe_until(e, *start, interval);
+      pred_start = *start;
+    }
+  } else {
+    pred = e.sim.submit(seg);
+    if (wait_for_start(e, pred, e.deadline, interval)) pred_start = e.sim.start_time(pred);
+  }
+  if (!pred_start) {
     // Censored before its first boundary: no successor was submitted; every instant is the
     // cut-off, so no row has a start before its submission.
     BoundaryOutcome b;
@@ -130,12 +178,12 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
   for (int k = 0; k + 1 < segments; ++k) {
     BoundaryOutcome b;
     b.predecessor_submit = pred_submit;
-    b.predecessor_start = e.sim.start_time(pred);
+    b.predecessor_start = *pred_start;
     b.predecessor_end = b.predecessor_start + std::min(seg.runtime, seg.time_limit);
     if (ledger) {
       if (const auto done = ledger->started(b.predecessor_start, pred_stopped_previous)) {
         // This segment finishes the work: it ends then, and no boundary follows.
-        e.sim.end_early(pred, *done);
+        if (!logged) e.sim.end_early(pred, *done);
         ledger->finished(*done);
         break;
       }
@@ -146,7 +194,7 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
 
     CampaignView view = CampaignView::running_chain(seg.nodes, seg.gpus_per_node, seg.time_limit,
                                                     b.predecessor_start - pred_submit, 0);
-    view.predecessor_priority = e.sim.started_priority(pred);
+    view.predecessor_priority = logged ? kUnknownPriority : e.sim.started_priority(pred);
 
     bool submitted = false;
     while (e.next_snapshot < fallback) {
@@ -164,7 +212,6 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
     if (!submitted)
       e.sim.run_until(config.fallback_at_decision ? std::max(fallback, e.next_snapshot) : fallback);
     b.successor_submit = e.sim.now();
-    const SimJobIndex succ = e.sim.submit(seg);
     // A whole campaign waits as long as it takes (its user cannot give up on a segment); only the
     // end of the log cuts it off. max_wait then only sizes the trace a start time needs.
     const Seconds cutoff =
@@ -172,8 +219,24 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
     // After the last boundary no decision follows: its wait needs no snapshots (on a congested
     // cluster, a day of them was most of an episode's time).
     const bool observed = ledger || k + 2 < segments;
-    if (wait_for_start(e, succ, cutoff, interval, observed)) {
-      b.successor_start = e.sim.start_time(succ);
+    SimJobIndex succ = 0;
+    std::optional<Seconds> succ_start;
+    if (logged) {
+      const auto start = logged_start(*logged, b.successor_submit);
+      if (!start) {
+        result.lacks_logged_wait = true;
+        break;
+      }
+      if (*start <= cutoff) {
+        if (observed) observe_until(e, *start, interval);
+        succ_start = *start;
+      }
+    } else {
+      succ = e.sim.submit(seg);
+      if (wait_for_start(e, succ, cutoff, interval, observed)) succ_start = e.sim.start_time(succ);
+    }
+    if (succ_start) {
+      b.successor_start = *succ_start;
     } else {
       // Censored: waiting still at the cut-off, which a successor submitted past the log's end
       // (its predecessor started late) already passed.
@@ -182,7 +245,7 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
     }
     const bool cut = chain.overlap == OverlapMode::kHandoff &&
                      b.successor_start + chain.handoff_grace < b.predecessor_end && !b.truncated;
-    if (cut) e.sim.end_early(pred, b.successor_start + chain.handoff_grace);
+    if (cut && !logged) e.sim.end_early(pred, b.successor_start + chain.handoff_grace);
     if (ledger) {
       const Seconds stop = cut ? b.successor_start + chain.handoff_grace : b.predecessor_end;
       ledger->stopped(stop, cut);
@@ -192,6 +255,7 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
     result.boundaries.push_back(b);
     if (b.truncated) break;
     pred = succ;
+    pred_start = b.successor_start;
     pred_submit = b.successor_submit;
   }
   return finish();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "SampleTasks.h"
@@ -41,7 +42,73 @@ std::string sample_bucket(const EpisodeResult& e) {
   return "unknown";
 }
 
+// The policies evaluated, in order: reactive first (it sets the buckets), then the others once.
+std::vector<std::string> evaluated_policies(const EvalConfig& config) {
+  std::vector<std::string> policies = {"reactive"};
+  for (const auto& p : config.policies)
+    if (std::find(policies.begin(), policies.end(), p) == policies.end()) policies.push_back(p);
+  return policies;
+}
+
+// Buckets, censored count, metrics, same-decision notes and campaign costs from the outcomes.
+void summarise(EvalReport& report, const EvalConfig& config) {
+  const std::vector<std::string> policies = evaluated_policies(config);
+  report.truncated = 0;
+  report.metrics.clear();
+  report.decides_as.clear();
+  // Buckets come from reactive's interruption on the same sample.
+  const auto& reactive = report.outcomes.at("reactive");
+  for (auto& [name, outs] : report.outcomes)
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      outs[i].bucket = sample_bucket(reactive[i].episode);
+      if (name == "reactive" && outs[i].episode.truncated()) ++report.truncated;
+    }
+  for (const auto& [name, outs] : report.outcomes)
+    report.metrics[name] = compute_metrics(outs, reactive, config.episode.chain);
+  for (std::size_t i = 1; i < policies.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (same_decisions(report.outcomes.at(policies[i]), report.outcomes.at(policies[j]))) {
+        report.decides_as[policies[i]] = policies[j];
+        break;
+      }
+  if (config.episode.campaign.active()) {
+    const ChainSpec& chain = config.episode.chain;
+    const int per_node =
+        chain.gpus_per_node > 0 ? chain.gpus_per_node : config.cluster.gpus_per_node;
+    report.gpus_known = per_node > 0;
+    report.gpus_per_segment = chain.nodes * std::max(1, per_node);
+    report.campaign = compute_campaign_metrics(report.outcomes, config.episode.campaign.work,
+                                               report.gpus_per_segment);
+  }
+}
+
+// Leaves out the samples where `drop` says so, from every policy's outcomes alike.
+void drop_samples(EvalReport& report, const std::vector<char>& drop) {
+  std::vector<Seconds> times;
+  for (std::size_t i = 0; i < report.sample_times.size(); ++i)
+    if (!drop[i]) times.push_back(report.sample_times[i]);
+  for (auto& [name, outs] : report.outcomes) {
+    std::vector<SampleOutcome> kept;
+    for (std::size_t i = 0; i < outs.size(); ++i)
+      if (!drop[i]) kept.push_back(std::move(outs[i]));
+    outs = std::move(kept);
+  }
+  report.sample_times = std::move(times);
+}
+
 }  // namespace
+
+void keep_samples(EvalReport& report, const std::vector<Seconds>& times, const EvalConfig& config) {
+  std::vector<char> drop(report.sample_times.size(), 0);
+  for (std::size_t i = 0; i < drop.size(); ++i)
+    drop[i] = !std::binary_search(times.begin(), times.end(), report.sample_times[i]);
+  drop_samples(report, drop);
+  summarise(report, config);
+}
+
+std::string_view to_string(SuccessorWait world) {
+  return world == SuccessorWait::kLogged ? "logged" : "replay";
+}
 
 std::string load_bucket(Seconds reactive_interruption) {
   if (reactive_interruption <= 2 * kHour) return "low";
@@ -172,14 +239,23 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
   if (config.episode.campaign.active() &&
       config.episode.campaign.segments_needed(config.episode.chain) < 2)
     throw std::invalid_argument("a whole campaign needs more work than one segment does");
-  std::vector<std::string> policies = {"reactive"};
-  for (const auto& p : config.policies)
-    if (std::find(policies.begin(), policies.end(), p) == policies.end()) policies.push_back(p);
+  const std::vector<std::string> policies = evaluated_policies(config);
   for (const auto& p : policies)
     if (p != kOracleName) (void)make_policy(p, config.context);  // fail early on an unknown name
 
   EvalReport report;
-  EpisodeStarts starts(trace, config.cluster, config.episode, config.start_mode);
+  report.world = config.world;
+  EpisodeConfig episode = config.episode;
+  std::optional<LoggedWaits> logged;
+  if (config.world == SuccessorWait::kLogged) {
+    logged.emplace(trace, LoggedWaitsSpec{episode.chain.nodes, episode.chain.time_limit,
+                                          config.logged_window, config.logged_jobs});
+    episode.logged_waits = &*logged;
+    report.logged_shape_jobs = logged->shape_jobs();
+    report.log_has_starts = logged->log_has_starts();
+    report.logged_description = logged->describe();
+  }
+  EpisodeStarts starts(trace, config.cluster, episode, config.start_mode);
   report.sample_times =
       starts.sample_times(config.from, config.to, config.every, &report.dropped_past_horizon);
   for (const auto& p : policies) report.outcomes[p].resize(report.sample_times.size());
@@ -191,13 +267,13 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
         EpisodeResult r;
         std::vector<WhatIfSubmission> what_ifs;
         if (name == kOracleName) {
-          OracleDecider oracle(config.episode);
-          r = run_episode(copy_start(start), oracle, config.episode);
+          OracleDecider oracle(episode);
+          r = run_episode(copy_start(start), oracle, episode);
           what_ifs = oracle.tried();
         } else {
           auto policy = make_policy(name, config.context);
           PolicyDecider decider(*policy);
-          r = run_episode(copy_start(start), decider, config.episode);
+          r = run_episode(copy_start(start), decider, episode);
         }
         // Each (sample, policy) slot is written by exactly one task.
         SampleOutcome& out = report.outcomes.at(name)[sample];
@@ -207,30 +283,18 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
       },
       progress);
 
-  // Buckets come from reactive's interruption on the same sample.
-  const auto& reactive = report.outcomes.at("reactive");
-  for (auto& [name, outs] : report.outcomes)
-    for (std::size_t i = 0; i < outs.size(); ++i) {
-      outs[i].bucket = sample_bucket(reactive[i].episode);
-      if (name == "reactive" && outs[i].episode.truncated()) ++report.truncated;
-    }
-  for (const auto& [name, outs] : report.outcomes)
-    report.metrics[name] = compute_metrics(outs, reactive, config.episode.chain);
-  for (std::size_t i = 1; i < policies.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (same_decisions(report.outcomes.at(policies[i]), report.outcomes.at(policies[j]))) {
-        report.decides_as[policies[i]] = policies[j];
-        break;
-      }
-  if (config.episode.campaign.active()) {
-    const ChainSpec& chain = config.episode.chain;
-    const int per_node =
-        chain.gpus_per_node > 0 ? chain.gpus_per_node : config.cluster.gpus_per_node;
-    report.gpus_known = per_node > 0;
-    report.gpus_per_segment = chain.nodes * std::max(1, per_node);
-    report.campaign = compute_campaign_metrics(report.outcomes, config.episode.campaign.work,
-                                               report.gpus_per_segment);
+  if (logged) {
+    // A sample speaks in the logged world only if every policy's segments had a logged wait:
+    // the policies are compared on the same samples.
+    std::vector<char> drop(report.sample_times.size(), 0);
+    for (const auto& [name, outs] : report.outcomes)
+      for (std::size_t i = 0; i < outs.size(); ++i)
+        if (outs[i].episode.lacks_logged_wait) drop[i] = 1;
+    report.dropped_few_logged_jobs =
+        static_cast<std::size_t>(std::count(drop.begin(), drop.end(), 1));
+    drop_samples(report, drop);
   }
+  summarise(report, config);
   report.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;

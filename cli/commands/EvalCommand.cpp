@@ -23,6 +23,7 @@
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
+#include "mirage/agents/WorldComparison.h"
 #include "mirage/core/Error.h"
 
 namespace mirage::cli {
@@ -69,6 +70,35 @@ nlohmann::json to_json(const CampaignMetrics& m) {
           {"redo_gpu_h", m.redo_gpu_h},       {"charged_gpu_h", m.charged_gpu_h}};
 }
 
+// Every policy's metrics (and campaign costs, and same-decision notes) of one world.
+nlohmann::json policies_json(const EvalReport& r) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, m] : r.metrics) {
+    nlohmann::json p = to_json(m.overall);
+    for (const auto& [bucket, bm] : m.buckets) p["buckets"][bucket] = to_json(bm);
+    if (!p.contains("buckets")) p["buckets"] = nlohmann::json::object();
+    if (const auto it = r.campaign.find(name); it != r.campaign.end())
+      p["campaign"] = to_json(it->second);
+    if (const auto it = r.decides_as.find(name); it != r.decides_as.end())
+      p["decides_as"] = it->second;
+    out[name] = p;
+  }
+  return out;
+}
+
+// How the logged world was made and what it left out, for JSON.
+nlohmann::json logged_world_json(const EvalReport& r, const EvalConfig& c) {
+  nlohmann::json j = {{"samples", r.sample_times.size()},
+                      {"window_s", c.logged_window},
+                      {"real_jobs_per_wait", c.logged_jobs},
+                      {"shape_jobs_in_log", r.logged_shape_jobs},
+                      {"dropped_too_few_real_jobs", r.dropped_few_logged_jobs},
+                      {"log_has_starts", r.log_has_starts},
+                      {"policies", policies_json(r)}};
+  if (const auto lacks = world_lacks_data(r)) j["no_figures"] = *lacks;
+  return j;
+}
+
 std::string hours(Seconds s) {
   return fmt::format("{:g} h", static_cast<double>(s) / kHour);
 }
@@ -98,14 +128,26 @@ void print_campaign(const EvalReport& r, const EvalConfig& c, const EvalOptions&
   const CampaignWork& w = c.episode.campaign;
   const std::string unit = r.gpus_known ? "GPU-h" : "node-h";
   fmt::print(
-      "\nwhole campaign ({}): {} h of work in {}-minute segments, {} {} a segment, {}, {} min to "
+      "\nwhole campaign{} ({}): {} h of work in {}-minute segments, {} {} a segment, {}, {} min to "
       "restart; {} start time(s) compared (those where every policy finished its campaign)\n",
-      o.episode.overlap, static_cast<double>(w.work) / kHour, o.episode.limit_min,
-      r.gpus_per_segment, r.gpus_known ? "GPUs" : "nodes (GPUs per node not given)",
+      r.world == SuccessorWait::kLogged ? ", logged world" : "", o.episode.overlap,
+      static_cast<double>(w.work) / kHour, o.episode.limit_min, r.gpus_per_segment,
+      r.gpus_known ? "GPUs" : "nodes (GPUs per node not given)",
       w.checkpoint_every > 0
           ? fmt::format("a checkpoint every {} min", w.checkpoint_every / kMinute)
           : std::string("a checkpoint at each hand-off"),
       w.restart_overhead / kMinute, r.campaign.begin()->second.compared);
+  if (r.campaign.begin()->second.compared == 0) {
+    std::string incomplete;
+    for (const auto& name : order)
+      incomplete += fmt::format("{}{} {}", incomplete.empty() ? "" : ", ", name,
+                                r.campaign.at(name).incomplete);
+    fmt::print(
+        "  no figures: at no start time did every policy finish its campaign (incomplete: "
+        "{})\n",
+        incomplete);
+    return;
+  }
   fmt::print("  {:<{}} {:>10} {:>8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>11}\n", "policy", width,
              "makespan", "stretch", "segments", "idle " + unit, "overlap " + unit,
              "restart " + unit, "charged " + unit, "incomplete");
@@ -268,6 +310,21 @@ void write_samples_csv(const std::filesystem::path& path, const EvalReport& r,
       }
 }
 
+// Both worlds side by side, one row per policy (overall figures), with the disagreement flag.
+void write_worlds_csv(const std::filesystem::path& path, const EvalReport& replay,
+                      const EvalReport& logged, const std::vector<std::string>& order) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path.string());
+  f << "policy,samples,replay_mean_interruption_h,logged_mean_interruption_h,"
+       "replay_mean_overlap_h,logged_mean_overlap_h,replay_censored,logged_censored,disagree\n";
+  if (world_lacks_data(replay) || world_lacks_data(logged)) return;
+  for (const WorldRow& row : compare_worlds(replay, logged, order))
+    f << row.policy << ',' << logged.sample_times.size() << ',' << row.replay.mean_interruption_h
+      << ',' << row.logged.mean_interruption_h << ',' << row.replay.mean_overlap_h << ','
+      << row.logged.mean_overlap_h << ',' << row.replay.censored << ',' << row.logged.censored
+      << ',' << (row.disagree ? 1 : 0) << '\n';
+}
+
 // Every submission instant the oracle tried, per sample and boundary, with what it would have
 // given: the data to weigh other trade-offs than the oracle's smallest |gap|.
 void write_oracle_instants_csv(const std::filesystem::path& path, const EvalReport& r,
@@ -370,10 +427,25 @@ int run_eval(const EvalOptions& o) {
     coverage = check_wait_intervals(*c.context.waits, trace, c.cluster, c.from, c.to);
   }
 
-  Progress progress("eval: episodes");
-  EvalReport r = evaluate(trace, c, [&](std::size_t d, std::size_t t) { progress.update(d, t); });
-  progress.finish();
-  if (c.episode.campaign.active() && r.sample_times.empty())
+  o.episode.apply_logged_waits(c);
+  const std::vector<SuccessorWait> worlds = o.episode.worlds();
+  std::vector<EvalReport> reports;
+  for (const SuccessorWait world : worlds) {
+    c.world = world;
+    Progress progress(worlds.size() > 1 ? fmt::format("eval ({} world): episodes", to_string(world))
+                                        : std::string("eval: episodes"));
+    reports.push_back(
+        evaluate(trace, c, [&](std::size_t d, std::size_t t) { progress.update(d, t); }));
+    progress.finish();
+  }
+  EvalReport& r = reports.front();
+  // Both worlds: the replay's figures on the samples the logged world kept, so that the two are
+  // compared on the same ones.
+  const EvalReport* logged_beside = reports.size() > 1 ? &reports.back() : nullptr;
+  if (logged_beside && !logged_beside->sample_times.empty())
+    keep_samples(r, logged_beside->sample_times, c);
+  c.world = r.world;
+  if (c.episode.campaign.active() && r.sample_times.empty() && r.dropped_few_logged_jobs == 0)
     throw InputError({"", 0, "--from"},
                      fmt::format("no start time in the window leaves room for a whole campaign: "
                                  "one may need {} of the log after it (widen the window or give "
@@ -418,6 +490,11 @@ int run_eval(const EvalOptions& o) {
   std::vector<std::string> order = {"reactive"};
   for (const auto& p : c.policies)
     if (p != "reactive") order.push_back(p);
+  if (!o.out.empty() && logged_beside) {
+    write_samples_csv(std::filesystem::path(o.out) / "samples_logged.csv", *logged_beside,
+                      c.episode.chain);
+    write_worlds_csv(std::filesystem::path(o.out) / "worlds.csv", r, *logged_beside, order);
+  }
   std::vector<FrontierPoint> points;
   if (o.sweep_risk) {
     points = frontier(r, order);
@@ -439,19 +516,23 @@ int run_eval(const EvalOptions& o) {
     j["samples"] = r.sample_times.size();
     j["dropped_past_horizon"] = r.dropped_past_horizon;
     j["wall_seconds"] = r.wall_seconds;
-    for (const auto& [name, m] : r.metrics) {
-      nlohmann::json p = to_json(m.overall);
-      for (const auto& [bucket, bm] : m.buckets) p["buckets"][bucket] = to_json(bm);
-      if (!p.contains("buckets")) p["buckets"] = nlohmann::json::object();
-      if (const auto it = r.campaign.find(name); it != r.campaign.end())
-        p["campaign"] = to_json(it->second);
-      if (const auto it = r.decides_as.find(name); it != r.decides_as.end())
-        p["decides_as"] = it->second;
-      j["policies"][name] = p;
+    j["successor_wait"] = o.episode.successor_wait;
+    j["policies"] = policies_json(r);
+    if (r.world == SuccessorWait::kLogged) j["logged_world"] = logged_world_json(r, c);
+    if (logged_beside) {
+      j["logged_world"] = logged_world_json(*logged_beside, c);
+      if (!world_lacks_data(*logged_beside))
+        for (const WorldRow& row : compare_worlds(r, *logged_beside, order))
+          if (row.disagree) j["worlds_disagree"].push_back(row.policy);
     }
     for (const FrontierPoint& f : points)
       j["frontier"].push_back(
           {{"policy", f.policy}, {"family", f.family}, {"risk", f.risk}, {"pareto", f.pareto}});
+    if (o.sweep_risk && logged_beside && !world_lacks_data(*logged_beside)) {
+      const std::vector<FrontierPoint> logged_points = frontier(*logged_beside, order);
+      for (std::size_t i = 0; i < logged_points.size(); ++i)
+        j["frontier"][i]["pareto_logged"] = logged_points[i].pareto;
+    }
     if (coverage)
       j["wait_distribution"] = {{"fitted_jobs", c.context.waits->jobs()},
                                 {"fitted_from", format_iso_time(c.context.waits->spec.from)},
@@ -475,6 +556,22 @@ int run_eval(const EvalOptions& o) {
   fmt::print("samples {} from {} every {} ({} dropped past the horizon); {:.1f} s\n",
              r.sample_times.size(), format_iso_time(c.from), o.episode.every,
              r.dropped_past_horizon, r.wall_seconds);
+  for (const EvalReport& w : reports)
+    if (w.world == SuccessorWait::kLogged)
+      fmt::print(
+          "logged world: a segment submitted at t waits {} of t; {} such jobs in the log; {} "
+          "sample(s) dropped (too few of them near a segment's submission); {:.1f} s{}\n",
+          w.logged_description, w.logged_shape_jobs, w.dropped_few_logged_jobs, w.wall_seconds,
+          !logged_beside ? ""
+          : logged_beside->sample_times.empty()
+              ? "; the replay's figures are on all its samples"
+              : "; the replay's figures are on the samples it kept");
+  if (r.world == SuccessorWait::kLogged) {
+    if (const auto lacks = world_lacks_data(r)) {
+      fmt::print("{}\n", *lacks);
+      return 0;
+    }
+  }
   if (coverage)
     fmt::print(
         "quantile's wait distribution ({}): of the {} such jobs submitted in the window, the real "
@@ -482,9 +579,24 @@ int run_eval(const EvalOptions& o) {
         describe(*c.context.waits), coverage->jobs, 100 * coverage->in_50, 100 * coverage->in_90);
   std::size_t width = 12;
   for (const auto& p : c.policies) width = std::max(width, p.size());
+  // Whole-campaign costs, each world's that has figures.
+  const auto print_campaigns = [&] {
+    if (!c.episode.campaign.active()) return;
+    print_campaign(r, c, o, order, width);
+    if (logged_beside && !world_lacks_data(*logged_beside))
+      print_campaign(*logged_beside, c, o, order, width);
+  };
   if (o.sweep_risk) {
     print_frontier(points, width, r.gpus_known ? "GPU-h" : "node-h");
-    if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
+    print_campaigns();
+    if (logged_beside) {
+      std::map<std::string, std::pair<bool, bool>> marks;
+      for (const FrontierPoint& f : points) marks[f.policy].first = f.pareto;
+      if (!world_lacks_data(*logged_beside))
+        for (const FrontierPoint& f : frontier(*logged_beside, order))
+          marks[f.policy].second = f.pareto;
+      fmt::print("{}", format_world_table(r, *logged_beside, order, width, marks));
+    }
     print_same_decisions(r, order);
     if (!o.out.empty()) fmt::print("\nper-sample CSV and plots in {}\n", o.out);
     return 0;
@@ -515,7 +627,8 @@ int run_eval(const EvalOptions& o) {
         "\n{} sample(s) of unknown load (reactive's chain was cut off before it finished a "
         "boundary) count in `overall` only\n",
         unknown);
-  if (c.episode.campaign.active()) print_campaign(r, c, o, order, width);
+  print_campaigns();
+  if (logged_beside) fmt::print("{}", format_world_table(r, *logged_beside, order, width));
   print_same_decisions(r, order);
   if (!o.out.empty()) fmt::print("\nper-sample CSV and plot in {}\n", o.out);
   return 0;
@@ -534,6 +647,7 @@ void register_eval_command(CLI::App& app) {
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd);
   o->episode.add_to(*cmd, "4h", false);
+  o->episode.add_successor_wait_to(*cmd);
   cmd->add_option("--segments", o->segments, "Segments in each chain (2: one boundary)")
       ->check(whole_number(2, 100))
       ->capture_default_str();

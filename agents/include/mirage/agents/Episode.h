@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mirage/agents/CampaignWork.h"
+#include "mirage/agents/LoggedWaits.h"
 #include "mirage/core/Campaign.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/core/Policy.h"
@@ -37,6 +38,10 @@ struct EpisodeConfig {
   // A whole campaign (eval --work): the chain goes on until the work is done, and the episode
   // keeps its account. Inactive: chain.segments segments.
   CampaignWork campaign;
+  // The world the chain's segments wait in. None: the replay's (each segment is a job of the
+  // simulator). Set: the log's real waits (LoggedWaits; not owned): every segment starts when
+  // they say, and the replay only shows the policies the queue they decide from.
+  const LoggedWaits* logged_waits = nullptr;
   // Trace time an episode may need after its sample time: the limit plus the longest wait,
   // for each boundary; and a whole campaign's last segment.
   Seconds horizon() const {
@@ -70,6 +75,9 @@ struct EpisodeResult {
   Seconds sample_time = 0;
   std::vector<BoundaryOutcome> boundaries;
   std::optional<CampaignOutcome> campaign;  // with EpisodeConfig::campaign active
+  // With logged waits: a segment was submitted where too few real jobs of its shape were near to
+  // give it a wait. The episode stopped there and speaks for nothing (it is dropped and counted).
+  bool lacks_logged_wait = false;
   bool truncated() const;
 };
 

@@ -3,14 +3,21 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mirage/agents/Episode.h"
 #include "mirage/agents/EpisodeStarts.h"
+#include "mirage/agents/LoggedWaits.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/traces/Trace.h"
 
 namespace mirage {
+
+// Which world decides when the chain's segments start: the calibrated replay, or the log's real
+// waits (LoggedWaits). The policies observe the replayed queue in both.
+enum class SuccessorWait { kReplay, kLogged };
+std::string_view to_string(SuccessorWait world);
 
 struct EvalConfig {
   ClusterSpec cluster;
@@ -22,6 +29,11 @@ struct EvalConfig {
   std::vector<std::string> policies;  // names; "reactive" is always evaluated (it sets buckets)
   PolicyContext context;              // what `quantile` reads
   int threads = 0;                    // 0: all cores
+  SuccessorWait world = SuccessorWait::kReplay;
+  // With the logged world: the window and the real jobs behind each wait (the shape is the
+  // chain's: its nodes and limit are set from episode.chain).
+  Seconds logged_window = 3 * kDay;
+  std::size_t logged_jobs = 5;
 };
 
 struct SampleOutcome {
@@ -83,6 +95,14 @@ struct EvalReport {
   std::map<std::string, CampaignMetrics> campaign;
   int gpus_per_segment = 0;
   bool gpus_known = false;
+  SuccessorWait world = SuccessorWait::kReplay;
+  // The logged world: samples dropped because one of their segments (any policy's) was submitted
+  // where fewer than logged_jobs real jobs of its shape were near; the real jobs of that shape in
+  // the log; whether the log gives start times at all; how each wait was made, for people.
+  std::size_t dropped_few_logged_jobs = 0;
+  std::size_t logged_shape_jobs = 0;
+  bool log_has_starts = true;
+  std::string logged_description;
   double wall_seconds = 0;
 };
 
@@ -94,6 +114,10 @@ using EvalProgress = std::function<void(std::size_t, std::size_t)>;
 
 EvalReport evaluate(const Trace& trace, const EvalConfig& config,
                     const EvalProgress& progress = {});
+
+// Restricts `report` to the samples at `times` (others are left out) and recomputes its metrics:
+// two worlds compared on the same samples.
+void keep_samples(EvalReport& report, const std::vector<Seconds>& times, const EvalConfig& config);
 
 // Whether two policies submitted at the same instants at every boundary of every sample.
 bool same_decisions(const std::vector<SampleOutcome>& a, const std::vector<SampleOutcome>& b);

@@ -1,0 +1,212 @@
+// The logged world: a chain's segments wait what the log's real jobs of their shape, submitted
+// nearest them, waited; and the table that holds it beside the replay's.
+#include <gtest/gtest.h>
+
+#include "mirage/agents/Evaluation.h"
+#include "mirage/agents/LoggedWaits.h"
+#include "mirage/agents/WorldComparison.h"
+#include "support/BusyTrace.h"
+
+namespace mirage {
+namespace {
+
+using test::busy_trace;
+using test::kT0;
+
+Job real_job(JobId id, Seconds submit, Seconds wait, int nodes = 4, Seconds limit = 2 * kDay) {
+  Job j;
+  j.id = id;
+  j.submit = submit;
+  j.start = submit + wait;
+  j.end = j.start + kHour;
+  j.nodes = nodes;
+  j.time_limit = limit;
+  return j;
+}
+
+// A busy log whose jobs really waited: 0 to 4 hours by their id.
+Trace waited_trace(unsigned seed, int days) {
+  Trace t = busy_trace(seed, days);
+  for (Job& j : t.jobs) {
+    const Seconds run = j.end - j.start;
+    j.start = j.submit + static_cast<Seconds>(j.id % 5) * kHour;
+    j.end = j.start + run;
+  }
+  return t;
+}
+
+EvalConfig logged_eval(int segments = 2) {
+  EvalConfig c;
+  c.cluster.nodes = 16;
+  c.episode.chain.nodes = 4;
+  c.episode.chain.time_limit = c.episode.chain.runtime = 6 * kHour;
+  c.episode.chain.segments = segments;
+  c.episode.max_wait = kDay;
+  c.from = kT0 + 2 * kDay;
+  c.to = kT0 + 9 * kDay;
+  c.every = 4 * kHour;
+  c.policies = {"reactive", "average", "static@2h", "oracle"};
+  c.threads = 2;
+  c.world = SuccessorWait::kLogged;
+  c.logged_window = kDay;
+  c.logged_jobs = 3;
+  return c;
+}
+
+TEST(LoggedWaits, AWaitIsTheMedianOfTheNearestRealJobsOfTheShape) {
+  Trace t;
+  const Seconds at = kT0 + 10 * kDay;
+  t.jobs = {
+      real_job(1, at - 2 * kDay, 50 * kHour),  // of the shape but far: left out for nearer ones
+      real_job(2, at - 3 * kHour, 1 * kHour),
+      real_job(3, at - kHour, 7 * kHour),
+      real_job(4, at - 10, 9 * kHour, 1),              // 1 node: another size class
+      real_job(5, at + 10, 9 * kHour, 4, 10 * kHour),  // asks less than half the segment's limit
+      real_job(6, at + 2 * kHour, 3 * kHour, 6),       // 6 nodes: the same class as 4
+      real_job(7, at + 5 * kHour, 20 * kHour, 8),      // 8+ nodes: another class
+      real_job(8, at + 6 * kHour, 30 * kHour),
+  };
+  Job never = real_job(9, at + 1, 0);
+  never.start = never.end = kUnknownTime;  // no real start: no real wait
+  Job held = real_job(10, at - 1, 40 * kHour);
+  held.after_any = 3;  // waited for another job's run, not for the queue
+  t.jobs.push_back(never);
+  t.jobs.push_back(held);
+  std::sort(t.jobs.begin(), t.jobs.end(),
+            [](const Job& a, const Job& b) { return a.submit < b.submit; });
+
+  LoggedWaits waits(t, {4, 2 * kDay, 3 * kDay, 3});
+  EXPECT_EQ(waits.shape_jobs(), 5u);
+  // The 3 nearest of the shape: jobs 3 (1 h before), 6 (2 h after), 2 (3 h before): 7, 3, 1 h.
+  EXPECT_EQ(waits.wait_at(at), 3 * kHour);
+  LoggedWaits five(t, {4, 2 * kDay, 3 * kDay, 5});
+  // All five of the shape: 50, 1, 7, 3, 30 h; their median.
+  EXPECT_EQ(five.wait_at(at), 7 * kHour);
+}
+
+TEST(LoggedWaits, TooFewRealJobsOfTheShapeNearAnInstantGiveNoWait) {
+  Trace t;
+  t.jobs = {real_job(1, kT0, kHour), real_job(2, kT0 + kHour, kHour),
+            real_job(3, kT0 + 5 * kDay, kHour)};
+  LoggedWaits waits(t, {4, 2 * kDay, kDay, 3});
+  EXPECT_FALSE(waits.wait_at(kT0).has_value()) << "the third is 5 days away, past the window";
+  LoggedWaits two(t, {4, 2 * kDay, kDay, 2});
+  EXPECT_EQ(two.wait_at(kT0), kHour);
+  Trace no_starts = t;
+  for (Job& j : no_starts.jobs) j.start = j.end = kUnknownTime;
+  EXPECT_FALSE(LoggedWaits(no_starts, {4, 2 * kDay, kDay, 1}).log_has_starts());
+}
+
+// In the logged world no segment starts before it was submitted, censored or not, reactive never
+// overlaps by more than its lead, and the oracle is never worse than reactive on a boundary.
+TEST(LoggedWaits,
+     InTheLoggedWorldNoSuccessorStartsBeforeItsSubmissionAndReactiveOverlapsAtMostItsLead) {
+  const Trace t = waited_trace(4, 12);
+  EvalConfig c = logged_eval(3);
+  const EvalReport r = evaluate(t, c);
+  ASSERT_GT(r.sample_times.size(), 10u);
+  const auto& reactive = r.outcomes.at("reactive");
+  const auto& oracle = r.outcomes.at("oracle");
+  for (const auto& [name, outs] : r.outcomes)
+    for (const auto& o : outs) {
+      EXPECT_FALSE(o.episode.lacks_logged_wait);
+      for (const auto& b : o.episode.boundaries) {
+        EXPECT_GE(b.successor_start, b.successor_submit) << name << " at " << o.sample_time;
+        EXPECT_GE(b.predecessor_start, b.predecessor_submit) << name << " at " << o.sample_time;
+        if (name == "reactive" && !b.truncated) {
+          EXPECT_LE(b.overlap(c.episode.chain), c.episode.reactive_lead) << o.sample_time;
+        }
+      }
+    }
+  for (std::size_t i = 0; i < reactive.size(); ++i) {
+    const auto& rb = reactive[i].episode.boundaries.front();
+    const auto& ob = oracle[i].episode.boundaries.front();
+    if (rb.truncated || ob.truncated || rb.predecessor_start != ob.predecessor_start) continue;
+    EXPECT_LE(std::llabs(ob.gap()), std::llabs(rb.gap())) << reactive[i].sample_time;
+  }
+}
+
+TEST(LoggedWaits, SamplesWhoseSegmentsMeetTooFewRealJobsAreDroppedAndCounted) {
+  Trace t = waited_trace(4, 12);
+  // Days 5 to 7 have no job of the chain's shape: only 1-node jobs.
+  for (Job& j : t.jobs)
+    if (j.submit >= kT0 + 5 * kDay && j.submit < kT0 + 7 * kDay) j.nodes = 1;
+  EvalConfig c = logged_eval();
+  c.logged_window = 6 * kHour;
+  const EvalReport r = evaluate(t, c);
+  EXPECT_GT(r.dropped_few_logged_jobs, 0u);
+  EXPECT_GT(r.sample_times.size(), 0u);
+  EXPECT_EQ(r.metrics.at("reactive").overall.samples, r.sample_times.size());
+  for (const auto& [name, outs] : r.outcomes) {
+    EXPECT_EQ(outs.size(), r.sample_times.size()) << name;
+    for (const auto& o : outs) EXPECT_FALSE(o.episode.lacks_logged_wait) << name;
+  }
+  EvalConfig replay = c;
+  replay.world = SuccessorWait::kReplay;
+  EvalReport same = evaluate(t, replay);
+  EXPECT_EQ(same.dropped_few_logged_jobs, 0u);
+  keep_samples(same, r.sample_times, replay);
+  EXPECT_EQ(same.sample_times, r.sample_times);
+  EXPECT_EQ(same.metrics.at("reactive").overall.samples, r.sample_times.size());
+}
+
+// Where every real job waited 2 hours, reactive's successor, submitted a minute before its
+// predecessor's end, starts 2 hours later: each boundary, and a whole campaign's, is charged that.
+TEST(LoggedWaits, EveryBoundaryAndWholeCampaignFollowsTheLoggedWaits) {
+  Trace t = busy_trace(4, 12);
+  for (Job& j : t.jobs) {
+    const Seconds run = j.end - j.start;
+    j.start = j.submit + 2 * kHour;
+    j.end = j.start + run;
+  }
+  EvalConfig c = logged_eval();
+  c.policies = {"reactive", "oracle"};
+  c.episode.campaign.work = 15 * kHour;
+  const EvalReport r = evaluate(t, c);
+  ASSERT_GT(r.sample_times.size(), 0u);
+  const Seconds expected = 2 * kHour - c.episode.reactive_lead;
+  for (const auto& o : r.outcomes.at("reactive"))
+    for (const auto& b : o.episode.boundaries) {
+      EXPECT_EQ(b.predecessor_start - b.predecessor_submit, 2 * kHour);
+      if (!b.truncated) {
+        EXPECT_EQ(b.interruption(), expected) << o.sample_time;
+      }
+    }
+  const CampaignMetrics& reactive = r.campaign.at("reactive");
+  ASSERT_GT(reactive.compared, 0u);
+  EXPECT_NEAR(reactive.idle_gpu_h,
+              reactive.segments > 0 ? (reactive.segments - 1) * 4 * expected / 3600.0 : 0, 1e-6);
+  EXPECT_LT(r.campaign.at("oracle").idle_gpu_h, reactive.idle_gpu_h);
+}
+
+TEST(WorldComparison, TheBothWorldTableFlagsWhereTheWorldsDisagreeByMoreThanOneAndAHalf) {
+  EXPECT_FALSE(worlds_disagree(1.0, 1.5));
+  EXPECT_TRUE(worlds_disagree(1.0, 1.6));
+  EXPECT_TRUE(worlds_disagree(4.0, 1.0));
+  EXPECT_FALSE(worlds_disagree(0.01, 0.05)) << "both below the floor: no disagreement";
+  EvalReport replay, logged;
+  logged.world = SuccessorWait::kLogged;
+  replay.sample_times = logged.sample_times = {kT0};
+  replay.metrics["reactive"].overall.mean_interruption_h = 1.0;
+  logged.metrics["reactive"].overall.mean_interruption_h = 4.0;
+  replay.metrics["average"].overall.mean_interruption_h = 1.0;
+  logged.metrics["average"].overall.mean_interruption_h = 1.2;
+  logged.logged_shape_jobs = 10;
+  const std::string table = format_world_table(replay, logged, {"reactive", "average"}, 12);
+  const auto line_of = [&](const std::string& name) {
+    const auto at = table.find("  " + name);
+    return table.substr(at, table.find('\n', at) - at);
+  };
+  EXPECT_NE(line_of("reactive").find('!'), std::string::npos) << table;
+  EXPECT_EQ(line_of("average").find('!'), std::string::npos) << table;
+
+  logged.log_has_starts = false;
+  const std::string none = format_world_table(replay, logged, {"reactive"}, 12);
+  EXPECT_NE(none.find("logged world: no figures: the log records no start times"),
+            std::string::npos)
+      << none;
+  EXPECT_EQ(none.find("reactive"), std::string::npos) << "no figure where a world lacks data";
+}
+
+}  // namespace
+}  // namespace mirage
