@@ -23,7 +23,9 @@ struct ClusterOptions {
   // (simulator/CalibrationFile.h), else infers; anything else names a calibration file.
   std::string calibration = "auto";
 
-  void add_to(CLI::App& cmd);
+  // The machine's size is --cluster-nodes; where the command shapes no segment, --nodes is still
+  // its old name for a release (in `eval`, `train`, `trace waits` it is the segment's).
+  void add_to(CLI::App& cmd, bool command_has_segment = false);
   // The spec for `trace`: the node count falls back to the trace header; a clear error if
   // neither says.
   ClusterSpec to_spec(const Trace& trace) const;

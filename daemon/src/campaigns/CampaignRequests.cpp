@@ -53,7 +53,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
   if (config_.time_limit_required && shape.time_limit <= 0)
     fail(
-        "time_limit: the simulated cluster has no default time limit; give --time-limit or an "
+        "time_limit: the simulated cluster has no default time limit; give --time or an "
         "#SBATCH --time line");
   if (r.adopt_job < 0) fail("adopt_job: expected a job id");
   int owned = 0;
@@ -159,7 +159,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
       rec.spec.id, rec.spec.name,
       rec.open_ended() ? std::string("open-ended") : std::to_string(rec.spec.segment_count),
       rec.spec.nodes, rec.spec.gpus_per_node,
-      rec.spec.time_limit > 0 ? format_slurm_duration(rec.spec.time_limit) : "the partition's",
+      rec.spec.time_limit > 0 ? format_short_duration(rec.spec.time_limit) : "the partition's",
       rec.spec.policy, to_string(rec.spec.overlap));
   if (notes) *notes = std::move(shape.notes);
   const std::int64_t id = rec.spec.id;
