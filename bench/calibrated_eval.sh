@@ -22,7 +22,7 @@ run_trace() {
       echo "== $name, $chain-node chains, $from .. $to, --calibration $calibration"
       # shellcheck disable=SC2086 # $machine is a list of words
       /usr/bin/time -f "eval wall %e s" "$mirage" eval --trace "$trace" $machine --lenient \
-        --chain-nodes "$chain" --from "$from" --to "$to" --policies "$policies" \
+        --nodes "$chain" --from "$from" --to "$to" --policies "$policies" \
         --calibration "$calibration" 2>&1 | tr '\r' '\n' | grep -v -E '^eval: '
     done
   done

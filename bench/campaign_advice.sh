@@ -34,7 +34,7 @@ run_trace() {
       local start wall
       start=$(date +%s.%N)
       # shellcheck disable=SC2086 # $machine and the flags are lists of words
-      "$mirage" eval --trace "$trace" $machine --lenient --chain-nodes "$chain" --from "$from" \
+      "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
         --to "$to" --every 24h --work 336 --overlap "$overlap" --policies "$baseline_points$list" \
         ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null >"$out/eval.json" ||
         { echo "| $label | $chain | $overlap | (eval failed) ||||||"; continue; }

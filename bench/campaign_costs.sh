@@ -19,7 +19,7 @@ for calibration in none infer; do
   for overlap in concurrent handoff; do
     start=$(date +%s.%N)
     # LS6's A100 nodes hold 3 GPUs each.
-    "$mirage" eval --trace "$trace" --nodes 88 --gpus-per-node 3 --chain-nodes 8 \
+    "$mirage" eval --trace "$trace" --cluster-nodes 88 --gpus-per-node 3 --nodes 8 \
       --from 2022-12-01 --to 2023-02-01 --every 24h --work 336 --overlap "$overlap" \
       --calibration "$calibration" --policies "$policies" --json 2>/dev/null >"$out/eval.json"
     wall=$(echo "$(date +%s.%N) - $start" | bc)

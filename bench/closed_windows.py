@@ -12,8 +12,8 @@ already held what closed it. Last, it asks whether the arrivals just before a de
 node-hours requested in the --window hours up to --lead hours before the predecessor's end)
 tell the windows later jobs closed from the boundaries a submission at the end served.
     bench/closed_windows.py DIR TRACE [--policy NAME] [--lead H] [--window H] -- EVAL_ARGS...
-EVAL_ARGS are the machine and chain arguments the run used (for example --nodes 88
---chain-nodes 8); the mirage binary is $MIRAGE or build/cli/mirage. The last job of the trace
+EVAL_ARGS are the machine and chain arguments the run used (for example --cluster-nodes 88
+--nodes 8); the mirage binary is $MIRAGE or build/cli/mirage. The last job of the trace
 is kept as well, so that the sample stays inside the log's horizon; it must arrive after the
 predecessor's end, or the boundary is reported as not checked.
 """

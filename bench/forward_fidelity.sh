@@ -15,7 +15,7 @@ which="${1:-all}"
 echo "| log, month judged | jobs | forward: mean ratio, over 1 h sim vs real, rank | in sample: the same | 8+ nodes: forward ratio, in sample |"
 echo "|---|---|---|---|---|"
 run_trace() {
-  local label=$2 trace=$3 machine=${4%%--limit*} from=$6 to=$7
+  local label=$2 trace=$3 machine=${4%%--time*} from=$6 to=$7
   # shellcheck disable=SC2086 # $machine is a list of words
   "$mirage" trace fidelity "$trace" $machine --lenient --fit-until "$from" --to "$to" \
     --what-if-nodes none --json 2>/dev/null | python3 -c '

@@ -37,7 +37,7 @@ run_trace() {
       echo "== $name, $chain-node chains: training $agent"
       # shellcheck disable=SC2086 # $machine and the flags are lists of words
       /usr/bin/time -f "train wall %e s" "$mirage" train --agent "$agent" --trace "$trace" $machine \
-        --chain-nodes "$chain" --from "$from" --to "$to" --out "$model" \
+        --nodes "$chain" --from "$from" --to "$to" --out "$model" \
         --probe-cache "$out/probes" ${MIRAGE_CLUSTER_FLAGS:-} ${MIRAGE_TRAIN_FLAGS:-} 2>&1 | tr '\r' '\n' | grep -v -E '(steps|probing episodes) '
       models+=("$model")
     done
@@ -45,7 +45,7 @@ run_trace() {
     list=$(IFS=,; echo "reactive,average,forecast,oracle,${models[*]}")
     echo "== $name, $chain-node chains: evaluation on $efrom .. $eto"
     # shellcheck disable=SC2086
-    "$mirage" eval --trace "$trace" $machine --chain-nodes "$chain" --from "$efrom" --to "$eto" \
+    "$mirage" eval --trace "$trace" $machine --nodes "$chain" --from "$efrom" --to "$eto" \
       --policies "$list" ${MIRAGE_CLUSTER_FLAGS:-} 2>&1 | tr '\r' '\n' | grep -v -E '^eval: '
   done
 }

@@ -27,7 +27,7 @@ run_trace() {
     list=$(trained_models "$models" "$name" "$chain")
     [ -n "$list" ] || continue
     # shellcheck disable=SC2086 # $machine and the flags are lists of words
-    "$mirage" eval --trace "$trace" $machine --lenient --chain-nodes "$chain" --from "$from" \
+    "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
       --to "$to" --policies "$baseline_points$list" ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
       >"$out/eval.json"
     python3 - "$out/eval.json" "$label" "$chain" <<'PY'

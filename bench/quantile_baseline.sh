@@ -26,7 +26,7 @@ run_trace() {
     local start wall
     start=$(date +%s.%N)
     # shellcheck disable=SC2086 # $machine is a list of words
-    "$mirage" eval --trace "$trace" $machine --lenient --chain-nodes "$chain" --from "$from" \
+    "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
       --to "$to" --policies average,forecast,forecast-recent,static,quantile --sweep-risk --json \
       2>/dev/null >"$out/eval.json" || { echo "| $name | $chain | (eval failed) |||||"; continue; }
     wall=$(echo "$(date +%s.%N) - $start" | bc)

@@ -27,7 +27,7 @@ run_trace() {
       local start wall
       start=$(date +%s.%N)
       # shellcheck disable=SC2086 # $machine is a list of words
-      "$mirage" eval --trace "$trace" $machine --lenient --chain-nodes "$chain" --from "$from" \
+      "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
         --to "$to" --overlap "$overlap" --policies average,forecast,forecast-recent,static \
         --sweep-risk --json 2>/dev/null >"$out/eval.json"
       wall=$(echo "$(date +%s.%N) - $start" | bc)

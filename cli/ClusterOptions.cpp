@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "RenamedFlags.h"
 #include "TimeFlags.h"
 #include "Validators.h"
 #include "mirage/core/Error.h"
@@ -12,9 +13,11 @@
 
 namespace mirage::cli {
 
-void ClusterOptions::add_to(CLI::App& cmd) {
-  cmd.add_option("--nodes", nodes, "Nodes in the machine (default: from the trace header)")
+void ClusterOptions::add_to(CLI::App& cmd, bool command_has_segment) {
+  cmd.add_option("--cluster-nodes", nodes, "Nodes in the machine (default: from the trace header)")
       ->check(whole_number(1, 65535));
+  if (!command_has_segment)
+    add_renamed_option(cmd, "--nodes", "--cluster-nodes", nodes)->check(whole_number(1, 65535));
   cmd.add_option("--gpus-per-node", gpus_per_node, "GPUs per node")->check(whole_number(0));
   cmd.add_option("--allocation", allocation, "whole-node (exclusive) or gpu (GPU-granular)")
       ->check(CLI::IsMember({"whole-node", "gpu"}))
@@ -40,8 +43,8 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
   ClusterSpec spec;
   spec.nodes = nodes > 0 ? nodes : trace.machine_nodes;
   if (spec.nodes <= 0)
-    throw InputError({trace.source, 0, "--nodes"},
-                     "the trace does not say how many nodes the machine has; give --nodes");
+    throw InputError({trace.source, 0, "--cluster-nodes"},
+                     "the trace does not say how many nodes the machine has; give --cluster-nodes");
   spec.gpus_per_node = gpus_per_node > 0 ? gpus_per_node : trace.machine_gpus_per_node;
   if (allocation == "gpu") {
     spec.allocation = AllocationMode::kGpuGranular;

@@ -26,7 +26,9 @@ struct ClusterOptions {
   // carried past it (simulator/ForwardCalibration.h). Empty: fitted on the whole log.
   std::string fit_until;
 
-  void add_to(CLI::App& cmd);
+  // The machine's size is --cluster-nodes; where the command shapes no segment, --nodes is still
+  // its old name for a release (in `eval`, `train`, `trace waits` it is the segment's).
+  void add_to(CLI::App& cmd, bool command_has_segment = false);
   // The spec for `trace`: the node count falls back to the trace header; a clear error if
   // neither says.
   ClusterSpec to_spec(const Trace& trace) const;

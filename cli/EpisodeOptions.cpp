@@ -10,15 +10,7 @@ namespace mirage::cli {
 
 void EpisodeOptions::add_to(CLI::App& cmd, const std::string& default_every, bool window_required) {
   every = default_every;
-  cmd.add_option("--chain-nodes", chain_nodes, "Nodes per segment of the chain")
-      ->check(whole_number(1))
-      ->capture_default_str();
-  cmd.add_option("--chain-gpus-per-node", chain_gpus_per_node, "GPUs per node per segment")
-      ->check(whole_number(0))
-      ->capture_default_str();
-  cmd.add_option("--limit", limit_min, "Each segment's time limit and runtime (minutes)")
-      ->check(whole_number(1))
-      ->capture_default_str();
+  segment.add_to(cmd);
   cmd.add_option("--overlap", overlap, "concurrent or handoff (how overlap is counted)")
       ->check(CLI::IsMember({"concurrent", "handoff"}))
       ->capture_default_str();
@@ -77,15 +69,16 @@ void EpisodeOptions::apply_logged_waits(EvalConfig& config) const {
 }
 
 void EpisodeOptions::apply(EpisodeConfig& episode, const ClusterSpec& machine) const {
-  episode.chain.nodes = chain_nodes;
-  episode.chain.gpus_per_node = chain_gpus_per_node;
-  episode.chain.time_limit = episode.chain.runtime = limit_min * kMinute;
+  episode.chain.nodes = segment.nodes;
+  episode.chain.gpus_per_node = segment.gpus_per_node;
+  episode.chain.time_limit = episode.chain.runtime = segment.time_limit();
   episode.chain.overlap = *parse_overlap_mode(overlap);
   episode.max_wait = parse_duration_flag(max_wait, "--max-wait");
-  if (chain_nodes > machine.nodes)
-    throw InputError(
-        {"", 0, "--chain-nodes"},
-        fmt::format("the chain needs {} nodes but the machine has {}", chain_nodes, machine.nodes));
+  if (segment.nodes > machine.nodes)
+    throw InputError({"", 0, "--nodes"},
+                     fmt::format("the segment needs {} nodes but the machine has {} "
+                                 "(--cluster-nodes)",
+                                 segment.nodes, machine.nodes));
 }
 
 EpisodeStartMode EpisodeOptions::start_mode() const {

@@ -1,12 +1,13 @@
 #pragma once
 // The chain and the sampling window that `mirage eval` and `mirage train` share: the chain's
-// shape (nodes, GPUs, limit, overlap mode), the window of sample times and their spacing, the
+// shape (nodes, GPUs, time, overlap mode), the window of sample times and their spacing, the
 // cut-off, and how each sample starts (fork or peer). One set of flags, parsed in one place.
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "SegmentFlags.h"
 #include "mirage/agents/Episode.h"
 #include "mirage/agents/EpisodeStarts.h"
 #include "mirage/agents/Evaluation.h"
@@ -15,9 +16,7 @@
 namespace mirage::cli {
 
 struct EpisodeOptions {
-  int chain_nodes = 1;
-  int chain_gpus_per_node = 0;
-  Seconds limit_min = 2880;
+  SegmentFlags segment;
   std::string overlap = "concurrent";
   std::string from, to;
   std::string every;  // the command's default

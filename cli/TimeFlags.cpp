@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "mirage/core/Error.h"
 
@@ -15,16 +16,31 @@ Seconds parse_time_flag(const std::string& text, const char* flag) {
   return *t;
 }
 
+namespace {
+
+std::optional<std::string> not_a_positive_duration(const std::string& text) {
+  if (const auto d = parse_duration(text); d && *d > 0) return std::nullopt;
+  return "expected a duration such as 4h, 90m, 2d or as sbatch --time takes it (2-00:00:00, "
+         "48:00:00, 2880 minutes); got '" +
+         text + "'";
+}
+
+}  // namespace
+
 Seconds parse_duration_flag(const std::string& text, const char* flag) {
-  auto d = parse_short_duration(text);
-  if (!d || *d <= 0)
-    throw InputError({"", 0, flag}, "expected a duration such as 4h, 30m, 2d; got '" + text + "'");
-  return *d;
+  if (const auto why = not_a_positive_duration(text)) throw InputError({"", 0, flag}, *why);
+  return *parse_duration(text);
+}
+
+CLI::Validator positive_duration() {
+  return CLI::Validator(
+      [](std::string& value) { return not_a_positive_duration(value).value_or(std::string()); },
+      "DURATION", "duration");
 }
 
 Seconds parse_nonnegative_duration_flag(const std::string& text, const char* flag) {
   if (text == "0") return 0;
-  const auto d = parse_short_duration(text);
+  const auto d = parse_duration(text);
   if (!d)
     throw InputError({"", 0, flag},
                      "expected a duration such as 10m, 1h, or 0; got '" + text + "'");
@@ -37,7 +53,7 @@ Seconds parse_hours_flag(const std::string& text, const char* flag) {
     const double hours = std::strtod(text.c_str(), &end);
     if (end == text.c_str() + text.size() && hours > 0 && hours < 1e6)
       return static_cast<Seconds>(std::llround(hours * kHour));
-  } else if (const auto d = parse_short_duration(text); d && *d > 0) {
+  } else if (const auto d = parse_duration(text); d && *d > 0) {
     return *d;
   }
   throw InputError({"", 0, flag},

@@ -33,7 +33,7 @@ TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_op
       throw InputError(
           {r.trace.source, 0, "nodes"},
           fmt::format("job {} asks for {} nodes x {} GPUs but the machine has {} x {}; "
-                      "use a larger --nodes, or --lenient to drop such jobs",
+                      "use a larger --cluster-nodes, or --lenient to drop such jobs",
                       j.id, j.nodes, j.gpus_per_node, r.spec.nodes, r.spec.gpus_per_node));
     if (too_big) {
       ++r.oversized;

@@ -67,7 +67,7 @@ std::optional<std::string> chain_mismatch(const WaitDistribution& d, int nodes) 
   if (size_class(d.spec.nodes) == size_class(nodes)) return std::nullopt;
   return fmt::format(
       "it was fitted on jobs of {}, and a chain of {} node(s) waits as jobs of {} do (fit one "
-      "with `mirage trace waits --chain-nodes {}`)",
+      "with `mirage trace waits --nodes {}`)",
       size_class(d.spec.nodes), nodes, size_class(nodes), nodes);
 }
 

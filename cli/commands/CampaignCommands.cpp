@@ -15,6 +15,7 @@
 #include <random>
 
 #include "Commands.h"
+#include "RenamedFlags.h"
 #include "TimeFlags.h"
 #include "Validators.h"
 #include "mirage/agents/PolicyRegistry.h"
@@ -54,7 +55,7 @@ struct AddOptions {
   int segments = 0;        // 0: open-ended
   int nodes = 0;           // 0: unset
   int gpus_per_node = -1;  // -1: unset
-  std::string time_limit;
+  std::string time;
   std::string partition;
   std::string account;
   std::string qos;
@@ -88,7 +89,7 @@ std::string when(Seconds t) {
 
 std::string limit_text(const json& c) {
   const auto limit = c.at("time_limit").get<Seconds>();
-  return limit > 0 ? format_slurm_duration(limit) : "partition's default";
+  return limit > 0 ? format_short_duration(limit) : "partition's default";
 }
 
 // "3/8", or "3/-" for an open-ended campaign.
@@ -101,7 +102,7 @@ std::string or_default(const json& c, const char* key) {
   return c.at(key).get<std::string>().empty() ? "(default)" : text(c, key);
 }
 
-// "2 node(s) x 4 GPU(s), limit 2-00:00:00, partition gpu, account (default), qos (default)"
+// "2 node(s) x 4 GPU(s), limit 2d, partition gpu, account (default), qos (default)"
 std::string shape_text(const json& c) {
   return fmt::format("{} node(s) x {} GPU(s), limit {}, partition {}, account {}, qos {}",
                      c.at("nodes").get<int>(), c.at("gpus_per_node").get<int>(), limit_text(c),
@@ -156,15 +157,15 @@ std::string random_request_key() {
 }
 
 int run_add(const AddOptions& o) {
-  const auto limit = parse_slurm_duration(o.time_limit);
-  if (!o.time_limit.empty() &&
+  const auto limit = parse_duration(o.time);
+  if (!o.time.empty() &&
       (!limit || *limit < daemon::kMinTimeLimit || *limit > daemon::kMaxTimeLimit))
-    throw InputError(
-        {"", 0, "--time-limit"},
-        "expected a Slurm time limit from " + format_slurm_duration(daemon::kMinTimeLimit) +
-            " to " + format_slurm_duration(daemon::kMaxTimeLimit) +
-            ", such as 48:00:00 or 2-00:00:00; got '" + escape_control(o.time_limit) + "'");
-  const auto grace = parse_short_duration(o.handoff_grace);
+    throw InputError({"", 0, "--time"}, "expected a time limit from " +
+                                            format_short_duration(daemon::kMinTimeLimit) + " to " +
+                                            format_short_duration(daemon::kMaxTimeLimit) +
+                                            ", such as 2d, 48:00:00 or 2-00:00:00; got '" +
+                                            escape_control(o.time) + "'");
+  const auto grace = parse_duration(o.handoff_grace);
   if (!grace || *grace > daemon::kMaxHandoffGrace)
     throw InputError({"", 0, "--handoff-grace"},
                      "expected a duration such as 5m, at most " +
@@ -292,9 +293,9 @@ void print_totals(const json& c) {
   const int nodes = c.at("nodes").get<int>(), gpus = c.at("gpus_per_node").get<int>();
   const double hours = static_cast<double>(ran) / kHour;
   fmt::print("\n  totals     makespan {}, {} segment(s) ran {}; interruption {}, overlap {}; {}\n",
-             format_slurm_duration(last_end - first_submit), runs.size(),
-             format_slurm_duration(ran), format_slurm_duration(interruption),
-             format_slurm_duration(overlap),
+             format_short_duration(last_end - first_submit), runs.size(),
+             format_short_duration(ran), format_short_duration(interruption),
+             format_short_duration(overlap),
              gpus > 0 ? fmt::format("{:.1f} GPU-hours charged", hours * nodes * gpus)
                       : fmt::format("{:.1f} node-hours charged", hours * nodes));
 }
@@ -323,7 +324,7 @@ int run_show(const IdOptions& o) {
   fmt::print("  chain      {}\n", chain_text(c));
   fmt::print("  policy     {}, overlap {} (hand-off grace {})\n", text(c, "policy"),
              c.at("overlap").get<std::string>(),
-             format_slurm_duration(c.at("handoff_grace").get<Seconds>()));
+             format_short_duration(c.at("handoff_grace").get<Seconds>()));
   fmt::print("  created    {}\n", when(c.at("created").get<Seconds>()));
   fmt::print("\n  {:>3}  {:<8}  {:>9}  {:>4}  {:<19}  {:<19}  {:<19}  {}\n", "SEG", "STATE", "JOB",
              "TRY", "SUBMITTED", "STARTED", "ENDED", "NOTE");
@@ -482,9 +483,10 @@ void register_campaign_commands(CLI::App& app) {
   add->add_option("--gpus-per-node", a->gpus_per_node,
                   "GPUs per node (default: the script's --gres=gpu, --gpus-per-node or --gpus)")
       ->check(whole_number(0));
-  add->add_option("--time-limit", a->time_limit,
-                  "Each segment's time limit, as sbatch --time (default: the script's #SBATCH "
-                  "--time, else the partition's)");
+  add->add_option("--time", a->time,
+                  "Each segment's time limit, as sbatch --time (2-00:00:00, 48:00:00) or 2d, 4h "
+                  "(default: the script's #SBATCH --time, else the partition's)");
+  add_renamed_option(*add, "--time-limit", "--time", a->time);
   add->add_option("--partition", a->partition,
                   "Partition (default: the script's, else the daemon's, else the site's)");
   add->add_option("--account", a->account,

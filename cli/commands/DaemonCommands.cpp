@@ -113,11 +113,9 @@ int run_daemon(const DaemonOptions& o) {
 }
 
 std::string age(double seconds) {
-  const auto s = static_cast<long long>(seconds);
+  const auto s = static_cast<Seconds>(seconds);
   if (s < 0) return "never";
-  if (s >= kHour) return fmt::format("{}h {}m ago", s / kHour, (s % kHour) / kMinute);
-  if (s >= kMinute) return fmt::format("{}m {}s ago", s / kMinute, s % kMinute);
-  return fmt::format("{}s ago", s);
+  return format_short_duration(s) + " ago";
 }
 
 struct StatusOptions {
@@ -152,7 +150,7 @@ int run_status(const StatusOptions& o) {
   fmt::print("queue         {} pending, {} running; mean wait of the last {} starts {}\n",
              q.at("pending").get<long>(), q.at("running").get<long>(),
              q.at("recent_starts").get<int>(),
-             format_slurm_duration(static_cast<Seconds>(q.at("recent_mean_wait_s").get<double>())));
+             format_short_duration(static_cast<Seconds>(q.at("recent_mean_wait_s").get<double>())));
   if (q.contains("pending_by_state") && !q.at("pending_by_state").empty()) {
     std::string states;
     for (const auto& [state, n] : q.at("pending_by_state").items())

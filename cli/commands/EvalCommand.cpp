@@ -99,10 +99,6 @@ nlohmann::json logged_world_json(const EvalReport& r, const EvalConfig& c) {
   return j;
 }
 
-std::string hours(Seconds s) {
-  return fmt::format("{:g} h", static_cast<double>(s) / kHour);
-}
-
 // The whole-campaign costs checked against what the flags ask: one clear line for each misfit.
 CampaignWork campaign_work(const EvalOptions& o, const ChainSpec& chain) {
   CampaignWork w;
@@ -114,12 +110,14 @@ CampaignWork campaign_work(const EvalOptions& o, const ChainSpec& chain) {
     throw InputError({"", 0, "--restart-overhead"},
                      fmt::format("{} is not shorter than a segment ({}): no segment after the "
                                  "first would make progress",
-                                 hours(w.restart_overhead), hours(chain.runtime)));
+                                 format_short_duration(w.restart_overhead),
+                                 format_short_duration(chain.runtime)));
   if (w.work <= chain.runtime)
-    throw InputError({"", 0, "--work"},
-                     fmt::format("{} of work fits in one segment ({}): a campaign of one segment "
-                                 "has no boundary to judge",
-                                 hours(w.work), hours(chain.runtime)));
+    throw InputError(
+        {"", 0, "--work"},
+        fmt::format("{} of work fits in one segment ({}): a campaign of one segment "
+                    "has no boundary to judge",
+                    format_short_duration(w.work), format_short_duration(chain.runtime)));
   return w;
 }
 
@@ -128,15 +126,14 @@ void print_campaign(const EvalReport& r, const EvalConfig& c, const EvalOptions&
   const CampaignWork& w = c.episode.campaign;
   const std::string unit = r.gpus_known ? "GPU-h" : "node-h";
   fmt::print(
-      "\nwhole campaign{} ({}): {} h of work in {}-minute segments, {} {} a segment, {}, {} min to "
+      "\nwhole campaign{} ({}): {} of work in {} segments, {} {} a segment, {}, {} to "
       "restart; {} start time(s) compared (those where every policy finished its campaign)\n",
       r.world == SuccessorWait::kLogged ? ", logged world" : "", o.episode.overlap,
-      static_cast<double>(w.work) / kHour, o.episode.limit_min, r.gpus_per_segment,
-      r.gpus_known ? "GPUs" : "nodes (GPUs per node not given)",
-      w.checkpoint_every > 0
-          ? fmt::format("a checkpoint every {} min", w.checkpoint_every / kMinute)
-          : std::string("a checkpoint at each hand-off"),
-      w.restart_overhead / kMinute, r.campaign.begin()->second.compared);
+      format_short_duration(w.work), format_short_duration(c.episode.chain.time_limit),
+      r.gpus_per_segment, r.gpus_known ? "GPUs" : "nodes (GPUs per node not given)",
+      w.checkpoint_every > 0 ? "a checkpoint every " + format_short_duration(w.checkpoint_every)
+                             : std::string("a checkpoint at each hand-off"),
+      format_short_duration(w.restart_overhead), r.campaign.begin()->second.compared);
   if (r.campaign.begin()->second.compared == 0) {
     std::string incomplete;
     for (const auto& name : order)
@@ -450,12 +447,12 @@ int run_eval(const EvalOptions& o) {
                      fmt::format("no start time in the window leaves room for a whole campaign: "
                                  "one may need {} of the log after it (widen the window or give "
                                  "less --work)",
-                                 hours(c.episode.horizon())));
+                                 format_short_duration(c.episode.horizon())));
   if (r.dropped_past_horizon)
     fmt::print(stderr,
                "mirage eval: warning: {} sample(s) dropped: their episode would need trace data "
                "past the end of the log ({} after the sample time)\n",
-               r.dropped_past_horizon, format_slurm_duration(c.episode.horizon()));
+               r.dropped_past_horizon, format_short_duration(c.episode.horizon()));
   if (r.truncated && c.episode.campaign.active())
     fmt::print(stderr,
                "mirage eval: warning: {} of reactive's campaigns cut off by the end of the log\n",
@@ -550,9 +547,9 @@ int run_eval(const EvalOptions& o) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  fmt::print("trace {}  machine {}  chain {} node(s) x {} segments, {} min limit, {}  start {}\n",
+  fmt::print("trace {}  machine {}  chain {} node(s) x {} segments, {} limit, {}  start {}\n",
              trace.source, c.cluster.describe(), c.episode.chain.nodes, c.episode.chain.segments,
-             o.episode.limit_min, o.episode.overlap, o.episode.start);
+             format_short_duration(c.episode.chain.time_limit), o.episode.overlap, o.episode.start);
   fmt::print("samples {} from {} every {} ({} dropped past the horizon); {:.1f} s\n",
              r.sample_times.size(), format_iso_time(c.from), o.episode.every,
              r.dropped_past_horizon, r.wall_seconds);
@@ -645,7 +642,7 @@ void register_eval_command(CLI::App& app) {
       ->transform(sample_trace())
       ->check(CLI::ExistingFile);
   o->trace_options.add_to(*cmd);
-  o->cluster.add_to(*cmd);
+  o->cluster.add_to(*cmd, /*command_has_segment=*/true);
   o->episode.add_to(*cmd, "4h", false);
   o->episode.add_successor_wait_to(*cmd);
   cmd->add_option("--segments", o->segments, "Segments in each chain (2: one boundary)")
@@ -678,8 +675,9 @@ void register_eval_command(CLI::App& app) {
                   "[policy] frontier, from which `campaign add --max-overlap` chooses")
       ->needs("--sweep-risk");
   cmd->add_option("--work", o->work,
-                  "Judge whole campaigns: hours of compute (e.g. 336, or 14d) done in --limit "
-                  "segments chained until the work is done; adds makespan and GPU-hours")
+                  "Judge whole campaigns: hours of compute (e.g. 336, or 14d) done in --time "
+                  "segments chained until the work is done; adds makespan and GPU-hours "
+                  "(node-hours where the trace gives no GPUs per node)")
       ->group("Whole campaign");
   cmd->add_option("--checkpoint-every", o->checkpoint_every,
                   "With --work: a segment stopped by a hand-off keeps its work up to its last "

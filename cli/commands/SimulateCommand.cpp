@@ -88,14 +88,14 @@ int run_simulate(const SimulateOptions& o) {
   if (trace.report.skipped_total())
     fmt::print(" ({} rows skipped while reading)", trace.report.skipped_total());
   fmt::print("\n");
-  fmt::print("simulated span   {} ({} .. {})\n", format_slurm_duration(s.span),
+  fmt::print("simulated span   {} ({} .. {})\n", format_short_duration(s.span),
              format_iso_time(s.first_submit), format_iso_time(s.last_end));
   fmt::print("wall time        {:.3f} s ({:.0f} jobs/s)\n", s.wall_seconds, s.jobs_per_second);
   fmt::print("utilisation      {:.1f}%\n", 100 * s.utilization);
   fmt::print("wait             mean {}  median {}  p90 {}\n",
-             format_slurm_duration(static_cast<Seconds>(s.mean_wait_s)),
-             format_slurm_duration(static_cast<Seconds>(s.median_wait_s)),
-             format_slurm_duration(static_cast<Seconds>(s.p90_wait_s)));
+             format_short_duration(static_cast<Seconds>(s.mean_wait_s)),
+             format_short_duration(static_cast<Seconds>(s.median_wait_s)),
+             format_short_duration(static_cast<Seconds>(s.p90_wait_s)));
   fmt::print("bounded slowdown {:.2f} (mean, {} s bound)\n", s.mean_bounded_slowdown,
              kSlowdownBound);
   fmt::print("backfill starts  {}\n", s.backfill_starts);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "Commands.h"
+#include "RenamedFlags.h"
 #include "SampleTraces.h"
 #include "Validators.h"
 #include "mirage/core/Time.h"
@@ -27,21 +28,17 @@ struct InfoOptions {
   bool json = false;
 };
 
-// "2d 4h", "3h 12m", "5m 30s", "42s": two units are enough to read a duration at a glance.
+// A mean or a span in the one format of human output ("2d4h"), to the nearest second.
 std::string human_duration(double seconds) {
-  const auto s = static_cast<long long>(std::llround(seconds));
-  if (s >= kDay) return fmt::format("{}d {}h", s / kDay, (s % kDay) / kHour);
-  if (s >= kHour) return fmt::format("{}h {}m", s / kHour, (s % kHour) / kMinute);
-  if (s >= kMinute) return fmt::format("{}m {}s", s / kMinute, s % kMinute);
-  return fmt::format("{}s", s);
+  return format_short_duration(static_cast<Seconds>(std::llround(seconds)));
 }
 
 std::string machine_source(const Trace& trace, const TraceStats& stats, int override_nodes) {
-  if (override_nodes > 0) return "--nodes";
+  if (override_nodes > 0) return "--cluster-nodes";
   if (trace.machine_nodes > 0)
     return trace.machine_source.empty() ? "trace header" : trace.machine_source;
   if (stats.jobs == 0) return "unknown";
-  return "largest job: the trace does not state the machine size, give it with --nodes";
+  return "largest job: the trace does not state the machine size, give it with --cluster-nodes";
 }
 
 void run_info(const InfoOptions& o) {
@@ -99,7 +96,7 @@ void run_info(const InfoOptions& o) {
     line("machine", fmt::format("{} nodes (from {}); largest job {} nodes", st.machine_nodes,
                                 machine_source(trace, st, o.nodes), st.largest_job_nodes));
   else
-    line("machine", "unknown (give it with --nodes)");
+    line("machine", "unknown (give it with --cluster-nodes)");
   line("load",
        fmt::format("{:.3f} (node-seconds used / machine node-seconds over the span)", st.load));
   line("wait", fmt::format("mean {}, median {}, p90 {}, max {} (recorded start - submit)",
@@ -138,10 +135,11 @@ void register_trace_commands(CLI::App& app) {
       ->capture_default_str();
   info->add_flag("--lenient", options->lenient,
                  "Skip and count malformed rows instead of stopping at the first");
-  info->add_option("--nodes", options->nodes,
+  info->add_option("--cluster-nodes", options->nodes,
                    "Machine size in nodes for the load figure (default: from the trace header, "
                    "else the largest job)")
       ->check(whole_number(1));
+  add_renamed_option(*info, "--nodes", "--cluster-nodes", options->nodes)->check(whole_number(1));
   info->add_flag("--json", options->json, "Print one JSON object instead of text");
   info->callback([options] { run_info(*options); });
   register_trace_fidelity_command(*trace);

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "Commands.h"
+#include "RenamedFlags.h"
 #include "SampleTraces.h"
 #include "TimeFlags.h"
 #include "TraceReplay.h"
@@ -34,7 +35,7 @@ struct FidelityOptions {
   std::string svg;
   bool json = false;
   std::string what_if_nodes = "auto";
-  std::string what_if_limit = "auto";
+  std::string what_if_time = "auto";
   std::string what_if_every;  // empty: 4 h, or coarser so that a long log gets at most 200
 };
 
@@ -236,7 +237,7 @@ void run_fidelity(const FidelityOptions& o) {
   // The what-if: reactive successors sampled over the compared window (the whole log without one).
   ReactiveWhatIfConfig w;
   const Seconds fixed_limit =
-      o.what_if_limit == "auto" ? 0 : parse_duration_flag(o.what_if_limit, "--what-if-limit");
+      o.what_if_time == "auto" ? 0 : parse_duration_flag(o.what_if_time, "--what-if-time");
   w.from = from > 0 ? from : replay.trace.jobs.front().submit;
   w.to = to > 0 ? to : replay.trace.jobs.back().submit;
   w.every = o.what_if_every.empty()
@@ -343,7 +344,7 @@ void run_fidelity(const FidelityOptions& o) {
         "\nreactive what-if: a chain's successor (a sample every {}) against the real jobs of its "
         "size submitted within {} of it (each successor weighing the same), and against those of "
         "them that were lone (their user had nothing pending); target ratio 0.67..1.5\n",
-        format_slurm_duration(w.every), format_slurm_duration(w.near));
+        format_short_duration(w.every), format_short_duration(w.near));
     fmt::print("{:<6} {:>11} {:>10}  {:>13}  {:>13}  {:>11}  {:>9}  {:>5}  {:>15}  {:>5}\n",
                "nodes", "limit", "successors", "mean wait h", "median h", "> 1 h", "real jobs",
                "ratio", "lone jobs  h", "ratio");
@@ -369,7 +370,7 @@ void run_fidelity(const FidelityOptions& o) {
       fmt::print(
           "{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>6} {:>6}  {:>4.0f}% {:>4.0f}%  {:>9}  {:>5.2f}  "
           "{}{}\n",
-          x.nodes, format_slurm_duration(x.time_limit), x.successors, hours(x.sim_mean_wait_s),
+          x.nodes, format_short_duration(x.time_limit), x.successors, hours(x.sim_mean_wait_s),
           hours(x.real_mean_wait_s), hours(x.sim_median_wait_s), hours(x.real_median_wait_s),
           100 * x.sim_over_1h, 100 * x.real_over_1h, x.real_jobs, x.ratio, lone, note);
     }
@@ -385,7 +386,7 @@ void run_fidelity(const FidelityOptions& o) {
     for (const auto& x : what_ifs) {
       if (x.log_successors == 0 || x.log_real_jobs == 0) {
         fmt::print("{:<6} {:>11} {:>10}  (no real job of this size to chain or compare)\n", x.nodes,
-                   format_slurm_duration(x.time_limit), x.log_successors);
+                   format_short_duration(x.time_limit), x.log_successors);
         continue;
       }
       std::string note = x.log_on_target() ? "" : "  ratio";
@@ -395,7 +396,7 @@ void run_fidelity(const FidelityOptions& o) {
         note += fmt::format("  ({} without real jobs near: left out)",
                             x.log_successors - x.log_compared);
       fmt::print("{:<6} {:>11} {:>10}  {:>6} {:>6}  {:>8}  {:>5.0f}%  {:>9}  {:>5.2f}{}\n", x.nodes,
-                 format_slurm_duration(x.time_limit), x.log_successors,
+                 format_short_duration(x.time_limit), x.log_successors,
                  hours(x.log_sim_mean_wait_s), hours(x.log_real_mean_wait_s),
                  hours(x.log_sim_median_wait_s), 100 * x.log_sim_over_1h, x.log_real_jobs,
                  x.log_ratio, note);
@@ -427,10 +428,11 @@ void register_trace_fidelity_command(CLI::App& trace) {
                   "Check reactive chain successors of these node counts against the real jobs of "
                   "their size ('auto': the log's most common size of each class; 'none': skip)")
       ->capture_default_str();
-  cmd->add_option("--what-if-limit", o->what_if_limit,
-                  "The what-if chain's segment time limit ('auto': the 90th percentile of the "
-                  "limits the log's jobs of that size asked for)")
+  cmd->add_option("--what-if-time", o->what_if_time,
+                  "The what-if chain's segment time limit, as sbatch --time or 2d ('auto': the "
+                  "90th percentile of the limits the log's jobs of that size asked for)")
       ->capture_default_str();
+  add_renamed_option(*cmd, "--what-if-limit", "--what-if-time", o->what_if_time);
   cmd->add_option("--what-if-every", o->what_if_every,
                   "Spacing of the what-if's samples (default 4 h, coarser on long logs)");
   cmd->callback([o] { run_fidelity(*o); });

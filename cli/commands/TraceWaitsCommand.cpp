@@ -9,8 +9,8 @@
 #include "ClusterOptions.h"
 #include "Commands.h"
 #include "SampleTraces.h"
+#include "SegmentFlags.h"
 #include "TimeFlags.h"
-#include "Validators.h"
 #include "WaitFit.h"
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Error.h"
@@ -21,9 +21,7 @@ namespace {
 struct WaitsOptions {
   std::string file;
   std::string out;
-  int chain_nodes = 1;
-  int chain_gpus_per_node = 0;
-  Seconds limit_min = 2880;
+  SegmentFlags segment;
   std::string from, to;
   TraceOptions trace_options;
   ClusterOptions cluster;
@@ -34,9 +32,9 @@ void run_waits(const WaitsOptions& o) {
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
   WaitDistributionSpec w;
-  w.nodes = o.chain_nodes;
-  w.gpus_per_node = o.chain_gpus_per_node;
-  w.time_limit = o.limit_min * kMinute;
+  w.nodes = o.segment.nodes;
+  w.gpus_per_node = o.segment.gpus_per_node;
+  w.time_limit = o.segment.time_limit();
   w.from = parse_time_flag(o.from, "--from");
   w.to = parse_time_flag(o.to, "--to");
   if (w.to <= w.from) throw InputError({"", 0, "--to"}, "must be after --from");
@@ -69,21 +67,12 @@ void register_trace_waits_command(CLI::App& trace) {
       ->transform(sample_trace())
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "Where to write it (a TOML file)")->required();
-  cmd->add_option("--chain-nodes", o->chain_nodes, "Nodes of each segment")
-      ->check(whole_number(1))
-      ->capture_default_str();
-  cmd->add_option("--chain-gpus-per-node", o->chain_gpus_per_node,
-                  "GPUs per node of each segment (0: whole nodes)")
-      ->check(whole_number(0))
-      ->capture_default_str();
-  cmd->add_option("--limit", o->limit_min, "Each segment's time limit, minutes")
-      ->check(whole_number(1))
-      ->capture_default_str();
+  o->segment.add_to(*cmd);
   cmd->add_option("--from", o->from, "Fit on jobs submitted from (YYYY-MM-DD[THH:MM:SS], UTC)")
       ->required();
   cmd->add_option("--to", o->to, "... until (exclusive)")->required();
   o->trace_options.add_to(*cmd);
-  o->cluster.add_to(*cmd);
+  o->cluster.add_to(*cmd, /*command_has_segment=*/true);
   cmd->callback([o] { run_waits(*o); });
 }
 

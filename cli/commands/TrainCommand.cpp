@@ -51,12 +51,12 @@ std::string rule_text(const learned::TrainSummary& s) {
   const bool early = !std::isinf(s.rule.threshold), after = !std::isinf(s.rule.after_average);
   const learned::WindowClause& w = s.rule.window;
   const std::string window =
-      !w.active() ? std::string()
-                  : fmt::format(
-                        "once the predecessor has at most {:g} h left and the {} forecast "
-                        "plans a wait of {:g} h or more were it submitted at the end",
-                        static_cast<double>(w.within) / kHour, to_string(w.plan),
-                        static_cast<double>(w.wait) / kHour);
+      !w.active()
+          ? std::string()
+          : fmt::format(
+                "once the predecessor has at most {} left and the {} forecast "
+                "plans a wait of {} or more were it submitted at the end",
+                format_short_duration(w.within), to_string(w.plan), format_short_duration(w.wait));
   if (!early && !after)
     return window.empty() ? "never submit early (as reactive)" : "submit " + window;
   std::string text;
@@ -188,7 +188,7 @@ void register_train_command(CLI::App& app) {
       ->transform(sample_trace())
       ->check(CLI::ExistingFile);
   o->trace_options.add_to(*cmd);
-  o->cluster.add_to(*cmd);
+  o->cluster.add_to(*cmd, /*command_has_segment=*/true);
   o->episode.add_to(*cmd, "1h", true);
   cmd->add_option("--out", o->out, "The model file to write (e.g. ls6-dqn.mirage-model)")
       ->required();

@@ -154,4 +154,9 @@ std::optional<Seconds> parse_short_duration(std::string_view text) {
   return out;
 }
 
+std::optional<Seconds> parse_duration(std::string_view text) {
+  if (auto d = parse_short_duration(text)) return d;
+  return parse_slurm_duration(text);
+}
+
 }  // namespace mirage

@@ -125,7 +125,7 @@ with open(swf, "w") as out:
                   j["nodes"], j["limit"], -1, 1, user, -1, -1, -1, -1, -1, -1]
         out.write(" ".join(str(x) for x in fields) + "\n")
 csv = os.path.join(work, "sim.csv")
-sh(mirage, "simulate", "--trace", swf, "--nodes", "4", "--slurm-conf", os.environ["SLURM_CONF"],
+sh(mirage, "simulate", "--trace", swf, "--cluster-nodes", "4", "--slurm-conf", os.environ["SLURM_CONF"],
    "--calibration", "none", "--out", csv)
 sim = {}
 with open(csv) as f:

@@ -779,7 +779,7 @@ std::string Calibration::describe_room() const {
 std::string Calibration::describe_congestion() const {
   return fmt::format(
       "{} of {} {} congested", congested_windows, windows,
-      window == kDay ? std::string("days") : "windows of " + format_slurm_duration(window));
+      window == kDay ? std::string("days") : "windows of " + format_short_duration(window));
 }
 
 }  // namespace mirage

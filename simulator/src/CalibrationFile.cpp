@@ -365,7 +365,7 @@ std::string summary(const Calibration& c) {
     priority = "; priority weights " + describe_weights(*p) + " (" + describe_evidence(*p) + ")";
   if (const auto& sp = c.scheduler)
     priority += fmt::format("; scheduler {} backfill, bf_window {}, bf_max_job_user {}",
-                            to_string(sp->backfill), format_slurm_duration(sp->bf_window),
+                            to_string(sp->backfill), format_short_duration(sp->bf_window),
                             sp->bf_max_job_user);
   return fmt::format(
       "{} running jobs per user{}, {} capacity steps{}{}{}, {} jobs replayed as dependent ({} of "

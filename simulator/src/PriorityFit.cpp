@@ -169,7 +169,7 @@ std::vector<double> fairshare_at_submit(const std::vector<Job>& jobs,
 std::string describe_weights(const PriorityFit& fit) {
   const PriorityParameters& w = fit.weights;
   return fmt::format("age {:.0f}, fairshare {:.0f} (half-life {}), job size {:.0f}{}", w.weight_age,
-                     w.weight_fairshare, format_slurm_duration(w.decay_half_life),
+                     w.weight_fairshare, format_short_duration(w.decay_half_life),
                      w.weight_job_size, w.favor_small ? " favoring small jobs" : "");
 }
 

@@ -30,7 +30,7 @@ add() {  # add WHERE... SCRIPT [FLAGS]: the output, then the exit status on the 
   shift 3
   set +e
   (cd "$dir" && "$bin" campaign add --name "$(basename "$file")" --script "$file" --segments 1 \
-    --time-limit 1:00:00 --no-export-env "${where[@]}" "$@" 2>&1)
+    --time 1:00:00 --no-export-env "${where[@]}" "$@" 2>&1)
   echo "rc=$?"
   set -e
 }

@@ -39,7 +39,7 @@ stop_daemon() { kill "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""; }
 printf '#!/bin/bash\nsrun train\n' >"$dir/segment.sh"
 add() {  # add SOCKET -> the reply, JSON
   (cd "$dir" && "$bin" campaign add --name learned --script segment.sh --segments 2 --nodes 4 \
-    --time-limit 4:00:00 --policy "$model" --no-export-env --json --socket "$1")
+    --time 4:00:00 --policy "$model" --no-export-env --json --socket "$1")
 }
 
 start_daemon with

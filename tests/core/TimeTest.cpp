@@ -106,5 +106,13 @@ TEST(TimeTest, ParsesShortDurations) {
     EXPECT_FALSE(parse_short_duration(bad).has_value()) << "accepted '" << bad << "'";
 }
 
+TEST(TimeTest, ParsesShortAndSlurmDurationsAlike) {
+  for (const char* two_days : {"2d", "48h", "2880m", "2880", "2-00:00:00", "2-00", "48:00:00"})
+    EXPECT_EQ(parse_duration(two_days), 2 * kDay) << two_days;
+  EXPECT_EQ(parse_duration("90:30"), 90 * kMinute + 30);  // Slurm's MM:SS
+  for (const char* bad : {"", "two days", "1.5h", "-5m", "2d4h", "1-", "1:2:3:4"})
+    EXPECT_FALSE(parse_duration(bad).has_value()) << "accepted '" << bad << "'";
+}
+
 }  // namespace
 }  // namespace mirage

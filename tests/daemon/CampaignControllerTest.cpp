@@ -549,7 +549,7 @@ TEST(CampaignController, AMaxOverlapTakesTheFrontiersLeastInterruptionWithinIt) 
     FAIL();
   } catch (const RequestError& e) {
     EXPECT_NE(std::string(e.what()).find("overlaps 0s or less per boundary; the closest is "
-                                         "reactive with 1 min"),
+                                         "reactive with 36s"),
               std::string::npos)
         << e.what();
   }

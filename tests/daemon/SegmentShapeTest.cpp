@@ -41,7 +41,7 @@ TEST(SegmentShape, AFlagThatContradictsADirectiveWinsAndSaysSo) {
   ASSERT_EQ(s.notes.size(), 2u);
   EXPECT_EQ(s.notes[0], "--nodes 4 overrides '#SBATCH --nodes=2' (train.sbatch:2): the flag wins");
   EXPECT_EQ(s.notes[1],
-            "--time-limit 02:00:00 overrides '#SBATCH --time=48:00:00' (train.sbatch:4): the "
+            "--time 02:00:00 overrides '#SBATCH --time=48:00:00' (train.sbatch:4): the "
             "flag wins");
 }
 

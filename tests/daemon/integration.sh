@@ -145,7 +145,7 @@ add_campaign() {  # add_campaign NAME SEGMENTS SCRIPT [extra flags...] -> prints
   local name="$1" segs="$2" script="$3"
   shift 3
   (cd "$work" && mirage campaign add --name "$name" --script "$script" --segments "$segs" \
-    --nodes 1 --gpus-per-node 4 --time-limit 1 --no-export-env --json "$@") | json_get 'd["id"]'
+    --nodes 1 --gpus-per-node 4 --time 1 --no-export-env --json "$@") | json_get 'd["id"]'
 }
 
 state_of() { mirage campaign show "$1" --json | json_get 'd["state"]'; }
@@ -499,7 +499,7 @@ SCRIPT
       : >"$dir/midadd.all"
       for try in $(seq 1 12); do
         (cd "$work" && "$bin" campaign add --config "$conf" --name "midadd-$try" --script short.sh \
-          --segments 1 --nodes 1 --time-limit 1 --no-export-env --json >"$dir/midadd.out" 2>&1
+          --segments 1 --nodes 1 --time 1 --no-export-env --json >"$dir/midadd.out" 2>&1
          echo $? >"$dir/midadd.rc"; cat "$dir/midadd.out" >>"$dir/midadd.all") &
         add_pid=$!
         sleep "0.0$((RANDOM % 5))"
@@ -617,7 +617,7 @@ PY
       note "script: a campaign shaped by its #SBATCH lines alone"
       out="$(cd "$work" && mirage campaign add --name shaped --script directives.sh --segments 1 --no-export-env)"
       echo "$out" | sed 's/^/  | /'
-      grep -q "shape      1 node(s) x 0 GPU(s), limit 00:02:00, partition gpu" <<<"$out" ||
+      grep -q "shape      1 node(s) x 0 GPU(s), limit 2m, partition gpu" <<<"$out" ||
         fail "campaign add did not print the script's shape back"
       id="$(sed -n "s/^campaign \([0-9]*\) 'shaped' added.*/\1/p" <<<"$out")"
       job="$(job_of_segment "$id" 0)"
@@ -631,12 +631,12 @@ PY
       [ "$(mirage campaign show "$id" --json | json_get 'd["shape_granted"] and d["time_limit"] == 120')" = True ] ||
         fail "the shape Slurm granted was not recorded"
       # A flag that contradicts a directive wins, and says so.
-      out="$(cd "$work" && mirage campaign add --name flagged --script directives.sh --segments 1 --time-limit 3 --no-export-env --json)"
+      out="$(cd "$work" && mirage campaign add --name flagged --script directives.sh --segments 1 --time 3 --no-export-env --json)"
       grep -q "overrides '#SBATCH --time=2' ($work/directives.sh:6): the flag wins" <<<"$out" ||
-        fail "campaign add did not say that --time-limit overrides the script: $out"
+        fail "campaign add did not say that --time overrides the script: $out"
       id="$(json_get 'd["id"]' <<<"$out")"
       job="$(job_of_segment "$id" 0)"
-      scontrol show job "$job" | grep -q "TimeLimit=00:03:00" || fail "--time-limit did not override #SBATCH --time"
+      scontrol show job "$job" | grep -q "TimeLimit=00:03:00" || fail "--time did not override #SBATCH --time"
       mirage campaign cancel "$id" >/dev/null
       note "script: NumTasks=2, MinMemoryNode=100M, StdOut=logs/seg-$job.txt from the script; the flag overrides its --time"
       ;;
@@ -735,7 +735,7 @@ PY
         fail "could not make the tick config"
       via_config="$tconf"
       id="$(cd "$work" && mirage campaign add --name ticked --script short.sh --segments 3 --nodes 1 \
-        --gpus-per-node 4 --time-limit 1 --no-export-env --policy reactive --json 2>"$dir/tick-add.err" |
+        --gpus-per-node 4 --time 1 --no-export-env --policy reactive --json 2>"$dir/tick-add.err" |
         json_get 'd["id"]')" || { cat "$dir/tick-add.err" >&2; fail "campaign add --config without a daemon failed"; }
       grep -q "no daemon at $dir/tick/mirage.sock; used the store $dir/tick/store.db directly" "$dir/tick-add.err" ||
         fail "campaign add did not say it used the store: $(cat "$dir/tick-add.err")"
@@ -776,7 +776,7 @@ PY
       # ran, and the chain goes on (with the fallback chain on, as sites run it). slurmctld purges
       # on its own schedule: each tick waits until the campaign's jobs are gone.
       sparse_id="$(cd "$work" && mirage campaign add --name sparse --script short.sh --segments 2 \
-        --nodes 1 --gpus-per-node 4 --time-limit 1 --no-export-env --policy reactive \
+        --nodes 1 --gpus-per-node 4 --time 1 --no-export-env --policy reactive \
         --fallback-chain on --json 2>>"$dir/tick-add.err" | json_get 'd["id"]')"
       sparse_ticks=0
       deadline=$((SECONDS + 420))

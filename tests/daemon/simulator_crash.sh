@@ -106,7 +106,7 @@ wait_daemon_up || fail "the daemon did not come up"
 ids=()
 add() {  # add NAME POLICY OVERLAP
   (cd "$dir/work" && mirage campaign add --name "$1" --script segment.sh --segments 5 --nodes 1 \
-    --gpus-per-node 4 --time-limit 2:00:00 --policy "$2" --overlap "$3" --no-export-env --json) |
+    --gpus-per-node 4 --time 2:00:00 --policy "$2" --overlap "$3" --no-export-env --json) |
     json_get 'd["id"]'
 }
 ids+=("$(add r1 reactive concurrent)" "$(add r2 reactive handoff)")

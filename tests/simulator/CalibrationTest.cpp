@@ -111,7 +111,7 @@ TEST(Calibration, AShorterCapacityWindowFollowsTheLogMoreClosely) {
   EXPECT_EQ(c.unavailable[0].unavailable_nodes, 4);
   EXPECT_EQ(c.unavailable[1].from, 6 * kHour);
   EXPECT_EQ(c.unavailable[1].unavailable_nodes, 0);
-  EXPECT_EQ(c.describe_congestion(), "1 of 10 windows of 06:00:00 congested");
+  EXPECT_EQ(c.describe_congestion(), "1 of 10 windows of 6h congested");
   EXPECT_EQ(infer_calibration(jobs, machine(10)).describe_congestion(), "1 of 3 days congested");
 }
 

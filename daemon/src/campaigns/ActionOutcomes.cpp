@@ -72,7 +72,7 @@ void CampaignController::on_submit_failed(const SubmitAction& a, const SlurmErro
     e.retry_after[a.segment] = now + config_.retry_delay;
     store_.refuse_submission(a.campaign, s, error.what());
     spdlog::warn("campaign {} segment {}: Slurm refused the submission ({}); trying again in {}",
-                 a.campaign, a.segment, error.what(), format_slurm_duration(config_.retry_delay));
+                 a.campaign, a.segment, error.what(), format_short_duration(config_.retry_delay));
     return;
   }
   s.seg.state = SegmentState::kFailed;

@@ -80,7 +80,7 @@ void CampaignController::handoff(Entry& e, Seconds now, Actions& out) {
       spdlog::warn(
           "campaign {}: segment {} (job {}) still runs {} after the hand-off signal; "
           "cancelling it",
-          e.rec.spec.id, k, p.seg.slurm_job_id, format_slurm_duration(e.rec.spec.handoff_grace));
+          e.rec.spec.id, k, p.seg.slurm_job_id, format_short_duration(e.rec.spec.handoff_grace));
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "campaigns/CampaignEntry.h"
@@ -16,6 +17,14 @@
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
 
 namespace mirage::daemon {
+namespace {
+
+// A frontier point's mean, written as every duration is for people ("1h45m").
+std::string hours_text(double hours) {
+  return format_short_duration(static_cast<Seconds>(std::llround(hours * kHour)));
+}
+
+}  // namespace
 
 const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std::string>* notes) {
   auto fail = [](const std::string& m) { throw RequestError(m); };
@@ -53,7 +62,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
   if (config_.time_limit_required && shape.time_limit <= 0)
     fail(
-        "time_limit: the simulated cluster has no default time limit; give --time-limit or an "
+        "time_limit: the simulated cluster has no default time limit; give --time or an "
         "#SBATCH --time line");
   if (r.adopt_job < 0) fail("adopt_job: expected a job id");
   int owned = 0;
@@ -91,16 +100,17 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
       const FrontierOperatingPoint& near = least_overlap_point(f);
       fail(fmt::format(
           "max_overlap: no point of the frontier ({}) overlaps {} or less per boundary; the "
-          "closest is {} with {:.0f} min",
+          "closest is {} with {}",
           config_.frontier_file, format_short_duration(*r.max_overlap), near.policy,
-          near.mean_overlap_h * 60));
+          hours_text(near.mean_overlap_h)));
     }
     r.policy = point->policy;
     shape.notes.push_back(fmt::format(
         "policy {}: the risk frontier's least interruption within {} of overlap per boundary "
-        "({:.2f} h of interruption, {:.0f} min of overlap on {}, {}-node chains)",
-        point->policy, format_short_duration(*r.max_overlap), point->mean_interruption_h,
-        point->mean_overlap_h * 60, f.trace, f.chain_nodes));
+        "({} of interruption, {} of overlap on {}, {}-node chains)",
+        point->policy, format_short_duration(*r.max_overlap),
+        hours_text(point->mean_interruption_h), hours_text(point->mean_overlap_h), f.trace,
+        f.chain_nodes));
   }
 
   auto e = std::make_unique<Entry>();
@@ -159,7 +169,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
       rec.spec.id, rec.spec.name,
       rec.open_ended() ? std::string("open-ended") : std::to_string(rec.spec.segment_count),
       rec.spec.nodes, rec.spec.gpus_per_node,
-      rec.spec.time_limit > 0 ? format_slurm_duration(rec.spec.time_limit) : "the partition's",
+      rec.spec.time_limit > 0 ? format_short_duration(rec.spec.time_limit) : "the partition's",
       rec.spec.policy, to_string(rec.spec.overlap));
   if (notes) *notes = std::move(shape.notes);
   const std::int64_t id = rec.spec.id;

@@ -181,7 +181,7 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
         save(e, s);
         spdlog::info(
             "campaign {} segment {}: job {} started after {} in the queue", id, s.seg.index, job.id,
-            format_slurm_duration(std::max<Seconds>(0, s.seg.start_time - s.seg.submit_time)));
+            format_short_duration(std::max<Seconds>(0, s.seg.start_time - s.seg.submit_time)));
         // A new boundary begins: the next segment's decisions start now.
         if (e.policy) e.policy->reset();
         e.next_decision = 0;
@@ -292,7 +292,7 @@ void CampaignController::record_granted_shape(Entry& e, const SlurmJob& job) {
   spdlog::info(
       "campaign {}: Slurm granted job {} {} node(s) x {} GPU(s), limit {}, partition {}; "
       "decisions use this shape",
-      c.id, job.id, job.nodes, job.gpus_per_node, format_slurm_duration(limit), partition);
+      c.id, job.id, job.nodes, job.gpus_per_node, format_short_duration(limit), partition);
   c.nodes = job.nodes;
   c.gpus_per_node = job.gpus_per_node;
   c.time_limit = limit;

@@ -139,7 +139,7 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
   if (!go) return std::nullopt;
   spdlog::info(
       "campaign {} segment {}: policy {} says submit now ({} before the predecessor's limit)", id,
-      next, e.rec.spec.policy, format_slurm_duration(remaining));
+      next, e.rec.spec.policy, format_short_duration(remaining));
   return e.rec.spec.policy + ": " +
          (d.reason.empty()
               ? "submit now (confidence " + fmt::format("{:.2f}", d.confidence) + "; segment " +

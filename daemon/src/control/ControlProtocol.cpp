@@ -80,19 +80,17 @@ long long get_int(const json& obj, const std::string& key, const std::string& wh
 Seconds get_duration(const json& obj, const std::string& key, const std::string& where, Seconds lo,
                      Seconds hi) {
   const json& v = obj.at(key);
-  const std::string range = format_slurm_duration(lo) + " to " + format_slurm_duration(hi) + " (" +
-                            std::to_string(hi / kDay) + " days)";
+  const std::string range = format_short_duration(lo) + " to " + format_short_duration(hi);
   std::optional<Seconds> d;
   if (v.is_number_integer()) {
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() <= INT64_MAX) d = v.get<long long>();
   } else if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
-    d = parse_slurm_duration(s);
-    if (!d) d = parse_short_duration(s);
+    d = parse_duration(s);
     if (!d)
       bad(where + key,
-          "expected a duration such as \"48:00:00\", \"2-00:00:00\" or \"30m\", from " + range +
-              "; got \"" + escape_control(s.substr(0, 40)) + "\"");
+          "expected a duration such as \"2d\", \"48:00:00\", \"2-00:00:00\" or \"30m\", from " +
+              range + "; got \"" + escape_control(s.substr(0, 40)) + "\"");
   } else {
     bad(where + key, "expected a duration (seconds or \"HH:MM:SS\"), got " + type_of(v));
   }

@@ -85,7 +85,7 @@ void CampaignPass::restore() {
   }
   spdlog::info("store {}: {} snapshots of history, {} recent starts (mean wait {})", store_->path(),
                kept.size(), snapshots_.recent_count(),
-               format_slurm_duration(static_cast<Seconds>(snapshots_.recent_mean_wait())));
+               format_short_duration(static_cast<Seconds>(snapshots_.recent_mean_wait())));
 }
 
 void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
@@ -106,7 +106,7 @@ void CampaignPass::apply_partitions(const std::vector<PartitionInfo>& parts) {
         "partition {}: {} nodes, {} GPUs per node; priority weights: age {} (max age {}), job "
         "size {}{}; per-user limits: {} running jobs, {} nodes (0: none known)",
         chosen->name, chosen->total_nodes, chosen->gpus_per_node, w.weight_age,
-        format_slurm_duration(w.max_age), w.weight_job_size, w.favor_small ? ", small first" : "",
+        format_short_duration(w.max_age), w.weight_job_size, w.favor_small ? ", small first" : "",
         l.max_running_jobs, l.max_running_nodes);
   snapshots_.use_partition(*chosen);
   machine_nodes_ = chosen->total_nodes;

@@ -141,7 +141,7 @@ AccountedJob lookup_accounted_job(const SacctSettings& settings, JobId job) {
   if (res.start_errno != 0)
     return {std::nullopt, "cannot run " + who + ": " + std::strerror(res.start_errno)};
   if (res.timed_out)
-    throw SlurmError(who + " did not answer within " + format_slurm_duration(settings.timeout),
+    throw SlurmError(who + " did not answer within " + format_short_duration(settings.timeout),
                      ETIMEDOUT, true);
   if (res.exit_code != 0) {
     const std::string err = first_line(res.err.empty() ? res.out : res.err);

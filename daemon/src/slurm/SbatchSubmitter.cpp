@@ -128,7 +128,7 @@ JobId SbatchSubmitter::submit(const SubmitRequest& r) const {
                      res.start_errno, false);
   }
   if (res.timed_out)
-    throw SlurmError(who + " did not finish within " + format_slurm_duration(settings_.timeout) +
+    throw SlurmError(who + " did not finish within " + format_short_duration(settings_.timeout) +
                          " and was killed; whether the job exists is settled by its tag",
                      ETIMEDOUT, true);
   if (res.exit_code < 0)

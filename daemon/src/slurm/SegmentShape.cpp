@@ -59,7 +59,7 @@ SegmentShape resolve_segment_shape(const ShapeFlags& flags, const BatchScriptDir
     out.time_limit = *flags.time_limit;
     const std::string t = format_slurm_duration(*flags.time_limit);
     opts.push_back("--time=" + t);
-    note_override(out.notes, "--time-limit", t, script.time_limit,
+    note_override(out.notes, "--time", t, script.time_limit,
                   script.time_limit && script.time_limit->value != *flags.time_limit, script_name);
   } else if (script.time_limit) {
     out.time_limit = script.time_limit->value;

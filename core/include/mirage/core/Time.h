@@ -30,4 +30,8 @@ std::string format_short_duration(Seconds seconds);
 // Parses durations such as "4h", "30m", "90s", "2d" (used by CLI flags like --every).
 std::optional<Seconds> parse_short_duration(std::string_view text);
 
+// Either of the above: "4h", "2d", or Slurm's "2-00:00:00", "48:00:00", "2880" (minutes). What
+// every duration a person types is read with, so sbatch's --time and mirage's own agree.
+std::optional<Seconds> parse_duration(std::string_view text);
+
 }  // namespace mirage
