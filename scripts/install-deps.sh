@@ -24,6 +24,9 @@ packages=(
   slurmdbd mariadb-server
   # plots for `mirage eval --out`
   gnuplot-nox
+  # the binary tarball (scripts/package.sh): the program's RPATH to its bundled libraries; a
+  # minimal Debian root to test it in as a user at a site (tests/package/user_install.sh)
+  patchelf debootstrap
 )
 
 missing=()
