@@ -27,7 +27,7 @@ if [ -z "$found" ]; then
   others="$others $(printf '%s\n' "$cache" | sed -n 's/^[[:space:]]*\(libslurm\.so\.[0-9]*\) .*=> \(.*\)$/\1 (\2)/p' | tr '\n' ' ')"
 fi
 if [ -z "$found" ]; then
-  others="$(echo $others)"
+  others="$(printf '%s' "$others" | tr -s ' ' | sed 's/^ //; s/ $//')"
   echo "mirage: this build needs $need (Slurm @SLURM@), found ${others:-no libslurm at all}: install Slurm @SLURM@'s libslurm, set LD_LIBRARY_PATH to its folder, or take the tarball made for your Slurm (share/doc/mirage/docs/install.md)" >&2
   exit 127
 fi

@@ -5,7 +5,9 @@
 # the shipped sample. Prints the time from unpacking to the first table. Then the launcher's
 # refusals: a tarball for another Slurm release, and no libslurm at all.
 #
-#   tests/package/user_install.sh TARBALL [RELEASE]     (as root; RELEASE: bookworm by default)
+#   tests/package/user_install.sh TARBALL [RELEASE [PLUGIN_TARBALL]]
+#       as root; RELEASE: bookworm by default. With PLUGIN_TARBALL, unpacked over the first, the
+#       user also trains a model (`mirage train`, the plugin) and decides with it.
 #
 # The root (debootstrap --variant=minbase, about 30 s) is cached in $MIRAGE_TEST_ROOTS (default
 # /var/cache/mirage-roots)/RELEASE; delete it to build it again. Exit 77 (skipped) when not root or
@@ -13,6 +15,7 @@
 set -euo pipefail
 tarball="$(realpath "$1")"
 release="${2:-bookworm}"
+plugin_tarball="${3:+$(realpath "$3")}"
 roots="${MIRAGE_TEST_ROOTS:-/var/cache/mirage-roots}"
 root="$roots/$release"
 user=siteuser
@@ -50,9 +53,11 @@ trap cleanup EXIT
 home="/home/$user"
 # Numbers: the host need not know the root's user.
 ids="$(chroot "$root" id -u "$user"):$(chroot "$root" id -g "$user")"
-rm -rf "${root:?}$home"/{.local,.cache,*.tar.gz,other}
-cp "$tarball" "$root$home/"
-chown "$ids" "$root$home/$(basename "$tarball")"
+rm -rf "${root:?}$home"/{.local,.cache,*.tar.gz,other,*.toml,*.mirage-model}
+for t in "$tarball" ${plugin_tarball:+"$plugin_tarball"}; do
+  cp "$t" "$root$home/"
+  chown "$ids" "$root$home/$(basename "$t")"
+done
 as_user() {
   chroot --userspec="$ids" "$root" env -i HOME="$home" USER="$user" LANG=C.UTF-8 \
     PATH="$home/.local/bin:/usr/local/bin:/usr/bin:/bin" sh -c "cd && $1"
@@ -103,3 +108,15 @@ hidden=""
 [ $rc = 127 ] && [ "$(wc -l <<<"$missing")" = 1 ] && grep -q "found no libslurm at all" <<<"$missing" ||
   fail "without libslurm (exit $rc): $missing"
 echo "ok: no libslurm is refused in one line: $missing"
+
+[ -n "$plugin_tarball" ] || exit 0
+# The training plugin over it: a small model trained (seconds), then deciding in `mirage eval`.
+window="--trace sample:gpu-cluster --chain-nodes 4 --limit 240 --max-wait 12h --calibration none"
+trained="$(as_user "tar -xzf $(basename "$plugin_tarball") --strip-components=1 -C ~/.local &&
+  printf 'epochs = 2\nensemble = 1\nval_blocks = 1\n' >hp.toml &&
+  mirage train --agent dqn $window --from 2024-03-06 --to 2024-03-12 --every 2h \
+    --hyperparameters hp.toml --out m.mirage-model 2>/dev/null &&
+  mirage eval $window --from 2024-03-12 --to 2024-03-14 --every 6h --policies m.mirage-model 2>/dev/null" 2>&1)" ||
+  fail "training with the plugin tarball: $trained"
+grep -qE "^ *m\.mirage-model +[0-9]+ " <<<"$trained" || fail "no model in the eval table: $trained"
+echo "ok: with the plugin tarball, $user trained a model and decided with it"
