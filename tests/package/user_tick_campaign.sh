@@ -22,7 +22,7 @@ export MIRAGE_SLURM_DIR=/tmp/mirage-package-cluster
 export MIRAGE_SLURM_CTLD_PORT=18817 MIRAGE_SLURM_NODE_PORT=18901
 export SLURM_CONF="$MIRAGE_SLURM_DIR/slurm.conf"
 cluster_sh="$here/tests/slurm/cluster.sh"
-trap '"$cluster_sh" stop >/dev/null 2>&1 || true' EXIT
+trap '"$cluster_sh" stop 9>&- >/dev/null 2>&1 || true' EXIT
 id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 home="$(getent passwd "$user" | cut -d: -f6)"
 rm -rf "${home:?}"/{.local,campaign}
@@ -30,12 +30,14 @@ install -o "$user" -m 0644 "$tarball" "$home/"
 as_user() { runuser -u "$user" -- env -i HOME="$home" USER="$user" SLURM_CONF="$SLURM_CONF" \
   PATH="$home/.local/bin:/usr/bin:/bin" bash -c "cd && $1"; }
 
+# The daemons started here must not inherit the lock's descriptor: munged outlives this script
+# and would hold the lock for every other cluster on the machine.
 munge -n 2>/dev/null | unmunge >/dev/null 2>&1 || {
   install -d -o munge -g munge -m 0755 /run/munge
-  runuser -u munge -- /usr/sbin/munged 2>/dev/null || true
+  runuser -u munge -- /usr/sbin/munged 9>&- 2>/dev/null || true
   sleep 1
 }
-"$cluster_sh" start --nodes 2 >/tmp/mirage-package-cluster.log 2>&1 ||
+"$cluster_sh" start --nodes 2 9>&- >/tmp/mirage-package-cluster.log 2>&1 ||
   fail "the Slurm cluster did not start: $(tail -5 /tmp/mirage-package-cluster.log)"
 chmod 0755 "$MIRAGE_SLURM_DIR"
 
