@@ -301,13 +301,20 @@ ArchiveTensor read_tensor(const Value& t, const StoredZip& zip, const std::strin
   return out;
 }
 
-ArchiveModule to_module(const Value& obj, const StoredZip& zip, const std::string& prefix) {
+// Model files nest a few modules deep; a damaged pickle may refer to an object inside itself.
+constexpr int kMaxModuleDepth = 32;
+
+ArchiveModule to_module(const Value& obj, const StoredZip& zip, const std::string& prefix,
+                        int depth = 0) {
+  if (depth > kMaxModuleDepth) throw std::runtime_error("modules nested too deep");
   ArchiveModule m;
   for (const auto& [k, v] : obj.entries) {
     if (k->kind != Value::Kind::kString)
       throw std::runtime_error("a module attribute with no name");
     switch (v->kind) {
-      case Value::Kind::kObject: m.children.emplace_back(k->s, to_module(*v, zip, prefix)); break;
+      case Value::Kind::kObject:
+        m.children.emplace_back(k->s, to_module(*v, zip, prefix, depth + 1));
+        break;
       case Value::Kind::kTensor: m.tensors.emplace_back(k->s, read_tensor(*v, zip, prefix)); break;
       case Value::Kind::kString: m.strings.emplace_back(k->s, v->s); break;
       default: break;  // numbers and flags: model files keep theirs in the metadata string
