@@ -9,7 +9,7 @@
 #       as root; RELEASE: bookworm by default. With PLUGIN_TARBALL, unpacked over the first, the
 #       user also trains a model (`mirage train`, the plugin) and decides with it.
 #
-# The root (debootstrap --variant=minbase, about 30 s) is cached in $MIRAGE_TEST_ROOTS (default
+# The root (debootstrap --variant=minbase, 1-2 min) is cached in $MIRAGE_TEST_ROOTS (default
 # /var/cache/mirage-roots)/RELEASE; delete it to build it again. Exit 77 (skipped) when not root or
 # without debootstrap.
 set -euo pipefail
@@ -41,6 +41,10 @@ fi
 if chroot "$root" dpkg -l | awk '$1 == "ii" {print $2}' | grep -q -- '-dev$'; then
   fail "the $release root has -dev packages: $(chroot "$root" dpkg -l | awk '$1 == "ii" && $2 ~ /-dev$/ {print $2}' | tr '\n' ' ')"
 fi
+
+# Of what mirage links, only what apt itself needs (libstdc++, libgcc_s, zlib) is there.
+there="$(chroot "$root" ldconfig -p | grep -oE '(libfmt|libspdlog|libtomlplusplus|libsqlite3)\.so[^ ]*' || true)"
+[ -z "$there" ] || fail "the $release root has mirage's libraries: $there"
 
 # /proc for the program's own path (it finds its samples and plugin from it).
 mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
