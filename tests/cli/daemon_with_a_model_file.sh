@@ -71,8 +71,9 @@ stop_daemon
 
 # `mirage tick`, one pass at a time on the daemon's store, without the plugin.
 sed -i "s#$dir/without.db#$dir/tick.db#; s#$dir/without.sock#$dir/tick.sock#" "$dir/without.toml"
+# Segments of 48 h (48 s here): a loaded machine's ticks, seconds apart, still see the first run.
 (cd "$dir" && MIRAGE_LEARNED_PLUGIN="$dir/no-such-plugin.so" "$bin" campaign add --name learned \
-  --script segment.sh --segments 2 --nodes 4 --time-limit 4:00:00 --policy "$model" \
+  --script segment.sh --segments 2 --nodes 4 --time-limit 48:00:00 --policy "$model" \
   --no-export-env --config "$dir/without.toml" >"$dir/tick-add.log" 2>&1) ||
   fail "campaign add --config: $(cat "$dir/tick-add.log")"
 for _ in $(seq 60); do
