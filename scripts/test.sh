@@ -26,7 +26,7 @@ exclude=(package)
 if [ -z "$traces" ]; then
   n="$(ctest --test-dir "$build_dir" -N -L real-logs | sed -n 's/^Total Tests: //p')"
   echo "test.sh: ${n:-0} tests read real job logs and are left out: set MIRAGE_TRACES=DIR, the folder of the real logs (README.md, Real traces), to run them"
-  exclude=(real-logs)
+  exclude+=(real-logs)
 fi
 if [ "${1:-}" = "--unit" ]; then
   exclude+=(slurm long)
