@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "mirage/learned/Training.h"
+#include "mirage/agents/learned/Training.h"
 
 namespace mirage::cli {
 

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "mirage/agents/learned/ModelPolicyHook.h"
 #include "mirage/core/Error.h"
 
 namespace mirage::cli {
@@ -62,20 +61,11 @@ const learned::PluginApi& load() {
                        tried);
 }
 
-std::unique_ptr<Policy> load_model_policy(const std::string& path,
-                                          std::optional<double> threshold) {
-  return learned_plugin().load_policy(path, threshold);
-}
-
 }  // namespace
 
 const learned::PluginApi& learned_plugin() {
   static const learned::PluginApi& api = load();  // a failed load throws and is tried again
   return api;
-}
-
-void load_model_files_through_plugin() {
-  set_model_policy_loader(&load_model_policy);
 }
 
 }  // namespace mirage::cli

@@ -1,7 +1,7 @@
 #pragma once
-// Loads the learned agents' plugin (mirage/learned/Plugin.h) on first use, so that commands
-// without a learned agent never load LibTorch.
-#include "mirage/learned/Plugin.h"
+// Loads the learned agents' training plugin (mirage/agents/learned/Plugin.h) on first use, so
+// that only `mirage train` loads LibTorch.
+#include "mirage/agents/learned/Plugin.h"
 
 namespace mirage::cli {
 
@@ -9,9 +9,5 @@ namespace mirage::cli {
 // this program, else ../lib/mirage/ from it. Throws InputError naming where it looked and why
 // it failed. Thread-safe.
 const learned::PluginApi& learned_plugin();
-
-// Makes make_policy() load model files through the plugin, loading it when the first model file
-// is named. Call once at program start.
-void load_model_files_through_plugin();
 
 }  // namespace mirage::cli

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "Commands.h"
-#include "LearnedPlugin.h"
+#include "mirage/agents/learned/LearnedModel.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Version.h"
 
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   mirage::cli::register_forecast_command(app);
   mirage::cli::register_campaign_commands(app);
   mirage::cli::register_train_command(app);
-  mirage::cli::load_model_files_through_plugin();  // LibTorch only when a model file is named
+  mirage::learned::register_learned_policies();  // model files decide without LibTorch
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -26,6 +26,9 @@ packages=(
   gnuplot-nox
   # scripts/build.sh compiles through it: a second checkout or worktree reuses what one built
   ccache
+  # the binary tarball (scripts/package.sh): the program's RPATH to its bundled libraries; a
+  # minimal Debian root to test it in as a user at a site (tests/package/user_install.sh)
+  patchelf debootstrap
 )
 
 missing=()

@@ -6,7 +6,8 @@
 #   scripts/test.sh --unit     unit tests only (no long scenario, no Slurm cluster)
 # Tests that read real job logs (label `real-logs`) run when MIRAGE_TRACES names their folder
 # (the public logs of README.md's "Real traces", laid out as docs/traces.md says); without it they
-# are left out and counted in one line.
+# are left out and counted in one line. The binary tarball's test as a user at a site (label
+# `package`, tests/package/) runs only when asked for: ctest --test-dir build -L package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${MIRAGE_BUILD_DIR:-build}"
@@ -21,11 +22,11 @@ if [ -f "$build_dir/CMakeCache.txt" ] &&
   cmake -S . -B "$build_dir" -DMIRAGE_TRACES="$traces" >/dev/null
 fi
 MIRAGE_TRACES="$traces" bash scripts/build.sh
-exclude=()
+exclude=(package)
 if [ -z "$traces" ]; then
   n="$(ctest --test-dir "$build_dir" -N -L real-logs | sed -n 's/^Total Tests: //p')"
   echo "test.sh: ${n:-0} tests read real job logs and are left out: set MIRAGE_TRACES=DIR, the folder of the real logs (README.md, Real traces), to run them"
-  exclude=(real-logs)
+  exclude+=(real-logs)
 fi
 if [ "${1:-}" = "--unit" ]; then
   exclude+=(slurm long)

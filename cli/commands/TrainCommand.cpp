@@ -15,9 +15,9 @@
 #include "SampleTraces.h"
 #include "TimeFlags.h"
 #include "Validators.h"
+#include "mirage/agents/learned/Training.h"
 #include "mirage/core/CacheDir.h"
 #include "mirage/core/Error.h"
-#include "mirage/learned/Training.h"
 
 namespace mirage::cli {
 namespace {

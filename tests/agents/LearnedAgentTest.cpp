@@ -12,11 +12,11 @@
 
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
+#include "mirage/agents/learned/LearnedModel.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
+#include "mirage/agents/learned/Training.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/QueueForecast.h"
-#include "mirage/learned/LearnedModel.h"
-#include "mirage/learned/Training.h"
 #include "support/BusyTrace.h"
 
 namespace mirage::learned {
@@ -631,6 +631,27 @@ TEST_F(LearnedTest, NotAModelFileAndMissingFilesGiveClearErrors) {
     EXPECT_NE(std::string(e.what()).find("without the learned agents"), std::string::npos);
   }
   register_learned_policies();
+}
+
+// Deciding reads the LibTorch archive without LibTorch: a file cut short is refused in one line
+// naming it, not read as weights.
+TEST_F(LearnedTest, ATruncatedModelFileIsRefusedNamingTheFile) {
+  const Trace trace = busy_trace(12, 8);
+  TrainConfig c = tiny(AgentKind::kDqn, path("whole.mirage-model"), 2, 6);
+  c.hp.max_epochs = 1;
+  train_agent(trace, c);
+  EXPECT_NO_THROW(make_policy(c.out));
+  const std::string cut = path("cut.mirage-model");
+  std::filesystem::copy_file(c.out, cut);
+  std::filesystem::resize_file(cut, std::filesystem::file_size(c.out) / 2);
+  try {
+    make_policy(cut);
+    FAIL() << "a truncated model file was loaded";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(cut + ": field 'policy': not a mirage model file", 0), 0u) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
 }
 
 TEST_F(LearnedTest, TrainingIsDeterministicForASeed) {

@@ -474,9 +474,9 @@ std::unique_ptr<Policy> counting_model_loader(const std::string&, std::optional<
   return std::make_unique<ReactivePolicy>();
 }
 
-// A model file is checked by its first bytes before the loader runs: the loader loads the learned
-// agents' plugin, and LibTorch with it (a daemon went from 12 to 165 MiB to refuse /etc/hostname).
-TEST(CampaignController, APolicyFileThatIsNoModelIsRefusedWithoutLoadingThePlugin) {
+// A model file is checked by its first bytes before the loader runs, which reads the whole file:
+// a text file is refused in one line that says what a model file begins with.
+TEST(CampaignController, APolicyFileThatIsNoModelIsRefusedBeforeTheLoaderRuns) {
   struct Loader {
     Loader() { set_model_policy_loader(&counting_model_loader); }
     ~Loader() { set_model_policy_loader(nullptr); }
@@ -508,7 +508,7 @@ TEST(CampaignController, APolicyFileThatIsNoModelIsRefusedWithoutLoadingThePlugi
   std::ofstream(zip, std::ios::binary) << "PK\x03\x04 and the rest";
   r.policy = zip;
   EXPECT_NO_THROW(h.controller->add(r));
-  EXPECT_EQ(model_loads, 1);  // what may be a model goes to the plugin
+  EXPECT_EQ(model_loads, 1);  // what may be a model goes to the loader
 }
 
 // A budget of overlap instead of a policy: the frontier's least interruption within it.

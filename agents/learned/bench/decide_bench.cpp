@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "mirage/agents/PolicyRegistry.h"
+#include "mirage/agents/learned/LearnedModel.h"
 #include "mirage/core/FeatureEncoder.h"
-#include "mirage/learned/LearnedModel.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // hyperparameters file without loading the plugin.
 #include <array>
 
-#include "mirage/learned/Training.h"
+#include "mirage/agents/learned/Training.h"
 
 namespace mirage::learned {
 

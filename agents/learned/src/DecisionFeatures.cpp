@@ -5,7 +5,7 @@
 #include <cmath>
 #include <tuple>
 
-#include "mirage/learned/ProbeData.h"
+#include "mirage/agents/learned/ProbeData.h"
 
 namespace mirage::learned {
 namespace {

@@ -4,9 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "mirage/learned/Training.h"
+#include "mirage/agents/learned/Training.h"
 
 namespace mirage::learned {
+
+inline constexpr float kInputClamp = 8.f;  // standardised inputs beyond this are clipped
 
 // What an algorithm gets: the data, its split, the cost, where to write, how to report.
 struct TrainContext {

@@ -1,12 +1,17 @@
 // A model file as a Policy: loaded once per file and shared between threads, deciding one
-// observation at a time through its RowNet.
+// observation at a time through its RowNet, without LibTorch.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 
 #include "ModelFile.h"
+#include "mirage/agents/learned/LearnedModel.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
-#include "mirage/learned/LearnedModel.h"
 
 namespace mirage::learned {
 

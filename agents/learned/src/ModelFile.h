@@ -1,19 +1,36 @@
 #pragma once
-// A model file read back: the network with its decision rule (ModelFile.cpp),
-// for the policy that serves it (LearnedPolicy.cpp) and for combining an ensemble's members.
+// A model file read for deciding, without LibTorch (ModelFile.cpp): its metadata checked
+// against this build, its decision rule, and its network as a RowNet. Training writes model
+// files and reads their weights back into LibTorch networks (ModelWeights.cpp).
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include "Nets.h"
+#include "Internal.h"
 #include "RowNet.h"
 
 namespace mirage::learned {
 
+inline constexpr char kModelFormat[] = "mirage-model";
+inline constexpr int kModelFormatVersion = 1;
+inline constexpr char kModelMetaKey[] = "mirage_meta";  // the metadata, a JSON string
+inline constexpr char kModelNetKey[] = "net";           // the network's module
+
+struct ModelMeta {
+  AgentKind kind = AgentKind::kDqn;
+  DecisionRule rule;
+  nlohmann::json json;  // all of it
+};
+
+// The metadata of the model file `path`, as `text` (its kModelMetaKey) holds it: throws
+// InputError naming the file when it is not a mirage model, or one this build cannot serve
+// (another format, encoder or pooling version; an input no longer there).
+ModelMeta check_model_meta(const std::string* text, const std::string& path);
+
 struct LoadedModel {
   AgentKind kind = AgentKind::kDqn;
   DecisionRule rule;
-  std::shared_ptr<ScoreNet> net;
-  std::unique_ptr<RowNet> row;  // the same network, for one decision at a time
+  std::unique_ptr<RowNet> row;  // the network, for one decision at a time
 };
 
 // Throws InputError naming the file when it is not a model file this build can read.

@@ -15,8 +15,6 @@
 
 namespace mirage::learned {
 
-inline constexpr float kInputClamp = 8.f;  // standardised inputs beyond this are clipped
-
 // A network over pooled features: the output of forward() is [N, outputs].
 struct ScoreNet : torch::nn::Module {
   virtual torch::Tensor forward(const torch::Tensor& x) = 0;

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "ProbeSourceDigest.h"
+#include "mirage/agents/learned/ProbeData.h"
 #include "mirage/core/DurableFile.h"
 #include "mirage/core/Fnv.h"
-#include "mirage/learned/ProbeData.h"
 
 namespace mirage::learned {
 namespace {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "mirage/learned/ProbeData.h"
+#include "mirage/agents/learned/ProbeData.h"
 
 namespace mirage::learned {
 namespace {

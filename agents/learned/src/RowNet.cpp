@@ -3,25 +3,42 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
+
+#include "Internal.h"
 
 namespace mirage::learned {
 namespace {
 
-std::vector<float> to_vector(const torch::Tensor& t) {
-  const auto c = t.detach().to(torch::kFloat32).contiguous();
-  return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
+const ArchiveTensor& tensor(const ArchiveModule& m, const std::string& name, std::size_t dims) {
+  const ArchiveTensor* t = m.tensor(name);
+  if (!t || t->sizes.size() != dims)
+    throw std::invalid_argument("a layer without a " + std::to_string(dims) + "-d " + name);
+  return *t;
+}
+
+const ArchiveModule& child(const ArchiveModule& m, const std::string& name) {
+  const ArchiveModule* c = m.child(name);
+  if (!c) throw std::invalid_argument("a network without its " + name);
+  return *c;
 }
 
 struct Dense {
   int inputs = 0, outputs = 0;
   std::vector<float> weight;  // [outputs][inputs]
   std::vector<float> bias;
-  explicit Dense(const torch::nn::LinearImpl& l)
-      : inputs(static_cast<int>(l.weight.size(1))),
-        outputs(static_cast<int>(l.weight.size(0))),
-        weight(to_vector(l.weight)),
-        bias(to_vector(l.bias)) {}
+  explicit Dense(const ArchiveModule& linear) {
+    const ArchiveTensor& w = tensor(linear, "weight", 2);
+    const ArchiveTensor& b = tensor(linear, "bias", 1);
+    outputs = static_cast<int>(w.sizes[0]);
+    inputs = static_cast<int>(w.sizes[1]);
+    if (b.sizes[0] != outputs) throw std::invalid_argument("a layer whose bias fits no weight");
+    weight = w.values;
+    bias = b.values;
+  }
   void apply(const std::vector<float>& in, std::vector<float>& out, bool relu) const {
+    if (in.size() != static_cast<std::size_t>(inputs))
+      throw std::invalid_argument("layers whose widths do not chain");
     out.assign(bias.begin(), bias.end());
     for (int o = 0; o < outputs; ++o) {
       const float* w = weight.data() + static_cast<std::size_t>(o) * inputs;
@@ -35,10 +52,15 @@ struct Dense {
 
 class MlpRow final : public RowNet {
  public:
-  explicit MlpRow(MlpNet& net)
-      : mean_(to_vector(net.mean)), inv_std_(to_vector(net.inv_std)), head_(*net.head) {
-    for (const auto& child : net.body->children())
-      if (const auto* l = child->as<torch::nn::Linear>()) layers_.emplace_back(*l);
+  explicit MlpRow(const ArchiveModule& net)
+      : mean_(tensor(net, "mean", 1).values),
+        inv_std_(tensor(net, "inv_std", 1).values),
+        head_(child(net, "head")) {
+    // The body's children in order: Linear layers (with weights) between ReLUs (without).
+    for (const auto& [name, layer] : child(net, "body").children)
+      if (layer.tensor("weight")) layers_.emplace_back(layer);
+    if (mean_.size() != inv_std_.size())
+      throw std::invalid_argument("a mean and spread of two widths");
   }
   std::vector<float> forward(const float* x) const override {
     std::vector<float> z(mean_.size()), next;
@@ -52,6 +74,7 @@ class MlpRow final : public RowNet {
     head_.apply(z, next, false);
     return next;
   }
+  std::size_t inputs() const override { return mean_.size(); }
 
  private:
   std::vector<float> mean_, inv_std_;
@@ -61,12 +84,19 @@ class MlpRow final : public RowNet {
 
 class MixtureRow final : public RowNet {
  public:
-  explicit MixtureRow(MixtureNet& net) : gate_(*net.gate) {
-    for (const auto& e : net.expert_nets) experts_.emplace_back(*e);
+  explicit MixtureRow(const ArchiveModule& net) : gate_(child(net, "gate")) {
+    for (const auto& [name, expert] : child(net, "experts").children) {
+      experts_.emplace_back(expert);
+      if (experts_.back().inputs() != gate_.inputs())
+        throw std::invalid_argument("experts that read another width than their gate");
+    }
   }
+  std::size_t inputs() const override { return gate_.inputs(); }
   std::vector<float> forward(const float* x) const override {
     // As MixtureNet::forward: the experts' outputs weighted by the gate's softmax.
     const std::vector<float> logits = gate_.forward(x);
+    if (logits.size() != experts_.size())
+      throw std::invalid_argument("a gate that weighs another number of experts");
     const float top = *std::max_element(logits.begin(), logits.end());
     std::vector<float> w(logits.size());
     float total = 0;
@@ -87,9 +117,14 @@ class MixtureRow final : public RowNet {
 
 class EnsembleRow final : public RowNet {
  public:
-  explicit EnsembleRow(EnsembleNet& net) {
-    for (const auto& m : net.members) members_.push_back(copy_of(*m));
+  explicit EnsembleRow(const ArchiveModule& net) {
+    for (const auto& [name, member] : net.children) {
+      members_.push_back(from(member));
+      if (members_.back()->inputs() != members_.front()->inputs())
+        throw std::invalid_argument("ensemble members that read different widths");
+    }
   }
+  std::size_t inputs() const override { return members_.front()->inputs(); }
   std::vector<float> forward(const float* x) const override {
     std::vector<float> out;
     for (const auto& m : members_) {
@@ -107,11 +142,14 @@ class EnsembleRow final : public RowNet {
 
 }  // namespace
 
-std::unique_ptr<RowNet> RowNet::copy_of(ScoreNet& net) {
-  if (auto* m = dynamic_cast<MlpNet*>(&net)) return std::make_unique<MlpRow>(*m);
-  if (auto* m = dynamic_cast<MixtureNet*>(&net)) return std::make_unique<MixtureRow>(*m);
-  if (auto* m = dynamic_cast<EnsembleNet*>(&net)) return std::make_unique<EnsembleRow>(*m);
-  throw std::invalid_argument("RowNet: a network of an unknown kind");
+std::unique_ptr<RowNet> RowNet::from(const ArchiveModule& net) {
+  // Told apart by what each registers (Networks.cpp): an MLP its standardisation buffers, a
+  // mixture its gate, an ensemble its members member0, member1, ...
+  if (net.tensor("mean")) return std::make_unique<MlpRow>(net);
+  if (net.child("gate")) return std::make_unique<MixtureRow>(net);
+  if (!net.children.empty() && net.children.front().first.rfind("member", 0) == 0)
+    return std::make_unique<EnsembleRow>(net);
+  throw std::invalid_argument("a network that is no MLP, mixture or ensemble");
 }
 
 float RowNet::margin(const float* x) const {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "mirage/learned/ProbeData.h"
+#include "mirage/agents/learned/ProbeData.h"
 
 namespace mirage::learned {
 double CostModel::interruption_h(Seconds gap) const {

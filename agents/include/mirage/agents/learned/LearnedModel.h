@@ -1,6 +1,8 @@
 #pragma once
 // Learned agents as Policies: one model file per agent (weights, feature-encoder version,
-// training trace, window and configuration), loaded by the policy registry. No LibTorch here.
+// training trace, window and configuration), loaded by the policy registry. Deciding and reading
+// the metadata need no LibTorch (mirage_learned_data); rewriting a file and digesting its
+// weights do (mirage_learned).
 #include <memory>
 #include <optional>
 #include <string>

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mirage/learned/ProbeData.h"
+#include "mirage/agents/learned/ProbeData.h"
 
 namespace mirage::learned {
 

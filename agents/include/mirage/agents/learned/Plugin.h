@@ -1,22 +1,22 @@
 #pragma once
-// The learned agents as a plugin of the `mirage` program. Debian's LibTorch brings some 280
-// shared libraries (OpenCV, ffmpeg, Qt among them) and about a second of start-up, which every
-// `mirage campaign show` would pay; `mirage` loads this plugin (dlopen) only when a command needs
-// a learned agent: a model file as a policy, or `mirage train`. Tests and benchmarks link the
-// learned agents directly (mirage_learned).
+// Training the learned agents, as a plugin of the `mirage` program. Debian's LibTorch brings some
+// 280 shared libraries (OpenCV, ffmpeg, Qt among them) and about a second of start-up, which
+// every `mirage campaign show` would pay, and which a site that only decides with model files
+// need not install: `mirage` loads this plugin (dlopen) only for `mirage train`, and decides with
+// a model file without it (LearnedModel.h). Tests and benchmarks link mirage_learned directly.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "mirage/agents/learned/Training.h"
 #include "mirage/core/Policy.h"
-#include "mirage/learned/Training.h"
 
 namespace mirage::learned {
 
 // Raised whenever a type crossing this boundary changes its meaning.
-inline constexpr std::uint32_t kPluginAbi = 2;  // 2: load_policy takes a threshold
+inline constexpr std::uint32_t kPluginAbi = 3;  // 3: training only
 inline constexpr const char* kPluginFileName = "libmirage_learned_plugin.so";
 inline constexpr const char* kPluginEntryPoint = "mirage_learned_plugin_api";
 
@@ -27,8 +27,6 @@ struct PluginApi {
   std::size_t api_size = sizeof(PluginApi);
   std::size_t config_size = sizeof(TrainConfig);
   std::size_t summary_size = sizeof(TrainSummary);
-  std::unique_ptr<Policy> (*load_policy)(const std::string& path,
-                                         std::optional<double> threshold) = nullptr;
   TrainSummary (*train_agent)(const Trace& trace, const TrainConfig& config,
                               const TrainCallbacks& callbacks) = nullptr;
 };
