@@ -9,4 +9,5 @@ bash scripts/install-deps.sh
 # The program alone: the learned-agent plugin (LibTorch), the tests and the benchmarks are built
 # by scripts/build.sh or scripts/test.sh when wanted.
 bash scripts/build.sh mirage
-"${MIRAGE_BUILD_DIR:-build}/cli/mirage" eval --nodes 4 --policies reactive,average,forecast "$@"
+"${MIRAGE_BUILD_DIR:-build}/cli/mirage" eval --nodes 4 --policies reactive,average,forecast \
+  --successor-wait both "$@"

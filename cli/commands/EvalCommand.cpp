@@ -23,6 +23,7 @@
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
+#include "mirage/agents/Verdict.h"
 #include "mirage/agents/WorldComparison.h"
 #include "mirage/core/Error.h"
 
@@ -627,6 +628,10 @@ int run_eval(const EvalOptions& o) {
   print_campaigns();
   if (logged_beside) fmt::print("{}", format_world_table(r, *logged_beside, order, width));
   print_same_decisions(r, order);
+  fmt::print("\n{}\n", describe(choose_policy(r, c.episode.chain),
+                                r.world == SuccessorWait::kLogged ? "logged" : "replay"));
+  if (logged_beside && !world_lacks_data(*logged_beside))
+    fmt::print("{}\n", describe(choose_policy(*logged_beside, c.episode.chain), "logged"));
   if (!o.out.empty()) fmt::print("\nper-sample CSV and plot in {}\n", o.out);
   return 0;
 }

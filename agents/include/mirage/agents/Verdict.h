@@ -1,0 +1,30 @@
+#pragma once
+// The evaluation's last word for a newcomer: which policy to use on this log and chain, what it
+// saves against `reactive` and what it charges twice. An hour waited is priced as an hour held
+// twice; the policies are judged on the same samples, those where every one of them (the oracle,
+// a bound and not a choice, aside) finished its chain, so a policy whose hard chains were cut off
+// is not flattered by the easy ones left.
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "mirage/agents/Evaluation.h"
+
+namespace mirage {
+
+struct Verdict {
+  std::string policy;       // empty: no sample where every policy finished
+  std::size_t samples = 0;  // judged on
+  std::size_t of = 0;       // all samples
+  double interruption_h = 0, overlap_h = 0;  // the chosen one's, a boundary
+  double reactive_interruption_h = 0, reactive_overlap_h = 0;
+  bool has_reactive = false;
+};
+
+Verdict choose_policy(const EvalReport& report, const ChainSpec& chain);
+
+// One line: "verdict (replay): use forecast: 1.2 h waited a boundary against reactive's 6.3 h,
+// for 40.4 h held twice (0.0 h); on 8 of 96 samples, where every policy finished".
+std::string describe(const Verdict& v, std::string_view world);
+
+}  // namespace mirage

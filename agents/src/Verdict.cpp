@@ -1,0 +1,88 @@
+#include "mirage/agents/Verdict.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <map>
+
+namespace mirage {
+namespace {
+
+bool finished(const SampleOutcome& o) {
+  if (o.episode.boundaries.empty()) return false;
+  for (const BoundaryOutcome& b : o.episode.boundaries)
+    if (b.truncated || b.predecessor_waiting) return false;
+  return true;
+}
+
+}  // namespace
+
+Verdict choose_policy(const EvalReport& report, const ChainSpec& chain) {
+  Verdict v;
+  std::map<std::string, const std::vector<SampleOutcome>*> judged;
+  for (const auto& [name, outs] : report.outcomes)
+    if (name != "oracle") judged[name] = &outs;
+  if (judged.empty()) return v;
+  v.of = judged.begin()->second->size();
+  struct Sum {
+    double interruption = 0, overlap = 0;
+    std::size_t boundaries = 0;
+  };
+  std::map<std::string, Sum> sums;
+  for (std::size_t s = 0; s < v.of; ++s) {
+    bool all = true;
+    for (const auto& [name, outs] : judged) all = all && s < outs->size() && finished((*outs)[s]);
+    if (!all) continue;
+    ++v.samples;
+    for (const auto& [name, outs] : judged)
+      for (const BoundaryOutcome& b : (*outs)[s].episode.boundaries) {
+        sums[name].interruption += static_cast<double>(b.interruption()) / kHour;
+        sums[name].overlap += static_cast<double>(b.overlap(chain)) / kHour;
+        ++sums[name].boundaries;
+      }
+  }
+  if (v.samples == 0) return v;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [name, sum] : sums) {
+    const double n = static_cast<double>(sum.boundaries);
+    const double cost = (sum.interruption + sum.overlap) / n;
+    // Ties go to reactive, which charges nothing twice.
+    if (cost < best - 1e-9 || (cost <= best + 1e-9 && name == "reactive")) {
+      best = cost;
+      v.policy = name;
+      v.interruption_h = sum.interruption / n;
+      v.overlap_h = sum.overlap / n;
+    }
+    if (name == "reactive") {
+      v.has_reactive = true;
+      v.reactive_interruption_h = sum.interruption / n;
+      v.reactive_overlap_h = sum.overlap / n;
+    }
+  }
+  return v;
+}
+
+std::string describe(const Verdict& v, std::string_view world) {
+  if (v.policy.empty())
+    return fmt::format(
+        "verdict ({}): none: at no sample did every policy finish its chain (the log's end or "
+        "--max-wait cut them off)",
+        world);
+  const std::string on =
+      fmt::format("on {} of {} samples, where every policy finished", v.samples, v.of);
+  if (!v.has_reactive)
+    return fmt::format("verdict ({}): use {}: {:.2f} h waited and {:.2f} h held twice a boundary; {}",
+                       world, v.policy, v.interruption_h, v.overlap_h, on);
+  if (v.policy == "reactive")
+    return fmt::format(
+        "verdict ({}): use reactive: no policy here saves more waiting than it charges twice "
+        "({:.2f} h waited a boundary); {}",
+        world, v.reactive_interruption_h, on);
+  return fmt::format(
+      "verdict ({}): use {}: {:.2f} h waited a boundary against reactive's {:.2f} h, for {:.2f} h "
+      "held twice (reactive {:.2f} h); {}",
+      world, v.policy, v.interruption_h, v.reactive_interruption_h, v.overlap_h,
+      v.reactive_overlap_h, on);
+}
+
+}  // namespace mirage

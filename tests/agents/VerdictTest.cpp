@@ -1,0 +1,54 @@
+// The verdict: the least waited-plus-held-twice a boundary, on the samples every policy finished.
+#include <gtest/gtest.h>
+
+#include "mirage/agents/Verdict.h"
+
+namespace mirage {
+namespace {
+
+// A sample of one boundary whose successor starts `gap` seconds after the predecessor's end
+// (negative: overlap); `cut` censors it.
+SampleOutcome sample(Seconds gap, bool cut = false) {
+  SampleOutcome o;
+  BoundaryOutcome b;
+  b.predecessor_end = 100 * kHour;
+  b.successor_start = b.predecessor_end + gap;
+  b.truncated = cut;
+  o.episode.boundaries.push_back(b);
+  return o;
+}
+
+TEST(Verdict, ChoosesTheLeastWaitedPlusHeldTwiceOnTheSamplesEveryPolicyFinished) {
+  EvalReport r;
+  r.outcomes["reactive"] = {sample(6 * kHour), sample(2 * kHour), sample(40 * kHour, true)};
+  r.outcomes["forecast"] = {sample(-1 * kHour), sample(-1 * kHour), sample(-1 * kHour)};
+  r.outcomes["average"] = {sample(3 * kHour), sample(3 * kHour), sample(3 * kHour)};
+  r.outcomes["oracle"] = {sample(0), sample(0), sample(0)};  // a bound, never the choice
+  const Verdict v = choose_policy(r, ChainSpec{});
+  EXPECT_EQ(v.policy, "forecast");
+  EXPECT_EQ(v.samples, 2u);  // the third was cut off for reactive
+  EXPECT_EQ(v.of, 3u);
+  EXPECT_DOUBLE_EQ(v.interruption_h, 0);
+  EXPECT_DOUBLE_EQ(v.overlap_h, 1);
+  EXPECT_DOUBLE_EQ(v.reactive_interruption_h, 4);
+  EXPECT_NE(describe(v, "replay").find("use forecast"), std::string::npos);
+}
+
+TEST(Verdict, ReactiveWhenNothingSavesMoreThanItChargesTwice) {
+  EvalReport r;
+  r.outcomes["reactive"] = {sample(1 * kHour)};
+  r.outcomes["forecast"] = {sample(-5 * kHour)};
+  EXPECT_EQ(choose_policy(r, ChainSpec{}).policy, "reactive");
+}
+
+TEST(Verdict, NoneWhereNoSampleFinishedForEveryPolicy) {
+  EvalReport r;
+  r.outcomes["reactive"] = {sample(1 * kHour, true)};
+  r.outcomes["forecast"] = {sample(0)};
+  const Verdict v = choose_policy(r, ChainSpec{});
+  EXPECT_TRUE(v.policy.empty());
+  EXPECT_NE(describe(v, "logged").find("none"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mirage
