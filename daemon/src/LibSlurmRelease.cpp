@@ -11,6 +11,11 @@
 #include "mirage/daemon/LibSlurmClient.h"
 #include "mirage/daemon/SlurmRelease.h"
 
+// The API of the libslurm the build linked (cmake/FindSlurm.cmake); 0 where its soname said none.
+#ifndef MIRAGE_SLURM_API
+#define MIRAGE_SLURM_API 0
+#endif
+
 namespace mirage::daemon {
 
 std::string built_slurm_release() {
@@ -21,10 +26,10 @@ SlurmReleaseCheck check_slurm_releases(const std::string& slurm_conf) {
   using Verdict = SlurmReleaseCheck::Verdict;
   const std::string conf = resolve_slurm_conf(slurm_conf);
   const SlurmRelease built = slurm_release_from_number(SLURM_VERSION_NUMBER);
-  const SlurmRelease loaded = slurm_release_from_number(slurm_api_version());
   SlurmReleaseCheck out;
-  out.loaded_release = to_string(loaded);
-  out.problem = loaded_library_problem(built, loaded);
+  const long loaded_api = slurm_api_version();
+  out.loaded_api = std::to_string((loaded_api >> 16) & 0xff);
+  out.problem = loaded_library_problem(built, MIRAGE_SLURM_API, loaded_api);
   if (!out.problem.empty()) {  // its replies would be read with another release's layout
     out.verdict = Verdict::kMismatch;
     return out;

@@ -62,12 +62,14 @@ std::string series(const SlurmRelease& r) {
   return fmt::format("{}.{:02}", r.major, r.minor);
 }
 
-std::string loaded_library_problem(const SlurmRelease& built, const SlurmRelease& loaded) {
-  if (built.major == loaded.major && built.minor == loaded.minor) return {};
+std::string loaded_library_problem(const SlurmRelease& built, int built_api, long loaded_api) {
+  const long loaded = (loaded_api >> 16) & 0xff;
+  if (built_api == 0 || loaded == built_api) return {};
   return fmt::format(
-      "the libslurm loaded is Slurm {} but this mirage was built against Slurm {}: rebuild mirage "
-      "against the installed libslurm-dev (scripts/build.sh)",
-      to_string(loaded), to_string(built));
+      "the libslurm loaded has API {} (libslurm.so.{}) but this mirage was built against Slurm "
+      "{}, whose libslurm has API {}: rebuild mirage against the installed libslurm-dev "
+      "(scripts/build.sh)",
+      loaded, loaded, to_string(built), built_api);
 }
 
 std::string controller_problem(const SlurmRelease& client, const SlurmRelease& controller) {

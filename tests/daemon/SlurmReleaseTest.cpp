@@ -28,14 +28,20 @@ TEST(SlurmRelease, DecodesSlurmsVersionNumber) {
   EXPECT_EQ(series(SlurmRelease{22, 5, 8}), "22.05");
 }
 
-TEST(SlurmRelease, LoadedLibraryOfTheBuiltSeriesFitsWhateverItsMicroRelease) {
-  EXPECT_EQ(loaded_library_problem(release("22.05.8"), release("22.05.11")), "");
+constexpr long api(long current) {
+  return current << 16;
 }
 
-TEST(SlurmRelease, LoadedLibraryOfAnotherSeriesIsRefusedNamingBoth) {
-  const std::string p = loaded_library_problem(release("22.05.8"), release("24.11.5"));
-  EXPECT_NE(p.find("libslurm loaded is Slurm 24.11.5"), std::string::npos) << p;
-  EXPECT_NE(p.find("built against Slurm 22.05.8"), std::string::npos) << p;
+TEST(SlurmRelease, LoadedLibraryOfTheBuiltApiFits) {
+  EXPECT_EQ(loaded_library_problem(release("22.05.8"), 38, api(38)), "");
+  EXPECT_EQ(loaded_library_problem(release("22.05.8"), 0, api(42)), "");  // the build's unknown
+}
+
+TEST(SlurmRelease, LoadedLibraryOfAnotherApiIsRefusedNamingBoth) {
+  const std::string p = loaded_library_problem(release("22.05.8"), 38, api(42));
+  EXPECT_NE(p.find("libslurm loaded has API 42 (libslurm.so.42)"), std::string::npos) << p;
+  EXPECT_NE(p.find("built against Slurm 22.05.8, whose libslurm has API 38"), std::string::npos)
+      << p;
   EXPECT_NE(p.find("rebuild mirage"), std::string::npos) << p;
 }
 

@@ -28,7 +28,7 @@ struct SlurmReleaseCheck {
   Verdict verdict = Verdict::kFit;
   std::string problem;             // one line: both releases (or the slurm.conf) and what to do
   std::string controller_release;  // as slurmctld reports it, when it answered
-  std::string loaded_release;      // the libslurm this process loaded
+  std::string loaded_api;          // of the libslurm this process loaded: "42" (libslurm.so.42)
 };
 // Asks slurmctld for its release (one RPC). Throws std::runtime_error when this build has no
 // libslurm or `slurm_conf` cannot be read.
