@@ -21,10 +21,8 @@
 #include "mirage/daemon/SacctLookup.h"
 #include "mirage/daemon/SbatchSubmitter.h"
 
-// libslurm exports the reason's name (what squeue prints) without declaring it in slurm.h; weak, so
-// that a libslurm without it still links and the reason is then given by number.
-extern "C" const char* slurm_job_reason_string(enum job_state_reason inx) __attribute__((weak));
-// Likewise the will-run reply's destructor, which slurm.h names but does not declare.
+// The will-run reply's destructor, which slurm.h names but does not declare; weak, so that a
+// libslurm without it still links.
 extern "C" void slurm_free_will_run_response_msg(will_run_response_msg_t* msg)
     __attribute__((weak));
 
@@ -32,9 +30,7 @@ namespace mirage::daemon {
 namespace {
 
 std::string reason_name(uint16_t reason) {
-  if (slurm_job_reason_string != nullptr)
-    if (const char* name = slurm_job_reason_string(static_cast<job_state_reason>(reason)))
-      return name;
+  if (const char* name = slurm_reason_name(reason)) return name;
   return "reason " + std::to_string(reason);
 }
 
