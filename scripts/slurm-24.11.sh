@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds mirage against Slurm 24.11 and runs the suites a site relies on (campaigns, #SBATCH lines
-# through sbatch, ticks, faults, crash and restart, the live snapshot and `mirage forecast`,
-# accounting limits) on a real 24.11 cluster: slurmctld, slurmd, munge (and slurmdbd, MariaDB) from
-# Debian 13 (trixie), in a root file system of Debian's packages beside this machine's own.
+# through sbatch, ticks, faults, crash and restart, the live snapshot and `mirage forecast`) on a
+# real 24.11 cluster: slurmctld, slurmd and munge from Debian 13 (trixie), in a root file system
+# of Debian's packages beside this machine's own. Accounting is left out: Debian 13's slurmdbd
+# 24.11.5 stops at start against its MariaDB 11.8 (docs/results/slurm-releases.md).
 #   scripts/slurm-24.11.sh                the root (once), its packages, the build, the suites
 #   scripts/slurm-24.11.sh --build-only   no suites
 #   scripts/slurm-24.11.sh --shell        a shell in the root, the repository at /src
@@ -31,10 +32,10 @@ packages=(
   cmake g++ make pkg-config ca-certificates ccache python3 procps
   libslurm-dev libboost-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
-  slurmctld slurmd slurm-client munge slurmdbd mariadb-server
+  slurmctld slurmd slurm-client munge
 )
 # The suites that matter on a site (tests/daemon/CMakeLists.txt); all of them are label slurm.
-suites='^daemon_slurm_(integration_(campaigns|faults|scripts|ticks)|accounting_limits)$'
+suites='^daemon_slurm_integration_(campaigns|faults|scripts|ticks)$'
 
 say() { echo "slurm-24.11: $*" >&2; }
 [ "$(id -u)" -eq 0 ] || { say "must run as root (chroot, mounts, the Slurm daemons)"; exit 1; }

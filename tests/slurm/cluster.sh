@@ -256,7 +256,7 @@ release_lock() {
   local holder
   holder="$(read_pid "$dir/lock-holder.pid")"
   if pid_alive "$holder" && [ "$(cat "/proc/$holder/comm" 2>/dev/null)" = bash ]; then
-    kill -TERM "$holder" 2>/dev/null || true
+    kill -TERM -- "-$holder" 2>/dev/null || true  # its group: the sleep it waits on holds the lock too
   fi
   rm -f "$dir/lock-holder.pid"
 }
@@ -367,6 +367,11 @@ EOF
     fi
   done
   mv "$conf.tmp" "$conf"
+
+  # From 24.05 slurmd sets up a cgroup plugin even for proctrack/linuxproc, and fails where no
+  # cgroup file system is delegated to it (a container, a chroot): this cluster needs none.
+  rm -f "$dir/cgroup.conf"
+  [ "$release" -lt 2405 ] || echo "CgroupPlugin=disabled" >"$dir/cgroup.conf"
 
   cat >"$dir/gres.conf" <<EOF
 # Written by tests/slurm/cluster.sh: four empty files stand in for GPUs (without File= the node
