@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "TimeFlags.h"
 #include "Validators.h"
 #include "mirage/core/Error.h"
 #include "mirage/simulator/Calibration.h"
 #include "mirage/simulator/CalibrationFile.h"
+#include "mirage/simulator/ForwardCalibration.h"
 #include "mirage/simulator/SlurmConf.h"
 
 namespace mirage::cli {
@@ -28,6 +30,10 @@ void ClusterOptions::add_to(CLI::App& cmd) {
                  "file beside the trace, TRACE.calibration.toml, else infer) or a calibration "
                  "file")
       ->capture_default_str();
+  cmd.add_option("--fit-until", fit_until,
+                 "Infer the calibration from the jobs submitted before this date only and carry "
+                 "it past (YYYY-MM-DD[THH:MM:SS], UTC): the replay of the days after it forward, "
+                 "as for a month the fit never saw");
 }
 
 ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
@@ -53,7 +59,22 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
 
 Calibration ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
   std::string said;
-  Calibration c = resolve_calibration(calibration, trace.jobs, trace.source, spec, said);
+  Calibration c;
+  if (!fit_until.empty()) {
+    if (calibration != "auto" && calibration != "infer")
+      throw InputError({"", 0, "--fit-until"},
+                       fmt::format("infers the calibration from the earlier jobs; it cannot be "
+                                   "used with --calibration {}",
+                                   calibration));
+    const Seconds until = parse_time_flag(fit_until, "--fit-until");
+    c = infer_calibration_before(trace.jobs, until, spec);
+    said = fmt::format(
+        "calibration inferred from {}'s jobs submitted before {} ({}), carried past it: the "
+        "last four weeks' room repeated, no down window foreseen",
+        trace.source, format_iso_time(until), c.describe_congestion());
+  } else {
+    c = resolve_calibration(calibration, trace.jobs, trace.source, spec, said);
+  }
   // The site's slurm.conf is its word: it wins over weights and settings fitted to the log.
   if (!slurm_conf.empty() && (c.priority || c.scheduler)) {
     c.priority.reset();

@@ -22,6 +22,9 @@ struct ClusterOptions {
   // the whole machine; "infer" infers it from the log; "auto" reads the file beside the trace
   // (simulator/CalibrationFile.h), else infers; anything else names a calibration file.
   std::string calibration = "auto";
+  // A forward replay: the calibration inferred from the jobs submitted before this date only,
+  // carried past it (simulator/ForwardCalibration.h). Empty: fitted on the whole log.
+  std::string fit_until;
 
   void add_to(CLI::App& cmd);
   // The spec for `trace`: the node count falls back to the trace header; a clear error if

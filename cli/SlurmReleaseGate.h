@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "mirage/daemon/DaemonConfig.h"
-#include "mirage/daemon/LibSlurmClient.h"
+#include "mirage/daemon/service/DaemonConfig.h"
+#include "mirage/daemon/slurm/LibSlurmClient.h"
 
 namespace mirage::cli {
 

@@ -6,8 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${MIRAGE_BUILD_DIR:-build}"
 jobs="${MIRAGE_JOBS:-$(nproc)}"
+# ccache, where installed, lets a second checkout (a worktree, a fresh clone) reuse what one built.
+launcher=()
+if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]+"${launcher[@]}"}"
 fi
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done

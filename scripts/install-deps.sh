@@ -26,6 +26,8 @@ packages=(
   debootstrap
   # plots for `mirage eval --out`
   gnuplot-nox
+  # scripts/build.sh compiles through it: a second checkout or worktree reuses what one built
+  ccache
 )
 
 missing=()

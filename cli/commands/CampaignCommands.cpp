@@ -20,8 +20,8 @@
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
-#include "mirage/daemon/BatchScriptDirectives.h"
-#include "mirage/daemon/ControlProtocol.h"
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/slurm/BatchScriptDirectives.h"
 
 extern char** environ;
 

@@ -16,13 +16,13 @@
 #include "SlurmReleaseGate.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/FeatureEncoder.h"
-#include "mirage/daemon/CampaignStore.h"
-#include "mirage/daemon/ControlProtocol.h"
-#include "mirage/daemon/ControlServer.h"
-#include "mirage/daemon/Daemon.h"
-#include "mirage/daemon/DaemonConfig.h"
-#include "mirage/daemon/StoreControl.h"
-#include "mirage/daemon/StoreLock.h"
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/control/ControlServer.h"
+#include "mirage/daemon/service/Daemon.h"
+#include "mirage/daemon/service/DaemonConfig.h"
+#include "mirage/daemon/service/StoreControl.h"
+#include "mirage/daemon/store/CampaignStore.h"
+#include "mirage/daemon/store/StoreLock.h"
 
 namespace mirage::cli {
 

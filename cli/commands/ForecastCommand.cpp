@@ -12,10 +12,10 @@
 #include "EmbeddedSample.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
-#include "mirage/daemon/ControlProtocol.h"
-#include "mirage/daemon/Daemon.h"
-#include "mirage/daemon/DaemonConfig.h"
-#include "mirage/daemon/JobForecast.h"
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/service/Daemon.h"
+#include "mirage/daemon/service/DaemonConfig.h"
+#include "mirage/daemon/slurm/JobForecast.h"
 
 namespace mirage::cli {
 

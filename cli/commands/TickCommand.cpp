@@ -12,10 +12,10 @@
 #include "EmbeddedSample.h"
 #include "SlurmReleaseGate.h"
 #include "mirage/core/Error.h"
-#include "mirage/daemon/Daemon.h"
-#include "mirage/daemon/DaemonConfig.h"
-#include "mirage/daemon/StoreLock.h"
-#include "mirage/daemon/Tick.h"
+#include "mirage/daemon/service/Daemon.h"
+#include "mirage/daemon/service/DaemonConfig.h"
+#include "mirage/daemon/service/Tick.h"
+#include "mirage/daemon/store/StoreLock.h"
 
 namespace mirage::cli {
 

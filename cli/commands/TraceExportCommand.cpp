@@ -11,12 +11,12 @@
 
 #include "Commands.h"
 #include "mirage/core/Error.h"
-#include "mirage/daemon/CampaignStore.h"
-#include "mirage/daemon/ControlProtocol.h"
-#include "mirage/daemon/ControlServer.h"
-#include "mirage/daemon/DaemonConfig.h"
-#include "mirage/daemon/StoreLock.h"
-#include "mirage/daemon/TraceExport.h"
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/control/ControlServer.h"
+#include "mirage/daemon/service/DaemonConfig.h"
+#include "mirage/daemon/store/CampaignStore.h"
+#include "mirage/daemon/store/StoreLock.h"
+#include "mirage/daemon/store/TraceExport.h"
 
 namespace mirage::cli {
 namespace {

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "Commands.h"
@@ -172,24 +173,53 @@ void write_svg(const std::string& path, const std::vector<WaitPair>& pairs,
     std::remove(script.c_str());
 }
 
+// Each job's wait in the replay: the one the calibration chose where it ran this very replay.
+std::shared_ptr<const std::vector<Seconds>> replayed_waits(const TraceReplay& replay,
+                                                           double& wall) {
+  wall = 0;
+  if (replay.calibrated_waits) return replay.calibrated_waits;
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(replay.trace.jobs));
+  Simulator sim(replay.spec, jobs);
+  sim.set_recording(false);
+  const auto t0 = std::chrono::steady_clock::now();
+  sim.run_to_completion();
+  wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return std::make_shared<const std::vector<Seconds>>(sim.waits(replay.trace.jobs.size()));
+}
+
+// With --fit-until, the same window replayed with the calibration fitted on the whole log, the
+// judged month included: how much of the forward figures' miss is the month the fit never saw.
+std::optional<FidelityReport> in_sample_report(const FidelityOptions& o, Seconds from, Seconds to) {
+  if (o.cluster.fit_until.empty()) return std::nullopt;
+  ClusterOptions whole = o.cluster;
+  whole.fit_until.clear();
+  const TraceReplay replay = prepare_replay(o.file, o.trace_options, whole);
+  double wall = 0;
+  const auto waits = replayed_waits(replay, wall);
+  std::size_t without_start = 0;
+  const auto pairs = pair_waits(replay.trace.jobs, *waits, from, to, without_start);
+  if (pairs.empty()) return std::nullopt;
+  return measure_fidelity(pairs);
+}
+
 void run_fidelity(const FidelityOptions& o) {
   const TraceReplay replay = prepare_replay(o.file, o.trace_options, o.cluster);
-  const Seconds from = o.from.empty() ? 0 : parse_time_flag(o.from, "--from");
-  const Seconds to = o.to.empty() ? 0 : parse_time_flag(o.to, "--to");
+  // A forward replay is judged on the month after the fit unless told otherwise.
+  const Seconds until =
+      o.cluster.fit_until.empty() ? 0 : parse_time_flag(o.cluster.fit_until, "--fit-until");
+  const Seconds from = !o.from.empty() ? parse_time_flag(o.from, "--from") : until;
+  const Seconds to = !o.to.empty() ? parse_time_flag(o.to, "--to")
+                     : until > 0   ? until + 30 * kDay
+                                   : 0;
   if (from > 0 && to > 0 && to <= from) throw InputError({"", 0, "--to"}, "must be after --from");
+  if (until > 0 && from < until)
+    throw InputError({"", 0, "--from"},
+                     fmt::format("a forward replay is judged after --fit-until ({}); got {}",
+                                 format_iso_time(until), format_iso_time(from)));
 
-  // The replay the calibration chose is this very replay: its waits are taken as they are.
-  std::shared_ptr<const std::vector<Seconds>> waits = replay.calibrated_waits;
   double wall = 0;
-  if (!waits) {
-    auto jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(replay.trace.jobs));
-    Simulator sim(replay.spec, jobs);
-    sim.set_recording(false);
-    const auto t0 = std::chrono::steady_clock::now();
-    sim.run_to_completion();
-    wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    waits = std::make_shared<const std::vector<Seconds>>(sim.waits(replay.trace.jobs.size()));
-  }
+  const auto waits = replayed_waits(replay, wall);
+  const std::optional<FidelityReport> in_sample = in_sample_report(o, from, to);
 
   std::size_t without_start = 0;
   const auto pairs = pair_waits(replay.trace.jobs, *waits, from, to, without_start);
@@ -252,12 +282,21 @@ void run_fidelity(const FidelityOptions& o) {
     for (const auto& f : r.by_size) j["by_size"].push_back(to_json(f));
     for (const auto& f : r.by_month) j["by_month"].push_back(to_json(f));
     for (const auto& f : r.by_user_queue) j["by_user_queue"].push_back(to_json(f));
+    if (until > 0) j["fit_until"] = format_iso_time(until);
+    if (in_sample) {
+      j["in_sample"] = {{"overall", to_json(in_sample->overall)},
+                        {"by_size", nlohmann::json::array()}};
+      for (const auto& f : in_sample->by_size) j["in_sample"]["by_size"].push_back(to_json(f));
+    }
     j["reactive_what_if"] = nlohmann::json::array();
     for (const auto& x : what_ifs) j["reactive_what_if"].push_back(to_json(x));
     std::cout << j.dump(2) << "\n";
     return;
   }
   fmt::print("trace     {}\nmachine   {}\n", replay.trace.source, machine);
+  if (until > 0)
+    fmt::print("forward   calibration fitted on the jobs submitted before {}, judged on {} to {}\n",
+               format_iso_time(until), format_iso_time(from), format_iso_time(to));
   fmt::print(
       "compared  {} jobs{}{} ({})\n", pairs.size(),
       without_start ? fmt::format(", {} without a real start left out", without_start) : "",
@@ -276,6 +315,13 @@ void run_fidelity(const FidelityOptions& o) {
   for (const auto& f : r.by_size) print_row(f);
   for (const auto& f : r.by_user_queue) print_row(f);
   for (const auto& f : r.by_month) print_row(f);
+  if (in_sample) {
+    fmt::print(
+        "\nin sample: the same jobs, the calibration fitted on the whole log (this window "
+        "included)\n");
+    print_row(in_sample->overall);
+    for (const auto& f : in_sample->by_size) print_row(f);
+  }
   if (!r.by_user_queue.empty())
     fmt::print(
         "\nlone        its user had nothing pending when it was submitted (as a chain's "

@@ -18,10 +18,10 @@
 #include <thread>
 
 #include "FakeSlurmClient.h"
-#include "mirage/daemon/ControlProtocol.h"
-#include "mirage/daemon/ControlServer.h"
-#include "mirage/daemon/Daemon.h"
-#include "mirage/daemon/ProcessStats.h"
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/control/ControlServer.h"
+#include "mirage/daemon/service/Daemon.h"
+#include "mirage/daemon/service/ProcessStats.h"
 
 using namespace mirage;
 using namespace mirage::daemon;

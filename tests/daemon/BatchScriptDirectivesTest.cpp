@@ -1,7 +1,7 @@
 // The #SBATCH lines of a batch script, read as sbatch reads them.
 #include <gtest/gtest.h>
 
-#include "mirage/daemon/BatchScriptDirectives.h"
+#include "mirage/daemon/slurm/BatchScriptDirectives.h"
 
 namespace mirage::daemon {
 namespace {

@@ -14,7 +14,7 @@
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
 #include "mirage/core/Error.h"
-#include "mirage/daemon/ControlProtocol.h"
+#include "mirage/daemon/control/ControlProtocol.h"
 
 namespace mirage::daemon {
 namespace {

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "TestSupport.h"
-#include "mirage/daemon/DoneFile.h"
+#include "mirage/daemon/campaigns/DoneFile.h"
 
 namespace mirage::daemon {
 namespace {

@@ -7,7 +7,8 @@
 #include <filesystem>
 
 #include "TestSupport.h"
-#include "mirage/daemon/CampaignStore.h"
+#include "mirage/daemon/store/CampaignStore.h"
+#include "mirage/daemon/store/SnapshotBlob.h"
 
 namespace mirage::daemon {
 namespace {

@@ -16,10 +16,10 @@
 
 #include "TestSupport.h"
 #include "mirage/core/Error.h"
-#include "mirage/daemon/BatchScriptDirectives.h"
-#include "mirage/daemon/ControlProtocol.h"
-#include "mirage/daemon/ControlServer.h"
-#include "mirage/daemon/DaemonConfig.h"
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/control/ControlServer.h"
+#include "mirage/daemon/service/DaemonConfig.h"
+#include "mirage/daemon/slurm/BatchScriptDirectives.h"
 
 namespace mirage::daemon {
 namespace {

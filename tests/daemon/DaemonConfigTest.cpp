@@ -11,8 +11,8 @@
 
 #include "TestSupport.h"
 #include "mirage/core/Error.h"
-#include "mirage/daemon/CampaignStore.h"
-#include "mirage/daemon/DaemonConfig.h"
+#include "mirage/daemon/service/DaemonConfig.h"
+#include "mirage/daemon/store/CampaignStore.h"
 
 namespace mirage::daemon {
 namespace {

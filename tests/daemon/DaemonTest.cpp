@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "TestSupport.h"
-#include "mirage/daemon/ControlProtocol.h"
-#include "mirage/daemon/ControlServer.h"
-#include "mirage/daemon/Daemon.h"
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/control/ControlServer.h"
+#include "mirage/daemon/service/Daemon.h"
 
 namespace mirage::daemon {
 namespace {

@@ -1,7 +1,7 @@
 // `mirage forecast`'s plan of one pending job from a job dump (daemon/JobForecast.h).
 #include <gtest/gtest.h>
 
-#include "mirage/daemon/JobForecast.h"
+#include "mirage/daemon/slurm/JobForecast.h"
 
 namespace mirage::daemon {
 namespace {

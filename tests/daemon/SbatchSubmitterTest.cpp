@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "TestSupport.h"
-#include "mirage/daemon/SbatchSubmitter.h"
+#include "mirage/daemon/slurm/SbatchSubmitter.h"
 
 namespace mirage::daemon {
 namespace {

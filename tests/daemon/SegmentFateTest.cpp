@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include "TestSupport.h"
-#include "mirage/daemon/OutputFile.h"
-#include "mirage/daemon/SacctLookup.h"
+#include "mirage/daemon/slurm/OutputFile.h"
+#include "mirage/daemon/slurm/SacctLookup.h"
 
 namespace mirage::daemon {
 namespace {

@@ -1,7 +1,7 @@
 // A segment's shape: the `campaign add` flags over the script's #SBATCH lines.
 #include <gtest/gtest.h>
 
-#include "mirage/daemon/SegmentShape.h"
+#include "mirage/daemon/slurm/SegmentShape.h"
 
 namespace mirage::daemon {
 namespace {

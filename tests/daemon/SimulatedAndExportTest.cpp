@@ -8,8 +8,8 @@
 
 #include "TestSupport.h"
 #include "mirage/core/Error.h"
-#include "mirage/daemon/SimulatedSlurmClient.h"
-#include "mirage/daemon/TraceExport.h"
+#include "mirage/daemon/slurm/SimulatedSlurmClient.h"
+#include "mirage/daemon/store/TraceExport.h"
 #include "mirage/traces/Trace.h"
 
 namespace mirage::daemon {

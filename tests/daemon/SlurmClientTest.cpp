@@ -1,7 +1,7 @@
 // The job tag and the TRES parsing at the Slurm seam.
 #include <gtest/gtest.h>
 
-#include "mirage/daemon/SlurmClient.h"
+#include "mirage/daemon/slurm/SlurmClient.h"
 
 namespace mirage::daemon {
 namespace {

@@ -1,7 +1,7 @@
 // Which Slurm releases mirage accepts: of the libslurm it loaded, and of the controller.
 #include <gtest/gtest.h>
 
-#include "mirage/daemon/SlurmRelease.h"
+#include "mirage/daemon/slurm/SlurmRelease.h"
 
 namespace mirage::daemon {
 namespace {

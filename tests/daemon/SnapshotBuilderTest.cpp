@@ -1,7 +1,7 @@
 // Live job lists into QueueSnapshots, and the recent-start waits across restarts.
 #include <gtest/gtest.h>
 
-#include "mirage/daemon/SnapshotBuilder.h"
+#include "mirage/daemon/slurm/SnapshotBuilder.h"
 
 namespace mirage::daemon {
 namespace {

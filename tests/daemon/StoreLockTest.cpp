@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "TestSupport.h"
-#include "mirage/daemon/StoreLock.h"
+#include "mirage/daemon/store/StoreLock.h"
 
 namespace mirage::daemon {
 namespace {

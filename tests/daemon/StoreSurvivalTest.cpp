@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "TestSupport.h"
-#include "mirage/daemon/ControlProtocol.h"
+#include "mirage/daemon/control/ControlProtocol.h"
 
 namespace mirage::daemon {
 namespace {

@@ -14,9 +14,9 @@
 
 #include "FakeSlurmClient.h"
 #include "mirage/agents/PolicyRegistry.h"
-#include "mirage/daemon/CampaignController.h"
-#include "mirage/daemon/CampaignStore.h"
-#include "mirage/daemon/SnapshotBuilder.h"
+#include "mirage/daemon/campaigns/CampaignController.h"
+#include "mirage/daemon/slurm/SnapshotBuilder.h"
+#include "mirage/daemon/store/CampaignStore.h"
 
 namespace mirage::daemon::testing {
 

@@ -9,11 +9,11 @@
 #include <thread>
 
 #include "TestSupport.h"
-#include "mirage/daemon/CampaignPass.h"
-#include "mirage/daemon/ControlProtocol.h"
-#include "mirage/daemon/StoreControl.h"
-#include "mirage/daemon/StoreLock.h"
-#include "mirage/daemon/Tick.h"
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/service/CampaignPass.h"
+#include "mirage/daemon/service/StoreControl.h"
+#include "mirage/daemon/service/Tick.h"
+#include "mirage/daemon/store/StoreLock.h"
 
 namespace mirage::daemon {
 namespace {

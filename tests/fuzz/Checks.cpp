@@ -7,7 +7,7 @@
 #include <typeinfo>
 
 #include "mirage/core/Error.h"
-#include "mirage/daemon/DaemonConfig.h"
+#include "mirage/daemon/service/DaemonConfig.h"
 #include "mirage/traces/Trace.h"
 #include "mirage/traces/TraceStats.h"
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "mirage/daemon/Clock.h"
-#include "mirage/daemon/SlurmClient.h"
+#include "mirage/daemon/slurm/Clock.h"
+#include "mirage/daemon/slurm/SlurmClient.h"
 
 namespace mirage::daemon {
 

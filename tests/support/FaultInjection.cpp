@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <random>
 
-#include "mirage/daemon/Daemon.h"
-#include "mirage/daemon/SlurmClient.h"
+#include "mirage/daemon/service/Daemon.h"
+#include "mirage/daemon/slurm/SlurmClient.h"
 
 namespace mirage::daemon {
 

@@ -14,15 +14,10 @@
 // first target policy is reactive, so the first fit learns where submitting beats it; each copy
 // of the target network (every `target_update` steps) is one step of policy iteration. At each
 // copy y(wait) is computed once for every transition (fitted Q iteration), so a gradient step
-// costs one forward and one backward pass. Two classic DQN refinements, each a flag:
-//  - value rescaling (R2D2; off by default, it made the agents too eager on LS6): the network
-//    learns h(Q) with h(x) = sign(x)(sqrt(|x|+1)-1) + eps x, monotone, so that the 40-hour
-//    overlaps of absurdly early submissions stop dominating the loss over the sub-hour
-//    differences that decide;
-//  - prioritised replay: each epoch draws its transitions with probability ~ |TD error|^alpha
-//    (errors refreshed at the start of the epoch), with importance weights ^beta. Most probed
-//    instants are easy (an idle machine: waiting is plainly right); the few busy episodes
-//    where the moment matters get the attention.
+// costs one forward and one backward pass. Prioritised replay (priority_alpha > 0): each epoch
+// draws its transitions with probability ~ |TD error|^alpha (errors refreshed at the start of
+// the epoch), with importance weights ^beta. Most probed instants are easy (an idle machine:
+// waiting is plainly right); the few busy episodes where the moment matters get the attention.
 // Greedy at evaluation, by a margin chosen on validation (calibrate); the epoch with the best
 // validation score is kept (early stopping).
 #include <algorithm>
@@ -77,8 +72,6 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
       if (k + 1 < ep.count) next[i] = i + 1;
     }
   }
-  submit_raw_ = submit_value_.clone();
-  last_wait_raw_ = last_wait_value_.clone();
   sync_target();
 }
 
@@ -99,8 +92,8 @@ void QLearner::update_wait_targets() {
     if (steps_ < std::max(1, hp_.target_update)) std::fill(m.begin(), m.end(), -1.f);
     auto y = torch::zeros({x_.size(0)});
     auto acc = y.accessor<float, 1>();
-    const auto submit = submit_raw_.accessor<float, 1>();
-    const auto last = last_wait_raw_.accessor<float, 1>();
+    const auto submit = submit_value_.accessor<float, 1>();
+    const auto last = last_wait_value_.accessor<float, 1>();
     std::size_t at = 0;
     for (std::size_t e : train_) {
       const auto& ep = ctx_.data.episodes[e];

@@ -175,11 +175,10 @@ class QLearner {
   std::shared_ptr<ScoreNet> online_, target_, best_;
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   torch::Tensor x_, next_, submit_value_, last_wait_value_;
-  torch::Tensor submit_raw_, last_wait_raw_;  // the same before value rescaling
-  torch::Tensor wait_target_;                 // y(wait) of every decision, from the target network
-  void sync_target();                         // copies the online network into the target, then:
-  void update_wait_targets();                 // y(wait) of every decision from the target network
-  std::vector<DecisionRule> rules_;           // decision rules tried on validation
+  torch::Tensor wait_target_;        // y(wait) of every decision, from the target network
+  void sync_target();                // copies the online network into the target, then:
+  void update_wait_targets();        // y(wait) of every decision from the target network
+  std::vector<DecisionRule> rules_;  // decision rules tried on validation
   std::mt19937_64 rng_;
   std::int64_t steps_ = 0;
   EarlyStopping stop_;

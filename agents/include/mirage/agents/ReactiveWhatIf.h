@@ -61,7 +61,7 @@ struct ReactiveWhatIf {
   double log_real_mean_wait_s = 0;
   double log_ratio = 0;
 
-  // The target (issue #34): within 0.67 to 1.5 times the real waits of jobs of its size.
+  // The target: within 0.67 to 1.5 times the real waits of jobs of its size.
   bool on_target() const { return ratio >= 0.67 && ratio <= 1.5; }
   bool lone_on_target() const { return lone_ratio >= 0.67 && lone_ratio <= 1.5; }
   bool log_on_target() const { return log_ratio >= 0.67 && log_ratio <= 1.5; }

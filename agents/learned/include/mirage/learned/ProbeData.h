@@ -203,8 +203,7 @@ std::vector<int> hindsight_stops(const ProbeSet& data, const std::vector<std::si
 // objective. With a confidence, the cap must hold with that probability under a paired
 // bootstrap of the validation days (Hyperparameters::overlap_confidence): a rule whose overlap
 // sits just under `average`'s in the mean, carried by a few heavy days, is as likely to overlap
-// more on the next month as less. (A cap in each validation block was tried and dropped:
-// docs/learned-agents.md.)
+// more on the next month as less.
 struct OverlapCap {
   std::optional<double> cap;  // `average`'s mean overlap (h)
   double confidence = 0;      // 0: compare the means

@@ -3,7 +3,7 @@
 // tests and the benchmark include this header only.
 //
 //   dqn  fitted Q-learning over {wait, submit} on every probe transition (the replay buffer is the
-//        whole probed window), target network, Huber loss, value rescaling, prioritised replay;
+//        whole probed window), target network, Huber loss, prioritised replay;
 //        the value of waiting is the exact cost of the target network's policy from the next
 //        instant (or, with --wait-target bootstrap, the max of its Q-values there)
 //   pg   REINFORCE with a learned baseline: stopping times sampled from the policy on the probed

@@ -1,0 +1,33 @@
+#pragma once
+// What Slurm's accounting (slurmdbd) knows of a job the controller no longer lists, asked through
+// the site's own `sacct`, as sbatch is used to submit: the same client the user has, matching the
+// site's slurmdbd whatever its release. Used only for a segment that left the queue while mirage
+// was not looking: its fate is never concluded from its absence alone.
+#include <string>
+#include <string_view>
+
+#include "mirage/core/Time.h"
+#include "mirage/daemon/slurm/SlurmClient.h"
+
+namespace mirage::daemon {
+
+struct SacctSettings {
+  std::string program;     // the sacct to run (a path); empty: there is none
+  std::string slurm_conf;  // its SLURM_CONF; empty: none set
+  Seconds timeout = 30;
+};
+
+// The sacct beside `sbatch` (the same Slurm client install), else the first on `search_path`;
+// empty when there is none.
+std::string find_sacct(const std::string& sbatch, const std::string& search_path);
+
+// Runs `sacct -X -n -P -j JOB` and reads the job's record. No record (no accounting on this
+// cluster, or it does not know the job) is an answer with `why`; sacct timing out or slurmdbd not
+// answering throws a transient SlurmError (asked again later).
+AccountedJob lookup_accounted_job(const SacctSettings& settings, JobId job);
+
+// One line of `sacct -X -n -P -o JobIDRaw,UID,State,Submit,Start,End,ExitCode` with times as
+// seconds since the epoch (SLURM_TIME_FORMAT=%s); nullopt, with `why`, when it does not parse.
+std::optional<SlurmJob> parse_sacct_line(std::string_view line, std::string* why);
+
+}  // namespace mirage::daemon

@@ -1,0 +1,226 @@
+// The actions performed against Slurm (on the daemon's Slurm thread, or at once in a tick) and
+// what their outcomes do to the campaigns; Slurm's latest estimate kept for the next decision.
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "campaigns/CampaignEntry.h"
+#include "mirage/daemon/campaigns/CampaignController.h"
+
+namespace mirage::daemon {
+
+namespace {
+
+std::string estimate_key(std::int64_t campaign) {
+  return "slurm_estimate:" + std::to_string(campaign);
+}
+
+}  // namespace
+
+void Actions::append(Actions other) {
+  for (auto& a : other.submits) submits.push_back(std::move(a));
+  for (auto& a : other.signals) signals.push_back(a);
+  for (auto& a : other.cancels) cancels.push_back(a);
+  for (auto& a : other.releases) releases.push_back(a);
+  for (auto& a : other.estimates) estimates.push_back(std::move(a));
+  for (auto& a : other.lookups) lookups.push_back(a);
+}
+
+void CampaignController::on_submitted(const SubmitAction& a, JobId job) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  Entry& e = *it->second;
+  e.in_flight.erase(a.segment);
+  SegmentRecord& s = e.seg(a.segment);
+  if (!s.submitting || s.seg.attempts != a.attempt) return;
+  s.submitting = false;
+  s.seg.slurm_job_id = job;
+  s.seg.state = SegmentState::kPending;
+  s.seg.submit_time = clock_.now();
+  // Where its output will be, should it run and be forgotten before a dump reports it.
+  s.output_file = expected_output_file(e, s, job);
+  e.unknown_since.erase(a.segment);
+  store_.finish_submission(a.campaign, s, job);
+  spdlog::info("campaign {} segment {}: submitted as job {} (attempt {})", a.campaign, a.segment,
+               job, a.attempt);
+  // Cancelled while the submission was out: the next tick cancels the job (sweep_cancelled).
+}
+
+void CampaignController::on_submit_failed(const SubmitAction& a, const SlurmError& error) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  Entry& e = *it->second;
+  e.in_flight.erase(a.segment);
+  SegmentRecord& s = e.seg(a.segment);
+  if (!s.submitting || s.seg.attempts != a.attempt) return;
+  const Seconds now = clock_.now();
+  if (error.transient()) {
+    // The job may exist or not: the dumps will tell (by its tag).
+    e.unknown_since[a.segment] = now;
+    spdlog::warn("campaign {} segment {}: submission outcome unknown ({}); will look for its tag",
+                 a.campaign, a.segment, error.what());
+    return;
+  }
+  ++counters_.refused;
+  s.submitting = false;
+  s.message = error.what();
+  e.unknown_since.erase(a.segment);
+  if (s.seg.attempts <= max_retries(e) && !is_finished(e.rec.state)) {
+    s.seg.state = SegmentState::kPlanned;
+    e.retry_after[a.segment] = now + config_.retry_delay;
+    store_.refuse_submission(a.campaign, s, error.what());
+    spdlog::warn("campaign {} segment {}: Slurm refused the submission ({}); trying again in {}",
+                 a.campaign, a.segment, error.what(), format_slurm_duration(config_.retry_delay));
+    return;
+  }
+  s.seg.state = SegmentState::kFailed;
+  store_.refuse_submission(a.campaign, s, error.what());
+  if (!is_finished(e.rec.state))
+    finish(e, CampaignState::kFailed,
+           "segment " + std::to_string(a.segment) + " refused by Slurm after " +
+               attempts_text(s.seg.attempts) + ": " + error.what(),
+           now);
+}
+
+void CampaignController::on_signal_failed(const SignalAction& a, const SlurmError& error) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  SegmentRecord& s = it->second->seg(a.segment);
+  spdlog::warn("campaign {} segment {}: signalling job {} failed: {}", a.campaign, a.segment, a.job,
+               error.what());
+  if (error.transient()) {
+    s.signalled_at = -1;  // try again next tick
+    save(*it->second, s);
+  }
+}
+
+void CampaignController::on_cancel_failed(const CancelAction& a, const SlurmError& error) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  spdlog::warn("campaign {} segment {}: cancelling job {} failed: {}", a.campaign, a.segment, a.job,
+               error.what());
+  SegmentRecord& s = it->second->seg(a.segment);
+  if (error.transient() && s.killed_at >= 0 && !is_finished(it->second->rec.state)) {
+    s.killed_at = -1;
+    save(*it->second, s);
+  }
+}
+
+void CampaignController::on_release_failed(const ReleaseAction& a, const SlurmError& error) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  spdlog::warn("campaign {} segment {}: releasing job {} failed: {}", a.campaign, a.segment, a.job,
+               error.what());
+  SegmentRecord& s = it->second->seg(a.segment);
+  if (error.transient() && s.seg.slurm_job_id == a.job) {
+    s.released_at = -1;  // try again at the next decision
+    save(*it->second, s);
+  }
+}
+
+// The latest estimate is kept in the store too: `mirage tick` starts afresh every pass, and a
+// restarted daemon should not decide blind for a decision interval.
+void CampaignController::keep_estimate(Entry& e) {
+  store_.set_value(estimate_key(e.rec.spec.id), nlohmann::json{{"segment", e.estimate_segment},
+                                                               {"start", e.slurm_start},
+                                                               {"asked_at", e.estimated_at},
+                                                               {"note", e.estimate_note}}
+                                                    .dump());
+}
+
+void CampaignController::restore_estimate(Entry& e) {
+  const auto j = nlohmann::json::parse(store_.value(estimate_key(e.rec.spec.id)), nullptr, false);
+  if (!j.is_object()) return;
+  e.estimate_segment = j.value("segment", -1);
+  e.slurm_start = j.value("start", kUnknownTime);
+  e.estimated_at = j.value("asked_at", Seconds{-1});
+  e.estimate_note = j.value("note", std::string());
+}
+
+void CampaignController::on_estimate(const EstimateAction& a, const StartEstimate& estimate) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  Entry& e = *it->second;
+  e.estimate_segment = a.segment;
+  e.slurm_start = estimate.start;
+  e.estimated_at = a.asked_at;  // as old as the question
+  e.estimate_note =
+      estimate.start == kUnknownTime ? "Slurm's will-run test gave no start time" : "";
+  keep_estimate(e);
+}
+
+void CampaignController::on_estimate_failed(const EstimateAction& a, const SlurmError& error) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  Entry& e = *it->second;
+  // The decision goes on without it (the forecast, the fallback); `campaign show` says why.
+  if (e.estimate_note.rfind("the will-run test failed", 0) != 0)
+    spdlog::warn("campaign {} segment {}: Slurm's will-run test failed: {}", a.campaign, a.segment,
+                 error.what());
+  e.estimate_segment = a.segment;
+  e.slurm_start = kUnknownTime;
+  e.estimated_at = a.asked_at;
+  e.estimate_note = std::string("the will-run test failed: ") + error.what();
+  keep_estimate(e);
+}
+
+void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver) {
+  for (const auto& a : actions.submits) {
+    try {
+      const JobId id = client.submit(a.request);
+      deliver([a, id](CampaignController& c) { c.on_submitted(a, id); });
+    } catch (const SlurmError& e) {
+      deliver([a, e](CampaignController& c) { c.on_submit_failed(a, e); });
+    }
+  }
+  for (const auto& a : actions.signals) {
+    try {
+      client.signal_job(a.job, a.signo);
+    } catch (const SlurmError& e) {
+      deliver([a, e](CampaignController& c) { c.on_signal_failed(a, e); });
+    }
+  }
+  for (const auto& a : actions.cancels) {
+    try {
+      client.cancel_job(a.job);
+    } catch (const SlurmError& e) {
+      deliver([a, e](CampaignController& c) { c.on_cancel_failed(a, e); });
+    }
+  }
+  for (const auto& a : actions.releases) {
+    try {
+      client.release_job(a.job);
+    } catch (const SlurmError& e) {
+      deliver([a, e](CampaignController& c) { c.on_release_failed(a, e); });
+    }
+  }
+  for (const auto& a : actions.lookups) {
+    try {
+      AccountedJob answer = client.accounted_job(a.job);
+      deliver([a, answer = std::move(answer)](CampaignController& c) mutable {
+        c.on_accounted(a, std::move(answer));
+      });
+    } catch (const SlurmError& e) {
+      deliver([a, e](CampaignController& c) { c.on_accounting_failed(a, e); });
+    }
+  }
+  for (const auto& a : actions.estimates) {
+    try {
+      const StartEstimate estimate = client.will_run(a.request);
+      deliver([a, estimate](CampaignController& c) { c.on_estimate(a, estimate); });
+    } catch (const SlurmError& e) {
+      deliver([a, e](CampaignController& c) { c.on_estimate_failed(a, e); });
+    }
+  }
+}
+
+void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions) {
+  perform_actions(client, actions,
+                  [&controller](const std::function<void(CampaignController&)>& outcome) {
+                    outcome(controller);
+                  });
+}
+
+}  // namespace mirage::daemon

@@ -1,0 +1,61 @@
+#pragma once
+// What the controller keeps of one campaign besides its record: the policy and what is under
+// way (submissions out, accounting asked, Slurm's latest estimate). Private to the controller's
+// sources.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "mirage/daemon/campaigns/CampaignController.h"
+
+namespace mirage::daemon {
+
+struct CampaignController::Entry {
+  CampaignRecord rec;
+  std::unique_ptr<Policy> policy;
+  std::string policy_name;
+  Seconds next_decision = 0;
+  std::set<int> in_flight;               // segments whose submit action is out
+  std::set<int> looking_up;              // segments whose job is being asked of accounting
+  std::map<int, AccountedJob> answers;   // what accounting said, for the next tick
+  std::map<int, Seconds> next_lookup;    // a segment whose fate is unknown: asked again then
+  std::map<int, Seconds> unknown_since;  // segments whose intent has an unknown outcome
+  std::map<int, Seconds> retry_after;    // refused segments: not submitted again before
+  // Slurm's latest estimate for segment `estimate_segment` (asked once a decision), or why there
+  // is none.
+  int estimate_segment = -1;
+  Seconds slurm_start = kUnknownTime;
+  Seconds estimated_at = -1;
+  std::string estimate_note;
+  bool has_unresolved() const {
+    return std::any_of(rec.segments.begin(), rec.segments.end(),
+                       [](const SegmentRecord& s) { return s.submitting; });
+  }
+  SegmentRecord& seg(int i) { return rec.segments.at(static_cast<std::size_t>(i)); }
+  int count() const { return static_cast<int>(rec.segments.size()); }
+};
+
+// The daemon's own jobs in a dump, by their tag (campaign, segment, attempt). A segment's job is
+// found by its tag, never by its id alone: ids repeat (after MaxJobId wraps, or on a cluster
+// that lost its state), and a job under a recorded id that lacks the segment's tag is not it.
+struct CampaignController::JobIndex {
+  std::map<std::tuple<std::int64_t, int, int>, std::vector<const SlurmJob*>> by_tag;
+  // Every job of the user's that carries a mirage tag, of any store: what an adopted segment is.
+  std::map<JobId, const SlurmJob*> tagged_by_id;
+  const std::vector<const SlurmJob*>* tagged(std::int64_t campaign, int segment,
+                                             int attempt) const {
+    const auto it = by_tag.find({campaign, segment, attempt});
+    return it == by_tag.end() ? nullptr : &it->second;
+  }
+};
+
+// "1 attempt", "3 attempts".
+inline std::string attempts_text(int n) {
+  return std::to_string(n) + (n == 1 ? " attempt" : " attempts");
+}
+
+}  // namespace mirage::daemon

@@ -1,0 +1,245 @@
+// What users ask of the controller: add a campaign (checked as sbatch and Slurm would check it,
+// idempotent by its request key), pause, resume and cancel it.
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "campaigns/CampaignEntry.h"
+#include "mirage/agents/PolicyRegistry.h"
+#include "mirage/agents/RiskFrontier.h"
+#include "mirage/agents/WaitDistribution.h"
+#include "mirage/core/Error.h"
+#include "mirage/daemon/campaigns/CampaignController.h"
+#include "mirage/daemon/campaigns/DoneFile.h"
+#include "mirage/daemon/slurm/BatchScriptDirectives.h"
+
+namespace mirage::daemon {
+
+const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std::string>* notes) {
+  auto fail = [](const std::string& m) { throw RequestError(m); };
+  // A retry of a request that was carried out (the reply was lost): the campaign it made.
+  if (!r.request_key.empty())
+    for (const auto& [id, e] : entries_)
+      if (e->rec.request_key == r.request_key && e->rec.owner_uid == r.owner_uid) {
+        if (notes)
+          *notes = {"this request had already added campaign " + std::to_string(id) +
+                    " (its reply was lost); nothing new was added"};
+        spdlog::info("campaign {}: a retry of the request that added it; nothing added", id);
+        return e->rec;
+      }
+  if (r.name.empty()) fail("name: a campaign needs a name");
+  if (r.name.size() > 200) fail("name: longer than 200 characters");
+  if (r.script.empty()) fail("script: the script is empty");
+  if (r.segments < 0 || r.segments > kMaxSegments)
+    fail("segments: expected 1 to " + std::to_string(kMaxSegments) +
+         ", or none (until a segment creates the done file)");
+  const ShapeFlags& f = r.shape;
+  if (f.nodes && (*f.nodes < 1 || *f.nodes > 100000)) fail("nodes: expected 1 to 100000");
+  if (f.gpus_per_node && (*f.gpus_per_node < 0 || *f.gpus_per_node > 1024))
+    fail("gpus_per_node: expected 0 to 1024");
+  if (f.time_limit && *f.time_limit < kMinute) fail("time_limit: expected at least one minute");
+  if (r.max_retries && (*r.max_retries < 0 || *r.max_retries > 1000))
+    fail("max_retries: expected 0 to 1000");
+  if (r.handoff_grace < 0) fail("handoff_grace: expected 0 or more seconds");
+  if (r.max_hours != 0 && !(r.max_hours >= 1.0 / 60 && r.max_hours <= 24.0 * 365 * 10))
+    fail("max_hours: expected 1 minute (0.0167) to 87600 hours, or 0 for no cap");
+  // As sbatch reads it: a script sbatch would refuse, or a directive that does not parse, is
+  // refused now rather than at the first submission.
+  const std::string script_name = r.script_path.empty() ? "the script" : r.script_path;
+  const BatchScriptDirectives directives = read_batch_directives(r.script, script_name);
+  if (directives.error) fail(directives.error->what());
+  SegmentShape shape = resolve_segment_shape(f, directives, script_name);
+  if (config_.time_limit_required && shape.time_limit <= 0)
+    fail(
+        "time_limit: the simulated cluster has no default time limit; give --time-limit or an "
+        "#SBATCH --time line");
+  if (r.adopt_job < 0) fail("adopt_job: expected a job id");
+  int owned = 0;
+  for (const auto& [id, e] : entries_) {
+    owned += e->rec.owner_uid == r.owner_uid && !is_finished(e->rec.state);
+    if (r.adopt_job > 0 && !is_finished(e->rec.state))
+      for (const auto& s : e->rec.segments)
+        if (s.seg.slurm_job_id == r.adopt_job)
+          fail("adopt_job: job " + std::to_string(r.adopt_job) + " is already segment " +
+               std::to_string(s.seg.index) + " of campaign " + std::to_string(id));
+  }
+  if (owned >= config_.max_campaigns_per_user)
+    fail("limit reached: user " + std::to_string(r.owner_uid) + " already has " +
+         std::to_string(owned) + " active or paused campaigns (guard.max_campaigns_per_user = " +
+         std::to_string(config_.max_campaigns_per_user) + ")");
+  if (!r.done_file.empty())
+    if (auto why = prepare_done_file(r.done_file)) fail("done_file: " + *why);
+
+  if (r.max_overlap) {
+    if (!r.policy.empty()) fail("give a policy or a max_overlap, not both");
+    if (*r.max_overlap < 0) fail("max_overlap: expected 0 or more seconds");
+    if (config_.frontier_file.empty())
+      fail(
+          "max_overlap: the daemon has no risk frontier to choose from ([policy] frontier in its "
+          "config; `mirage eval --sweep-risk --save-frontier FILE` on the cluster's trace makes "
+          "one)");
+    RiskFrontier f;
+    try {
+      f = read_risk_frontier(config_.frontier_file);
+    } catch (const InputError& ex) {
+      fail(std::string("max_overlap: ") + ex.what());
+    }
+    const auto point = point_within(f, *r.max_overlap);
+    if (!point) {
+      const FrontierOperatingPoint& near = least_overlap_point(f);
+      fail(fmt::format(
+          "max_overlap: no point of the frontier ({}) overlaps {} or less per boundary; the "
+          "closest is {} with {:.0f} min",
+          config_.frontier_file, format_short_duration(*r.max_overlap), near.policy,
+          near.mean_overlap_h * 60));
+    }
+    r.policy = point->policy;
+    shape.notes.push_back(fmt::format(
+        "policy {}: the risk frontier's least interruption within {} of overlap per boundary "
+        "({:.2f} h of interruption, {:.0f} min of overlap on {}, {}-node chains)",
+        point->policy, format_short_duration(*r.max_overlap), point->mean_interruption_h,
+        point->mean_overlap_h * 60, f.trace, f.chain_nodes));
+  }
+
+  auto e = std::make_unique<Entry>();
+  try {
+    e->policy = make_policy_for(r.policy);
+  } catch (const InputError& ex) {
+    fail("policy: " + ex.message());
+  } catch (const std::exception& ex) {
+    fail(std::string("policy: ") + ex.what());
+  }
+  const std::string& chosen = r.policy.empty() ? config_.default_policy : r.policy;
+  if (waits_ && reads_wait_distribution(chosen))
+    if (const auto why = chain_mismatch(*waits_, shape.nodes))
+      fail("policy: " + chosen + " reads " + config_.wait_distribution_file +
+           ", which cannot serve this campaign: " + *why);
+  CampaignRecord& rec = e->rec;
+  rec.spec.name = r.name;
+  rec.spec.script = r.script;
+  rec.spec.policy = r.policy.empty() ? config_.default_policy : r.policy;
+  rec.spec.segment_count = r.segments;
+  rec.spec.nodes = shape.nodes;
+  rec.spec.gpus_per_node = shape.gpus_per_node;
+  rec.spec.time_limit = shape.time_limit;
+  // Neither the flags nor the script name one: the daemon's default goes with each submission.
+  rec.spec.partition = shape.partition.empty() ? config_.partition : shape.partition;
+  rec.account = shape.account.empty() ? config_.account : shape.account;
+  rec.qos = shape.qos;
+  rec.sbatch_options = std::move(shape.sbatch_options);
+  rec.spec.overlap = r.overlap;
+  rec.spec.handoff_grace = r.handoff_grace;
+  rec.script_path = r.script_path;
+  rec.owner_uid = r.owner_uid;
+  rec.max_retries = r.max_retries.value_or(config_.max_retries);
+  rec.fallback_chain = r.fallback_chain.value_or(config_.fallback_chain);
+  rec.max_hours = r.max_hours;
+  rec.done_file = r.done_file;
+  rec.work_dir = r.work_dir;
+  rec.environment = std::move(r.environment);
+  rec.state = CampaignState::kActive;
+  rec.created = clock_.now();
+  rec.request_key = r.request_key;
+  {
+    CampaignStore::Batch batch(store_);
+    store_.add_campaign(rec);
+    if (rec.done_file.empty()) {  // named after the id: known once the row exists
+      rec.done_file = default_done_file(store_.path(), store_.store_id(), rec.spec.id);
+      if (auto why = prepare_done_file(rec.done_file)) fail("done_file: " + *why);
+      store_.save_done_file(rec);
+    }
+    if (r.adopt_job > 0) adopt(rec, rec.segments.front(), r.adopt_job);
+    batch.commit();
+  }
+  for (const auto& note : shape.notes) spdlog::info("campaign {}: {}", rec.spec.id, note);
+  spdlog::info(
+      "campaign {} '{}' added: {} segments of {} node(s) x {} GPU(s), limit {}, policy {}, {}",
+      rec.spec.id, rec.spec.name,
+      rec.open_ended() ? std::string("open-ended") : std::to_string(rec.spec.segment_count),
+      rec.spec.nodes, rec.spec.gpus_per_node,
+      rec.spec.time_limit > 0 ? format_slurm_duration(rec.spec.time_limit) : "the partition's",
+      rec.spec.policy, to_string(rec.spec.overlap));
+  if (notes) *notes = std::move(shape.notes);
+  const std::int64_t id = rec.spec.id;
+  auto& ref = *e;
+  entries_[id] = std::move(e);
+  return ref.rec;
+}
+
+const CampaignRecord& CampaignController::pause(std::int64_t id) {
+  Entry& e = entry(id);
+  if (e.rec.state == CampaignState::kPaused) return e.rec;
+  if (e.rec.state != CampaignState::kActive)
+    throw RequestError("campaign " + std::to_string(id) + " is " +
+                       std::string(to_string(e.rec.state)) + ": only an active one can be paused");
+  e.rec.state = CampaignState::kPaused;
+  store_.save_campaign_state(e.rec);
+  spdlog::info("campaign {} paused", id);
+  return e.rec;
+}
+
+const CampaignRecord& CampaignController::resume(std::int64_t id) {
+  Entry& e = entry(id);
+  if (e.rec.state == CampaignState::kActive) return e.rec;
+  if (e.rec.state != CampaignState::kPaused)
+    throw RequestError("campaign " + std::to_string(id) + " is " +
+                       std::string(to_string(e.rec.state)) + ": only a paused one can be resumed");
+  e.rec.state = CampaignState::kActive;
+  e.next_decision = 0;
+  store_.save_campaign_state(e.rec);
+  spdlog::info("campaign {} resumed", id);
+  return e.rec;
+}
+
+Actions CampaignController::cancel(std::int64_t id) {
+  Entry& e = entry(id);
+  if (is_finished(e.rec.state))
+    throw RequestError("campaign " + std::to_string(id) + " is already " +
+                       std::string(to_string(e.rec.state)));
+  Actions out;
+  const Seconds now = clock_.now();
+  CampaignStore::Batch batch(store_);
+  finish(e, CampaignState::kCancelled, "cancelled by the user", now);
+  sweep_cancelled(e, now, out);
+  batch.commit();
+  return out;
+}
+
+void CampaignController::cancel_segment(Entry& e, SegmentRecord& s, SegmentState state,
+                                        const std::string& message, Seconds now, Actions& out) {
+  out.cancels.push_back({e.rec.spec.id, s.seg.index, s.seg.slurm_job_id});
+  s.seg.state = state;
+  s.seg.end_time = now;
+  s.message = message;
+  save(e, s);
+}
+
+void CampaignController::sweep_cancelled(Entry& e, Seconds now, Actions& out) {
+  for (auto& s : e.rec.segments) {
+    if (s.seg.slurm_job_id <= 0 || s.submitting) continue;
+    if (s.seg.state != SegmentState::kPending && s.seg.state != SegmentState::kRunning) continue;
+    cancel_segment(e, s, SegmentState::kFailed, "cancelled with the campaign", now, out);
+  }
+}
+
+// The job becomes segment 0 as if submitted now: followed by the tag it carries (read from the
+// first dump that shows it), its fate asked as any segment's should it be gone.
+void CampaignController::adopt(CampaignRecord& rec, SegmentRecord& s, JobId job) {
+  s.seg.attempts = 1;
+  s.submitting = true;
+  s.intent_time = clock_.now();
+  const JobTag tag{store_.store_id(), rec.spec.id, s.seg.index, s.seg.attempts};
+  store_.begin_submission(
+      rec.spec.id, s, tag,
+      "adopted: job " + std::to_string(job) + " was in the queue already (campaign add --adopt)");
+  s.submitting = false;
+  s.seg.slurm_job_id = job;
+  s.seg.state = SegmentState::kPending;
+  s.seg.submit_time = clock_.now();
+  s.adopted_tag = SegmentRecord::kTagUnread;
+  store_.finish_submission(rec.spec.id, s, job);
+}
+
+}  // namespace mirage::daemon

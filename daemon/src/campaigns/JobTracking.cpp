@@ -1,0 +1,304 @@
+// Following each segment's job in the dump, found by its tag: its submission settled, its
+// states applied, its failure retried; and, once a start, the jobs of this store no campaign
+// owns.
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "campaigns/CampaignEntry.h"
+#include "mirage/daemon/campaigns/CampaignController.h"
+#include "mirage/daemon/campaigns/DoneFile.h"
+
+namespace mirage::daemon {
+
+namespace {
+
+// "FAILED, exit code 3", "CANCELLED, signal 9", "TIMEOUT".
+std::string ended_text(const SlurmJob& job) {
+  std::string out(to_string(job.state));
+  if (job.exit_signal > 0)
+    out += ", signal " + std::to_string(job.exit_signal);
+  else if (job.exit_code > 0)
+    out += ", exit code " + std::to_string(job.exit_code);
+  return out;
+}
+
+}  // namespace
+
+// Jobs tagged by this store that no campaign of it owns: a store that lost what it had written
+// (its -wal file deleted after a crash, a backup restored). Said once a start, a line each: they
+// run or wait on unwatched, and only the user knows whether to keep them.
+bool CampaignController::adopted(JobId job) const {
+  for (const auto& [id, e] : entries_)
+    for (const auto& s : e->rec.segments)
+      if (s.seg.slurm_job_id == job && !s.adopted_tag.empty()) return true;
+  return false;
+}
+
+void CampaignController::report_orphans(const JobIndex& index) {
+  std::int64_t highest = 0;
+  for (const auto& [key, jobs] : index.by_tag) {
+    highest = std::max(highest, std::get<0>(key));
+    const auto& [campaign, segment, attempt] = key;
+    const auto it = entries_.find(campaign);
+    bool owned = false;
+    if (it != entries_.end() && segment < it->second->count()) {
+      const SegmentRecord& s = it->second->rec.segments[static_cast<std::size_t>(segment)];
+      owned = attempt <= s.seg.attempts;
+    }
+    if (owned) continue;
+    for (const SlurmJob* j : jobs) {
+      if (is_finished(j->state) || adopted(j->id)) continue;
+      spdlog::warn(
+          "job {} ({}, {}) carries the tag {} of this store {}, but no campaign here owns it: the "
+          "store has lost what it had written. mirage does not follow it: take it back as a "
+          "campaign's first segment with `mirage campaign add --adopt {} ...`, or cancel it with "
+          "`scancel {}`",
+          j->id, j->name, to_string(j->state), j->comment, store_.path(), j->id, j->id);
+    }
+  }
+  if (highest > 0) store_.reserve_campaign_ids(highest);
+}
+
+void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds dump_time,
+                                        Seconds now, Actions& out) {
+  for (auto& s : e.rec.segments) {
+    if (!s.submitting || e.in_flight.count(s.seg.index)) continue;
+    const auto* found = index.tagged(e.rec.spec.id, s.seg.index, s.seg.attempts);
+    if (found) {
+      const SlurmJob& job = *found->front();
+      s.submitting = false;
+      s.seg.slurm_job_id = job.id;
+      s.seg.submit_time = job.submit;
+      s.seg.state = SegmentState::kPending;
+      e.unknown_since.erase(s.seg.index);
+      store_.finish_submission(e.rec.spec.id, s, job.id);
+      ++counters_.adopted;
+      spdlog::info("campaign {} segment {}: adopted job {} found by its tag {}", e.rec.spec.id,
+                   s.seg.index, job.id, job.comment);
+      if (!is_finished(e.rec.state)) apply_job(e, s, job, now, out);
+      continue;
+    }
+    auto [since, inserted] = e.unknown_since.emplace(s.seg.index, now);
+    if (dump_time < since->second + config_.reconcile_delay) continue;
+    if (is_finished(e.rec.state)) {
+      s.submitting = false;
+      e.unknown_since.erase(s.seg.index);
+      store_.refuse_submission(e.rec.spec.id, s, "abandoned: the campaign is finished");
+      continue;
+    }
+    spdlog::warn(
+        "campaign {} segment {}: attempt {} is not in Slurm (no job tagged {}); "
+        "submitting it again",
+        e.rec.spec.id, s.seg.index, s.seg.attempts,
+        JobTag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts}.str());
+    ++counters_.resubmitted;
+    e.unknown_since.erase(s.seg.index);
+    submit(e, s, now, out, /*again=*/true, "not found in Slurm by its tag; submitted again");
+  }
+}
+
+void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,
+                               Actions& out) {
+  for (auto& s : e.rec.segments) {
+    if (s.seg.slurm_job_id <= 0 || s.submitting) continue;
+    if (s.seg.state != SegmentState::kPending && s.seg.state != SegmentState::kRunning) continue;
+    if (const SlurmJob* job = segment_job(e, s, index)) {
+      apply_job(e, s, *job, now, out);
+      continue;
+    }
+    // Not in the dump: the controller purged its record (MinJobAge) or lost it. Only look into
+    // the absence of a job submitted well before the dump was taken.
+    if (s.seg.submit_time < 0 || s.seg.submit_time + config_.reconcile_delay > dump_time) continue;
+    settle_fate(e, s, now, out);
+  }
+}
+
+const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, const JobIndex& index) {
+  // An adopted job carries the tag it was submitted with, not the segment's: the job under the
+  // recorded id with that tag (taken from the first dump that shows it) is the segment.
+  if (!s.adopted_tag.empty() && s.seg.attempts == 1) {
+    const auto it = index.tagged_by_id.find(s.seg.slurm_job_id);
+    if (it == index.tagged_by_id.end()) return nullptr;
+    if (s.adopted_tag == SegmentRecord::kTagUnread) {
+      s.adopted_tag = it->second->comment;
+      save(e, s);
+    }
+    return it->second->comment == s.adopted_tag ? it->second : nullptr;
+  }
+  const auto* tagged = index.tagged(e.rec.spec.id, s.seg.index, s.seg.attempts);
+  if (!tagged) return nullptr;
+  for (const SlurmJob* j : *tagged)
+    if (j->id == s.seg.slurm_job_id) return j;
+  // The tag is there under another id: the job is the one that carries the tag, and of several
+  // (a duplicate someone made by hand), the one submitted closest to the recorded submission.
+  const SlurmJob* best = tagged->front();
+  for (const SlurmJob* j : *tagged)
+    if (std::llabs(j->submit - s.seg.submit_time) < std::llabs(best->submit - s.seg.submit_time))
+      best = j;
+  spdlog::warn(
+      "campaign {} segment {}: job {} does not carry the tag {}; job {} does, and is "
+      "followed instead",
+      e.rec.spec.id, s.seg.index, s.seg.slurm_job_id, best->comment, best->id);
+  s.seg.slurm_job_id = best->id;
+  save(e, s);
+  return best;
+}
+
+void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now,
+                                   Actions& out) {
+  const std::int64_t id = e.rec.spec.id;
+  record_granted_shape(e, job);
+  s.priority = job.priority;
+  if (s.fate_unknown()) {  // back in the dump (a controller that had lost it recovered)
+    s.lost_at = -1;
+    e.answers.erase(s.seg.index);
+    e.next_lookup.erase(s.seg.index);
+    save(e, s);
+  }
+  if (!job.std_out.empty() && job.std_out != s.output_file) {
+    s.output_file = job.std_out;
+    save(e, s);
+  }
+  if (job.submit != kUnknownTime && s.seg.submit_time != job.submit) {
+    s.seg.submit_time = job.submit;  // Slurm's own record over the daemon's clock
+    save(e, s);
+  }
+  switch (job.state) {
+    case SlurmJobState::kPending:
+      if (s.seg.state != SegmentState::kPending) {
+        s.seg.state = SegmentState::kPending;  // e.g. requeued
+        save(e, s);
+      }
+      return;
+    case SlurmJobState::kRunning:
+    case SlurmJobState::kSuspended:
+      if (s.seg.state != SegmentState::kRunning) {
+        s.seg.state = SegmentState::kRunning;
+        s.seg.start_time = job.start != kUnknownTime ? job.start : now;
+        save(e, s);
+        spdlog::info(
+            "campaign {} segment {}: job {} started after {} in the queue", id, s.seg.index, job.id,
+            format_slurm_duration(std::max<Seconds>(0, s.seg.start_time - s.seg.submit_time)));
+        // A new boundary begins: the next segment's decisions start now.
+        if (e.policy) e.policy->reset();
+        e.next_decision = 0;
+      }
+      return;
+    default: break;
+  }
+  // Finished.
+  const bool started = job.start != kUnknownTime || s.seg.state == SegmentState::kRunning;
+  if (s.seg.start_time < 0 && job.start != kUnknownTime) s.seg.start_time = job.start;
+  s.seg.end_time = job.end != kUnknownTime ? job.end : now;
+  const std::string ended = ended_text(job);
+  const std::string what = "job " + std::to_string(job.id) + " ended " + ended;
+  store_.record_outcome(id, s, started ? ended : ended + " before it started");
+  switch (job.state) {
+    case SlurmJobState::kCompleted:
+    case SlurmJobState::kTimeout:
+      s.seg.state = SegmentState::kDone;
+      // What made it take more than one attempt stays in view.
+      if (s.seg.attempts > 1 && !s.message.empty() && s.message.rfind("earlier attempt", 0) != 0)
+        s.message = "earlier attempt: " + s.message;
+      else if (s.seg.attempts <= 1)
+        s.message.clear();
+      save(e, s);
+      spdlog::info("campaign {} segment {}: {}", id, s.seg.index, what);
+      return;
+    case SlurmJobState::kCancelled:
+      if (started) {
+        s.seg.state = SegmentState::kDone;
+        s.message = s.signalled_at < 0 ? "cancelled while running" : "";
+        save(e, s);
+        spdlog::info("campaign {} segment {}: {}", id, s.seg.index, what);
+        return;
+      }
+      segment_failed(e, s, false, what + " before it started", now, out);
+      return;
+    default:
+      segment_failed(e, s, started, what + (started ? "" : " before it started"), now, out);
+      return;
+  }
+}
+
+void CampaignController::segment_failed(Entry& e, SegmentRecord& s, bool started,
+                                        const std::string& why, Seconds now, Actions& out) {
+  const std::int64_t id = e.rec.spec.id;
+  const int k = s.seg.index;
+  s.message = why;
+  const bool successor_out =
+      k + 1 < e.count() && (e.seg(k + 1).seg.slurm_job_id > 0 || e.seg(k + 1).submitting);
+  if (started && successor_out) {
+    s.seg.state = SegmentState::kFailed;
+    save(e, s);
+    // The successor carries on where this one stopped, which is a retry too: a chain whose
+    // segments fail one after another (a script that fails at once, with the fallback chain
+    // queueing each successor) stops after max_retries + 1 of them.
+    int streak = 0;
+    for (int j = k; j >= 0 && e.seg(j).seg.state == SegmentState::kFailed; --j) ++streak;
+    if (streak > max_retries(e)) {
+      for (auto& n : e.rec.segments) {
+        if (n.seg.index <= k || n.seg.slurm_job_id <= 0) continue;
+        if (n.seg.state != SegmentState::kPending && n.seg.state != SegmentState::kRunning)
+          continue;
+        cancel_segment(e, n, SegmentState::kFailed,
+                       "cancelled: the segments before it failed one after another", now, out);
+      }
+      finish(e, CampaignState::kFailed,
+             std::to_string(streak) + " segments in a row failed (segments " +
+                 std::to_string(k - streak + 1) + " to " + std::to_string(k) +
+                 "); the last: " + why,
+             now);
+      return;
+    }
+    spdlog::warn("campaign {} segment {}: {}; segment {} is already submitted and carries on", id,
+                 k, why, k + 1);
+    return;
+  }
+  // It created the done file before it failed: nothing is left to run again.
+  if (done_file_exists(e.rec.done_file)) {
+    s.seg.state = SegmentState::kFailed;
+    save(e, s);
+    return;
+  }
+  if (s.seg.attempts <= max_retries(e)) {
+    spdlog::warn("campaign {} segment {}: {}; submitting it again (attempt {} of {})", id, k, why,
+                 s.seg.attempts + 1, max_retries(e) + 1);
+    s.seg.state = SegmentState::kPlanned;
+    s.seg.slurm_job_id = 0;
+    s.seg.submit_time = s.seg.start_time = s.seg.end_time = -1;
+    s.signalled_at = s.killed_at = -1;
+    save(e, s);
+    return;
+  }
+  s.seg.state = SegmentState::kFailed;
+  save(e, s);
+  finish(e, CampaignState::kFailed,
+         "segment " + std::to_string(k) + " failed after " + attempts_text(s.seg.attempts) + ": " +
+             why,
+         now);
+}
+
+void CampaignController::record_granted_shape(Entry& e, const SlurmJob& job) {
+  Campaign& c = e.rec.spec;
+  const Seconds limit = job.time_limit > 0 ? job.time_limit : c.time_limit;
+  const std::string& partition = job.partition.empty() ? c.partition : job.partition;
+  if (e.rec.shape_granted && c.nodes == job.nodes && c.gpus_per_node == job.gpus_per_node &&
+      c.time_limit == limit && c.partition == partition)
+    return;
+  spdlog::info(
+      "campaign {}: Slurm granted job {} {} node(s) x {} GPU(s), limit {}, partition {}; "
+      "decisions use this shape",
+      c.id, job.id, job.nodes, job.gpus_per_node, format_slurm_duration(limit), partition);
+  c.nodes = job.nodes;
+  c.gpus_per_node = job.gpus_per_node;
+  c.time_limit = limit;
+  c.partition = partition;
+  e.rec.shape_granted = true;
+  store_.save_campaign_shape(e.rec);
+}
+
+}  // namespace mirage::daemon

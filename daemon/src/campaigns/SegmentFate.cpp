@@ -1,0 +1,199 @@
+// A segment whose job left the queue while mirage was not looking. Slurm purges a job's record
+// MinJobAge after it ends (300 s by default), so the job's absence from the dump says only that it
+// ended or will never run, not whether it ran: a segment taken as "never started" and submitted
+// again may run twice. Its fate is asked instead, in this order: accounting (slurmdbd, through
+// sacct), then the output file slurmd creates when the batch script starts. A segment neither can
+// tell about is held, named in `campaign show`, and asked about again; nothing more of its
+// campaign is submitted until it is known or the user says (`mirage campaign settle`).
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include "campaigns/CampaignEntry.h"
+#include "mirage/daemon/campaigns/CampaignController.h"
+
+namespace mirage::daemon {
+namespace {
+
+// How far accounting's submit time may differ from the one recorded (the daemon's clock when
+// the job was never seen in a dump) and still be the segment's job rather than a reused id.
+constexpr Seconds kSubmitSlack = 5 * kMinute;
+// A file written this long before the job's submission is older than the job, not its output.
+constexpr Seconds kOutputSlack = 10;
+// Accounting that did not answer, or whose record lags, is asked again this soon.
+constexpr Seconds kAskAgain = kMinute;
+
+bool same_job(const SegmentRecord& s, const SlurmJob& job, std::uint32_t user_id) {
+  if (job.id != s.seg.slurm_job_id || job.user_id != user_id) return false;
+  return job.submit == kUnknownTime || s.seg.submit_time < 0 ||
+         std::llabs(job.submit - s.seg.submit_time) <= kSubmitSlack;
+}
+
+// When the segment's output file was last written, if it shows that the job started: slurmd
+// creates it as the batch script starts.
+std::optional<Seconds> output_written(const SegmentRecord& s) {
+  if (s.output_file.empty()) return std::nullopt;
+  struct stat st {};
+  if (::stat(s.output_file.c_str(), &st) != 0) return std::nullopt;
+  if (st.st_mtime + kOutputSlack < s.seg.submit_time) return std::nullopt;
+  return static_cast<Seconds>(st.st_mtime);
+}
+
+std::string output_note(const SegmentRecord& s) {
+  return s.output_file.empty() ? "Slurm never reported its output file"
+                               : "its output file " + s.output_file + " does not exist";
+}
+
+}  // namespace
+
+void CampaignController::settle_fate(Entry& e, SegmentRecord& s, Seconds now, Actions& out) {
+  const std::int64_t id = e.rec.spec.id;
+  const int k = s.seg.index;
+  if (!s.fate_unknown()) {
+    s.lost_at = now;
+    save(e, s);
+    spdlog::warn(
+        "campaign {} segment {}: job {} ({}) is no longer in Slurm's queue; asking accounting "
+        "how it ended before anything is submitted",
+        id, k, s.seg.slurm_job_id, to_string(s.seg.state));
+  }
+  const auto a = e.answers.find(k);
+  if (a == e.answers.end()) {
+    if (e.looking_up.count(k)) return;
+    if (auto n = e.next_lookup.find(k); n != e.next_lookup.end() && now < n->second) return;
+    e.looking_up.insert(k);
+    out.lookups.push_back({id, k, s.seg.attempts, s.seg.slurm_job_id});
+    ++counters_.lookups;
+    return;
+  }
+  const AccountedJob answer = std::move(a->second);
+  e.answers.erase(a);
+  const std::string job = "job " + std::to_string(s.seg.slurm_job_id);
+  const bool ours = answer.job && same_job(s, *answer.job, config_.user_id);
+  if (ours && is_finished(answer.job->state)) {
+    s.lost_at = -1;
+    e.next_lookup.erase(k);
+    spdlog::info("campaign {} segment {}: accounting says {} ended {}", id, k, job,
+                 to_string(answer.job->state));
+    // Accounting's record says how it ended, not the shape Slurm granted: that stays as seen.
+    SlurmJob ended = *answer.job;
+    ended.nodes = e.rec.spec.nodes;
+    ended.gpus_per_node = e.rec.spec.gpus_per_node;
+    ended.time_limit = e.rec.spec.time_limit;
+    ended.partition = e.rec.spec.partition;
+    apply_job(e, s, ended, now, out);
+    return;
+  }
+  // Accounting did not answer, or its record lags behind the controller's (not ended yet): asked
+  // again shortly; only after fate_retry is nothing from it taken as its word.
+  if ((answer.transient || ours) && now < s.lost_at + config_.fate_retry) {
+    e.next_lookup[k] = now + kAskAgain;
+    const std::string message =
+        job + " left the queue unseen; accounting cannot say yet how it ended (" +
+        (answer.transient ? answer.why
+                          : "its record says " + std::string(to_string(answer.job->state))) +
+        "): asked again shortly, nothing is submitted meanwhile";
+    if (s.message != message) {
+      s.message = message;
+      save(e, s);
+    }
+    return;
+  }
+  const std::string no_record =
+      answer.job ? "accounting's record of " + job + " is not the segment's, or not ended"
+                 : answer.why;
+  auto taken_as_ended = [&](const std::string& how, Seconds end) {
+    s.lost_at = -1;
+    e.next_lookup.erase(k);
+    s.seg.state = SegmentState::kDone;
+    s.seg.end_time = end;
+    s.message = job + " ended while mirage was not looking; " + how + " (" + no_record + ")";
+    store_.record_outcome(id, s, "ended unseen: " + how);
+    save(e, s);
+    spdlog::info("campaign {} segment {}: {}", id, k, s.message);
+  };
+  if (s.seg.state == SegmentState::kRunning) {
+    taken_as_ended("it was seen running, so it is taken as ended", now);
+    return;
+  }
+  if (const auto written = output_written(s)) {
+    taken_as_ended("its output file " + s.output_file + " shows it started", *written);
+    return;
+  }
+  hold_unknown_fate(e, s, no_record + "; " + output_note(s), now);
+}
+
+void CampaignController::hold_unknown_fate(Entry& e, SegmentRecord& s, const std::string& why,
+                                           Seconds now) {
+  const std::int64_t id = e.rec.spec.id;
+  const int k = s.seg.index;
+  e.next_lookup[k] = now + config_.fate_retry;
+  const std::string message = fmt::format(
+      "job {} left the queue while mirage was not looking, and whether it ran cannot be known "
+      "({}); nothing more is submitted until it is: `mirage campaign settle {} --segment {} "
+      "--ran` if it ran, `--rerun` if it did not",
+      s.seg.slurm_job_id, why, id, k);
+  if (s.message == message) return;
+  s.message = message;
+  save(e, s);
+  spdlog::warn("campaign {} segment {}: {}", id, k, message);
+}
+
+void CampaignController::on_accounted(const LookupAction& a, AccountedJob answer) {
+  auto it = entries_.find(a.campaign);
+  if (it == entries_.end()) return;
+  Entry& e = *it->second;
+  e.looking_up.erase(a.segment);
+  const SegmentRecord& s = e.seg(a.segment);
+  if (!s.fate_unknown() || s.seg.attempts != a.attempt || s.seg.slurm_job_id != a.job) return;
+  e.answers[a.segment] = std::move(answer);
+}
+
+void CampaignController::on_accounting_failed(const LookupAction& a, const SlurmError& error) {
+  on_accounted(a, {std::nullopt, std::string("accounting did not answer: ") + error.what(),
+                   error.transient()});
+}
+
+const CampaignRecord& CampaignController::settle(std::int64_t id, int segment, bool ran) {
+  Entry& e = entry(id);
+  if (segment < 0 || segment >= e.count())
+    throw RequestError("segment: campaign " + std::to_string(id) + " has segments 0 to " +
+                       std::to_string(e.count() - 1));
+  if (is_finished(e.rec.state))
+    throw RequestError("campaign " + std::to_string(id) + " is " +
+                       std::string(to_string(e.rec.state)) + ": there is nothing to settle");
+  SegmentRecord& s = e.seg(segment);
+  if (!s.fate_unknown())
+    throw RequestError("segment " + std::to_string(segment) + " of campaign " + std::to_string(id) +
+                       " is " + std::string(to_string(s.seg.state)) +
+                       ": its fate is known, there is nothing to settle");
+  const Seconds now = clock_.now();
+  CampaignStore::Batch batch(store_);
+  s.lost_at = -1;
+  e.answers.erase(segment);
+  e.next_lookup.erase(segment);
+  if (ran) {
+    s.seg.state = SegmentState::kDone;
+    if (s.seg.end_time < 0) s.seg.end_time = now;
+    s.message = "job " + std::to_string(s.seg.slurm_job_id) +
+                " ended unseen; taken as run, as the user said";
+    store_.record_outcome(id, s, "ended unseen: the user said it ran");
+  } else {
+    store_.record_outcome(id, s, "ended unseen: the user said it did not run");
+    s.seg.state = SegmentState::kPlanned;
+    s.seg.slurm_job_id = 0;
+    s.seg.submit_time = s.seg.start_time = s.seg.end_time = -1;
+    s.signalled_at = s.killed_at = -1;
+    s.message = "the user said its job did not run: submitted again";
+  }
+  save(e, s);
+  batch.commit();
+  e.next_decision = 0;
+  spdlog::info("campaign {} segment {}: settled by the user: {}", id, segment,
+               ran ? "it ran" : "it did not run");
+  return e.rec;
+}
+
+}  // namespace mirage::daemon

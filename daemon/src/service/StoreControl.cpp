@@ -1,0 +1,33 @@
+#include "mirage/daemon/service/StoreControl.h"
+
+#include <filesystem>
+#include <optional>
+
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/service/CampaignPass.h"
+#include "mirage/daemon/store/StoreLock.h"
+
+namespace mirage::daemon {
+
+nlohmann::json serve_on_store(const DaemonConfig& config, const nlohmann::json& request,
+                              std::uint32_t peer_uid, SlurmClient& client, const Clock& clock,
+                              double lock_wait_s) {
+  make_private_dir(std::filesystem::path(config.store_path).parent_path());
+  std::string held_by;
+  std::optional<StoreLock> lock =
+      StoreLock::acquire(config.store_path, "mirage campaign", lock_wait_s, &held_by);
+  if (!lock)
+    throw StoreBusyError("store " + config.store_path + " is in use by " + held_by +
+                         " and its control socket " + config.socket_path + " does not answer");
+  CampaignPass pass(config, clock);
+  ControlHandler::Hooks hooks;
+  hooks.perform = [&](Actions a) { perform_actions(pass.controller(), client, a); };
+  hooks.poke = [] {};  // the next tick makes the pass
+  hooks.status = [&] { return nlohmann::json{{"store", config.store_path}, {"daemon", false}}; };
+  ControlHandler handler(pass.controller(), pass.store(), hooks);
+  const auto reply = nlohmann::json::parse(handler.handle(request.dump(), peer_uid));
+  if (!reply.value("ok", false)) throw RequestError(reply.value("error", std::string("failed")));
+  return reply;
+}
+
+}  // namespace mirage::daemon

@@ -1,0 +1,72 @@
+#include "mirage/daemon/service/Tick.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <optional>
+#include <string_view>
+
+#include "mirage/daemon/service/CampaignPass.h"
+#include "mirage/daemon/store/StoreLock.h"
+
+namespace mirage::daemon {
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+bool holder_makes_pass(const std::string& held_by) {
+  return ends_with(held_by, "(mirage daemon)") || ends_with(held_by, "(mirage tick)");
+}
+
+TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock& clock,
+                    const WaitUntil& wait_until, double request_wait_s) {
+  TickResult result;
+  make_private_dir(std::filesystem::path(config.store_path).parent_path());
+  // No wait for a daemon or a tick: the pass under way is this one's. A `campaign` command makes
+  // no pass and lets go after its request.
+  std::optional<StoreLock> lock =
+      StoreLock::acquire(config.store_path, "mirage tick", 0, &result.held_by);
+  if (!lock && ends_with(result.held_by, "(mirage campaign)")) {
+    result.waited_s = request_wait_s;
+    lock = StoreLock::acquire(config.store_path, "mirage tick", request_wait_s, &result.held_by);
+  }
+  if (!lock) {
+    result.holder_passes = holder_makes_pass(result.held_by);
+    return result;
+  }
+  result.held_by.clear();
+  result.ran = true;
+  CampaignPass pass(config, clock);
+  CampaignController& controller = pass.controller();
+  const Seconds locked_at = clock.now();
+  if (controller.unresolved() > 0) wait_until(locked_at + controller.config().reconcile_delay);
+
+  const JobDump dump = client.load_jobs(0);
+  pass.apply_partitions(client.load_partitions());
+  pass.set_jobs(dump.jobs);
+  Actions actions = pass.decide(dump.taken, true);
+  perform_actions(controller, client, actions);
+  // Accounting's answers on segments that left the queue unseen are settled in a second pass on
+  // the same dump: a tick that only asked would leave every decision to the next one.
+  if (!actions.lookups.empty()) {
+    Actions more = pass.decide(dump.taken, false);
+    perform_actions(controller, client, more);
+    actions.append(std::move(more));
+  }
+
+  result.submitted = actions.submits.size();
+  result.signalled = actions.signals.size();
+  result.cancelled = actions.cancels.size();
+  result.released = actions.releases.size();
+  result.unresolved = controller.unresolved();
+  for (const auto* r : controller.campaigns())
+    if (!is_finished(r->state)) ++result.campaigns;
+  return result;
+}
+
+}  // namespace mirage::daemon

@@ -1,0 +1,155 @@
+#include "mirage/daemon/slurm/SbatchSubmitter.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <stdexcept>
+
+#include "mirage/daemon/slurm/ChildProcess.h"
+
+namespace mirage::daemon {
+namespace {
+
+// sbatch's messages when the controller did not answer: whether the job exists is unknown, and
+// the tag in a later dump settles it.
+constexpr const char* kNoAnswer[] = {
+    "Socket timed out",
+    "Unable to contact slurm controller",
+    "Zero Bytes were transmitted or received",
+    "Communication connection failure",
+    "Connection refused",
+    "Connection timed out",
+    "Connection reset",
+    "Transport endpoint is not connected",
+    "in standby mode",
+};
+
+// sbatch's standard error as one line: its lines, trimmed, joined.
+std::string one_line(const std::string& text) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    auto nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(at, nl - at);
+    at = nl + 1;
+    const auto b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
+    out += (out.empty() ? "" : "; ") + line;
+  }
+  return out.size() > 1000 ? out.substr(0, 1000) + "..." : out;
+}
+
+// "1234" or "1234;cluster" on the last line of --parsable output.
+std::optional<JobId> parse_job_id(const std::string& out) {
+  const auto end = out.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return std::nullopt;
+  const auto start = out.find_last_of('\n', end);
+  const std::string line = out.substr(start == std::string::npos ? 0 : start + 1,
+                                      end + 1 - (start == std::string::npos ? 0 : start + 1));
+  const std::string digits = line.substr(0, line.find(';'));
+  JobId id = 0;
+  const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+  if (ec != std::errc() || p != digits.data() + digits.size() || id <= 0) return std::nullopt;
+  return id;
+}
+
+}  // namespace
+
+bool executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string find_on_path(const std::string& program, const std::string& search_path) {
+  std::size_t at = 0;
+  while (at <= search_path.size()) {
+    auto colon = search_path.find(':', at);
+    if (colon == std::string::npos) colon = search_path.size();
+    const std::string dir = search_path.substr(at, colon - at);
+    at = colon + 1;
+    if (dir.empty()) continue;
+    const std::string candidate = dir + "/" + program;
+    if (executable_file(candidate)) return candidate;
+  }
+  return {};
+}
+
+std::string find_sbatch(const std::string& configured, const std::string& search_path) {
+  if (!configured.empty()) {
+    if (::access(configured.c_str(), F_OK) != 0)
+      throw std::runtime_error(configured + " does not exist");
+    if (!executable_file(configured))
+      throw std::runtime_error(configured + " is not an executable file");
+    return configured;
+  }
+  std::string found = find_on_path("sbatch", search_path);
+  if (found.empty())
+    throw std::runtime_error("no sbatch on $PATH (" + search_path +
+                             "); install Slurm's client commands or name it in cluster.sbatch");
+  return found;
+}
+
+std::vector<std::string> SbatchSubmitter::arguments(const SubmitRequest& r) {
+  std::vector<std::string> args{"--parsable"};
+  if (!r.name.empty()) args.push_back("--job-name=" + r.name);
+  args.push_back("--comment=" + r.comment);
+  // The environment sbatch runs with (the campaign's, and MIRAGE_*) is the job's.
+  args.push_back("--export=ALL");
+  args.insert(args.end(), r.options.begin(), r.options.end());
+  // Last, so that it wins over a --dependency the user gave (the chain is mirage's to keep).
+  if (r.after_any > 0) args.push_back("--dependency=afterany:" + std::to_string(r.after_any));
+  return args;
+}
+
+JobId SbatchSubmitter::submit(const SubmitRequest& r) const {
+  ChildProcessSpec spec;
+  spec.program = settings_.program;
+  spec.args = arguments(r);
+  spec.work_dir = r.work_dir.empty() ? "/tmp" : r.work_dir;
+  spec.input = r.script;
+  spec.timeout = std::chrono::seconds(settings_.timeout);
+  for (const auto& e : r.environment)
+    if (settings_.slurm_conf.empty() || e.rfind("SLURM_CONF=", 0) != 0)
+      spec.environment.push_back(e);
+  if (!settings_.slurm_conf.empty())
+    spec.environment.push_back("SLURM_CONF=" + settings_.slurm_conf);
+
+  const ChildProcessResult res = run_child_process(spec);
+  const std::string who = "sbatch (" + settings_.program + ")";
+  if (res.start_errno != 0) {
+    const std::string why = std::strerror(res.start_errno);
+    throw SlurmError(res.chdir_failed ? "cannot submit from " + spec.work_dir + ": " + why
+                                      : "cannot run " + who + ": " + why,
+                     res.start_errno, false);
+  }
+  if (res.timed_out)
+    throw SlurmError(who + " did not finish within " + format_slurm_duration(settings_.timeout) +
+                         " and was killed; whether the job exists is settled by its tag",
+                     ETIMEDOUT, true);
+  if (res.exit_code < 0)
+    throw SlurmError(who +
+                         (res.signal ? " was killed by signal " + std::to_string(res.signal)
+                                     : std::string(" ended in an unknown way")) +
+                         "; whether the job exists is settled by its tag",
+                     EINTR, true);
+  const std::string err = one_line(res.err);
+  if (res.exit_code == 0) {
+    if (const auto id = parse_job_id(res.out)) return *id;
+    throw SlurmError(who + " succeeded but printed no job id ('" + one_line(res.out) +
+                         "'); whether the job exists is settled by its tag",
+                     EPROTO, true);
+  }
+  if (err.empty())
+    throw SlurmError(who + " exited with status " + std::to_string(res.exit_code), res.exit_code,
+                     false);
+  bool no_answer = false;
+  for (const char* pattern : kNoAnswer) no_answer = no_answer || err.find(pattern) != err.npos;
+  throw SlurmError(err, res.exit_code, no_answer);
+}
+
+}  // namespace mirage::daemon

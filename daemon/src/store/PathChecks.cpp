@@ -1,0 +1,61 @@
+#include "store/PathChecks.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace mirage::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_sqlite(const std::string& path) {
+  static constexpr char kMagic[] = "SQLite format 3";  // with its '\0': the 16-byte header
+  char head[sizeof kMagic] = {};
+  std::ifstream f(path, std::ios::binary);
+  f.read(head, sizeof head);
+  return f.gcount() == static_cast<std::streamsize>(sizeof head) &&
+         std::equal(head, head + sizeof head, kMagic);
+}
+
+}  // namespace
+
+std::optional<std::string> directory_problem(const fs::path& dir) {
+  const fs::path start = dir.empty() ? fs::path(".") : dir;
+  fs::path existing = start;
+  std::error_code ec;
+  while (!fs::exists(existing, ec)) {
+    const fs::path up = existing.has_parent_path() ? existing.parent_path() : fs::path(".");
+    if (up == existing) break;
+    existing = up;
+  }
+  const std::string why = existing == start ? "" : start.string() + " cannot be created: ";
+  if (!fs::is_directory(existing, ec)) return why + existing.string() + " is not a directory";
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    return why + "the directory " + existing.string() + " is not writable (" +
+           std::strerror(errno) + ")";
+  return std::nullopt;
+}
+
+std::optional<std::string> store_problem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return path + " is a directory, not a database file";
+    if (!S_ISREG(st.st_mode)) return path + " is not a regular file";
+    if (::access(path.c_str(), R_OK | W_OK) != 0)
+      return path + " is not readable and writable (" + std::strerror(errno) + ")";
+    if (st.st_size > 0 && !is_sqlite(path))
+      return path + " is not a SQLite database; refusing to use it as the store";
+  } else if (errno != ENOENT) {
+    return path + " cannot be inspected (" + std::strerror(errno) + ")";
+  }
+  // SQLite makes its WAL and shared-memory files beside the database.
+  if (auto why = directory_problem(fs::path(path).parent_path())) return why;
+  return std::nullopt;
+}
+
+}  // namespace mirage::daemon

@@ -1,0 +1,98 @@
+#include "mirage/daemon/store/StoreLock.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace mirage::daemon {
+
+namespace {
+
+std::string user_name(uid_t uid) {
+  const passwd* pw = ::getpwuid(uid);
+  return pw ? std::string(pw->pw_name) + " (uid " + std::to_string(uid) + ")"
+            : "uid " + std::to_string(uid);
+}
+
+std::string read_holder(int fd) {
+  char buf[256];
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  std::string s = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\0')) s.pop_back();
+  return s.empty() ? "another process" : s;
+}
+
+}  // namespace
+
+std::optional<std::string> foreign_owner(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || st.st_uid == ::geteuid()) return std::nullopt;
+  return path + " belongs to " + user_name(st.st_uid) + ", not to you (" + user_name(::geteuid()) +
+         "); give --config a store of your own";
+}
+
+std::string StoreLock::lock_path(const std::string& store_path) {
+  return store_path + ".lock";
+}
+
+std::optional<StoreLock> StoreLock::acquire(const std::string& store_path,
+                                            const std::string& holder, double wait_s,
+                                            std::string* held_by) {
+  const std::string path = lock_path(store_path);
+  for (const auto& p : {store_path, path})
+    if (auto why = foreign_owner(p)) throw StoreOwnerError(*why);
+  // Not O_CLOEXEC on purpose: the sbatch a pass runs inherits the lock, so a pass killed while
+  // its sbatch still talks to slurmctld keeps the store locked until that sbatch is gone, and
+  // the next pass settles the submission against a dump that can already show its job.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0600);  // NOLINT(hicpp-signed-bitwise)
+  if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<long>(wait_s * 1000));
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      const int err = errno;
+      ::close(fd);
+      throw std::runtime_error("cannot lock " + path + ": " + std::strerror(err));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      if (held_by) *held_by = read_holder(fd);
+      ::close(fd);
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // Written over the last holder's line, then cut to length: one that reads it meanwhile finds
+  // a whole line. A failure costs only the next one's message.
+  const std::string who = "pid " + std::to_string(::getpid()) + " (" + holder + ")\n";
+  if (::pwrite(fd, who.data(), who.size(), 0) == static_cast<ssize_t>(who.size()) &&
+      ::ftruncate(fd, static_cast<off_t>(who.size())) != 0) {
+    // A longer line of an earlier holder keeps its tail; the lock is held all the same.
+  }
+  return StoreLock(fd);
+}
+
+StoreLock::StoreLock(StoreLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+StoreLock& StoreLock::operator=(StoreLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+StoreLock::~StoreLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace mirage::daemon

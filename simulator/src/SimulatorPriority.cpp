@@ -1,0 +1,94 @@
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "mirage/core/AvailabilityProfile.h"
+#include "mirage/core/QueueForecast.h"
+#include "mirage/simulator/HiddenWork.h"
+#include "mirage/simulator/Simulator.h"
+
+namespace mirage {
+
+double Simulator::usage_weight(Seconds t) const {
+  return std::exp2(static_cast<double>(t - usage_origin_) /
+                   static_cast<double>(spec_.priority.decay_half_life));
+}
+
+void Simulator::note_share(const SimJobSpec& s, Seconds start, bool starting) {
+  if (spec_.priority.weight_fairshare <= 0 || s.user == 0) return;
+  const double units = spec_.allocation == AllocationMode::kGpuGranular
+                           ? static_cast<double>(s.nodes) * gpus_needed(s)
+                           : static_cast<double>(s.nodes);
+  UserShare& u = shares_[s.user];
+  const double sign = starting ? 1.0 : -1.0;
+  u.running += sign * units;
+  u.running_since += sign * units * static_cast<double>(start);
+  total_running_ += sign * units;
+  total_running_since_ += sign * units * static_cast<double>(start);
+  if (!starting) {
+    // Ended work, weighted at the middle of its run.
+    const double used =
+        units * static_cast<double>(now_ - start) * usage_weight((start + now_) / 2);
+    u.usage += used;
+    total_usage_ += used;
+    // Keep the weights finite: move the origin forward every 400 half-lives.
+    if (static_cast<double>(now_ - usage_origin_) >
+        400.0 * static_cast<double>(spec_.priority.decay_half_life)) {
+      const double w = usage_weight(now_);
+      shares_.for_each([w](UserShare& share) { share.usage /= w; });
+      total_usage_ /= w;
+      usage_origin_ = now_;
+    }
+  }
+  ++share_version_;
+}
+
+void Simulator::add_steady_usage(std::uint32_t user, double units) {
+  if (spec_.priority.weight_fairshare <= 0 || user == 0) return;
+  // Units held since forever, decayed with the half-life h: units x h / ln 2, weighted at now.
+  const double used = units * static_cast<double>(spec_.priority.decay_half_life) / std::log(2.0) *
+                      usage_weight(now_);
+  shares_[user].usage += used;
+  total_usage_ += used;
+  ++share_version_;
+}
+
+// 2^(-usage share / fair share), with an equal share for every user seen: 1 for a user who has
+// used nothing, 0.5 for one who used exactly their share, towards 0 for heavy users.
+double Simulator::fairshare_factor(std::uint32_t user) const {
+  UserShare& u = shares_[user];
+  if (u.factor_at == now_ && u.factor_version == share_version_) return u.factor;
+  if (weight_at_ != now_ || weight_origin_ != usage_origin_) {
+    weight_now_ = usage_weight(now_);
+    weight_at_ = now_;
+    weight_origin_ = usage_origin_;
+  }
+  const double w = weight_now_;
+  const double now = static_cast<double>(now_);
+  const double mine = u.usage + w * (u.running * now - u.running_since);
+  const double all = total_usage_ + w * (total_running_ * now - total_running_since_);
+  u.factor = all > 0 ? std::exp2(-static_cast<double>(shares_.size()) * mine / all) : 1.0;
+  u.factor_at = now_;
+  u.factor_version = share_version_;
+  return u.factor;
+}
+
+double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const {
+  const double units = spec_.allocation == AllocationMode::kGpuGranular
+                           ? static_cast<double>(s.nodes) * gpus_needed(s)
+                           : static_cast<double>(s.nodes);
+  const double fairshare =
+      spec_.priority.weight_fairshare > 0 ? (s.user != 0 ? fairshare_factor(s.user) : 0.5) : 0.0;
+  return spec_.priority.score(now_ - eligible_since,
+                              units / static_cast<double>(spec_.capacity_units()), fairshare);
+}
+
+double Simulator::started_priority(SimJobIndex j) const {
+  for (const RunningJob& r : running_)
+    if (r.job == j) return r.priority;
+  return kUnknownPriority;
+}
+
+}  // namespace mirage

@@ -1,0 +1,243 @@
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "SimulatorOrder.h"
+#include "mirage/core/AvailabilityProfile.h"
+#include "mirage/core/QueueForecast.h"
+#include "mirage/simulator/HiddenWork.h"
+#include "mirage/simulator/Simulator.h"
+
+namespace mirage {
+
+using simulator_order::LaterEnd;
+using simulator_order::round_up;
+
+bool Simulator::fits_now(const SimJobSpec& s) const {
+  if (spec_.allocation == AllocationMode::kWholeNode) return s.nodes <= free_nodes_;
+  const int g = gpus_needed(s);
+  int usable = 0;
+  for (auto f : free_gpus_) usable += f >= g;
+  return usable >= s.nodes;
+}
+
+void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint16_t>* nodes) {
+  const auto [j, eligible_since] = eligible_[eligible_pos];
+  const SimJobSpec& s = job(j);
+  RunningJob r;
+  r.priority = priority_of(s, eligible_since);  // as Slurm keeps it once the job runs
+  eligible_[eligible_pos] = eligible_.back();
+  eligible_.pop_back();
+  r.job = j;
+  r.start = now_;
+  r.end = now_ + std::min(s.runtime, s.time_limit);
+  r.expected_end = now_ + s.time_limit;
+  if (spec_.allocation == AllocationMode::kWholeNode) {
+    free_nodes_ -= s.nodes;
+  } else {
+    const int g = gpus_needed(s);
+    if (nodes) {
+      r.gpu_nodes = *nodes;
+    } else {
+      for (int n = 0; n < spec_.nodes && static_cast<int>(r.gpu_nodes.size()) < s.nodes; ++n)
+        if (free_gpus_[n] >= g) r.gpu_nodes.push_back(static_cast<std::uint16_t>(n));
+    }
+    for (auto n : r.gpu_nodes) free_gpus_[n] = static_cast<std::uint16_t>(free_gpus_[n] - g);
+  }
+  if (s.user != 0 &&
+      (spec_.user_limits.max_running_jobs > 0 || spec_.user_limits.max_running_nodes > 0)) {
+    UserUse& u = user_use_[s.user];
+    ++u.jobs;
+    u.nodes += s.nodes;
+  }
+  note_share(s, now_, true);
+  state_[j].state = SimJobState::kRunning;
+  state_[j].start = now_;
+  if (hidden(j)) {  // what the partition's own queue never shows: not among its recent starts
+    hidden_nodes_ += s.nodes;
+  } else {
+    const Seconds wait = now_ - state_[j].submitted;  // a follower's from when it was submitted
+    recent_sum_ += wait - recent_waits_[static_cast<std::size_t>(recent_pos_)];
+    recent_waits_[static_cast<std::size_t>(recent_pos_)] = wait;
+    recent_pos_ = (recent_pos_ + 1) % QueueSnapshot::kRecentStarts;
+    recent_count_ = std::min(recent_count_ + 1, QueueSnapshot::kRecentStarts);
+  }
+  running_.push_back(std::move(r));
+  std::push_heap(running_.begin(), running_.end(), LaterEnd{});
+  mark_dirty(false);
+}
+
+void Simulator::release(const RunningJob& r) {
+  const SimJobSpec& s = job(r.job);
+  note_share(s, r.start, false);
+  if (UserUse* use = user_use_.find(s.user)) {
+    --use->jobs;
+    use->nodes -= s.nodes;
+  }
+  if (hidden(r.job)) hidden_nodes_ -= s.nodes;
+  if (spec_.allocation == AllocationMode::kWholeNode) {
+    free_nodes_ += s.nodes;
+  } else {
+    const int g = gpus_needed(s);
+    for (auto n : r.gpu_nodes) free_gpus_[n] = static_cast<std::uint16_t>(free_gpus_[n] + g);
+  }
+}
+
+void Simulator::main_schedule() {
+  main_needed_ = false;
+  if (down_until(now_)) return;  // the partition is down: nothing starts until it is up
+  ++counters_.main_passes;
+  // Start jobs in priority order until the first that does not fit. Only the best job is needed
+  // each round, so a linear scan beats sorting the whole queue after every event.
+  // Jobs held by their user's limits are passed over, as Slurm passes over a job pending for a
+  // QOS limit: they block nobody. On a full machine nothing fits: no need to look.
+  while (!eligible_.empty() &&
+         (spec_.allocation != AllocationMode::kWholeNode || free_nodes_ > 0)) {
+    std::size_t best = eligible_.size();
+    Ranked best_r{};
+    for (std::size_t i = 0; i < eligible_.size(); ++i) {
+      const SimJobSpec& s = job(eligible_[i].first);
+      if (over_user_limit(s)) continue;
+      Ranked r{eligible_[i].first, priority_of(s, eligible_[i].second), s.submit};
+      if (best == eligible_.size() || before(r, best_r)) {
+        best = i;
+        best_r = r;
+      }
+    }
+    // A job that would run across a boundary waits for it, and blocks the rest as one that does
+    // not fit does: backfill starts what ends before the boundary.
+    if (best == eligible_.size() || !fits_now(job(best_r.job)) ||
+        runs_across_boundary(best_r.job, now_))
+      break;
+    start_job(best, nullptr);
+  }
+}
+
+void Simulator::backfill_schedule() {
+  if (eligible_.empty() || down_until(now_)) return;
+  const SchedulerParameters& sp = spec_.scheduler;
+  const bool whole_node = spec_.allocation == AllocationMode::kWholeNode;
+  // Reservations are rebuilt from scratch each pass (Slurm keeps none between passes), so a
+  // pass on a machine with nothing free cannot start anything: skip it.
+  if (whole_node ? free_nodes_ <= 0
+                 : std::all_of(free_gpus_.begin(), free_gpus_.end(), [](auto f) { return f == 0; }))
+    return;
+  ++counters_.backfill_passes;
+
+  // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
+  // a congested replay makes hundreds of thousands of passes).
+  std::vector<Ranked>& order = bf_order_;
+  order.clear();
+  for (const auto& [j, since] : eligible_) {
+    const SimJobSpec& s = job(j);
+    order.push_back({j, priority_of(s, since), s.submit});
+  }
+  const std::size_t tested = std::min<std::size_t>(
+      order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
+  auto cmp = [](const Ranked& a, const Ranked& b) { return before(a, b); };
+  // The first `tested` by selection, then sorted: cheaper than a partial sort on a long queue, and
+  // the same order (`before` is a strict total order).
+  const auto cut = order.begin() + static_cast<std::ptrdiff_t>(tested);
+  if (cut != order.end()) std::nth_element(order.begin(), cut, order.end(), cmp);
+  std::sort(order.begin(), cut, cmp);
+
+  // The plan: what running jobs hold until their expected ends (time limits, not runtimes),
+  // rounded up to bf_resolution as Slurm's plan is.
+  const Seconds res = std::max<Seconds>(1, sp.bf_resolution);
+  AvailabilityProfile profile(now_, whole_node ? 1 : spec_.nodes,
+                              whole_node ? spec_.nodes : spec_.gpus_per_node);
+  std::vector<AvailabilityProfile::Holding>& held = bf_held_;
+  held.clear();
+  for (const RunningJob& r : running_) {
+    const Seconds end = round_up(r.expected_end, res);
+    const SimJobSpec& s = job(r.job);
+    if (whole_node) {
+      held.push_back({0, s.nodes, end});
+    } else {
+      for (auto n : r.gpu_nodes) held.push_back({n, gpus_needed(s), end});
+    }
+  }
+  profile.occupy_all(held);
+  const Seconds latest_start = now_ + sp.bf_window;
+  // The down windows a job of this pass could be planned in: mostly none, and then no job needs
+  // looking up in them.
+  std::vector<DownWindow> down_ahead;
+  if (spec_.down) {
+    const auto ends_after = [](Seconds t, const DownWindow& w) { return t < w.to; };
+    for (auto it = std::upper_bound(spec_.down->begin(), spec_.down->end(), now_, ends_after);
+         it != spec_.down->end() && it->from <= latest_start; ++it)
+      down_ahead.push_back(*it);
+  }
+  int free_now = whole_node ? free_nodes_ : 0;
+  bool reserved_one = false;
+  std::vector<SimJobIndex> to_start;
+  std::vector<std::vector<std::uint16_t>> to_start_nodes;
+  // This pass's starts per limited user, so that one pass does not start past a limit (a pass
+  // starts few jobs: a list).
+  std::vector<std::pair<std::uint32_t, UserUse>> started_by;
+  const auto started_of = [&started_by](std::uint32_t user) -> UserUse* {
+    for (auto& [id, use] : started_by)
+      if (id == user) return &use;
+    return nullptr;
+  };
+  const bool limited =
+      spec_.user_limits.max_running_jobs > 0 || spec_.user_limits.max_running_nodes > 0;
+  // bf_max_job_user: a user's jobs past this many in the pass are neither started nor planned.
+  std::unordered_map<std::uint32_t, int> tested_by;
+  for (std::size_t k = 0; k < tested; ++k) {
+    const SimJobIndex j = order[k].job;
+    const SimJobSpec& s = job(j);
+    if (limited && s.user != 0) {
+      const UserUse* extra = started_of(s.user);
+      if (over_user_limit(s, extra ? extra->jobs : 0, extra ? extra->nodes : 0)) continue;
+    }
+    if (sp.bf_max_job_user > 0 && s.user != 0 && ++tested_by[s.user] > sp.bf_max_job_user) continue;
+    const Seconds duration = round_up(s.time_limit, res);
+    const ResourceRequest req =
+        whole_node ? ResourceRequest{1, s.nodes} : ResourceRequest{s.nodes, gpus_needed(s)};
+    // EASY: once the top blocked job holds a reservation, others may only start now.
+    const bool may_reserve = sp.backfill == BackfillMode::kSlurm || !reserved_one;
+    const Seconds horizon = may_reserve ? latest_start : now_;
+    auto placement = profile.earliest_start(req, duration, horizon);
+    // Planned past each boundary it would run across, as a recurring reservation is planned,
+    // and past each down window it would start in.
+    while (placement) {
+      std::optional<Seconds> after = mirage::down_until(down_ahead, placement->start);
+      if (!after && runs_across_boundary(j, placement->start))
+        after = next_boundary_after(placement->start);
+      if (!after) break;
+      placement = profile.earliest_start(req, duration, horizon, *after);
+    }
+    if (!placement) continue;
+    if (placement->start == now_) {
+      profile.reserve(*placement, req.units, duration);
+      if (limited && s.user != 0) {
+        UserUse* extra = started_of(s.user);
+        if (!extra) extra = &started_by.emplace_back(s.user, UserUse{}).second;
+        ++extra->jobs;
+        extra->nodes += s.nodes;
+      }
+      to_start.push_back(j);
+      to_start_nodes.push_back(placement->slots);
+      if (whole_node) {
+        free_now -= s.nodes;
+        // Nothing else can start now, and the pass's reservations die with it.
+        if (free_now == 0) break;
+      }
+    } else {
+      profile.reserve(*placement, req.units, duration);
+      reserved_one = true;
+    }
+  }
+  for (std::size_t k = 0; k < to_start.size(); ++k) {
+    auto pos = std::find_if(eligible_.begin(), eligible_.end(),
+                            [&](const auto& e) { return e.first == to_start[k]; });
+    start_job(static_cast<std::size_t>(pos - eligible_.begin()),
+              whole_node ? nullptr : &to_start_nodes[k]);
+    ++counters_.backfill_starts;
+  }
+}
+
+}  // namespace mirage

@@ -1,0 +1,112 @@
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "SimulatorOrder.h"
+#include "mirage/core/AvailabilityProfile.h"
+#include "mirage/core/QueueForecast.h"
+#include "mirage/simulator/HiddenWork.h"
+#include "mirage/simulator/Simulator.h"
+
+namespace mirage {
+
+using simulator_order::LaterEnd;
+
+PendingJobView Simulator::pending_view(SimJobIndex j, PendingState state,
+                                       Seconds accruing_since) const {
+  const SimJobSpec& s = job(j);
+  PendingJobView p;
+  p.time_limit = s.time_limit;
+  p.nodes = s.nodes;
+  p.gpus_per_node = s.gpus_per_node;
+  p.waited = now_ - state_[j].submitted;
+  p.accrued = now_ - accruing_since;
+  p.priority = priority_of(s, accruing_since);
+  // An eligible job its user's limits hold back waits for that user's work, not for room; one
+  // whose limit would run across a weekly boundary waits for the boundary to pass, as slurmctld
+  // reports a job a recurring reservation holds (ReqNodeNotAvail, Reserved for maintenance); in a
+  // down window every job waits for the partition to come up (PartitionDown).
+  p.state = state;
+  if (state == PendingState::kEligible && over_user_limit(s))
+    p.state = PendingState::kLimit;
+  else if (state == PendingState::kEligible && (down_until(now_) || runs_across_boundary(j, now_)))
+    p.state = PendingState::kNotYetEligible;
+  return p;
+}
+
+std::optional<PendingJobView> Simulator::pending_view(SimJobIndex j) const {
+  if (state(j) != SimJobState::kPending) return std::nullopt;
+  for (const auto& [e, since] : eligible_)
+    if (e == j) return pending_view(j, PendingState::kEligible, since);
+  if (std::find(dependency_held_.begin(), dependency_held_.end(), j) != dependency_held_.end())
+    return pending_view(j, PendingState::kDependency, now_);
+  return pending_view(j, PendingState::kNotYetEligible, now_);
+}
+
+QueueSnapshot Simulator::snapshot() const {
+  QueueSnapshot q;
+  q.time = now_;
+  q.total_nodes = spec_.nodes;
+  q.gpus_per_node = spec_.gpus_per_node;
+  q.priority = spec_.priority;
+  q.unavailable_nodes = unavailable_nodes();
+  // The snapshot is the campaign's (kCampaignUser's): its limits are every user's.
+  q.user_limits = spec_.user_limits;
+  q.reservations = boundary_reservations();
+  // Hidden work is not in the partition's queue: it shows as the nodes it holds, as a live
+  // partition shows nodes that other work holds.
+  q.pending.reserve(pending_count());
+  for (const auto& [j, since] : eligible_)
+    if (!hidden(j)) q.pending.push_back(pending_view(j, PendingState::kEligible, since));
+  for (const auto& e : begin_heap_)
+    q.pending.push_back(pending_view(e.second, PendingState::kNotYetEligible, now_));
+  for (SimJobIndex j : dependency_held_)
+    q.pending.push_back(pending_view(j, PendingState::kDependency, now_));
+  q.running.reserve(running_.size());
+  for (const RunningJob& r : running_) {
+    if (hidden(r.job)) continue;
+    const SimJobSpec& s = job(r.job);
+    RunningJobView v;
+    v.time_limit = s.time_limit;
+    v.nodes = s.nodes;
+    v.gpus_per_node = s.gpus_per_node;
+    v.waited = r.start - state_[r.job].submitted;
+    v.run = now_ - r.start;
+    v.priority = r.priority;
+    v.own = s.user == kCampaignUser;
+    q.running.push_back(v);
+  }
+  q.recent_starts = recent_count_;
+  q.recent_mean_wait_s = recent_count_ > 0 ? static_cast<double>(recent_sum_) / recent_count_ : 0.0;
+  // Oldest first: the ring's next slot holds the oldest once it is full.
+  q.recent_runtime_shares.reserve(static_cast<std::size_t>(recent_ends_));
+  const int oldest = recent_ends_ < QueueSnapshot::kRecentEnds ? 0 : recent_end_pos_;
+  for (int k = 0; k < recent_ends_; ++k)
+    q.recent_runtime_shares.push_back(
+        recent_shares_[static_cast<std::size_t>((oldest + k) % QueueSnapshot::kRecentEnds)]);
+  return q;
+}
+
+Seconds Simulator::planned_start(SimJobSpec spec, Seconds horizon) const {
+  // slurmctld's will-run test (job_start_data, 22.05) places the job among the running jobs
+  // alone, each to its limit: no pending job, no limit, no change of capacity to come.
+  Simulator plan = fork();
+  plan.spec_.down = nullptr;  // an outage is not announced: slurmctld cannot plan around it
+  plan.next_arrival_ = plan.trace_->size();
+  plan.eligible_.clear();
+  plan.begin_heap_.clear();
+  plan.dependency_held_.clear();
+  plan.next_hidden_ = plan.hidden_->size();
+  for (RunningJob& r : plan.running_) r.end = r.expected_end;
+  std::make_heap(plan.running_.begin(), plan.running_.end(), LaterEnd{});
+  spec.runtime = spec.time_limit;
+  spec.user = 0;  // no user limit holds it
+  spec.after_any.reset();
+  spec.begin = 0;
+  const SimJobIndex j = plan.submit(spec);
+  return plan.run_until_started(j, now_ + horizon) ? plan.start_time(j) : kUnknownTime;
+}
+
+}  // namespace mirage

@@ -1,0 +1,382 @@
+// Chaining episodes, the oracle and the probes: what a policy sees and what its submission gives.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "EpisodeFixtures.h"
+#include "mirage/agents/Baselines.h"
+#include "mirage/agents/Evaluation.h"
+#include "mirage/agents/PolicyRegistry.h"
+#include "mirage/agents/Probe.h"
+#include "mirage/agents/ReactiveWhatIf.h"
+#include "mirage/core/Error.h"
+#include "support/BusyTrace.h"
+
+namespace mirage {
+namespace {
+
+using test::busy_trace;
+using test::cluster16;
+using test::expect_same_observation;
+using test::FixedDecider;
+using test::kT0;
+using test::observe;
+using test::RecordingDecider;
+using test::short_chain;
+
+TEST(Episode, ObservationsCarryNothingFromTheFutureOfTheTrace) {
+  const Trace base = busy_trace(1);
+  const Seconds sample = kT0 + 5 * kDay;
+  const auto a = observe(base, sample);
+  ASSERT_GT(a.size(), 10u);
+  const Seconds cut = a[5].time;  // decisions up to here must not see past it
+  // Same past, different future: every job submitted after `cut` changes size and length, and
+  // long jobs submitted shortly before it (so still running at `cut` in any schedule) get
+  // other true ends, later than `cut`.
+  Trace other = base;
+  std::size_t changed_running = 0;
+  for (Job& j : other.jobs) {
+    if (j.submit > cut) {
+      j.nodes = 1 + (j.nodes % 3);
+      j.end = j.start + (j.end - j.start) / 3;
+      j.time_limit = j.time_limit / 2 + kHour;
+    } else if (j.submit > cut - 2 * kHour && j.end - j.start > 3 * kHour) {
+      j.end = j.start + j.time_limit;  // runs its whole limit instead
+      ++changed_running;
+    }
+  }
+  EXPECT_GT(changed_running, 0u);
+  const auto b = observe(other, sample);
+  ASSERT_GT(b.size(), 5u);
+  for (std::size_t k = 0; k <= 5; ++k) expect_same_observation(a[k], b[k]);
+  // And the futures really differ, so the test could fail.
+  bool differs = false;
+  for (std::size_t k = 6; k < std::min(a.size(), b.size()); ++k)
+    differs |= FeatureEncoder::encode(a[k]) != FeatureEncoder::encode(b[k]);
+  EXPECT_TRUE(differs);
+}
+
+TEST(Episode, ReactiveSubmitsJustBeforeThePredecessorEnds) {
+  const Trace t = busy_trace(2);
+  EpisodeConfig cfg = short_chain();
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  ReactivePolicy reactive;
+  PolicyDecider d(reactive);
+  const auto r = run_episode(starts.at(kT0 + 4 * kDay), d, cfg);
+  ASSERT_EQ(r.boundaries.size(), 1u);
+  const auto& b = r.boundaries[0];
+  EXPECT_EQ(b.predecessor_end - b.predecessor_start, cfg.chain.time_limit);
+  EXPECT_EQ(b.successor_submit, b.predecessor_end - cfg.reactive_lead);
+  EXPECT_GE(b.successor_start, b.successor_submit);
+}
+
+// `mirage tick` from scrontab: the fallback too waits for the first decision instant after it.
+// The sample lies 7 minutes off the 10-minute grid, so the predecessor's end does too.
+TEST(Episode, ReactiveOnATickSubmitsAtTheFirstDecisionInstantAfterTheFallback) {
+  const Trace t = busy_trace(2);
+  EpisodeConfig cfg = short_chain();
+  cfg.fallback_at_decision = true;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  ReactivePolicy reactive;
+  PolicyDecider d(reactive);
+  const auto r = run_episode(starts.at(kT0 + 4 * kDay + 7 * kMinute), d, cfg);
+  ASSERT_EQ(r.boundaries.size(), 1u);
+  const auto& b = r.boundaries[0];
+  const Seconds fallback = b.predecessor_end - cfg.reactive_lead;
+  ASSERT_NE(fallback % cfg.decision_interval, 0);
+  EXPECT_EQ(b.successor_submit % cfg.decision_interval, 0);
+  EXPECT_GT(b.successor_submit, fallback);
+  EXPECT_LT(b.successor_submit - fallback, cfg.decision_interval);
+}
+
+// A chain's segments run as a user of their own, held by the cluster's per-user limits as anyone
+// is: with one running job per user, the reactive successor waits for its predecessor's end.
+TEST(Episode, ChainSegmentsFaceTheClustersUserLimits) {
+  Trace t;
+  t.machine_nodes = 16;
+  for (int i = 0; i < 4; ++i) {  // a few small jobs, so that the replay has a log to fork
+    Job j;
+    j.id = i + 1;
+    j.submit = kT0 + i * kDay;
+    j.start = j.submit;
+    j.end = j.submit + kHour;
+    j.time_limit = kHour;
+    t.jobs.push_back(j);
+  }
+  EpisodeConfig cfg = short_chain();
+  ReactivePolicy reactive;
+  PolicyDecider d(reactive);
+  for (const int limit : {0, 1}) {
+    ClusterSpec c = cluster16();
+    c.user_limits.max_running_jobs = limit;
+    EpisodeStarts starts(t, c, cfg, EpisodeStartMode::kForkReplay);
+    const auto r = run_episode(starts.at(kT0 + kHour), d, cfg);
+    ASSERT_EQ(r.boundaries.size(), 1u);
+    const auto& b = r.boundaries[0];
+    if (limit == 0)
+      EXPECT_EQ(b.successor_start, b.successor_submit);  // an idle machine: it starts at once
+    else
+      EXPECT_EQ(b.successor_start, b.predecessor_end);  // only when its own job has ended
+  }
+}
+
+TEST(Episode, OracleIsNeverWorseThanTheBaselinesOnAnySample) {
+  const Trace t = busy_trace(3);
+  EvalConfig c;
+  c.cluster = cluster16();
+  c.episode = short_chain(6);
+  c.from = kT0 + 3 * kDay;
+  c.to = kT0 + 10 * kDay;
+  c.every = 8 * kHour;
+  c.policies = {"reactive", "average", "oracle"};
+  c.threads = 2;
+  const EvalReport r = evaluate(t, c);
+  ASSERT_GE(r.sample_times.size(), 15u);
+  const auto& oracle = r.outcomes.at("oracle");
+  for (const std::string name : {"reactive", "average"}) {
+    const auto& other = r.outcomes.at(name);
+    for (std::size_t i = 0; i < oracle.size(); ++i)
+      EXPECT_LE(std::llabs(oracle[i].episode.boundaries[0].gap()),
+                std::llabs(other[i].episode.boundaries[0].gap()))
+          << name << " sample " << i;
+  }
+  EXPECT_LE(r.metrics.at("oracle").overall.mean_interruption_h,
+            r.metrics.at("reactive").overall.mean_interruption_h);
+  // Reactive interrupts somewhere on this busy machine, so the comparison means something.
+  EXPECT_GT(r.metrics.at("reactive").overall.mean_interruption_h, 0.0);
+}
+
+TEST(Episode, OracleKeepsWhatEveryInstantItTriedWouldHaveGiven) {
+  const Trace t = busy_trace(3);
+  EvalConfig c;
+  c.cluster = cluster16();
+  c.episode = short_chain(6);
+  c.episode.chain.segments = 3;
+  c.from = kT0 + 3 * kDay;
+  c.to = kT0 + 8 * kDay;
+  c.every = 8 * kHour;
+  c.policies = {"average", "oracle"};
+  const EvalReport r = evaluate(t, c);
+  const auto& oracle = r.outcomes.at("oracle");
+  const auto& average = r.outcomes.at("average");
+  std::size_t matched = 0;
+  for (std::size_t i = 0; i < oracle.size(); ++i) {
+    EXPECT_TRUE(average[i].what_ifs.empty());
+    const auto& boundaries = oracle[i].episode.boundaries;
+    for (std::size_t k = 0; k < boundaries.size(); ++k) {
+      std::vector<WhatIfSubmission> tried;
+      for (const auto& w : oracle[i].what_ifs)
+        if (w.boundary == static_cast<int>(k)) tried.push_back(w);
+      ASSERT_FALSE(tried.empty()) << "sample " << i << " boundary " << k;
+      // What it did is what its instant promised, and nothing it tried came closer.
+      bool found = false;
+      for (const auto& w : tried) {
+        EXPECT_GE(std::llabs(w.gap), std::llabs(boundaries[k].gap()));
+        if (w.submit == boundaries[k].successor_submit) {
+          EXPECT_EQ(w.gap, boundaries[k].gap());
+          found = true;
+        }
+      }
+      EXPECT_TRUE(found) << "sample " << i << " boundary " << k;
+    }
+    // A policy that submitted at one of those instants got what the fork said (first boundary:
+    // the later ones follow different predecessors).
+    const BoundaryOutcome& a = average[i].episode.boundaries[0];
+    for (const auto& w : oracle[i].what_ifs)
+      if (w.boundary == 0 && w.submit == a.successor_submit) {
+        EXPECT_EQ(w.gap, a.gap()) << "sample " << i;
+        ++matched;
+      }
+  }
+  EXPECT_GT(matched, oracle.size() / 2);
+}
+
+TEST(Episode, SamplesPastTheHorizonAreDroppedAndCounted) {
+  const Trace t = busy_trace(4, 10);
+  EvalConfig c;
+  c.cluster = cluster16();
+  c.episode = short_chain();
+  c.from = kT0 + 5 * kDay;
+  c.to = kT0 + 10 * kDay;  // the log ends at day 10; the horizon is 6 h + 1 day
+  c.every = 12 * kHour;
+  c.policies = {"reactive"};
+  const EvalReport r = evaluate(t, c);
+  EXPECT_EQ(r.sample_times.size() + r.dropped_past_horizon, 10u);
+  EXPECT_GE(r.dropped_past_horizon, 2u);
+  const Seconds last_submit = t.jobs.back().submit;
+  for (Seconds s : r.sample_times) EXPECT_LE(s + c.episode.horizon(), last_submit);
+}
+
+TEST(Episode, ProbeFeaturesAreExactlyWhatThePolicySaw) {
+  const Trace t = busy_trace(5);
+  EpisodeConfig cfg = short_chain();
+  const Seconds sample = kT0 + 6 * kDay;
+  EpisodeStarts s1(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  const ProbedEpisode probed = probe_episode(s1.at(sample), cfg);
+  EpisodeStarts s2(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  RecordingDecider rec;
+  run_episode(s2.at(sample), rec, cfg);
+  ASSERT_EQ(probed.decisions.size(), rec.seen.size());
+  ASSERT_GT(probed.decisions.size(), 30u);
+  for (std::size_t k = 0; k < rec.seen.size(); ++k)
+    ASSERT_EQ(probed.features(k), FeatureEncoder::encode(rec.seen[k])) << k;
+}
+
+TEST(Episode, ProbeGapsMatchEpisodesThatSubmitAtThatInstant) {
+  const Trace t = busy_trace(6);
+  EpisodeConfig cfg = short_chain(8);
+  const Seconds sample = kT0 + 7 * kDay;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  const EpisodeStart start = starts.at(sample);
+  const ProbedEpisode probed =
+      probe_episode(EpisodeStart{start.sample_time, start.sim.fork(), start.history, start.deadline,
+                                 start.next_snapshot},
+                    cfg);
+  for (std::size_t k : {std::size_t{0}, probed.decisions.size() / 2, probed.decisions.size() - 1}) {
+    FixedDecider d(probed.decisions[k].time);
+    const auto r = run_episode(EpisodeStart{start.sample_time, start.sim.fork(), start.history,
+                                            start.deadline, start.next_snapshot},
+                               d, cfg);
+    EXPECT_EQ(r.boundaries[0].successor_submit, probed.decisions[k].time);
+    EXPECT_EQ(r.boundaries[0].gap(), probed.decisions[k].gap_if_submitted) << k;
+  }
+}
+
+TEST(Episode, HandoffStopsThePredecessorSoonAfterTheSuccessorStarts) {
+  const Trace t = busy_trace(7);
+  EpisodeConfig cfg = short_chain(2);
+  cfg.chain.overlap = OverlapMode::kHandoff;
+  cfg.chain.segments = 3;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  FixedDecider early(0);  // submit at the first decision instant: the successor starts early
+  const auto r = run_episode(starts.at(kT0 + 3 * kDay), early, cfg);
+  ASSERT_EQ(r.boundaries.size(), 2u);
+  for (const auto& b : r.boundaries) {
+    EXPECT_LE(b.overlap(cfg.chain), cfg.chain.handoff_grace);
+    if (b.gap() < 0) {
+      EXPECT_EQ(b.overlap(cfg.chain), cfg.chain.handoff_grace);
+    }
+  }
+}
+
+TEST(Episode, LongerChainsReportOneOutcomePerBoundaryInOrder) {
+  const Trace t = busy_trace(8);
+  EpisodeConfig cfg = short_chain();
+  cfg.chain.segments = 4;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  ReactivePolicy reactive;
+  PolicyDecider d(reactive);
+  const auto r = run_episode(starts.at(kT0 + 2 * kDay), d, cfg);
+  ASSERT_EQ(r.boundaries.size(), 3u);
+  for (std::size_t k = 1; k < r.boundaries.size(); ++k) {
+    EXPECT_EQ(r.boundaries[k].predecessor_start, r.boundaries[k - 1].successor_start);
+    EXPECT_EQ(r.boundaries[k].predecessor_submit, r.boundaries[k - 1].successor_submit);
+  }
+}
+
+TEST(Episode, GpuGranularChainsRun) {
+  Trace t = busy_trace(9);
+  for (Job& j : t.jobs) j.gpus_per_node = 1 + static_cast<int>(j.id % 4);
+  ClusterSpec c = cluster16();
+  c.gpus_per_node = 4;
+  c.allocation = AllocationMode::kGpuGranular;
+  EpisodeConfig cfg = short_chain(2);
+  cfg.chain.gpus_per_node = 2;
+  EpisodeStarts starts(t, c, cfg, EpisodeStartMode::kForkReplay);
+  ReactivePolicy reactive;
+  PolicyDecider d(reactive);
+  const auto r = run_episode(starts.at(kT0 + 4 * kDay), d, cfg);
+  ASSERT_EQ(r.boundaries.size(), 1u);
+  EXPECT_FALSE(r.truncated());
+}
+
+TEST(Episode, PeerModeStartsFromAnEmptyClusterAfterTwoDaysOfWarmUp) {
+  const Trace t = busy_trace(10);
+  EpisodeConfig cfg = short_chain();
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kPeerWarmup);
+  const EpisodeStart s = starts.at(kT0 + 2 * kDay);
+  EXPECT_EQ(s.sim.now(), kT0 + 4 * kDay);
+  EXPECT_EQ(s.sim.trace_size() > 0, true);
+  for (SimJobIndex j = 0; j < s.sim.trace_size(); ++j) {
+    EXPECT_GE(s.sim.job(j).submit, kT0 + 2 * kDay);
+    EXPECT_LT(s.sim.job(j).submit, kT0 + 7 * kDay);
+  }
+}
+
+// In simulation a policy that reads Slurm's estimate gets the simulator's will-run plan of the
+// successor, at the decision instant; others get none (it costs a plan of the queue).
+TEST(Episode, APolicyReadingSlurmsEstimateGetsTheSimulatorsPlan) {
+  struct Recording final : Policy {
+    bool reads = true;
+    Seconds seen = -2;
+    std::string name() const override { return "recording"; }
+    Decision decide(const Observation& obs) override {
+      seen = obs.campaign.slurm_estimated_wait;
+      return Decision::wait();
+    }
+    bool reads_slurm_estimate() const override { return reads; }
+  };
+  const Trace t = busy_trace(2);
+  Simulator sim(cluster16(), std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(t.jobs)));
+  sim.run_until(kT0 + 4 * kDay);
+  Observation obs;
+  obs.campaign = CampaignView::running_chain(8, 0, 12 * kHour, 0, kHour);
+  Recording policy;
+  PolicyDecider decider(policy);
+  decider.submit_now(sim, obs, 0, 0);
+  SimJobSpec successor;
+  successor.nodes = 8;
+  successor.time_limit = 12 * kHour;
+  successor.user = kCampaignUser;
+  const Seconds planned = sim.planned_start(successor);
+  ASSERT_NE(planned, kUnknownTime);
+  EXPECT_EQ(policy.seen, planned - sim.now());
+  policy.reads = false;
+  decider.submit_now(sim, obs, 0, 0);
+  EXPECT_EQ(policy.seen, -1);
+}
+
+// A policy that reads no window chains exactly as it would with one; its observations carry the
+// same queue, and no window.
+TEST(Episode, APolicyThatReadsNoWindowDecidesAsWithOne) {
+  class WithWindow final : public Policy {
+   public:
+    std::string name() const override { return "forecast, window kept"; }
+    Decision decide(const Observation& obs) override {
+      EXPECT_EQ(obs.window.size(),
+                static_cast<std::size_t>(FeatureEncoder::kWindow * FeatureEncoder::kPerSnapshot));
+      return inner.decide(obs);
+    }
+    ForecastPolicy inner;
+  };
+  const Trace t = busy_trace(5);
+  EpisodeConfig cfg = short_chain();
+  cfg.chain.segments = 3;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  ForecastPolicy plain;
+  WithWindow kept;
+  ASSERT_FALSE(plain.reads_window());
+  ASSERT_TRUE(kept.reads_window());
+  for (Seconds sample : {kT0 + 3 * kDay, kT0 + 4 * kDay, kT0 + 5 * kDay}) {
+    PolicyDecider a(plain), b(kept);
+    const auto ra = run_episode(starts.at(sample), a, cfg);
+    const auto rb = run_episode(starts.at(sample), b, cfg);
+    ASSERT_EQ(ra.boundaries.size(), rb.boundaries.size());
+    ASSERT_FALSE(ra.boundaries.empty());
+    for (std::size_t k = 0; k < ra.boundaries.size(); ++k) {
+      EXPECT_EQ(ra.boundaries[k].successor_submit, rb.boundaries[k].successor_submit);
+      EXPECT_EQ(ra.boundaries[k].successor_start, rb.boundaries[k].successor_start);
+    }
+  }
+  ObservationBuilder without;
+  without.add(QueueSnapshot{});
+  without.drop_window();
+  without.add(QueueSnapshot{});
+  const Observation o = without.build(CampaignView{});
+  EXPECT_TRUE(o.window.empty());
+  EXPECT_EQ(o.window_filled, 2);
+}
+
+}  // namespace
+}  // namespace mirage
