@@ -139,6 +139,11 @@ if ! flock -n 9; then
 fi
 rc=0
 in_root ctest --test-dir "$build" -R "$suites" --output-on-failure 9>&- || rc=$?
+# The suites leave munged running (it serves every cluster); the root's is ended with them.
+munged_pid="$(tr -dc '0-9' <"$root/run/munge/munged.pid" 2>/dev/null || true)"
+if [ -n "$munged_pid" ] && [ "$(readlink "/proc/$munged_pid/root")" = "$root" ]; then
+  kill -TERM "$munged_pid" 2>/dev/null || true
+fi
 exec 9>&-
 stage suites
 say "finished in $((SECONDS - all_start)) s (ctest exit $rc; timings in $timings)"
