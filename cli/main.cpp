@@ -3,14 +3,14 @@
 #include <iostream>
 
 #include "Commands.h"
+#include "SlurmReleaseGate.h"
 #include "mirage/agents/learned/LearnedModel.h"
 #include "mirage/core/Error.h"
-#include "mirage/core/Version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"mirage: keep long GPU training campaigns running on Slurm without gaps"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("mirage ") + mirage::kVersion);
+  app.set_version_flag("--version", mirage::cli::version_line());
   mirage::cli::register_trace_commands(app);
   mirage::cli::register_simulate_command(app);
   mirage::cli::register_eval_command(app);

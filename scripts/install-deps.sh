@@ -22,6 +22,8 @@ packages=(
   # accounting for that cluster (tests/slurm/cluster.sh --accounting): the age and fairshare
   # factors, associations and QOS limits need slurmdbd, which keeps its records in MariaDB
   slurmdbd mariadb-server
+  # a Debian 13 root for the Slurm 24.11 suites (scripts/slurm-24.11.sh)
+  debootstrap
   # plots for `mirage eval --out`
   gnuplot-nox
   # scripts/build.sh compiles through it: a second checkout or worktree reuses what one built

@@ -71,8 +71,9 @@ std::string describe(const Verdict& v, std::string_view world) {
   const std::string on =
       fmt::format("on {} of {} samples, where every policy finished", v.samples, v.of);
   if (!v.has_reactive)
-    return fmt::format("verdict ({}): use {}: {:.2f} h waited and {:.2f} h held twice a boundary; {}",
-                       world, v.policy, v.interruption_h, v.overlap_h, on);
+    return fmt::format(
+        "verdict ({}): use {}: {:.2f} h waited and {:.2f} h held twice a boundary; {}", world,
+        v.policy, v.interruption_h, v.overlap_h, on);
   if (v.policy == "reactive")
     return fmt::format(
         "verdict ({}): use reactive: no policy here saves more waiting than it charges twice "

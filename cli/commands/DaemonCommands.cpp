@@ -13,6 +13,7 @@
 
 #include "Commands.h"
 #include "EmbeddedSample.h"
+#include "SlurmReleaseGate.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/daemon/control/ControlProtocol.h"
@@ -100,12 +101,22 @@ struct DaemonOptions {
 int run_daemon(const DaemonOptions& o) {
   const daemon::DaemonConfig config = daemon::load_daemon_config(o.config);
   daemon::validate_daemon_config(config);  // the same checks for --check and the start
+  const auto slurm = check_cluster_release(config, o.check ? "daemon --check" : "daemon");
+  using Verdict = daemon::SlurmReleaseCheck::Verdict;
   if (o.check) {
-    fmt::print("{}: ok (backend {}, store {}, socket {})\n", o.config,
+    if (slurm && slurm->verdict != Verdict::kFit) return 1;
+    fmt::print("{}: ok (backend {}, store {}, socket {}{})\n", o.config,
                config.backend == daemon::Backend::kSlurm ? "slurm" : "simulator", config.store_path,
-               config.socket_path);
+               config.socket_path,
+               slurm ? fmt::format("; built for Slurm {}, libslurm.so.{} loaded, slurmctld {}",
+                                   daemon::built_slurm_release(), slurm->loaded_api,
+                                   slurm->controller_release)
+                     : "");
     return 0;
   }
+  // A controller away at the start is what the daemon rides out (it backs off and polls again);
+  // one of another release would be misread on every poll.
+  if (slurm && slurm->verdict == Verdict::kMismatch) return 1;
   ::umask(0077);  // the store, its WAL and the logs are the user's alone
   daemon::configure_logging(config);
   auto d = daemon::make_daemon(config, embedded_sample_trace(), embedded_sample_name());

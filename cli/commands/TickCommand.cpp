@@ -10,6 +10,7 @@
 
 #include "Commands.h"
 #include "EmbeddedSample.h"
+#include "SlurmReleaseGate.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/service/Daemon.h"
 #include "mirage/daemon/service/DaemonConfig.h"
@@ -26,6 +27,10 @@ struct TickOptions {
 
 int run_tick(const TickOptions& o) {
   const daemon::DaemonConfig config = daemon::load_daemon_config(o.config);
+  // Checked before the store is opened: a pass on misread replies, or none at all, touches nothing.
+  if (const auto slurm = check_cluster_release(config, "tick");
+      slurm && slurm->verdict != daemon::SlurmReleaseCheck::Verdict::kFit)
+    return 1;
   ::umask(0077);  // the store, its WAL and the logs are the user's alone
   daemon::configure_logging(config);
   daemon::SlurmBackend backend =

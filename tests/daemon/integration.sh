@@ -282,7 +282,30 @@ grace = "5s"
 [log]
 level = "info"
 CONF
-"$bin" daemon --config "$conf" --check >/dev/null || fail "the daemon config does not check"
+checked="$("$bin" daemon --config "$conf" --check)" || fail "the daemon config does not check"
+
+# The Slurm release: --version names the one the program was built for, --check the controller's.
+release="$(slurmctld -V | awk '{ print $2 }')"
+version="$("$bin" --version)"
+[[ "$version" == *"(built for Slurm ${release%.*}."* ]] ||
+  fail "mirage --version does not name Slurm ${release%.*} (slurmctld -V: $release): $version"
+[[ "$checked" == *"slurmctld $release)"* ]] ||
+  fail "daemon --check does not name slurmctld's release $release: $checked"
+# A controller that does not answer: one line and a non-zero exit from --check and tick, and the
+# tick's store is never created.
+mkdir -p "$dir/away"
+sed -e 's/^SlurmctldPort=.*/SlurmctldPort=1/' -e '$a MessageTimeout=2' "$SLURM_CONF" >"$dir/away.conf"
+sed -e "s|^slurm_conf = .*|slurm_conf = \"$dir/away.conf\"|" \
+  -e "s|^path = \"$dir/store.db\"|path = \"$dir/away/store.db\"|" "$conf" >"$dir/away.toml"
+for cmd in "daemon --check" tick; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$bin" $cmd --config "$dir/away.toml" >"$dir/away.out" 2>&1 || rc=$?
+  [ $rc -ne 0 ] && [ "$(wc -l <"$dir/away.out")" -eq 1 ] && grep -q "does not answer" "$dir/away.out" ||
+    fail "$cmd with slurmctld away: exit $rc, expected one line saying it does not answer: $(cat "$dir/away.out")"
+done
+[ ! -e "$dir/away/store.db" ] || fail "a tick with slurmctld away created its store"
+note "releases: $version; slurmctld $release; a controller away is one line"
 
 # A segment: trains (sleeps) until its time is up or the hand-off signal comes.
 cat >"$work/segment.sh" <<'SCRIPT'

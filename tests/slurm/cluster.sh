@@ -20,12 +20,20 @@
 #   MIRAGE_SLURM_START_TIMEOUT seconds to wait for all nodes to be idle (default 30)
 #   MIRAGE_SLURM_DBD_PORT      with --accounting: slurmdbd's port (default 16819); MariaDB listens
 #                              on 127.0.0.1 at this port + 1000
+#   MIRAGE_SLURM_LOCK          the machine's test-cluster lock (default /tmp/mirage-slurm-cluster.lock)
+#   MIRAGE_SLURM_LOCK_WAIT     seconds start waits for it (default 1800)
+#   MIRAGE_SLURM_LOCK_HELD     set: the caller holds that lock already, start takes none
 #
 # --accounting also starts slurmdbd with its own MariaDB in DIR/mysql, and gives the cluster what
 # only accounting makes work: the age factor (PriorityWeightAge=1000, which Slurm ignores without
 # slurmdbd), fairshare (PriorityWeightFairshare=10000), enforced associations and QOS limits; the
 # accounts `big` (70 shares) and `small` (30 shares), root in both (default `big`), and the QOS
 # `capped` (at most one node per user running) that root may ask for.
+#
+# Slurm 22.05 (Debian 12) and 24.11 (Debian 13, scripts/slurm-24.11.sh) are supported: slurm.conf
+# leaves out what the installed release no longer knows. Every cluster on this machine shares
+# fixed ports, so start takes the lock MIRAGE_SLURM_LOCK (flock) and a small holder process keeps
+# it until stop, or until slurmctld has been gone for two minutes.
 #
 # Needs root (SlurmUser=root, munged as the munge user) and the packages slurmctld slurmd
 # slurm-client munge (scripts/install-deps.sh). Works without a terminal (CI=true).
@@ -38,7 +46,7 @@ die() {
 note() { echo "cluster.sh: $*" >&2; }
 
 usage() {
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 cmd="${1:-}"
@@ -54,6 +62,8 @@ ctld_port="${MIRAGE_SLURM_CTLD_PORT:-16817}"
 node_port="${MIRAGE_SLURM_NODE_PORT:-17001}"
 start_timeout="${MIRAGE_SLURM_START_TIMEOUT:-30}"
 dbd_port="${MIRAGE_SLURM_DBD_PORT:-16819}"
+lock_file="${MIRAGE_SLURM_LOCK:-/tmp/mirage-slurm-cluster.lock}"
+lock_wait="${MIRAGE_SLURM_LOCK_WAIT:-1800}"
 accounting=0
 sched_overrides=()
 conf_overrides=()
@@ -209,6 +219,48 @@ merge_kv() {
   echo "${items[*]}"
 }
 
+# The installed Slurm's release as one number, 2205 for 22.05.8 (slurmctld -V: "slurm 22.05.8").
+slurm_series() {
+  local v
+  v="$(slurmctld -V 2>/dev/null | awk '{ print $2 }')"
+  [[ "$v" =~ ^([0-9]+)\.([0-9]+)\. ]] || die "cannot tell the Slurm release from 'slurmctld -V' ($v)"
+  echo $((10#${BASH_REMATCH[1]} * 100 + 10#${BASH_REMATCH[2]}))
+}
+
+# Takes the machine's test-cluster lock and hands it to a holder process that outlives this script:
+# it lets go at stop, or once slurmctld has been gone for two minutes (a run that never stopped).
+take_lock() {
+  local holder
+  holder="$(read_pid "$dir/lock-holder.pid")"
+  # A caller that holds the lock itself (a runner around several clusters) says so.
+  [ -z "${MIRAGE_SLURM_LOCK_HELD:-}" ] || return 0
+  # This directory's cluster holds it already.
+  if pid_alive "$holder" && [ "$(cat "/proc/$holder/comm" 2>/dev/null)" = bash ]; then return 0; fi
+  exec 9>>"$lock_file"
+  if ! flock -n 9; then
+    note "waiting up to ${lock_wait}s for $lock_file: another Slurm test cluster runs on this machine"
+    flock -w "$lock_wait" 9 || die "$lock_file is still held after ${lock_wait}s by another test cluster (fuser $lock_file names it); stop it or raise MIRAGE_SLURM_LOCK_WAIT"
+  fi
+  MIRAGE_CTLD_PID_FILE="$dir/run/slurmctld.pid" setsid bash -c '
+    gone=0
+    while [ $gone -lt 120 ]; do
+      sleep 2
+      pid="$(cat "$MIRAGE_CTLD_PID_FILE" 2>/dev/null | tr -dc 0-9)"
+      if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then gone=0; else gone=$((gone + 2)); fi
+    done' </dev/null >/dev/null 2>&1 &
+  echo $! >"$dir/lock-holder.pid"
+  exec 9>&-
+}
+
+release_lock() {
+  local holder
+  holder="$(read_pid "$dir/lock-holder.pid")"
+  if pid_alive "$holder" && [ "$(cat "/proc/$holder/comm" 2>/dev/null)" = bash ]; then
+    kill -TERM -- "-$holder" 2>/dev/null || true  # its group: the sleep it waits on holds the lock too
+  fi
+  rm -f "$dir/lock-holder.pid"
+}
+
 write_config() {
   local last_port=$((node_port + nodes - 1))
   local sched
@@ -217,6 +269,13 @@ write_config() {
   mkdir -p "$dir/state" "$dir/spool" "$dir/log" "$dir/run" "$dir/out"
   local i
   for ((i = 0; i < 4; i++)); do : >"$dir/fakegpu$i"; done
+
+  # Slurm 23.02 dropped switch/none (no switch plugin is the default) and 23.11 CryptoType
+  # (credentials are signed by the auth plugin); older releases need both named.
+  local release crypto_line="" switch_line=""
+  release="$(slurm_series)"
+  [ "$release" -ge 2311 ] || crypto_line="CryptoType=crypto/munge"
+  [ "$release" -ge 2302 ] || switch_line="SwitchType=switch/none"
 
   local noderange="n[1-$nodes]"
   [ "$nodes" -gt 1 ] || noderange="n1"
@@ -231,11 +290,11 @@ SlurmctldPort=$ctld_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-CryptoType=crypto/munge
+$crypto_line
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-SwitchType=switch/none
+$switch_line
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 MailProg=/bin/true
@@ -308,6 +367,11 @@ EOF
     fi
   done
   mv "$conf.tmp" "$conf"
+
+  # From 24.05 slurmd sets up a cgroup plugin even for proctrack/linuxproc, and fails where no
+  # cgroup file system is delegated to it (a container, a chroot): this cluster needs none.
+  rm -f "$dir/cgroup.conf"
+  [ "$release" -lt 2405 ] || echo "CgroupPlugin=disabled" >"$dir/cgroup.conf"
 
   cat >"$dir/gres.conf" <<EOF
 # Written by tests/slurm/cluster.sh: four empty files stand in for GPUs (without File= the node
@@ -411,6 +475,7 @@ cmd_start() {
     note "stopping the cluster already running in $dir"
     cmd_stop_daemons
   fi
+  take_lock
   # A cluster from another directory on the same ports cannot coexist with this one.
   if (exec 3<>"/dev/tcp/127.0.0.1/$ctld_port") 2>/dev/null; then
     die "port $ctld_port is in use (another slurmctld?); stop it or pass --ctld-port"
@@ -501,6 +566,7 @@ cmd_stop() {
       stop_pidfile "$dir/munged.pid" munged
     fi
   fi
+  release_lock
   note "stopped the cluster in $dir"
 }
 

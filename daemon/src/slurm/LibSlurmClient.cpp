@@ -16,14 +16,13 @@
 #include <utility>
 #include <vector>
 
+#include "LibSlurmCompat.h"
 #include "mirage/daemon/slurm/OutputFile.h"
 #include "mirage/daemon/slurm/SacctLookup.h"
 #include "mirage/daemon/slurm/SbatchSubmitter.h"
 
-// libslurm exports the reason's name (what squeue prints) without declaring it in slurm.h; weak, so
-// that a libslurm without it still links and the reason is then given by number.
-extern "C" const char* slurm_job_reason_string(enum job_state_reason inx) __attribute__((weak));
-// Likewise the will-run reply's destructor, which slurm.h names but does not declare.
+// The will-run reply's destructor, which slurm.h names but does not declare; weak, so that a
+// libslurm without it still links.
 extern "C" void slurm_free_will_run_response_msg(will_run_response_msg_t* msg)
     __attribute__((weak));
 
@@ -31,9 +30,7 @@ namespace mirage::daemon {
 namespace {
 
 std::string reason_name(uint16_t reason) {
-  if (slurm_job_reason_string != nullptr)
-    if (const char* name = slurm_job_reason_string(static_cast<job_state_reason>(reason)))
-      return name;
+  if (const char* name = slurm_reason_name(reason)) return name;
   return "reason " + std::to_string(reason);
 }
 
@@ -53,7 +50,7 @@ bool is_transient(int code) {
 }
 
 [[noreturn]] void fail(const std::string& what) {
-  const int code = slurm_get_errno();
+  const int code = last_slurm_error();
   throw SlurmError(what + ": " + slurm_strerror(code) + " (errno " + std::to_string(code) + ")",
                    code, is_transient(code));
 }
@@ -89,7 +86,7 @@ class AssociationLimits {
     slurm_list_destroy(req.user_list);
     if (rc != SLURM_SUCCESS || msg == nullptr) {
       note_ = std::string("none: slurmctld's association manager did not answer (") +
-              slurm_strerror(slurm_get_errno()) + ")";
+              slurm_strerror(last_slurm_error()) + ")";
       return;
     }
     note_ = "slurmctld's association manager";
@@ -135,9 +132,9 @@ class AssociationLimits {
 
  private:
   template <class T, class F>
-  static void for_each(List list, F&& f) {
+  static void for_each(SlurmList list, F&& f) {
     if (!list) return;
-    ListIterator it = slurm_list_iterator_create(list);
+    SlurmListIterator it = slurm_list_iterator_create(list);
     while (auto* item = static_cast<T*>(slurm_list_next(it))) f(*item);
     slurm_list_iterator_destroy(it);
   }
@@ -291,7 +288,7 @@ class LibSlurmClient final : public SlurmClient {
     job_info_msg_t* msg = nullptr;
     ++counters_.job_dumps;
     if (slurm_load_jobs(static_cast<time_t>(last_update), &msg, SHOW_ALL) != SLURM_SUCCESS) {
-      if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) {
+      if (last_slurm_error() == SLURM_NO_CHANGE_IN_DATA) {
         dump.changed = false;
         dump.last_update = last_update;
         return dump;
@@ -418,7 +415,7 @@ class LibSlurmClient final : public SlurmClient {
     char none[] = "";
     update.dependency = none;  // an empty dependency clears it, as scontrol does
     if (slurm_update_job(&update) != SLURM_SUCCESS) {
-      const int code = slurm_get_errno();
+      const int code = last_slurm_error();
       if (code == ESLURM_JOB_NOT_PENDING || code == ESLURM_DISABLED) return;
       fail_unless_gone("slurm_update_job (dependency) for job " + std::to_string(job));
     }
@@ -485,7 +482,7 @@ class LibSlurmClient final : public SlurmClient {
   }
 
   void fail_unless_gone(const std::string& what) {
-    const int code = slurm_get_errno();
+    const int code = last_slurm_error();
     if (code == ESLURM_ALREADY_DONE || code == ESLURM_INVALID_JOB_ID) return;
     fail(what);
   }

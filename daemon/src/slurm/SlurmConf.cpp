@@ -30,10 +30,21 @@ std::string resolve_slurm_conf(const std::string& configured) {
 bool have_libslurm() {
   return false;
 }
-std::unique_ptr<SlurmClient> make_libslurm_client(const std::string&, SbatchSettings) {
+namespace {
+[[noreturn]] void no_libslurm() {
   throw std::runtime_error(
       "this mirage was built without libslurm (install libslurm-dev and rebuild); use "
       "cluster.backend = \"simulator\"");
+}
+}  // namespace
+std::string built_slurm_release() {
+  return {};
+}
+SlurmReleaseCheck check_slurm_releases(const std::string&) {
+  no_libslurm();
+}
+std::unique_ptr<SlurmClient> make_libslurm_client(const std::string&, SbatchSettings) {
+  no_libslurm();
 }
 #endif
 

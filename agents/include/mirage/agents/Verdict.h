@@ -13,9 +13,9 @@
 namespace mirage {
 
 struct Verdict {
-  std::string policy;       // empty: no sample where every policy finished
-  std::size_t samples = 0;  // judged on
-  std::size_t of = 0;       // all samples
+  std::string policy;                        // empty: no sample where every policy finished
+  std::size_t samples = 0;                   // judged on
+  std::size_t of = 0;                        // all samples
   double interruption_h = 0, overlap_h = 0;  // the chosen one's, a boundary
   double reactive_interruption_h = 0, reactive_overlap_h = 0;
   bool has_reactive = false;

@@ -19,6 +19,21 @@ std::string resolve_slurm_conf(const std::string& configured);
 // True when this build has libslurm.
 bool have_libslurm();
 
+// The Slurm release this build was compiled against ("24.11.5"); empty without libslurm.
+std::string built_slurm_release();
+
+// Whether this build, the libslurm it loaded and the slurmctld of `slurm_conf` work together.
+struct SlurmReleaseCheck {
+  enum class Verdict { kFit, kMismatch, kNoAnswer };
+  Verdict verdict = Verdict::kFit;
+  std::string problem;             // one line: both releases (or the slurm.conf) and what to do
+  std::string controller_release;  // as slurmctld reports it, when it answered
+  std::string loaded_api;          // of the libslurm this process loaded: "42" (libslurm.so.42)
+};
+// Asks slurmctld for its release (one RPC). Throws std::runtime_error when this build has no
+// libslurm or `slurm_conf` cannot be read.
+SlurmReleaseCheck check_slurm_releases(const std::string& slurm_conf);
+
 // Creates the client that reads through libslurm and submits through sbatch (its SLURM_CONF set
 // to the same slurm.conf). Throws std::runtime_error when this build has no libslurm.
 std::unique_ptr<SlurmClient> make_libslurm_client(const std::string& slurm_conf,

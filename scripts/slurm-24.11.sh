@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Builds mirage against Slurm 24.11 and runs the suites a site relies on (campaigns, #SBATCH lines
+# through sbatch, ticks, faults, crash and restart, the live snapshot and `mirage forecast`) on a
+# real 24.11 cluster: slurmctld, slurmd and munge from Debian 13 (trixie), in a root file system
+# of Debian's packages beside this machine's own. Accounting is left out: Debian 13's slurmdbd
+# 24.11.5 stops at start against its MariaDB 11.8 (docs/results/slurm-releases.md).
+#   scripts/slurm-24.11.sh                the root (once), its packages, the build, the suites
+#   scripts/slurm-24.11.sh --build-only   no suites
+#   scripts/slurm-24.11.sh --shell        a shell in the root, the repository at /src
+# Idempotent and cached: the root, its packages and build-slurm24.11/ inside it are reused; only
+# what changed is built again. The suites take the machine's test-cluster lock
+# (/tmp/mirage-slurm-cluster.lock, as tests/slurm/cluster.sh does), so they never overlap this
+# machine's own Slurm cluster tests (fixed ports).
+# Environment: MIRAGE_SLURM24_DIR (default /var/tmp/mirage-slurm24.11: the root, logs, timings),
+# MIRAGE_DEBIAN_MIRROR (default http://deb.debian.org/debian), MIRAGE_JOBS (build jobs).
+# Needs root and debootstrap (scripts/install-deps.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$(pwd)"
+base="${MIRAGE_SLURM24_DIR:-/var/tmp/mirage-slurm24.11}"
+root="$base/root"
+mirror="${MIRAGE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+jobs="${MIRAGE_JOBS:-$(nproc)}"
+build=/build-slurm24.11
+lock_file="${MIRAGE_SLURM_LOCK:-/tmp/mirage-slurm-cluster.lock}"
+mode="${1:-all}"
+case "$mode" in all | --build-only | --shell) ;; *) echo "slurm-24.11: unknown argument '$mode'" >&2; exit 2 ;; esac
+
+# What mirage needs to build (no LibTorch: the learned agents' plugin is left out) and the 24.11
+# cluster the suites start (tests/slurm/cluster.sh, tests/daemon/integration.sh).
+packages=(
+  cmake g++ make pkg-config ca-certificates ccache python3 procps
+  libslurm-dev libboost-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
+  libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  slurmctld slurmd slurm-client munge
+)
+# The suites that matter on a site (tests/daemon/CMakeLists.txt); all of them are label slurm.
+suites='^daemon_slurm_integration_(campaigns|faults|scripts|ticks)$'
+
+say() { echo "slurm-24.11: $*" >&2; }
+[ "$(id -u)" -eq 0 ] || { say "must run as root (chroot, mounts, the Slurm daemons)"; exit 1; }
+mkdir -p "$base"
+timings="$base/timings.txt"
+stage_start=$SECONDS
+stage() {
+  local now=$SECONDS
+  printf '%-10s %4d s\n' "$1" $((now - stage_start)) | tee -a "$timings" >&2
+  stage_start=$now
+}
+echo "# $(date -u +%FT%TZ) $mode" >>"$timings"
+all_start=$SECONDS
+
+# The root, once: built aside and moved in place, so a half-made one is never taken for done.
+if [ ! -f "$root/.mirage-root" ]; then
+  command -v debootstrap >/dev/null || { say "debootstrap not found: run scripts/install-deps.sh"; exit 1; }
+  rm -rf "$base/root.partial"
+  say "debootstrap trixie into $root (log $base/debootstrap.log)"
+  debootstrap --variant=minbase trixie "$base/root.partial" "$mirror" >"$base/debootstrap.log" 2>&1 ||
+    { tail -n 20 "$base/debootstrap.log" >&2; say "debootstrap failed"; exit 1; }
+  [ ! -e "$root" ] || { say "$root exists without the marker of a finished root: remove it (unmount first)"; exit 1; }
+  mv "$base/root.partial" "$root"
+  touch "$root/.mirage-root"
+fi
+stage root
+
+# The kernel's file systems and the repository, bound for this run only.
+mounted=()
+bind() {  # bind SOURCE TARGET [mount options...]
+  local src="$1" dst="$root$2"
+  shift 2
+  mkdir -p "$dst"
+  if ! mountpoint -q "$dst"; then
+    mount "$@" "$src" "$dst"
+    mounted=("$dst" "${mounted[@]+"${mounted[@]}"}")
+  fi
+}
+unbind() {
+  local m
+  for m in "${mounted[@]+"${mounted[@]}"}"; do umount -R "$m" 2>/dev/null || umount -R -l "$m" || true; done
+}
+trap unbind EXIT
+bind proc /proc -t proc
+bind sys /sys -t sysfs
+bind /dev /dev --rbind
+mount --make-rslave "$root/dev"
+bind "$repo" /src --bind
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+grep -qw localhost "$root/etc/hosts" 2>/dev/null || echo "127.0.0.1 localhost" >>"$root/etc/hosts"
+
+in_root() {
+  chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/root LANG=C.UTF-8 TZ=UTC CI="${CI:-}" DEBIAN_FRONTEND=noninteractive \
+    CCACHE_DIR=/var/cache/mirage-ccache "$@"
+}
+
+# The packages, again only when the list changed.
+want="$(printf '%s\n' "${packages[@]}" | sha256sum | cut -c1-16)"
+if [ "$(cat "$root/.mirage-packages" 2>/dev/null)" != "$want" ]; then
+  say "installing ${#packages[@]} packages in the root (log $base/apt.log)"
+  in_root bash -c "apt-get update -q && apt-get install -y -q --no-install-recommends ${packages[*]}" \
+    >"$base/apt.log" 2>&1 || { tail -n 20 "$base/apt.log" >&2; say "apt-get failed in the root"; exit 1; }
+  # Debian starts daemons on install only under systemd: none run here, none to stop.
+  echo "$want" >"$root/.mirage-packages"
+fi
+say "$(in_root slurmctld -V) in the root, $(slurmctld -V 2>/dev/null || echo 'no Slurm') on this machine"
+stage packages
+
+if [ "$mode" = --shell ]; then
+  in_root bash -c "cd /src && exec bash -i"
+  exit $?
+fi
+
+# Only what the suites run: the program and its build with the fault hooks.
+if [ ! -f "$root$build/CMakeCache.txt" ]; then
+  in_root cmake -S /src -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMIRAGE_BUILD_BENCH=OFF \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >"$base/configure.log" 2>&1 ||
+    { tail -n 30 "$base/configure.log" >&2; say "cmake failed in the root"; exit 1; }
+fi
+in_root cmake --build "$build" -j "$jobs" --target mirage mirage-with-faults >"$base/build.log" 2>&1 ||
+  { grep -E ': error|\*\*\*' "$base/build.log" | head -n 30 >&2; say "the build failed (log $base/build.log)"; exit 1; }
+say "$(in_root "$build/cli/mirage" --version)"
+stage build
+
+if [ "$mode" = --build-only ]; then
+  say "built in $((SECONDS - all_start)) s"
+  exit 0
+fi
+
+# The root's clusters bind this machine's ports: hold the machine's lock while they run.
+# The descriptor is closed for everything the root runs, so no daemon started there keeps the lock.
+lock_wait="${MIRAGE_SLURM_LOCK_WAIT:-1800}"
+exec 9>>"$lock_file"
+if ! flock -n 9; then
+  say "waiting up to ${lock_wait}s for $lock_file: another Slurm test cluster runs on this machine"
+  flock -w "$lock_wait" 9 || {
+    say "$lock_file still held after ${lock_wait}s by: $(fuser "$lock_file" 2>/dev/null)"
+    exit 1
+  }
+fi
+rc=0
+in_root ctest --test-dir "$build" -R "$suites" --output-on-failure 9>&- || rc=$?
+# The suites leave munged running (it serves every cluster); the root's is ended with them.
+munged_pid="$(tr -dc '0-9' <"$root/run/munge/munged.pid" 2>/dev/null || true)"
+if [ -n "$munged_pid" ] && [ "$(readlink "/proc/$munged_pid/root")" = "$root" ]; then
+  kill -TERM "$munged_pid" 2>/dev/null || true
+fi
+exec 9>&-
+stage suites
+say "finished in $((SECONDS - all_start)) s (ctest exit $rc; timings in $timings)"
+exit $rc

@@ -1,0 +1,82 @@
+// Which Slurm releases mirage accepts: of the libslurm it loaded, and of the controller.
+#include <gtest/gtest.h>
+
+#include "mirage/daemon/slurm/SlurmRelease.h"
+
+namespace mirage::daemon {
+namespace {
+
+SlurmRelease release(const char* text) {
+  const auto r = parse_slurm_release(text);
+  EXPECT_TRUE(r.has_value()) << text;
+  return r.value_or(SlurmRelease{});
+}
+
+TEST(SlurmRelease, ParsesWhatTheControllerReports) {
+  EXPECT_EQ(release("22.05.8"), (SlurmRelease{22, 5, 8}));
+  EXPECT_EQ(release("24.11.0-0rc1"), (SlurmRelease{24, 11, 0}));
+  EXPECT_FALSE(parse_slurm_release("").has_value());
+  EXPECT_FALSE(parse_slurm_release("24.11").has_value());
+  EXPECT_FALSE(parse_slurm_release("slurm 24.11.5").has_value());
+  EXPECT_FALSE(parse_slurm_release("24.13.1").has_value());
+  EXPECT_FALSE(parse_slurm_release("24.11.5x").has_value());
+}
+
+TEST(SlurmRelease, DecodesSlurmsVersionNumber) {
+  EXPECT_EQ(slurm_release_from_number((22 << 16) | (5 << 8) | 8), (SlurmRelease{22, 5, 8}));
+  EXPECT_EQ(to_string(slurm_release_from_number((24 << 16) | (11 << 8) | 5)), "24.11.5");
+  EXPECT_EQ(series(SlurmRelease{22, 5, 8}), "22.05");
+}
+
+constexpr long api(long current) {
+  return current << 16;
+}
+
+TEST(SlurmRelease, LoadedLibraryOfTheBuiltApiFits) {
+  EXPECT_EQ(loaded_library_problem(release("22.05.8"), 38, api(38)), "");
+  EXPECT_EQ(loaded_library_problem(release("22.05.8"), 0, api(42)), "");  // the build's unknown
+}
+
+TEST(SlurmRelease, LoadedLibraryOfAnotherApiIsRefusedNamingBoth) {
+  const std::string p = loaded_library_problem(release("22.05.8"), 38, api(42));
+  EXPECT_NE(p.find("libslurm loaded has API 42 (libslurm.so.42)"), std::string::npos) << p;
+  EXPECT_NE(p.find("built against Slurm 22.05.8, whose libslurm has API 38"), std::string::npos)
+      << p;
+  EXPECT_NE(p.find("rebuild mirage"), std::string::npos) << p;
+}
+
+TEST(SlurmRelease, ControllerOfTheSameSeriesFits) {
+  EXPECT_EQ(controller_problem(release("24.11.5"), release("24.11.1")), "");
+}
+
+TEST(SlurmRelease, ControllerUpToTwoReleasesAheadFitsBefore24_11) {
+  EXPECT_EQ(controller_problem(release("22.05.8"), release("23.02.1")), "");
+  EXPECT_EQ(controller_problem(release("22.05.8"), release("23.11.4")), "");
+  const std::string p = controller_problem(release("22.05.8"), release("24.05.2"));
+  EXPECT_NE(p.find("slurmctld runs Slurm 24.05.2, 3 releases after the Slurm 22.05.8"),
+            std::string::npos)
+      << p;
+  EXPECT_NE(p.find("libslurm-dev 24.05"), std::string::npos) << p;
+}
+
+TEST(SlurmRelease, ControllerFrom24_11AcceptsThreeReleasesBehind) {
+  EXPECT_EQ(controller_problem(release("23.02.7"), release("24.11.5")), "");
+  EXPECT_NE(controller_problem(release("22.05.8"), release("24.11.5")), "");
+  EXPECT_EQ(controller_problem(release("24.11.5"), release("25.11.0")), "");
+  EXPECT_NE(controller_problem(release("24.05.1"), release("26.05.0")), "");
+}
+
+TEST(SlurmRelease, ControllerOlderThanTheBuildIsRefused) {
+  const std::string p = controller_problem(release("24.11.5"), release("22.05.8"));
+  EXPECT_NE(p.find("slurmctld runs Slurm 22.05.8, older than the Slurm 24.11.5"), std::string::npos)
+      << p;
+  EXPECT_NE(p.find("libslurm-dev 22.05"), std::string::npos) << p;
+}
+
+TEST(SlurmRelease, ControllerOfAnUnknownSeriesMustMatchTheBuildsSeries) {
+  EXPECT_NE(controller_problem(release("22.05.8"), release("22.06.1")), "");
+  EXPECT_EQ(controller_problem(release("22.06.1"), release("22.06.3")), "");
+}
+
+}  // namespace
+}  // namespace mirage::daemon
