@@ -240,8 +240,9 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
       config.episode.campaign.segments_needed(config.episode.chain) < 2)
     throw std::invalid_argument("a whole campaign needs more work than one segment does");
   const std::vector<std::string> policies = evaluated_policies(config);
-  for (const auto& p : policies)
-    if (p != kOracleName) (void)make_policy(p, config.context);  // fail early on an unknown name
+  const std::vector<PolicySpec> specs(policies.begin(), policies.end());
+  for (const PolicySpec& p : specs)
+    if (p.name != kOracleName) (void)make_policy(p, config.context);  // fail early on a bad name
 
   EvalReport report;
   report.world = config.world;
@@ -271,7 +272,7 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
           r = run_episode(copy_start(start), oracle, episode);
           what_ifs = oracle.tried();
         } else {
-          auto policy = make_policy(name, config.context);
+          auto policy = make_policy(specs[task], config.context);
           PolicyDecider decider(*policy);
           r = run_episode(copy_start(start), decider, episode);
         }

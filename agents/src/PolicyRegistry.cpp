@@ -104,20 +104,23 @@ std::optional<std::string> knob_problem(const PolicySpec& spec, std::string_view
 
 }  // namespace
 
-PolicySpec parse_policy_spec(std::string_view name) {
-  const auto at = name.rfind('@');
-  if (at != std::string_view::npos) {
-    const std::string family(name.substr(0, at));
-    const std::string_view knob = name.substr(at + 1);
-    if (names_model_file(family)) {
-      if (const auto t = parse_threshold(knob)) return {family, std::nullopt, t, std::nullopt};
-    } else if (const auto q = family == "quantile" ? parse_threshold(knob) : std::nullopt) {
-      return {family, std::nullopt, std::nullopt, q};
-    } else if (const auto lead = parse_lead(knob)) {
-      return {family, lead, std::nullopt, std::nullopt};
+PolicySpec::PolicySpec(std::string_view text) : name(text), family(text) {
+  const auto at = text.rfind('@');
+  if (at == std::string_view::npos) return;
+  const std::string head(text.substr(0, at));
+  const std::string_view knob = text.substr(at + 1);
+  if (names_model_file(head)) {
+    if (const auto t = parse_threshold(knob)) {
+      family = head;
+      threshold = t;
     }
+  } else if (const auto q = head == "quantile" ? parse_threshold(knob) : std::nullopt) {
+    family = head;
+    level = q;
+  } else if (const auto l = parse_lead(knob)) {
+    family = head;
+    lead = l;
   }
-  return {std::string(name), std::nullopt, std::nullopt, std::nullopt};
 }
 
 std::vector<std::string> risk_sweep(std::string_view family) {
@@ -138,8 +141,8 @@ std::vector<std::string> risk_sweep(std::string_view family) {
   return names;
 }
 
-std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyContext& context) {
-  const PolicySpec spec = parse_policy_spec(name);
+std::unique_ptr<Policy> make_policy(const PolicySpec& spec, const PolicyContext& context) {
+  const std::string& name = spec.name;
   if (const auto problem = knob_problem(spec, name)) throw InputError({"", 0, "policy"}, *problem);
   const Seconds lead = spec.lead.value_or(0);
   if (spec.family == "reactive" && !spec.lead) return std::make_unique<ReactivePolicy>();
@@ -154,7 +157,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyContext& 
   if (spec.family == "quantile") {
     if (!context.waits)
       throw InputError({"", 0, "policy"},
-                       "'" + std::string(name) +
+                       "'" + name +
                            "' needs the distribution of the successor's wait on this cluster: "
                            "mirage eval fits it from the trace's months before --from, "
                            "--wait-distribution FILE reads one (mirage trace waits writes it)");
@@ -180,14 +183,13 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyContext& 
                                           std::string(kModelFileExtension) + ")");
 }
 
-bool reads_wait_distribution(std::string_view name) {
-  return parse_policy_spec(name).family == "quantile";
+bool reads_wait_distribution(const PolicySpec& spec) {
+  return spec.family == "quantile";
 }
 
-bool is_known_policy(std::string_view name) {
-  const PolicySpec spec = parse_policy_spec(name);
+bool is_known_policy(const PolicySpec& spec) {
   for (const auto& n : policy_names())
-    if (n == spec.family) return !knob_problem(spec, name);
+    if (n == spec.family) return !knob_problem(spec, spec.name);
   return false;
 }
 

@@ -414,7 +414,8 @@ int run_eval(const EvalOptions& o) {
   std::stringstream ss(o.policies);
   for (std::string p; std::getline(ss, p, ',');)
     if (!p.empty()) {
-      if (!is_known_policy(p)) (void)make_policy(p);  // throws the clear error
+      if (const PolicySpec spec(p); !is_known_policy(spec))
+        (void)make_policy(spec);  // throws the clear error
       c.policies.push_back(p);
     }
   if (o.sweep_risk) c.policies = swept_policies(c.policies);

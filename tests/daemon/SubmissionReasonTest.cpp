@@ -24,10 +24,10 @@ struct EagerPolicy final : Policy {
 };
 
 PolicyFactory factory() {
-  return [](std::string_view name) -> std::unique_ptr<Policy> {
-    if (name == "eager") return std::make_unique<EagerPolicy>("the queue is about to fill");
-    if (name == "mute") return std::make_unique<EagerPolicy>("");
-    return mirage::make_policy(name);
+  return [](const PolicySpec& policy) -> std::unique_ptr<Policy> {
+    if (policy.name == "eager") return std::make_unique<EagerPolicy>("the queue is about to fill");
+    if (policy.name == "mute") return std::make_unique<EagerPolicy>("");
+    return mirage::make_policy(policy);
   };
 }
 

@@ -133,9 +133,9 @@ struct Scripted {
   bool submit = false;
   int asked = 0;
   PolicyFactory factory() {
-    return [this](std::string_view name) -> std::unique_ptr<Policy> {
-      if (name == "scripted") return std::make_unique<ScriptedPolicy>(&submit, &asked);
-      return mirage::make_policy(name);
+    return [this](const PolicySpec& policy) -> std::unique_ptr<Policy> {
+      if (policy.name == "scripted") return std::make_unique<ScriptedPolicy>(&submit, &asked);
+      return mirage::make_policy(policy);
     };
   }
 };

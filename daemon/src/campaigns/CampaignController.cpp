@@ -31,13 +31,13 @@ CampaignController::CampaignController(CampaignStore& store, const Clock& clock,
   if (factory_) return;
   PolicyContext context;
   context.waits = waits_;
-  factory_ = [context](std::string_view name) { return mirage::make_policy(name, context); };
+  factory_ = [context](const PolicySpec& policy) { return mirage::make_policy(policy, context); };
 }
 
 CampaignController::~CampaignController() = default;
 
-std::unique_ptr<Policy> CampaignController::make_policy_for(const std::string& name) const {
-  return factory_(name.empty() ? config_.default_policy : name);
+std::unique_ptr<Policy> CampaignController::make_policy_for(const PolicySpec& policy) const {
+  return factory_(policy.name.empty() ? PolicySpec(config_.default_policy) : policy);
 }
 
 void CampaignController::load() {

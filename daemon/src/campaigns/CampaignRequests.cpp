@@ -114,17 +114,17 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   }
 
   auto e = std::make_unique<Entry>();
+  const PolicySpec chosen(r.policy.empty() ? config_.default_policy : r.policy);
   try {
-    e->policy = make_policy_for(r.policy);
+    e->policy = make_policy_for(chosen);
   } catch (const InputError& ex) {
     fail("policy: " + ex.message());
   } catch (const std::exception& ex) {
     fail(std::string("policy: ") + ex.what());
   }
-  const std::string& chosen = r.policy.empty() ? config_.default_policy : r.policy;
   if (waits_ && reads_wait_distribution(chosen))
     if (const auto why = chain_mismatch(*waits_, shape.nodes))
-      fail("policy: " + chosen + " reads " + config_.wait_distribution_file +
+      fail("policy: " + chosen.name + " reads " + config_.wait_distribution_file +
            ", which cannot serve this campaign: " + *why);
   CampaignRecord& rec = e->rec;
   rec.spec.name = r.name;

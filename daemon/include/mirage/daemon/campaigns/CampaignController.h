@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/core/Policy.h"
@@ -167,7 +168,7 @@ class RequestError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-using PolicyFactory = std::function<std::unique_ptr<Policy>(std::string_view)>;
+using PolicyFactory = std::function<std::unique_ptr<Policy>(const PolicySpec&)>;
 
 struct ControllerCounters {
   std::uint64_t ticks = 0;
@@ -283,7 +284,7 @@ class CampaignController {
   std::string expected_output_file(const Entry& e, const SegmentRecord& s, JobId job) const;
   void finish(Entry& e, CampaignState state, const std::string& message, Seconds now);
   void save(const Entry& e, const SegmentRecord& s);
-  std::unique_ptr<Policy> make_policy_for(const std::string& name) const;
+  std::unique_ptr<Policy> make_policy_for(const PolicySpec& policy) const;
 
   CampaignStore& store_;
   const Clock& clock_;
