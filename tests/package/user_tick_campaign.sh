@@ -17,6 +17,7 @@ done
 # One Slurm cluster at a time on this machine, whoever starts it.
 exec 9>/tmp/mirage-slurm-cluster.lock
 flock 9
+export MIRAGE_SLURM_LOCK_HELD=1  # cluster.sh start must not wait for the lock this script holds
 
 export MIRAGE_SLURM_DIR=/tmp/mirage-package-cluster
 export MIRAGE_SLURM_CTLD_PORT=18817 MIRAGE_SLURM_NODE_PORT=18901
