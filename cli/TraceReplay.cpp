@@ -15,8 +15,13 @@ Trace read_trace_or_sample(const std::string& path, const TraceOptions& trace_op
 
 TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_options,
                            const ClusterOptions& cluster) {
+  return prepare_replay(read_trace_or_sample(path, trace_options), trace_options, cluster);
+}
+
+TraceReplay prepare_replay(Trace trace, const TraceOptions& trace_options,
+                           const ClusterOptions& cluster) {
   TraceReplay r;
-  r.trace = read_trace_or_sample(path, trace_options);
+  r.trace = std::move(trace);
   r.spec = cluster.to_spec(r.trace);
   const Calibration applied = cluster.calibrate(r.trace, r.spec);
   if (applied.priority) r.calibrated_waits = applied.priority->replay_waits;

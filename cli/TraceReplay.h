@@ -28,5 +28,8 @@ Trace read_trace_or_sample(const std::string& path, const TraceOptions& trace_op
 // `path` empty: the embedded sample. Throws InputError.
 TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_options,
                            const ClusterOptions& cluster);
+// The same for a trace already read (one read, replayed under two calibrations).
+TraceReplay prepare_replay(Trace trace, const TraceOptions& trace_options,
+                           const ClusterOptions& cluster);
 
 }  // namespace mirage::cli

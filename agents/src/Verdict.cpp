@@ -8,11 +8,9 @@
 namespace mirage {
 namespace {
 
+// A boundary censored before its predecessor started is truncated too (Episode.cpp).
 bool finished(const SampleOutcome& o) {
-  if (o.episode.boundaries.empty()) return false;
-  for (const BoundaryOutcome& b : o.episode.boundaries)
-    if (b.truncated || b.predecessor_waiting) return false;
-  return true;
+  return !o.episode.boundaries.empty() && !o.episode.truncated();
 }
 
 }  // namespace

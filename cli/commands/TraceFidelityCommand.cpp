@@ -190,11 +190,11 @@ std::shared_ptr<const std::vector<Seconds>> replayed_waits(const TraceReplay& re
 
 // With --fit-until, the same window replayed with the calibration fitted on the whole log, the
 // judged month included: how much of the forward figures' miss is the month the fit never saw.
-std::optional<FidelityReport> in_sample_report(const FidelityOptions& o, Seconds from, Seconds to) {
-  if (o.cluster.fit_until.empty()) return std::nullopt;
+std::optional<FidelityReport> in_sample_report(const FidelityOptions& o, Trace trace, Seconds from,
+                                               Seconds to) {
   ClusterOptions whole = o.cluster;
   whole.fit_until.clear();
-  const TraceReplay replay = prepare_replay(o.file, o.trace_options, whole);
+  const TraceReplay replay = prepare_replay(std::move(trace), o.trace_options, whole);
   double wall = 0;
   const auto waits = replayed_waits(replay, wall);
   std::size_t without_start = 0;
@@ -204,7 +204,11 @@ std::optional<FidelityReport> in_sample_report(const FidelityOptions& o, Seconds
 }
 
 void run_fidelity(const FidelityOptions& o) {
-  const TraceReplay replay = prepare_replay(o.file, o.trace_options, o.cluster);
+  Trace trace = read_trace_or_sample(o.file, o.trace_options);
+  // Kept as read for the in-sample replay beside a forward one (calibrating writes into the jobs).
+  std::optional<Trace> as_read;
+  if (!o.cluster.fit_until.empty()) as_read = trace;
+  const TraceReplay replay = prepare_replay(std::move(trace), o.trace_options, o.cluster);
   // A forward replay is judged on the month after the fit unless told otherwise.
   const Seconds until =
       o.cluster.fit_until.empty() ? 0 : parse_time_flag(o.cluster.fit_until, "--fit-until");
@@ -220,7 +224,8 @@ void run_fidelity(const FidelityOptions& o) {
 
   double wall = 0;
   const auto waits = replayed_waits(replay, wall);
-  const std::optional<FidelityReport> in_sample = in_sample_report(o, from, to);
+  const std::optional<FidelityReport> in_sample =
+      as_read ? in_sample_report(o, std::move(*as_read), from, to) : std::nullopt;
 
   std::size_t without_start = 0;
   const auto pairs = pair_waits(replay.trace.jobs, *waits, from, to, without_start);
