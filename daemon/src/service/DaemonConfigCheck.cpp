@@ -58,8 +58,8 @@ class Checker {
 
   // A policy set under `key` that reads the wait distribution the config does not name.
   void needs_waits(const std::string& key, const std::string& what,
-                   const std::string& policy) const {
-    if (reads_wait_distribution(PolicySpec(policy)) && c_.wait_distribution_file.empty())
+                   const PolicySpec& policy) const {
+    if (reads_wait_distribution(policy) && c_.wait_distribution_file.empty())
       fail(key, what +
                     " reads the distribution of the successor's wait: give [policy] "
                     "wait_distribution (mirage trace waits writes it)");
@@ -111,8 +111,9 @@ class Checker {
     const std::string& p = c_.default_policy;
     const std::string key = "policy.default";
     if (p == kOracleName) fail(key, "the oracle exists only in simulation (mirage eval)");
-    needs_waits(key, p, p);
-    if (is_known_policy(PolicySpec(p))) return;
+    const PolicySpec spec(p);
+    needs_waits(key, p, spec);
+    if (is_known_policy(spec)) return;
     if (names_model_file(p) || p.find('/') != std::string::npos) {
       readable_file(key, p);  // loaded (LibTorch) only when a campaign uses it
       return;
