@@ -212,5 +212,71 @@ TEST(StoreSurvival, AnOrphanedJobIsTakenBackAsACampaignsFirstSegment) {
   EXPECT_NE(shown.front().reason.find("adopted"), std::string::npos);
 }
 
+// A store restored from a copy taken before its last submissions: the successor that copy never
+// recorded is still in the queue. It is followed as the segment's job; the segment is never
+// submitted a second time.
+TEST(StoreSurvival, ARestoredStoreFollowsTheSuccessorItNeverRecordedInsteadOfSubmittingItAgain) {
+  Harness h;
+  const auto id = h.controller->add(simple_request(3)).spec.id;
+  h.tick();
+  h.slurm.start(h.job_of(id, 0));
+  const std::string backup = h.dir.file("store.backup");
+  std::filesystem::copy_file(h.path, backup);  // the main file holds every commit
+  h.tick();                                    // the fallback chain queues segment 1
+  const auto queued = h.slurm.submissions_tagged(id, 1);
+  ASSERT_EQ(queued.size(), 1u);
+  const JobId successor = h.job_of(id, 1);
+
+  h.controller.reset();
+  h.store.reset();
+  std::filesystem::remove(h.path + "-wal");
+  std::filesystem::copy_file(backup, h.path, std::filesystem::copy_options::overwrite_existing);
+  h.restart();
+  ASSERT_EQ(h.seg(id, 1).seg.attempts, 0) << "the restored copy knows no successor";
+  h.tick();
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u) << "segment 1 submitted twice";
+  EXPECT_EQ(h.job_of(id, 1), successor);
+  EXPECT_EQ(h.seg(id, 1).seg.attempts, 1);
+  h.slurm.finish(h.job_of(id, 0));
+  h.slurm.start(successor);
+  h.tick();
+  EXPECT_EQ(h.seg(id, 1).seg.state, SegmentState::kRunning);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+}
+
+// The same for a retry: the copy knows attempt 1, which failed; attempt 2, made after the copy,
+// runs. The restored store follows attempt 2 and does not make a third.
+TEST(StoreSurvival, ARestoredStoreFollowsTheRetryItNeverRecorded) {
+  ControllerConfig config;
+  config.fallback_chain = false;
+  config.retry_delay = 0;
+  Harness h(config);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  const JobId first = h.job_of(id, 0);
+  const std::string backup = h.dir.file("store.backup");
+  std::filesystem::copy_file(h.path, backup);
+  h.slurm.start(first);
+  h.slurm.finish(first, SlurmJobState::kFailed, 1);
+  h.tick();
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions_tagged(id, 0).size(), 2u);
+  const JobId retry = h.job_of(id, 0);
+  ASSERT_NE(retry, first);
+  h.slurm.start(retry);
+
+  h.controller.reset();
+  h.store.reset();
+  std::filesystem::remove(h.path + "-wal");
+  std::filesystem::copy_file(backup, h.path, std::filesystem::copy_options::overwrite_existing);
+  h.restart();
+  ASSERT_EQ(h.seg(id, 0).seg.attempts, 1);
+  for (int i = 0; i < 3; ++i) h.tick();
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 2u) << "segment 0 submitted a third time";
+  EXPECT_EQ(h.job_of(id, 0), retry);
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kRunning);
+}
+
 }  // namespace
 }  // namespace mirage::daemon

@@ -139,6 +139,11 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
     if (tag && tag->store == store_.store_id())
       index.by_tag[{tag->campaign, tag->segment, tag->attempt}].push_back(&j);
   }
+  dump_ = &index;
+  struct DumpDone {
+    const JobIndex*& dump;
+    ~DumpDone() { dump = nullptr; }
+  } dump_done{dump_};
   if (!orphans_reported_) {
     report_orphans(index);
     orphans_reported_ = true;

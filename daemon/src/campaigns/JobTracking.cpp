@@ -49,8 +49,19 @@ void CampaignController::report_orphans(const JobIndex& index) {
       owned = attempt <= s.seg.attempts;
     }
     if (owned) continue;
+    const bool followed_when_due = it != entries_.end() && !is_finished(it->second->rec.state);
     for (const SlurmJob* j : jobs) {
       if (is_finished(j->state) || adopted(j->id)) continue;
+      if (followed_when_due) {
+        spdlog::warn(
+            "job {} ({}, {}) carries the tag {}: campaign {} segment {}, attempt {}, which this "
+            "store {} never recorded (restored from an earlier copy?). mirage follows it as that "
+            "segment's job when the campaign reaches it, and does not submit the segment again "
+            "while it is queued or running",
+            j->id, j->name, to_string(j->state), j->comment, campaign, segment, attempt,
+            store_.path());
+        continue;
+      }
       spdlog::warn(
           "job {} ({}, {}) carries the tag {} of this store {}, but no campaign here owns it: the "
           "store has lost what it had written. mirage does not follow it: take it back as a "
@@ -66,19 +77,8 @@ void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds
                                         Seconds now, Actions& out) {
   for (auto& s : e.rec.segments) {
     if (!s.submitting || e.in_flight.count(s.seg.index)) continue;
-    const auto* found = index.tagged(e.rec.spec.id, s.seg.index, s.seg.attempts);
-    if (found) {
-      const SlurmJob& job = *found->front();
-      s.submitting = false;
-      s.seg.slurm_job_id = job.id;
-      s.seg.submit_time = job.submit;
-      s.seg.state = SegmentState::kPending;
-      e.unknown_since.erase(s.seg.index);
-      store_.finish_submission(e.rec.spec.id, s, job.id);
-      ++counters_.adopted;
-      spdlog::info("campaign {} segment {}: adopted job {} found by its tag {}", e.rec.spec.id,
-                   s.seg.index, job.id, job.comment);
-      if (!is_finished(e.rec.state)) apply_job(e, s, job, now, out);
+    if (const auto* found = index.tagged(e.rec.spec.id, s.seg.index, s.seg.attempts)) {
+      adopt_tagged(e, s, *found->front(), now, out);
       continue;
     }
     auto [since, inserted] = e.unknown_since.emplace(s.seg.index, now);
@@ -98,6 +98,33 @@ void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds
     e.unknown_since.erase(s.seg.index);
     submit(e, s, now, out, /*again=*/true, "not found in Slurm by its tag; submitted again");
   }
+}
+
+void CampaignController::adopt_tagged(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now,
+                                      Actions& out) {
+  s.submitting = false;
+  s.seg.slurm_job_id = job.id;
+  s.seg.submit_time = job.submit;
+  s.seg.state = SegmentState::kPending;
+  e.unknown_since.erase(s.seg.index);
+  store_.finish_submission(e.rec.spec.id, s, job.id);
+  ++counters_.adopted;
+  spdlog::info("campaign {} segment {}: adopted job {} found by its tag {}", e.rec.spec.id,
+               s.seg.index, job.id, job.comment);
+  if (!is_finished(e.rec.state)) apply_job(e, s, job, now, out);
+}
+
+const SlurmJob* CampaignController::queued_attempt(const Entry& e, const SegmentRecord& s,
+                                                   int from_attempt) const {
+  if (!dump_) return nullptr;
+  const SlurmJob* latest = nullptr;
+  for (auto it = dump_->by_tag.lower_bound({e.rec.spec.id, s.seg.index, from_attempt});
+       it != dump_->by_tag.end() && std::get<0>(it->first) == e.rec.spec.id &&
+       std::get<1>(it->first) == s.seg.index;
+       ++it)
+    for (const SlurmJob* j : it->second)
+      if (!is_finished(j->state)) latest = j;
+  return latest;
 }
 
 void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,

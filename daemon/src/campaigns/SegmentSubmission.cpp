@@ -287,9 +287,25 @@ void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions
     s.held_behind = after_any;
     s.released_at = -1;
   }
+  // A store restored from a copy older than its last submissions does not know the jobs those
+  // made: one of this segment still queued or running is followed, never submitted a second time.
+  const SlurmJob* queued = queued_attempt(e, s, s.seg.attempts);
+  if (queued) s.seg.attempts = JobTag::parse(queued->comment)->attempt;
   s.submitting = true;
   s.intent_time = now;
   const JobTag tag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts};
+  if (queued) {
+    store_.begin_submission(e.rec.spec.id, s, tag,
+                            why + "; already in Slurm as job " + std::to_string(queued->id) +
+                                ", which a restored store had not recorded: followed, not "
+                                "submitted again");
+    spdlog::warn(
+        "campaign {} segment {}: job {} of tag {} is already queued: followed instead of "
+        "a new submission",
+        e.rec.spec.id, s.seg.index, queued->id, queued->comment);
+    adopt_tagged(e, s, *queued, now, out);
+    return;
+  }
   // The intent is durable before anyone may submit: a crash from here on is settled by the tag.
   store_.begin_submission(e.rec.spec.id, s, tag, why);
   e.in_flight.insert(s.seg.index);

@@ -254,6 +254,11 @@ class CampaignController {
   bool adopted(JobId job) const;  // segment 0 of a campaign added with --adopt
   void settle_intents(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,
                       Actions& out);
+  // The segment's submission is job `job`, found in the dump by its tag.
+  void adopt_tagged(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now, Actions& out);
+  // The latest attempt of `s` from `from_attempt` on that the current dump shows queued or
+  // running, by its tag; nullptr when none (or outside a tick).
+  const SlurmJob* queued_attempt(const Entry& e, const SegmentRecord& s, int from_attempt) const;
   void handoff(Entry& e, Seconds now, Actions& out);
   bool finish_if_done_file(Entry& e, Seconds now, Actions& out);
   int next_open_ended_segment(Entry& e, Seconds now);
@@ -294,7 +299,8 @@ class CampaignController {
   std::shared_ptr<const WaitDistribution> waits_;
   std::map<std::int64_t, std::unique_ptr<Entry>> entries_;
   ControllerCounters counters_;
-  bool orphans_reported_ = false;  // the first tick after load() reports them
+  bool orphans_reported_ = false;   // the first tick after load() reports them
+  const JobIndex* dump_ = nullptr;  // the dump of the tick under way, by tag
 };
 
 // Performs the actions against `client`, one call each, and hands each outcome to `deliver`,
