@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -68,7 +69,8 @@ struct AddOptions {
   std::string overlap = "concurrent";
   std::string handoff_grace = "5m";
   bool no_export = false;
-  long long adopt = 0;  // a job already queued or running that becomes segment 0
+  long long adopt = 0;      // a job already queued or running that becomes segment 0
+  std::string request_key;  // empty: a new random one
   bool json = false;
 };
 
@@ -208,7 +210,7 @@ int run_add(const AddOptions& o) {
   c["environment"] = env;
   // One key for this command: a retry after a lost reply, through the socket or the store,
   // returns the campaign the first try made.
-  c["request_key"] = random_request_key();
+  c["request_key"] = o.request_key.empty() ? random_request_key() : o.request_key;
   int rc = 0;
   const auto reply = ask_daemon(o.where, {{"op", "add"}, {"campaign", c}}, rc);
   if (!reply) return rc;
@@ -531,6 +533,19 @@ void register_campaign_commands(CLI::App& app) {
                   "Take back this job, queued or running (one the daemon names as tagged by a "
                   "store that lost it), as the campaign's first segment instead of submitting one")
       ->check(whole_number(1));
+  add->add_option("--request-key", a->request_key,
+                  "The key of an add whose answer was lost, as the error named it: the daemon "
+                  "adds at most one campaign per key, so the same command run again with it "
+                  "returns the campaign already added")
+      ->check(CLI::Validator(
+          [](const std::string& key) -> std::string {
+            const bool ok = !key.empty() && key.size() <= 64 &&
+                            std::all_of(key.begin(), key.end(), [](unsigned char ch) {
+                              return std::isalnum(ch) || ch == '-';
+                            });
+            return ok ? "" : "expected up to 64 letters, digits and '-'";
+          },
+          "KEY", "request key"));
   add->add_flag("--no-export-env", a->no_export,
                 "Do not pass this shell's environment to the segments (sbatch --export=NONE)");
   a->where.store_without_daemon = true;

@@ -71,16 +71,24 @@ json ask_store(const DaemonSocketOptions& where, const std::string& socket, cons
 // Runs a request; prints the error and returns nullopt when it fails (exit status in `rc`).
 std::optional<json> ask_daemon(const DaemonSocketOptions& where, const json& request, int& rc) {
   const std::string socket = where.resolve();
+  bool maybe_done = false;  // an add went out and no answer came back
   try {
     try {
-      return daemon::call_daemon(socket, request);
-    } catch (const daemon::ControlClientError&) {
+      return daemon::call_daemon_keyed(socket, request);
+    } catch (const daemon::ControlClientError& e) {
+      maybe_done = e.request_sent();
       if (!where.store_without_daemon || where.config.empty()) throw;
     }
     return ask_store(where, socket, request);
   } catch (const daemon::ControlClientError& e) {  // also a store another holds
     rc = 3;
     std::cerr << "mirage: " << escape_control(e.what()) << "\n";
+    const auto c = request.find("campaign");
+    if (maybe_done && c != request.end() && c->contains("request_key"))
+      std::cerr << "mirage: the daemon may have added the campaign: run the same command again "
+                   "with --request-key "
+                << c->at("request_key").get<std::string>()
+                << " (a key adds at most one campaign), or look with `mirage campaign list`\n";
   } catch (const daemon::RequestError& e) {  // may quote the request's text back
     rc = 1;
     std::cerr << "mirage: " << escape_control(e.what()) << "\n";

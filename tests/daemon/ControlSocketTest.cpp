@@ -548,5 +548,81 @@ TEST(ControlClient, SaysTheDaemonIsNotRunning) {
   }
 }
 
+// A daemon that reads each request and answers only from the `answer_from`-th connection on
+// (a daemon killed before its reply, then restarted), keeping the lines it read.
+struct ForgetfulDaemon {
+  explicit ForgetfulDaemon(const std::string& path, int answer_from) {
+    fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    const sockaddr_un addr = address_of(path);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(fd, 4), 0);
+    server = std::thread([this, answer_from] {
+      for (int n = 1;; ++n) {
+        const int c = ::accept(fd, nullptr, nullptr);
+        if (c < 0) return;
+        std::string line;
+        char ch = 0;
+        while (::read(c, &ch, 1) == 1 && ch != '\n') line += ch;
+        if (line == "stop") {
+          ::close(c);
+          return;
+        }
+        lines.push_back(line);
+        if (n >= answer_from) {
+          const std::string reply = R"({"ok":true,"campaign":{"id":5}})"
+                                    "\n";
+          EXPECT_EQ(::write(c, reply.data(), reply.size()), static_cast<ssize_t>(reply.size()));
+        }
+        ::close(c);
+      }
+    });
+  }
+  ~ForgetfulDaemon() {
+    stop();
+    ::close(fd);
+  }
+  // Ends the server; the lines it read are whole once this returns.
+  void stop() {
+    if (!server.joinable()) return;
+    try {
+      control_request(path_, "stop", 1000);
+    } catch (const ControlClientError&) {
+    }
+    server.join();
+  }
+  int fd = -1;
+  std::string path_;
+  std::thread server;
+  std::vector<std::string> lines;
+};
+
+TEST(ControlClient, AnAddWhoseAnswerWasLostIsSentAgainWithTheSameKey) {
+  testing::TempDir dir;
+  const std::string path = dir.file("d.sock");
+  json add = add_request();
+  add["campaign"]["request_key"] = "k-1";
+  {
+    ForgetfulDaemon d(path, 2);
+    d.path_ = path;
+    EXPECT_EQ(call_daemon_keyed(path, add, 3, 2000).at("campaign").at("id"), 5);
+    d.stop();
+    ASSERT_EQ(d.lines.size(), 2u);
+    EXPECT_EQ(d.lines[0], d.lines[1]) << "the retry is the same request, its key included";
+  }
+  // Without a key the daemon may have done it: sent once, and the loss said.
+  const std::string other = dir.file("e.sock");
+  json cancel = {{"op", "cancel"}, {"id", 1}};
+  ForgetfulDaemon d(other, 2);
+  d.path_ = other;
+  try {
+    call_daemon_keyed(other, cancel, 3, 2000);
+    FAIL() << "an unkeyed request was answered";
+  } catch (const ControlClientError& e) {
+    EXPECT_TRUE(e.request_sent()) << e.what();
+  }
+  d.stop();
+  EXPECT_EQ(d.lines.size(), 1u);
+}
+
 }  // namespace
 }  // namespace mirage::daemon

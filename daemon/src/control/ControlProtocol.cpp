@@ -3,8 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <cctype>
+#include <chrono>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "mirage/core/Error.h"
 #include "mirage/core/Version.h"
@@ -504,6 +506,22 @@ json call_daemon(const std::string& socket_path, const json& request, int timeou
     throw ControlClientError("the daemon sent a malformed reply: " + line.substr(0, 200));
   if (!reply.value("ok", false)) throw RequestError(reply.value("error", std::string("failed")));
   return reply;
+}
+
+json call_daemon_keyed(const std::string& socket_path, const json& request, int tries,
+                       int timeout_ms) {
+  const auto c = request.find("campaign");
+  const bool keyed =
+      c != request.end() && c->is_object() && !c->value("request_key", std::string()).empty();
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return call_daemon(socket_path, request, timeout_ms);
+    } catch (const ControlClientError& e) {
+      if (!keyed || !e.request_sent() || attempt >= tries) throw;
+      // A daemon restarting comes back within seconds; its store answers the same key.
+      std::this_thread::sleep_for(std::chrono::seconds(attempt));
+    }
+  }
 }
 
 }  // namespace mirage::daemon

@@ -388,7 +388,8 @@ std::string control_request(const std::string& socket_path, const std::string& l
     const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              deadline - std::chrono::steady_clock::now())
                              .count();
-    if (left_ms <= 0) throw ControlClientError("the mirage daemon did not answer in time");
+    if (left_ms <= 0)
+      throw ControlClientError("the mirage daemon did not answer in time", send_error.empty());
     pollfd pfd{fd, POLLIN, 0};
     const int pr = ::poll(&pfd, 1, static_cast<int>(left_ms));
     if (pr < 0 && errno == EINTR) continue;
@@ -397,16 +398,17 @@ std::string control_request(const std::string& socket_path, const std::string& l
     if (n < 0) {
       if (errno == EINTR) continue;
       if (!send_error.empty()) throw ControlClientError(send_error);
-      throw ControlClientError(std::string("reading from the daemon failed: ") +
-                               std::strerror(errno));
+      throw ControlClientError(
+          std::string("reading from the daemon failed: ") + std::strerror(errno), true);
     }
     if (n == 0) break;
     reply.append(buf, static_cast<std::size_t>(n));
   }
   const auto nl = reply.find('\n');
   if (nl == std::string::npos)
-    throw ControlClientError(send_error.empty() ? "the mirage daemon closed the connection"
-                                                : send_error);
+    throw ControlClientError(
+        send_error.empty() ? "the mirage daemon closed the connection" : send_error,
+        send_error.empty());
   return reply.substr(0, nl);
 }
 

@@ -81,6 +81,13 @@ class ControlHandler {
 nlohmann::json call_daemon(const std::string& socket_path, const nlohmann::json& request,
                            int timeout_ms = 30000);
 
+// As call_daemon, but a request that carries a request key (an add: the daemon makes at most one
+// campaign per key) is sent again, up to `tries` times in all, when it went out and no answer
+// came back (a daemon restarting, a reply lost): the retry returns what the first try made.
+// Requests without a key are sent once, since the daemon may have carried them out.
+nlohmann::json call_daemon_keyed(const std::string& socket_path, const nlohmann::json& request,
+                                 int tries = 3, int timeout_ms = 30000);
+
 // Reads a "campaign" object of an add request. Throws RequestError naming the key at fault.
 CampaignRequest parse_campaign_request(const nlohmann::json& j);
 

@@ -75,7 +75,13 @@ class ControlServer {
 // Throws ControlClientError (with a message saying what to do) when the daemon cannot be reached.
 class ControlClientError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ControlClientError(const std::string& what, bool request_sent = false)
+      : std::runtime_error(what), request_sent_(request_sent) {}
+  // The whole request went out and no answer came back: the daemon may have carried it out.
+  bool request_sent() const { return request_sent_; }
+
+ private:
+  bool request_sent_;
 };
 std::string control_request(const std::string& socket_path, const std::string& line,
                             int timeout_ms = 30000);
