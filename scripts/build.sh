@@ -13,6 +13,10 @@ if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; th
 fi
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
   cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]+"${launcher[@]}"}"
+else
+  # Again (a second): what was not found before (LibTorch, after the quick start's smaller
+  # install) is looked for anew.
+  cmake -S . -B "$build_dir" >/dev/null
 fi
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done

@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# Installs every Debian package mirage needs on a fresh Debian bookworm machine (run as root).
+# Installs the Debian packages mirage needs on a fresh Debian bookworm machine (run as root).
 # Idempotent: packages already present are skipped by apt.
+#   scripts/install-deps.sh            everything: the program, its learned-agent plugin
+#                                      (LibTorch), the tests and their Slurm clusters, the tools
+#   scripts/install-deps.sh --program  what `scripts/build.sh mirage` needs (the quick start)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+case "${1:-}" in
+  "" | --program) ;;
+  *) echo "install-deps: unknown argument '$1' (expected nothing or --program)" >&2; exit 2 ;;
+esac
 
-packages=(
-  build-essential cmake pkg-config git ca-certificates clang-format
-  # the fixed stack
+# The program alone (GoogleTest too: the build configures the tests even when it builds none).
+program=(
+  # ccache: scripts/build.sh compiles through it, so a second checkout reuses what one built
+  build-essential cmake pkg-config ca-certificates ccache
   libslurm-dev libboost-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+)
+packages=(
+  "${program[@]}" git clang-format
+  # the learned agents' training (the plugin)
   libtorch-dev libgloo-dev
   # an optimised BLAS for LibTorch's CPU matrix products: Debian's LibTorch links libblas.so.3,
   # which is otherwise the reference BLAS; training the agents ran 12x faster (19 -> 230 steps/s).
@@ -26,13 +38,12 @@ packages=(
   debootstrap
   # plots for `mirage eval --out`
   gnuplot-nox
-  # scripts/build.sh compiles through it: a second checkout or worktree reuses what one built
-  ccache
   # the binary tarball (scripts/package.sh): the program's RPATH to its bundled libraries; a
   # minimal Debian root to test it in as a user at a site (tests/package/user_install.sh)
   patchelf debootstrap
 )
 
+[ "${1:-}" != --program ] || packages=("${program[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

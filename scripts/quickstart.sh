@@ -5,7 +5,7 @@
 # Arguments go to `mirage eval` (for example --nodes 1, or --trace FILE --from --to).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --program
 # The program alone: the learned-agent plugin (LibTorch), the tests and the benchmarks are built
 # by scripts/build.sh or scripts/test.sh when wanted.
 bash scripts/build.sh mirage

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: unit suites, then the long suites (label `long`: scenarios of minutes, such as
 # the daemon killed 30 times on its simulated cluster; label `slurm`: a real Slurm cluster on this
-# machine, which needs root and scripts/install-deps.sh). Builds first, reusing the build.
+# machine, which needs root). Installs what is missing and builds first, reusing the build.
 #   scripts/test.sh            all tests
 #   scripts/test.sh --unit     unit tests only (no long scenario, no Slurm cluster)
 # Tests that read real job logs (label `real-logs`) run when MIRAGE_TRACES names their folder
@@ -10,6 +10,8 @@
 # `package`, tests/package/) runs only when asked for: ctest --test-dir build -L package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Every package the tests need (nothing to do where they are: the quick start installs fewer).
+bash scripts/install-deps.sh
 build_dir="${MIRAGE_BUILD_DIR:-build}"
 traces="${MIRAGE_TRACES:-}"
 if [ -n "$traces" ]; then
