@@ -10,16 +10,19 @@
 namespace mirage::learned {
 namespace {
 
-const ArchiveTensor& tensor(const ArchiveModule& m, const std::string& name, std::size_t dims) {
+// Names as C strings: a std::string made for the call would be a temporary the returned reference
+// seems to GCC 14 to dangle from (-Wdangling-reference).
+const ArchiveTensor& tensor(const ArchiveModule& m, const char* name, std::size_t dims) {
   const ArchiveTensor* t = m.tensor(name);
   if (!t || t->sizes.size() != dims)
-    throw std::invalid_argument("a layer without a " + std::to_string(dims) + "-d " + name);
+    throw std::invalid_argument("a layer without a " + std::to_string(dims) + "-d " +
+                                std::string(name));
   return *t;
 }
 
-const ArchiveModule& child(const ArchiveModule& m, const std::string& name) {
+const ArchiveModule& child(const ArchiveModule& m, const char* name) {
   const ArchiveModule* c = m.child(name);
-  if (!c) throw std::invalid_argument("a network without its " + name);
+  if (!c) throw std::invalid_argument("a network without its " + std::string(name));
   return *c;
 }
 
