@@ -37,12 +37,38 @@ TEST(SlurmRelease, LoadedLibraryOfTheBuiltApiFits) {
   EXPECT_EQ(loaded_library_problem(release("22.05.8"), 0, api(42)), "");  // the build's unknown
 }
 
-TEST(SlurmRelease, LoadedLibraryOfAnotherApiIsRefusedNamingBoth) {
+TEST(SlurmRelease, LibslurmApiNamesItsRelease) {
+  EXPECT_EQ(series_of_libslurm_api(36), "20.11");
+  EXPECT_EQ(series_of_libslurm_api(38), "22.05");
+  EXPECT_EQ(series_of_libslurm_api(39), "23.02");
+  EXPECT_EQ(series_of_libslurm_api(40), "23.11");
+  EXPECT_EQ(series_of_libslurm_api(41), "24.05");
+  EXPECT_EQ(series_of_libslurm_api(42), "24.11");
+  EXPECT_EQ(series_of_libslurm_api(43), "25.05");
+  EXPECT_EQ(series_of_libslurm_api(44), "25.11");
+  EXPECT_FALSE(series_of_libslurm_api(35).has_value());
+  EXPECT_FALSE(series_of_libslurm_api(45).has_value());
+  EXPECT_FALSE(series_of_libslurm_api(0).has_value());
+}
+
+TEST(SlurmRelease, LoadedLibraryOfAnotherApiIsRefusedNamingBothReleases) {
   const std::string p = loaded_library_problem(release("22.05.8"), 38, api(42));
-  EXPECT_NE(p.find("libslurm loaded has API 42 (libslurm.so.42)"), std::string::npos) << p;
+  EXPECT_NE(p.find("the libslurm loaded is Slurm 24.11's (API 42, libslurm.so.42)"),
+            std::string::npos)
+      << p;
   EXPECT_NE(p.find("built against Slurm 22.05.8, whose libslurm has API 38"), std::string::npos)
       << p;
   EXPECT_NE(p.find("rebuild mirage"), std::string::npos) << p;
+  EXPECT_NE(p.find("the tarball made for Slurm 24.11"), std::string::npos) << p;
+}
+
+TEST(SlurmRelease, LoadedLibraryOfAnUnknownApiIsNamedByItsNumber) {
+  const std::string p = loaded_library_problem(release("24.11.5"), 42, api(47));
+  EXPECT_NE(p.find("the libslurm loaded is of a release mirage does not know (API 47, "
+                   "libslurm.so.47)"),
+            std::string::npos)
+      << p;
+  EXPECT_EQ(p.find("Slurm 26"), std::string::npos) << p;
 }
 
 TEST(SlurmRelease, ControllerOfTheSameSeriesFits) {
