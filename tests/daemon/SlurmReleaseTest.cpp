@@ -1,6 +1,8 @@
 // Which Slurm releases mirage accepts: of the libslurm it loaded, and of the controller.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "mirage/daemon/slurm/SlurmRelease.h"
 
 namespace mirage::daemon {
@@ -38,14 +40,12 @@ TEST(SlurmRelease, LoadedLibraryOfTheBuiltApiFits) {
 }
 
 TEST(SlurmRelease, LibslurmApiNamesItsRelease) {
-  EXPECT_EQ(series_of_libslurm_api(36), "20.11");
-  EXPECT_EQ(series_of_libslurm_api(38), "22.05");
-  EXPECT_EQ(series_of_libslurm_api(39), "23.02");
-  EXPECT_EQ(series_of_libslurm_api(40), "23.11");
-  EXPECT_EQ(series_of_libslurm_api(41), "24.05");
-  EXPECT_EQ(series_of_libslurm_api(42), "24.11");
-  EXPECT_EQ(series_of_libslurm_api(43), "25.05");
-  EXPECT_EQ(series_of_libslurm_api(44), "25.11");
+  // SLURM_API_CURRENT in each release's META (SchedMD/slurm, tags slurm-20-11-0-1 to 25-11-0-1).
+  const std::pair<long, const char*> releases[] = {{36, "20.11"}, {37, "21.08"}, {38, "22.05"},
+                                                   {39, "23.02"}, {40, "23.11"}, {41, "24.05"},
+                                                   {42, "24.11"}, {43, "25.05"}, {44, "25.11"}};
+  for (const auto& [api, expected] : releases)
+    EXPECT_EQ(series_of_libslurm_api(api), expected) << api;
   EXPECT_FALSE(series_of_libslurm_api(35).has_value());
   EXPECT_FALSE(series_of_libslurm_api(45).has_value());
   EXPECT_FALSE(series_of_libslurm_api(0).has_value());
