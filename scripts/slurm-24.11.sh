@@ -139,6 +139,11 @@ tarball="$(in_root env MIRAGE_BUILD_DIR="$build" MIRAGE_JOBS="$jobs" bash -c 'cd
 say "$(tail -n 1 "$base/package.log")"
 stage package
 
+# The user's minimal root (tests/package/site_root.sh), when missing, is made while the suites run:
+# debootstrap waits on the mirror, the suites mostly on Slurm.
+(. tests/package/site_root.sh && site_root trixie) >"$base/site-root.log" 2>&1 9>&- &
+site_root_pid=$!
+
 # The root's clusters bind this machine's ports: hold the machine's lock while they run.
 # The descriptor is closed for everything the root runs, so no daemon started there keeps the lock.
 lock_wait="${MIRAGE_SLURM_LOCK_WAIT:-1800}"
@@ -163,8 +168,9 @@ stage suites
 # The tarball as a user at a site meets it: a second, minimal Debian 13 root with Slurm 24.11's
 # runtime and client but nothing of mirage's (tests/package/, which takes the lock itself).
 user_rc=0
+wait "$site_root_pid" || { cat "$base/site-root.log" >&2; say "the minimal Debian 13 root could not be made"; exit 1; }
 bash tests/package/user_install.sh "$tarball" trixie || user_rc=$?
-bash tests/package/user_tick_campaign.sh "$tarball" trixie || user_rc=$?
+bash tests/package/user_campaigns.sh "$tarball" trixie || user_rc=$?
 stage user
 say "finished in $((SECONDS - all_start)) s (ctest exit $rc, package tests exit $user_rc; timings in $timings)"
 [ $rc -ne 0 ] || rc=$user_rc

@@ -5,7 +5,7 @@
 # slurmctld (tests/slurm/cluster.sh, a cluster of its own), each until done, each segment having
 # run once.
 #
-#   tests/package/user_tick_campaign.sh TARBALL [RELEASE]     (as root; exit 77, skipped, without
+#   tests/package/user_campaigns.sh TARBALL [RELEASE]     (as root; exit 77, skipped, without
 #                                                               what it needs)
 # Without RELEASE, on this machine with its own Slurm, as the user miragesite. With RELEASE
 # (trixie), in that release's minimal root (tests/package/site_root.sh: Slurm's runtime and
