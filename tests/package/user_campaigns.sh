@@ -17,7 +17,7 @@ release="${2:-}"
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root (the cluster, the user)"; exit 77; }
-for b in python3 runuser; do
+for b in python3; do
   command -v "$b" >/dev/null || { echo "skipped: $b is not installed"; exit 77; }
 done
 cluster_dir=/tmp/mirage-package-cluster
@@ -49,7 +49,6 @@ if [ -n "$release" ]; then
   }
   ids="$(on_site id -u "$user"):$(on_site id -g "$user")"
   home="/home/$user"
-  as_user_cmd=(chroot --userspec="$ids" "$root" /usr/bin/env -i HOME="$home" USER="$user")
 else
   for b in slurmctld slurmd sbatch munged; do
     command -v "$b" >/dev/null || { echo "skipped: $b is not installed"; exit 77; }
@@ -64,8 +63,9 @@ else
   id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
   home="$(getent passwd "$user" | cut -d: -f6)"
   ids="$(id -u "$user"):$(id -g "$user")"
-  as_user_cmd=(runuser -u "$user" -- env -i HOME="$home" USER="$user")
 fi
+# chroot execs (runuser would stay the parent and end 143 on SIGTERM): the daemon is $! below.
+as_user_cmd=(chroot --userspec="$ids" "${root:-/}" /usr/bin/env -i HOME="$home" USER="$user")
 slurm_conf="$cluster_dir/slurm.conf"
 as_user() {
   "${as_user_cmd[@]}" SLURM_CONF="$slurm_conf" LANG=C.UTF-8 \
