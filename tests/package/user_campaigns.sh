@@ -5,8 +5,8 @@
 # slurmctld (tests/slurm/cluster.sh, a cluster of its own), each until done, each segment having
 # run once.
 #
-#   tests/package/user_campaigns.sh TARBALL [RELEASE]     (as root; exit 77, skipped, without
-#                                                               what it needs)
+#   tests/package/user_campaigns.sh TARBALL [RELEASE]    (as root; exit 77, skipped, without
+#                                                         what it needs)
 # Without RELEASE, on this machine with its own Slurm, as the user miragesite. With RELEASE
 # (trixie), in that release's minimal root (tests/package/site_root.sh: Slurm's runtime and
 # client, none of mirage's libraries, no -dev package), whose own slurmctld, slurmd and munged it
@@ -17,10 +17,11 @@ release="${2:-}"
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root (the cluster, the user)"; exit 77; }
-for b in python3; do
-  command -v "$b" >/dev/null || { echo "skipped: $b is not installed"; exit 77; }
-done
+command -v python3 >/dev/null || { echo "skipped: python3 is not installed"; exit 77; }
 cluster_dir=/tmp/mirage-package-cluster
+# The cluster's own directory and ports (tests/slurm/cluster.sh); this script holds the lock.
+cluster_env=(MIRAGE_SLURM_DIR="$cluster_dir" MIRAGE_SLURM_CTLD_PORT=18817 MIRAGE_SLURM_NODE_PORT=18901
+  MIRAGE_SLURM_LOCK_HELD=1)
 mounted=()
 if [ -n "$release" ]; then
   command -v debootstrap >/dev/null || { echo "skipped: needs debootstrap"; exit 77; }
@@ -42,11 +43,7 @@ if [ -n "$release" ]; then
   install -D -m 0755 "$here/tests/slurm/cluster.sh" "$root/usr/local/lib/mirage-test/cluster.sh"
   cluster_sh=/usr/local/lib/mirage-test/cluster.sh
   # Runs a command in the root as root, with a clean environment.
-  on_site() {
-    chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-      MIRAGE_SLURM_DIR="$cluster_dir" MIRAGE_SLURM_CTLD_PORT=18817 MIRAGE_SLURM_NODE_PORT=18901 \
-      MIRAGE_SLURM_LOCK_HELD=1 "$@"
-  }
+  on_site() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "${cluster_env[@]}" "$@"; }
   ids="$(on_site id -u "$user"):$(on_site id -g "$user")"
   home="/home/$user"
 else
@@ -56,10 +53,7 @@ else
   root=""
   user=miragesite
   cluster_sh="$here/tests/slurm/cluster.sh"
-  on_site() {
-    env MIRAGE_SLURM_DIR="$cluster_dir" MIRAGE_SLURM_CTLD_PORT=18817 MIRAGE_SLURM_NODE_PORT=18901 \
-      MIRAGE_SLURM_LOCK_HELD=1 "$@"
-  }
+  on_site() { env "${cluster_env[@]}" "$@"; }
   id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
   home="$(getent passwd "$user" | cut -d: -f6)"
   ids="$(id -u "$user"):$(id -g "$user")"
