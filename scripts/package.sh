@@ -6,6 +6,7 @@
 #       plugin and LibTorch's libraries, unpacked over the first to make `mirage train` work
 #
 #   scripts/package.sh [--with-plugin]     (builds what it needs in build/ or $MIRAGE_BUILD_DIR)
+#   scripts/package.sh --name              prints the program's tarball path for this build (configured)
 #
 # Layout: bin/mirage is a launcher (scripts/package/launcher.sh) that checks the site's libslurm is
 # the release this build was made against before running libexec/mirage; the bundled libraries
@@ -13,17 +14,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 with_plugin=0
+name_only=0
 for a in "$@"; do
   case "$a" in
     --with-plugin) with_plugin=1 ;;
-    *) echo "package.sh: unknown argument $a; expected --with-plugin" >&2; exit 2 ;;
+    --name) name_only=1 ;;
+    *) echo "package.sh: unknown argument $a; expected --with-plugin or --name" >&2; exit 2 ;;
   esac
 done
 build_dir="${MIRAGE_BUILD_DIR:-build}"
-targets=(mirage)
-[ $with_plugin = 1 ] && targets+=(mirage_learned_plugin)
-bash scripts/build.sh "${targets[@]}"
+if [ $name_only = 0 ]; then
+  targets=(mirage)
+  [ $with_plugin = 1 ] && targets+=(mirage_learned_plugin)
+  bash scripts/build.sh "${targets[@]}"
+fi
 
+[ -f "$build_dir/CMakeCache.txt" ] || { echo "package.sh: $build_dir is not configured: run scripts/build.sh" >&2; exit 1; }
 version="$(sed -n 's/^project(mirage VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
 slurm_h="$(sed -n 's/^Slurm_INCLUDE_DIR:PATH=//p' "$build_dir/CMakeCache.txt")/slurm/slurm_version.h"
 slurm_hex="$(sed -n 's/^#define SLURM_VERSION_NUMBER 0x\([0-9a-fA-F]*\).*/\1/p' "$slurm_h")"
@@ -34,6 +40,10 @@ slurm_hex="$(sed -n 's/^#define SLURM_VERSION_NUMBER 0x\([0-9a-fA-F]*\).*/\1/p' 
 slurm="$((16#${slurm_hex:0:2})).$(printf '%02d' $((16#${slurm_hex:2:2})))"
 arch="$(uname -m)"
 name="mirage-$version-slurm$slurm-$arch"
+if [ $name_only = 1 ]; then
+  echo "dist/$name.tar.gz"
+  exit 0
+fi
 program="$build_dir/cli/mirage"
 libslurm="$(readelf -d "$program" | sed -n 's/.*NEEDED.*\[\(libslurm\.so\.[0-9]*\)\].*/\1/p')"
 [ -n "$libslurm" ] || { echo "package.sh: $program does not link libslurm" >&2; exit 1; }

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds mirage against Slurm 24.11 and runs the suites a site relies on (campaigns, #SBATCH lines
-# through sbatch, ticks, faults, crash and restart, the live snapshot and `mirage forecast`) on a
-# real 24.11 cluster: slurmctld, slurmd and munge from Debian 13 (trixie), in a root file system
-# of Debian's packages beside this machine's own. Accounting is left out: Debian 13's slurmdbd
-# 24.11.5 stops at start against its MariaDB 11.8 (docs/results/slurm-releases.md).
-#   scripts/slurm-24.11.sh                the root (once), its packages, the build, the suites
-#   scripts/slurm-24.11.sh --build-only   no suites
+# through sbatch, ticks, faults, crash and restart, the live snapshot and `mirage forecast`, the
+# user's limits from accounting) on a real 24.11 cluster: slurmctld, slurmd, slurmdbd, MariaDB and
+# munge from Debian 13 (trixie), in a root file system of Debian's packages beside this machine's
+# own. Then the binary tarball made from that build (scripts/package.sh) as a user at a site meets
+# it, in a second, minimal Debian 13 root (tests/package/: unpack, first table, a campaign chained
+# by `mirage tick` and one by `mirage daemon`).
+#   scripts/slurm-24.11.sh                the root (once), its packages, the build, the tarball, the
+#                                         suites, the user's tests
+#   scripts/slurm-24.11.sh --build-only   the build alone: no tarball, no tests
 #   scripts/slurm-24.11.sh --shell        a shell in the root, the repository at /src
 # Idempotent and cached: the root, its packages and build-slurm24.11/ inside it are reused; only
 # what changed is built again. The suites take the machine's test-cluster lock
@@ -26,16 +29,17 @@ lock_file="${MIRAGE_SLURM_LOCK:-/tmp/mirage-slurm-cluster.lock}"
 mode="${1:-all}"
 case "$mode" in all | --build-only | --shell) ;; *) echo "slurm-24.11: unknown argument '$mode'" >&2; exit 2 ;; esac
 
-# What mirage needs to build (no LibTorch: the learned agents' plugin is left out) and the 24.11
-# cluster the suites start (tests/slurm/cluster.sh, tests/daemon/integration.sh).
+# What mirage needs to build and package (no LibTorch: the learned agents' plugin is left out) and
+# the 24.11 cluster the suites start (tests/slurm/cluster.sh, tests/daemon/integration.sh), with
+# accounting (tests/daemon/accounting_limits.sh).
 packages=(
-  cmake g++ make pkg-config ca-certificates ccache python3 procps
+  cmake g++ make pkg-config ca-certificates ccache python3 procps patchelf
   libslurm-dev libboost-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
-  slurmctld slurmd slurm-client munge
+  slurmctld slurmd slurm-client munge slurmdbd mariadb-server
 )
 # The suites that matter on a site (tests/daemon/CMakeLists.txt); all of them are label slurm.
-suites='^daemon_slurm_integration_(campaigns|faults|scripts|ticks)$'
+suites='^daemon_slurm_(integration_(campaigns|faults|scripts|ticks)|accounting_limits)$'
 
 say() { echo "slurm-24.11: $*" >&2; }
 [ "$(id -u)" -eq 0 ] || { say "must run as root (chroot, mounts, the Slurm daemons)"; exit 1; }
@@ -97,9 +101,11 @@ in_root() {
 want="$(printf '%s\n' "${packages[@]}" | sha256sum | cut -c1-16)"
 if [ "$(cat "$root/.mirage-packages" 2>/dev/null)" != "$want" ]; then
   say "installing ${#packages[@]} packages in the root (log $base/apt.log)"
+  # No daemon starts on install: MariaDB's would, through its init script.
+  printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+  chmod 755 "$root/usr/sbin/policy-rc.d"
   in_root bash -c "apt-get update -q && apt-get install -y -q --no-install-recommends ${packages[*]}" \
     >"$base/apt.log" 2>&1 || { tail -n 20 "$base/apt.log" >&2; say "apt-get failed in the root"; exit 1; }
-  # Debian starts daemons on install only under systemd: none run here, none to stop.
   echo "$want" >"$root/.mirage-packages"
 fi
 say "$(in_root slurmctld -V) in the root, $(slurmctld -V 2>/dev/null || echo 'no Slurm') on this machine"
@@ -126,6 +132,18 @@ if [ "$mode" = --build-only ]; then
   exit 0
 fi
 
+# The binary tarball a site on 24.11 unpacks (scripts/package.sh), from the same build.
+tarball="$(in_root env MIRAGE_BUILD_DIR="$build" MIRAGE_JOBS="$jobs" bash -c 'cd /src && bash scripts/package.sh' 2>&1 |
+  tee "$base/package.log" | sed -n 's/^package.sh: \(dist\/[^ ]*\.tar\.gz\) .*/\1/p')"
+[ -n "$tarball" ] && [ -f "$tarball" ] || { tail -n 20 "$base/package.log" >&2; say "scripts/package.sh failed in the root"; exit 1; }
+say "$(tail -n 1 "$base/package.log")"
+stage package
+
+# The user's minimal root (tests/package/site_root.sh), when missing, is made while the suites run:
+# debootstrap waits on the mirror, the suites mostly on Slurm.
+(. tests/package/site_root.sh && site_root trixie) >"$base/site-root.log" 2>&1 9>&- &
+site_root_pid=$!
+
 # The root's clusters bind this machine's ports: hold the machine's lock while they run.
 # The descriptor is closed for everything the root runs, so no daemon started there keeps the lock.
 lock_wait="${MIRAGE_SLURM_LOCK_WAIT:-1800}"
@@ -146,5 +164,14 @@ if [ -n "$munged_pid" ] && [ "$(readlink "/proc/$munged_pid/root")" = "$root" ];
 fi
 exec 9>&-
 stage suites
-say "finished in $((SECONDS - all_start)) s (ctest exit $rc; timings in $timings)"
+
+# The tarball as a user at a site meets it: a second, minimal Debian 13 root with Slurm 24.11's
+# runtime and client but nothing of mirage's (tests/package/, which takes the lock itself).
+user_rc=0
+wait "$site_root_pid" || { cat "$base/site-root.log" >&2; say "the minimal Debian 13 root could not be made"; exit 1; }
+bash tests/package/user_install.sh "$tarball" trixie || user_rc=$?
+bash tests/package/user_campaigns.sh "$tarball" trixie || user_rc=$?
+stage user
+say "finished in $((SECONDS - all_start)) s (ctest exit $rc, package tests exit $user_rc; timings in $timings)"
+[ $rc -ne 0 ] || rc=$user_rc
 exit $rc

@@ -4,6 +4,17 @@
 # says so in one line here rather than in the dynamic loader's words.
 prefix="$(dirname "$(dirname "$(readlink -f "$0")")")"
 need="@LIBSLURM@"  # Slurm @SLURM@
+# The Slurm release of a libslurm soname (SLURM_API_CURRENT; series_of_libslurm_api in
+# daemon/src/slurm/SlurmRelease.cpp holds the same table).
+of_release() {
+  case "$1" in
+    libslurm.so.36) echo " of Slurm 20.11" ;; libslurm.so.37) echo " of Slurm 21.08" ;;
+    libslurm.so.38) echo " of Slurm 22.05" ;; libslurm.so.39) echo " of Slurm 23.02" ;;
+    libslurm.so.40) echo " of Slurm 23.11" ;; libslurm.so.41) echo " of Slurm 24.05" ;;
+    libslurm.so.42) echo " of Slurm 24.11" ;; libslurm.so.43) echo " of Slurm 25.05" ;;
+    libslurm.so.44) echo " of Slurm 25.11" ;;
+  esac
+}
 # Where the dynamic loader will look: LD_LIBRARY_PATH, then its cache.
 found=""
 others=""
@@ -12,7 +23,7 @@ IFS=:
 for d in ${LD_LIBRARY_PATH:-}; do
   [ -n "$d" ] || continue
   [ -e "$d/$need" ] && found="$d/$need"
-  for f in "$d"/libslurm.so.*; do [ -e "$f" ] && others="$others ${f##*/} ($d)"; done
+  for f in "$d"/libslurm.so.*; do [ -e "$f" ] && others="$others ${f##*/}$(of_release "${f##*/}") ($d)"; done
 done
 IFS="$IFS_SAVED"
 if [ -z "$found" ]; then
@@ -24,7 +35,13 @@ if [ -z "$found" ]; then
   [ -z "$ldconfig" ] && exec "$prefix/libexec/mirage" "$@"
   cache="$("$ldconfig" -p 2>/dev/null | grep 'libslurm\.so\.[0-9]* ')"
   found="$(printf '%s\n' "$cache" | grep -F "$need " | head -1)"
-  others="$others $(printf '%s\n' "$cache" | sed -n 's/^[[:space:]]*\(libslurm\.so\.[0-9]*\) .*=> \(.*\)$/\1 (\2)/p' | tr '\n' ' ')"
+  if [ -z "$found" ]; then
+    while read -r so path; do
+      [ -n "$so" ] && others="$others $so$(of_release "$so") ($path)"
+    done <<EOF
+$(printf '%s\n' "$cache" | sed -n 's/^[[:space:]]*\(libslurm\.so\.[0-9]*\) .*=> \(.*\)$/\1 \2/p')
+EOF
+  fi
 fi
 if [ -z "$found" ]; then
   others="$(printf '%s' "$others" | tr -s ' ' | sed 's/^ //; s/ $//')"

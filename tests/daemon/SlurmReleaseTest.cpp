@@ -1,6 +1,8 @@
 // Which Slurm releases mirage accepts: of the libslurm it loaded, and of the controller.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "mirage/daemon/slurm/SlurmRelease.h"
 
 namespace mirage::daemon {
@@ -37,12 +39,36 @@ TEST(SlurmRelease, LoadedLibraryOfTheBuiltApiFits) {
   EXPECT_EQ(loaded_library_problem(release("22.05.8"), 0, api(42)), "");  // the build's unknown
 }
 
-TEST(SlurmRelease, LoadedLibraryOfAnotherApiIsRefusedNamingBoth) {
+TEST(SlurmRelease, LibslurmApiNamesItsRelease) {
+  // SLURM_API_CURRENT in each release's META (SchedMD/slurm, tags slurm-20-11-0-1 to 25-11-0-1).
+  const std::pair<long, const char*> releases[] = {{36, "20.11"}, {37, "21.08"}, {38, "22.05"},
+                                                   {39, "23.02"}, {40, "23.11"}, {41, "24.05"},
+                                                   {42, "24.11"}, {43, "25.05"}, {44, "25.11"}};
+  for (const auto& [api, expected] : releases)
+    EXPECT_EQ(series_of_libslurm_api(api), expected) << api;
+  EXPECT_FALSE(series_of_libslurm_api(35).has_value());
+  EXPECT_FALSE(series_of_libslurm_api(45).has_value());
+  EXPECT_FALSE(series_of_libslurm_api(0).has_value());
+}
+
+TEST(SlurmRelease, LoadedLibraryOfAnotherApiIsRefusedNamingBothReleases) {
   const std::string p = loaded_library_problem(release("22.05.8"), 38, api(42));
-  EXPECT_NE(p.find("libslurm loaded has API 42 (libslurm.so.42)"), std::string::npos) << p;
+  EXPECT_NE(p.find("the libslurm loaded is Slurm 24.11's (API 42, libslurm.so.42)"),
+            std::string::npos)
+      << p;
   EXPECT_NE(p.find("built against Slurm 22.05.8, whose libslurm has API 38"), std::string::npos)
       << p;
   EXPECT_NE(p.find("rebuild mirage"), std::string::npos) << p;
+  EXPECT_NE(p.find("the tarball made for Slurm 24.11"), std::string::npos) << p;
+}
+
+TEST(SlurmRelease, LoadedLibraryOfAnUnknownApiIsNamedByItsNumber) {
+  const std::string p = loaded_library_problem(release("24.11.5"), 42, api(47));
+  EXPECT_NE(p.find("the libslurm loaded is of a release mirage does not know (API 47, "
+                   "libslurm.so.47)"),
+            std::string::npos)
+      << p;
+  EXPECT_EQ(p.find("Slurm 26"), std::string::npos) << p;
 }
 
 TEST(SlurmRelease, ControllerOfTheSameSeriesFits) {

@@ -9,41 +9,30 @@
 #       as root; RELEASE: bookworm by default. With PLUGIN_TARBALL, unpacked over the first, the
 #       user also trains a model (`mirage train`, the plugin) and decides with it.
 #
-# The root (debootstrap --variant=minbase, 1-2 min) is cached in $MIRAGE_TEST_ROOTS (default
+# The root (tests/package/site_root.sh) is cached in $MIRAGE_TEST_ROOTS (default
 # /var/cache/mirage-roots)/RELEASE; delete it to build it again. Exit 77 (skipped) when not root or
 # without debootstrap.
 set -euo pipefail
 tarball="$(realpath "$1")"
 release="${2:-bookworm}"
 plugin_tarball="${3:+$(realpath "$3")}"
-roots="${MIRAGE_TEST_ROOTS:-/var/cache/mirage-roots}"
-root="$roots/$release"
-user=siteuser
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root to build and enter the root fs"; exit 77; }
 command -v debootstrap >/dev/null || { echo "skipped: needs debootstrap"; exit 77; }
 
-# A site's login node: Slurm's client and its library, nothing of mirage's.
-if [ ! -f "$root/.complete" ]; then
-  rm -rf "$root.tmp"
-  mkdir -p "$roots"
-  debootstrap --variant=minbase --include=slurm-client "$release" "$root.tmp" \
-    http://deb.debian.org/debian >"$roots/$release.log" 2>&1 ||
-    fail "debootstrap $release failed (see $roots/$release.log)"
-  # libslurm's package is named after its soname (libslurm38 in bookworm): take the one there is.
-  chroot "$root.tmp" sh -c 'apt-get install -y -q --no-install-recommends \
-    $(apt-cache search --names-only "^libslurm[0-9]+$" | cut -d" " -f1)' >>"$roots/$release.log" 2>&1 ||
-    fail "installing libslurm in the $release root failed (see $roots/$release.log)"
-  chroot "$root.tmp" useradd --create-home --shell /bin/sh "$user"
-  rm -rf "$root" && mv "$root.tmp" "$root"
-  touch "$root/.complete"
-fi
+# A site's login node (tests/package/site_root.sh): Slurm's client and its library, nothing of
+# mirage's.
+. "$(dirname "$0")/site_root.sh"
+site_root "$release" || exit 1
+root="$site_root"
+user="$site_user"
 if chroot "$root" dpkg -l | awk '$1 == "ii" {print $2}' | grep -q -- '-dev$'; then
   fail "the $release root has -dev packages: $(chroot "$root" dpkg -l | awk '$1 == "ii" && $2 ~ /-dev$/ {print $2}' | tr '\n' ' ')"
 fi
 
-# Of what mirage links, only what apt itself needs (libstdc++, libgcc_s, zlib) is there.
-there="$(chroot "$root" ldconfig -p | grep -oE '(libfmt|libspdlog|libtomlplusplus|libsqlite3)\.so[^ ]*' || true)"
+# Of what mirage links, only what the base system itself needs (libstdc++, libgcc_s, zlib; trixie's
+# util-linux brings SQLite) is there.
+there="$(chroot "$root" ldconfig -p | grep -oE "$mirage_libraries" | grep -vxFf "$root/.base-libraries" || true)"
 [ -z "$there" ] || fail "the $release root has mirage's libraries: $there"
 
 # /proc for the program's own path (it finds its samples and plugin from it).
@@ -95,7 +84,8 @@ other="$(as_user "rm -rf ~/other && mkdir -p ~/other/bin && ln -s ~/.local/libex
 rc=$?
 set -e
 [ $rc = 127 ] || fail "a tarball for another Slurm release exited $rc: $other"
-[ "$(wc -l <<<"$other")" = 1 ] && grep -qE "needs libslurm.so.99 .*found libslurm.so.[0-9]+ " <<<"$other" ||
+# The libslurm found is named with its release (tests/package/site_root.sh installs the release's own).
+[ "$(wc -l <<<"$other")" = 1 ] && grep -qE "needs libslurm.so.99 .*found libslurm.so.[0-9]+ of Slurm [0-9]{2}\.[0-9]{2} \(" <<<"$other" ||
   fail "the launcher's line for another release: $other"
 echo "ok: another Slurm release is refused in one line: $other"
 

@@ -409,7 +409,12 @@ start_mariadb() {
     mariadb --no-defaults --socket="$dir/run/mysql.sock" -u root -e 'select 1' >/dev/null 2>&1 && break
     sleep 0.1
   done
+  # The database is made here, not by slurmdbd: Slurm 24.11 makes it after a failed connect and
+  # then reuses that connection, which MariaDB 11.8's client library (Debian 13) no longer reads
+  # results on ("Number of columns in result (=1) set exceeds maximum allowed number of columns
+  # (=0)", and slurmdbd stops: "_check_mysql_concat_is_sane: null result from query").
   mariadb --no-defaults --socket="$dir/run/mysql.sock" -u root -e "
+    CREATE DATABASE IF NOT EXISTS slurm_acct_db;
     CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'mirage-test';
     GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" >/dev/null 2>&1 || {
     tail -n 20 "$dir/log/mariadb.log" >&2 2>/dev/null || true

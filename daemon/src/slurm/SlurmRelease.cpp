@@ -36,7 +36,18 @@ std::optional<int> ordinal(const SlurmRelease& r) {
   return std::nullopt;
 }
 
+// libslurm's API number (SLURM_API_CURRENT in each release's META) from 20.11's on: one a release.
+constexpr int kFirstKnownApi = 36;
+constexpr std::array<const char*, 9> kSeriesOfApi{"20.11", "21.08", "22.05", "23.02", "23.11",
+                                                  "24.05", "24.11", "25.05", "25.11"};
+
 }  // namespace
+
+std::optional<std::string> series_of_libslurm_api(long api) {
+  if (api < kFirstKnownApi || api >= kFirstKnownApi + static_cast<long>(kSeriesOfApi.size()))
+    return std::nullopt;
+  return kSeriesOfApi[static_cast<std::size_t>(api - kFirstKnownApi)];
+}
 
 std::optional<SlurmRelease> parse_slurm_release(std::string_view text) {
   SlurmRelease r;
@@ -65,11 +76,14 @@ std::string series(const SlurmRelease& r) {
 std::string loaded_library_problem(const SlurmRelease& built, int built_api, long loaded_api) {
   const long loaded = (loaded_api >> 16) & 0xff;
   if (built_api == 0 || loaded == built_api) return {};
+  const auto loaded_series = series_of_libslurm_api(loaded);
   return fmt::format(
-      "the libslurm loaded has API {} (libslurm.so.{}) but this mirage was built against Slurm "
-      "{}, whose libslurm has API {}: rebuild mirage against the installed libslurm-dev "
-      "(scripts/build.sh)",
-      loaded, loaded, to_string(built), built_api);
+      "the libslurm loaded is {} (API {}, libslurm.so.{}) but this mirage was built against "
+      "Slurm {}, whose libslurm has API {}: rebuild mirage against the installed libslurm-dev "
+      "(scripts/build.sh), or take the tarball made for {}",
+      loaded_series ? "Slurm " + *loaded_series + "'s" : "of a release mirage does not know",
+      loaded, loaded, to_string(built), built_api,
+      loaded_series ? "Slurm " + *loaded_series : "that release");
 }
 
 std::string controller_problem(const SlurmRelease& client, const SlurmRelease& controller) {

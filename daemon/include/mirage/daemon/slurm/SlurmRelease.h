@@ -22,6 +22,10 @@ SlurmRelease slurm_release_from_number(long number);
 std::string to_string(const SlurmRelease& r);  // "24.11.5"
 std::string series(const SlurmRelease& r);     // "24.11"
 
+// The Slurm series whose libslurm has API `api` (SLURM_API_CURRENT in Slurm's META, its soname's
+// number): "24.11" for 42, from 20.11 (36) to 25.11 (44); none for a number outside them.
+std::optional<std::string> series_of_libslurm_api(long api);
+
 // Why the libslurm loaded cannot serve a build made against Slurm `built`, whose libslurm had the
 // API `built_api` (slurm_api_version()'s first number, the soname's: 38 for 22.05): each API has
 // its own structures' layout. Empty when the APIs are one, or the build's is unknown (0).
