@@ -91,7 +91,7 @@ Seconds wait_from_target(double target) {
 std::array<double, kWaitLevels.size()> WaitNet::forward(const float* x) const {
   std::vector<double> in(input_mean.size());
   for (std::size_t i = 0; i < in.size(); ++i)
-    in[i] = (x[i] - input_mean[i]) / input_scale[i];
+    in[i] = std::clamp((x[i] - input_mean[i]) / input_scale[i], -kInputClip, kInputClip);
   std::vector<double> weights(experts.size(), 1.0);
   if (!gate.empty()) {
     weights = apply_all(gate, in);
@@ -109,6 +109,11 @@ std::array<double, kWaitLevels.size()> WaitNet::forward(const float* x) const {
       q[k] += weights[e] * level;
     }
   }
+  for (std::size_t k = 0; k < q.size(); ++k) {
+    q[k] += level_shift[k];
+    if (k > 0) q[k] = std::max(q[k], q[k - 1]);
+  }
+  for (double& v : q) v = std::min<double>(v, max_target);
   return q;
 }
 
@@ -120,6 +125,7 @@ void WaitNet::validate() const {
                                             kWaitModelInputs));
   if (std::any_of(input_scale.begin(), input_scale.end(), [](float s) { return !(s > 0); }))
     throw std::invalid_argument("input_scale: expected positive values");
+  if (!(max_target > 0)) throw std::invalid_argument("max_target: expected a positive value");
   if (experts.empty() || (architecture == "mlp") != (experts.size() == 1))
     throw std::invalid_argument("experts: expected one for mlp, several for moe");
   const auto check = [](const std::vector<DenseLayer>& layers, int outputs, const char* what) {
@@ -187,6 +193,8 @@ void write_wait_model(const std::string& path, const WaitModel& model) {
       {"architecture", n.architecture},
       {"input_mean", n.input_mean},
       {"input_scale", n.input_scale},
+      {"max_target", n.max_target},
+      {"level_shift", n.level_shift},
       {"experts", experts},
       {"gate", layers_json(n.gate)}};
   write_file_durably(path, j.dump() + "\n");
@@ -245,6 +253,8 @@ WaitModel read_wait_model(const std::string& path) {
     net.architecture = j.at("architecture").get<std::string>();
     net.input_mean = j.at("input_mean").get<std::vector<float>>();
     net.input_scale = j.at("input_scale").get<std::vector<float>>();
+    net.max_target = j.at("max_target").get<float>();
+    net.level_shift = j.at("level_shift").get<std::array<float, kWaitLevels.size()>>();
     const auto layers = [](const nlohmann::json& a) {
       std::vector<DenseLayer> out;
       for (const auto& l : a)
@@ -263,6 +273,25 @@ WaitModel read_wait_model(const std::string& path) {
     return WaitModel(std::move(info), std::move(net));
   } catch (const std::invalid_argument& e) {
     throw bad("net", e.what());
+  }
+}
+
+void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t first) {
+  net.level_shift = {};
+  if (first >= data.rows) return;
+  std::array<std::vector<double>, kWaitLevels.size()> residuals;
+  for (std::size_t r = first; r < data.rows; ++r) {
+    const auto q = net.forward(data.inputs.data() + r * kWaitModelInputs);
+    for (std::size_t k = 0; k < q.size(); ++k) residuals[k].push_back(data.targets[r] - q[k]);
+  }
+  for (std::size_t k = 0; k < residuals.size(); ++k) {
+    std::vector<double>& v = residuals[k];
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(
+                                    std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(
+                                                               kWaitLevels[k] * v.size())) -
+                                                               (kWaitLevels[k] > 0 ? 1 : 0)));
+    std::nth_element(v.begin(), at, v.end());
+    net.level_shift[k] = static_cast<float>(*at);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "SampleTraces.h"
 #include "TimeFlags.h"
 #include "Validators.h"
+#include "mirage/agents/WaitCheck.h"
 #include "mirage/agents/WaitModel.h"
 #include "mirage/agents/learned/Training.h"
 #include "mirage/core/CacheDir.h"
@@ -40,6 +41,7 @@ struct TrainOptions {
   std::string hyperparameters;  // a TOML file; empty: the defaults
   std::string architecture = "mlp";  // wait-model
   std::size_t max_jobs = 20000;      // wait-model: the window's jobs evenly thinned to this
+  bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
 };
 
 // `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
@@ -63,17 +65,16 @@ int run_train_wait_model(const TrainOptions& o) {
   t.architecture = o.architecture;
   t.seed = o.seed;
   t.threads = o.threads;
-  const WaitModelFit fit = learned_plugin().train_wait_model(
+  WaitModelFit fit = learned_plugin().train_wait_model(
       data, t, [](const std::string& m) { fmt::print(stderr, "mirage train: {}\n", m); });
+  if (!o.no_level_calibration) calibrate_levels(fit.net, data, fit.train_rows);
   // The validation tail's pinball loss in hours, as `trace waits --check` scores it.
   double pinball = 0;
   for (std::size_t r = fit.train_rows; r < data.rows; ++r) {
     const auto q = fit.net.forward(data.inputs.data() + r * kWaitModelInputs);
-    const double real = static_cast<double>(wait_from_target(data.targets[r]));
-    for (std::size_t k = 0; k < q.size(); ++k) {
-      const double diff = real - static_cast<double>(wait_from_target(q[k]));
-      pinball += std::max(kWaitLevels[k] * diff, (kWaitLevels[k] - 1) * diff);
-    }
+    const Seconds real = wait_from_target(data.targets[r]);
+    for (std::size_t k = 0; k < q.size(); ++k)
+      pinball += pinball_loss(kWaitLevels[k], real, wait_from_target(q[k]));
   }
   pinball /= static_cast<double>(fit.val_rows * kWaitLevels.size()) * kHour;
   WaitModelInfo info;
@@ -277,6 +278,9 @@ void register_train_command(CLI::App& app) {
                   "wait-model: fit on at most this many of the window's jobs (evenly thinned)")
       ->check(whole_number(kMinWaitModelJobs))
       ->capture_default_str();
+  cmd->add_flag("--no-level-calibration", o->no_level_calibration,
+                "wait-model: keep the levels as trained instead of shifting each to hold its "
+                "share of the validation tail's waits");
   cmd->footer(hyperparameters_help());
   cmd->callback([o] {
     const int rc = run_train(*o);

@@ -96,7 +96,7 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
   const std::int64_t train_rows = rows - val_rows;
   const torch::Tensor mean = x_all.narrow(0, 0, train_rows).mean(0);
   const torch::Tensor scale = x_all.narrow(0, 0, train_rows).std(0).clamp_min(1e-3);
-  const torch::Tensor x = (x_all - mean) / scale;
+  const torch::Tensor x = ((x_all - mean) / scale).clamp(-kInputClip, kInputClip);
   const torch::Tensor x_train = x.narrow(0, 0, train_rows), y_train = y_all.narrow(0, 0, train_rows);
   const torch::Tensor x_val = x.narrow(0, train_rows, val_rows),
                       y_val = y_all.narrow(0, train_rows, val_rows);
@@ -104,7 +104,8 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
   const torch::Tensor tau = torch::tensor(levels).unsqueeze(0);
 
   auto net = std::make_shared<WaitNetModule>(t);
-  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(t.lr));
+  torch::optim::Adam opt(net->parameters(),
+                         torch::optim::AdamOptions(t.lr).weight_decay(t.weight_decay));
   WaitModelFit fit;
   fit.train_rows = static_cast<std::size_t>(train_rows);
   fit.val_rows = static_cast<std::size_t>(val_rows);
@@ -154,6 +155,7 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
     for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(best_state[i]);
   }
   fit.val_pinball = best;
+  fit.net.max_target = y_train.max().item<float>();
   fit.net.architecture = t.architecture == "moe" ? "moe" : "mlp";
   fit.net.input_mean.assign(mean.data_ptr<float>(), mean.data_ptr<float>() + mean.numel());
   fit.net.input_scale.assign(scale.data_ptr<float>(), scale.data_ptr<float>() + scale.numel());

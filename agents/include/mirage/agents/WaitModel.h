@@ -46,10 +46,18 @@ struct DenseLayer {
 
 // The network: `experts` (one for mlp), each dense layers with ReLU between them ending in
 // kWaitLevels outputs (base, then increments); for moe a `gate` ending in one logit per expert.
-// Inputs are standardised first: (x - input_mean) / input_scale.
+// Inputs are standardised first, (x - input_mean) / input_scale, and held within kInputClip: a
+// queue unlike any fitted (a job far larger, a backlog far longer) reads as the most extreme one
+// fitted, not as a point the network extrapolates to. The quantiles are capped at max_target, the
+// longest wait fitted: an exponential scale would otherwise turn an extrapolation into years.
+inline constexpr float kInputClip = 5.f;
 struct WaitNet {
   std::string architecture = "mlp";  // or "moe"
   std::vector<float> input_mean, input_scale;
+  float max_target = 0;
+  // Added to each level's output (target units) after the network, then the levels made
+  // non-decreasing again (a running maximum): set by calibrate_levels on the validation tail.
+  std::array<float, kWaitLevels.size()> level_shift{};
   std::vector<std::vector<DenseLayer>> experts;
   std::vector<DenseLayer> gate;
   // The quantiles in target units, never decreasing. `x` holds kWaitModelInputs raw inputs.
@@ -108,6 +116,12 @@ struct WaitTrainingSet {
 WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster, Seconds from,
                                   Seconds to, std::size_t max_jobs);
 
+// Shifts each level of `net` so that, on rows [first, data.rows) of `data` (the validation tail,
+// the latest jobs before the judged months), that share of the real waits falls at or below it:
+// a network that early stopping left too narrow or too wide is recalibrated (conformalised
+// quantile regression, one shift a level).
+void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t first);
+
 // The training the plugin does (LibTorch), without LibTorch in the interface.
 struct WaitModelTraining {
   std::string architecture = "mlp";  // or "moe"
@@ -119,6 +133,7 @@ struct WaitModelTraining {
   int patience = 15;        // epochs without a better validation loss
   int batch_size = 256;
   double lr = 1e-3;
+  double weight_decay = 1e-4;
   std::uint64_t seed = 1;
   int threads = 2;
 };
