@@ -10,10 +10,9 @@
 namespace mirage::cli {
 
 std::shared_ptr<const WaitPredictor> wait_distribution_for(const Trace& trace,
-                                                              const ClusterSpec& cluster,
-                                                              const ChainSpec& chain,
-                                                              Seconds before,
-                                                              const std::string& file) {
+                                                           const ClusterSpec& cluster,
+                                                           const ChainSpec& chain, Seconds before,
+                                                           const std::string& file) {
   if (!file.empty()) {
     auto d = read_wait_predictor(file);
     if (const auto why = d->chain_mismatch(chain.nodes))
@@ -34,7 +33,8 @@ std::shared_ptr<const WaitPredictor> wait_distribution_for(const Trace& trace,
   spec.to = before;
   spec.from = std::max(trace.jobs.front().submit, before - kFitWindow);
   try {
-    auto d = std::make_shared<const BinnedWaitPredictor>(fit_wait_distribution(trace, cluster, spec));
+    auto d =
+        std::make_shared<const BinnedWaitPredictor>(fit_wait_distribution(trace, cluster, spec));
     fmt::print(stderr, "mirage: quantile: the successor's wait fitted on {}\n", d->describe());
     return d;
   } catch (const InputError& e) {

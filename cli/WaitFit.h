@@ -16,9 +16,8 @@ inline constexpr Seconds kFitWindow = 90 * kDay;
 // Says on stderr, in one line, where it came from. Throws InputError when the file is bad or the
 // months before `before` hold too few jobs to fit.
 std::shared_ptr<const WaitPredictor> wait_distribution_for(const Trace& trace,
-                                                              const ClusterSpec& cluster,
-                                                              const ChainSpec& chain,
-                                                              Seconds before,
-                                                              const std::string& file);
+                                                           const ClusterSpec& cluster,
+                                                           const ChainSpec& chain, Seconds before,
+                                                           const std::string& file);
 
 }  // namespace mirage::cli

@@ -49,7 +49,8 @@ WaitScore score_quantiles(const std::vector<Seconds>& real,
   std::size_t in50 = 0, in90 = 0;
   for (std::size_t i = 0; i < s.jobs; ++i) {
     const WaitQuantiles& q = stated[i];
-    for (std::size_t k = 0; k < q.size(); ++k) pinball += pinball_loss(kWaitLevels[k], real[i], q[k]);
+    for (std::size_t k = 0; k < q.size(); ++k)
+      pinball += pinball_loss(kWaitLevels[k], real[i], q[k]);
     in50 += real[i] >= q[2] && real[i] <= q[4];
     in90 += real[i] >= q[0] && real[i] <= q[6];
   }

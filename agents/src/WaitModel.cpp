@@ -43,10 +43,8 @@ std::vector<double> apply_all(const std::vector<DenseLayer>& layers, std::vector
 nlohmann::json layers_json(const std::vector<DenseLayer>& layers) {
   nlohmann::json a = nlohmann::json::array();
   for (const DenseLayer& l : layers)
-    a.push_back({{"inputs", l.inputs},
-                 {"outputs", l.outputs},
-                 {"weights", l.weights},
-                 {"bias", l.bias}});
+    a.push_back(
+        {{"inputs", l.inputs}, {"outputs", l.outputs}, {"weights", l.weights}, {"bias", l.bias}});
   return a;
 }
 
@@ -67,9 +65,9 @@ std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue
   j[3] = t(job.time_limit);
   j[4] = t(limits.wait);
   j[5] = t(limits.wait_running);
-  j[6] = t(QueueForecast::plan(queue, job,
-                               RuntimeGuess::share_of_limits(FeatureEncoder::kHalfRuntimes))
-               .wait);
+  j[6] = t(
+      QueueForecast::plan(queue, job, RuntimeGuess::share_of_limits(FeatureEncoder::kHalfRuntimes))
+          .wait);
   j[7] = t(QueueForecast::plan(queue, job, RuntimeGuess::recent_ends()).wait);
   const double day = static_cast<double>(((queue.time % kDay) + kDay) % kDay) / kDay;
   j[8] = static_cast<float>(std::sin(2 * std::numbers::pi * day));
@@ -121,8 +119,8 @@ void WaitNet::validate() const {
   if (architecture != "mlp" && architecture != "moe")
     throw std::invalid_argument("architecture: expected mlp or moe, got '" + architecture + "'");
   if (input_mean.size() != kWaitModelInputs || input_scale.size() != kWaitModelInputs)
-    throw std::invalid_argument(fmt::format("input_mean, input_scale: expected {} values each",
-                                            kWaitModelInputs));
+    throw std::invalid_argument(
+        fmt::format("input_mean, input_scale: expected {} values each", kWaitModelInputs));
   if (std::any_of(input_scale.begin(), input_scale.end(), [](float s) { return !(s > 0); }))
     throw std::invalid_argument("input_scale: expected positive values");
   if (!(max_target > 0)) throw std::invalid_argument("max_target: expected a positive value");
@@ -141,15 +139,18 @@ void WaitNet::validate() const {
       width = l.outputs;
     }
     if (layers.empty() || width != outputs)
-      throw std::invalid_argument(fmt::format("{}: expected layers ending in {} outputs", what,
-                                              outputs));
+      throw std::invalid_argument(
+          fmt::format("{}: expected layers ending in {} outputs", what, outputs));
   };
   for (const auto& e : experts) check(e, static_cast<int>(kWaitLevels.size()), "experts");
-  if (architecture == "moe") check(gate, static_cast<int>(experts.size()), "gate");
-  else if (!gate.empty()) throw std::invalid_argument("gate: an mlp has none");
+  if (architecture == "moe")
+    check(gate, static_cast<int>(experts.size()), "gate");
+  else if (!gate.empty())
+    throw std::invalid_argument("gate: an mlp has none");
 }
 
-WaitModel::WaitModel(WaitModelInfo info, WaitNet net) : info_(std::move(info)), net_(std::move(net)) {
+WaitModel::WaitModel(WaitModelInfo info, WaitNet net)
+    : info_(std::move(info)), net_(std::move(net)) {
   net_.validate();
 }
 
@@ -176,27 +177,26 @@ void write_wait_model(const std::string& path, const WaitModel& model) {
   const WaitNet& n = model.net();
   nlohmann::json experts = nlohmann::json::array();
   for (const auto& e : n.experts) experts.push_back(layers_json(e));
-  const nlohmann::json j = {
-      {"format", kWaitModelFormat},
-      {"format_version", kWaitModelFormatVersion},
-      {"encoder_version", i.encoder_version},
-      {"inputs", kWaitModelInputs},
-      {"levels", kWaitLevels},
-      {"target", "log1p(wait_s / 60)"},
-      {"trace", i.trace},
-      {"fitted_from", format_iso_time(i.from)},
-      {"fitted_to", format_iso_time(i.to)},
-      {"jobs", i.jobs},
-      {"machine_nodes", i.machine_nodes},
-      {"val_pinball_h", i.val_pinball_h},
-      {"train_seconds", i.train_seconds},
-      {"architecture", n.architecture},
-      {"input_mean", n.input_mean},
-      {"input_scale", n.input_scale},
-      {"max_target", n.max_target},
-      {"level_shift", n.level_shift},
-      {"experts", experts},
-      {"gate", layers_json(n.gate)}};
+  const nlohmann::json j = {{"format", kWaitModelFormat},
+                            {"format_version", kWaitModelFormatVersion},
+                            {"encoder_version", i.encoder_version},
+                            {"inputs", kWaitModelInputs},
+                            {"levels", kWaitLevels},
+                            {"target", "log1p(wait_s / 60)"},
+                            {"trace", i.trace},
+                            {"fitted_from", format_iso_time(i.from)},
+                            {"fitted_to", format_iso_time(i.to)},
+                            {"jobs", i.jobs},
+                            {"machine_nodes", i.machine_nodes},
+                            {"val_pinball_h", i.val_pinball_h},
+                            {"train_seconds", i.train_seconds},
+                            {"architecture", n.architecture},
+                            {"input_mean", n.input_mean},
+                            {"input_scale", n.input_scale},
+                            {"max_target", n.max_target},
+                            {"level_shift", n.level_shift},
+                            {"experts", experts},
+                            {"gate", layers_json(n.gate)}};
   write_file_durably(path, j.dump() + "\n");
 }
 
@@ -231,8 +231,8 @@ WaitModel read_wait_model(const std::string& path) {
                           "{}: train it again (mirage train --agent wait-model)",
                           integer("encoder_version"), FeatureEncoder::kVersion));
   if (integer("inputs") != kWaitModelInputs)
-    throw bad("inputs", fmt::format("expected {} inputs, got {}: train it again",
-                                    kWaitModelInputs, integer("inputs")));
+    throw bad("inputs", fmt::format("expected {} inputs, got {}: train it again", kWaitModelInputs,
+                                    integer("inputs")));
   WaitModelInfo info;
   WaitNet net;
   const auto time = [&](const char* field) {
@@ -286,10 +286,10 @@ void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t fir
   }
   for (std::size_t k = 0; k < residuals.size(); ++k) {
     std::vector<double>& v = residuals[k];
-    const auto at = v.begin() + static_cast<std::ptrdiff_t>(
-                                    std::min(v.size() - 1, static_cast<std::size_t>(std::ceil(
-                                                               kWaitLevels[k] * v.size())) -
-                                                               (kWaitLevels[k] > 0 ? 1 : 0)));
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                    v.size() - 1,
+                                    static_cast<std::size_t>(std::ceil(kWaitLevels[k] * v.size())) -
+                                        (kWaitLevels[k] > 0 ? 1 : 0)));
     std::nth_element(v.begin(), at, v.end());
     net.level_shift[k] = static_cast<float>(*at);
   }

@@ -42,16 +42,15 @@ IntervalCoverage check_wait_intervals(const WaitPredictor& p, const Trace& trace
     times.push_back(job.submit);
   }
   std::size_t in50 = 0, in90 = 0;
-  for_each_logged_queue(
-      trace.jobs, times, cluster.nodes, cluster.gpus_per_node, cluster.priority,
-      [&](std::size_t i, const QueueSnapshot& queue) {
-        const Job& job = trace.jobs[picked[i]];
-        const WaitQuantiles w =
-            p.predict(queue, ForecastJob{job.nodes, job.gpus_per_node, job.time_limit});
-        const Seconds real = job.wait();
-        in50 += real >= w[2] && real <= w[4];
-        in90 += real >= w[0] && real <= w[6];
-      });
+  for_each_logged_queue(trace.jobs, times, cluster.nodes, cluster.gpus_per_node, cluster.priority,
+                        [&](std::size_t i, const QueueSnapshot& queue) {
+                          const Job& job = trace.jobs[picked[i]];
+                          const WaitQuantiles w = p.predict(
+                              queue, ForecastJob{job.nodes, job.gpus_per_node, job.time_limit});
+                          const Seconds real = job.wait();
+                          in50 += real >= w[2] && real <= w[4];
+                          in90 += real >= w[0] && real <= w[6];
+                        });
   c.jobs = picked.size();
   if (c.jobs == 0) return c;
   c.in_50 = static_cast<double>(in50) / static_cast<double>(c.jobs);

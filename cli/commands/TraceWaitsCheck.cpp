@@ -169,7 +169,8 @@ void run_wait_check(const WaitCheckOptions& o) {
     w.from = checked->fitted_from();
     w.to = checked->fitted_to();
     try {
-      binned[c] = std::make_shared<const BinnedWaitPredictor>(fit_wait_distribution(trace, spec, w));
+      binned[c] =
+          std::make_shared<const BinnedWaitPredictor>(fit_wait_distribution(trace, spec, w));
     } catch (const InputError& e) {
       binned_note += fmt::format("{}binned, {}: {}", binned_note.empty() ? "" : "\n",
                                  size_class(kClassNodes[c]), e.message());

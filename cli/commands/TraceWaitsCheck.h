@@ -1,5 +1,6 @@
 #pragma once
-// `mirage trace waits TRACE --check FILE --from --to [--json] [--out JOBS.csv]` (TraceWaitsCheck.cpp).
+// `mirage trace waits TRACE --check FILE --from --to [--json] [--out JOBS.csv]`
+// (TraceWaitsCheck.cpp).
 #include <string>
 
 #include "ClusterOptions.h"

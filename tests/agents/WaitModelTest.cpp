@@ -239,8 +239,8 @@ TEST(WaitPredictor, QuantileSubmitsByTheLearnedModelToo) {
 
 TEST(WaitCheck, FiguresOnAHandMadeSetOfJobs) {
   // Four jobs, each stated 0..60 min at the levels (10 min apart), real waits 5, 25, 35, 90 min.
-  const WaitQuantiles stated{0, 10 * kMinute, 20 * kMinute, 30 * kMinute,
-                             40 * kMinute, 50 * kMinute, 60 * kMinute};
+  const WaitQuantiles stated{
+      0, 10 * kMinute, 20 * kMinute, 30 * kMinute, 40 * kMinute, 50 * kMinute, 60 * kMinute};
   const std::vector<Seconds> real{5 * kMinute, 25 * kMinute, 35 * kMinute, 90 * kMinute};
   const WaitScore s = score_quantiles(real, {stated, stated, stated, stated});
   EXPECT_EQ(s.jobs, 4u);

@@ -86,8 +86,8 @@ TEST(WaitModelTraining, LearnsWaitsThatDependOnTheQueueWhichAConstantCannot) {
   std::sort(fitted_waits.begin(), fitted_waits.end());
   WaitQuantiles constant{};
   for (std::size_t k = 0; k < constant.size(); ++k)
-    constant[k] = fitted_waits[static_cast<std::size_t>(kWaitLevels[k] *
-                                                        static_cast<double>(fitted_waits.size() - 1))];
+    constant[k] = fitted_waits[static_cast<std::size_t>(
+        kWaitLevels[k] * static_cast<double>(fitted_waits.size() - 1))];
   for (const std::string arch : {"mlp", "moe"}) {
     const WaitModel model = fitted(t, split, arch, 150);
     std::vector<Seconds> real, times;
@@ -95,16 +95,15 @@ TEST(WaitModelTraining, LearnsWaitsThatDependOnTheQueueWhichAConstantCannot) {
     for (std::size_t i = 0; i < t.jobs.size(); ++i)
       if (t.jobs[i].submit >= split) judged.push_back(i), times.push_back(t.jobs[i].submit);
     std::vector<WaitQuantiles> stated;
-    for_each_logged_queue(t.jobs, times, 16, 0, PriorityParameters::unweighted(),
-                          [&](std::size_t k, const QueueSnapshot& q) {
-                            const Job& j = t.jobs[judged[k]];
-                            stated.push_back(
-                                model.predict(q, ForecastJob{j.nodes, 0, j.time_limit}));
-                            real.push_back(j.wait());
-                          });
+    for_each_logged_queue(
+        t.jobs, times, 16, 0, PriorityParameters::unweighted(),
+        [&](std::size_t k, const QueueSnapshot& q) {
+          const Job& j = t.jobs[judged[k]];
+          stated.push_back(model.predict(q, ForecastJob{j.nodes, 0, j.time_limit}));
+          real.push_back(j.wait());
+        });
     const WaitScore learned = score_quantiles(real, stated);
-    const WaitScore flat =
-        score_quantiles(real, std::vector<WaitQuantiles>(real.size(), constant));
+    const WaitScore flat = score_quantiles(real, std::vector<WaitQuantiles>(real.size(), constant));
     EXPECT_LT(*learned.pinball_h, 0.5 * *flat.pinball_h) << arch;
     EXPECT_LT(learned.median_abs_error_h, 0.5 * flat.median_abs_error_h) << arch;
     EXPECT_GT(*learned.in_90, 0.7) << arch;
@@ -128,7 +127,8 @@ TEST(WaitModelTraining, AFittedModelDecidesInUnderAMillisecondWithoutLibTorch) {
   constexpr int kCalls = 200;
   Seconds sink = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kCalls; ++i) sink += model.predict(q, ForecastJob{1 + i % 8, 0, 48 * kHour})[3];
+  for (int i = 0; i < kCalls; ++i)
+    sink += model.predict(q, ForecastJob{1 + i % 8, 0, 48 * kHour})[3];
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
       kCalls;

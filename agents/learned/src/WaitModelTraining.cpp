@@ -1,14 +1,14 @@
 // Fits the wait model (mirage/agents/WaitModel.h) in LibTorch: pinball loss over the levels, the
 // latest jobs held out for early stopping (split by time: the model is judged on later months),
 // the weights handed back as a WaitNet that decides without LibTorch.
+#include "mirage/agents/learned/WaitModelTraining.h"
+
 #include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <chrono>
 #include <cmath>
 #include <limits>
-
-#include "mirage/agents/learned/WaitModelTraining.h"
 
 namespace mirage::learned {
 namespace {
@@ -41,8 +41,8 @@ struct WaitNetModule : torch::nn::Module {
   WaitNetModule(const WaitModelTraining& t) {
     const int n = t.architecture == "moe" ? t.experts : 1;
     for (int e = 0; e < n; ++e)
-      experts.push_back(
-          register_module("expert" + std::to_string(e), dense_stack(t.hidden, t.layers, kLevelCount)));
+      experts.push_back(register_module("expert" + std::to_string(e),
+                                        dense_stack(t.hidden, t.layers, kLevelCount)));
     if (n > 1) gate = register_module("gate", dense_stack(t.hidden / 2, 1, n));
   }
   torch::Tensor forward(const torch::Tensor& x) {
@@ -85,10 +85,9 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
   torch::manual_seed(t.seed);
   if (t.threads > 0) at::set_num_threads(t.threads);
   const auto rows = static_cast<std::int64_t>(data.rows);
-  const torch::Tensor x_all =
-      torch::from_blob(const_cast<float*>(data.inputs.data()), {rows, kWaitModelInputs},
-                       torch::kFloat32)
-          .clone();
+  const torch::Tensor x_all = torch::from_blob(const_cast<float*>(data.inputs.data()),
+                                               {rows, kWaitModelInputs}, torch::kFloat32)
+                                  .clone();
   const torch::Tensor y_all =
       torch::from_blob(const_cast<float*>(data.targets.data()), {rows}, torch::kFloat32).clone();
   // The latest jobs validate (rows are in submission order).
@@ -97,7 +96,8 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
   const torch::Tensor mean = x_all.narrow(0, 0, train_rows).mean(0);
   const torch::Tensor scale = x_all.narrow(0, 0, train_rows).std(0).clamp_min(1e-3);
   const torch::Tensor x = ((x_all - mean) / scale).clamp(-kInputClip, kInputClip);
-  const torch::Tensor x_train = x.narrow(0, 0, train_rows), y_train = y_all.narrow(0, 0, train_rows);
+  const torch::Tensor x_train = x.narrow(0, 0, train_rows),
+                      y_train = y_all.narrow(0, 0, train_rows);
   const torch::Tensor x_val = x.narrow(0, train_rows, val_rows),
                       y_val = y_all.narrow(0, train_rows, val_rows);
   std::vector<float> levels(kWaitLevels.begin(), kWaitLevels.end());
@@ -118,9 +118,10 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
     double sum = 0;
     int batches = 0;
     for (std::int64_t b = 0; b < train_rows; b += t.batch_size) {
-      const torch::Tensor idx = order.narrow(0, b, std::min<std::int64_t>(t.batch_size, train_rows - b));
-      const torch::Tensor loss = pinball(net->forward(x_train.index_select(0, idx)),
-                                         y_train.index_select(0, idx), tau);
+      const torch::Tensor idx =
+          order.narrow(0, b, std::min<std::int64_t>(t.batch_size, train_rows - b));
+      const torch::Tensor loss =
+          pinball(net->forward(x_train.index_select(0, idx)), y_train.index_select(0, idx), tau);
       opt.zero_grad();
       loss.backward();
       opt.step();
@@ -145,7 +146,8 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
       ++bad;
     }
     if (message && (epoch == 1 || epoch % 10 == 0 || better))
-      message(fmt::format("{} epoch {}/{}: pinball {:.4f} | validation {:.4f}{}", t.architecture, epoch, t.max_epochs, sum / std::max(1, batches), val,
+      message(fmt::format("{} epoch {}/{}: pinball {:.4f} | validation {:.4f}{}", t.architecture,
+                          epoch, t.max_epochs, sum / std::max(1, batches), val,
                           better ? "  (best so far)" : ""));
     if (bad >= t.patience) break;
   }
@@ -161,8 +163,7 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
   fit.net.input_scale.assign(scale.data_ptr<float>(), scale.data_ptr<float>() + scale.numel());
   for (const auto& e : net->experts) fit.net.experts.push_back(layers_of(e));
   if (net->gate) fit.net.gate = layers_of(net->gate);
-  fit.train_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fit.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return fit;
 }
 

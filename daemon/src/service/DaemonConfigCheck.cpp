@@ -106,8 +106,7 @@ class Checker {
         needs_waits("policy.frontier", c_.frontier_file + " holds " + p.policy + ", which",
                     p.policy);
     if (!c_.wait_distribution_file.empty())
-      (void)read_file("policy.wait_distribution", c_.wait_distribution_file,
-                      read_wait_predictor);
+      (void)read_file("policy.wait_distribution", c_.wait_distribution_file, read_wait_predictor);
     const std::string& p = c_.default_policy;
     const std::string key = "policy.default";
     if (p == kOracleName) fail(key, "the oracle exists only in simulation (mirage eval)");

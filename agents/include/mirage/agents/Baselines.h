@@ -89,8 +89,7 @@ class SlurmEstimatePolicy final : public Policy {
 class QuantilePolicy final : public Policy {
  public:
   static constexpr double kDefaultLevel = 0.5;  // interruption and overlap cost alike
-  explicit QuantilePolicy(std::shared_ptr<const WaitPredictor> waits,
-                          double level = kDefaultLevel);
+  explicit QuantilePolicy(std::shared_ptr<const WaitPredictor> waits, double level = kDefaultLevel);
   std::string name() const override;
   Decision decide(const Observation& obs) override;
   bool reads_window() const override { return false; }

@@ -13,10 +13,10 @@ namespace mirage {
 
 struct WaitScore {
   std::size_t jobs = 0;
-  std::optional<double> pinball_h;  // mean over the levels and the jobs; quantiles only
-  double pinball_50_h = 0;          // at the median: half the mean absolute error
+  std::optional<double> pinball_h;     // mean over the levels and the jobs; quantiles only
+  double pinball_50_h = 0;             // at the median: half the mean absolute error
   std::optional<double> in_50, in_90;  // shares, 0..1; quantiles only
-  double median_abs_error_h = 0;    // of the median (or the point)
+  double median_abs_error_h = 0;       // of the median (or the point)
 };
 
 // `real[i]` against `stated[i]`; empty inputs score zero jobs.

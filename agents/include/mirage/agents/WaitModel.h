@@ -70,9 +70,9 @@ struct WaitNet {
 struct WaitModelInfo {
   std::string trace;
   Seconds from = 0, to = 0;
-  std::size_t jobs = 0;        // real jobs fitted on (train + validation)
-  int machine_nodes = 0;       // the machine the log ran on
-  double val_pinball_h = 0;    // mean pinball over the levels on the validation tail, hours
+  std::size_t jobs = 0;      // real jobs fitted on (train + validation)
+  int machine_nodes = 0;     // the machine the log ran on
+  double val_pinball_h = 0;  // mean pinball over the levels on the validation tail, hours
   double train_seconds = 0;
   int encoder_version = FeatureEncoder::kVersion;
 };
@@ -108,7 +108,7 @@ WaitModel read_wait_model(const std::string& path);
 inline constexpr std::size_t kMinWaitModelJobs = 200;
 struct WaitTrainingSet {
   std::size_t rows = 0;
-  std::vector<float> inputs;  // rows x kWaitModelInputs
+  std::vector<float> inputs;   // rows x kWaitModelInputs
   std::vector<float> targets;  // wait_target(real wait)
   std::vector<Seconds> submits;
   std::size_t window_jobs = 0;  // started jobs in the window before thinning
@@ -127,10 +127,10 @@ struct WaitModelTraining {
   std::string architecture = "mlp";  // or "moe"
   int hidden = 64;
   int layers = 2;
-  int experts = 4;          // moe
-  double val_share = 0.2;   // the latest jobs, held out for early stopping
+  int experts = 4;         // moe
+  double val_share = 0.2;  // the latest jobs, held out for early stopping
   int max_epochs = 200;
-  int patience = 15;        // epochs without a better validation loss
+  int patience = 15;  // epochs without a better validation loss
   int batch_size = 256;
   double lr = 1e-3;
   double weight_decay = 1e-4;
@@ -139,9 +139,9 @@ struct WaitModelTraining {
 };
 struct WaitModelFit {
   WaitNet net;
-  int epochs = 0;               // run
+  int epochs = 0;  // run
   int best_epoch = 0;
-  double val_pinball = 0;       // in target units
+  double val_pinball = 0;  // in target units
   double train_seconds = 0;
   std::size_t train_rows = 0, val_rows = 0;
 };
