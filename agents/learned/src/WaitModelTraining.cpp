@@ -103,6 +103,15 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
   std::vector<float> levels(kWaitLevels.begin(), kWaitLevels.end());
   const torch::Tensor tau = torch::tensor(levels).unsqueeze(0);
 
+  // On the waits in hours (capped at the longest fitted, as the model file caps them), or on the
+  // target's scale.
+  const float max_target = y_all.narrow(0, 0, train_rows).max().item<float>();
+  const auto hours = [&](const torch::Tensor& target) {
+    return torch::expm1(target.clamp_max(max_target)) * (static_cast<double>(kWaitUnit) / 3600);
+  };
+  const auto loss_of = [&](const torch::Tensor& pred, const torch::Tensor& y) {
+    return t.loss == "hours" ? pinball(hours(pred), hours(y), tau) : pinball(pred, y, tau);
+  };
   auto net = std::make_shared<WaitNetModule>(t);
   torch::optim::Adam opt(net->parameters(),
                          torch::optim::AdamOptions(t.lr).weight_decay(t.weight_decay));
@@ -132,7 +141,7 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
     double val = 0;
     {
       torch::NoGradGuard no_grad;
-      val = pinball(net->forward(x_val), y_val, tau).item<double>();
+      val = loss_of(net->forward(x_val), y_val).item<double>();
     }
     fit.epochs = epoch;
     const bool better = val < best - 1e-6;
@@ -157,7 +166,7 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
     for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(best_state[i]);
   }
   fit.val_pinball = best;
-  fit.net.max_target = y_train.max().item<float>();
+  fit.net.max_target = max_target;
   fit.net.architecture = t.architecture == "moe" ? "moe" : "mlp";
   fit.net.input_mean.assign(mean.data_ptr<float>(), mean.data_ptr<float>() + mean.numel());
   fit.net.input_scale.assign(scale.data_ptr<float>(), scale.data_ptr<float>() + scale.numel());
