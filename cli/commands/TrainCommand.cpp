@@ -40,7 +40,6 @@ struct TrainOptions {
   int threads = 2;
   std::string hyperparameters;        // a TOML file; empty: the defaults
   std::string architecture = "mlp";   // wait-model
-  std::string loss = "log";           // wait-model
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
 };
@@ -64,7 +63,6 @@ int run_train_wait_model(const TrainOptions& o) {
              data.rows, rows_seconds);
   WaitModelTraining t;
   t.architecture = o.architecture;
-  t.loss = o.loss;
   t.seed = o.seed;
   t.threads = o.threads;
   WaitModelFit fit = learned_plugin().train_wait_model(
@@ -275,11 +273,6 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--architecture", o->architecture,
                   "wait-model: one network (mlp) or experts mixed by a gate over the queue (moe)")
       ->check(CLI::IsMember({"mlp", "moe"}))
-      ->capture_default_str();
-  cmd->add_option("--loss", o->loss,
-                  "wait-model: the pinball loss on log1p(wait in minutes) (log) or on the waits in "
-                  "hours (hours)")
-      ->check(CLI::IsMember({"log", "hours"}))
       ->capture_default_str();
   cmd->add_option("--max-jobs", o->max_jobs,
                   "wait-model: fit on at most this many of the window's jobs (evenly thinned)")
