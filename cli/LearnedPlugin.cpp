@@ -48,7 +48,8 @@ const learned::PluginApi& load() {
     const learned::PluginApi* api = entry();
     const learned::PluginApi expected;
     if (!api || api->abi != expected.abi || api->api_size != expected.api_size ||
-        api->config_size != expected.config_size || api->summary_size != expected.summary_size) {
+        api->config_size != expected.config_size || api->summary_size != expected.summary_size ||
+        api->wait_training_size != expected.wait_training_size) {
       throw InputError({path.string(), 0, ""},
                        "this learned-agent plugin was built from other sources than this "
                        "`mirage` (rebuild both)");

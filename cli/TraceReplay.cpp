@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "EmbeddedSample.h"
 #include "mirage/core/Error.h"
+#include "mirage/simulator/Simulator.h"
 
 namespace mirage::cli {
 
@@ -55,6 +58,19 @@ TraceReplay prepare_replay(Trace trace, const TraceOptions& trace_options,
                                  "than the machine dropped)",
                                  r.trace.report.skipped_total(), r.oversized));
   return r;
+}
+
+std::shared_ptr<const std::vector<Seconds>> replayed_waits(const TraceReplay& replay,
+                                                           double& wall) {
+  wall = 0;
+  if (replay.calibrated_waits) return replay.calibrated_waits;
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(replay.trace.jobs));
+  Simulator sim(replay.spec, jobs);
+  sim.set_recording(false);
+  const auto t0 = std::chrono::steady_clock::now();
+  sim.run_to_completion();
+  wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return std::make_shared<const std::vector<Seconds>>(sim.waits(replay.trace.jobs.size()));
 }
 
 }  // namespace mirage::cli

@@ -32,4 +32,9 @@ TraceReplay prepare_replay(const std::string& path, const TraceOptions& trace_op
 TraceReplay prepare_replay(Trace trace, const TraceOptions& trace_options,
                            const ClusterOptions& cluster);
 
+// Each job's wait in the replay of `replay.trace.jobs` (kUnknownTime: never started): the one the
+// calibration chose where it ran this very replay, else replayed now. `wall`: the replay's
+// seconds (0 when none was run).
+std::shared_ptr<const std::vector<Seconds>> replayed_waits(const TraceReplay& replay, double& wall);
+
 }  // namespace mirage::cli

@@ -9,27 +9,17 @@
 
 namespace mirage::cli {
 
-std::string describe(const WaitDistribution& d) {
-  return fmt::format(
-      "{} real jobs of {} with a limit of {} or more, submitted {} .. {}, in {} groups by "
-      "planned wait",
-      d.jobs(), size_class(d.spec.nodes), format_short_duration(d.spec.min_job_limit),
-      format_iso_time(d.spec.from).substr(0, 10), format_iso_time(d.spec.to).substr(0, 10),
-      d.bins.size());
-}
-
-std::shared_ptr<const WaitDistribution> wait_distribution_for(const Trace& trace,
-                                                              const ClusterSpec& cluster,
-                                                              const ChainSpec& chain,
-                                                              Seconds before,
-                                                              const std::string& file) {
+std::shared_ptr<const WaitPredictor> wait_distribution_for(const Trace& trace,
+                                                           const ClusterSpec& cluster,
+                                                           const ChainSpec& chain, Seconds before,
+                                                           const std::string& file) {
   if (!file.empty()) {
-    auto d = std::make_shared<const WaitDistribution>(read_wait_distribution(file));
-    if (const auto why = chain_mismatch(*d, chain.nodes))
+    auto d = read_wait_predictor(file);
+    if (const auto why = d->chain_mismatch(chain.nodes))
       throw InputError({file, 0, "chain_nodes"}, "cannot serve this chain: " + *why);
     fmt::print(stderr, "mirage: quantile reads the successor's wait from {}: {}\n", file,
-               describe(*d));
-    if (d->spec.to > before)
+               d->describe());
+    if (d->fitted_to() > before)
       fmt::print(stderr,
                  "mirage: warning: {} was fitted on jobs submitted after {}: its intervals are "
                  "not checked on unseen months\n",
@@ -43,8 +33,9 @@ std::shared_ptr<const WaitDistribution> wait_distribution_for(const Trace& trace
   spec.to = before;
   spec.from = std::max(trace.jobs.front().submit, before - kFitWindow);
   try {
-    auto d = std::make_shared<const WaitDistribution>(fit_wait_distribution(trace, cluster, spec));
-    fmt::print(stderr, "mirage: quantile: the successor's wait fitted on {}\n", describe(*d));
+    auto d =
+        std::make_shared<const BinnedWaitPredictor>(fit_wait_distribution(trace, cluster, spec));
+    fmt::print(stderr, "mirage: quantile: the successor's wait fitted on {}\n", d->describe());
     return d;
   } catch (const InputError& e) {
     throw InputError({trace.source, 0, "quantile"},

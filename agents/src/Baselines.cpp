@@ -81,7 +81,7 @@ Decision SlurmEstimatePolicy::decide(const Observation& obs) {
   return d;
 }
 
-QuantilePolicy::QuantilePolicy(std::shared_ptr<const WaitDistribution> waits, double level)
+QuantilePolicy::QuantilePolicy(std::shared_ptr<const WaitPredictor> waits, double level)
     : waits_(std::move(waits)), level_(level) {
   if (!waits_) throw std::invalid_argument("QuantilePolicy needs a wait distribution");
   if (!(level_ > 0 && level_ < 1))
@@ -95,15 +95,13 @@ std::string QuantilePolicy::name() const {
 Decision QuantilePolicy::decide(const Observation& obs) {
   if (!obs.campaign.predecessor_running) return Decision::wait();
   const Seconds remaining = obs.campaign.predecessor_remaining();
-  const Seconds planned = QueueForecast::plan_successor(obs).wait;
-  const Seconds wait = waits_->quantile(planned, level_);
+  const Seconds wait = waits_->quantile(obs.latest, QueueForecast::successor(obs), level_);
   if (wait < remaining) return Decision::wait();
   Decision d = Decision::submit();
   d.reason = fmt::format(
-      "predecessor ends in {}; the log's jobs like the successor, planned to wait {}, waited {} "
-      "or less in {:g}% of cases",
-      format_short_duration(remaining), format_short_duration(planned), format_short_duration(wait),
-      level_ * 100);
+      "predecessor ends in {}; the successor waits {} or less in {:g}% of cases, as the log's "
+      "jobs in a queue like this one did",
+      format_short_duration(remaining), format_short_duration(wait), level_ * 100);
   return d;
 }
 

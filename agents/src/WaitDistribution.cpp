@@ -85,6 +85,28 @@ Seconds WaitDistribution::quantile(Seconds planned, double q) const {
   return level(bin->waits, std::clamp(q, 0.0, 1.0));
 }
 
+std::string describe(const WaitDistribution& d) {
+  return fmt::format(
+      "{} real jobs of {} with a limit of {} or more, submitted {} .. {}, in {} groups by "
+      "planned wait",
+      d.jobs(), size_class(d.spec.nodes), format_short_duration(d.spec.min_job_limit),
+      format_iso_time(d.spec.from).substr(0, 10), format_iso_time(d.spec.to).substr(0, 10),
+      d.bins.size());
+}
+
+WaitQuantiles BinnedWaitPredictor::predict(const QueueSnapshot& queue,
+                                           const ForecastJob& job) const {
+  const Seconds planned = QueueForecast::plan(queue, job).wait;
+  WaitQuantiles w{};
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = d_.quantile(planned, kWaitLevels[k]);
+  return w;
+}
+
+Seconds BinnedWaitPredictor::quantile(const QueueSnapshot& queue, const ForecastJob& job,
+                                      double q) const {
+  return d_.quantile(QueueForecast::plan(queue, job).wait, q);
+}
+
 WaitDistribution fit_wait_distribution(const Trace& trace, const ClusterSpec& cluster,
                                        WaitDistributionSpec spec) {
   std::vector<Seconds> limits;
@@ -134,27 +156,6 @@ WaitDistribution fit_wait_distribution(const Trace& trace, const ClusterSpec& cl
     begin = end;
   }
   return d;
-}
-
-IntervalCoverage check_wait_intervals(const WaitDistribution& d, const Trace& trace,
-                                      const ClusterSpec& cluster, Seconds from, Seconds to) {
-  IntervalCoverage c;
-  c.from = from;
-  c.to = to;
-  const std::vector<Sample> s = samples(trace, cluster, d.spec, from, to);
-  c.jobs = s.size();
-  if (s.empty()) return c;
-  std::size_t in50 = 0, in90 = 0;
-  for (const Sample& x : s) {
-    const auto within = [&](double lo, double hi) {
-      return x.wait >= d.quantile(x.planned, lo) && x.wait <= d.quantile(x.planned, hi);
-    };
-    in50 += within(0.25, 0.75);
-    in90 += within(0.05, 0.95);
-  }
-  c.in_50 = static_cast<double>(in50) / static_cast<double>(s.size());
-  c.in_90 = static_cast<double>(in90) / static_cast<double>(s.size());
-  return c;
 }
 
 void write_wait_distribution(const std::string& path, const WaitDistribution& d) {

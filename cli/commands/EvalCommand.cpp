@@ -423,7 +423,8 @@ int run_eval(const EvalOptions& o) {
   if (std::any_of(c.policies.begin(), c.policies.end(), reads_wait_distribution)) {
     c.context.waits =
         wait_distribution_for(trace, c.cluster, c.episode.chain, c.from, o.wait_distribution);
-    coverage = check_wait_intervals(*c.context.waits, trace, c.cluster, c.from, c.to);
+    coverage = check_wait_intervals(*c.context.waits, trace, c.cluster, c.episode.chain.nodes,
+                                    c.from, c.to);
   }
 
   o.episode.apply_logged_waits(c);
@@ -533,9 +534,9 @@ int run_eval(const EvalOptions& o) {
         j["frontier"][i]["pareto_logged"] = logged_points[i].pareto;
     }
     if (coverage)
-      j["wait_distribution"] = {{"fitted_jobs", c.context.waits->jobs()},
-                                {"fitted_from", format_iso_time(c.context.waits->spec.from)},
-                                {"fitted_to", format_iso_time(c.context.waits->spec.to)},
+      j["wait_distribution"] = {{"fitted_jobs", c.context.waits->fitted_jobs()},
+                                {"fitted_from", format_iso_time(c.context.waits->fitted_from())},
+                                {"fitted_to", format_iso_time(c.context.waits->fitted_to())},
                                 {"checked_jobs", coverage->jobs},
                                 {"in_50_interval", coverage->in_50},
                                 {"in_90_interval", coverage->in_90}};
@@ -575,7 +576,7 @@ int run_eval(const EvalOptions& o) {
     fmt::print(
         "quantile's wait distribution ({}): of the {} such jobs submitted in the window, the real "
         "wait fell in its 50% interval for {:.0f}%, in its 90% interval for {:.0f}%\n",
-        describe(*c.context.waits), coverage->jobs, 100 * coverage->in_50, 100 * coverage->in_90);
+        c.context.waits->describe(), coverage->jobs, 100 * coverage->in_50, 100 * coverage->in_90);
   std::size_t width = 12;
   for (const auto& p : c.policies) width = std::max(width, p.size());
   // Whole-campaign costs, each world's that has figures.

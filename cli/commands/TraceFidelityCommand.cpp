@@ -174,20 +174,6 @@ void write_svg(const std::string& path, const std::vector<WaitPair>& pairs,
     std::remove(script.c_str());
 }
 
-// Each job's wait in the replay: the one the calibration chose where it ran this very replay.
-std::shared_ptr<const std::vector<Seconds>> replayed_waits(const TraceReplay& replay,
-                                                           double& wall) {
-  wall = 0;
-  if (replay.calibrated_waits) return replay.calibrated_waits;
-  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(replay.trace.jobs));
-  Simulator sim(replay.spec, jobs);
-  sim.set_recording(false);
-  const auto t0 = std::chrono::steady_clock::now();
-  sim.run_to_completion();
-  wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return std::make_shared<const std::vector<Seconds>>(sim.waits(replay.trace.jobs.size()));
-}
-
 // With --fit-until, the same window replayed with the calibration fitted on the whole log, the
 // judged month included: how much of the forward figures' miss is the month the fit never saw.
 std::optional<FidelityReport> in_sample_report(const FidelityOptions& o, Trace trace, Seconds from,

@@ -1,6 +1,7 @@
 // `mirage trace waits FILE`: fit the distribution of a chain successor's wait from a log (what the
 // `quantile` policy reads) and save it, for `mirage eval --wait-distribution` and the daemon's
-// `[policy] wait_distribution`.
+// `[policy] wait_distribution`; with --check, judge such a file or a wait model on a later window
+// instead (TraceWaitsCheck.h).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include "SampleTraces.h"
 #include "SegmentFlags.h"
 #include "TimeFlags.h"
+#include "TraceWaitsCheck.h"
 #include "WaitFit.h"
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Error.h"
@@ -25,9 +27,28 @@ struct WaitsOptions {
   std::string from, to;
   TraceOptions trace_options;
   ClusterOptions cluster;
+  std::string check;  // a file to judge instead of fitting
+  bool json = false;
+  bool no_replays = false;
 };
 
 void run_waits(const WaitsOptions& o) {
+  if (!o.check.empty()) {
+    WaitCheckOptions c;
+    c.trace_file = o.file;
+    c.file = o.check;
+    c.from = o.from;
+    c.to = o.to;
+    c.out = o.out;
+    c.json = o.json;
+    c.no_replays = o.no_replays;
+    c.trace_options = o.trace_options;
+    c.cluster = o.cluster;
+    run_wait_check(c);
+    return;
+  }
+  if (o.out.empty()) throw InputError({"", 0, "--out"}, "required: where to write the fit");
+  if (o.json) throw InputError({"", 0, "--json"}, "only with --check");
   Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
@@ -66,9 +87,19 @@ void register_trace_waits_command(CLI::App& trace) {
       ->required()
       ->transform(sample_trace())
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", o->out, "Where to write it (a TOML file)")->required();
+  cmd->add_option("--out", o->out,
+                  "Where to write it (a TOML file); with --check, a CSV of each judged job's real "
+                  "wait and stated quantiles");
   o->segment.add_to(*cmd);
-  cmd->add_option("--from", o->from, "Fit on jobs submitted from (YYYY-MM-DD[THH:MM:SS], UTC)")
+  cmd->add_option("--check", o->check,
+                  "Judge this wait model or binned distribution on the jobs submitted in --from .. "
+                  "--to (after its fit) beside the binned fit, the forecast and the replays")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--json", o->json, "With --check: one JSON object instead of the table");
+  cmd->add_flag("--no-replays", o->no_replays, "With --check: leave the two replays out");
+  cmd->add_option("--from", o->from,
+                  "Fit on jobs submitted from (YYYY-MM-DD[THH:MM:SS], UTC); with --check, judge "
+                  "them")
       ->required();
   cmd->add_option("--to", o->to, "... until (exclusive)")->required();
   o->trace_options.add_to(*cmd);

@@ -1,6 +1,8 @@
-// mirage train: a learned agent (dqn, pg, moe) from what-if probes of a trace window.
+// mirage train: a learned agent (dqn, pg, moe) from what-if probes of a trace window, or the wait
+// model (wait-model) from the real waits of a trace window.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -15,6 +17,8 @@
 #include "SampleTraces.h"
 #include "TimeFlags.h"
 #include "Validators.h"
+#include "mirage/agents/WaitCheck.h"
+#include "mirage/agents/WaitModel.h"
 #include "mirage/agents/learned/Training.h"
 #include "mirage/core/CacheDir.h"
 #include "mirage/core/Error.h"
@@ -34,8 +38,63 @@ struct TrainOptions {
   bool resume = false;
   std::uint64_t seed = 1;
   int threads = 2;
-  std::string hyperparameters;  // a TOML file; empty: the defaults
+  std::string hyperparameters;        // a TOML file; empty: the defaults
+  std::string architecture = "mlp";   // wait-model
+  std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
+  bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
 };
+
+// `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
+// plugin; the file decides without it.
+int run_train_wait_model(const TrainOptions& o) {
+  Trace trace = read_trace(o.trace, o.trace_options.to_read_options());
+  ClusterSpec cluster = o.cluster.to_spec(trace);
+  o.cluster.calibrate(trace, cluster);  // the priority weights the forecast ranks the queue by
+  const Seconds from = *o.episode.from_time(), to = *o.episode.to_time();
+  if (to <= from) throw InputError({"", 0, "--to"}, "must be after --from");
+  const auto t0 = std::chrono::steady_clock::now();
+  const WaitTrainingSet data = wait_training_set(trace, cluster, from, to, o.max_jobs);
+  const double rows_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print(stderr,
+             "mirage train: wait-model ({}) on {}: {} real jobs submitted {} .. {}, {} of them "
+             "fitted (their queues read in {:.1f} s)\n",
+             o.architecture, trace.source, data.window_jobs, o.episode.from, o.episode.to,
+             data.rows, rows_seconds);
+  WaitModelTraining t;
+  t.architecture = o.architecture;
+  t.seed = o.seed;
+  t.threads = o.threads;
+  WaitModelFit fit = learned_plugin().train_wait_model(
+      data, t, [](const std::string& m) { fmt::print(stderr, "mirage train: {}\n", m); });
+  if (!o.no_level_calibration) calibrate_levels(fit.net, data, fit.train_rows);
+  // The validation tail's pinball loss in hours, as `trace waits --check` scores it.
+  double pinball = 0;
+  for (std::size_t r = fit.train_rows; r < data.rows; ++r) {
+    const auto q = fit.net.forward(data.inputs.data() + r * kWaitModelInputs);
+    const Seconds real = wait_from_target(data.targets[r]);
+    for (std::size_t k = 0; k < q.size(); ++k)
+      pinball += pinball_loss(kWaitLevels[k], real, wait_from_target(q[k]));
+  }
+  pinball /= static_cast<double>(fit.val_rows * kWaitLevels.size()) * kHour;
+  WaitModelInfo info;
+  info.trace = trace.source;
+  info.from = from;
+  info.to = to;
+  info.jobs = data.rows;
+  info.machine_nodes = cluster.nodes;
+  info.val_pinball_h = pinball;
+  info.train_seconds = fit.train_seconds;
+  write_wait_model(o.out, WaitModel(info, fit.net));
+  fmt::print(
+      "wait model {} ({}), fitted on {} {} .. {}: {} jobs ({} train, {} validation: the latest)\n"
+      "training: {} epochs, the best {}, {:.1f} s; validation pinball loss {:.3f} h; file {} "
+      "bytes\n",
+      o.out, fit.net.architecture, trace.source, o.episode.from, o.episode.to, data.rows,
+      fit.train_rows, fit.val_rows, fit.epochs, fit.best_epoch, fit.train_seconds, pinball,
+      std::filesystem::file_size(o.out));
+  return 0;
+}
 
 std::string metrics_row(const std::string& name, const learned::StopMetrics& m) {
   return fmt::format("  {:<10} {:>9.3f} h {:>10.3f} h {:>8.1f}% {:>9.3f} h", name, m.mean_cost_h,
@@ -73,6 +132,7 @@ std::string rule_text(const learned::TrainSummary& s) {
 }
 
 int run_train(const TrainOptions& o) {
+  if (o.agent == "wait-model") return run_train_wait_model(o);
   const auto agent = learned::parse_agent_kind(o.agent);
   if (!agent) throw InputError({"", 0, "--agent"}, "expected dqn, pg or moe");
   const LearningSettings learning =
@@ -180,8 +240,9 @@ void register_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   CLI::App* cmd = app.add_subcommand(
       "train", "Train a learned submission agent (dqn, pg, moe) on what-if probes of a trace");
-  cmd->add_option("--agent", o->agent, "dqn, pg or moe")
-      ->check(CLI::IsMember({"dqn", "pg", "moe"}))
+  cmd->add_option("--agent", o->agent,
+                  "dqn, pg or moe; wait-model: quantiles of a job's wait from the queue it meets")
+      ->check(CLI::IsMember({"dqn", "pg", "moe", "wait-model"}))
       ->capture_default_str();
   cmd->add_option("--trace", o->trace, "Trace file (SWF, sacct; .gz read directly)")
       ->required()
@@ -209,6 +270,17 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--hyperparameters", o->hyperparameters,
                   "A TOML file of learning knobs (the keys below); the rest keep their defaults")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--architecture", o->architecture,
+                  "wait-model: one network (mlp) or experts mixed by a gate over the queue (moe)")
+      ->check(CLI::IsMember({"mlp", "moe"}))
+      ->capture_default_str();
+  cmd->add_option("--max-jobs", o->max_jobs,
+                  "wait-model: fit on at most this many of the window's jobs (evenly thinned)")
+      ->check(whole_number(kMinWaitModelJobs))
+      ->capture_default_str();
+  cmd->add_flag("--no-level-calibration", o->no_level_calibration,
+                "wait-model: keep the levels as trained instead of shifting each to hold its "
+                "share of the validation tail's waits");
   cmd->footer(hyperparameters_help());
   cmd->callback([o] {
     const int rc = run_train(*o);

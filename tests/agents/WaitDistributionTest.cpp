@@ -100,15 +100,16 @@ TEST(WaitDistribution, WhereNoJobAsksHalfASegmentTheLongestJobsSpeakForIt) {
 
 TEST(WaitDistribution, IntervalsHoldTheirShareOfTheJobsTheyWereFittedOn) {
   const Trace t = two_kinds_of_day();
-  const WaitDistribution d = fit_wait_distribution(t, machine16(), one_node_chain());
-  const IntervalCoverage c = check_wait_intervals(d, t, machine16(), kT0, kT0 + 100 * kDay);
+  const BinnedWaitPredictor d(fit_wait_distribution(t, machine16(), one_node_chain()));
+  const IntervalCoverage c = check_wait_intervals(d, t, machine16(), 1, kT0, kT0 + 100 * kDay);
   EXPECT_EQ(c.jobs, 80u);
   EXPECT_DOUBLE_EQ(c.in_50, 0.5);
   EXPECT_DOUBLE_EQ(c.in_90, 0.9);
   // Later jobs that waited longer than any fitted: outside both intervals.
   Trace later = t;
   for (Job& j : later.jobs) j.start += 20 * kHour, j.end += 20 * kHour;
-  const IntervalCoverage off = check_wait_intervals(d, later, machine16(), kT0, kT0 + 100 * kDay);
+  const IntervalCoverage off =
+      check_wait_intervals(d, later, machine16(), 1, kT0, kT0 + 100 * kDay);
   EXPECT_EQ(off.jobs, 80u);
   EXPECT_DOUBLE_EQ(off.in_90, 0.0);
 }
@@ -187,14 +188,14 @@ TEST(WaitDistribution, ABadFileNamesItsLineAndKey) {
 }
 
 // One bin whose k-th level (k = 0..20) is k hours.
-std::shared_ptr<const WaitDistribution> hours_by_level() {
-  auto d = std::make_shared<WaitDistribution>();
+std::shared_ptr<const WaitPredictor> hours_by_level() {
+  WaitDistribution d;
   WaitDistribution::Bin b;
   b.jobs = 100;
   for (int k = 0; k < WaitDistribution::kLevels; ++k)
     b.waits[static_cast<std::size_t>(k)] = k * kHour;
-  d->bins.push_back(b);
-  return d;
+  d.bins.push_back(b);
+  return std::make_shared<const BinnedWaitPredictor>(std::move(d));
 }
 
 TEST(QuantilePolicy, SubmitsOnceRemainingTimeFallsToTheQuantileOfTheWait) {
@@ -207,8 +208,8 @@ TEST(QuantilePolicy, SubmitsOnceRemainingTimeFallsToTheQuantileOfTheWait) {
   const Decision go = policy.decide(obs);
   EXPECT_EQ(go.action, Action::kSubmitNow);
   EXPECT_EQ(go.reason,
-            "predecessor ends in 16h; the log's jobs like the successor, planned to wait 0s, "
-            "waited 16h or less in 80% of cases");
+            "predecessor ends in 16h; the successor waits 16h or less in 80% of cases, as the "
+            "log's jobs in a queue like this one did");
   EXPECT_EQ(policy.name(), "quantile@0.8");
   EXPECT_EQ(QuantilePolicy(hours_by_level()).name(), "quantile");
   EXPECT_THROW(QuantilePolicy(hours_by_level(), std::nan("")), std::invalid_argument);

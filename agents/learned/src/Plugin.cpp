@@ -6,6 +6,7 @@ mirage_learned_plugin_api() {
   static const mirage::learned::PluginApi api = [] {
     mirage::learned::PluginApi a;
     a.train_agent = &mirage::learned::train_agent;
+    a.train_wait_model = &mirage::learned::train_wait_model;
     return a;
   }();
   return &api;

@@ -22,8 +22,7 @@ CampaignController::CampaignController(CampaignStore& store, const Clock& clock,
     : store_(store), clock_(clock), config_(std::move(config)), factory_(std::move(factory)) {
   if (!config_.wait_distribution_file.empty()) {
     try {
-      waits_ = std::make_shared<const WaitDistribution>(
-          read_wait_distribution(config_.wait_distribution_file));
+      waits_ = read_wait_predictor(config_.wait_distribution_file);
     } catch (const std::exception& e) {  // `--check` names it; campaigns asking for it are refused
       spdlog::error("[policy] wait_distribution: {}", e.what());
     }

@@ -10,7 +10,7 @@
 #include "campaigns/CampaignEntry.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
-#include "mirage/agents/WaitDistribution.h"
+#include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
 #include "mirage/daemon/campaigns/DoneFile.h"
@@ -123,7 +123,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
     fail(std::string("policy: ") + ex.what());
   }
   if (waits_ && reads_wait_distribution(chosen))
-    if (const auto why = chain_mismatch(*waits_, shape.nodes))
+    if (const auto why = waits_->chain_mismatch(shape.nodes))
       fail("policy: " + chosen.name + " reads " + config_.wait_distribution_file +
            ", which cannot serve this campaign: " + *why);
   CampaignRecord& rec = e->rec;

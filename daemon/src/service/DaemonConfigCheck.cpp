@@ -11,7 +11,7 @@
 
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
-#include "mirage/agents/WaitDistribution.h"
+#include "mirage/agents/WaitPredictor.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/control/SocketPath.h"
@@ -106,8 +106,7 @@ class Checker {
         needs_waits("policy.frontier", c_.frontier_file + " holds " + p.policy + ", which",
                     p.policy);
     if (!c_.wait_distribution_file.empty())
-      (void)read_file("policy.wait_distribution", c_.wait_distribution_file,
-                      read_wait_distribution);
+      (void)read_file("policy.wait_distribution", c_.wait_distribution_file, read_wait_predictor);
     const std::string& p = c_.default_policy;
     const std::string key = "policy.default";
     if (p == kOracleName) fail(key, "the oracle exists only in simulation (mirage eval)");

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "mirage/agents/WaitDistribution.h"
+#include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/Policy.h"
 #include "mirage/core/QueueForecast.h"
 
@@ -81,21 +81,21 @@ class SlurmEstimatePolicy final : public Policy {
 };
 
 // Submits once the predecessor's remaining time falls to the q-quantile of the successor's wait,
-// read from a WaitDistribution (the log's real waits of jobs that stood in the queue where the
-// forecast places the successor now): the newsvendor rule. With an hour of interruption costing
+// read from a WaitPredictor (the binned distribution: the log's real waits of jobs that stood in
+// the queue where the forecast places the successor now; or the learned wait model): the
+// newsvendor rule. With an hour of interruption costing
 // c_i and an hour of overlap c_o, q = c_i / (c_i + c_o) minimises the expected cost of a
 // boundary; q is the risk knob (quantile@0.8: submit earlier, less interruption, more overlap).
 class QuantilePolicy final : public Policy {
  public:
   static constexpr double kDefaultLevel = 0.5;  // interruption and overlap cost alike
-  explicit QuantilePolicy(std::shared_ptr<const WaitDistribution> waits,
-                          double level = kDefaultLevel);
+  explicit QuantilePolicy(std::shared_ptr<const WaitPredictor> waits, double level = kDefaultLevel);
   std::string name() const override;
   Decision decide(const Observation& obs) override;
   bool reads_window() const override { return false; }
 
  private:
-  std::shared_ptr<const WaitDistribution> waits_;
+  std::shared_ptr<const WaitPredictor> waits_;
   double level_;
 };
 

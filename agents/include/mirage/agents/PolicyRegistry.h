@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mirage/agents/WaitDistribution.h"
+#include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/Policy.h"
 
 namespace mirage {
@@ -47,11 +47,11 @@ inline PolicySpec parse_policy_spec(std::string_view name) {
 // overlap (leads up, thresholds down); empty for a family without a knob.
 std::vector<std::string> risk_sweep(std::string_view family);
 
-// What some policies need beyond their name: `quantile`, the distribution of the successor's
-// wait on the site (fitted by `mirage eval` from the trace's earlier months, or read from a file
-// `mirage trace waits` wrote).
+// What some policies need beyond their name: `quantile`, the successor's wait on the site (a
+// binned distribution fitted by `mirage eval` from the trace's earlier months, or read from the
+// file `mirage trace waits` or `mirage train --agent wait-model` wrote).
 struct PolicyContext {
-  std::shared_ptr<const WaitDistribution> waits;
+  std::shared_ptr<const WaitPredictor> waits;
 };
 
 // Creates the policy called `name_or_file`. Throws InputError naming the known policies when

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/ClusterSpec.h"
 #include "mirage/core/Job.h"
 #include "mirage/traces/Trace.h"
@@ -62,20 +63,34 @@ std::optional<std::string> chain_mismatch(const WaitDistribution& d, int nodes);
 WaitDistribution fit_wait_distribution(const Trace& trace, const ClusterSpec& cluster,
                                        WaitDistributionSpec spec);
 
-// How often the real wait of the jobs the distribution speaks for, submitted in [from, to), fell
-// in its central 50% and 90% intervals (quantiles 25-75% and 5-95%, ends included).
-struct IntervalCoverage {
-  Seconds from = 0, to = 0;
-  std::size_t jobs = 0;
-  double in_50 = 0;  // shares, 0..1
-  double in_90 = 0;
-};
-IntervalCoverage check_wait_intervals(const WaitDistribution& d, const Trace& trace,
-                                      const ClusterSpec& cluster, Seconds from, Seconds to);
-
 // A small TOML a person can read; written atomically. read_ throws InputError naming the file,
 // line and key of what is missing or wrong.
 void write_wait_distribution(const std::string& path, const WaitDistribution& d);
 WaitDistribution read_wait_distribution(const std::string& path);
+
+// "412 real jobs of 8+ nodes with a limit of 24h or more, submitted 2022-11-01 .. 2023-02-01, in
+// 8 groups by planned wait": for messages.
+std::string describe(const WaitDistribution& d);
+
+// The distribution as a WaitPredictor: the queue read through the forecast's planned wait of the
+// job (to the limits), the bin of that planned wait answering.
+class BinnedWaitPredictor final : public WaitPredictor {
+ public:
+  explicit BinnedWaitPredictor(WaitDistribution d) : d_(std::move(d)) {}
+  WaitQuantiles predict(const QueueSnapshot& queue, const ForecastJob& job) const override;
+  Seconds quantile(const QueueSnapshot& queue, const ForecastJob& job, double q) const override;
+  std::optional<std::string> chain_mismatch(int nodes) const override {
+    return mirage::chain_mismatch(d_, nodes);
+  }
+  Seconds fitted_from() const override { return d_.spec.from; }
+  Seconds fitted_to() const override { return d_.spec.to; }
+  std::size_t fitted_jobs() const override { return d_.jobs(); }
+  std::string describe() const override { return mirage::describe(d_); }
+  bool speaks_for(const Job& job, int) const override { return mirage::speaks_for(job, d_.spec); }
+  const WaitDistribution& distribution() const { return d_; }
+
+ private:
+  WaitDistribution d_;
+};
 
 }  // namespace mirage

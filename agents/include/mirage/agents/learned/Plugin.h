@@ -11,12 +11,13 @@
 #include <string>
 
 #include "mirage/agents/learned/Training.h"
+#include "mirage/agents/learned/WaitModelTraining.h"
 #include "mirage/core/Policy.h"
 
 namespace mirage::learned {
 
 // Raised whenever a type crossing this boundary changes its meaning.
-inline constexpr std::uint32_t kPluginAbi = 3;  // 3: training only
+inline constexpr std::uint32_t kPluginAbi = 4;  // 3: training only; 4: the wait model
 inline constexpr const char* kPluginFileName = "libmirage_learned_plugin.so";
 inline constexpr const char* kPluginEntryPoint = "mirage_learned_plugin_api";
 
@@ -29,6 +30,10 @@ struct PluginApi {
   std::size_t summary_size = sizeof(TrainSummary);
   TrainSummary (*train_agent)(const Trace& trace, const TrainConfig& config,
                               const TrainCallbacks& callbacks) = nullptr;
+  std::size_t wait_training_size = sizeof(WaitModelTraining);
+  WaitModelFit (*train_wait_model)(const WaitTrainingSet& data, const WaitModelTraining& training,
+                                   const std::function<void(const std::string&)>& message) =
+      nullptr;
 };
 
 // The plugin's entry point (kPluginEntryPoint), C linkage so dlsym finds it by that name.

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "mirage/agents/PolicyRegistry.h"
-#include "mirage/agents/WaitDistribution.h"
+#include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/core/Policy.h"
 #include "mirage/daemon/slurm/Clock.h"
@@ -296,7 +296,7 @@ class CampaignController {
   ControllerConfig config_;
   PolicyFactory factory_;
   // What `quantile` reads ([policy] wait_distribution); null when none could be read.
-  std::shared_ptr<const WaitDistribution> waits_;
+  std::shared_ptr<const WaitPredictor> waits_;
   std::map<std::int64_t, std::unique_ptr<Entry>> entries_;
   ControllerCounters counters_;
   bool orphans_reported_ = false;   // the first tick after load() reports them

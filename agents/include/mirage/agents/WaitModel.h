@@ -1,0 +1,149 @@
+#pragma once
+// The learned wait model: quantiles of a job's wait from the queue it meets at submission, seen
+// through THE encoder (FeatureEncoder::encode_snapshot) and the forecast's plans of the job, and
+// from the job's shape. Fitted on every real job of a log's months, all sizes pooled, so the
+// sparse large jobs borrow from the rest (`mirage train --agent wait-model`, in the plugin with
+// LibTorch); it decides here in plain loops, without LibTorch, from a JSON file.
+//
+// The network gives a base and six increments through softplus, in log1p(wait in minutes): the
+// quantiles never decrease, whatever the weights. `mlp` is one network; `moe` mixes experts of
+// the same form by a softmax gate over the same inputs (load regimes), a mixture of
+// non-decreasing vectors with non-negative weights, so monotone too.
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "mirage/agents/WaitPredictor.h"
+#include "mirage/core/ClusterSpec.h"
+#include "mirage/core/FeatureEncoder.h"
+#include "mirage/traces/Trace.h"
+
+namespace mirage {
+
+inline constexpr char kWaitModelFormat[] = "mirage-wait-model";
+inline constexpr int kWaitModelFormatVersion = 1;
+
+// The model's inputs for `job` submitted into `queue`: the encoder's snapshot features, then the
+// job's own (kJobInputs): its nodes as a share of the machine and in log scale, GPUs per node,
+// its limit, the forecast's planned waits (to the limits, running jobs alone, half runtimes,
+// recent runtimes), the hour of the day (sine, cosine) and whether it is a weekend.
+inline constexpr int kJobInputs = 11;
+inline constexpr int kWaitModelInputs = FeatureEncoder::kPerSnapshot + kJobInputs;
+std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
+                                                      const ForecastJob& job);
+
+// The target's scale: log1p(wait / kWaitUnit), so minutes and days both matter.
+inline constexpr Seconds kWaitUnit = 60;
+float wait_target(Seconds wait);
+Seconds wait_from_target(double target);
+
+struct DenseLayer {
+  int inputs = 0, outputs = 0;
+  std::vector<float> weights;  // outputs x inputs, row-major
+  std::vector<float> bias;     // outputs
+};
+
+// The network: `experts` (one for mlp), each dense layers with ReLU between them ending in
+// kWaitLevels outputs (base, then increments); for moe a `gate` ending in one logit per expert.
+// Inputs are standardised first, (x - input_mean) / input_scale, and held within kInputClip: a
+// queue unlike any fitted (a job far larger, a backlog far longer) reads as the most extreme one
+// fitted, not as a point the network extrapolates to. The quantiles are capped at max_target, the
+// longest wait fitted: an exponential scale would otherwise turn an extrapolation into years.
+inline constexpr float kInputClip = 5.f;
+struct WaitNet {
+  std::string architecture = "mlp";  // or "moe"
+  std::vector<float> input_mean, input_scale;
+  float max_target = 0;
+  // Added to each level's output (target units) after the network, then the levels made
+  // non-decreasing again (a running maximum): set by calibrate_levels on the validation tail.
+  std::array<float, kWaitLevels.size()> level_shift{};
+  std::vector<std::vector<DenseLayer>> experts;
+  std::vector<DenseLayer> gate;
+  // The quantiles in target units, never decreasing. `x` holds kWaitModelInputs raw inputs.
+  std::array<double, kWaitLevels.size()> forward(const float* x) const;
+  // Throws std::invalid_argument saying what is inconsistent (sizes, expert count).
+  void validate() const;
+};
+
+// What was fitted where, and how well it did on its own validation tail.
+struct WaitModelInfo {
+  std::string trace;
+  Seconds from = 0, to = 0;
+  std::size_t jobs = 0;      // real jobs fitted on (train + validation)
+  int machine_nodes = 0;     // the machine the log ran on
+  double val_pinball_h = 0;  // mean pinball over the levels on the validation tail, hours
+  double train_seconds = 0;
+  int encoder_version = FeatureEncoder::kVersion;
+};
+
+class WaitModel final : public WaitPredictor {
+ public:
+  WaitModel(WaitModelInfo info, WaitNet net);
+  WaitQuantiles predict(const QueueSnapshot& queue, const ForecastJob& job) const override;
+  std::optional<std::string> chain_mismatch(int) const override { return std::nullopt; }
+  Seconds fitted_from() const override { return info_.from; }
+  Seconds fitted_to() const override { return info_.to; }
+  std::size_t fitted_jobs() const override { return info_.jobs; }
+  std::string describe() const override;
+  // Every size: the jobs of the chain's size class with a real start.
+  bool speaks_for(const Job& job, int chain_nodes) const override;
+  const WaitModelInfo& info() const { return info_; }
+  const WaitNet& net() const { return net_; }
+
+ private:
+  WaitModelInfo info_;
+  WaitNet net_;
+};
+
+// Written atomically. read_ throws InputError naming the file, the field and what was expected
+// (another format, another encoder version, weights of the wrong sizes).
+void write_wait_model(const std::string& path, const WaitModel& model);
+WaitModel read_wait_model(const std::string& path);
+
+// The rows to fit on: every job of `trace` submitted in [from, to) with a real start (at most
+// `max_jobs`, evenly thinned), its inputs in the queue the log shows at its submission and its
+// real wait as the target, in submission order. Throws InputError naming the trace when the log
+// has no start times or fewer than kMinWaitModelJobs such jobs are in the window.
+inline constexpr std::size_t kMinWaitModelJobs = 200;
+struct WaitTrainingSet {
+  std::size_t rows = 0;
+  std::vector<float> inputs;   // rows x kWaitModelInputs
+  std::vector<float> targets;  // wait_target(real wait)
+  std::vector<Seconds> submits;
+  std::size_t window_jobs = 0;  // started jobs in the window before thinning
+};
+WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster, Seconds from,
+                                  Seconds to, std::size_t max_jobs);
+
+// Shifts each level of `net` so that, on rows [first, data.rows) of `data` (the validation tail,
+// the latest jobs before the judged months), that share of the real waits falls at or below it:
+// a network that early stopping left too narrow or too wide is recalibrated (conformalised
+// quantile regression, one shift a level).
+void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t first);
+
+// The training the plugin does (LibTorch), without LibTorch in the interface.
+struct WaitModelTraining {
+  std::string architecture = "mlp";  // or "moe"
+  int hidden = 64;
+  int layers = 2;
+  int experts = 4;         // moe
+  double val_share = 0.2;  // the latest jobs, held out for early stopping
+  int max_epochs = 200;
+  int patience = 15;  // epochs without a better validation loss
+  int batch_size = 256;
+  double lr = 1e-3;
+  double weight_decay = 1e-4;
+  std::uint64_t seed = 1;
+  int threads = 2;
+};
+struct WaitModelFit {
+  WaitNet net;
+  int epochs = 0;  // run
+  int best_epoch = 0;
+  double val_pinball = 0;  // in target units
+  double train_seconds = 0;
+  std::size_t train_rows = 0, val_rows = 0;
+};
+
+}  // namespace mirage

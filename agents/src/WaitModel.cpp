@@ -1,0 +1,344 @@
+#include "mirage/agents/WaitModel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numbers>
+#include <sstream>
+#include <stdexcept>
+
+#include "mirage/core/DurableFile.h"
+#include "mirage/core/Error.h"
+#include "mirage/core/Time.h"
+#include "mirage/simulator/Fidelity.h"
+#include "mirage/traces/LoggedQueue.h"
+
+namespace mirage {
+namespace {
+
+double softplus(double x) {
+  return x > 20 ? x : std::log1p(std::exp(x));
+}
+
+// One dense layer on `x`, ReLU after it unless it is the last.
+std::vector<double> apply(const DenseLayer& l, const std::vector<double>& x, bool relu) {
+  std::vector<double> y(static_cast<std::size_t>(l.outputs));
+  for (int o = 0; o < l.outputs; ++o) {
+    const float* w = l.weights.data() + static_cast<std::size_t>(o) * l.inputs;
+    double s = l.bias[static_cast<std::size_t>(o)];
+    for (int i = 0; i < l.inputs; ++i) s += w[i] * x[static_cast<std::size_t>(i)];
+    y[static_cast<std::size_t>(o)] = relu ? std::max(0.0, s) : s;
+  }
+  return y;
+}
+
+std::vector<double> apply_all(const std::vector<DenseLayer>& layers, std::vector<double> x) {
+  for (std::size_t i = 0; i < layers.size(); ++i) x = apply(layers[i], x, i + 1 < layers.size());
+  return x;
+}
+
+nlohmann::json layers_json(const std::vector<DenseLayer>& layers) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const DenseLayer& l : layers)
+    a.push_back(
+        {{"inputs", l.inputs}, {"outputs", l.outputs}, {"weights", l.weights}, {"bias", l.bias}});
+  return a;
+}
+
+}  // namespace
+
+std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
+                                                      const ForecastJob& job) {
+  std::array<float, kWaitModelInputs> x{};
+  const auto snapshot = FeatureEncoder::encode_snapshot(queue);
+  std::copy(snapshot.begin(), snapshot.end(), x.begin());
+  float* j = x.data() + FeatureEncoder::kPerSnapshot;
+  const double machine = std::max(1, queue.total_nodes);
+  const auto t = [](Seconds s) { return FeatureEncoder::time_feature(s); };
+  const PlannedStart limits = QueueForecast::plan(queue, job);
+  j[0] = static_cast<float>(job.nodes / machine);
+  j[1] = static_cast<float>(std::log1p(job.nodes) / std::log1p(machine));
+  j[2] = static_cast<float>(job.gpus_per_node) / 8.f;
+  j[3] = t(job.time_limit);
+  j[4] = t(limits.wait);
+  j[5] = t(limits.wait_running);
+  j[6] = t(
+      QueueForecast::plan(queue, job, RuntimeGuess::share_of_limits(FeatureEncoder::kHalfRuntimes))
+          .wait);
+  j[7] = t(QueueForecast::plan(queue, job, RuntimeGuess::recent_ends()).wait);
+  const double day = static_cast<double>(((queue.time % kDay) + kDay) % kDay) / kDay;
+  j[8] = static_cast<float>(std::sin(2 * std::numbers::pi * day));
+  j[9] = static_cast<float>(std::cos(2 * std::numbers::pi * day));
+  const Seconds weekday = ((queue.time / kDay) + 4) % 7;  // 1970-01-01 was a Thursday (4)
+  j[10] = weekday == 0 || weekday == 6 ? 1.f : 0.f;
+  return x;
+}
+
+float wait_target(Seconds wait) {
+  return static_cast<float>(
+      std::log1p(static_cast<double>(std::max<Seconds>(0, wait)) / kWaitUnit));
+}
+
+Seconds wait_from_target(double target) {
+  return static_cast<Seconds>(std::llround(std::expm1(std::max(0.0, target)) * kWaitUnit));
+}
+
+std::array<double, kWaitLevels.size()> WaitNet::forward(const float* x) const {
+  std::vector<double> in(input_mean.size());
+  for (std::size_t i = 0; i < in.size(); ++i)
+    in[i] = std::clamp((x[i] - input_mean[i]) / input_scale[i], -kInputClip, kInputClip);
+  std::vector<double> weights(experts.size(), 1.0);
+  if (!gate.empty()) {
+    weights = apply_all(gate, in);
+    const double top = *std::max_element(weights.begin(), weights.end());
+    double sum = 0;
+    for (double& w : weights) sum += (w = std::exp(w - top));
+    for (double& w : weights) w /= sum;
+  }
+  std::array<double, kWaitLevels.size()> q{};
+  for (std::size_t e = 0; e < experts.size(); ++e) {
+    const std::vector<double> o = apply_all(experts[e], in);
+    double level = o[0];
+    for (std::size_t k = 0; k < q.size(); ++k) {
+      if (k > 0) level += softplus(o[k]);
+      q[k] += weights[e] * level;
+    }
+  }
+  for (std::size_t k = 0; k < q.size(); ++k) {
+    q[k] += level_shift[k];
+    if (k > 0) q[k] = std::max(q[k], q[k - 1]);
+  }
+  for (double& v : q) v = std::min<double>(v, max_target);
+  return q;
+}
+
+void WaitNet::validate() const {
+  if (architecture != "mlp" && architecture != "moe")
+    throw std::invalid_argument("architecture: expected mlp or moe, got '" + architecture + "'");
+  if (input_mean.size() != kWaitModelInputs || input_scale.size() != kWaitModelInputs)
+    throw std::invalid_argument(
+        fmt::format("input_mean, input_scale: expected {} values each", kWaitModelInputs));
+  if (std::any_of(input_scale.begin(), input_scale.end(), [](float s) { return !(s > 0); }))
+    throw std::invalid_argument("input_scale: expected positive values");
+  if (!(max_target > 0)) throw std::invalid_argument("max_target: expected a positive value");
+  if (experts.empty() || (architecture == "mlp") != (experts.size() == 1))
+    throw std::invalid_argument("experts: expected one for mlp, several for moe");
+  const auto check = [](const std::vector<DenseLayer>& layers, int outputs, const char* what) {
+    int width = kWaitModelInputs;
+    for (const DenseLayer& l : layers) {
+      if (l.inputs != width || l.outputs < 1 ||
+          l.weights.size() != static_cast<std::size_t>(l.inputs) * l.outputs ||
+          l.bias.size() != static_cast<std::size_t>(l.outputs))
+        throw std::invalid_argument(
+            fmt::format("{}: a layer's sizes do not chain (expected {} inputs, weights of "
+                        "outputs x inputs and a bias of outputs)",
+                        what, width));
+      width = l.outputs;
+    }
+    if (layers.empty() || width != outputs)
+      throw std::invalid_argument(
+          fmt::format("{}: expected layers ending in {} outputs", what, outputs));
+  };
+  for (const auto& e : experts) check(e, static_cast<int>(kWaitLevels.size()), "experts");
+  if (architecture == "moe")
+    check(gate, static_cast<int>(experts.size()), "gate");
+  else if (!gate.empty())
+    throw std::invalid_argument("gate: an mlp has none");
+}
+
+WaitModel::WaitModel(WaitModelInfo info, WaitNet net)
+    : info_(std::move(info)), net_(std::move(net)) {
+  net_.validate();
+}
+
+WaitQuantiles WaitModel::predict(const QueueSnapshot& queue, const ForecastJob& job) const {
+  const auto x = wait_model_inputs(queue, job);
+  const auto y = net_.forward(x.data());
+  WaitQuantiles w{};
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = wait_from_target(y[k]);
+  return w;
+}
+
+std::string WaitModel::describe() const {
+  return fmt::format("a wait model ({}) of {} real jobs of every size, submitted {} .. {}",
+                     net_.architecture, info_.jobs, format_iso_time(info_.from).substr(0, 10),
+                     format_iso_time(info_.to).substr(0, 10));
+}
+
+bool WaitModel::speaks_for(const Job& job, int chain_nodes) const {
+  return job.started() && size_class(job.nodes) == size_class(chain_nodes);
+}
+
+void write_wait_model(const std::string& path, const WaitModel& model) {
+  const WaitModelInfo& i = model.info();
+  const WaitNet& n = model.net();
+  nlohmann::json experts = nlohmann::json::array();
+  for (const auto& e : n.experts) experts.push_back(layers_json(e));
+  const nlohmann::json j = {{"format", kWaitModelFormat},
+                            {"format_version", kWaitModelFormatVersion},
+                            {"encoder_version", i.encoder_version},
+                            {"inputs", kWaitModelInputs},
+                            {"levels", kWaitLevels},
+                            {"target", "log1p(wait_s / 60)"},
+                            {"trace", i.trace},
+                            {"fitted_from", format_iso_time(i.from)},
+                            {"fitted_to", format_iso_time(i.to)},
+                            {"jobs", i.jobs},
+                            {"machine_nodes", i.machine_nodes},
+                            {"val_pinball_h", i.val_pinball_h},
+                            {"train_seconds", i.train_seconds},
+                            {"architecture", n.architecture},
+                            {"input_mean", n.input_mean},
+                            {"input_scale", n.input_scale},
+                            {"max_target", n.max_target},
+                            {"level_shift", n.level_shift},
+                            {"experts", experts},
+                            {"gate", layers_json(n.gate)}};
+  write_file_durably(path, j.dump() + "\n");
+}
+
+WaitModel read_wait_model(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, ""}, "cannot read the wait model");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({path, 0, ""}, std::string("not a wait model (JSON): ") + e.what());
+  }
+  const auto bad = [&](const std::string& field, const std::string& what) {
+    return InputError({path, 0, field}, what);
+  };
+  if (!j.is_object() || j.value("format", std::string()) != kWaitModelFormat)
+    throw bad("format", fmt::format("expected \"{}\" (mirage train --agent wait-model writes it)",
+                                    kWaitModelFormat));
+  const auto integer = [&](const char* field) {
+    if (!j.contains(field) || !j[field].is_number_integer())
+      throw bad(field, "expected an integer");
+    return j[field].get<std::int64_t>();
+  };
+  if (integer("format_version") != kWaitModelFormatVersion)
+    throw bad("format_version", fmt::format("expected {}, got {}", kWaitModelFormatVersion,
+                                            integer("format_version")));
+  if (integer("encoder_version") != FeatureEncoder::kVersion)
+    throw bad("encoder_version",
+              fmt::format("the model reads the queue through encoder version {}, this build's is "
+                          "{}: train it again (mirage train --agent wait-model)",
+                          integer("encoder_version"), FeatureEncoder::kVersion));
+  if (integer("inputs") != kWaitModelInputs)
+    throw bad("inputs", fmt::format("expected {} inputs, got {}: train it again", kWaitModelInputs,
+                                    integer("inputs")));
+  WaitModelInfo info;
+  WaitNet net;
+  const auto time = [&](const char* field) {
+    const auto t = j.contains(field) && j[field].is_string()
+                       ? parse_iso_time(j[field].get<std::string>())
+                       : std::nullopt;
+    if (!t) throw bad(field, "expected a date (YYYY-MM-DDTHH:MM:SSZ)");
+    return *t;
+  };
+  try {
+    info.trace = j.value("trace", std::string());
+    info.from = time("fitted_from");
+    info.to = time("fitted_to");
+    info.jobs = static_cast<std::size_t>(integer("jobs"));
+    info.machine_nodes = static_cast<int>(integer("machine_nodes"));
+    info.val_pinball_h = j.value("val_pinball_h", 0.0);
+    info.train_seconds = j.value("train_seconds", 0.0);
+    net.architecture = j.at("architecture").get<std::string>();
+    net.input_mean = j.at("input_mean").get<std::vector<float>>();
+    net.input_scale = j.at("input_scale").get<std::vector<float>>();
+    net.max_target = j.at("max_target").get<float>();
+    net.level_shift = j.at("level_shift").get<std::array<float, kWaitLevels.size()>>();
+    const auto layers = [](const nlohmann::json& a) {
+      std::vector<DenseLayer> out;
+      for (const auto& l : a)
+        out.push_back({l.at("inputs").get<int>(), l.at("outputs").get<int>(),
+                       l.at("weights").get<std::vector<float>>(),
+                       l.at("bias").get<std::vector<float>>()});
+      return out;
+    };
+    for (const auto& e : j.at("experts")) net.experts.push_back(layers(e));
+    net.gate = layers(j.at("gate"));
+  } catch (const nlohmann::json::exception& e) {
+    throw bad("net", std::string("expected the network's weights: ") + e.what());
+  }
+  if (info.to <= info.from) throw bad("fitted_to", "must be after fitted_from");
+  try {
+    return WaitModel(std::move(info), std::move(net));
+  } catch (const std::invalid_argument& e) {
+    throw bad("net", e.what());
+  }
+}
+
+void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t first) {
+  net.level_shift = {};
+  if (first >= data.rows) return;
+  std::array<std::vector<double>, kWaitLevels.size()> residuals;
+  for (std::size_t r = first; r < data.rows; ++r) {
+    const auto q = net.forward(data.inputs.data() + r * kWaitModelInputs);
+    for (std::size_t k = 0; k < q.size(); ++k) residuals[k].push_back(data.targets[r] - q[k]);
+  }
+  for (std::size_t k = 0; k < residuals.size(); ++k) {
+    std::vector<double>& v = residuals[k];
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                    v.size() - 1,
+                                    static_cast<std::size_t>(std::ceil(kWaitLevels[k] * v.size())) -
+                                        (kWaitLevels[k] > 0 ? 1 : 0)));
+    std::nth_element(v.begin(), at, v.end());
+    net.level_shift[k] = static_cast<float>(*at);
+  }
+}
+
+WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster, Seconds from,
+                                  Seconds to, std::size_t max_jobs) {
+  std::vector<std::size_t> picked;
+  std::size_t in_window = 0;
+  for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
+    const Job& job = trace.jobs[i];
+    if (job.submit < from || job.submit >= to) continue;
+    ++in_window;
+    if (job.started()) picked.push_back(i);
+  }
+  if (picked.empty() && in_window > 0)
+    throw InputError({trace.source, 0, "start"},
+                     fmt::format("the log gives no real start time for its {} jobs submitted in "
+                                 "that window: a wait model is fitted on real waits",
+                                 in_window));
+  if (picked.size() < kMinWaitModelJobs)
+    throw InputError({trace.source, 0, "--from/--to"},
+                     fmt::format("only {} jobs with a real start were submitted in {} .. {} (at "
+                                 "least {} are needed to fit a wait model)",
+                                 picked.size(), format_iso_time(from).substr(0, 10),
+                                 format_iso_time(to).substr(0, 10), kMinWaitModelJobs));
+  WaitTrainingSet s;
+  s.window_jobs = picked.size();
+  if (max_jobs > 0 && picked.size() > max_jobs) {  // evenly thinned, the order kept
+    std::vector<std::size_t> thinned(max_jobs);
+    for (std::size_t k = 0; k < max_jobs; ++k) thinned[k] = picked[k * picked.size() / max_jobs];
+    picked = std::move(thinned);
+  }
+  s.rows = picked.size();
+  s.inputs.resize(s.rows * kWaitModelInputs);
+  s.targets.resize(s.rows);
+  s.submits.resize(s.rows);
+  std::vector<Seconds> times(s.rows);
+  for (std::size_t k = 0; k < s.rows; ++k) times[k] = trace.jobs[picked[k]].submit;
+  for_each_logged_queue(trace.jobs, times, cluster.nodes, cluster.gpus_per_node, cluster.priority,
+                        [&](std::size_t k, const QueueSnapshot& queue) {
+                          const Job& job = trace.jobs[picked[k]];
+                          const auto x = wait_model_inputs(
+                              queue, ForecastJob{job.nodes, job.gpus_per_node, job.time_limit});
+                          std::copy(x.begin(), x.end(), s.inputs.begin() + k * kWaitModelInputs);
+                          s.targets[k] = wait_target(job.wait());
+                          s.submits[k] = job.submit;
+                        });
+  return s;
+}
+
+}  // namespace mirage

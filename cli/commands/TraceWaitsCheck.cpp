@@ -1,0 +1,280 @@
+// `mirage trace waits TRACE --check FILE --from --to`: a wait model's or a binned distribution's
+// stated waits held against the real waits of a window after its fit, beside every other
+// predictor mirage has: the binned distribution fitted on the same months (per size class), the
+// forecast's planned wait, and the calibrated and uncalibrated replays' simulated waits.
+#include "TraceWaitsCheck.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "TimeFlags.h"
+#include "TraceReplay.h"
+#include "mirage/agents/WaitCheck.h"
+#include "mirage/agents/WaitDistribution.h"
+#include "mirage/core/Error.h"
+#include "mirage/core/QueueForecast.h"
+#include "mirage/core/Time.h"
+#include "mirage/simulator/Fidelity.h"
+#include "mirage/traces/LoggedQueue.h"
+
+namespace mirage::cli {
+namespace {
+
+constexpr std::size_t kMinClassJobs = 30;
+// The size classes, by a node count of each (size_class() names them).
+constexpr std::array<int, 3> kClassNodes{1, 2, 8};
+
+std::size_t class_index(int nodes) {
+  return nodes <= 1 ? 0 : nodes < 8 ? 1 : 2;
+}
+
+// One predictor's figures on the judged jobs: quantiles or a point per job, nothing where it has
+// no figure for that job (a class the binned fit lacked, a job the replay never started).
+struct Column {
+  std::string name;
+  std::vector<std::optional<WaitQuantiles>> quantiles;
+  std::vector<std::optional<Seconds>> points;
+  std::string note;  // why it is missing, when it is
+};
+
+struct Judged {
+  std::vector<std::size_t> jobs;  // indices into the trace
+  std::vector<Seconds> real;
+  std::vector<Column> columns;
+};
+
+// The replay's simulated wait of each judged job (by job id), under `cluster`'s calibration.
+Column replay_column(const std::string& name, const Trace& as_read, const TraceOptions& options,
+                     const ClusterOptions& cluster, const Trace& trace, const Judged& judged) {
+  Column c;
+  c.name = name;
+  c.points.resize(judged.jobs.size());
+  try {
+    const TraceReplay replay = prepare_replay(as_read, options, cluster);
+    double wall = 0;
+    const auto waits = replayed_waits(replay, wall);
+    std::map<JobId, Seconds> by_id;
+    for (std::size_t i = 0; i < replay.trace.jobs.size(); ++i)
+      if ((*waits)[i] != kUnknownTime) by_id[replay.trace.jobs[i].id] = (*waits)[i];
+    for (std::size_t k = 0; k < judged.jobs.size(); ++k)
+      if (const auto it = by_id.find(trace.jobs[judged.jobs[k]].id); it != by_id.end())
+        c.points[k] = it->second;
+  } catch (const InputError& e) {
+    c.note = e.what();
+  }
+  return c;
+}
+
+struct ClassScores {
+  std::string name;
+  std::size_t jobs = 0;
+  std::vector<std::pair<std::string, std::optional<WaitScore>>> scores;  // by column
+};
+
+ClassScores score_class(const std::string& name, const Judged& j,
+                        const std::function<bool(std::size_t)>& in_class) {
+  ClassScores out;
+  out.name = name;
+  for (std::size_t k = 0; k < j.jobs.size(); ++k) out.jobs += in_class(k);
+  for (const Column& c : j.columns) {
+    std::vector<Seconds> real, points;
+    std::vector<WaitQuantiles> quantiles;
+    bool all = true;
+    for (std::size_t k = 0; k < j.jobs.size(); ++k) {
+      if (!in_class(k)) continue;
+      const bool has = c.quantiles.empty() ? c.points[k].has_value() : c.quantiles[k].has_value();
+      if (!has) {
+        all = false;
+        continue;
+      }
+      real.push_back(j.real[k]);
+      if (c.quantiles.empty())
+        points.push_back(*c.points[k]);
+      else
+        quantiles.push_back(*c.quantiles[k]);
+    }
+    // A predictor silent on some of the class's jobs is scored on none: figures on another set
+    // of jobs would not compare.
+    if (!all || real.empty())
+      out.scores.emplace_back(c.name, std::nullopt);
+    else
+      out.scores.emplace_back(c.name, c.quantiles.empty() ? score_points(real, points)
+                                                          : score_quantiles(real, quantiles));
+  }
+  return out;
+}
+
+std::string share(const std::optional<double>& v) {
+  return v ? fmt::format("{:.0f}%", 100 * *v) : std::string("-");
+}
+
+void write_jobs_csv(const std::string& path, const Trace& trace, const Judged& j) {
+  std::ofstream out(path);
+  if (!out) throw InputError({path, 0, "--out"}, "cannot write the per-job table there");
+  out << "job,nodes,real_wait_s,q05,q10,q25,q50,q75,q90,q95\n";
+  for (std::size_t k = 0; k < j.jobs.size(); ++k) {
+    const Job& job = trace.jobs[j.jobs[k]];
+    out << fmt::format("{},{},{},{}\n", job.id, job.nodes, j.real[k],
+                       fmt::join(*j.columns[0].quantiles[k], ","));
+  }
+  if (!out) throw InputError({path, 0, "--out"}, "writing the per-job table failed");
+}
+
+}  // namespace
+
+void run_wait_check(const WaitCheckOptions& o) {
+  const Trace as_read = read_trace(o.trace_file, o.trace_options.to_read_options());
+  const std::shared_ptr<const WaitPredictor> checked = read_wait_predictor(o.file);
+  const Seconds from = parse_time_flag(o.from, "--from"), to = parse_time_flag(o.to, "--to");
+  if (to <= from) throw InputError({"", 0, "--to"}, "must be after --from");
+  Trace trace = as_read;
+  ClusterSpec spec = o.cluster.to_spec(trace);
+  o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
+
+  Judged j;
+  std::size_t in_window = 0;
+  std::vector<Seconds> times;
+  for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
+    const Job& job = trace.jobs[i];
+    if (job.submit < from || job.submit >= to) continue;
+    ++in_window;
+    if (!job.started() || !checked->speaks_for(job, job.nodes)) continue;
+    j.jobs.push_back(i);
+    j.real.push_back(job.wait());
+    times.push_back(job.submit);
+  }
+  if (j.jobs.empty())
+    throw InputError(
+        {trace.source, 0, in_window > 0 ? "start" : "--from/--to"},
+        in_window == 0
+            ? fmt::format("no jobs were submitted in {} .. {}", o.from, o.to)
+            : fmt::format("none of the {} jobs submitted in {} .. {} has a real start time that "
+                          "{} speaks for: waits are judged on real waits",
+                          in_window, o.from, o.to, o.file));
+
+  // The binned distribution of each size class, fitted on the checked file's months, every
+  // limit (the judged jobs ask any).
+  std::array<std::shared_ptr<const BinnedWaitPredictor>, kClassNodes.size()> binned;
+  std::string binned_note;
+  for (std::size_t c = 0; c < kClassNodes.size(); ++c) {
+    WaitDistributionSpec w;
+    w.nodes = kClassNodes[c];
+    w.time_limit = 0;
+    w.from = checked->fitted_from();
+    w.to = checked->fitted_to();
+    try {
+      binned[c] =
+          std::make_shared<const BinnedWaitPredictor>(fit_wait_distribution(trace, spec, w));
+    } catch (const InputError& e) {
+      binned_note += fmt::format("{}binned, {}: {}", binned_note.empty() ? "" : "\n",
+                                 size_class(kClassNodes[c]), e.message());
+    }
+  }
+  Column model{std::filesystem::path(o.file).filename().string(), {}, {}, {}};
+  Column bins{"binned", {}, {}, binned_note};
+  Column forecast{"forecast", {}, {}, {}};
+  model.quantiles.resize(j.jobs.size());
+  bins.quantiles.resize(j.jobs.size());
+  forecast.points.resize(j.jobs.size());
+  for_each_logged_queue(trace.jobs, times, spec.nodes, spec.gpus_per_node, spec.priority,
+                        [&](std::size_t k, const QueueSnapshot& queue) {
+                          const Job& job = trace.jobs[j.jobs[k]];
+                          const ForecastJob fj{job.nodes, job.gpus_per_node, job.time_limit};
+                          model.quantiles[k] = checked->predict(queue, fj);
+                          if (const auto& b = binned[class_index(job.nodes)])
+                            bins.quantiles[k] = b->predict(queue, fj);
+                          forecast.points[k] = QueueForecast::plan(queue, fj).wait;
+                        });
+  j.columns = {model, bins, forecast};
+  // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged
+  // window), and the log's jobs alone on the whole machine.
+  ClusterOptions calibrated = o.cluster;
+  calibrated.fit_until = o.from;
+  ClusterOptions uncalibrated = o.cluster;
+  uncalibrated.calibration = "none";
+  uncalibrated.fit_until.clear();
+  if (!o.no_replays) {
+    j.columns.push_back(
+        replay_column("replay, calibrated", as_read, o.trace_options, calibrated, trace, j));
+    j.columns.push_back(
+        replay_column("replay, uncalibrated", as_read, o.trace_options, uncalibrated, trace, j));
+  }
+
+  std::vector<ClassScores> classes{score_class("all", j, [](std::size_t) { return true; })};
+  for (std::size_t c = 0; c < kClassNodes.size(); ++c)
+    classes.push_back(score_class(size_class(kClassNodes[c]), j, [&](std::size_t k) {
+      return class_index(trace.jobs[j.jobs[k]].nodes) == c;
+    }));
+  if (!o.out.empty()) write_jobs_csv(o.out, trace, j);
+
+  const bool forward = checked->fitted_to() <= from;
+  if (o.json) {
+    nlohmann::json out = {{"file", o.file},
+                          {"predictor", checked->describe()},
+                          {"trace", trace.source},
+                          {"from", format_iso_time(from)},
+                          {"to", format_iso_time(to)},
+                          {"fitted_from", format_iso_time(checked->fitted_from())},
+                          {"fitted_to", format_iso_time(checked->fitted_to())},
+                          {"forward", forward},
+                          {"jobs", j.jobs.size()},
+                          {"classes", nlohmann::json::array()}};
+    for (const ClassScores& c : classes) {
+      nlohmann::json row = {{"class", c.name}, {"jobs", c.jobs}};
+      if (c.jobs < kMinClassJobs) {
+        row["too_few"] = true;
+      } else {
+        for (const auto& [name, s] : c.scores) {
+          nlohmann::json p = {{"name", name}};
+          if (s) {
+            p["pinball_h"] = s->pinball_h ? nlohmann::json(*s->pinball_h) : nlohmann::json();
+            p["pinball_50_h"] = s->pinball_50_h;
+            p["in_50"] = s->in_50 ? nlohmann::json(*s->in_50) : nlohmann::json();
+            p["in_90"] = s->in_90 ? nlohmann::json(*s->in_90) : nlohmann::json();
+            p["median_abs_error_h"] = s->median_abs_error_h;
+          }
+          row["predictors"].push_back(p);
+        }
+      }
+      out["classes"].push_back(row);
+    }
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  fmt::print("{}: {}\n", o.file, checked->describe());
+  fmt::print("judged on {}: {} real jobs submitted {} .. {}{}\n", trace.source, j.jobs.size(),
+             o.from, o.to,
+             forward ? " (after the fit: forward)"
+                     : " (WARNING: inside or before the fitted months: not forward)");
+  for (const Column& c : j.columns)
+    if (!c.note.empty()) fmt::print("note: {}\n", c.note);
+  std::size_t width = 22;
+  for (const Column& c : j.columns) width = std::max(width, c.name.size() + 2);
+  for (const ClassScores& c : classes) {
+    if (c.jobs < kMinClassJobs) {
+      fmt::print("\n{}: {} jobs, fewer than {}: not judged\n", c.name, c.jobs, kMinClassJobs);
+      continue;
+    }
+    fmt::print("\n{} ({} jobs)\n  {:<{}} {:>10} {:>13} {:>7} {:>7} {:>17}\n", c.name, c.jobs,
+               "predictor", width, "pinball h", "pinball@50 h", "in 50%", "in 90%",
+               "median abs err h");
+    for (const auto& [name, s] : c.scores) {
+      if (!s) {
+        fmt::print("  {:<{}} {:>10}\n", name, width, "no figure for every job");
+        continue;
+      }
+      fmt::print("  {:<{}} {:>10} {:>13.3f} {:>7} {:>7} {:>17.2f}\n", name, width,
+                 s->pinball_h ? fmt::format("{:.3f}", *s->pinball_h) : std::string("-"),
+                 s->pinball_50_h, share(s->in_50), share(s->in_90), s->median_abs_error_h);
+    }
+  }
+  if (!o.out.empty()) fmt::print("\nper job: {}\n", o.out);
+}
+
+}  // namespace mirage::cli

@@ -1,0 +1,25 @@
+#pragma once
+// `mirage trace waits TRACE --check FILE --from --to [--json] [--out JOBS.csv]`
+// (TraceWaitsCheck.cpp).
+#include <string>
+
+#include "ClusterOptions.h"
+
+namespace mirage::cli {
+
+struct WaitCheckOptions {
+  std::string trace_file;
+  std::string file;  // the wait model or binned distribution checked
+  std::string from, to;
+  std::string out;  // one row per judged job; empty: none
+  bool json = false;
+  bool no_replays = false;
+  TraceOptions trace_options;
+  ClusterOptions cluster;
+};
+
+// Prints the figures (a table, or one JSON object). Throws InputError for a bad file, a window
+// without jobs, or a log without start times.
+void run_wait_check(const WaitCheckOptions& o);
+
+}  // namespace mirage::cli
