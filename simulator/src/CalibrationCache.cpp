@@ -1,6 +1,7 @@
 #include "mirage/simulator/CalibrationCache.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -314,7 +315,11 @@ CachedCalibration cached_or_inferred(const std::string& trace_name, const std::s
     }
   r.calibration = infer();
   try {
-    write_file_durably(r.path, encode_calibration_entry(key, r.calibration));
+    // Written under a name of this process's own, then renamed: two commands inferring the same
+    // entry at once (ctest -j, a farm of evals) each put a whole one in place.
+    const std::string part = fmt::format("{}.{}.part", r.path, ::getpid());
+    write_file_durably(part, encode_calibration_entry(key, r.calibration));
+    std::filesystem::rename(part, r.path);
   } catch (const std::exception& e) {
     r.note = e.what();
     r.path.clear();
