@@ -23,7 +23,9 @@ using nlohmann::json;
 // The first line of every entry: a file of anything else is not one.
 constexpr std::string_view kMagic = "mirage calibration cache\n";
 
-std::string hex64(std::uint64_t h) { return fmt::format("{:016x}", h); }
+std::string hex64(std::uint64_t h) {
+  return fmt::format("{:016x}", h);
+}
 
 std::uint64_t fnv(std::string_view bytes) {
   Fnv1a h;
@@ -81,8 +83,12 @@ std::uint64_t held_digest(const ClusterSpec& c) {
 }
 
 json to_json(const SchedulerParameters& s) {
-  return {s.sched_interval, s.bf_interval,     s.bf_window,
-          s.bf_resolution,  s.bf_max_job_test, s.bf_max_job_user,
+  return {s.sched_interval,
+          s.bf_interval,
+          s.bf_window,
+          s.bf_resolution,
+          s.bf_max_job_test,
+          s.bf_max_job_user,
           static_cast<int>(s.backfill)};
 }
 SchedulerParameters scheduler_from(const json& j) {
@@ -98,8 +104,8 @@ SchedulerParameters scheduler_from(const json& j) {
 }
 
 json to_json(const PriorityParameters& p) {
-  return {p.weight_age,       p.weight_job_size, p.max_age,
-          p.favor_small,      p.weight_fairshare, p.decay_half_life};
+  return {p.weight_age,  p.weight_job_size,  p.max_age,
+          p.favor_small, p.weight_fairshare, p.decay_half_life};
 }
 PriorityParameters weights_from(const json& j) {
   PriorityParameters p;
@@ -113,9 +119,9 @@ PriorityParameters weights_from(const json& j) {
 }
 
 json to_json(const WaitFidelity& f) {
-  return {f.group,         f.jobs,          f.real_mean_s,  f.sim_mean_s,
-          f.real_median_s, f.sim_median_s,  f.real_p90_s,   f.sim_p90_s,
-          f.real_over_1h,  f.sim_over_1h,   f.rank_correlation, f.mean_ratio};
+  return {f.group,         f.jobs,         f.real_mean_s,      f.sim_mean_s,
+          f.real_median_s, f.sim_median_s, f.real_p90_s,       f.sim_p90_s,
+          f.real_over_1h,  f.sim_over_1h,  f.rank_correlation, f.mean_ratio};
 }
 WaitFidelity fidelity_from(const json& j) {
   WaitFidelity f;
@@ -135,10 +141,14 @@ WaitFidelity fidelity_from(const json& j) {
 }
 
 json to_json(const PriorityFit& p) {
-  json j = {{"weights", to_json(p.weights)}, {"r2", p.r2},
-            {"jobs", p.jobs},                {"outliers", p.outliers},
-            {"candidates", p.candidates},    {"age_candidates", p.age_candidates},
-            {"replay", to_json(p.replay)},   {"replay_waits", nullptr}};
+  json j = {{"weights", to_json(p.weights)},
+            {"r2", p.r2},
+            {"jobs", p.jobs},
+            {"outliers", p.outliers},
+            {"candidates", p.candidates},
+            {"age_candidates", p.age_candidates},
+            {"replay", to_json(p.replay)},
+            {"replay_waits", nullptr}};
   if (p.replay_waits) j["replay_waits"] = *p.replay_waits;
   return j;
 }
@@ -152,8 +162,8 @@ PriorityFit fit_from(const json& j) {
   p.age_candidates = j.at("age_candidates");
   p.replay = fidelity_from(j.at("replay"));
   if (!j.at("replay_waits").is_null())
-    p.replay_waits =
-        std::make_shared<const std::vector<Seconds>>(j.at("replay_waits").get<std::vector<Seconds>>());
+    p.replay_waits = std::make_shared<const std::vector<Seconds>>(
+        j.at("replay_waits").get<std::vector<Seconds>>());
   return p;
 }
 
@@ -162,9 +172,11 @@ json to_json(const Calibration& c) {
   json j;
   j["user_limits"] = {c.user_limits.max_running_jobs, c.user_limits.max_running_nodes};
   j["unavailable"] = json::array();
-  for (const CapacityStep& s : c.unavailable) j["unavailable"].push_back({s.from, s.unavailable_nodes});
+  for (const CapacityStep& s : c.unavailable)
+    j["unavailable"].push_back({s.from, s.unavailable_nodes});
   j["boundaries"] = json::array();
-  for (const WeeklyBoundaries& b : c.boundaries) j["boundaries"].push_back({b.from, b.to, b.offsets});
+  for (const WeeklyBoundaries& b : c.boundaries)
+    j["boundaries"].push_back({b.from, b.to, b.offsets});
   j["down"] = json::array();
   for (const DownWindow& d : c.down) j["down"].push_back({d.from, d.to});
   j["priority"] = c.priority ? to_json(*c.priority) : json(nullptr);
@@ -177,7 +189,8 @@ json to_json(const Calibration& c) {
   j["dependencies"] = c.dependencies;
   j["array_members"] = c.array_members;
   j["followers"] = json::array();
-  for (const Calibration::Follower& f : c.followers) j["followers"].push_back({f.job, f.after, f.think});
+  for (const Calibration::Follower& f : c.followers)
+    j["followers"].push_back({f.job, f.after, f.think});
   j["feedback"] = c.feedback;
   j["feedback_choice"] = static_cast<int>(c.feedback_choice);
   return j;
@@ -245,8 +258,8 @@ std::string calibration_cache_key(const std::vector<Job>& jobs, const ClusterSpe
   const std::string machine = fmt::format(
       "nodes={} gpus={} alloc={} sched={},{},{},{},{},{},{} prio={},{},{},{},{},{} limits={},{} "
       "held={}",
-      spec.nodes, spec.gpus_per_node, to_string(spec.allocation), sc.sched_interval,
-      sc.bf_interval, sc.bf_window, sc.bf_resolution, sc.bf_max_job_test, sc.bf_max_job_user,
+      spec.nodes, spec.gpus_per_node, to_string(spec.allocation), sc.sched_interval, sc.bf_interval,
+      sc.bf_window, sc.bf_resolution, sc.bf_max_job_test, sc.bf_max_job_user,
       to_string(sc.backfill), p.weight_age, p.weight_job_size, p.max_age, p.favor_small,
       p.weight_fairshare, p.decay_half_life, spec.user_limits.max_running_jobs,
       spec.user_limits.max_running_nodes, hex64(held_digest(spec)));
@@ -257,12 +270,12 @@ std::string calibration_cache_key(const std::vector<Job>& jobs, const ClusterSpe
       s.feedback, s.feedback_within, s.choose_feedback, s.priority, s.boundaries,
       s.boundary_stretch, s.boundary_share, s.down_windows, s.down_min, s.down_share,
       fit_until ? std::to_string(*fit_until) : std::string("none"), kCalibrationCodeVersion);
-  return fmt::format("jobs={}:{} {} {}", jobs.size(), hex64(jobs_digest(jobs)), machine,
-                     inference);
+  return fmt::format("jobs={}:{} {} {}", jobs.size(), hex64(jobs_digest(jobs)), machine, inference);
 }
 
 std::string encode_calibration_entry(const std::string& key, const Calibration& c) {
-  const std::vector<std::uint8_t> body = json::to_cbor(json{{"key", key}, {"calibration", to_json(c)}});
+  const std::vector<std::uint8_t> body =
+      json::to_cbor(json{{"key", key}, {"calibration", to_json(c)}});
   const std::string_view bytes(reinterpret_cast<const char*>(body.data()), body.size());
   std::string out(kMagic);
   out += hex64(fnv(bytes));
@@ -330,13 +343,14 @@ CachedCalibration cached_or_inferred(const std::string& trace_name, const std::s
 std::string describe_cached(const CachedCalibration& cached, const std::string& trace_name) {
   const std::string congestion = cached.calibration.describe_congestion();
   if (cached.read)
-    return fmt::format("calibration of {} read from {} ({}; inferred once for this trace and "
-                       "machine)",
-                       trace_name, cached.path, congestion);
-  const std::string saved =
-      !cached.path.empty()    ? ", saved to " + cached.path
-      : !cached.note.empty() ? ", not cached: " + cached.note
-                             : std::string(", not cached: MIRAGE_CALIBRATION_CACHE=off");
+    return fmt::format(
+        "calibration of {} read from {} ({}; inferred once for this trace and "
+        "machine)",
+        trace_name, cached.path, congestion);
+  const std::string saved = !cached.path.empty() ? ", saved to " + cached.path
+                            : !cached.note.empty()
+                                ? ", not cached: " + cached.note
+                                : std::string(", not cached: MIRAGE_CALIBRATION_CACHE=off");
   return fmt::format("calibration inferred from {} ({}{})", trace_name, congestion, saved);
 }
 

@@ -106,8 +106,7 @@ TEST_F(CalibrationCacheTest, TheSecondRunReadsWhatTheFirstInferred) {
   EXPECT_EQ(second.path, first.path);
   EXPECT_EQ(encode_calibration_entry("k", second.calibration),
             encode_calibration_entry("k", first.calibration));
-  EXPECT_NE(describe_cached(second, "busy.swf").find("read from " + first.path),
-            std::string::npos);
+  EXPECT_NE(describe_cached(second, "busy.swf").find("read from " + first.path), std::string::npos);
 }
 
 TEST_F(CalibrationCacheTest, ATamperedOrTruncatedEntryIsInferredAgainAndRewritten) {

@@ -39,8 +39,7 @@ std::string calibration_cache_key(const std::vector<Job>& jobs, const ClusterSpe
 
 // An entry's bytes, and back: nothing where the bytes are not a whole, intact entry of `key`.
 std::string encode_calibration_entry(const std::string& key, const Calibration& c);
-std::optional<Calibration> decode_calibration_entry(std::string_view bytes,
-                                                    const std::string& key);
+std::optional<Calibration> decode_calibration_entry(std::string_view bytes, const std::string& key);
 
 struct CachedCalibration {
   Calibration calibration;

@@ -194,6 +194,7 @@ class Simulator {
   void note_runtime(Seconds limit, Seconds runtime);  // into the recent runtime shares
   void start_job(std::size_t eligible_pos, const std::vector<std::uint16_t>* nodes);
   void release(const RunningJob& r);
+  Seconds planned_end(Seconds expected_end) const;  // as backfill plans it: bf_resolution
   void main_schedule();
   void backfill_schedule();
   void mark_dirty(bool main_too);
@@ -275,6 +276,11 @@ class Simulator {
   // backfill_schedule's buffers, kept between passes.
   std::vector<Ranked> bf_order_;
   std::vector<AvailabilityProfile::Holding> bf_held_;
+  AvailabilityProfile bf_profile_{0, 1, 0};
+  // Whole-node mode: what each running job holds until its expected end rounded up to
+  // bf_resolution, in order of those ends (kept as jobs start and end, so a pass sorts nothing).
+  std::vector<AvailabilityProfile::Holding> planned_ends_;
+  std::vector<int> bf_fewest_nodes_;  // of the tested jobs from each on: see backfill_schedule
 
   bool main_needed_ = false;  // something changed since the last main-scheduler pass
   bool dirty_ = false;        // something changed since the last backfill pass
