@@ -97,7 +97,7 @@ struct ValidationReplay {
   EvalReport report;
 };
 inline ValidationReplay replay_validation(const Trace& trace, const TrainConfig& c,
-                                          const std::string& model) {
+                                   const std::string& model) {
   ValidationReplay v;
   add_probes(v.data, probe_or_load(trace, c.probes, "", 2, {}, nullptr));
   v.split = time_split(v.data, c.hp.val_fraction, c.probes.episode.horizon(), c.hp.val_blocks);
@@ -116,7 +116,7 @@ inline ValidationReplay replay_validation(const Trace& trace, const TrainConfig&
 // The validation figures of `s` were computed in memory, on probes; replaying the saved model
 // through the simulator on the same sample times must give the same outcomes.
 inline void expect_replay_matches_validation(const Trace& trace, const TrainConfig& c,
-                                             const TrainSummary& s, const std::string& why) {
+                                      const TrainSummary& s, const std::string& why) {
   const EvalReport r = replay_validation(trace, c, c.out).report;
   ASSERT_EQ(r.sample_times.size(), s.val_episodes) << why;
   const BucketMetrics& m = r.metrics.at(c.out).overall;
