@@ -148,6 +148,14 @@ void Simulator::backfill_schedule() {
                  : std::all_of(free_gpus_.begin(), free_gpus_.end(), [](auto f) { return f == 0; }))
     return;
   ++counters_.backfill_passes;
+  // A pass shows only in the jobs it starts now: where no pending job within its user's limits
+  // fits the nodes free now, it starts none, whatever it would plan. Cheaper to see than to rank
+  // the queue (on a congested machine most passes find a few nodes free and only larger jobs).
+  if (whole_node && std::none_of(eligible_.begin(), eligible_.end(), [&](const auto& e) {
+        const SimJobSpec& s = job(e.first);
+        return s.nodes <= free_nodes_ && !over_user_limit(s);
+      }))
+    return;
 
   // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
   // a congested replay makes hundreds of thousands of passes).
