@@ -159,7 +159,7 @@ void Simulator::backfill_schedule() {
 
   // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
   // a congested replay makes hundreds of thousands of passes).
-  std::vector<Ranked>& order = bf_order_;
+  std::vector<Ranked>& order = bf_.order;
   order.clear();
   for (const auto& [j, since] : eligible_) {
     const SimJobSpec& s = job(j);
@@ -177,7 +177,7 @@ void Simulator::backfill_schedule() {
   // The plan: what running jobs hold until their expected ends (time limits, not runtimes),
   // rounded up to bf_resolution as Slurm's plan is.
   const Seconds res = std::max<Seconds>(1, sp.bf_resolution);
-  AvailabilityProfile& profile = bf_profile_;
+  AvailabilityProfile& profile = bf_.profile;
   profile.reset(now_, whole_node ? 1 : spec_.nodes, whole_node ? spec_.nodes : spec_.gpus_per_node);
   if (whole_node) {
     const auto after_now = std::upper_bound(
@@ -185,7 +185,7 @@ void Simulator::backfill_schedule() {
         [](Seconds t, const AvailabilityProfile::Holding& h) { return t < h.end; });
     profile.occupy_sorted({after_now, planned_ends_.end()});
   } else {
-    std::vector<AvailabilityProfile::Holding>& held = bf_held_;
+    std::vector<AvailabilityProfile::Holding>& held = bf_.held;
     held.clear();
     for (const RunningJob& r : running_) {
       const SimJobSpec& s = job(r.job);
@@ -222,7 +222,7 @@ void Simulator::backfill_schedule() {
   // A pass shows only in the jobs it starts now: once every job left to test needs more nodes
   // than are free now (what the pass's own starts leave; later reservations never take them),
   // none of them can start, and what they would reserve changes nothing.
-  std::vector<int>& fewest = bf_fewest_nodes_;
+  std::vector<int>& fewest = bf_.fewest_nodes;
   if (whole_node) {
     fewest.resize(tested + 1);
     fewest[tested] = std::numeric_limits<int>::max();

@@ -273,14 +273,21 @@ class Simulator {
   Seconds usage_origin_ = 0;
   std::uint64_t share_version_ = 0;
   std::vector<std::uint16_t> free_gpus_;  // GPU-granular mode, per node
-  // backfill_schedule's buffers, kept between passes.
-  std::vector<Ranked> bf_order_;
-  std::vector<AvailabilityProfile::Holding> bf_held_;
-  AvailabilityProfile bf_profile_{0, 1, 0};
+  // backfill_schedule's buffers, kept between passes and not copied by fork(): a fork plans
+  // its own passes, and copying them would only cost it.
+  struct BackfillScratch {
+    std::vector<Ranked> order;
+    std::vector<AvailabilityProfile::Holding> held;
+    AvailabilityProfile profile{0, 1, 0};
+    std::vector<int> fewest_nodes;  // of the tested jobs from each on: see backfill_schedule
+    BackfillScratch() = default;
+    BackfillScratch(const BackfillScratch&) {}
+    BackfillScratch& operator=(const BackfillScratch&) { return *this; }
+  };
+  BackfillScratch bf_;
   // Whole-node mode: what each running job holds until its expected end rounded up to
   // bf_resolution, in order of those ends (kept as jobs start and end, so a pass sorts nothing).
   std::vector<AvailabilityProfile::Holding> planned_ends_;
-  std::vector<int> bf_fewest_nodes_;  // of the tested jobs from each on: see backfill_schedule
 
   bool main_needed_ = false;  // something changed since the last main-scheduler pass
   bool dirty_ = false;        // something changed since the last backfill pass
