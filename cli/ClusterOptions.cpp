@@ -7,6 +7,7 @@
 #include "Validators.h"
 #include "mirage/core/Error.h"
 #include "mirage/simulator/Calibration.h"
+#include "mirage/simulator/CalibrationCache.h"
 #include "mirage/simulator/CalibrationFile.h"
 #include "mirage/simulator/ForwardCalibration.h"
 #include "mirage/simulator/SlurmConf.h"
@@ -70,11 +71,15 @@ Calibration ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
                                    "used with --calibration {}",
                                    calibration));
     const Seconds until = parse_time_flag(fit_until, "--fit-until");
-    c = infer_calibration_before(trace.jobs, until, spec);
+    const CalibrationSettings settings;
+    const CachedCalibration cached = cached_or_inferred(
+        trace.source, calibration_cache_key(trace.jobs, spec, settings, until),
+        [&] { return infer_calibration_before(trace.jobs, until, spec, settings); });
+    c = cached.calibration;
     said = fmt::format(
-        "calibration inferred from {}'s jobs submitted before {} ({}), carried past it: the "
-        "last four weeks' room repeated, no down window foreseen",
-        trace.source, format_iso_time(until), c.describe_congestion());
+        "{}, fitted on the jobs submitted before {} and carried past it: the last four weeks' "
+        "room repeated, no down window foreseen",
+        describe_cached(cached, trace.source), format_iso_time(until));
   } else {
     c = resolve_calibration(calibration, trace.jobs, trace.source, spec, said);
   }

@@ -8,6 +8,12 @@ namespace mirage {
 AvailabilityProfile::AvailabilityProfile(Seconds now, int slots, int capacity)
     : slots_(slots), times_{now}, free_(static_cast<std::size_t>(slots), capacity) {}
 
+void AvailabilityProfile::reset(Seconds now, int slots, int capacity) {
+  slots_ = slots;
+  times_.assign(1, now);
+  free_.assign(static_cast<std::size_t>(slots), capacity);
+}
+
 std::size_t AvailabilityProfile::split_at(Seconds t) {
   auto it = std::lower_bound(times_.begin(), times_.end(), t);
   std::size_t i = static_cast<std::size_t>(it - times_.begin());
@@ -25,19 +31,33 @@ std::size_t AvailabilityProfile::split_at(Seconds t) {
 }
 
 void AvailabilityProfile::occupy_all(std::vector<Holding>& holdings) {
-  assert(times_.size() == 1);
   const Seconds now = times_.front();
   std::erase_if(holdings, [now](const Holding& h) { return h.end <= now; });
   std::sort(holdings.begin(), holdings.end(),
             [](const Holding& a, const Holding& b) { return a.end < b.end; });
+  occupy_sorted(holdings);
+}
+
+void AvailabilityProfile::occupy_sorted(std::span<const Holding> holdings) {
+  assert(times_.size() == 1);
+  // Segment 0 lacks every holding; each later one gets back what ended at its start.
+  for (const Holding& h : holdings) free_[h.slot] -= h.units;
+  if (slots_ == 1) {  // one pool (whole-node mode): a running count, no row to copy
+    int free = free_[0];
+    for (std::size_t k = 0; k < holdings.size();) {
+      const Seconds end = holdings[k].end;
+      for (; k < holdings.size() && holdings[k].end == end; ++k) free += holdings[k].units;
+      times_.push_back(end);
+      free_.push_back(free);
+    }
+    return;
+  }
   // A segment per distinct end (GPU-granular plans hold one holding per node of each job).
   std::size_t ends = 0;
   for (std::size_t k = 0; k < holdings.size(); ++k)
     ends += k == 0 || holdings[k].end != holdings[k - 1].end;
   times_.reserve(ends + 1);
   free_.reserve((ends + 1) * static_cast<std::size_t>(slots_));
-  // Segment 0 lacks every holding; each later one gets back what ended at its start.
-  for (const Holding& h : holdings) free_[h.slot] -= h.units;
   const auto width = static_cast<std::size_t>(slots_);
   for (std::size_t k = 0; k < holdings.size();) {
     const Seconds end = holdings[k].end;

@@ -11,6 +11,7 @@
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
 #include "mirage/core/TomlFile.h"
+#include "mirage/simulator/CalibrationCache.h"
 
 namespace mirage {
 namespace {
@@ -398,13 +399,14 @@ Calibration resolve_calibration(const std::string& mode, const std::vector<Job>&
     file = std::filesystem::exists(calibration_path(trace_path)) ? calibration_path(trace_path)
                                                                  : std::string("infer");
   if (file == "infer") {
-    Calibration c = infer_calibration(jobs, spec, settings);
+    const CachedCalibration cached =
+        cached_or_inferred(trace_path, calibration_cache_key(jobs, spec, settings, std::nullopt),
+                           [&] { return infer_calibration(jobs, spec, settings); });
     // One line: what was inferred in full is `mirage trace calibrate`'s to print.
-    said = fmt::format(
-        "calibration inferred from {} ({}): `mirage trace calibrate` prints what and saves it to "
-        "edit, --calibration none replays without it",
-        trace_path, c.describe_congestion());
-    return c;
+    said = describe_cached(cached, trace_path) +
+           ": `mirage trace calibrate` prints what and saves it to edit, --calibration none "
+           "replays without it";
+    return cached.calibration;
   }
   Calibration c = read_calibration(file, settings);
   for (const CapacityStep& step : c.unavailable)

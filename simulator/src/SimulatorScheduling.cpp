@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,21 @@ namespace mirage {
 
 using simulator_order::LaterEnd;
 using simulator_order::round_up;
+
+namespace {
+
+struct EndsBefore {
+  bool operator()(const AvailabilityProfile::Holding& a,
+                  const AvailabilityProfile::Holding& b) const {
+    return a.end < b.end;
+  }
+};
+
+}  // namespace
+
+Seconds Simulator::planned_end(Seconds expected_end) const {
+  return round_up(expected_end, std::max<Seconds>(1, spec_.scheduler.bf_resolution));
+}
 
 bool Simulator::fits_now(const SimJobSpec& s) const {
   if (spec_.allocation == AllocationMode::kWholeNode) return s.nodes <= free_nodes_;
@@ -36,6 +52,9 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
   r.expected_end = now_ + s.time_limit;
   if (spec_.allocation == AllocationMode::kWholeNode) {
     free_nodes_ -= s.nodes;
+    const AvailabilityProfile::Holding h{0, s.nodes, planned_end(r.expected_end)};
+    planned_ends_.insert(
+        std::upper_bound(planned_ends_.begin(), planned_ends_.end(), h, EndsBefore{}), h);
   } else {
     const int g = gpus_needed(s);
     if (nodes) {
@@ -79,6 +98,10 @@ void Simulator::release(const RunningJob& r) {
   if (hidden(r.job)) hidden_nodes_ -= s.nodes;
   if (spec_.allocation == AllocationMode::kWholeNode) {
     free_nodes_ += s.nodes;
+    const AvailabilityProfile::Holding h{0, s.nodes, planned_end(r.expected_end)};
+    auto it = std::lower_bound(planned_ends_.begin(), planned_ends_.end(), h, EndsBefore{});
+    while (it->units != h.units) ++it;  // one of the same end and size: any will do
+    planned_ends_.erase(it);
   } else {
     const int g = gpus_needed(s);
     for (auto n : r.gpu_nodes) free_gpus_[n] = static_cast<std::uint16_t>(free_gpus_[n] + g);
@@ -125,10 +148,18 @@ void Simulator::backfill_schedule() {
                  : std::all_of(free_gpus_.begin(), free_gpus_.end(), [](auto f) { return f == 0; }))
     return;
   ++counters_.backfill_passes;
+  // A pass shows only in the jobs it starts now: where no pending job within its user's limits
+  // fits the nodes free now, it starts none, whatever it would plan. Cheaper to see than to rank
+  // the queue (on a congested machine most passes find a few nodes free and only larger jobs).
+  if (whole_node && std::none_of(eligible_.begin(), eligible_.end(), [&](const auto& e) {
+        const SimJobSpec& s = job(e.first);
+        return s.nodes <= free_nodes_ && !over_user_limit(s);
+      }))
+    return;
 
   // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
   // a congested replay makes hundreds of thousands of passes).
-  std::vector<Ranked>& order = bf_order_;
+  std::vector<Ranked>& order = bf_.order;
   order.clear();
   for (const auto& [j, since] : eligible_) {
     const SimJobSpec& s = job(j);
@@ -146,20 +177,22 @@ void Simulator::backfill_schedule() {
   // The plan: what running jobs hold until their expected ends (time limits, not runtimes),
   // rounded up to bf_resolution as Slurm's plan is.
   const Seconds res = std::max<Seconds>(1, sp.bf_resolution);
-  AvailabilityProfile profile(now_, whole_node ? 1 : spec_.nodes,
-                              whole_node ? spec_.nodes : spec_.gpus_per_node);
-  std::vector<AvailabilityProfile::Holding>& held = bf_held_;
-  held.clear();
-  for (const RunningJob& r : running_) {
-    const Seconds end = round_up(r.expected_end, res);
-    const SimJobSpec& s = job(r.job);
-    if (whole_node) {
-      held.push_back({0, s.nodes, end});
-    } else {
-      for (auto n : r.gpu_nodes) held.push_back({n, gpus_needed(s), end});
+  AvailabilityProfile& profile = bf_.profile;
+  profile.reset(now_, whole_node ? 1 : spec_.nodes, whole_node ? spec_.nodes : spec_.gpus_per_node);
+  if (whole_node) {
+    const auto after_now = std::upper_bound(
+        planned_ends_.begin(), planned_ends_.end(), now_,
+        [](Seconds t, const AvailabilityProfile::Holding& h) { return t < h.end; });
+    profile.occupy_sorted({after_now, planned_ends_.end()});
+  } else {
+    std::vector<AvailabilityProfile::Holding>& held = bf_.held;
+    held.clear();
+    for (const RunningJob& r : running_) {
+      const SimJobSpec& s = job(r.job);
+      for (auto n : r.gpu_nodes) held.push_back({n, gpus_needed(s), round_up(r.expected_end, res)});
     }
+    profile.occupy_all(held);
   }
-  profile.occupy_all(held);
   const Seconds latest_start = now_ + sp.bf_window;
   // The down windows a job of this pass could be planned in: mostly none, and then no job needs
   // looking up in them.
@@ -186,7 +219,18 @@ void Simulator::backfill_schedule() {
       spec_.user_limits.max_running_jobs > 0 || spec_.user_limits.max_running_nodes > 0;
   // bf_max_job_user: a user's jobs past this many in the pass are neither started nor planned.
   std::unordered_map<std::uint32_t, int> tested_by;
+  // A pass shows only in the jobs it starts now: once every job left to test needs more nodes
+  // than are free now (what the pass's own starts leave; later reservations never take them),
+  // none of them can start, and what they would reserve changes nothing.
+  std::vector<int>& fewest = bf_.fewest_nodes;
+  if (whole_node) {
+    fewest.resize(tested + 1);
+    fewest[tested] = std::numeric_limits<int>::max();
+    for (std::size_t k = tested; k-- > 0;)
+      fewest[k] = std::min(fewest[k + 1], job(order[k].job).nodes);
+  }
   for (std::size_t k = 0; k < tested; ++k) {
+    if (whole_node && fewest[k] > profile.free_now(0)) break;
     const SimJobIndex j = order[k].job;
     const SimJobSpec& s = job(j);
     if (limited && s.user != 0) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -219,6 +221,34 @@ TEST(SimulatedSlurmClient, TheDaemonsJobsFaceTheCalibratedCapacity) {
   EXPECT_GE(seen.start, 1700092800);  // 2023-11-16T00:00:00Z: not before the nodes came back
   c.calibration = dir.file("missing.toml");
   EXPECT_THROW(SimulatedSlurmClient(trace, c), InputError);
+}
+
+// The simulator backend infers a calibration once, as the commands do: a second cluster on the
+// same trace reads the entry the first saved (simulator/CalibrationCache.h) and replays the same
+// machine.
+TEST(SimulatedSlurmClient, ReadsTheCalibrationItInferredBeforeFromTheCache) {
+  testing::TempDir dir;
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string kept = old ? old : "";
+  setenv("XDG_CACHE_HOME", dir.file("cache").c_str(), 1);
+  const Trace trace = read_trace(MIRAGE_SOURCE_DIR "/traces/samples/sample-gpu-cluster.swf");
+  SimulatedClusterConfig c;
+  c.speed = 1e5;
+  c.calibration = "infer";
+  const std::filesystem::path entries = dir.file("cache/mirage/calibrations");
+  const SimulatedSlurmClient first(trace, c);
+  ASSERT_EQ(std::distance(std::filesystem::directory_iterator(entries), {}), 1);
+  const std::filesystem::path entry = std::filesystem::directory_iterator(entries)->path();
+  const auto written = std::filesystem::last_write_time(entry);
+  const SimulatedSlurmClient second(trace, c);
+  EXPECT_EQ(std::filesystem::last_write_time(entry), written);  // read, not inferred and saved
+  EXPECT_EQ(second.spec().user_limits, first.spec().user_limits);
+  ASSERT_TRUE(first.spec().unavailable && second.spec().unavailable);
+  EXPECT_EQ(second.spec().unavailable->size(), first.spec().unavailable->size());
+  if (old)
+    setenv("XDG_CACHE_HOME", kept.c_str(), 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
 }
 
 // A calibration's weekly boundaries reach the daemon as slurmctld would show them: each boundary

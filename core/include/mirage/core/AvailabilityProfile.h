@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "mirage/core/Time.h"
@@ -28,6 +29,8 @@ class AvailabilityProfile {
  public:
   // All `slots` have `capacity` units free from `now` on.
   AvailabilityProfile(Seconds now, int slots, int capacity);
+  // As if made anew so, keeping the memory it holds (a scheduler plans thousands of passes).
+  void reset(Seconds now, int slots, int capacity);
 
   // Marks `units` of `slot` as in use from now until `end`.
   void occupy_until(int slot, int units, Seconds end);
@@ -42,6 +45,8 @@ class AvailabilityProfile {
   // every running job, the queue forecast every running job of a snapshot).
   // `holdings` is reordered.
   void occupy_all(std::vector<Holding>& holdings);
+  // The same for holdings already in order of their ends, every end after now.
+  void occupy_sorted(std::span<const Holding> holdings);
 
   // Earliest start in [max(now, not_before), latest_start] where `request` fits for `duration`,
   // with the slots it would use; nullopt when none.

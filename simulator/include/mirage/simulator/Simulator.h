@@ -194,6 +194,7 @@ class Simulator {
   void note_runtime(Seconds limit, Seconds runtime);  // into the recent runtime shares
   void start_job(std::size_t eligible_pos, const std::vector<std::uint16_t>* nodes);
   void release(const RunningJob& r);
+  Seconds planned_end(Seconds expected_end) const;  // as backfill plans it: bf_resolution
   void main_schedule();
   void backfill_schedule();
   void mark_dirty(bool main_too);
@@ -272,9 +273,21 @@ class Simulator {
   Seconds usage_origin_ = 0;
   std::uint64_t share_version_ = 0;
   std::vector<std::uint16_t> free_gpus_;  // GPU-granular mode, per node
-  // backfill_schedule's buffers, kept between passes.
-  std::vector<Ranked> bf_order_;
-  std::vector<AvailabilityProfile::Holding> bf_held_;
+  // backfill_schedule's buffers, kept between passes and not copied by fork(): a fork plans
+  // its own passes, and copying them would only cost it.
+  struct BackfillScratch {
+    std::vector<Ranked> order;
+    std::vector<AvailabilityProfile::Holding> held;
+    AvailabilityProfile profile{0, 1, 0};
+    std::vector<int> fewest_nodes;  // of the tested jobs from each on: see backfill_schedule
+    BackfillScratch() = default;
+    BackfillScratch(const BackfillScratch&) {}
+    BackfillScratch& operator=(const BackfillScratch&) { return *this; }
+  };
+  BackfillScratch bf_;
+  // Whole-node mode: what each running job holds until its expected end rounded up to
+  // bf_resolution, in order of those ends (kept as jobs start and end, so a pass sorts nothing).
+  std::vector<AvailabilityProfile::Holding> planned_ends_;
 
   bool main_needed_ = false;  // something changed since the last main-scheduler pass
   bool dirty_ = false;        // something changed since the last backfill pass
