@@ -34,8 +34,7 @@ struct RefitOptions {
 void replace_file(const std::string& from, const std::string& to) {
   const std::string staging = to + ".new";
   std::error_code ec;
-  std::filesystem::copy_file(from, staging, std::filesystem::copy_options::overwrite_existing,
-                             ec);
+  std::filesystem::copy_file(from, staging, std::filesystem::copy_options::overwrite_existing, ec);
   if (!ec) std::filesystem::rename(staging, to, ec);
   if (ec) throw InputError({to, 0, "--out"}, "cannot write it: " + ec.message());
 }

@@ -1,11 +1,11 @@
 // The recalibration of a wait predictor on the user's own jobs: a drifted model regains its
 // stated coverage, too few outcomes leave it alone, and the record `campaign show` prints.
-#include "mirage/daemon/campaigns/WaitCalibration.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+
+#include "mirage/daemon/campaigns/WaitCalibration.h"
 
 namespace mirage::daemon {
 namespace {
@@ -28,7 +28,8 @@ struct Stream {
   // A job: the model's quantiles, and the wait it gets, `drift` times what the model believes.
   std::pair<WaitQuantiles, Seconds> next(double drift) {
     const double m = median(rng);
-    return {lognormal_quantiles(m), static_cast<Seconds>(std::llround(drift * m * std::exp(z(rng))))};
+    return {lognormal_quantiles(m),
+            static_cast<Seconds>(std::llround(drift * m * std::exp(z(rng))))};
   }
 };
 
@@ -104,6 +105,19 @@ TEST(WaitCalibration, TheWindowForgetsADriftThatEnded) {
   }
   EXPECT_EQ(cal.outcomes(), WaitCalibration::kWindow);
   EXPECT_NEAR(cal.factors()[3], 1.0, 0.6);  // one window's median: within about 2 sigma of 1
+}
+
+// A model that says 0 where the user's jobs wait a quarter of an hour is short by minutes, not by
+// a factor of a thousand that would then multiply its hours.
+TEST(WaitCalibration, AModelThatSaysNoWaitIsCorrectedByMinutesNotByAFactor) {
+  WaitCalibration cal;
+  for (std::size_t i = 0; i < WaitCalibration::kMinOutcomes; ++i)
+    cal.add(WaitQuantiles{}, static_cast<Seconds>(800 + 20 * i));
+  const auto w = cal.adjust(lognormal_quantiles(3600));
+  EXPECT_GT(w[3], 3600);
+  EXPECT_LT(w[3], 4 * 3600);
+  EXPECT_GT(cal.adjust(WaitQuantiles{})[3], 10 * kMinute);
+  EXPECT_LT(cal.adjust(WaitQuantiles{})[3], 20 * kMinute);
 }
 
 TEST(WaitCalibration, CorrectedQuantilesNeverDecrease) {

@@ -80,8 +80,9 @@ TEST(WaitTracking, EachJobsPredictionAndWaitAreKeptAndTheCalibrationLearnsFromTh
       << p->describe();
   // A restarted daemon reads the outcomes back.
   h.restart();
-  EXPECT_EQ(h.controller->wait_predictor()->quantile(QueueSnapshot{}, ForecastJob{1, 4, kHour}, 0.5),
-            3 * kHour);
+  EXPECT_EQ(
+      h.controller->wait_predictor()->quantile(QueueSnapshot{}, ForecastJob{1, 4, kHour}, 0.5),
+      3 * kHour);
 }
 
 TEST(WaitTracking, ARefitFileIsAnotherPredictorWhoseCalibrationStartsAfresh) {
@@ -90,8 +91,7 @@ TEST(WaitTracking, ARefitFileIsAnotherPredictorWhoseCalibrationStartsAfresh) {
   Harness h(config_with(file));
   const auto id = h.controller->add(simple_request(10)).spec.id;
   run_segments(h, id, 10, 3 * kHour);
-  ASSERT_TRUE(h.controller->wait_predictor()->describe().find("recalibrated") !=
-              std::string::npos);
+  ASSERT_TRUE(h.controller->wait_predictor()->describe().find("recalibrated") != std::string::npos);
   // The weekly refit wrote a new file over the same path: the old residuals say nothing of it.
   WaitDistribution d = read_wait_distribution(file);
   d.bins[0].jobs = 41;

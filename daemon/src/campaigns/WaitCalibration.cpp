@@ -14,10 +14,17 @@ namespace mirage::daemon {
 
 namespace {
 
-double log_wait(Seconds s) { return std::log1p(static_cast<double>(std::max<Seconds>(0, s))); }
+// Waits are compared on log(wait + 10 min): a correction scales long waits, and waits of a few
+// minutes are all alike, so a model that says 0 where jobs wait 15 minutes is not taken to be off
+// by a factor of a thousand (which would then multiply its hours).
+constexpr double kOffset = 10 * kMinute;
+
+double log_wait(Seconds s) {
+  return std::log(static_cast<double>(std::max<Seconds>(0, s)) + kOffset);
+}
 
 Seconds from_log(double v) {
-  return static_cast<Seconds>(std::llround(std::max(0.0, std::expm1(v))));
+  return static_cast<Seconds>(std::llround(std::max(0.0, std::exp(v) - kOffset)));
 }
 
 }  // namespace
@@ -62,7 +69,7 @@ WaitQuantiles WaitCalibration::adjust(const WaitQuantiles& model) const {
 
 std::array<double, kWaitLevels.size()> WaitCalibration::factors() const {
   std::array<double, kWaitLevels.size()> f{};
-  for (std::size_t k = 0; k < f.size(); ++k) f[k] = std::exp(shift_[k]);
+  for (std::size_t k = 0; k < f.size(); ++k) f[k] = std::exp(shift_[k]);  // on wait + 10 min
   return f;
 }
 
@@ -89,10 +96,8 @@ std::string CalibratedWaitPredictor::describe() const {
     return model_->describe() + fmt::format("; not recalibrated yet ({} of {} jobs seen)",
                                             calibration_->outcomes(),
                                             WaitCalibration::kMinOutcomes);
-  const auto f = calibration_->factors();
   return model_->describe() +
-         fmt::format("; recalibrated on the last {} jobs (median x{:.2f}, 95% x{:.2f})",
-                     calibration_->outcomes(), f[3], f[6]);
+         fmt::format("; recalibrated on the last {} jobs", calibration_->outcomes());
 }
 
 bool CalibratedWaitPredictor::speaks_for(const Job& job, int chain_nodes) const {

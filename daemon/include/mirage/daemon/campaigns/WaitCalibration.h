@@ -3,11 +3,11 @@
 // submission beside the wait the job got, over a sliding window, so that its stated levels hold
 // where the model has drifted from the cluster (a site whose queue grew since it was fitted).
 //
-// Per level, split-conformal on the log of the wait: the residual of each outcome is
-// log(1 + real wait) - log(1 + the level's quantile), and the level's correction is the
-// conformal rank of those residuals (ceil((n + 1) q) of n for levels above the median, floor for
-// those below), added back in log space, so a model that says a third of the waits is scaled up
-// three times. With fewer outcomes than the minimum, the model's own quantiles stand.
+// Per level, split-conformal on the log of the wait plus 10 minutes: the residual of each outcome
+// is log(real wait + 10 min) - log(the level's quantile + 10 min), and the level's correction is
+// the conformal rank of those residuals (ceil((n + 1) q) of n for levels above the median, floor
+// for those below), added back in log space, so a model that says a third of the (long) waits is
+// scaled up three times. With fewer outcomes than the minimum, the model's own quantiles stand.
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -37,7 +37,7 @@ class WaitCalibration {
   bool active() const { return window_.size() >= min_outcomes_; }
   // The model's quantiles corrected (unchanged while not active); never decreasing.
   WaitQuantiles adjust(const WaitQuantiles& model) const;
-  // Per level, the factor on (1 + wait) the correction applies (1 while not active).
+  // Per level, the factor on (wait + 10 min) the correction applies (1 while not active).
   std::array<double, kWaitLevels.size()> factors() const;
 
  private:
@@ -74,9 +74,9 @@ std::string predictor_digest(const std::string& path);
 
 // How often the stated intervals held the waits jobs got, and how far the median was off.
 struct IntervalRecord {
-  std::size_t jobs = 0;     // with a wait
-  std::size_t held_90 = 0;  // in [q05, q95], ends included
-  std::size_t held_50 = 0;  // in [q25, q75]
+  std::size_t jobs = 0;      // with a wait
+  std::size_t held_90 = 0;   // in [q05, q95], ends included
+  std::size_t held_50 = 0;   // in [q25, q75]
   Seconds median_error = 0;  // median of |wait - q50|
 };
 IntervalRecord interval_record(const std::vector<WaitOutcome>& outcomes);
