@@ -1,6 +1,7 @@
 #include "mirage/agents/WaitPredictor.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 

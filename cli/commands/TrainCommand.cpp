@@ -64,7 +64,6 @@ int run_train_wait_model(const TrainOptions& o) {
              data.rows, rows_seconds);
   WaitModelTraining t;
   t.architecture = o.architecture;
-  t.loss = o.loss;
   t.seed = o.seed;
   t.threads = o.threads;
   WaitModelFit fit = learned_plugin().train_wait_model(
@@ -275,11 +274,6 @@ void register_train_command(CLI::App& app) {
   cmd->add_option("--architecture", o->architecture,
                   "wait-model: one network (mlp) or experts mixed by a gate over the queue (moe)")
       ->check(CLI::IsMember({"mlp", "moe"}))
-      ->capture_default_str();
-  cmd->add_option("--loss", o->loss,
-                  "wait-model: the pinball loss on log1p(wait in minutes) (log) or on the waits in "
-                  "hours (hours)")
-      ->check(CLI::IsMember({"log", "hours"}))
       ->capture_default_str();
   cmd->add_option("--max-jobs", o->max_jobs,
                   "wait-model: fit on at most this many of the window's jobs (evenly thinned)")

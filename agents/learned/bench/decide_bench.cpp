@@ -1,11 +1,13 @@
 // decide_bench MODEL_FILE...: the latency of one decision of each learned agent, the way the
 // daemon and `mirage eval` call it (Observation -> FeatureEncoder -> pooled features -> network),
-// on a busy queue. Prints mean, median and p99 over many decisions.
+// on a busy queue. Prints mean, median and p99 over many decisions. A wait model (.json) or a
+// binned distribution (.toml) is timed as `quantile` reading it.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "mirage/agents/PolicyRegistry.h"
@@ -54,7 +56,11 @@ int main(int argc, char** argv) {
   view.predecessor_nodes = view.successor_nodes = 8;
   view.predecessor_running = true;
   for (int a = 1; a < argc; ++a) {
-    auto policy = mirage::make_policy(argv[a]);
+    const std::string file = argv[a];
+    const bool waits = file.ends_with(".json") || file.ends_with(".toml");
+    mirage::PolicyContext context;
+    if (waits) context.waits = mirage::read_wait_predictor(file);
+    auto policy = mirage::make_policy(waits ? "quantile" : file, context);
     std::vector<double> us;
     int submits = 0;
     for (int i = 0; i < kDecisions + kWarmup; ++i) {
@@ -70,8 +76,9 @@ int main(int argc, char** argv) {
     double sum = 0;
     for (double u : us) sum += u;
     fmt::print("{}: {} decisions, mean {:.1f} us, median {:.1f} us, p99 {:.1f} us ({} submit)\n",
-               policy->name(), us.size(), sum / static_cast<double>(us.size()), us[us.size() / 2],
-               us[us.size() * 99 / 100], submits);
+               waits ? "quantile reading " + file : policy->name(), us.size(),
+               sum / static_cast<double>(us.size()), us[us.size() / 2], us[us.size() * 99 / 100],
+               submits);
   }
   return 0;
 }

@@ -103,15 +103,7 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
   std::vector<float> levels(kWaitLevels.begin(), kWaitLevels.end());
   const torch::Tensor tau = torch::tensor(levels).unsqueeze(0);
 
-  // On the waits in hours (capped at the longest fitted, as the model file caps them), or on the
-  // target's scale.
   const float max_target = y_all.narrow(0, 0, train_rows).max().item<float>();
-  const auto hours = [&](const torch::Tensor& target) {
-    return torch::expm1(target.clamp_max(max_target)) * (static_cast<double>(kWaitUnit) / 3600);
-  };
-  const auto loss_of = [&](const torch::Tensor& pred, const torch::Tensor& y) {
-    return t.loss == "hours" ? pinball(hours(pred), hours(y), tau) : pinball(pred, y, tau);
-  };
   auto net = std::make_shared<WaitNetModule>(t);
   torch::optim::Adam opt(net->parameters(),
                          torch::optim::AdamOptions(t.lr).weight_decay(t.weight_decay));
@@ -141,7 +133,7 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
     double val = 0;
     {
       torch::NoGradGuard no_grad;
-      val = loss_of(net->forward(x_val), y_val).item<double>();
+      val = pinball(net->forward(x_val), y_val, tau).item<double>();
     }
     fit.epochs = epoch;
     const bool better = val < best - 1e-6;

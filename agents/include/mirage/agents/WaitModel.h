@@ -125,9 +125,6 @@ void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t fir
 // The training the plugin does (LibTorch), without LibTorch in the interface.
 struct WaitModelTraining {
   std::string architecture = "mlp";  // or "moe"
-  // Where the pinball loss is taken: "log", on the target's scale (every wait alike), or "hours",
-  // on the waits themselves (as `trace waits --check` scores: the long waits weigh most).
-  std::string loss = "log";
   int hidden = 64;
   int layers = 2;
   int experts = 4;         // moe
