@@ -40,7 +40,6 @@ struct TrainOptions {
   int threads = 2;
   std::string hyperparameters;        // a TOML file; empty: the defaults
   std::string architecture = "mlp";   // wait-model
-  std::string loss = "log";           // wait-model
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
 };
