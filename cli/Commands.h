@@ -7,16 +7,17 @@
 
 namespace mirage::cli {
 
-void register_trace_commands(CLI::App& app);             // mirage trace info ...
-void register_trace_fidelity_command(CLI::App& trace);   // mirage trace fidelity
-void register_trace_calibrate_command(CLI::App& trace);  // mirage trace calibrate
-void register_trace_export_command(CLI::App& trace);     // mirage trace export
-void register_trace_waits_command(CLI::App& trace);      // mirage trace waits
-void register_simulate_command(CLI::App& app);           // mirage simulate ...
-void register_eval_command(CLI::App& app);               // mirage eval ...
-void register_daemon_commands(CLI::App& app);            // mirage daemon, mirage status
-void register_forecast_command(CLI::App& app);           // mirage forecast
-void register_tick_command(CLI::App& app);               // mirage tick
+void register_trace_commands(CLI::App& app);               // mirage trace info ...
+void register_trace_fidelity_command(CLI::App& trace);     // mirage trace fidelity
+void register_trace_calibrate_command(CLI::App& trace);    // mirage trace calibrate
+void register_trace_export_command(CLI::App& trace);       // mirage trace export
+void register_trace_waits_command(CLI::App& trace);        // mirage trace waits
+void register_trace_refit_waits_command(CLI::App& trace);  // mirage trace refit-waits
+void register_simulate_command(CLI::App& app);             // mirage simulate ...
+void register_eval_command(CLI::App& app);                 // mirage eval ...
+void register_daemon_commands(CLI::App& app);              // mirage daemon, mirage status
+void register_forecast_command(CLI::App& app);             // mirage forecast
+void register_tick_command(CLI::App& app);                 // mirage tick
 void register_campaign_commands(
     CLI::App& app);  // mirage campaign add|list|show|cancel|pause|resume
 

@@ -389,6 +389,9 @@ int run_show(const IdOptions& o) {
           when(k.value("as_of", Seconds{0})));
     }
   }
+  // How the wait intervals stated at each submission held ([policy] wait_distribution).
+  if (c.contains("waits") && c.at("waits").is_object())
+    fmt::print("\n  waits      {}\n", text(c.at("waits"), "summary"));
   const json& d = c.at("decisions");
   if (!d.empty()) {
     fmt::print("\n  recent decisions\n");

@@ -187,6 +187,11 @@ int run_status(const StatusOptions& o) {
   if (const auto why = d.value("store_error", std::string()); !why.empty())
     fmt::print("STORE         cannot be written: {}; nothing is submitted until it can\n",
                escape_control(why));
+  if (d.contains("waits") && d.at("waits").is_object())
+    fmt::print("waits         {} (the latest jobs)\n",
+               escape_control(d.at("waits").at("summary").get<std::string>()));
+  if (d.contains("wait_predictor") && d.at("wait_predictor").is_string())
+    fmt::print("predictor     {}\n", escape_control(d.at("wait_predictor").get<std::string>()));
   fmt::print("slurm RPCs    {} total, {:.2f} per tick ({:.2f} job dumps per tick)\n",
              rpc.at("total").get<long long>(), rpc.at("per_tick").get<double>(),
              rpc.at("job_dumps_per_tick").get<double>());

@@ -146,6 +146,7 @@ void register_trace_commands(CLI::App& app) {
   register_trace_calibrate_command(*trace);
   register_trace_export_command(*trace);
   register_trace_waits_command(*trace);
+  register_trace_refit_waits_command(*trace);
 }
 
 }  // namespace mirage::cli

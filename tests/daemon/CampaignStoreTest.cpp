@@ -126,9 +126,9 @@ TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
 }
 
 // A store of schema 1 (before shapes came from the script), 2 (before the fallback chain), 3
-// (before decisions recorded expected starts) or 4 (before segments lost unseen and request
-// keys): today's without the columns the later schemas added, holding one campaign with a running
-// first segment and one decision.
+// (before decisions recorded expected starts), 4 (before segments lost unseen and request
+// keys) or 5 (before the waits predicted and got): today's without the columns the later schemas
+// added, holding one campaign with a running first segment and one decision.
 std::int64_t write_old_store(const std::string& path, int schema) {
   std::int64_t id = 0;
   {
@@ -149,12 +149,14 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
-  std::string sql =
-      "DROP INDEX campaigns_by_request_key;"
-      "ALTER TABLE campaigns DROP COLUMN request_key;"
-      "ALTER TABLE segments DROP COLUMN lost_at;"
-      "ALTER TABLE segments DROP COLUMN output_file;"
-      "ALTER TABLE segments DROP COLUMN adopted_tag;";
+  std::string sql = "DROP TABLE wait_predictions;";
+  if (schema <= 4)
+    sql +=
+        "DROP INDEX campaigns_by_request_key;"
+        "ALTER TABLE campaigns DROP COLUMN request_key;"
+        "ALTER TABLE segments DROP COLUMN lost_at;"
+        "ALTER TABLE segments DROP COLUMN output_file;"
+        "ALTER TABLE segments DROP COLUMN adopted_tag;";
   if (schema <= 3)
     sql +=
         "ALTER TABLE decisions DROP COLUMN forecast_start;"
@@ -180,6 +182,42 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   sqlite3_free(err);
   sqlite3_close(db);
   return id;
+}
+
+TEST(CampaignStore, AStoreOfSchema5IsMigratedAndKeepsWaitPredictionsFromThenOn) {
+  TempDir dir;
+  const std::int64_t id = write_old_store(dir.file("old.db"), 5);
+  {
+    CampaignStore store(dir.file("old.db"));
+    EXPECT_EQ(store.load_campaigns().at(0).segments[0].seg.slurm_job_id, 55);
+    EXPECT_EQ(store.predicted_waits(std::nullopt), 0u);
+    WaitPredictionRecord w;
+    w.campaign = id;
+    w.segment = 1;
+    w.attempt = 1;
+    w.queued_at = 1000;
+    w.predictor = "waits.json";
+    w.predictor_digest = "abc";
+    w.model = {60, 120, 300, 600, 1200, 2400, 3600};
+    w.stated = {120, 240, 600, 1200, 2400, 4800, 7200};
+    store.record_wait_prediction(w);
+    w.model[3] = 1;  // a submission sent again: what was said first stands
+    store.record_wait_prediction(w);
+    EXPECT_FALSE(store.record_wait_start(id, 1, 2, 2000));  // no prediction for attempt 2
+    const auto started = store.record_wait_start(id, 1, 1, 1900);
+    ASSERT_TRUE(started);
+    EXPECT_EQ(started->wait, 900);
+    EXPECT_FALSE(store.record_wait_start(id, 1, 1, 2500));  // its start is known already
+  }
+  CampaignStore again(dir.file("old.db"));  // nothing lost on restart
+  const auto waits = again.started_waits(id, 10);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].wait, 900);
+  EXPECT_EQ(waits[0].model[3], 600);
+  EXPECT_EQ(waits[0].stated[6], 7200);
+  EXPECT_EQ(waits[0].predictor_digest, "abc");
+  EXPECT_TRUE(again.started_waits(id, 10, "another").empty());
+  EXPECT_TRUE(again.started_waits(id + 1, 10).empty());
 }
 
 TEST(CampaignStore, AStoreOfSchema4IsMigratedWithNothingLostAndNoKey) {

@@ -22,7 +22,10 @@ CampaignController::CampaignController(CampaignStore& store, const Clock& clock,
     : store_(store), clock_(clock), config_(std::move(config)), factory_(std::move(factory)) {
   if (!config_.wait_distribution_file.empty()) {
     try {
-      waits_ = read_wait_predictor(config_.wait_distribution_file);
+      auto model = read_wait_predictor(config_.wait_distribution_file);
+      calibration_ = std::make_shared<WaitCalibration>();
+      waits_ = std::make_shared<CalibratedWaitPredictor>(std::move(model), calibration_);
+      waits_digest_ = predictor_digest(config_.wait_distribution_file);
     } catch (const std::exception& e) {  // `--check` names it; campaigns asking for it are refused
       spdlog::error("[policy] wait_distribution: {}", e.what());
     }
@@ -82,6 +85,7 @@ void CampaignController::load() {
     fresh[id] = std::move(e);
   }
   entries_ = std::move(fresh);
+  restore_calibration();
   spdlog::info(
       "loaded {} campaigns from {} ({} submissions to reconcile with Slurm, {} segments whose "
       "fate is unknown)",

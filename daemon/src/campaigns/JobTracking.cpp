@@ -206,6 +206,7 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
         s.seg.state = SegmentState::kRunning;
         s.seg.start_time = job.start != kUnknownTime ? job.start : now;
         save(e, s);
+        wait_started(e, s);
         spdlog::info(
             "campaign {} segment {}: job {} started after {} in the queue", id, s.seg.index, job.id,
             format_short_duration(std::max<Seconds>(0, s.seg.start_time - s.seg.submit_time)));
@@ -218,7 +219,10 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
   }
   // Finished.
   const bool started = job.start != kUnknownTime || s.seg.state == SegmentState::kRunning;
-  if (s.seg.start_time < 0 && job.start != kUnknownTime) s.seg.start_time = job.start;
+  if (s.seg.start_time < 0 && job.start != kUnknownTime) {
+    s.seg.start_time = job.start;  // started and ended between two dumps
+    wait_started(e, s);
+  }
   s.seg.end_time = job.end != kUnknownTime ? job.end : now;
   const std::string ended = ended_text(job);
   const std::string what = "job " + std::to_string(job.id) + " ended " + ended;

@@ -172,8 +172,10 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
   for (auto& s : e.rec.segments) {
     if (s.seg.state != SegmentState::kPending || !s.held() || s.seg.index == 0) continue;
     if (e.seg(s.seg.index - 1).seg.state != SegmentState::kRunning) return;  // Slurm lets it go
-    if (auto why = successor_due(e, s.seg.index, now, out, history, queue))
+    if (auto why = successor_due(e, s.seg.index, now, out, history, queue)) {
       release(e, s, now, out, *why);
+      predict_wait(e, s, now, queue);
+    }
     return;
   }
   int next = -1;
@@ -206,6 +208,8 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
     submit(e, s, now, out, false,
            s.seg.attempts > 0 ? "again after attempt " + std::to_string(s.seg.attempts) : why,
            after_any);
+    // Held behind its predecessor, its wait begins when it is released or the predecessor ends.
+    if (after_any == 0) predict_wait(e, s, now, queue);
   };
   if (next == 0) {
     submit_next("first segment");

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <set>
 #include <thread>
@@ -239,6 +240,7 @@ json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
       if (m.contains(k)) c[k] = m.at(k);
     j["cluster"] = c;
   }
+  j["waits"] = wait_record_json(store, r.spec.id, std::numeric_limits<std::size_t>::max() / 2);
   // The latest consultation of the policy: a fallback or an end computes no forecast.
   j["outlook"] = nullptr;
   for (auto d = decisions.rbegin(); d != decisions.rend(); ++d)
@@ -247,6 +249,21 @@ json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
       break;
     }
   return j;
+}
+
+json wait_record_json(const CampaignStore& store, std::optional<std::int64_t> campaign,
+                      std::size_t limit) {
+  const std::size_t predicted = store.predicted_waits(campaign);
+  if (predicted == 0) return nullptr;
+  std::vector<WaitOutcome> outcomes;
+  for (const auto& w : store.started_waits(campaign, limit)) outcomes.push_back({w.stated, w.wait});
+  const IntervalRecord r = interval_record(outcomes);
+  return {{"predicted", predicted},
+          {"jobs", r.jobs},
+          {"held_90", r.held_90},
+          {"held_50", r.held_50},
+          {"median_error_s", r.median_error},
+          {"summary", describe(r)}};
 }
 
 json outlook_json(const CampaignRecord& r, const DecisionRecord& d) {

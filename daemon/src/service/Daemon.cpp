@@ -308,6 +308,12 @@ struct Daemon::Impl {
         {"control_errors", handler ? handler->errors() : 0},
         {"control_rejected", server ? server->rejected() : 0},
         {"rss_kib", current_rss_kib()},
+        // How the wait intervals held on the user's latest jobs, and the predictor as
+        // recalibrated on them; null without [policy] wait_distribution.
+        {"waits", wait_record_json(pass->store(), std::nullopt, WaitCalibration::kWindow)},
+        {"wait_predictor", pass->controller().wait_predictor()
+                               ? json(pass->controller().wait_predictor()->describe())
+                               : json(nullptr)},
     };
   }
 

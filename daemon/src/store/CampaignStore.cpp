@@ -45,8 +45,9 @@ namespace {
 // campaigns (done file), retries per campaign, each attempt's reason and outcome; 3: the fallback
 // chain (a successor held behind its predecessor, released early) and the --max-hours cap; 4:
 // each decision's expected starts (mirage's forecast, Slurm's estimate); 5: a segment whose job
-// left the queue unseen (lost_at) and its output file, and the request key of `campaign add`.
-constexpr int kSchemaVersion = 5;
+// left the queue unseen (lost_at) and its output file, and the request key of `campaign add`; 6:
+// the waits predicted for submitted jobs and got (a new table: kSchema adds it to earlier stores).
+constexpr int kSchemaVersion = 6;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS campaigns(
@@ -91,6 +92,13 @@ CREATE TABLE IF NOT EXISTS decisions(
   slurm_note TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS decisions_by_campaign ON decisions(campaign_id, id);
 CREATE INDEX IF NOT EXISTS campaigns_by_request_key ON campaigns(request_key);
+CREATE TABLE IF NOT EXISTS wait_predictions(
+  campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL, attempt INTEGER NOT NULL,
+  queued_at INTEGER NOT NULL, predictor TEXT NOT NULL, predictor_digest TEXT NOT NULL,
+  model TEXT NOT NULL, stated TEXT NOT NULL,
+  started INTEGER NOT NULL DEFAULT -1, wait INTEGER NOT NULL DEFAULT -1,
+  PRIMARY KEY(campaign_id, idx, attempt));
+CREATE INDEX IF NOT EXISTS wait_predictions_by_start ON wait_predictions(started);
 CREATE TABLE IF NOT EXISTS snapshots(time INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS kv(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS observed_jobs(
@@ -606,6 +614,86 @@ std::vector<DecisionRecord> CampaignStore::decisions(std::int64_t campaign,
     out.push_back({s.integer(0), static_cast<int>(s.integer(1)), s.integer(2), s.text(3), s.text(4),
                    s.real(5), s.integer(6), s.integer(7), s.text(8)});
   return {out.rbegin(), out.rend()};
+}
+
+void CampaignStore::record_wait_prediction(const WaitPredictionRecord& r) {
+  auto s = db_->prepare(
+      "INSERT OR IGNORE INTO wait_predictions(campaign_id, idx, attempt, queued_at, predictor, "
+      "predictor_digest, model, stated) VALUES(?,?,?,?,?,?,?,?)");
+  s.bind(1, r.campaign)
+      .bind(2, r.segment)
+      .bind(3, r.attempt)
+      .bind(4, r.queued_at)
+      .bind(5, r.predictor)
+      .bind(6, r.predictor_digest)
+      .bind(7, nlohmann::json(r.model).dump())
+      .bind(8, nlohmann::json(r.stated).dump());
+  s.run();
+}
+
+namespace {
+
+constexpr const char* kWaitColumns =
+    "campaign_id, idx, attempt, queued_at, predictor, predictor_digest, model, stated, started, "
+    "wait";
+
+WaitPredictionRecord read_wait_row(sql::Statement& s) {
+  WaitPredictionRecord r;
+  r.campaign = s.integer(0);
+  r.segment = static_cast<int>(s.integer(1));
+  r.attempt = static_cast<int>(s.integer(2));
+  r.queued_at = s.integer(3);
+  r.predictor = s.text(4);
+  r.predictor_digest = s.text(5);
+  r.model = nlohmann::json::parse(s.text(6)).get<WaitQuantiles>();
+  r.stated = nlohmann::json::parse(s.text(7)).get<WaitQuantiles>();
+  r.started = s.integer(8);
+  r.wait = s.integer(9);
+  return r;
+}
+
+}  // namespace
+
+std::optional<WaitPredictionRecord> CampaignStore::record_wait_start(std::int64_t campaign,
+                                                                     int segment, int attempt,
+                                                                     Seconds start) {
+  auto q = db_->prepare(std::string("SELECT ") + kWaitColumns +
+                        " FROM wait_predictions WHERE campaign_id=? AND idx=? AND attempt=? AND "
+                        "started < 0");
+  q.bind(1, campaign).bind(2, segment).bind(3, attempt);
+  if (!q.step()) return std::nullopt;
+  WaitPredictionRecord r = read_wait_row(q);
+  r.started = start;
+  r.wait = std::max<Seconds>(0, start - r.queued_at);
+  auto s = db_->prepare(
+      "UPDATE wait_predictions SET started=?, wait=? WHERE campaign_id=? AND idx=? AND attempt=?");
+  s.bind(1, r.started).bind(2, r.wait).bind(3, campaign).bind(4, segment).bind(5, attempt);
+  s.run();
+  return r;
+}
+
+std::vector<WaitPredictionRecord> CampaignStore::started_waits(std::optional<std::int64_t> campaign,
+                                                               std::size_t limit,
+                                                               const std::string& digest) const {
+  auto s = db_->prepare(std::string("SELECT ") + kWaitColumns +
+                        " FROM wait_predictions WHERE started >= 0 AND (? OR campaign_id=?) AND "
+                        "(?='' OR predictor_digest=?) ORDER BY started DESC, campaign_id DESC, "
+                        "idx DESC LIMIT ?");
+  s.bind(1, static_cast<std::int64_t>(!campaign))
+      .bind(2, campaign.value_or(0))
+      .bind(3, digest)
+      .bind(4, digest)
+      .bind(5, static_cast<std::int64_t>(limit));
+  std::vector<WaitPredictionRecord> out;
+  while (s.step()) out.push_back(read_wait_row(s));
+  return {out.rbegin(), out.rend()};
+}
+
+std::size_t CampaignStore::predicted_waits(std::optional<std::int64_t> campaign) const {
+  auto s = db_->prepare("SELECT COUNT(*) FROM wait_predictions WHERE ? OR campaign_id=?");
+  s.bind(1, static_cast<std::int64_t>(!campaign)).bind(2, campaign.value_or(0));
+  s.step();
+  return static_cast<std::size_t>(s.integer(0));
 }
 
 void CampaignStore::save_snapshot(const QueueSnapshot& snapshot) {

@@ -37,6 +37,7 @@
 #include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/core/Policy.h"
+#include "mirage/daemon/campaigns/WaitCalibration.h"
 #include "mirage/daemon/slurm/Clock.h"
 #include "mirage/daemon/slurm/SegmentShape.h"
 #include "mirage/daemon/slurm/SlurmClient.h"
@@ -233,6 +234,9 @@ class CampaignController {
   std::size_t unresolved() const;
   // Segments whose job left the queue unseen and whose fate is not known yet.
   std::size_t fates_unknown() const;
+  // What `quantile` reads, recalibrated on the user's recent jobs; null when none is configured
+  // (or it could not be read).
+  const CalibratedWaitPredictor* wait_predictor() const { return waits_.get(); }
 
  private:
   struct Entry;
@@ -289,14 +293,25 @@ class CampaignController {
   std::string expected_output_file(const Entry& e, const SegmentRecord& s, JobId job) const;
   void finish(Entry& e, CampaignState state, const std::string& message, Seconds now);
   void save(const Entry& e, const SegmentRecord& s);
+  // The wait the predictor states for the segment's job, which entered the queue now (submitted
+  // free to start, or released from behind its predecessor), kept beside the decisions; and,
+  // once it starts, the wait it got, which the calibration learns from (WaitTracking.cpp).
+  void predict_wait(const Entry& e, const SegmentRecord& s, Seconds now,
+                    const QueueSnapshot& queue);
+  void wait_started(const Entry& e, const SegmentRecord& s);
+  // The calibration from the store: the latest outcomes of the predictor in use.
+  void restore_calibration();
   std::unique_ptr<Policy> make_policy_for(const PolicySpec& policy) const;
 
   CampaignStore& store_;
   const Clock& clock_;
   ControllerConfig config_;
   PolicyFactory factory_;
-  // What `quantile` reads ([policy] wait_distribution); null when none could be read.
-  std::shared_ptr<const WaitPredictor> waits_;
+  // What `quantile` reads ([policy] wait_distribution), recalibrated on the user's recent jobs;
+  // null when none could be read. `waits_digest_` names the file's contents in the store.
+  std::shared_ptr<WaitCalibration> calibration_;
+  std::shared_ptr<const CalibratedWaitPredictor> waits_;
+  std::string waits_digest_;
   std::map<std::int64_t, std::unique_ptr<Entry>> entries_;
   ControllerCounters counters_;
   bool orphans_reported_ = false;   // the first tick after load() reports them

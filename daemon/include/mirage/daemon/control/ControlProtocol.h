@@ -41,6 +41,11 @@ nlohmann::json campaign_detail_json(const CampaignRecord& r, const CampaignStore
 // When the next segment should start (by mirage's forecast and by Slurm's estimate, as of the
 // latest decision `d`, were it submitted then) and the campaign finish, for `campaign show`;
 // null unless the campaign runs a segment and its next has not started.
+// How often the wait intervals stated at submission held (of `campaign`'s jobs, or of the
+// latest `limit` of all): jobs, held_90, held_50, median_error_s and the sentence; null when no
+// wait was predicted (no [policy] wait_distribution).
+nlohmann::json wait_record_json(const CampaignStore& store, std::optional<std::int64_t> campaign,
+                                std::size_t limit);
 nlohmann::json outlook_json(const CampaignRecord& r, const DecisionRecord& d);
 // What a forecast knows of partition `p` beside its jobs: the nodes out of use, the reservations
 // to come, the user's limits (under the default QOS and under each one) and where they came

@@ -2,11 +2,14 @@
 // Everything the daemon must not forget, in one SQLite file (WAL mode, synchronous=FULL):
 // campaigns and their segments, the submission intents (recorded before every submission), the
 // policy's decisions, the snapshot history the encoder needs, the recent-start waits, and the
-// jobs observed on the cluster (for `mirage trace export`).
+// jobs observed on the cluster (for `mirage trace export`), and the waits predicted for the
+// submitted jobs beside the waits they got.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/QueueSnapshot.h"
 #include "mirage/daemon/slurm/SlurmClient.h"
 #include "mirage/daemon/store/CampaignRecord.h"
@@ -48,6 +51,22 @@ struct DecisionRecord {
   Seconds forecast_start = kUnknownTime;
   Seconds slurm_start = kUnknownTime;
   std::string slurm_note = {};
+};
+
+// One submitted job's wait as the wait predictor ([policy] wait_distribution) saw it when the
+// job entered the queue (its submission, or its release from behind its predecessor), and the
+// wait it got once it started.
+struct WaitPredictionRecord {
+  std::int64_t campaign = 0;
+  int segment = 0;
+  int attempt = 0;
+  Seconds queued_at = 0;         // when its wait began
+  std::string predictor;         // the file
+  std::string predictor_digest;  // of the file's bytes: a refit is another predictor
+  WaitQuantiles model{};         // the predictor's own quantiles
+  WaitQuantiles stated{};        // as recalibrated on the user's earlier jobs: what the policy read
+  Seconds started = kUnknownTime;
+  Seconds wait = kUnknownTime;  // started - queued_at; kUnknownTime until it starts
 };
 
 class CampaignStore {
@@ -106,6 +125,21 @@ class CampaignStore {
   // --- decisions
   void log_decision(const DecisionRecord& decision);
   std::vector<DecisionRecord> decisions(std::int64_t campaign, std::size_t limit) const;
+
+  // --- the waits predicted at submission and got (one row per submitted job)
+  // The first record of a job stands (a submission sent again keeps what was said first).
+  void record_wait_prediction(const WaitPredictionRecord& r);
+  // The job of (campaign, segment, attempt) started at `start`: its record with the wait it
+  // got, or nullopt when none was predicted for it (or its start is already recorded).
+  std::optional<WaitPredictionRecord> record_wait_start(std::int64_t campaign, int segment,
+                                                        int attempt, Seconds start);
+  // The latest `limit` jobs that started (of `campaign`, or all), oldest first; of one
+  // predictor when `digest` is given.
+  std::vector<WaitPredictionRecord> started_waits(std::optional<std::int64_t> campaign,
+                                                  std::size_t limit,
+                                                  const std::string& digest = {}) const;
+  // How many jobs have a predicted wait (of `campaign`, or all), started or not.
+  std::size_t predicted_waits(std::optional<std::int64_t> campaign) const;
 
   // --- snapshot history (for the encoder's window) and recent starts
   void save_snapshot(const QueueSnapshot& snapshot);

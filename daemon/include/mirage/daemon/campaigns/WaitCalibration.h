@@ -1,0 +1,87 @@
+#pragma once
+// The wait predictor's quantiles recalibrated on the user's own recent jobs: what it said at each
+// submission beside the wait the job got, over a sliding window, so that its stated levels hold
+// where the model has drifted from the cluster (a site whose queue grew since it was fitted).
+//
+// Per level, split-conformal on the log of the wait plus 10 minutes: the residual of each outcome
+// is log(real wait + 10 min) - log(the level's quantile + 10 min), and the level's correction is
+// the conformal rank of those residuals (ceil((n + 1) q) of n for levels above the median, floor
+// for those below), added back in log space, so a model that says a third of the (long) waits is
+// scaled up three times. With fewer outcomes than the minimum, the model's own quantiles stand.
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mirage/agents/WaitPredictor.h"
+
+namespace mirage::daemon {
+
+// One submitted job: the quantiles stated at its submission, and the wait it got.
+struct WaitOutcome {
+  WaitQuantiles predicted{};
+  Seconds wait = 0;
+};
+
+class WaitCalibration {
+ public:
+  static constexpr std::size_t kWindow = 50;       // the most recent outcomes it learns from
+  static constexpr std::size_t kMinOutcomes = 10;  // fewer: the model's own quantiles
+  explicit WaitCalibration(std::size_t window = kWindow, std::size_t min_outcomes = kMinOutcomes);
+
+  // The model's quantiles at a submission and the wait that job got; the oldest beyond the
+  // window is forgotten.
+  void add(const WaitQuantiles& model, Seconds wait);
+  std::size_t outcomes() const { return window_.size(); }
+  bool active() const { return window_.size() >= min_outcomes_; }
+  // The model's quantiles corrected (unchanged while not active); never decreasing.
+  WaitQuantiles adjust(const WaitQuantiles& model) const;
+  // Per level, the factor on (wait + 10 min) the correction applies (1 while not active).
+  std::array<double, kWaitLevels.size()> factors() const;
+
+ private:
+  void refit();
+  std::size_t window_size_, min_outcomes_;
+  std::deque<WaitOutcome> window_;
+  std::array<double, kWaitLevels.size()> shift_{};  // log-space, per level
+};
+
+// A predictor whose quantiles are `model`'s corrected by a calibration it shares with whoever
+// feeds it outcomes (the controller): what the `quantile` policy decides by in the daemon.
+class CalibratedWaitPredictor : public WaitPredictor {
+ public:
+  CalibratedWaitPredictor(std::shared_ptr<const WaitPredictor> model,
+                          std::shared_ptr<const WaitCalibration> calibration);
+  WaitQuantiles predict(const QueueSnapshot& queue, const ForecastJob& job) const override;
+  // The model's own quantiles, before the correction: what the calibration learns from.
+  WaitQuantiles predict_uncalibrated(const QueueSnapshot& queue, const ForecastJob& job) const;
+  std::optional<std::string> chain_mismatch(int nodes) const override;
+  Seconds fitted_from() const override { return model_->fitted_from(); }
+  Seconds fitted_to() const override { return model_->fitted_to(); }
+  std::size_t fitted_jobs() const override { return model_->fitted_jobs(); }
+  std::string describe() const override;
+  bool speaks_for(const Job& job, int chain_nodes) const override;
+
+ private:
+  std::shared_ptr<const WaitPredictor> model_;
+  std::shared_ptr<const WaitCalibration> calibration_;
+};
+
+// The FNV-1a digest of a predictor file's bytes ("" when it cannot be read): a refit written
+// over the same path is another predictor, whose calibration starts afresh.
+std::string predictor_digest(const std::string& path);
+
+// How often the stated intervals held the waits jobs got, and how far the median was off.
+struct IntervalRecord {
+  std::size_t jobs = 0;      // with a wait
+  std::size_t held_90 = 0;   // in [q05, q95], ends included
+  std::size_t held_50 = 0;   // in [q25, q75]
+  Seconds median_error = 0;  // median of |wait - q50|
+};
+IntervalRecord interval_record(const std::vector<WaitOutcome>& outcomes);
+// "90% intervals held 17 of 19 jobs; 50% held 10 of 19; median error 12m", or
+// "no job started yet".
+std::string describe(const IntervalRecord& r);
+
+}  // namespace mirage::daemon

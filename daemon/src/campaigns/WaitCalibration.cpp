@@ -1,0 +1,141 @@
+#include "mirage/daemon/campaigns/WaitCalibration.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+#include "mirage/core/Fnv.h"
+#include "mirage/core/Time.h"
+
+namespace mirage::daemon {
+
+namespace {
+
+// Waits are compared on log(wait + 10 min): a correction scales long waits, and waits of a few
+// minutes are all alike, so a model that says 0 where jobs wait 15 minutes is not taken to be off
+// by a factor of a thousand (which would then multiply its hours).
+constexpr double kOffset = 10 * kMinute;
+
+double log_wait(Seconds s) {
+  return std::log(static_cast<double>(std::max<Seconds>(0, s)) + kOffset);
+}
+
+Seconds from_log(double v) {
+  return static_cast<Seconds>(std::llround(std::max(0.0, std::exp(v) - kOffset)));
+}
+
+}  // namespace
+
+WaitCalibration::WaitCalibration(std::size_t window, std::size_t min_outcomes)
+    : window_size_(std::max<std::size_t>(1, window)), min_outcomes_(min_outcomes) {}
+
+void WaitCalibration::add(const WaitQuantiles& model, Seconds wait) {
+  window_.push_back({model, wait});
+  while (window_.size() > window_size_) window_.pop_front();
+  refit();
+}
+
+void WaitCalibration::refit() {
+  shift_.fill(0);
+  if (!active()) return;
+  const std::size_t n = window_.size();
+  std::vector<double> residuals(n);
+  for (std::size_t k = 0; k < kWaitLevels.size(); ++k) {
+    for (std::size_t i = 0; i < n; ++i)
+      residuals[i] = log_wait(window_[i].wait) - log_wait(window_[i].predicted[k]);
+    std::sort(residuals.begin(), residuals.end());
+    // The conformal rank: above the median, the ceil((n + 1) q)-th smallest residual keeps at
+    // least q of future waits at or below the level (the floor below the median, symmetrically).
+    const double q = kWaitLevels[k];
+    const double rank = (static_cast<double>(n) + 1) * q;
+    const double r = q > 0.5 ? std::ceil(rank) : q < 0.5 ? std::floor(rank) : std::round(rank);
+    const auto at = static_cast<std::size_t>(std::clamp(r, 1.0, static_cast<double>(n))) - 1;
+    shift_[k] = residuals[at];
+  }
+}
+
+WaitQuantiles WaitCalibration::adjust(const WaitQuantiles& model) const {
+  if (!active()) return model;
+  WaitQuantiles out{};
+  for (std::size_t k = 0; k < kWaitLevels.size(); ++k) {
+    out[k] = from_log(log_wait(model[k]) + shift_[k]);
+    if (k > 0) out[k] = std::max(out[k], out[k - 1]);  // levels corrected apart stay in order
+  }
+  return out;
+}
+
+std::array<double, kWaitLevels.size()> WaitCalibration::factors() const {
+  std::array<double, kWaitLevels.size()> f{};
+  for (std::size_t k = 0; k < f.size(); ++k) f[k] = std::exp(shift_[k]);  // on wait + 10 min
+  return f;
+}
+
+CalibratedWaitPredictor::CalibratedWaitPredictor(std::shared_ptr<const WaitPredictor> model,
+                                                 std::shared_ptr<const WaitCalibration> calibration)
+    : model_(std::move(model)), calibration_(std::move(calibration)) {}
+
+WaitQuantiles CalibratedWaitPredictor::predict(const QueueSnapshot& queue,
+                                               const ForecastJob& job) const {
+  return calibration_->adjust(model_->predict(queue, job));
+}
+
+WaitQuantiles CalibratedWaitPredictor::predict_uncalibrated(const QueueSnapshot& queue,
+                                                            const ForecastJob& job) const {
+  return model_->predict(queue, job);
+}
+
+std::optional<std::string> CalibratedWaitPredictor::chain_mismatch(int nodes) const {
+  return model_->chain_mismatch(nodes);
+}
+
+std::string CalibratedWaitPredictor::describe() const {
+  if (!calibration_->active())
+    return model_->describe() + fmt::format("; not recalibrated yet ({} of {} jobs seen)",
+                                            calibration_->outcomes(),
+                                            WaitCalibration::kMinOutcomes);
+  return model_->describe() +
+         fmt::format("; recalibrated on the last {} jobs", calibration_->outcomes());
+}
+
+bool CalibratedWaitPredictor::speaks_for(const Job& job, int chain_nodes) const {
+  return model_->speaks_for(job, chain_nodes);
+}
+
+std::string predictor_digest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Fnv1a h;
+  h.add(bytes.data(), bytes.size());
+  return fmt::format("{:016x}", h.h);
+}
+
+IntervalRecord interval_record(const std::vector<WaitOutcome>& outcomes) {
+  IntervalRecord r;
+  std::vector<Seconds> errors;
+  for (const auto& o : outcomes) {
+    const auto& w = o.predicted;
+    ++r.jobs;
+    r.held_90 += o.wait >= w[0] && o.wait <= w[6];
+    r.held_50 += o.wait >= w[2] && o.wait <= w[4];
+    errors.push_back(std::llabs(o.wait - w[3]));
+  }
+  if (!errors.empty()) {
+    const auto mid = errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2);
+    std::nth_element(errors.begin(), mid, errors.end());
+    r.median_error = *mid;
+  }
+  return r;
+}
+
+std::string describe(const IntervalRecord& r) {
+  if (r.jobs == 0) return "no job started yet";
+  return fmt::format("90% intervals held {} of {} {}; 50% held {} of {}; median error {}",
+                     r.held_90, r.jobs, r.jobs == 1 ? "job" : "jobs", r.held_50, r.jobs,
+                     format_short_duration(r.median_error));
+}
+
+}  // namespace mirage::daemon

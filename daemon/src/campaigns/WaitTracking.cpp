@@ -1,0 +1,42 @@
+// The daemon's own record of its wait predictions: what the predictor said when each job
+// entered the queue, the wait the job got, and the calibration those outcomes feed
+// (WaitCalibration.h), which the `quantile` policy then decides by.
+#include <spdlog/spdlog.h>
+
+#include "campaigns/CampaignEntry.h"
+#include "mirage/daemon/campaigns/CampaignController.h"
+
+namespace mirage::daemon {
+
+void CampaignController::predict_wait(const Entry& e, const SegmentRecord& s, Seconds now,
+                                      const QueueSnapshot& queue) {
+  if (!waits_) return;
+  const ForecastJob job{e.rec.spec.nodes, e.rec.spec.gpus_per_node, e.rec.spec.time_limit};
+  WaitPredictionRecord r;
+  r.campaign = e.rec.spec.id;
+  r.segment = s.seg.index;
+  r.attempt = s.seg.attempts;
+  r.queued_at = now;
+  r.predictor = config_.wait_distribution_file;
+  r.predictor_digest = waits_digest_;
+  r.model = waits_->predict_uncalibrated(queue, job);
+  r.stated = calibration_->adjust(r.model);
+  store_.record_wait_prediction(r);
+}
+
+void CampaignController::wait_started(const Entry& e, const SegmentRecord& s) {
+  const auto r =
+      store_.record_wait_start(e.rec.spec.id, s.seg.index, s.seg.attempts, s.seg.start_time);
+  if (!r || !waits_ || r->predictor_digest != waits_digest_) return;
+  calibration_->add(r->model, r->wait);
+}
+
+void CampaignController::restore_calibration() {
+  if (!waits_) return;
+  *calibration_ = WaitCalibration();
+  for (const auto& r : store_.started_waits(std::nullopt, WaitCalibration::kWindow, waits_digest_))
+    calibration_->add(r.model, r.wait);
+  spdlog::info("wait predictor {}", waits_->describe());
+}
+
+}  // namespace mirage::daemon

@@ -1,0 +1,145 @@
+// The recalibration of a wait predictor on the user's own jobs: a drifted model regains its
+// stated coverage, too few outcomes leave it alone, and the record `campaign show` prints.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "mirage/daemon/campaigns/WaitCalibration.h"
+
+namespace mirage::daemon {
+namespace {
+
+// The standard normal's quantiles at kWaitLevels.
+constexpr std::array<double, 7> kZ{-1.6449, -1.2816, -0.6745, 0, 0.6745, 1.2816, 1.6449};
+
+// A model that believes a job's wait is log-normal around `median` (sigma 1).
+WaitQuantiles lognormal_quantiles(double median) {
+  WaitQuantiles w{};
+  for (std::size_t k = 0; k < w.size(); ++k)
+    w[k] = static_cast<Seconds>(std::llround(median * std::exp(kZ[k])));
+  return w;
+}
+
+struct Stream {
+  std::mt19937 rng{57};
+  std::uniform_real_distribution<double> median{600, 36000};
+  std::normal_distribution<double> z{0, 1};
+  // A job: the model's quantiles, and the wait it gets, `drift` times what the model believes.
+  std::pair<WaitQuantiles, Seconds> next(double drift) {
+    const double m = median(rng);
+    return {lognormal_quantiles(m),
+            static_cast<Seconds>(std::llround(drift * m * std::exp(z(rng))))};
+  }
+};
+
+double held_90(const std::vector<WaitOutcome>& o) {
+  const auto r = interval_record(o);
+  return static_cast<double>(r.held_90) / static_cast<double>(r.jobs);
+}
+
+TEST(WaitCalibration, ModelWhoseWaitsAreThreeTimesLongerRegainsNinetyPercentCoverage) {
+  Stream stream;
+  WaitCalibration cal;
+  std::vector<WaitOutcome> stated, raw;
+  double log_median_factor = 0;  // summed over the stream: one window's is noisy
+  for (int i = 0; i < 3000; ++i) {
+    const auto [model, wait] = stream.next(3);
+    stated.push_back({cal.adjust(model), wait});  // what the daemon says at submission
+    raw.push_back({model, wait});
+    cal.add(model, wait);  // then learns from the wait the job got
+    log_median_factor += std::log(cal.factors()[3]);
+  }
+  EXPECT_LT(held_90(raw), 0.75);  // the drifted model's own intervals miss
+  const double got = held_90(stated);
+  EXPECT_GT(got, 0.85);
+  EXPECT_LT(got, 0.95);
+  const auto r = interval_record(stated);
+  const double held_50 = static_cast<double>(r.held_50) / static_cast<double>(r.jobs);
+  EXPECT_GT(held_50, 0.42);
+  EXPECT_LT(held_50, 0.58);
+  EXPECT_NEAR(std::exp(log_median_factor / 3000), 3.0, 0.3);  // the median scaled by the drift
+}
+
+TEST(WaitCalibration, FewerOutcomesThanTheMinimumLeaveTheModelsQuantiles) {
+  Stream stream;
+  WaitCalibration cal;
+  for (std::size_t i = 0; i + 1 < WaitCalibration::kMinOutcomes; ++i) {
+    const auto [model, wait] = stream.next(3);
+    cal.add(model, wait);
+  }
+  EXPECT_FALSE(cal.active());
+  const WaitQuantiles w = lognormal_quantiles(3600);
+  EXPECT_EQ(cal.adjust(w), w);
+  const auto [model, wait] = stream.next(3);
+  cal.add(model, wait);
+  EXPECT_TRUE(cal.active());
+  EXPECT_GT(cal.adjust(w)[3], w[3]);
+}
+
+TEST(WaitCalibration, AModelThatHoldsIsLeftAboutWhereItWas) {
+  Stream stream;
+  WaitCalibration cal;
+  std::vector<WaitOutcome> stated;
+  double log_median_factor = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const auto [model, wait] = stream.next(1);
+    stated.push_back({cal.adjust(model), wait});
+    cal.add(model, wait);
+    log_median_factor += std::log(cal.factors()[3]);
+  }
+  EXPECT_NEAR(held_90(stated), 0.9, 0.05);
+  EXPECT_NEAR(std::exp(log_median_factor / 3000), 1.0, 0.1);
+}
+
+TEST(WaitCalibration, TheWindowForgetsADriftThatEnded) {
+  Stream stream;
+  WaitCalibration cal;
+  for (int i = 0; i < 200; ++i) {
+    const auto [model, wait] = stream.next(3);
+    cal.add(model, wait);
+  }
+  for (std::size_t i = 0; i < WaitCalibration::kWindow; ++i) {
+    const auto [model, wait] = stream.next(1);
+    cal.add(model, wait);
+  }
+  EXPECT_EQ(cal.outcomes(), WaitCalibration::kWindow);
+  EXPECT_NEAR(cal.factors()[3], 1.0, 0.6);  // one window's median: within about 2 sigma of 1
+}
+
+// A model that says 0 where the user's jobs wait a quarter of an hour is short by minutes, not by
+// a factor of a thousand that would then multiply its hours.
+TEST(WaitCalibration, AModelThatSaysNoWaitIsCorrectedByMinutesNotByAFactor) {
+  WaitCalibration cal;
+  for (std::size_t i = 0; i < WaitCalibration::kMinOutcomes; ++i)
+    cal.add(WaitQuantiles{}, static_cast<Seconds>(800 + 20 * i));
+  const auto w = cal.adjust(lognormal_quantiles(3600));
+  EXPECT_GT(w[3], 3600);
+  EXPECT_LT(w[3], 4 * 3600);
+  EXPECT_GT(cal.adjust(WaitQuantiles{})[3], 10 * kMinute);
+  EXPECT_LT(cal.adjust(WaitQuantiles{})[3], 20 * kMinute);
+}
+
+TEST(WaitCalibration, CorrectedQuantilesNeverDecrease) {
+  WaitCalibration cal(50, 2);
+  // Waits far above the upper levels and at the lower ones pull the levels across each other.
+  cal.add({100, 200, 300, 400, 500, 600, 700}, 5000);
+  cal.add({100, 200, 300, 400, 500, 600, 700}, 100);
+  const auto w = cal.adjust({100, 200, 300, 400, 500, 600, 700});
+  for (std::size_t k = 1; k < w.size(); ++k) EXPECT_LE(w[k - 1], w[k]);
+}
+
+TEST(IntervalRecord, CountsTheIntervalsThatHeldAndTheMedianError) {
+  const WaitQuantiles w{60, 120, 600, 1200, 1800, 3600, 7200};
+  const std::vector<WaitOutcome> o{{w, 1200}, {w, 3000}, {w, 9000}};
+  const auto r = interval_record(o);
+  EXPECT_EQ(r.jobs, 3u);
+  EXPECT_EQ(r.held_90, 2u);
+  EXPECT_EQ(r.held_50, 1u);
+  EXPECT_EQ(r.median_error, 1800);
+  EXPECT_EQ(describe(r), "90% intervals held 2 of 3 jobs; 50% held 1 of 3; median error 30m");
+  EXPECT_EQ(describe(IntervalRecord{}), "no job started yet");
+}
+
+}  // namespace
+}  // namespace mirage::daemon
