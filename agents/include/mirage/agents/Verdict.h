@@ -5,8 +5,10 @@
 // a bound and not a choice, aside) finished its chain, so a policy whose hard chains were cut off
 // is not flattered by the easy ones left.
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "mirage/agents/Evaluation.h"
 
@@ -20,6 +22,15 @@ struct Verdict {
   double reactive_interruption_h = 0, reactive_overlap_h = 0;
   bool has_reactive = false;
 };
+
+// Each policy's (the oracle aside) mean interruption and overlap a boundary, in hours, on the
+// samples where every one of them finished its chain.
+struct FinishedCosts {
+  std::size_t samples = 0;                                // where every policy finished
+  std::size_t of = 0;                                     // all samples
+  std::map<std::string, std::pair<double, double>> mean;  // policy -> (interruption, overlap)
+};
+FinishedCosts costs_where_every_policy_finished(const EvalReport& report, const ChainSpec& chain);
 
 Verdict choose_policy(const EvalReport& report, const ChainSpec& chain);
 
