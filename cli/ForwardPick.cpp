@@ -24,8 +24,9 @@ std::optional<ForwardPick> pick_forward(const Trace& trace, const EvalConfig& ju
                                         const std::vector<const EvalReport*>& judged_reports,
                                         Seconds length, bool length_given,
                                         const std::string& wait_file) {
-  const bool logged = std::any_of(judged_reports.begin(), judged_reports.end(),
-                                  [](const EvalReport* r) { return r->world == SuccessorWait::kLogged; });
+  const bool logged =
+      std::any_of(judged_reports.begin(), judged_reports.end(),
+                  [](const EvalReport* r) { return r->world == SuccessorWait::kLogged; });
   ForwardPick p;
   p.length = length;
   p.window = forward_pick_window(judged, length, logged);
@@ -51,9 +52,18 @@ std::optional<ForwardPick> pick_forward(const Trace& trace, const EvalConfig& ju
   c.from = p.window.from;
   c.to = p.window.to;
   if (c.context.waits) {
-    c.context.waits =
-        wait_distribution_for(trace, c.cluster, c.episode.chain, c.from, wait_file);
-    p.wait_fit = describe(*c.context.waits);
+    try {
+      c.context.waits = wait_distribution_for(trace, c.cluster, c.episode.chain, c.from, wait_file);
+      p.wait_fit = describe(*c.context.waits);
+    } catch (const InputError& e) {
+      // Too few jobs before the earlier window to fit quantile on: the pick is made among the
+      // other points, and says so, rather than on a distribution that saw the judged window.
+      std::erase_if(c.policies, reads_wait_distribution);
+      c.context.waits.reset();
+      const std::string why = e.message();
+      p.left_out = fmt::format("quantile left out of the pick: {}",
+                               why.substr(0, why.find("; quantile is fitted")));
+    }
   }
   std::vector<EvalReport> there;
   for (const EvalReport* r : judged_reports) {
@@ -75,13 +85,15 @@ std::optional<ForwardPick> pick_forward(const Trace& trace, const EvalConfig& ju
     } else if (const auto lacks_here = world_lacks_data(*judged_reports[i])) {
       w.no_figures = *lacks_here;
     } else {
-      w.picked = least_cost(point_costs(there[i], c.episode.chain, work_h));
+      w.there = point_costs(there[i], c.episode.chain, work_h);
+      w.picked = least_cost(w.there);
       w.here = point_costs(*judged_reports[i], judged.episode.chain, work_h);
       w.hindsight = least_cost(w.here);
       if (!w.picked)
-        w.no_figures = fmt::format("no pick: on none of the {} earlier samples did every policy "
-                                   "finish",
-                                   w.samples_there);
+        w.no_figures = fmt::format(
+            "no pick: on none of the {} earlier samples did every policy "
+            "finish",
+            w.samples_there);
       else if (!w.hindsight)
         w.no_figures = "no figures here: on no sample of the judged window did every policy finish";
     }
@@ -99,6 +111,7 @@ std::string format_forward_pick(const ForwardPick& p, std::size_t width) {
       campaign ? "idle or late" : "waited", day(p.window.from), day(p.window.to),
       format_short_duration(p.length), p.unit,
       p.wait_fit.empty() ? "" : "; quantile there fitted on " + p.wait_fit);
+  if (!p.left_out.empty()) s += "  " + p.left_out + "\n";
   const auto figures = [&](const PointCost& c) {
     return campaign ? fmt::format("{:.1f} h / {:.0f}", c.first, c.second)
                     : fmt::format("{:.2f} + {:.2f} h", c.first, c.second);
@@ -128,18 +141,27 @@ nlohmann::json forward_pick_json(const ForwardPick& p) {
                       {"length_s", p.length},
                       {"unit", p.unit}};
   if (!p.wait_fit.empty()) j["wait_distribution_there"] = p.wait_fit;
-  const auto cost = [](const PointCost& c) {
-    return nlohmann::json{{"policy", c.policy}, {"cost", c.cost}, {"first", c.first},
-                          {"second", c.second}};
+  if (!p.left_out.empty()) j["left_out"] = p.left_out;
+  // A campaign's figures are its makespan and charge; a boundary's its waiting and holding twice.
+  const bool campaign = p.unit != "h a boundary";
+  const auto cost = [&](const PointCost& c) {
+    return nlohmann::json{{"policy", c.policy},
+                          {"cost", c.cost},
+                          {campaign ? "makespan_h" : "interruption_h", c.first},
+                          {campaign ? "charged" : "overlap_h", c.second}};
   };
   for (const ForwardPick::World& w : p.worlds) {
     nlohmann::json wj = {{"samples_there", w.samples_there}};
     if (!w.no_figures.empty()) wj["no_figures"] = w.no_figures;
     if (w.picked) {
       wj["picked"] = cost(*w.picked);
-      if (const PointCost* here = find_cost(w.here, w.picked->policy)) wj["picked_here"] = cost(*here);
+      if (const PointCost* here = find_cost(w.here, w.picked->policy))
+        wj["picked_here"] = cost(*here);
     }
     if (w.hindsight) wj["hindsight"] = cost(*w.hindsight);
+    // Every point on both windows: other prices, or a budget, choose among them the same way.
+    for (const PointCost& c : w.there) wj["there"].push_back(cost(c));
+    for (const PointCost& c : w.here) wj["here"].push_back(cost(c));
     j["worlds"][std::string(to_string(w.world))] = wj;
   }
   return j;

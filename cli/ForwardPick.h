@@ -17,10 +17,12 @@ struct ForwardPick {
   PickWindow window;
   Seconds length = 0;
   std::string wait_fit;  // quantile's wait distribution for the earlier window, when one is read
+  std::string left_out;  // quantile's points, when too few jobs before the earlier window fit it
   struct World {
     SuccessorWait world = SuccessorWait::kReplay;
     std::size_t samples_there = 0;
-    std::optional<PointCost> picked;  // on the earlier window, with its cost there
+    std::vector<PointCost> there;     // every point's cost on the earlier window
+    std::optional<PointCost> picked;  // the least of them
     std::vector<PointCost> here;      // every point's cost on the judged window
     std::optional<PointCost> hindsight;
     std::string no_figures;  // why a world has no pick, in one line

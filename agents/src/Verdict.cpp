@@ -79,7 +79,8 @@ std::string describe(const Verdict& v, std::string_view world) {
         "--max-wait cut them off)",
         world);
   const std::string on =
-      fmt::format("on {} of {} samples, where every policy finished", v.samples, v.of);
+      fmt::format("on {} of {} samples, where every policy finished, chosen on them in hindsight",
+                  v.samples, v.of);
   if (!v.has_reactive)
     return fmt::format(
         "verdict ({}): use {}: {:.2f} h waited and {:.2f} h held twice a boundary; {}", world,

@@ -46,9 +46,9 @@ TEST(LeastCostPick, PerBoundaryPricesAnHourWaitedAsAnHourHeldTwiceOnSamplesEvery
 TEST(LeastCostPick, WholeCampaignsCostTheirLateHoursAndTheirChargeBeyondTheWork) {
   EvalReport r;
   r.gpus_per_segment = 8;
-  r.campaign["reactive"] = campaign(380, 2688);  // 44 h late x 8 + 0
+  r.campaign["reactive"] = campaign(380, 2688);     // 44 h late x 8 + 0
   r.campaign["forecast@8h"] = campaign(350, 2760);  // 14 x 8 + 72 = 184
-  r.campaign["static@1d"] = campaign(340, 2900);  // 4 x 8 + 212 = 244
+  r.campaign["static@1d"] = campaign(340, 2900);    // 4 x 8 + 212 = 244
   r.campaign["oracle"] = campaign(336, 2688);
   const auto costs = point_costs(r, ChainSpec{}, 336);
   EXPECT_DOUBLE_EQ(find_cost(costs, "reactive")->cost, 352);

@@ -24,8 +24,7 @@ struct PointCost {
 // Each policy's cost, the oracle aside: per boundary on the samples where every policy finished
 // (as the verdict judges), with `work_h` > 0 on the campaigns every policy finished (the report's
 // campaign metrics). Empty when there is none such.
-std::vector<PointCost> point_costs(const EvalReport& report, const ChainSpec& chain,
-                                   double work_h);
+std::vector<PointCost> point_costs(const EvalReport& report, const ChainSpec& chain, double work_h);
 
 // The least cost; ties go to reactive, which decides nothing, then to the least charged twice.
 std::optional<PointCost> least_cost(const std::vector<PointCost>& costs);

@@ -35,7 +35,8 @@ FinishedCosts costs_where_every_policy_finished(const EvalReport& report, const 
 Verdict choose_policy(const EvalReport& report, const ChainSpec& chain);
 
 // One line: "verdict (replay): use forecast: 1.2 h waited a boundary against reactive's 6.3 h,
-// for 40.4 h held twice (0.0 h); on 8 of 96 samples, where every policy finished".
+// for 40.4 h held twice (0.0 h); on 8 of 96 samples, where every policy finished, chosen on them in
+// hindsight" (a choice made forward is --pick-before's).
 std::string describe(const Verdict& v, std::string_view world);
 
 }  // namespace mirage
