@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The baselines' whole-chain figures on every shared trace, on the uncalibrated replay and on the
-# calibrated one (docs/results/calibrated-eval.md): the evaluation month of bench/learned_agents.sh
-# for each trace, 1-node and 8-node chains of two 48-hour segments. Prints `mirage eval`'s tables;
-# asserts nothing.
+# The baselines' whole-chain figures on every shared trace, on the uncalibrated replay, the one
+# calibrated on the whole log (in sample) and the one calibrated on the months before the
+# evaluation month only (--fit-until, forward), each beside the world of the log's real waits
+# (--successor-wait both) (docs/results/calibrated-eval.md): the evaluation month of
+# bench/learned_agents.sh for each trace, 1-node and 8-node chains of two 48-hour segments.
+# Prints `mirage eval`'s tables; asserts nothing.
 #   bench/calibrated_eval.sh [ls6|sdsc|kth|ctc|hpc2n|theta|all] [POLICIES]
 # (default: all, reactive,average,forecast,oracle)
 set -euo pipefail
@@ -18,12 +20,14 @@ policies="${2:-reactive,average,forecast,oracle}"
 run_trace() {
   local name=$1 trace=$3 machine=$4 from=$6 to=$7 sizes=$8
   for chain in $sizes; do
-    for calibration in none infer; do
-      echo "== $name, $chain-node chains, $from .. $to, --calibration $calibration"
-      # shellcheck disable=SC2086 # $machine is a list of words
+    for calibration in none infer forward; do
+      local flags="--calibration $calibration"
+      [ "$calibration" != forward ] || flags="--fit-until $from"
+      echo "== $name, $chain-node chains, $from .. $to, $flags"
+      # shellcheck disable=SC2086 # $machine and $flags are lists of words
       /usr/bin/time -f "eval wall %e s" "$mirage" eval --trace "$trace" $machine --lenient \
         --nodes "$chain" --from "$from" --to "$to" --policies "$policies" \
-        --calibration "$calibration" 2>&1 | tr '\r' '\n' | grep -v -E '^eval: '
+        $flags --successor-wait both 2>&1 | tr '\r' '\n' | grep -v -E '^eval \(|^eval: '
     done
   done
 }

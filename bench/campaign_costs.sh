@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # What whole two-week campaigns cost on LS6 (docs/results/campaign-costs.md): `mirage eval --work`
 # of 8-node chains of 48-hour segments, start times every 24 h over December 2022 and January
-# 2023, both overlap modes, on the uncalibrated and the calibrated replay. Prints one markdown
-# row per policy (Mirage's per-boundary figures beside the campaign's) and each eval's wall time;
-# asserts nothing.
+# 2023, both overlap modes, on the uncalibrated replay, the replay calibrated on the whole log (in
+# sample) and the one calibrated on the months before December only (--fit-until, forward), each
+# beside the world of the log's real waits (--successor-wait both). Prints one markdown row per
+# policy (Mirage's per-boundary figures beside the campaign's, in the replay, then the logged
+# world's campaign) and each eval's wall time; asserts nothing.
 #   bench/campaign_costs.sh [POLICIES]   (default: reactive,average,forecast,forecast-recent)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,27 +15,37 @@ policies="${1:-reactive,average,forecast,forecast-recent}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-echo "| replay | overlap | policy | boundary: int. / zero / overlap | makespan | stretch | idle GPU-h | overlap GPU-h | restart GPU-h | charged GPU-h | compared / incomplete |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
-for calibration in none infer; do
+echo "| replay | overlap | policy | boundary: int. / zero / overlap | makespan | stretch | idle GPU-h | overlap GPU-h | restart GPU-h | charged GPU-h | compared / incomplete | logged world: makespan / idle / overlap / charged GPU-h, compared |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+for calibration in none infer forward; do
+  flags="--calibration $calibration"
+  [ "$calibration" != forward ] || flags="--fit-until 2022-12-01"
   for overlap in concurrent handoff; do
     start=$(date +%s.%N)
     # LS6's A100 nodes hold 3 GPUs each.
+    # shellcheck disable=SC2086 # $flags is a list of words
     "$mirage" eval --trace "$trace" --cluster-nodes 88 --gpus-per-node 3 --nodes 8 \
       --from 2022-12-01 --to 2023-02-01 --every 24h --work 336 --overlap "$overlap" \
-      --calibration "$calibration" --policies "$policies" --json 2>/dev/null >"$out/eval.json"
+      $flags --successor-wait both --policies "$policies" --json 2>/dev/null >"$out/eval.json"
     wall=$(echo "$(date +%s.%N) - $start" | bc)
     python3 - "$out/eval.json" "$calibration" "$overlap" "$policies" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
+logged = d["logged_world"]
 for name in sys.argv[4].split(","):
     p = d["policies"][name]
     c = p["campaign"]
+    if "no_figures" in logged:
+        lw = logged["no_figures"]
+    else:
+        lc = logged["policies"][name]["campaign"]
+        lw = (f"{lc['makespan_h']:.1f} h / {lc['idle_gpu_h']:.0f} / {lc['overlap_gpu_h']:.1f} / "
+              f"{lc['charged_gpu_h']:.0f}, {lc['compared']}")
     print(f"| {sys.argv[2]} | {sys.argv[3]} | {name} | {p['mean_interruption_h']:.2f} h / "
           f"{100 * p['zero_interruption_share']:.1f}% / {p['mean_overlap_h']:.2f} h | "
           f"{c['makespan_h']:.1f} h | {c['stretch']:.3f} | {c['idle_gpu_h']:.0f} | "
           f"{c['overlap_gpu_h']:.1f} | {c['restart_gpu_h']:.1f} | {c['charged_gpu_h']:.0f} | "
-          f"{c['compared']} / {c['incomplete']} |")
+          f"{c['compared']} / {c['incomplete']} | {lw} |")
 PY
     echo "eval wall ${wall} s ($calibration, $overlap)" >&2
   done

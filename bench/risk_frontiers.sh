@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The baselines' risk frontiers on every shared trace (docs/results/risk-frontiers.md): `mirage
 # eval --sweep-risk` of average, forecast, forecast-recent and static on each trace's evaluation
-# month (the one bench/learned_agents.sh and bench/calibrated_eval.sh use), on the calibrated
-# replay, 1-node and 8-node chains of two 48-hour segments, both overlap modes. Prints, per
-# case, the operating point `campaign add --max-overlap` would take at budgets of 15 min, 1 h and
-# 4 h of overlap per boundary; asserts nothing.
+# month (the one bench/learned_agents.sh and bench/calibrated_eval.sh use), 1-node and 8-node
+# chains of two 48-hour segments, both overlap modes, in both worlds (the calibrated replay and
+# the log's real waits: --successor-wait both). The operating point `campaign add --max-overlap`
+# would take at budgets of 15 min, 1 h and 4 h of overlap per boundary (the least interruption
+# within the budget) is chosen forward, on the 28 days of samples whose episodes end before the
+# month (--pick-before), and judged on the month beside the point hindsight (the month's own
+# frontier) takes. Prints one row per case and world; asserts nothing.
 #   bench/risk_frontiers.sh [ls6|sdsc|kth|ctc|hpc2n|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +16,8 @@ which="${1:-all}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-echo "| trace, month | chain | overlap | reactive | within 15 min | within 1 h | within 4 h | wall |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| trace, month | chain | overlap | world | reactive | within 15 min: picked before -> here (hindsight) | within 1 h | within 4 h | wall |"
+echo "|---|---|---|---|---|---|---|---|---|"
 # shellcheck source=bench/trace_windows.sh
 . bench/trace_windows.sh
 
@@ -29,24 +32,37 @@ run_trace() {
       # shellcheck disable=SC2086 # $machine is a list of words
       "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
         --to "$to" --overlap "$overlap" --policies average,forecast,forecast-recent,static \
-        --sweep-risk --json 2>/dev/null >"$out/eval.json"
+        --sweep-risk --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json \
+        2>/dev/null >"$out/eval.json" || { echo "| $name | $chain | $overlap | (eval failed) ||||||"; continue; }
       wall=$(echo "$(date +%s.%N) - $start" | bc)
       python3 - "$out/eval.json" "$name" "$chain" "$overlap" "$wall" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-pol = d["policies"]
-pareto = [f["policy"] for f in d["frontier"] if f["pareto"]]
-def cell(name):
-    p = pol[name]
-    return (f"`{name}` {p['mean_interruption_h']:.2f} h / {100 * p['zero_interruption_share']:.0f}% / "
-            f"{p['mean_overlap_h']:.2f} h")
-def within(budget_h):
-    fits = [n for n in pareto if pol[n]["mean_overlap_h"] <= budget_h + 1e-9]
-    if not fits:
-        return "none"
-    return cell(min(fits, key=lambda n: (pol[n]["mean_interruption_h"], pol[n]["mean_overlap_h"])))
-print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {cell('reactive')} | {within(0.25)} | "
-      f"{within(1)} | {within(4)} | {float(sys.argv[5]):.1f} s |")
+worlds = d.get("forward_pick", {}).get("worlds", {})
+def cell(c):
+    return f"`{c['policy']}` {c['interruption_h']:.2f} / {c['overlap_h']:.2f} h"
+def within(points, budget_h):
+    fits = [c for c in points if c["overlap_h"] <= budget_h + 1e-9]
+    return min(fits, key=lambda c: (c["interruption_h"], c["overlap_h"])) if fits else None
+for i, world in enumerate(["replay", "logged"]):
+    w = worlds.get(world, {})
+    wall = f"{float(sys.argv[5]):.1f} s" if i == 0 else ""
+    if "there" not in w or "here" not in w:
+        why = w.get("no_figures", "no earlier window")
+        print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {world} | {why} | | | | {wall} |")
+        continue
+    here = {c["policy"]: c for c in w["here"]}
+    cells = []
+    for budget in (0.25, 1.0, 4.0):
+        picked, hind = within(w["there"], budget), within(w["here"], budget)
+        if picked is None or picked["policy"] not in here:
+            cells.append("none before" + (f" (hindsight {cell(hind)})" if hind else ""))
+            continue
+        same = hind and hind["policy"] == picked["policy"]
+        cells.append(cell(here[picked["policy"]]) + (" (the same)" if same else
+                     f" ({cell(hind)})" if hind else " (none)"))
+    print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {world} | {cell(here['reactive'])} | "
+          f"{' | '.join(cells)} | {wall} |")
 PY
     done
   done

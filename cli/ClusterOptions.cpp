@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "RenamedFlags.h"
 #include "TimeFlags.h"
 #include "Validators.h"
@@ -92,6 +94,24 @@ Calibration ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
   if (!said.empty()) fmt::print(stderr, "mirage: {}\n", said);
   apply_calibration(c, spec, trace.jobs);
   return c;
+}
+
+std::string ClusterOptions::describe_fit(const std::string& trace_source) const {
+  if (!fit_until.empty())
+    return fmt::format(
+        "replay calibrated forward: fitted on the jobs submitted before {} (--fit-until), "
+        "carried past it",
+        format_iso_time(parse_time_flag(fit_until, "--fit-until")).substr(0, 10));
+  if (calibration == "none")
+    return "replay uncalibrated (--calibration none): the log's jobs alone on the whole machine";
+  std::string file = calibration;
+  if (calibration == "auto")
+    file = std::filesystem::exists(calibration_path(trace_source)) ? calibration_path(trace_source)
+                                                                   : std::string("infer");
+  if (file == "infer")
+    return "replay calibrated in sample: fitted on the whole log, the judged window included "
+           "(--fit-until DATE fits it on the months before)";
+  return fmt::format("replay calibrated from {}: fitted where that file was", file);
 }
 
 void TraceOptions::add_to(CLI::App& cmd) {

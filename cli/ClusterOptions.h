@@ -36,6 +36,10 @@ struct ClusterOptions {
   // trace's jobs (dependencies); said in one line on stderr. Throws InputError for a bad file.
   // Returns what was applied.
   Calibration calibrate(Trace& trace, ClusterSpec& spec) const;
+  // Where the replay's calibration was fitted, in one line for the tables that stand on it: in
+  // sample (on the whole log, the judged window included), forward (--fit-until), from a file, or
+  // nowhere.
+  std::string describe_fit(const std::string& trace_source) const;
 };
 
 // Reading a trace with the shared --format / --lenient flags.

@@ -15,23 +15,23 @@ bool finished(const SampleOutcome& o) {
 
 }  // namespace
 
-Verdict choose_policy(const EvalReport& report, const ChainSpec& chain) {
-  Verdict v;
+FinishedCosts costs_where_every_policy_finished(const EvalReport& report, const ChainSpec& chain) {
+  FinishedCosts f;
   std::map<std::string, const std::vector<SampleOutcome>*> judged;
   for (const auto& [name, outs] : report.outcomes)
     if (name != "oracle") judged[name] = &outs;
-  if (judged.empty()) return v;
-  v.of = judged.begin()->second->size();
+  if (judged.empty()) return f;
+  f.of = judged.begin()->second->size();
   struct Sum {
     double interruption = 0, overlap = 0;
     std::size_t boundaries = 0;
   };
   std::map<std::string, Sum> sums;
-  for (std::size_t s = 0; s < v.of; ++s) {
+  for (std::size_t s = 0; s < f.of; ++s) {
     bool all = true;
     for (const auto& [name, outs] : judged) all = all && s < outs->size() && finished((*outs)[s]);
     if (!all) continue;
-    ++v.samples;
+    ++f.samples;
     for (const auto& [name, outs] : judged)
       for (const BoundaryOutcome& b : (*outs)[s].episode.boundaries) {
         sums[name].interruption += static_cast<double>(b.interruption()) / kHour;
@@ -39,22 +39,34 @@ Verdict choose_policy(const EvalReport& report, const ChainSpec& chain) {
         ++sums[name].boundaries;
       }
   }
-  if (v.samples == 0) return v;
-  double best = std::numeric_limits<double>::infinity();
   for (const auto& [name, sum] : sums) {
     const double n = static_cast<double>(sum.boundaries);
-    const double cost = (sum.interruption + sum.overlap) / n;
+    f.mean[name] = {sum.interruption / n, sum.overlap / n};
+  }
+  return f;
+}
+
+Verdict choose_policy(const EvalReport& report, const ChainSpec& chain) {
+  Verdict v;
+  const FinishedCosts f = costs_where_every_policy_finished(report, chain);
+  v.samples = f.samples;
+  v.of = f.of;
+  if (v.samples == 0) return v;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [name, m] : f.mean) {
+    const auto [interruption, overlap] = m;
+    const double cost = interruption + overlap;
     // Ties go to reactive, which charges nothing twice.
     if (cost < best - 1e-9 || (cost <= best + 1e-9 && name == "reactive")) {
       best = cost;
       v.policy = name;
-      v.interruption_h = sum.interruption / n;
-      v.overlap_h = sum.overlap / n;
+      v.interruption_h = interruption;
+      v.overlap_h = overlap;
     }
     if (name == "reactive") {
       v.has_reactive = true;
-      v.reactive_interruption_h = sum.interruption / n;
-      v.reactive_overlap_h = sum.overlap / n;
+      v.reactive_interruption_h = interruption;
+      v.reactive_overlap_h = overlap;
     }
   }
   return v;
@@ -67,7 +79,8 @@ std::string describe(const Verdict& v, std::string_view world) {
         "--max-wait cut them off)",
         world);
   const std::string on =
-      fmt::format("on {} of {} samples, where every policy finished", v.samples, v.of);
+      fmt::format("on {} of {} samples, where every policy finished, chosen on them in hindsight",
+                  v.samples, v.of);
   if (!v.has_reactive)
     return fmt::format(
         "verdict ({}): use {}: {:.2f} h waited and {:.2f} h held twice a boundary; {}", world,

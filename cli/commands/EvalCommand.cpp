@@ -14,6 +14,7 @@
 #include "ClusterOptions.h"
 #include "Commands.h"
 #include "EpisodeOptions.h"
+#include "ForwardPick.h"
 #include "Progress.h"
 #include "SampleTraces.h"
 #include "TimeFlags.h"
@@ -29,6 +30,9 @@
 
 namespace mirage::cli {
 namespace {
+
+// The forward pick's default window: about a month of sample times.
+constexpr Seconds kPickBefore = 28 * kDay;
 
 struct EvalOptions {
   std::string trace;
@@ -46,6 +50,7 @@ struct EvalOptions {
   std::string checkpoint_every = "30m";
   std::string restart_overhead = "10m";
   std::string wait_distribution;  // quantile's, from `mirage trace waits`; empty: fitted
+  std::string pick_before;        // the forward pick's window; empty: kPickBefore where one is made
   int threads = 0;
   bool json = false;
   std::string out;
@@ -409,6 +414,13 @@ int run_eval(const EvalOptions& o) {
                                             format_iso_time(c.to) + " (or give --to)");
   }
   c.every = o.episode.spacing();
+  // The least-cost choice a --sweep-risk frontier or --work costs invite is made forward, on
+  // earlier sample times, unless --pick-before 0 says not to.
+  const bool pick_given = !o.pick_before.empty();
+  const Seconds pick_length = pick_given
+                                  ? parse_nonnegative_duration_flag(o.pick_before, "--pick-before")
+                              : (o.sweep_risk || c.episode.campaign.active()) ? kPickBefore
+                                                                              : 0;
   c.start_mode = o.episode.start_mode();
   c.threads = o.threads;
   std::stringstream ss(o.policies);
@@ -490,6 +502,13 @@ int run_eval(const EvalOptions& o) {
   std::vector<std::string> order = {"reactive"};
   for (const auto& p : c.policies)
     if (p != "reactive") order.push_back(p);
+  std::optional<ForwardPick> pick;
+  if (pick_length > 0) {
+    std::vector<const EvalReport*> judged;
+    for (const EvalReport& w : reports) judged.push_back(&w);
+    pick = pick_forward(trace, c, judged, pick_length, pick_given, o.wait_distribution);
+  }
+  const std::string calibration_fit = o.cluster.describe_fit(trace.source);
   if (!o.out.empty() && logged_beside) {
     write_samples_csv(std::filesystem::path(o.out) / "samples_logged.csv", *logged_beside,
                       c.episode.chain);
@@ -517,6 +536,8 @@ int run_eval(const EvalOptions& o) {
     j["dropped_past_horizon"] = r.dropped_past_horizon;
     j["wall_seconds"] = r.wall_seconds;
     j["successor_wait"] = o.episode.successor_wait;
+    j["calibration_fit"] = calibration_fit;
+    if (pick) j["forward_pick"] = forward_pick_json(*pick);
     j["policies"] = policies_json(r);
     if (r.world == SuccessorWait::kLogged) j["logged_world"] = logged_world_json(r, c);
     if (logged_beside) {
@@ -556,6 +577,7 @@ int run_eval(const EvalOptions& o) {
   fmt::print("samples {} from {} every {} ({} dropped past the horizon); {:.1f} s\n",
              r.sample_times.size(), format_iso_time(c.from), o.episode.every,
              r.dropped_past_horizon, r.wall_seconds);
+  fmt::print("{}\n", calibration_fit);
   for (const EvalReport& w : reports)
     if (w.world == SuccessorWait::kLogged)
       fmt::print(
@@ -597,6 +619,7 @@ int run_eval(const EvalOptions& o) {
           marks[f.policy].second = f.pareto;
       fmt::print("{}", format_world_table(r, *logged_beside, order, width, marks));
     }
+    if (pick) fmt::print("{}", format_forward_pick(*pick, width));
     print_same_decisions(r, order);
     if (!o.out.empty()) fmt::print("\nper-sample CSV and plots in {}\n", o.out);
     return 0;
@@ -629,6 +652,7 @@ int run_eval(const EvalOptions& o) {
         unknown);
   print_campaigns();
   if (logged_beside) fmt::print("{}", format_world_table(r, *logged_beside, order, width));
+  if (pick) fmt::print("{}", format_forward_pick(*pick, width));
   print_same_decisions(r, order);
   fmt::print("\n{}\n", describe(choose_policy(r, c.episode.chain),
                                 r.world == SuccessorWait::kLogged ? "logged" : "replay"));
@@ -699,6 +723,12 @@ void register_eval_command(CLI::App& app) {
                   "quantile's distribution of the successor's wait, from `mirage trace waits` "
                   "(default: fitted on the trace's 90 days before --from)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--pick-before", o->pick_before,
+                  "The least-cost point (an hour waited, or a campaign's hour idle or late, "
+                  "priced as an hour charged twice) chosen on this long of earlier sample times "
+                  "(e.g. 28d), whose episodes all end before --from, and judged on --from..--to "
+                  "beside hindsight's pick, in each world (default: 28d with --sweep-risk or "
+                  "--work, else none; 0: none)");
   cmd->add_option("--threads", o->threads, "Worker threads (0: all cores)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object instead of tables");
   cmd->add_option(

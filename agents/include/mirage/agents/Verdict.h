@@ -5,8 +5,10 @@
 // a bound and not a choice, aside) finished its chain, so a policy whose hard chains were cut off
 // is not flattered by the easy ones left.
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "mirage/agents/Evaluation.h"
 
@@ -21,10 +23,20 @@ struct Verdict {
   bool has_reactive = false;
 };
 
+// Each policy's (the oracle aside) mean interruption and overlap a boundary, in hours, on the
+// samples where every one of them finished its chain.
+struct FinishedCosts {
+  std::size_t samples = 0;                                // where every policy finished
+  std::size_t of = 0;                                     // all samples
+  std::map<std::string, std::pair<double, double>> mean;  // policy -> (interruption, overlap)
+};
+FinishedCosts costs_where_every_policy_finished(const EvalReport& report, const ChainSpec& chain);
+
 Verdict choose_policy(const EvalReport& report, const ChainSpec& chain);
 
 // One line: "verdict (replay): use forecast: 1.2 h waited a boundary against reactive's 6.3 h,
-// for 40.4 h held twice (0.0 h); on 8 of 96 samples, where every policy finished".
+// for 40.4 h held twice (0.0 h); on 8 of 96 samples, where every policy finished, chosen on them in
+// hindsight" (a choice made forward is --pick-before's).
 std::string describe(const Verdict& v, std::string_view world);
 
 }  // namespace mirage
