@@ -54,7 +54,7 @@ std::optional<ForwardPick> pick_forward(const Trace& trace, const EvalConfig& ju
   if (c.context.waits) {
     try {
       c.context.waits = wait_distribution_for(trace, c.cluster, c.episode.chain, c.from, wait_file);
-      p.wait_fit = describe(*c.context.waits);
+      p.wait_fit = c.context.waits->describe();
     } catch (const InputError& e) {
       // Too few jobs before the earlier window to fit quantile on: the pick is made among the
       // other points, and says so, rather than on a distribution that saw the judged window.
