@@ -83,11 +83,10 @@ std::optional<json> ask_daemon(const DaemonSocketOptions& where, const json& req
   } catch (const daemon::ControlClientError& e) {  // also a store another holds
     rc = 3;
     std::cerr << "mirage: " << escape_control(e.what()) << "\n";
-    const auto c = request.find("campaign");
-    if (maybe_done && c != request.end() && c->contains("request_key"))
+    if (maybe_done && daemon::carries_request_key(request))
       std::cerr << "mirage: the daemon may have added the campaign: run the same command again "
                    "with --request-key "
-                << c->at("request_key").get<std::string>()
+                << request.at("campaign").at("request_key").get<std::string>()
                 << " (a key adds at most one campaign), or look with `mirage campaign list`\n";
   } catch (const daemon::RequestError& e) {  // may quote the request's text back
     rc = 1;

@@ -551,7 +551,7 @@ TEST(ControlClient, SaysTheDaemonIsNotRunning) {
 // A daemon that reads each request and answers only from the `answer_from`-th connection on
 // (a daemon killed before its reply, then restarted), keeping the lines it read.
 struct ForgetfulDaemon {
-  explicit ForgetfulDaemon(const std::string& path, int answer_from) {
+  explicit ForgetfulDaemon(const std::string& path, int answer_from) : path_(path) {
     fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
     const sockaddr_un addr = address_of(path);
     EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
@@ -590,8 +590,8 @@ struct ForgetfulDaemon {
     }
     server.join();
   }
-  int fd = -1;
   std::string path_;
+  int fd = -1;
   std::thread server;
   std::vector<std::string> lines;
 };
@@ -603,7 +603,6 @@ TEST(ControlClient, AnAddWhoseAnswerWasLostIsSentAgainWithTheSameKey) {
   add["campaign"]["request_key"] = "k-1";
   {
     ForgetfulDaemon d(path, 2);
-    d.path_ = path;
     EXPECT_EQ(call_daemon_keyed(path, add, 3, 2000).at("campaign").at("id"), 5);
     d.stop();
     ASSERT_EQ(d.lines.size(), 2u);
@@ -613,7 +612,6 @@ TEST(ControlClient, AnAddWhoseAnswerWasLostIsSentAgainWithTheSameKey) {
   const std::string other = dir.file("e.sock");
   json cancel = {{"op", "cancel"}, {"id", 1}};
   ForgetfulDaemon d(other, 2);
-  d.path_ = other;
   try {
     call_daemon_keyed(other, cancel, 3, 2000);
     FAIL() << "an unkeyed request was answered";

@@ -525,11 +525,14 @@ json call_daemon(const std::string& socket_path, const json& request, int timeou
   return reply;
 }
 
+bool carries_request_key(const json& request) {
+  const auto c = request.find("campaign");
+  return c != request.end() && c->is_object() && !c->value("request_key", std::string()).empty();
+}
+
 json call_daemon_keyed(const std::string& socket_path, const json& request, int tries,
                        int timeout_ms) {
-  const auto c = request.find("campaign");
-  const bool keyed =
-      c != request.end() && c->is_object() && !c->value("request_key", std::string()).empty();
+  const bool keyed = carries_request_key(request);
   for (int attempt = 1;; ++attempt) {
     try {
       return call_daemon(socket_path, request, timeout_ms);

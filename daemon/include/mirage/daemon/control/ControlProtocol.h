@@ -90,6 +90,8 @@ nlohmann::json call_daemon(const std::string& socket_path, const nlohmann::json&
 // campaign per key) is sent again, up to `tries` times in all, when it went out and no answer
 // came back (a daemon restarting, a reply lost): the retry returns what the first try made.
 // Requests without a key are sent once, since the daemon may have carried them out.
+// Whether `request` is an add that carries a request key.
+bool carries_request_key(const nlohmann::json& request);
 nlohmann::json call_daemon_keyed(const std::string& socket_path, const nlohmann::json& request,
                                  int tries = 3, int timeout_ms = 30000);
 
