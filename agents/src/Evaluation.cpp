@@ -255,6 +255,8 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
     report.logged_shape_jobs = logged->shape_jobs();
     report.log_has_starts = logged->log_has_starts();
     report.logged_description = logged->describe();
+    report.logged_limit_floor = logged->limit_floor();
+    report.logged_pooling = logged->pooling();
   }
   EpisodeStarts starts(trace, config.cluster, episode, config.start_mode);
   report.sample_times =

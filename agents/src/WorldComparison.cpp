@@ -71,6 +71,7 @@ std::string format_world_table(const EvalReport& replay, const EvalReport& logge
       logged.sample_times.size(), kWorldsDisagreeFactor,
       campaign ? "idle or overlap GPU-h per campaign" : "mean interruption or overlap",
       frontier.empty() ? "" : "; * : on that world's frontier");
+  if (!logged.logged_pooling.empty()) out += "  " + logged.logged_pooling + "\n";
   if (!campaign && !rows.empty() && rows.front().replay_campaign)
     out +=
         "  (whole campaigns: no start time where every policy finished its campaign in both "

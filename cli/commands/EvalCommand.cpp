@@ -98,6 +98,8 @@ nlohmann::json logged_world_json(const EvalReport& r, const EvalConfig& c) {
                       {"window_s", c.logged_window},
                       {"real_jobs_per_wait", c.logged_jobs},
                       {"shape_jobs_in_log", r.logged_shape_jobs},
+                      {"limit_floor_s", r.logged_limit_floor},
+                      {"pooled", !r.logged_pooling.empty()},
                       {"dropped_too_few_real_jobs", r.dropped_few_logged_jobs},
                       {"log_has_starts", r.log_has_starts},
                       {"policies", policies_json(r)}};
@@ -588,6 +590,9 @@ int run_eval(const EvalOptions& o) {
           : logged_beside->sample_times.empty()
               ? "; the replay's figures are on all its samples"
               : "; the replay's figures are on the samples it kept");
+  for (const EvalReport& w : reports)
+    if (w.world == SuccessorWait::kLogged && !w.logged_pooling.empty())
+      fmt::print("logged world {}\n", w.logged_pooling);
   if (r.world == SuccessorWait::kLogged) {
     if (const auto lacks = world_lacks_data(r)) {
       fmt::print("{}\n", *lacks);

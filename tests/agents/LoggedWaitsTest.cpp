@@ -97,6 +97,55 @@ TEST(LoggedWaits, TooFewRealJobsOfTheShapeNearAnInstantGiveNoWait) {
   EXPECT_FALSE(LoggedWaits(no_starts, {4, 2 * kDay, kDay, 1}).log_has_starts());
 }
 
+// No real job asks half of a 48-hour segment: the class's longest limits speak for it, the
+// longest first, as far as the log needs to give each wait its jobs, never past the top quartile.
+TEST(LoggedWaits, ASparseShapeIsPooledFromTheLongestLimitsOfItsSizeClass) {
+  const std::vector<Seconds> limits = {18 * kHour, 18 * kHour, 12 * kHour, 12 * kHour,
+                                       12 * kHour, 6 * kHour,  4 * kHour,  2 * kHour,
+                                       kHour,      kHour,      kHour,      kHour};
+  EXPECT_EQ(pooled_floor(limits, 2 * kDay, 2), 18 * kHour) << "two ask 18 h: enough";
+  EXPECT_EQ(pooled_floor(limits, 2 * kDay, 3), 12 * kHour) << "the next longest limit";
+  // The top quartile of 12 limits starts at the third longest (12 h): no further.
+  EXPECT_EQ(pooled_floor(limits, 2 * kDay, 8), 12 * kHour);
+  EXPECT_EQ(pooled_floor(limits, 12 * kHour, 8), 6 * kHour) << "half the segment, not pooled";
+  EXPECT_EQ(pooled_floor({}, 2 * kDay, 5), kDay);
+  EXPECT_EQ(pooled_floor({3 * kDay}, 2 * kDay, 5), kDay) << "the quartile asks more than half";
+}
+
+TEST(LoggedWaits, TheTableSaysWhereTheShapeWasPooledAndTooFewJobsStillDropAWait) {
+  // 4-node jobs every 6 hours for 20 days, none asking a day: in turn 18 h, 12 h and thrice 1 h.
+  Trace t;
+  for (int i = 0; i < 80; ++i) {
+    const Seconds limit = i % 5 == 0 ? 18 * kHour : i % 5 == 1 ? 12 * kHour : kHour;
+    t.jobs.push_back(real_job(i + 1, kT0 + i * 6 * kHour, (i % 4) * kHour, 4, limit));
+  }
+  LoggedWaits waits(t, {4, 2 * kDay, kDay, 3});
+  EXPECT_TRUE(waits.pooled());
+  // Spread evenly, the 16 jobs asking 18 h give 1.6 a 2-day window, short of 3; with 12 h, 3.2.
+  EXPECT_EQ(waits.limit_floor(), 12 * kHour);
+  EXPECT_EQ(waits.shape_jobs(), 32u);
+  EXPECT_TRUE(waits.wait_at(kT0 + 10 * kDay).has_value());
+  EXPECT_NE(waits.pooling().find("pooled: limits >= 12h, 3 jobs behind each wait"),
+            std::string::npos)
+      << waits.pooling();
+  EXPECT_NE(waits.describe().find("asking 12h or more"), std::string::npos) << waits.describe();
+
+  // A shape that enough jobs have is not pooled, and says nothing of it.
+  LoggedWaits exact(t, {4, 12 * kHour, kDay, 3});
+  EXPECT_FALSE(exact.pooled());
+  EXPECT_EQ(exact.pooling(), "");
+
+  // Pooled down to the top quartile (12 h) and still short, an instant with too few jobs near it
+  // has no wait.
+  Trace gap = t;
+  std::erase_if(gap.jobs, [](const Job& j) {
+    return j.submit >= kT0 + 8 * kDay && j.submit < kT0 + 12 * kDay;
+  });
+  LoggedWaits gapped(gap, {4, 2 * kDay, kDay, 3});
+  EXPECT_TRUE(gapped.pooled());
+  EXPECT_FALSE(gapped.wait_at(kT0 + 10 * kDay).has_value());
+}
+
 // In the logged world no segment starts before it was submitted, censored or not, reactive never
 // overlaps by more than its lead, and the oracle is never worse than reactive on a boundary.
 TEST(LoggedWaits,

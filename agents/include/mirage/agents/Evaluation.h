@@ -103,6 +103,11 @@ struct EvalReport {
   std::size_t logged_shape_jobs = 0;
   bool log_has_starts = true;
   std::string logged_description;
+  // Where the shape was too sparse and the class's longest limits were pooled: the floor and one
+  // line saying so (LoggedWaits::pooling); the floor is half the segment's limit and the line empty
+  // where not.
+  Seconds logged_limit_floor = 0;
+  std::string logged_pooling;
   double wall_seconds = 0;
 };
 

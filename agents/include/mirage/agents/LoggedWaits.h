@@ -17,13 +17,22 @@ namespace mirage {
 struct LoggedWaitsSpec {
   // The shape: a segment of `nodes` nodes asking `time_limit`. The real jobs that speak for it are
   // of its size class (1 node, 2-7, 8+) and ask at least half its limit (a short job backfills
-  // where a segment cannot).
+  // where a segment cannot). Where the log has too few of those (pooled_floor), the class's
+  // longest limits speak for it instead.
   int nodes = 1;
   Seconds time_limit = 2 * kDay;
   // The real jobs behind one wait: the `jobs` submitted nearest t, within `window` either side.
   Seconds window = 3 * kDay;
   std::size_t jobs = 5;
 };
+
+// The least limit a real job of the size class must ask to speak for a segment asking
+// `time_limit`, given the limits the class's jobs asked (any order) and how many jobs that many
+// days of log need to give each wait its `jobs` on average (`needed`). Half the segment's limit
+// when enough jobs ask that much; else the longest limit that enough jobs reach, but never below
+// the class's top quartile of limits (the longest quarter): past it the jobs are no longer long
+// ones, and too few near an instant still drops the sample.
+Seconds pooled_floor(std::vector<Seconds> class_limits, Seconds time_limit, double needed);
 
 class LoggedWaits {
  public:
@@ -40,12 +49,20 @@ class LoggedWaits {
   // The real jobs of the shape in the whole log, and whether the log gives any start at all.
   std::size_t shape_jobs() const { return jobs_.size(); }
   bool log_has_starts() const { return log_has_starts_; }
-  // "the 5 real jobs of 2-7 nodes asking 24 h or more submitted nearest it within 3 d (their
-  // median)", for the tables.
+  // The least limit the jobs speaking for the segment ask: half its own, or less where pooled.
+  Seconds limit_floor() const { return floor_; }
+  bool pooled() const { return floor_ < (spec_.time_limit + 1) / 2; }
+  // "the median wait of the 5 real jobs of 2-7 asking 1d or more submitted nearest it within 3d
+  // either side", for the tables.
   std::string describe() const;
+  // Where pooled, one line for the tables: "pooled: limits >= 18h, 5 jobs behind each wait (...)";
+  // empty where not.
+  std::string pooling() const;
 
  private:
   LoggedWaitsSpec spec_;
+  Seconds floor_ = 0;
+  std::size_t exact_jobs_ = 0;  // of the class asking at least half the segment's limit
   std::vector<std::pair<Seconds, Seconds>> jobs_;  // (submit, wait), by submit
   bool log_has_starts_ = false;
 };
