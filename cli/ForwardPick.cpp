@@ -1,6 +1,7 @@
 #include "ForwardPick.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -51,6 +52,9 @@ std::optional<ForwardPick> pick_forward(const Trace& trace, const EvalConfig& ju
   EvalConfig c = judged;
   c.from = p.window.from;
   c.to = p.window.to;
+  // The oracle is a bound, never a pick: per boundary nothing there needs it (whole campaigns
+  // are compared where every policy, the oracle too, completed, so it stays for them).
+  if (work_h <= 0) std::erase(c.policies, std::string(kOracleName));
   if (c.context.waits) {
     try {
       c.context.waits = wait_distribution_for(trace, c.cluster, c.episode.chain, c.from, wait_file);
@@ -85,17 +89,23 @@ std::optional<ForwardPick> pick_forward(const Trace& trace, const EvalConfig& ju
     } else if (const auto lacks_here = world_lacks_data(*judged_reports[i])) {
       w.no_figures = *lacks_here;
     } else {
-      w.there = point_costs(there[i], c.episode.chain, work_h);
+      PricedPoints there_costs = price_points(there[i], c.episode.chain, work_h);
+      PricedPoints here_costs = price_points(*judged_reports[i], judged.episode.chain, work_h);
+      w.there = std::move(there_costs.costs);
+      w.left_out_there = std::move(there_costs.left_out);
       w.picked = least_cost(w.there);
-      w.here = point_costs(*judged_reports[i], judged.episode.chain, work_h);
+      w.here = std::move(here_costs.costs);
+      w.left_out_here = std::move(here_costs.left_out);
       w.hindsight = least_cost(w.here);
+      const std::string finish = work_h > 0 ? "its campaign" : "its chain";
       if (!w.picked)
         w.no_figures = fmt::format(
-            "no pick: on none of the {} earlier samples did every policy "
-            "finish",
-            w.samples_there);
+            "no pick: on none of the {} earlier samples did any policy finish {} (the log's end "
+            "or --max-wait cut every one off)",
+            w.samples_there, finish);
       else if (!w.hindsight)
-        w.no_figures = "no figures here: on no sample of the judged window did every policy finish";
+        w.no_figures = fmt::format(
+            "no figures here: on no sample of the judged window did any policy finish {}", finish);
     }
     p.worlds.push_back(std::move(w));
   }
@@ -126,11 +136,24 @@ std::string format_forward_pick(const ForwardPick& p, std::size_t width) {
       continue;
     }
     const PointCost* here = find_cost(w.here, w.picked->policy);
+    const bool censored_here = std::find(w.left_out_here.begin(), w.left_out_here.end(),
+                                         w.picked->policy) != w.left_out_here.end();
     s += fmt::format("  {:<7} {:<{}} {:>10.1f} {:>10} {:>18}   {:<{}} {:>10.1f} {:>18}\n",
                      to_string(w.world), w.picked->policy, width, w.picked->cost,
                      here ? fmt::format("{:.1f}", here->cost) : "-",
-                     here ? figures(*here) : "not run here", w.hindsight->policy, width,
-                     w.hindsight->cost, figures(*w.hindsight));
+                     here            ? figures(*here)
+                     : censored_here ? "censored here"
+                                     : "not run here",
+                     w.hindsight->policy, width, w.hindsight->cost, figures(*w.hindsight));
+    const auto left_out = [&](const std::vector<std::string>& names, const char* where) {
+      if (names.empty()) return;
+      s += fmt::format(
+          "  {:<7} left out {}: {} (cut off on every sample where the others finished; the rest "
+          "priced without {})\n",
+          "", where, fmt::join(names, ", "), names.size() == 1 ? "it" : "them");
+    };
+    left_out(w.left_out_there, "of the pick");
+    left_out(w.left_out_here, "of hindsight's");
   }
   return s;
 }
@@ -159,6 +182,8 @@ nlohmann::json forward_pick_json(const ForwardPick& p) {
         wj["picked_here"] = cost(*here);
     }
     if (w.hindsight) wj["hindsight"] = cost(*w.hindsight);
+    if (!w.left_out_there.empty()) wj["left_out_there"] = w.left_out_there;
+    if (!w.left_out_here.empty()) wj["left_out_here"] = w.left_out_here;
     // Every point on both windows: other prices, or a budget, choose among them the same way.
     for (const PointCost& c : w.there) wj["there"].push_back(cost(c));
     for (const PointCost& c : w.here) wj["here"].push_back(cost(c));

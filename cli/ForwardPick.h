@@ -25,6 +25,9 @@ struct ForwardPick {
     std::optional<PointCost> picked;  // the least of them
     std::vector<PointCost> here;      // every point's cost on the judged window
     std::optional<PointCost> hindsight;
+    // Points censored on every sample the others finished, left out of the pick (there) and of
+    // hindsight's (here): price_points.
+    std::vector<std::string> left_out_there, left_out_here;
     std::string no_figures;  // why a world has no pick, in one line
   };
   std::vector<World> worlds;

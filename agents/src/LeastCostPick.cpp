@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include "mirage/agents/Verdict.h"
 
@@ -21,6 +23,41 @@ std::vector<PointCost> point_costs(const EvalReport& report, const ChainSpec& ch
   for (const auto& [name, m] : costs_where_every_policy_finished(report, chain).mean)
     out.push_back({name, m.first + m.second, m.first, m.second});
   return out;
+}
+
+PricedPoints price_points(const EvalReport& report, const ChainSpec& chain, double work_h) {
+  PricedPoints p{point_costs(report, chain, work_h), {}};
+  if (!p.costs.empty()) return p;
+  // The points and how many samples (or campaigns) each finished; the oracle is no point.
+  const auto finished = [&](const SampleOutcome& o) {
+    if (work_h > 0) return o.episode.campaign && o.episode.campaign->complete;
+    return !o.episode.boundaries.empty() && !o.episode.truncated();
+  };
+  EvalReport rest;
+  rest.gpus_per_segment = report.gpus_per_segment;
+  rest.gpus_known = report.gpus_known;
+  std::vector<std::pair<std::size_t, std::string>> by_finished;
+  for (const auto& [name, outs] : report.outcomes) {
+    if (name == "oracle") continue;
+    rest.outcomes[name] = outs;
+    by_finished.emplace_back(std::count_if(outs.begin(), outs.end(), finished), name);
+  }
+  // Fewest finished first; among equals reactive last, as ties go to it.
+  std::sort(by_finished.begin(), by_finished.end(), [](const auto& a, const auto& b) {
+    return std::make_tuple(a.first, a.second == "reactive", a.second) <
+           std::make_tuple(b.first, b.second == "reactive", b.second);
+  });
+  for (std::size_t i = 0; i + 1 < by_finished.size(); ++i) {
+    rest.outcomes.erase(by_finished[i].second);
+    p.left_out.push_back(by_finished[i].second);
+    if (work_h > 0)
+      rest.campaign = compute_campaign_metrics(
+          rest.outcomes, static_cast<Seconds>(std::llround(work_h * kHour)), rest.gpus_per_segment);
+    p.costs = point_costs(rest, chain, work_h);
+    if (!p.costs.empty()) return p;
+  }
+  p.left_out.clear();  // none priced: nothing was left out in favour of another
+  return p;
 }
 
 std::optional<PointCost> least_cost(const std::vector<PointCost>& costs) {

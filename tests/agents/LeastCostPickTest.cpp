@@ -73,6 +73,53 @@ TEST(LeastCostPick, NothingToPickWhereNoSampleFinishedForEveryPolicy) {
   EXPECT_TRUE(point_costs(r, ChainSpec{}, 336).empty());
 }
 
+// forecast@12h is cut off on every sample: the others are priced without it, and it is named.
+TEST(LeastCostPick, APointCutOffOnEverySampleIsLeftOutAndTheRestArePriced) {
+  EvalReport r;
+  r.outcomes["reactive"] = {sample(6 * kHour), sample(2 * kHour), sample(40 * kHour, true)};
+  r.outcomes["average"] = {sample(3 * kHour), sample(1 * kHour), sample(0)};
+  r.outcomes["forecast@12h"] = {sample(kHour, true), sample(kHour, true), sample(kHour, true)};
+  r.outcomes["oracle"] = {sample(0, true), sample(0, true), sample(0, true)};  // no point
+  ASSERT_TRUE(point_costs(r, ChainSpec{}, 0).empty());
+  const PricedPoints p = price_points(r, ChainSpec{}, 0);
+  EXPECT_EQ(p.left_out, std::vector<std::string>{"forecast@12h"});
+  ASSERT_EQ(p.costs.size(), 2u);
+  EXPECT_DOUBLE_EQ(find_cost(p.costs, "reactive")->cost, 4) << "on the two both finished";
+  EXPECT_EQ(least_cost(p.costs)->policy, "average");
+
+  // Where every point is cut off everywhere nothing is priced, and nothing said left out.
+  for (auto& [name, outs] : r.outcomes)
+    for (auto& o : outs) o.episode.boundaries.front().truncated = true;
+  const PricedPoints none = price_points(r, ChainSpec{}, 0);
+  EXPECT_TRUE(none.costs.empty());
+  EXPECT_TRUE(none.left_out.empty());
+}
+
+TEST(LeastCostPick, ACampaignNeverCompletedIsLeftOutAndTheRestArePricedOnTheirCampaigns) {
+  const auto run = [](bool complete, Seconds makespan) {
+    SampleOutcome o;
+    o.episode.boundaries.emplace_back();
+    CampaignOutcome c;
+    c.complete = complete;
+    c.finish = makespan;  // the sample time is 0
+    c.charged = 400 * kHour;
+    o.episode.campaign = c;
+    return o;
+  };
+  EvalReport r;
+  r.gpus_per_segment = 1;
+  r.outcomes["reactive"] = {run(true, 380 * kHour), run(true, 390 * kHour)};
+  r.outcomes["forecast@8h"] = {run(false, 0), run(false, 0)};
+  r.outcomes["average"] = {run(true, 360 * kHour), run(false, 0)};
+  r.campaign = compute_campaign_metrics(r.outcomes, 336 * kHour, 1);
+  ASSERT_TRUE(point_costs(r, ChainSpec{}, 336).empty());
+  const PricedPoints p = price_points(r, ChainSpec{}, 336);
+  EXPECT_EQ(p.left_out, std::vector<std::string>{"forecast@8h"});
+  ASSERT_EQ(p.costs.size(), 2u);
+  // The first start time, the only one both completed: (360 - 336) + (400 - 336).
+  EXPECT_DOUBLE_EQ(find_cost(p.costs, "average")->cost, 24 + 64);
+}
+
 TEST(LeastCostPick, ForwardWindowsEpisodesAllEndBeforeTheJudgedWindowBegins) {
   EvalConfig c;
   c.from = 1000 * kDay;

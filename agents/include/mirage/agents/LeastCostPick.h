@@ -26,6 +26,15 @@ struct PointCost {
 // campaign metrics). Empty when there is none such.
 std::vector<PointCost> point_costs(const EvalReport& report, const ChainSpec& chain, double work_h);
 
+// Each policy's cost as point_costs gives it; where that finds none because some points were cut
+// off (censored) on every sample the others finished, those that finished least are left out, one
+// at a time, until the rest share a finished sample (or campaign) and are priced on those.
+struct PricedPoints {
+  std::vector<PointCost> costs;
+  std::vector<std::string> left_out;  // in the order they were left out
+};
+PricedPoints price_points(const EvalReport& report, const ChainSpec& chain, double work_h);
+
 // The least cost; ties go to reactive, which decides nothing, then to the least charged twice.
 std::optional<PointCost> least_cost(const std::vector<PointCost>& costs);
 
