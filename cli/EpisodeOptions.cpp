@@ -79,6 +79,7 @@ void EpisodeOptions::apply(EpisodeConfig& episode, const ClusterSpec& machine) c
                      fmt::format("the segment needs {} nodes but the machine has {} "
                                  "(--cluster-nodes)",
                                  segment.nodes, machine.nodes));
+  segment.note_old_meaning(machine.nodes);
 }
 
 EpisodeStartMode EpisodeOptions::start_mode() const {

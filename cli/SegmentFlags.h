@@ -14,8 +14,15 @@ struct SegmentFlags {
   std::string time = "2d";  // sbatch --time's forms or 4h-style; both run and limit
 
   void add_to(CLI::App& cmd);
+  // Where --nodes was given, over half the machine, and --cluster-nodes was not: a line on stderr
+  // that --nodes is the segment's size now (it was the machine's).
+  void note_old_meaning(int machine_nodes) const;
   // --time in seconds; InputError naming --time if it is not a duration.
   Seconds time_limit() const;
+
+ private:
+  const CLI::Option* nodes_option_ = nullptr;
+  const CLI::App* command_ = nullptr;
 };
 
 }  // namespace mirage::cli

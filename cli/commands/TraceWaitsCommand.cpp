@@ -52,6 +52,7 @@ void run_waits(const WaitsOptions& o) {
   Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
+  o.segment.note_old_meaning(spec.nodes);
   WaitDistributionSpec w;
   w.nodes = o.segment.nodes;
   w.gpus_per_node = o.segment.gpus_per_node;
