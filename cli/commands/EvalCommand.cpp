@@ -396,6 +396,9 @@ int run_eval(const EvalOptions& o) {
 
   EvalConfig c;
   c.cluster = o.cluster.to_spec(trace);
+  const std::vector<SuccessorWait> worlds = o.episode.worlds();
+  if (std::find(worlds.begin(), worlds.end(), SuccessorWait::kLogged) != worlds.end())
+    c.log_as_read = std::make_shared<const Trace>(trace);
   o.cluster.calibrate(trace, c.cluster);
   o.episode.apply(c.episode, c.cluster);
   c.episode.chain.segments = o.segments;
@@ -442,7 +445,6 @@ int run_eval(const EvalOptions& o) {
   }
 
   o.episode.apply_logged_waits(c);
-  const std::vector<SuccessorWait> worlds = o.episode.worlds();
   std::vector<EvalReport> reports;
   for (const SuccessorWait world : worlds) {
     c.world = world;

@@ -199,6 +199,24 @@ TEST(LoggedWaits, SamplesWhoseSegmentsMeetTooFewRealJobsAreDroppedAndCounted) {
   EXPECT_EQ(same.metrics.at("reactive").overall.samples, r.sample_times.size());
 }
 
+// A calibration marks jobs as dependent on their user's earlier ones, more or fewer by the months
+// it was fitted on; the logged world's waits come from the log as read, whatever it marked.
+TEST(LoggedWaits, TheYardstickIsTheLogAsReadNotTheJobsACalibrationMarkedDependent) {
+  const Trace as_read = waited_trace(4, 12);
+  Trace calibrated = as_read;
+  for (std::size_t i = 1; i < calibrated.jobs.size(); i += 2)
+    calibrated.jobs[i].after_any = calibrated.jobs[i - 1].id;
+  EvalConfig c = logged_eval();
+  c.policies = {"reactive"};
+  const EvalReport plain = evaluate(as_read, c);
+  const EvalReport marked = evaluate(calibrated, c);
+  ASSERT_GT(plain.logged_shape_jobs, 0u);
+  EXPECT_LT(marked.logged_shape_jobs, plain.logged_shape_jobs) << "the marked ones left out";
+  c.log_as_read = std::make_shared<const Trace>(as_read);
+  const EvalReport yardstick = evaluate(calibrated, c);
+  EXPECT_EQ(yardstick.logged_shape_jobs, plain.logged_shape_jobs);
+}
+
 // Where every real job waited 2 hours, reactive's successor, submitted a minute before its
 // predecessor's end, starts 2 hours later: each boundary, and a whole campaign's, is charged that.
 TEST(LoggedWaits, EveryBoundaryAndWholeCampaignFollowsTheLoggedWaits) {

@@ -2,6 +2,7 @@
 // `mirage eval`: every policy on the same sample episodes, with the metrics of the Mirage paper.
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,10 @@ struct EvalConfig {
   // chain's: its nodes and limit are set from episode.chain).
   Seconds logged_window = 3 * kDay;
   std::size_t logged_jobs = 5;
+  // The log as read, before a calibration marked some of its jobs dependent on others: the
+  // logged world's waits come from it, so that the yardstick does not move with the months the
+  // replay was calibrated on. Null: the trace evaluated.
+  std::shared_ptr<const Trace> log_as_read;
 };
 
 struct SampleOutcome {
