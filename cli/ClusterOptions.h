@@ -36,6 +36,11 @@ struct ClusterOptions {
   // trace's jobs (dependencies); said in one line on stderr. Throws InputError for a bad file.
   // Returns what was applied.
   Calibration calibrate(Trace& trace, ClusterSpec& spec) const;
+  // The log as the logged world reads its real waits from: `as_read`'s jobs, those that the
+  // calibration inferred on the whole log takes for dependent on another job marked so (their
+  // wait was that job's run; the logged world leaves them out), whatever calibration the replay
+  // uses, so that the yardstick does not move with it. Inferred once per log and machine (cached).
+  static Trace logged_yardstick(Trace as_read, const ClusterSpec& machine);
   // Where the replay's calibration was fitted, in one line for the tables that stand on it: in
   // sample (on the whole log, the judged window included), forward (--fit-until), from a file, or
   // nowhere.

@@ -249,8 +249,9 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
   EpisodeConfig episode = config.episode;
   std::optional<LoggedWaits> logged;
   if (config.world == SuccessorWait::kLogged) {
-    logged.emplace(config.log_as_read ? *config.log_as_read : trace, LoggedWaitsSpec{episode.chain.nodes, episode.chain.time_limit,
-                                          config.logged_window, config.logged_jobs});
+    logged.emplace(config.yardstick_log ? *config.yardstick_log : trace,
+                   LoggedWaitsSpec{episode.chain.nodes, episode.chain.time_limit,
+                                   config.logged_window, config.logged_jobs});
     episode.logged_waits = &*logged;
     report.logged_shape_jobs = logged->shape_jobs();
     report.log_has_starts = logged->log_has_starts();

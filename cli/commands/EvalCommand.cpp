@@ -398,7 +398,8 @@ int run_eval(const EvalOptions& o) {
   c.cluster = o.cluster.to_spec(trace);
   const std::vector<SuccessorWait> worlds = o.episode.worlds();
   if (std::find(worlds.begin(), worlds.end(), SuccessorWait::kLogged) != worlds.end())
-    c.log_as_read = std::make_shared<const Trace>(trace);
+    c.yardstick_log =
+        std::make_shared<const Trace>(ClusterOptions::logged_yardstick(trace, c.cluster));
   o.cluster.calibrate(trace, c.cluster);
   o.episode.apply(c.episode, c.cluster);
   c.episode.chain.segments = o.segments;

@@ -200,8 +200,9 @@ TEST(LoggedWaits, SamplesWhoseSegmentsMeetTooFewRealJobsAreDroppedAndCounted) {
 }
 
 // A calibration marks jobs as dependent on their user's earlier ones, more or fewer by the months
-// it was fitted on; the logged world's waits come from the log as read, whatever it marked.
-TEST(LoggedWaits, TheYardstickIsTheLogAsReadNotTheJobsACalibrationMarkedDependent) {
+// it was fitted on; the logged world's waits come from the yardstick log given, whatever the
+// replayed trace's marks.
+TEST(LoggedWaits, TheYardstickIsItsOwnLogNotTheJobsTheReplaysCalibrationMarkedDependent) {
   const Trace as_read = waited_trace(4, 12);
   Trace calibrated = as_read;
   for (std::size_t i = 1; i < calibrated.jobs.size(); i += 2)
@@ -212,7 +213,7 @@ TEST(LoggedWaits, TheYardstickIsTheLogAsReadNotTheJobsACalibrationMarkedDependen
   const EvalReport marked = evaluate(calibrated, c);
   ASSERT_GT(plain.logged_shape_jobs, 0u);
   EXPECT_LT(marked.logged_shape_jobs, plain.logged_shape_jobs) << "the marked ones left out";
-  c.log_as_read = std::make_shared<const Trace>(as_read);
+  c.yardstick_log = std::make_shared<const Trace>(as_read);
   const EvalReport yardstick = evaluate(calibrated, c);
   EXPECT_EQ(yardstick.logged_shape_jobs, plain.logged_shape_jobs);
 }

@@ -35,10 +35,11 @@ struct EvalConfig {
   // chain's: its nodes and limit are set from episode.chain).
   Seconds logged_window = 3 * kDay;
   std::size_t logged_jobs = 5;
-  // The log as read, before a calibration marked some of its jobs dependent on others: the
-  // logged world's waits come from it, so that the yardstick does not move with the months the
-  // replay was calibrated on. Null: the trace evaluated.
-  std::shared_ptr<const Trace> log_as_read;
+  // The log the logged world's waits come from, its dependent jobs marked as a calibration on
+  // the whole log finds them, whatever months the replay was calibrated on (cli's
+  // ClusterOptions::logged_yardstick): the yardstick does not move with the replay. Null: the
+  // trace evaluated.
+  std::shared_ptr<const Trace> yardstick_log;
 };
 
 struct SampleOutcome {
