@@ -170,6 +170,22 @@ struct Harness {
     return actions;
   }
 
+  // A copy of the store's main file (which holds every commit), as a backup or a snapshot takes.
+  std::string copy_store(const std::string& name = "store.backup") const {
+    const std::string copy = dir.file(name);
+    std::filesystem::copy_file(path, copy);
+    return copy;
+  }
+  // The store restored from `copy` (its -wal file gone with what came after), and the daemon
+  // started again on it.
+  void restore_store(const std::string& copy) {
+    controller.reset();
+    store.reset();
+    std::filesystem::remove(path + "-wal");
+    std::filesystem::copy_file(copy, path, std::filesystem::copy_options::overwrite_existing);
+    restart();
+  }
+
   const CampaignRecord& campaign(std::int64_t id) const { return *controller->find(id); }
   const SegmentRecord& seg(std::int64_t id, int k) const {
     return campaign(id).segments.at(static_cast<std::size_t>(k));

@@ -166,8 +166,44 @@ void CampaignController::on_estimate_failed(const EstimateAction& a, const Slurm
   keep_estimate(e);
 }
 
+namespace {
+
+// One accounting search for every segment about to be submitted: the names they go by, since the
+// earliest of their campaigns began. Jobs nullopt, with why, when accounting cannot say.
+AccountedJobs search_earlier_runs(SlurmClient& client, const std::vector<SubmitAction>& submits) {
+  AccountingSearch search;
+  search.since = submits.front().earlier.since;
+  for (const auto& a : submits) {
+    search.since = std::min(search.since, a.earlier.since);
+    if (std::find(search.names.begin(), search.names.end(), a.request.name) == search.names.end())
+      search.names.push_back(a.request.name);
+  }
+  try {
+    return client.accounted_jobs(search);
+  } catch (const SlurmError& e) {
+    return {std::nullopt, std::string("accounting did not answer: ") + e.what()};
+  }
+}
+
+}  // namespace
+
 void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver) {
+  const AccountedJobs accounted =
+      actions.submits.empty() ? AccountedJobs{} : search_earlier_runs(client, actions.submits);
   for (const auto& a : actions.submits) {
+    const auto tag = JobTag::parse(a.request.comment);
+    EarlierRunAnswer earlier;
+    if (tag)
+      earlier = find_earlier_run(a.earlier, *tag, a.request.name, accounted.jobs, accounted.why);
+    if (earlier.run) {
+      deliver([a, run = std::move(*earlier.run)](CampaignController& c) mutable {
+        c.on_earlier_run(a, std::move(run));
+      });
+      continue;
+    }
+    deliver([a, unchecked = std::move(earlier.unchecked)](CampaignController& c) {
+      c.on_earlier_runs_checked(a, unchecked);
+    });
     try {
       const JobId id = client.submit(a.request);
       deliver([a, id](CampaignController& c) { c.on_submitted(a, id); });

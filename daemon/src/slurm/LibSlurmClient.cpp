@@ -472,6 +472,11 @@ class LibSlurmClient final : public SlurmClient {
     return lookup_accounted_job(sacct_, job);
   }
 
+  AccountedJobs accounted_jobs(const AccountingSearch& search) override {
+    ++counters_.accounting_searches;
+    return search_accounted_jobs(sacct_, search);
+  }
+
   RpcCounters counters() const override { return counters_; }
 
  private:

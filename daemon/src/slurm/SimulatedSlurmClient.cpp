@@ -436,6 +436,19 @@ AccountedJob SimulatedSlurmClient::accounted_job(JobId job) {
   return {report(j), {}};
 }
 
+AccountedJobs SimulatedSlurmClient::accounted_jobs(const AccountingSearch& search) {
+  ++counters_.accounting_searches;
+  catch_up();
+  std::vector<SlurmJob> found;
+  for (const auto& [j, extra] : ours_) {
+    SlurmJob job = report(j);
+    if (job.submit >= search.since &&
+        std::find(search.names.begin(), search.names.end(), job.name) != search.names.end())
+      found.push_back(std::move(job));
+  }
+  return {std::move(found), {}};
+}
+
 StartEstimate SimulatedSlurmClient::will_run(const SubmitRequest& r) {
   ++counters_.will_runs;
   catch_up();

@@ -71,6 +71,20 @@ struct AccountedJob {
   bool transient = false;  // accounting did not answer: ask again, conclude nothing yet
 };
 
+// The user's jobs accounting recorded under one of `names` (job names) that were in the queue
+// since `since`: what ran and ended while a store restored from an earlier copy did not know.
+// One search covers every segment about to be submitted.
+struct AccountingSearch {
+  Seconds since = 0;
+  std::vector<std::string> names;
+};
+// The jobs found (with their names and, where the site's accounting keeps them, comments), or
+// none and why (no accounting on this cluster).
+struct AccountedJobs {
+  std::optional<std::vector<SlurmJob>> jobs;
+  std::string why;
+};
+
 // The result of one bulk job RPC. `changed` is false when the controller reported no change
 // since the previous dump (slurm_load_jobs' update_time): `jobs` is then empty and the previous
 // list still holds.
@@ -155,12 +169,14 @@ struct RpcCounters {
   std::uint64_t submits = 0;
   std::uint64_t signals = 0;
   std::uint64_t cancels = 0;
-  std::uint64_t releases = 0;            // dependencies cleared
-  std::uint64_t will_runs = 0;           // start estimates for jobs not submitted
-  std::uint64_t accounting_lookups = 0;  // jobs asked of accounting (sacct)
+  std::uint64_t releases = 0;             // dependencies cleared
+  std::uint64_t will_runs = 0;            // start estimates for jobs not submitted
+  std::uint64_t accounting_lookups = 0;   // jobs asked of accounting (sacct)
+  std::uint64_t accounting_searches = 0;  // searches for segments run unseen (sacct)
   std::uint64_t total() const {
     return job_dumps + partition_loads + node_loads + config_loads + reservation_loads +
-           limit_loads + submits + signals + cancels + releases + will_runs + accounting_lookups;
+           limit_loads + submits + signals + cancels + releases + will_runs + accounting_lookups +
+           accounting_searches;
   }
 };
 
@@ -200,6 +216,12 @@ class SlurmClient {
   // not answer. A backend without accounting says so.
   virtual AccountedJob accounted_job(JobId job) {
     (void)job;
+    return {std::nullopt, "the " + name() + " backend keeps no accounting"};
+  }
+  // The jobs accounting recorded that `search` asks for. Throws a transient SlurmError when
+  // accounting did not answer. A backend without accounting says so.
+  virtual AccountedJobs accounted_jobs(const AccountingSearch& search) {
+    (void)search;
     return {std::nullopt, "the " + name() + " backend keeps no accounting"};
   }
   virtual RpcCounters counters() const = 0;
