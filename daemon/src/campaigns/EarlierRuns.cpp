@@ -54,7 +54,8 @@ std::optional<EarlierRun> earlier_run_in_files(const EarlierRunQuestion& q, cons
   int found = 0;
   if (file.find(kJobSlot) == std::string::npos) {
     if (!q.known_jobs.empty()) {
-      unchecked = "its output file " + pattern + " holds no job id, and an earlier job of it wrote it";
+      unchecked =
+          "its output file " + pattern + " holds no job id, and an earlier job of it wrote it";
       return std::nullopt;
     }
     const auto written = written_since(pattern, q.since);

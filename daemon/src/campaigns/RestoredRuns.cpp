@@ -22,11 +22,10 @@ EarlierRunQuestion CampaignController::earlier_run_question(const Entry& e,
   if (s.seg.slurm_job_id > 0) q.known_jobs.push_back(s.seg.slurm_job_id);
   for (const auto& [id, other] : entries_)
     if (id != e.rec.spec.id && other->rec.spec.name == e.rec.spec.name) q.name_is_unique = false;
-  q.output_pattern =
-      segment_output_pattern(segment_job_name(e.rec, s.seg.index),
-                             [&](JobId job, const std::string& name) {
-                               return output_file_of(e, name, job, /*one_job_only=*/false);
-                             });
+  q.output_pattern = segment_output_pattern(
+      segment_job_name(e.rec, s.seg.index), [&](JobId job, const std::string& name) {
+        return output_file_of(e, name, job, /*one_job_only=*/false);
+      });
   return q;
 }
 
@@ -63,9 +62,8 @@ void CampaignController::adopt_earlier_run(Entry& e, SegmentRecord& s, const Ear
       "ran while the store did not know it (restored from an earlier copy?): " + run.evidence +
       "; adopted, not submitted again";
   if (run.attempt > s.seg.attempts) {  // later attempts ran too: the last of them is the segment's
-    store_.refuse_submission(id, s,
-                             "not submitted: attempt " + std::to_string(run.attempt) +
-                                 " had already run unseen");
+    store_.refuse_submission(
+        id, s, "not submitted: attempt " + std::to_string(run.attempt) + " had already run unseen");
     s.seg.attempts = run.attempt;
     store_.begin_submission(id, s, JobTag{store_.store_id(), id, k, s.seg.attempts}, what);
   } else {
