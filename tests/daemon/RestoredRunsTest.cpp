@@ -3,7 +3,6 @@
 // it ran. It is adopted as the segment's attempt and the campaign goes on from how it ended;
 // the segment is never submitted a second time.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <utime.h>
 
 #include <fstream>
@@ -205,14 +204,13 @@ TEST(StoreSurvival, OneAccountingSearchATickForEverySegmentAboutToBeSubmitted) {
 TEST(SacctSearch, AsksOnceByNameAndTimeAndReadsNamesAndComments) {
   testing::TempDir dir;
   const std::string args = dir.file("args");
-  const std::string sacct = dir.file("sacct");
-  std::ofstream(sacct) << "#!/bin/sh\necho \"$@\" > " << args << "\n"
-                       << "echo '712|0|COMPLETED|1700000000|1700000005|1700000015|0:0|train-s1|"
-                          "mirage:0a1b2c3d:4:1:1'\n"
-                       << "echo '713|0|FAILED|1700000100|1700000105|1700000115|1:0|other|a|b'\n";
-  ::chmod(sacct.c_str(), 0755);
   SacctSettings settings;
-  settings.program = sacct;
+  settings.program = testing::fake_program(
+      dir, "sacct",
+      "echo \"$@\" > " + args +
+          "\necho '712|0|COMPLETED|1700000000|1700000005|1700000015|0:0|train-s1|"
+          "mirage:0a1b2c3d:4:1:1'\n"
+          "echo '713|0|FAILED|1700000100|1700000105|1700000115|1:0|other|a|b'\n");
   AccountingSearch search;
   search.since = 1'700'000'000;
   search.names = {"train-s1"};

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,6 +38,15 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// An executable shell script `name` in `dir` running `body`, standing in for a Slurm command.
+inline std::string fake_program(const TempDir& dir, const std::string& name,
+                                const std::string& body) {
+  const std::string path = dir.file(name);
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
 
 // Runs `body` in a child process and returns what it returned (or why it has nothing): for what
 // must not touch the test process (a user id, a resource limit).

@@ -165,17 +165,25 @@ SlurmJob as_accounted(const SlurmJob& j) {
 
 }  // namespace
 
-AccountedJob FakeSlurmClient::accounted_job(JobId job) {
+std::map<JobId, AccountedJob> FakeSlurmClient::accounted_jobs(const std::vector<JobId>& jobs) {
   ++counters_.accounting_lookups;
-  if (!accounting_) return {std::nullopt, "this cluster keeps no accounting"};
-  if (!accounting_reachable_)
+  if (accounting_ && !accounting_reachable_)
     throw SlurmError("sacct: error: slurmdbd: Connection refused", 1, true);
-  if (auto it = forgotten_.find(job); it != forgotten_.end()) return {as_accounted(it->second), {}};
-  if (auto it = jobs_.find(job); it != jobs_.end()) return {as_accounted(it->second), {}};
-  return {std::nullopt, "accounting has no record of job " + std::to_string(job)};
+  std::map<JobId, AccountedJob> out;
+  for (JobId job : jobs) {
+    if (!accounting_)
+      out[job] = {std::nullopt, "this cluster keeps no accounting"};
+    else if (auto it = forgotten_.find(job); it != forgotten_.end())
+      out[job] = {as_accounted(it->second), {}};
+    else if (auto it = jobs_.find(job); it != jobs_.end())
+      out[job] = {as_accounted(it->second), {}};
+    else
+      out[job] = {std::nullopt, "accounting has no record of job " + std::to_string(job)};
+  }
+  return out;
 }
 
-AccountedJobs FakeSlurmClient::accounted_jobs(const AccountingSearch& search) {
+AccountedJobs FakeSlurmClient::search_accounting(const AccountingSearch& search) {
   ++counters_.accounting_searches;
   searches_.push_back(search);
   if (!accounting_) return {std::nullopt, "this cluster keeps no accounting"};

@@ -47,11 +47,11 @@ class FakeSlurmClient final : public SlurmClient {
   // answers that there is none. While unreachable, it throws a transient error.
   void set_accounting(bool on) { accounting_ = on; }
   void set_accounting_reachable(bool reachable) { accounting_reachable_ = reachable; }
-  AccountedJob accounted_job(JobId job) override;
+  std::map<JobId, AccountedJob> accounted_jobs(const std::vector<JobId>& jobs) override;
   // The jobs submitted since the search's start under one of its names, kept or forgotten by
   // the controller; with their comments unless the site's accounting keeps none (22.05 without
   // AccountingStoreFlags=job_comment).
-  AccountedJobs accounted_jobs(const AccountingSearch& search) override;
+  AccountedJobs search_accounting(const AccountingSearch& search) override;
   void set_accounting_keeps_comments(bool keeps) { accounting_comments_ = keeps; }
   const std::vector<AccountingSearch>& accounting_searches() const { return searches_; }
   void set_reachable(bool reachable) { reachable_ = reachable; }

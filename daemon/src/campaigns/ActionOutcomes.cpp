@@ -179,7 +179,7 @@ AccountedJobs search_earlier_runs(SlurmClient& client, const std::vector<SubmitA
       search.names.push_back(a.request.name);
   }
   try {
-    return client.accounted_jobs(search);
+    return client.search_accounting(search);
   } catch (const SlurmError& e) {
     return {std::nullopt, std::string("accounting did not answer: ") + e.what()};
   }
@@ -232,14 +232,21 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
       deliver([a, e](CampaignController& c) { c.on_release_failed(a, e); });
     }
   }
-  for (const auto& a : actions.lookups) {
+  if (!actions.lookups.empty()) {  // one question to accounting for every job gone unseen
+    std::vector<JobId> jobs;
+    for (const auto& a : actions.lookups) jobs.push_back(a.job);
     try {
-      AccountedJob answer = client.accounted_job(a.job);
-      deliver([a, answer = std::move(answer)](CampaignController& c) mutable {
-        c.on_accounted(a, std::move(answer));
-      });
+      const auto answers = client.accounted_jobs(jobs);
+      for (const auto& a : actions.lookups) {
+        const auto it = answers.find(a.job);
+        AccountedJob answer = it != answers.end() ? it->second : AccountedJob{};
+        deliver([a, answer = std::move(answer)](CampaignController& c) mutable {
+          c.on_accounted(a, std::move(answer));
+        });
+      }
     } catch (const SlurmError& e) {
-      deliver([a, e](CampaignController& c) { c.on_accounting_failed(a, e); });
+      for (const auto& a : actions.lookups)
+        deliver([a, e](CampaignController& c) { c.on_accounting_failed(a, e); });
     }
   }
   for (const auto& a : actions.estimates) {

@@ -206,15 +206,28 @@ std::string sacct_time(Seconds t) {
 
 }  // namespace
 
-AccountedJob lookup_accounted_job(const SacctSettings& settings, JobId job) {
-  const SacctOutput res = run_sacct(settings, {"-j", std::to_string(job), "-o", kFields});
-  if (!res.out) return {std::nullopt, res.why};
-  std::string why;
-  auto jobs = parse_sacct_output(*res.out, settings, why);
-  if (!jobs) return {std::nullopt, why};
-  for (auto& j : *jobs)
-    if (j.id == job) return {std::move(j), {}};
-  return {std::nullopt, "accounting has no record of job " + std::to_string(job)};
+std::map<JobId, AccountedJob> lookup_accounted_jobs(const SacctSettings& settings,
+                                                    const std::vector<JobId>& jobs) {
+  std::map<JobId, AccountedJob> out;
+  if (jobs.empty()) return out;
+  std::string ids;
+  for (JobId job : jobs) ids += (ids.empty() ? "" : ",") + std::to_string(job);
+  const SacctOutput res = run_sacct(settings, {"-j", ids, "-o", kFields});
+  std::string why = res.why;
+  const auto records = res.out ? parse_sacct_output(*res.out, settings, why) : std::nullopt;
+  for (JobId job : jobs) {
+    if (!records) {
+      out[job] = {std::nullopt, why};
+      continue;
+    }
+    const auto it = std::find_if(records->begin(), records->end(),
+                                 [job](const SlurmJob& j) { return j.id == job; });
+    out[job] =
+        it != records->end()
+            ? AccountedJob{*it, {}}
+            : AccountedJob{std::nullopt, "accounting has no record of job " + std::to_string(job)};
+  }
+  return out;
 }
 
 AccountedJobs search_accounted_jobs(const SacctSettings& settings, const AccountingSearch& search) {

@@ -4,6 +4,7 @@
 // site's slurmdbd whatever its release. Used only for a segment that left the queue while mirage
 // was not looking (its fate is never concluded from its absence alone), and for a segment about to
 // be submitted that may have run while the store did not know (restored from an earlier copy).
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -22,10 +23,11 @@ struct SacctSettings {
 // empty when there is none.
 std::string find_sacct(const std::string& sbatch, const std::string& search_path);
 
-// Runs `sacct -X -n -P -j JOB` and reads the job's record. No record (no accounting on this
-// cluster, or it does not know the job) is an answer with `why`; sacct timing out or slurmdbd not
-// answering throws a transient SlurmError (asked again later).
-AccountedJob lookup_accounted_job(const SacctSettings& settings, JobId job);
+// Runs `sacct -X -n -P -j JOB,JOB,...` once and reads each job's record. No record (no accounting
+// on this cluster, or it does not know the job) is an answer with `why`; sacct timing out or
+// slurmdbd not answering throws a transient SlurmError (asked again later).
+std::map<JobId, AccountedJob> lookup_accounted_jobs(const SacctSettings& settings,
+                                                    const std::vector<JobId>& jobs);
 
 // Runs `sacct -X -n -P -S SINCE -E now --name=NAMES` once for the whole search and reads every
 // record with its name and comment. No accounting is an answer with `why`; sacct timing out or

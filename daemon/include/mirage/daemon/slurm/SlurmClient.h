@@ -4,6 +4,7 @@
 // used from one thread only (the daemon's Slurm thread), and counts the controller RPCs it makes,
 // so "one bulk job RPC per tick" is measured rather than assumed.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -171,7 +172,7 @@ struct RpcCounters {
   std::uint64_t cancels = 0;
   std::uint64_t releases = 0;             // dependencies cleared
   std::uint64_t will_runs = 0;            // start estimates for jobs not submitted
-  std::uint64_t accounting_lookups = 0;   // jobs asked of accounting (sacct)
+  std::uint64_t accounting_lookups = 0;   // accounting asked of jobs gone unseen (sacct)
   std::uint64_t accounting_searches = 0;  // searches for segments run unseen (sacct)
   std::uint64_t total() const {
     return job_dumps + partition_loads + node_loads + config_loads + reservation_loads +
@@ -211,16 +212,18 @@ class SlurmClient {
   // now, would start, as slurmctld's will-run test plans it: its backfill plan of the queue with
   // every job at its limit, limits and reservations included. One RPC. Throws SlurmError.
   virtual StartEstimate will_run(const SubmitRequest& request) = 0;
-  // What accounting knows of a job that is no longer in the dump (slurmctld purged its record
-  // MinJobAge after it ended, or lost it). Throws a transient SlurmError when accounting did
-  // not answer. A backend without accounting says so.
-  virtual AccountedJob accounted_job(JobId job) {
-    (void)job;
-    return {std::nullopt, "the " + name() + " backend keeps no accounting"};
+  // What accounting knows of each of `jobs`, which are no longer in the dump (slurmctld purged
+  // their records MinJobAge after they ended, or lost them): one question for them all. Throws a
+  // transient SlurmError when accounting did not answer. A backend without accounting says so.
+  virtual std::map<JobId, AccountedJob> accounted_jobs(const std::vector<JobId>& jobs) {
+    std::map<JobId, AccountedJob> out;
+    for (JobId job : jobs)
+      out[job] = {std::nullopt, "the " + name() + " backend keeps no accounting"};
+    return out;
   }
   // The jobs accounting recorded that `search` asks for. Throws a transient SlurmError when
   // accounting did not answer. A backend without accounting says so.
-  virtual AccountedJobs accounted_jobs(const AccountingSearch& search) {
+  virtual AccountedJobs search_accounting(const AccountingSearch& search) {
     (void)search;
     return {std::nullopt, "the " + name() + " backend keeps no accounting"};
   }
