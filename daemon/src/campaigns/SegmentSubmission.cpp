@@ -254,7 +254,7 @@ std::string CampaignController::output_file_of(const Entry& e, const std::string
 
 std::string CampaignController::expected_output_file(const Entry& e, const SegmentRecord& s,
                                                      JobId job) const {
-  // Not this job's alone: says nothing.
+  // Empty where the file is not this job's alone: it would say nothing of it.
   return output_file_of(e, segment_job_name(e.rec, s.seg.index), job, true);
 }
 

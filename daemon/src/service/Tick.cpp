@@ -49,6 +49,7 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
   const Seconds locked_at = clock.now();
   if (controller.unresolved() > 0) wait_until(locked_at + controller.config().reconcile_delay);
 
+  const std::uint64_t submits_before = client.counters().submits;
   const JobDump dump = client.load_jobs(0);
   pass.apply_partitions(client.load_partitions());
   pass.set_jobs(dump.jobs);
@@ -68,7 +69,8 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
     actions.append(std::move(more));
   }
 
-  result.submitted = actions.submits.size();
+  // Not the submit actions: one whose segment had already run unseen is adopted, not submitted.
+  result.submitted = client.counters().submits - submits_before;
   result.signalled = actions.signals.size();
   result.cancelled = actions.cancels.size();
   result.released = actions.releases.size();
