@@ -39,7 +39,7 @@ packages=(
   slurmctld slurmd slurm-client munge slurmdbd mariadb-server
 )
 # The suites that matter on a site (tests/daemon/CMakeLists.txt); all of them are label slurm.
-suites='^daemon_slurm_(integration_(campaigns|faults|scripts|ticks)|accounting_limits)$'
+suites='^daemon_slurm_(integration_(campaigns|faults|scripts|ticks)|accounting_limits|restored_store)$'
 
 say() { echo "slurm-24.11: $*" >&2; }
 [ "$(id -u)" -eq 0 ] || { say "must run as root (chroot, mounts, the Slurm daemons)"; exit 1; }

@@ -328,6 +328,11 @@ int run_show(const IdOptions& o) {
              c.at("overlap").get<std::string>(),
              format_short_duration(c.at("handoff_grace").get<Seconds>()));
   fmt::print("  created    {}\n", when(c.at("created").get<Seconds>()));
+  if (!c.value("rerun_check", std::string()).empty())
+    fmt::print(
+        "  restore    not checked: whether the latest segment had already run unseen (as after a "
+        "store restored from an earlier copy) cannot be told: {}\n",
+        text(c, "rerun_check"));
   fmt::print("\n  {:>3}  {:<8}  {:>9}  {:>4}  {:<19}  {:<19}  {:<19}  {}\n", "SEG", "STATE", "JOB",
              "TRY", "SUBMITTED", "STARTED", "ENDED", "NOTE");
   for (const auto& s : c.at("segment_list")) {

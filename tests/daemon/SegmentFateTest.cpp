@@ -293,6 +293,51 @@ TEST(OutputFile, TheScriptsDirectiveAndTheOptionsThatOverrideItAreRead) {
   EXPECT_EQ(p.work_dir, "/home/ann");
 }
 
+// Two campaigns' jobs gone unseen in one tick: one question to accounting for both.
+TEST(SegmentFate, OneAccountingQuestionATickForEveryJobGoneUnseen) {
+  Harness h(fate_config());
+  h.slurm.set_accounting(true);
+  const auto a = h.controller->add(simple_request(2)).spec.id;
+  const auto b = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  h.tick();  // seen pending
+  for (const auto id : {a, b}) {
+    h.slurm.start(h.job_of(id, 0));
+    h.slurm.finish(h.job_of(id, 0));
+    h.slurm.forget(h.job_of(id, 0));
+  }
+  h.clock.advance(600);
+  h.tick();
+  EXPECT_EQ(h.slurm.counters().accounting_lookups, 1u);
+  h.tick();
+  for (const auto id : {a, b}) {
+    EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+    EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+  }
+}
+
+// The site's sacct asked once for several jobs: each gets its record, or why there is none.
+TEST(SacctLookup, AsksOnceForEveryJob) {
+  testing::TempDir dir;
+  const std::string args = dir.file("args");
+  SacctSettings settings;
+  settings.program =
+      testing::fake_program(dir, "sacct",
+                            "echo \"$@\" > " + args +
+                                "\necho '712|0|COMPLETED|1700000000|1700000005|1700000015|0:0'\n"
+                                "echo '713|0|FAILED|1700000100|1700000105|1700000115|1:0'\n");
+  const auto answers = lookup_accounted_jobs(settings, {712, 713, 714});
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_EQ(answers.at(712).job->state, SlurmJobState::kCompleted);
+  EXPECT_EQ(answers.at(713).job->state, SlurmJobState::kFailed);
+  EXPECT_FALSE(answers.at(714).job);
+  EXPECT_NE(answers.at(714).why.find("no record of job 714"), std::string::npos);
+  std::ifstream in(args);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_NE(line.find("-j 712,713,714"), std::string::npos) << line;
+}
+
 TEST(SacctLine, ReadsARecordWithEpochTimes) {
   std::string why;
   const auto job =

@@ -220,18 +220,13 @@ TEST(StoreSurvival, ARestoredStoreFollowsTheSuccessorItNeverRecordedInsteadOfSub
   const auto id = h.controller->add(simple_request(3)).spec.id;
   h.tick();
   h.slurm.start(h.job_of(id, 0));
-  const std::string backup = h.dir.file("store.backup");
-  std::filesystem::copy_file(h.path, backup);  // the main file holds every commit
-  h.tick();                                    // the fallback chain queues segment 1
+  const std::string backup = h.copy_store();
+  h.tick();  // the fallback chain queues segment 1
   const auto queued = h.slurm.submissions_tagged(id, 1);
   ASSERT_EQ(queued.size(), 1u);
   const JobId successor = h.job_of(id, 1);
 
-  h.controller.reset();
-  h.store.reset();
-  std::filesystem::remove(h.path + "-wal");
-  std::filesystem::copy_file(backup, h.path, std::filesystem::copy_options::overwrite_existing);
-  h.restart();
+  h.restore_store(backup);
   ASSERT_EQ(h.seg(id, 1).seg.attempts, 0) << "the restored copy knows no successor";
   h.tick();
   h.tick();
@@ -255,8 +250,7 @@ TEST(StoreSurvival, ARestoredStoreFollowsTheRetryItNeverRecorded) {
   const auto id = h.controller->add(simple_request(2)).spec.id;
   h.tick();
   const JobId first = h.job_of(id, 0);
-  const std::string backup = h.dir.file("store.backup");
-  std::filesystem::copy_file(h.path, backup);
+  const std::string backup = h.copy_store();
   h.slurm.start(first);
   h.slurm.finish(first, SlurmJobState::kFailed, 1);
   h.tick();
@@ -266,11 +260,7 @@ TEST(StoreSurvival, ARestoredStoreFollowsTheRetryItNeverRecorded) {
   ASSERT_NE(retry, first);
   h.slurm.start(retry);
 
-  h.controller.reset();
-  h.store.reset();
-  std::filesystem::remove(h.path + "-wal");
-  std::filesystem::copy_file(backup, h.path, std::filesystem::copy_options::overwrite_existing);
-  h.restart();
+  h.restore_store(backup);
   ASSERT_EQ(h.seg(id, 0).seg.attempts, 1);
   for (int i = 0; i < 3; ++i) h.tick();
   EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 2u) << "segment 0 submitted a third time";

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,6 +38,15 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// An executable shell script `name` in `dir` running `body`, standing in for a Slurm command.
+inline std::string fake_program(const TempDir& dir, const std::string& name,
+                                const std::string& body) {
+  const std::string path = dir.file(name);
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
 
 // Runs `body` in a child process and returns what it returned (or why it has nothing): for what
 // must not touch the test process (a user id, a resource limit).
@@ -168,6 +178,22 @@ struct Harness {
     Actions actions = controller->tick(dump.jobs, dump.taken, history, now);
     if (perform) perform_actions(*controller, slurm, actions);
     return actions;
+  }
+
+  // A copy of the store's main file (which holds every commit), as a backup or a snapshot takes.
+  std::string copy_store(const std::string& name = "store.backup") const {
+    const std::string copy = dir.file(name);
+    std::filesystem::copy_file(path, copy);
+    return copy;
+  }
+  // The store restored from `copy` (its -wal file gone with what came after), and the daemon
+  // started again on it.
+  void restore_store(const std::string& copy) {
+    controller.reset();
+    store.reset();
+    std::filesystem::remove(path + "-wal");
+    std::filesystem::copy_file(copy, path, std::filesystem::copy_options::overwrite_existing);
+    restart();
   }
 
   const CampaignRecord& campaign(std::int64_t id) const { return *controller->find(id); }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -137,6 +138,36 @@ TEST(Tick, SubmissionWhoseReplyWasLostIsAdoptedByTheNextTickNotSubmittedAgain) {
   EXPECT_EQ(next.unresolved, 0u);
   EXPECT_EQ(next.submitted, 0u);
   EXPECT_EQ(h.jobs_of(id, 0), 1u);
+}
+
+// A store restored from before segments 1 and 2, which then ran and ended: one tick finds both in
+// accounting, adopts them one pass after the other, and submits segment 3, the only submission.
+TEST(Tick, ARestoredStoreAdoptsTheSegmentsThatRanUnseenAndSubmitsTheNextInOneTick) {
+  TickHarness h;
+  h.slurm.set_accounting(true);
+  const auto id = h.add(4);
+  h.tick();
+  std::vector<JobId> jobs{h.slurm.submissions().back().job};
+  h.slurm.start(jobs[0]);
+  const std::string backup = h.dir.file("store.backup");
+  std::filesystem::copy_file(h.config.store_path, backup);
+  for (int k = 1; k <= 2; ++k) {
+    h.slurm.finish(jobs.back());
+    h.clock.advance(kMinute);
+    ASSERT_EQ(h.tick().submitted, 1u);
+    jobs.push_back(h.slurm.submissions().back().job);
+    h.slurm.start(jobs.back());
+  }
+  h.slurm.finish(jobs.back());
+  for (JobId job : jobs) h.slurm.forget(job);
+  h.clock.advance(10 * kMinute);
+  std::filesystem::remove(h.config.store_path + "-wal");
+  std::filesystem::copy_file(backup, h.config.store_path,
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(h.tick().submitted, 1u);
+  EXPECT_EQ(h.jobs_of(id, 1), 1u) << "segment 1 ran unseen and was submitted again";
+  EXPECT_EQ(h.jobs_of(id, 2), 1u) << "segment 2 ran unseen and was submitted again";
+  EXPECT_EQ(h.jobs_of(id, 3), 1u);
 }
 
 TEST(Tick, IntentOfATickKilledBeforeSubmittingIsSubmittedOnceByTheNext) {

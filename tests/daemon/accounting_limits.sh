@@ -9,44 +9,9 @@
 #   tests/daemon/accounting_limits.sh --bin build/cli/mirage [--dir DIR]
 # Needs root and the Slurm and MariaDB packages; exits 77 (skipped) without them.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-bin=""
+test=accounting_limits
 dir="${MIRAGE_ACCOUNTING_IT_DIR:-/tmp/mirage-accounting-it}"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bin) bin="$2"; shift 2 ;;
-    --dir) dir="$2"; shift 2 ;;
-    *) echo "accounting_limits: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[ -n "$bin" ] && [ -x "$bin" ] || { echo "accounting_limits: --bin must name the mirage binary" >&2; exit 2; }
-if [ "$(id -u)" -ne 0 ]; then echo "accounting_limits: SKIP (needs root)"; exit 77; fi
-for b in slurmctld slurmd slurmdbd mariadbd sbatch sacctmgr python3; do
-  command -v "$b" >/dev/null || [ -x "/usr/sbin/$b" ] ||
-    { echo "accounting_limits: SKIP ($b not installed)"; exit 77; }
-done
-fail() { echo "accounting_limits: FAIL: $*" >&2; exit 1; }
-note() { echo "accounting_limits: $*"; }
-
-# Ports of its own, apart from the other test clusters.
-export MIRAGE_SLURM_CTLD_PORT=18817 MIRAGE_SLURM_NODE_PORT=18901 MIRAGE_SLURM_DBD_PORT=18819
-eval "$(bash "$root/tests/slurm/cluster.sh" start --nodes 2 --dir "$dir/cluster" --accounting | tail -n 1)"
-trap 'bash "$root/tests/slurm/cluster.sh" stop --dir "$dir/cluster" >/dev/null 2>&1 || true' EXIT
-mkdir -p "$dir/out"
-conf="$dir/out/mirage.toml"
-cat >"$conf" <<CONF
-[cluster]
-backend = "slurm"
-slurm_conf = "$SLURM_CONF"
-partition = "gpu"
-[store]
-path = "$dir/out/store.db"
-[socket]
-path = "$dir/out/mirage.sock"
-[log]
-level = "warn"
-CONF
-json_get() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+source "$(dirname "$0")/accounting_cluster.sh"
 
 sacctmgr -i -Q modify user root set defaultqos=capped >/dev/null
 # slurmctld learns of the change from slurmdbd: wait for the association manager to show it.

@@ -1,5 +1,6 @@
 #include "FakeSlurmClient.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <stdexcept>
@@ -146,27 +147,60 @@ void FakeSlurmClient::forget(JobId job) {
   touch();
 }
 
-AccountedJob FakeSlurmClient::accounted_job(JobId job) {
+namespace {
+
+// What sacct's record gives (SacctLookup): how and when it ran, not its shape.
+SlurmJob as_accounted(const SlurmJob& j) {
+  SlurmJob a;
+  a.id = j.id;
+  a.user_id = j.user_id;
+  a.state = j.state;
+  a.submit = j.submit;
+  a.start = j.start;
+  a.end = j.end;
+  a.exit_code = j.exit_code;
+  a.exit_signal = j.exit_signal;
+  return a;
+}
+
+}  // namespace
+
+std::map<JobId, AccountedJob> FakeSlurmClient::accounted_jobs(const std::vector<JobId>& jobs) {
   ++counters_.accounting_lookups;
+  if (accounting_ && !accounting_reachable_)
+    throw SlurmError("sacct: error: slurmdbd: Connection refused", 1, true);
+  std::map<JobId, AccountedJob> out;
+  for (JobId job : jobs) {
+    if (!accounting_)
+      out[job] = {std::nullopt, "this cluster keeps no accounting"};
+    else if (auto it = forgotten_.find(job); it != forgotten_.end())
+      out[job] = {as_accounted(it->second), {}};
+    else if (auto it = jobs_.find(job); it != jobs_.end())
+      out[job] = {as_accounted(it->second), {}};
+    else
+      out[job] = {std::nullopt, "accounting has no record of job " + std::to_string(job)};
+  }
+  return out;
+}
+
+AccountedJobs FakeSlurmClient::search_accounting(const AccountingSearch& search) {
+  ++counters_.accounting_searches;
+  searches_.push_back(search);
   if (!accounting_) return {std::nullopt, "this cluster keeps no accounting"};
   if (!accounting_reachable_)
     throw SlurmError("sacct: error: slurmdbd: Connection refused", 1, true);
-  // What sacct's record gives (SacctLookup): how and when it ran, not its shape.
-  const auto as_accounted = [](const SlurmJob& j) {
-    SlurmJob a;
-    a.id = j.id;
-    a.user_id = j.user_id;
-    a.state = j.state;
-    a.submit = j.submit;
-    a.start = j.start;
-    a.end = j.end;
-    a.exit_code = j.exit_code;
-    a.exit_signal = j.exit_signal;
-    return a;
-  };
-  if (auto it = forgotten_.find(job); it != forgotten_.end()) return {as_accounted(it->second), {}};
-  if (auto it = jobs_.find(job); it != jobs_.end()) return {as_accounted(it->second), {}};
-  return {std::nullopt, "accounting has no record of job " + std::to_string(job)};
+  std::vector<SlurmJob> found;
+  for (const auto* jobs : {&forgotten_, &jobs_})
+    for (const auto& [id, j] : *jobs) {
+      if (j.submit < search.since ||
+          std::find(search.names.begin(), search.names.end(), j.name) == search.names.end())
+        continue;
+      SlurmJob a = as_accounted(j);
+      a.name = j.name;
+      if (accounting_comments_) a.comment = j.comment;
+      found.push_back(std::move(a));
+    }
+  return {std::move(found), {}};
 }
 
 const SlurmJob* FakeSlurmClient::find(JobId job) const {

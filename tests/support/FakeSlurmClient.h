@@ -47,7 +47,13 @@ class FakeSlurmClient final : public SlurmClient {
   // answers that there is none. While unreachable, it throws a transient error.
   void set_accounting(bool on) { accounting_ = on; }
   void set_accounting_reachable(bool reachable) { accounting_reachable_ = reachable; }
-  AccountedJob accounted_job(JobId job) override;
+  std::map<JobId, AccountedJob> accounted_jobs(const std::vector<JobId>& jobs) override;
+  // The jobs submitted since the search's start under one of its names, kept or forgotten by
+  // the controller; with their comments unless the site's accounting keeps none (22.05 without
+  // AccountingStoreFlags=job_comment).
+  AccountedJobs search_accounting(const AccountingSearch& search) override;
+  void set_accounting_keeps_comments(bool keeps) { accounting_comments_ = keeps; }
+  const std::vector<AccountingSearch>& accounting_searches() const { return searches_; }
   void set_reachable(bool reachable) { reachable_ = reachable; }
   // The next submit fails: refused (transient=false) or lost (transient=true: the job is created
   // but the reply never arrives, as when the daemon dies or times out mid-RPC).
@@ -93,6 +99,8 @@ class FakeSlurmClient final : public SlurmClient {
   std::map<JobId, SlurmJob> forgotten_;
   bool accounting_ = false;
   bool accounting_reachable_ = true;
+  bool accounting_comments_ = true;
+  std::vector<AccountingSearch> searches_;
   JobId next_id_ = 1000;
   Seconds update_stamp_ = 1;
   bool reachable_ = true;

@@ -42,7 +42,12 @@ class FaultInjectingClient final : public SlurmClient {
   StartEstimate will_run(const SubmitRequest& request) override {
     return inner_->will_run(request);
   }
-  AccountedJob accounted_job(JobId job) override { return inner_->accounted_job(job); }
+  std::map<JobId, AccountedJob> accounted_jobs(const std::vector<JobId>& jobs) override {
+    return inner_->accounted_jobs(jobs);
+  }
+  AccountedJobs search_accounting(const AccountingSearch& search) override {
+    return inner_->search_accounting(search);
+  }
   RpcCounters counters() const override { return inner_->counters(); }
 
  private:

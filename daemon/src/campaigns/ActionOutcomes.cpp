@@ -166,8 +166,44 @@ void CampaignController::on_estimate_failed(const EstimateAction& a, const Slurm
   keep_estimate(e);
 }
 
+namespace {
+
+// One accounting search for every segment about to be submitted: the names they go by, since the
+// earliest of their campaigns began. Jobs nullopt, with why, when accounting cannot say.
+AccountedJobs search_earlier_runs(SlurmClient& client, const std::vector<SubmitAction>& submits) {
+  AccountingSearch search;
+  search.since = submits.front().earlier.since;
+  for (const auto& a : submits) {
+    search.since = std::min(search.since, a.earlier.since);
+    if (std::find(search.names.begin(), search.names.end(), a.request.name) == search.names.end())
+      search.names.push_back(a.request.name);
+  }
+  try {
+    return client.search_accounting(search);
+  } catch (const SlurmError& e) {
+    return {std::nullopt, std::string("accounting did not answer: ") + e.what()};
+  }
+}
+
+}  // namespace
+
 void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver) {
+  const AccountedJobs accounted =
+      actions.submits.empty() ? AccountedJobs{} : search_earlier_runs(client, actions.submits);
   for (const auto& a : actions.submits) {
+    const auto tag = JobTag::parse(a.request.comment);
+    EarlierRunAnswer earlier;
+    if (tag)
+      earlier = find_earlier_run(a.earlier, *tag, a.request.name, accounted.jobs, accounted.why);
+    if (earlier.run) {
+      deliver([a, run = std::move(*earlier.run)](CampaignController& c) mutable {
+        c.on_earlier_run(a, std::move(run));
+      });
+      continue;
+    }
+    deliver([a, unchecked = std::move(earlier.unchecked)](CampaignController& c) {
+      c.on_earlier_runs_checked(a, unchecked);
+    });
     try {
       const JobId id = client.submit(a.request);
       deliver([a, id](CampaignController& c) { c.on_submitted(a, id); });
@@ -196,14 +232,21 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
       deliver([a, e](CampaignController& c) { c.on_release_failed(a, e); });
     }
   }
-  for (const auto& a : actions.lookups) {
+  if (!actions.lookups.empty()) {  // one question to accounting for every job gone unseen
+    std::vector<JobId> jobs;
+    for (const auto& a : actions.lookups) jobs.push_back(a.job);
     try {
-      AccountedJob answer = client.accounted_job(a.job);
-      deliver([a, answer = std::move(answer)](CampaignController& c) mutable {
-        c.on_accounted(a, std::move(answer));
-      });
+      const auto answers = client.accounted_jobs(jobs);
+      for (const auto& a : actions.lookups) {
+        const auto it = answers.find(a.job);
+        AccountedJob answer = it != answers.end() ? it->second : AccountedJob{};
+        deliver([a, answer = std::move(answer)](CampaignController& c) mutable {
+          c.on_accounted(a, std::move(answer));
+        });
+      }
     } catch (const SlurmError& e) {
-      deliver([a, e](CampaignController& c) { c.on_accounting_failed(a, e); });
+      for (const auto& a : actions.lookups)
+        deliver([a, e](CampaignController& c) { c.on_accounting_failed(a, e); });
     }
   }
   for (const auto& a : actions.estimates) {

@@ -67,6 +67,7 @@ void CampaignController::load() {
       store_.save_done_file(e->rec);
     }
     restore_estimate(*e);
+    e->rerun_note = store_.value(rerun_check_key(e->rec.spec.id));
     const std::int64_t id = e->rec.spec.id;
     // Read again while this process runs (the store could not be written): what is out on the
     // Slurm thread is still out, and an intent whose submission is queued there is not settled
@@ -76,6 +77,7 @@ void CampaignController::load() {
       e->in_flight = o.in_flight;
       e->looking_up = o.looking_up;
       e->answers = o.answers;
+      e->earlier_runs = o.earlier_runs;
       e->next_lookup = o.next_lookup;
       e->retry_after = o.retry_after;
       for (const auto& [k, since] : o.unknown_since)
@@ -120,6 +122,12 @@ std::size_t CampaignController::fates_unknown() const {
   std::size_t n = 0;
   for (const auto& [id, e] : entries_)
     for (const auto& s : e->rec.segments) n += s.fate_unknown() && !is_finished(e->rec.state);
+  return n;
+}
+
+std::size_t CampaignController::earlier_runs_waiting() const {
+  std::size_t n = 0;
+  for (const auto& [id, e] : entries_) n += e->earlier_runs.size();
   return n;
 }
 

@@ -19,12 +19,15 @@ struct CampaignController::Entry {
   std::unique_ptr<Policy> policy;
   std::string policy_name;
   Seconds next_decision = 0;
-  std::set<int> in_flight;               // segments whose submit action is out
-  std::set<int> looking_up;              // segments whose job is being asked of accounting
-  std::map<int, AccountedJob> answers;   // what accounting said, for the next tick
-  std::map<int, Seconds> next_lookup;    // a segment whose fate is unknown: asked again then
-  std::map<int, Seconds> unknown_since;  // segments whose intent has an unknown outcome
-  std::map<int, Seconds> retry_after;    // refused segments: not submitted again before
+  std::set<int> in_flight;                 // segments whose submit action is out
+  std::set<int> looking_up;                // segments whose job is being asked of accounting
+  std::map<int, AccountedJob> answers;     // what accounting said, for the next tick
+  std::map<int, Seconds> next_lookup;      // a segment whose fate is unknown: asked again then
+  std::map<int, Seconds> unknown_since;    // segments whose intent has an unknown outcome
+  std::map<int, Seconds> retry_after;      // refused segments: not submitted again before
+  std::map<int, EarlierRun> earlier_runs;  // submissions not made: the segment had run unseen
+  // Why the latest submission could not be checked for an earlier unseen run; empty when it was.
+  std::string rerun_note;
   // Slurm's latest estimate for segment `estimate_segment` (asked once a decision), or why there
   // is none.
   int estimate_segment = -1;
@@ -52,6 +55,21 @@ struct CampaignController::JobIndex {
     return it == by_tag.end() ? nullptr : &it->second;
   }
 };
+
+// The job name a segment is submitted under: what accounting and its output file know it by.
+inline std::string segment_job_name(const CampaignRecord& r, int index) {
+  return r.spec.name + "-s" + std::to_string(index);
+}
+
+// Accounting's record of a segment's job as a dump would show it: how it ran and ended, in the
+// shape Slurm granted before (accounting's record does not say it).
+inline SlurmJob in_campaign_shape(SlurmJob job, const CampaignRecord& r) {
+  job.nodes = r.spec.nodes;
+  job.gpus_per_node = r.spec.gpus_per_node;
+  job.time_limit = r.spec.time_limit;
+  job.partition = r.spec.partition;
+  return job;
+}
 
 // "1 attempt", "3 attempts".
 inline std::string attempts_text(int n) {

@@ -77,6 +77,12 @@ void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds
                                         Seconds now, Actions& out) {
   for (auto& s : e.rec.segments) {
     if (!s.submitting || e.in_flight.count(s.seg.index)) continue;
+    if (const auto run = e.earlier_runs.find(s.seg.index); run != e.earlier_runs.end()) {
+      const EarlierRun found = std::move(run->second);
+      e.earlier_runs.erase(run);
+      adopt_earlier_run(e, s, found, now, out);
+      continue;
+    }
     if (const auto* found = index.tagged(e.rec.spec.id, s.seg.index, s.seg.attempts)) {
       adopt_tagged(e, s, *found->front(), now, out);
       continue;

@@ -77,13 +77,7 @@ void CampaignController::settle_fate(Entry& e, SegmentRecord& s, Seconds now, Ac
     e.next_lookup.erase(k);
     spdlog::info("campaign {} segment {}: accounting says {} ended {}", id, k, job,
                  to_string(answer.job->state));
-    // Accounting's record says how it ended, not the shape Slurm granted: that stays as seen.
-    SlurmJob ended = *answer.job;
-    ended.nodes = e.rec.spec.nodes;
-    ended.gpus_per_node = e.rec.spec.gpus_per_node;
-    ended.time_limit = e.rec.spec.time_limit;
-    ended.partition = e.rec.spec.partition;
-    apply_job(e, s, ended, now, out);
+    apply_job(e, s, in_campaign_shape(*answer.job, e.rec), now, out);
     return;
   }
   // Accounting did not answer, or its record lags behind the controller's (not ended yet): asked

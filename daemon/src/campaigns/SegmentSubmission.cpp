@@ -238,18 +238,24 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
                 pred.seg.slurm_job_id);
 }
 
-std::string CampaignController::expected_output_file(const Entry& e, const SegmentRecord& s,
-                                                     JobId job) const {
+std::string CampaignController::output_file_of(const Entry& e, const std::string& job_name,
+                                               JobId job, bool one_job_only) const {
   const CampaignRecord& r = e.rec;
   const OutputPlace place =
       output_place(r.spec.script, r.sbatch_options, r.work_dir.empty() ? "/tmp" : r.work_dir);
-  if (!names_one_job(place.pattern, false)) return {};  // not this job's alone: says nothing
+  if (one_job_only && !names_one_job(place.pattern, false)) return {};
   OutputNames n;
   n.job = job;
-  n.name = r.spec.name + "-s" + std::to_string(s.seg.index);
+  n.name = job_name;
   n.user = user_name_of(config_.user_id);
   n.work_dir = place.work_dir;
   return expand_output_pattern(place.pattern, n);
+}
+
+std::string CampaignController::expected_output_file(const Entry& e, const SegmentRecord& s,
+                                                     JobId job) const {
+  // Empty where the file is not this job's alone: it would say nothing of it.
+  return output_file_of(e, segment_job_name(e.rec, s.seg.index), job, true);
 }
 
 SubmitRequest CampaignController::make_request(const Entry& e, const SegmentRecord& s,
@@ -278,7 +284,7 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   q.gpus_per_node = r.spec.gpus_per_node;
   q.partition = r.spec.partition.empty() ? config_.partition : r.spec.partition;
   q.account = r.account.empty() ? config_.account : r.account;
-  q.name = r.spec.name + "-s" + std::to_string(s.seg.index);
+  q.name = segment_job_name(r, s.seg.index);
   q.comment = tag.str();
   q.after_any = s.held_behind;
   return q;
@@ -314,7 +320,8 @@ void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions
   store_.begin_submission(e.rec.spec.id, s, tag, why);
   e.in_flight.insert(s.seg.index);
   ++counters_.submissions;
-  out.submits.push_back({e.rec.spec.id, s.seg.index, s.seg.attempts, make_request(e, s, tag)});
+  out.submits.push_back({e.rec.spec.id, s.seg.index, s.seg.attempts, make_request(e, s, tag),
+                         earlier_run_question(e, s)});
 }
 
 }  // namespace mirage::daemon

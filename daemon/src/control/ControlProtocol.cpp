@@ -208,6 +208,8 @@ json campaign_detail_json(const CampaignRecord& r, const CampaignStore& store) {
   j["handoff_grace"] = r.spec.handoff_grace;
   j["segment_list"] = json::array();
   for (const auto& s : r.segments) j["segment_list"].push_back(segment_json(s));
+  // Why the latest submission could not be checked for a run a restored store did not know.
+  j["rerun_check"] = store.value(rerun_check_key(r.spec.id));
   j["submissions"] = json::array();
   for (const auto& s : store.submissions(r.spec.id))
     j["submissions"].push_back({{"segment", s.segment},

@@ -293,6 +293,8 @@ struct Daemon::Impl {
           {"signals", rpc_counters.signals},
           {"cancels", rpc_counters.cancels},
           {"will_runs", rpc_counters.will_runs},
+          {"accounting_lookups", rpc_counters.accounting_lookups},
+          {"accounting_searches", rpc_counters.accounting_searches},
           {"total", rpc_counters.total()},
           {"job_dumps_per_tick", static_cast<double>(rpc_counters.job_dumps) / ticks},
           {"per_tick", static_cast<double>(rpc_counters.total()) / ticks}}},

@@ -13,6 +13,9 @@ namespace mirage::daemon {
 
 namespace {
 
+// The most decide passes one tick makes on its dump.
+constexpr int kMostPasses = 20;
+
 bool ends_with(const std::string& s, std::string_view tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -46,20 +49,28 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
   const Seconds locked_at = clock.now();
   if (controller.unresolved() > 0) wait_until(locked_at + controller.config().reconcile_delay);
 
+  const std::uint64_t submits_before = client.counters().submits;
   const JobDump dump = client.load_jobs(0);
   pass.apply_partitions(client.load_partitions());
   pass.set_jobs(dump.jobs);
   Actions actions = pass.decide(dump.taken, true);
   perform_actions(controller, client, actions);
-  // Accounting's answers on segments that left the queue unseen are settled in a second pass on
-  // the same dump: a tick that only asked would leave every decision to the next one.
-  if (!actions.lookups.empty()) {
+  // Accounting's answers on segments that left the queue unseen, and the runs found for segments
+  // about to be submitted (a restored store's), are settled in further passes on the same dump: a
+  // tick that only asked would leave every decision to the next one (and a run found and not
+  // adopted before the process ends would be looked for again, not submitted). Each pass adopts
+  // one run of a campaign, so the passes are as many as the segments that ran unseen in a row.
+  bool asked = !actions.lookups.empty();
+  for (int passes = 1; passes < kMostPasses && (asked || controller.earlier_runs_waiting() > 0);
+       ++passes) {
     Actions more = pass.decide(dump.taken, false);
     perform_actions(controller, client, more);
+    asked = false;  // answers asked in a further pass wait for the next tick
     actions.append(std::move(more));
   }
 
-  result.submitted = actions.submits.size();
+  // Not the submit actions: one whose segment had already run unseen is adopted, not submitted.
+  result.submitted = client.counters().submits - submits_before;
   result.signalled = actions.signals.size();
   result.cancelled = actions.cancels.size();
   result.released = actions.releases.size();

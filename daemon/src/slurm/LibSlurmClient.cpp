@@ -467,9 +467,14 @@ class LibSlurmClient final : public SlurmClient {
     return out;
   }
 
-  AccountedJob accounted_job(JobId job) override {
+  std::map<JobId, AccountedJob> accounted_jobs(const std::vector<JobId>& jobs) override {
     ++counters_.accounting_lookups;
-    return lookup_accounted_job(sacct_, job);
+    return lookup_accounted_jobs(sacct_, jobs);
+  }
+
+  AccountedJobs search_accounting(const AccountingSearch& search) override {
+    ++counters_.accounting_searches;
+    return search_accounted_jobs(sacct_, search);
   }
 
   RpcCounters counters() const override { return counters_; }

@@ -1,9 +1,11 @@
 #include "mirage/daemon/slurm/SacctLookup.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "mirage/daemon/slurm/ChildProcess.h"
@@ -116,20 +118,30 @@ std::optional<SlurmJob> parse_sacct_line(std::string_view line, std::string* why
     parse_number(codes[0], job.exit_code);
     parse_number(codes[1], job.exit_signal);
   }
+  // JobName and Comment, where asked for; the comment is the rest of the line (it may hold '|').
+  if (f.size() >= 8) job.name = std::string(f[7]);
+  if (f.size() >= 9) {
+    const std::size_t from = static_cast<std::size_t>(f[8].data() - line.data());
+    job.comment = std::string(line.substr(from));
+  }
   return job;
 }
 
-AccountedJob lookup_accounted_job(const SacctSettings& settings, JobId job) {
+namespace {
+
+// What sacct printed, or why there is nothing to read: no accounting here (`why`, an answer).
+// Throws a transient SlurmError when it timed out or slurmdbd did not answer.
+struct SacctOutput {
+  std::optional<std::string> out;
+  std::string why;
+};
+
+SacctOutput run_sacct(const SacctSettings& settings, std::vector<std::string> args) {
   if (settings.program.empty()) return {std::nullopt, "no sacct on this machine"};
   ChildProcessSpec spec;
   spec.program = settings.program;
-  spec.args = {"-X",
-               "-n",
-               "-P",
-               "-j",
-               std::to_string(job),
-               "-o",
-               "JobIDRaw,UID,State,Submit,Start,End,ExitCode"};
+  spec.args = {"-X", "-n", "-P"};
+  spec.args.insert(spec.args.end(), args.begin(), args.end());
   spec.environment = {"SLURM_TIME_FORMAT=%s", "TZ=UTC"};
   if (!settings.slurm_conf.empty()) spec.environment.push_back("SLURM_CONF=" + settings.slurm_conf);
   // What a site's install of the client may need to run at all.
@@ -152,19 +164,92 @@ AccountedJob lookup_accounted_job(const SacctSettings& settings, JobId job) {
         who + " failed: " + (err.empty() ? "exit status " + std::to_string(res.exit_code) : err),
         res.exit_code, true);
   }
+  return {res.out, {}};
+}
+
+// Every record sacct printed; nullopt, with `why`, at the first line that does not parse.
+std::optional<std::vector<SlurmJob>> parse_sacct_output(const std::string& out,
+                                                        const SacctSettings& settings,
+                                                        std::string& why) {
+  std::vector<SlurmJob> jobs;
   std::size_t at = 0;
-  while (at < res.out.size()) {
-    auto nl = res.out.find('\n', at);
-    if (nl == std::string::npos) nl = res.out.size();
-    const std::string_view line(res.out.data() + at, nl - at);
+  while (at < out.size()) {
+    auto nl = out.find('\n', at);
+    if (nl == std::string::npos) nl = out.size();
+    const std::string_view line(out.data() + at, nl - at);
     at = nl + 1;
     if (line.find_first_not_of(" \r") == std::string_view::npos) continue;
-    std::string why;
-    auto parsed = parse_sacct_line(line, &why);
-    if (!parsed) return {std::nullopt, who + " printed a line mirage cannot read (" + why + ")"};
-    if (parsed->id == job) return {std::move(parsed), {}};
+    std::string bad;
+    auto parsed = parse_sacct_line(line, &bad);
+    if (!parsed) {
+      why = "sacct (" + settings.program + ") printed a line mirage cannot read (" + bad + ")";
+      return std::nullopt;
+    }
+    jobs.push_back(std::move(*parsed));
   }
-  return {std::nullopt, "accounting has no record of job " + std::to_string(job)};
+  return jobs;
+}
+
+constexpr const char* kFields = "JobIDRaw,UID,State,Submit,Start,End,ExitCode";
+// The same with the job's name and comment (the comment last: it is the user's text).
+constexpr const char* kNamedFields = "JobIDRaw,UID,State,Submit,Start,End,ExitCode,JobName,Comment";
+
+// sacct's -S: a time as "2026-11-28T01:02:03", read in the child's TZ (UTC).
+std::string sacct_time(Seconds t) {
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  ::gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::map<JobId, AccountedJob> lookup_accounted_jobs(const SacctSettings& settings,
+                                                    const std::vector<JobId>& jobs) {
+  std::map<JobId, AccountedJob> out;
+  if (jobs.empty()) return out;
+  std::string ids;
+  for (JobId job : jobs) ids += (ids.empty() ? "" : ",") + std::to_string(job);
+  const SacctOutput res = run_sacct(settings, {"-j", ids, "-o", kFields});
+  std::string why = res.why;
+  const auto records = res.out ? parse_sacct_output(*res.out, settings, why) : std::nullopt;
+  for (JobId job : jobs) {
+    if (!records) {
+      out[job] = {std::nullopt, why};
+      continue;
+    }
+    const auto it = std::find_if(records->begin(), records->end(),
+                                 [job](const SlurmJob& j) { return j.id == job; });
+    out[job] =
+        it != records->end()
+            ? AccountedJob{*it, {}}
+            : AccountedJob{std::nullopt, "accounting has no record of job " + std::to_string(job)};
+  }
+  return out;
+}
+
+AccountedJobs search_accounted_jobs(const SacctSettings& settings, const AccountingSearch& search) {
+  std::vector<std::string> args = {"-S", sacct_time(search.since), "-E", "now", "-o", kNamedFields};
+  // sacct's --name takes a comma-separated list: a name with a comma in it is matched here.
+  const bool listable = std::none_of(search.names.begin(), search.names.end(), [](const auto& n) {
+    return n.empty() || n.find(',') != std::string::npos;
+  });
+  if (listable && !search.names.empty()) {
+    std::string names;
+    for (const auto& n : search.names) names += (names.empty() ? "" : ",") + n;
+    args.push_back("--name=" + names);
+  }
+  const SacctOutput res = run_sacct(settings, std::move(args));
+  if (!res.out) return {std::nullopt, res.why};
+  std::string why;
+  auto jobs = parse_sacct_output(*res.out, settings, why);
+  if (!jobs) return {std::nullopt, why};
+  std::erase_if(*jobs, [&](const SlurmJob& j) {
+    return std::find(search.names.begin(), search.names.end(), j.name) == search.names.end();
+  });
+  return {std::move(jobs), {}};
 }
 
 }  // namespace mirage::daemon

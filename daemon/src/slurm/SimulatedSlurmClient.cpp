@@ -427,13 +427,31 @@ void SimulatedSlurmClient::release_job(JobId job) {
   record(e);
 }
 
-AccountedJob SimulatedSlurmClient::accounted_job(JobId job) {
+std::map<JobId, AccountedJob> SimulatedSlurmClient::accounted_jobs(const std::vector<JobId>& jobs) {
   ++counters_.accounting_lookups;
   catch_up();
-  const auto j = static_cast<SimJobIndex>(job - 1);
-  if (job < 1 || !ours_.count(j))
-    return {std::nullopt, "the simulated cluster ran no job " + std::to_string(job) + " of ours"};
-  return {report(j), {}};
+  std::map<JobId, AccountedJob> out;
+  for (JobId job : jobs) {
+    const auto j = static_cast<SimJobIndex>(job - 1);
+    out[job] = job >= 1 && ours_.count(j)
+                   ? AccountedJob{report(j), {}}
+                   : AccountedJob{std::nullopt, "the simulated cluster ran no job " +
+                                                    std::to_string(job) + " of ours"};
+  }
+  return out;
+}
+
+AccountedJobs SimulatedSlurmClient::search_accounting(const AccountingSearch& search) {
+  ++counters_.accounting_searches;
+  catch_up();
+  std::vector<SlurmJob> found;
+  for (const auto& [j, extra] : ours_) {
+    SlurmJob job = report(j);
+    if (job.submit >= search.since &&
+        std::find(search.names.begin(), search.names.end(), job.name) != search.names.end())
+      found.push_back(std::move(job));
+  }
+  return {std::move(found), {}};
 }
 
 StartEstimate SimulatedSlurmClient::will_run(const SubmitRequest& r) {

@@ -566,6 +566,11 @@ void CampaignStore::record_outcome(std::int64_t campaign, const SegmentRecord& s
   update_attempt("outcome=?", outcome, campaign, segment);
 }
 
+void CampaignStore::note_submission(std::int64_t campaign, const SegmentRecord& segment,
+                                    const std::string& note) {
+  update_attempt("reason=reason || '; ' || ?", note, campaign, segment);
+}
+
 void CampaignStore::record_release(std::int64_t campaign, const SegmentRecord& segment,
                                    const std::string& why) {
   sql::Transaction t(*db_);

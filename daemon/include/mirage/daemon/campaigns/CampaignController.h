@@ -37,6 +37,7 @@
 #include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/core/Policy.h"
+#include "mirage/daemon/campaigns/EarlierRuns.h"
 #include "mirage/daemon/campaigns/WaitCalibration.h"
 #include "mirage/daemon/slurm/Clock.h"
 #include "mirage/daemon/slurm/SegmentShape.h"
@@ -87,6 +88,9 @@ struct SubmitAction {
   int segment = 0;
   int attempt = 0;
   SubmitRequest request;
+  // Asked of accounting (one search for all of a tick's submissions) and the output files just
+  // before submitting: a run of the segment a restored store did not know is adopted instead.
+  EarlierRunQuestion earlier;
 };
 struct SignalAction {
   std::int64_t campaign = 0;
@@ -179,9 +183,10 @@ struct ControllerCounters {
   std::uint64_t resubmitted = 0;  // unresolved intents not found, submitted again
   std::uint64_t refused = 0;
   std::uint64_t handoff_signals = 0;
-  std::uint64_t releases = 0;   // held successors released early
-  std::uint64_t estimates = 0;  // will-run tests asked for
-  std::uint64_t lookups = 0;    // segments' jobs asked of accounting after they left unseen
+  std::uint64_t releases = 0;      // held successors released early
+  std::uint64_t estimates = 0;     // will-run tests asked for
+  std::uint64_t lookups = 0;       // segments' jobs asked of accounting after they left unseen
+  std::uint64_t earlier_runs = 0;  // segments found run unseen (a restored store), not submitted
 };
 
 class CampaignController {
@@ -215,6 +220,12 @@ class CampaignController {
 
   // --- outcomes of the actions
   void on_submitted(const SubmitAction& action, JobId job);
+  // Instead of submitting: the segment had already run, unseen by a store restored from an
+  // earlier copy; the next tick adopts that run as the attempt (RestoredRuns.cpp).
+  void on_earlier_run(const SubmitAction& action, EarlierRun run);
+  // Before submitting: whether an earlier run could be looked for (`unchecked` empty) or why not,
+  // which `campaign show` says.
+  void on_earlier_runs_checked(const SubmitAction& action, const std::string& unchecked);
   void on_submit_failed(const SubmitAction& action, const SlurmError& error);
   void on_signal_failed(const SignalAction& action, const SlurmError& error);
   void on_cancel_failed(const CancelAction& action, const SlurmError& error);
@@ -234,6 +245,8 @@ class CampaignController {
   std::size_t unresolved() const;
   // Segments whose job left the queue unseen and whose fate is not known yet.
   std::size_t fates_unknown() const;
+  // Segments found run unseen whose adoption waits for the next tick.
+  std::size_t earlier_runs_waiting() const;
   // What `quantile` reads, recalibrated on the user's recent jobs; null when none is configured
   // (or it could not be read).
   const CalibratedWaitPredictor* wait_predictor() const { return waits_.get(); }
@@ -258,8 +271,13 @@ class CampaignController {
   bool adopted(JobId job) const;  // segment 0 of a campaign added with --adopt
   void settle_intents(Entry& e, const JobIndex& index, Seconds dump_time, Seconds now,
                       Actions& out);
-  // The segment's submission is job `job`, found in the dump by its tag.
+  // The segment's submission is job `job`, found in the dump by its tag (or in accounting).
   void adopt_tagged(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now, Actions& out);
+  // What tells the segment's runs the store does not know from others (RestoredRuns.cpp).
+  EarlierRunQuestion earlier_run_question(const Entry& e, const SegmentRecord& s) const;
+  // The segment's submission is a run found before it was made: adopted as its attempt.
+  void adopt_earlier_run(Entry& e, SegmentRecord& s, const EarlierRun& run, Seconds now,
+                         Actions& out);
   // The latest attempt of `s` from `from_attempt` on that the current dump shows queued or
   // running, by its tag; nullptr when none (or outside a tick).
   const SlurmJob* queued_attempt(const Entry& e, const SegmentRecord& s, int from_attempt) const;
@@ -291,6 +309,10 @@ class CampaignController {
   SubmitRequest make_request(const Entry& e, const SegmentRecord& s, const JobTag& tag) const;
   // The segment's output file, as its script and options name it, for job `job`.
   std::string expected_output_file(const Entry& e, const SegmentRecord& s, JobId job) const;
+  // The output file of job `job` named `job_name`; empty, with `one_job_only`, where the pattern
+  // does not name one job's file alone.
+  std::string output_file_of(const Entry& e, const std::string& job_name, JobId job,
+                             bool one_job_only) const;
   void finish(Entry& e, CampaignState state, const std::string& message, Seconds now);
   void save(const Entry& e, const SegmentRecord& s);
   // The wait the predictor states for the segment's job, which entered the queue now (submitted

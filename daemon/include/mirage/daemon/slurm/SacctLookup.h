@@ -2,7 +2,9 @@
 // What Slurm's accounting (slurmdbd) knows of a job the controller no longer lists, asked through
 // the site's own `sacct`, as sbatch is used to submit: the same client the user has, matching the
 // site's slurmdbd whatever its release. Used only for a segment that left the queue while mirage
-// was not looking: its fate is never concluded from its absence alone.
+// was not looking (its fate is never concluded from its absence alone), and for a segment about to
+// be submitted that may have run while the store did not know (restored from an earlier copy).
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -21,13 +23,20 @@ struct SacctSettings {
 // empty when there is none.
 std::string find_sacct(const std::string& sbatch, const std::string& search_path);
 
-// Runs `sacct -X -n -P -j JOB` and reads the job's record. No record (no accounting on this
-// cluster, or it does not know the job) is an answer with `why`; sacct timing out or slurmdbd not
-// answering throws a transient SlurmError (asked again later).
-AccountedJob lookup_accounted_job(const SacctSettings& settings, JobId job);
+// Runs `sacct -X -n -P -j JOB,JOB,...` once and reads each job's record. No record (no accounting
+// on this cluster, or it does not know the job) is an answer with `why`; sacct timing out or
+// slurmdbd not answering throws a transient SlurmError (asked again later).
+std::map<JobId, AccountedJob> lookup_accounted_jobs(const SacctSettings& settings,
+                                                    const std::vector<JobId>& jobs);
 
-// One line of `sacct -X -n -P -o JobIDRaw,UID,State,Submit,Start,End,ExitCode` with times as
-// seconds since the epoch (SLURM_TIME_FORMAT=%s); nullopt, with `why`, when it does not parse.
+// Runs `sacct -X -n -P -S SINCE -E now --name=NAMES` once for the whole search and reads every
+// record with its name and comment. No accounting is an answer with `why`; sacct timing out or
+// slurmdbd not answering throws a transient SlurmError.
+AccountedJobs search_accounted_jobs(const SacctSettings& settings, const AccountingSearch& search);
+
+// One line of `sacct -X -n -P -o JobIDRaw,UID,State,Submit,Start,End,ExitCode[,JobName,Comment]`
+// with times as seconds since the epoch (SLURM_TIME_FORMAT=%s); nullopt, with `why`, when it does
+// not parse. The comment, last, is the rest of the line.
 std::optional<SlurmJob> parse_sacct_line(std::string_view line, std::string* why);
 
 }  // namespace mirage::daemon

@@ -58,7 +58,8 @@ class SimulatedSlurmClient final : public SlurmClient {
   // arriving: what slurmctld's will-run test answers.
   StartEstimate will_run(const SubmitRequest& request) override;
   // The simulated cluster keeps every record: its accounting knows every job it ran.
-  AccountedJob accounted_job(JobId job) override;
+  std::map<JobId, AccountedJob> accounted_jobs(const std::vector<JobId>& jobs) override;
+  AccountedJobs search_accounting(const AccountingSearch& search) override;
   RpcCounters counters() const override { return counters_; }
 
   // What happened to the daemon's jobs, in order: what the state file holds.

@@ -4,6 +4,7 @@
 // used from one thread only (the daemon's Slurm thread), and counts the controller RPCs it makes,
 // so "one bulk job RPC per tick" is measured rather than assumed.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -69,6 +70,20 @@ struct AccountedJob {
   std::optional<SlurmJob> job;
   std::string why;
   bool transient = false;  // accounting did not answer: ask again, conclude nothing yet
+};
+
+// The user's jobs accounting recorded under one of `names` (job names) that were in the queue
+// since `since`: what ran and ended while a store restored from an earlier copy did not know.
+// One search covers every segment about to be submitted.
+struct AccountingSearch {
+  Seconds since = 0;
+  std::vector<std::string> names;
+};
+// The jobs found (with their names and, where the site's accounting keeps them, comments), or
+// none and why (no accounting on this cluster).
+struct AccountedJobs {
+  std::optional<std::vector<SlurmJob>> jobs;
+  std::string why;
 };
 
 // The result of one bulk job RPC. `changed` is false when the controller reported no change
@@ -155,12 +170,14 @@ struct RpcCounters {
   std::uint64_t submits = 0;
   std::uint64_t signals = 0;
   std::uint64_t cancels = 0;
-  std::uint64_t releases = 0;            // dependencies cleared
-  std::uint64_t will_runs = 0;           // start estimates for jobs not submitted
-  std::uint64_t accounting_lookups = 0;  // jobs asked of accounting (sacct)
+  std::uint64_t releases = 0;             // dependencies cleared
+  std::uint64_t will_runs = 0;            // start estimates for jobs not submitted
+  std::uint64_t accounting_lookups = 0;   // accounting asked of jobs gone unseen (sacct)
+  std::uint64_t accounting_searches = 0;  // searches for segments run unseen (sacct)
   std::uint64_t total() const {
     return job_dumps + partition_loads + node_loads + config_loads + reservation_loads +
-           limit_loads + submits + signals + cancels + releases + will_runs + accounting_lookups;
+           limit_loads + submits + signals + cancels + releases + will_runs + accounting_lookups +
+           accounting_searches;
   }
 };
 
@@ -195,11 +212,19 @@ class SlurmClient {
   // now, would start, as slurmctld's will-run test plans it: its backfill plan of the queue with
   // every job at its limit, limits and reservations included. One RPC. Throws SlurmError.
   virtual StartEstimate will_run(const SubmitRequest& request) = 0;
-  // What accounting knows of a job that is no longer in the dump (slurmctld purged its record
-  // MinJobAge after it ended, or lost it). Throws a transient SlurmError when accounting did
-  // not answer. A backend without accounting says so.
-  virtual AccountedJob accounted_job(JobId job) {
-    (void)job;
+  // What accounting knows of each of `jobs`, which are no longer in the dump (slurmctld purged
+  // their records MinJobAge after they ended, or lost them): one question for them all. Throws a
+  // transient SlurmError when accounting did not answer. A backend without accounting says so.
+  virtual std::map<JobId, AccountedJob> accounted_jobs(const std::vector<JobId>& jobs) {
+    std::map<JobId, AccountedJob> out;
+    for (JobId job : jobs)
+      out[job] = {std::nullopt, "the " + name() + " backend keeps no accounting"};
+    return out;
+  }
+  // The jobs accounting recorded that `search` asks for. Throws a transient SlurmError when
+  // accounting did not answer. A backend without accounting says so.
+  virtual AccountedJobs search_accounting(const AccountingSearch& search) {
+    (void)search;
     return {std::nullopt, "the " + name() + " backend keeps no accounting"};
   }
   virtual RpcCounters counters() const = 0;

@@ -19,6 +19,11 @@ namespace mirage::daemon {
 // The store's value (CampaignStore::value) that holds the partition the daemon last saw: its
 // size, priority weights, unavailable nodes and user limits (JSON, written by CampaignPass).
 inline constexpr const char* kMachineKey = "machine";
+// The store's value that says why the campaign's latest submission could not be checked for an
+// earlier run the store did not know (empty: it was), for `campaign show`.
+inline std::string rerun_check_key(std::int64_t campaign) {
+  return "rerun_check:" + std::to_string(campaign);
+}
 
 namespace sql {
 class Database;
@@ -118,6 +123,9 @@ class CampaignStore {
   // How the job of the segment's current attempt ended.
   void record_outcome(std::int64_t campaign, const SegmentRecord& segment,
                       const std::string& outcome);
+  // What became of the segment's current attempt joins its reason ("; " and `note`).
+  void note_submission(std::int64_t campaign, const SegmentRecord& segment,
+                       const std::string& note);
   // A successor held behind its predecessor was released early: why joins its reason.
   void record_release(std::int64_t campaign, const SegmentRecord& segment, const std::string& why);
   std::vector<SubmissionRecord> submissions(std::int64_t campaign) const;
