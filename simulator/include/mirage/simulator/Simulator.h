@@ -185,6 +185,7 @@ class Simulator {
     SimJobIndex job;
     double priority;
     Seconds submit;  // ties of priority: earlier first (held here: ordering reads no job spec)
+    bool no_room = false;  // a backfill pass found the plan has no room to start it now
   };
 
   void process_events_at(Seconds t);
@@ -279,7 +280,7 @@ class Simulator {
     std::vector<Ranked> order;
     std::vector<AvailabilityProfile::Holding> held;
     AvailabilityProfile profile{0, 1, 0};
-    std::vector<int> fewest_nodes;  // of the tested jobs from each on: see backfill_schedule
+    std::vector<int> least_free;  // the plan's least free nodes from now on: see backfill_schedule
     BackfillScratch() = default;
     BackfillScratch(const BackfillScratch&) {}
     BackfillScratch& operator=(const BackfillScratch&) { return *this; }
