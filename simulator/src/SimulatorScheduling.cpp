@@ -176,11 +176,22 @@ void Simulator::backfill_schedule() {
   const std::size_t tested = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
   auto cmp = [](const Ranked& a, const Ranked& b) { return before(a, b); };
-  // The first `tested` by selection, then sorted: cheaper than a partial sort on a long queue, and
-  // the same order (`before` is a strict total order).
-  const auto cut = order.begin() + static_cast<std::ptrdiff_t>(tested);
+  // The first `tested` by selection, then sorted as far as the pass gets, in doubling runs: a pass
+  // mostly ends long before its last job (below). The same order as a whole sort's: `before` is
+  // a strict total order.
+  const auto at = [&order](std::size_t k) {
+    return order.begin() + static_cast<std::ptrdiff_t>(k);
+  };
+  const auto cut = at(tested);
   if (cut != order.end()) std::nth_element(order.begin(), cut, order.end(), cmp);
-  std::sort(order.begin(), cut, cmp);
+  std::size_t sorted = 0;  // order[0, sorted) is in priority order
+  const auto sort_through = [&](std::size_t k) {
+    if (k < sorted) return;
+    const std::size_t next = std::min(tested, std::max(k + 1, 2 * sorted + 16));
+    if (at(next) != cut) std::nth_element(at(sorted), at(next), cut, cmp);
+    std::sort(at(sorted), at(next), cmp);
+    sorted = next;
+  };
 
   // The plan: what running jobs hold until their expected ends (time limits, not runtimes),
   // rounded up to bf_resolution as Slurm's plan is.
@@ -227,24 +238,23 @@ void Simulator::backfill_schedule() {
       spec_.user_limits.max_running_jobs > 0 || spec_.user_limits.max_running_nodes > 0;
   // bf_max_job_user: a user's jobs past this many in the pass are neither started nor planned.
   std::unordered_map<std::uint32_t, int> tested_by;
-  // A pass shows only in the jobs it starts now: once every job left needs more nodes than are
-  // free now (what the pass's own starts leave; later reservations never take them), none of
-  // them can start, and what they would reserve changes nothing. Counted over the whole queue
-  // left, the jobs past bf_max_job_test too: a pass may end later than it could, never sooner.
+  // A pass shows only in the jobs it starts now: once every job left to test needs more nodes
+  // than are free now (what the pass's own starts leave; later reservations never take them),
+  // none of them can start, and what they would reserve changes nothing.
   const auto fitting_after = [&](std::size_t k) {
     const int free = profile.free_now(0);
-    return std::count_if(order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
-                         [&](const Ranked& r) { return job(r.job).nodes <= free; });
+    return std::count_if(at(k), cut, [&](const Ranked& r) { return job(r.job).nodes <= free; });
   };
   std::ptrdiff_t fitting = whole_node ? fitting_after(0) : 0;
   // Likewise, a job starts now only where the plan leaves its nodes free from now to the end of
-  // its limit, and every reservation only takes from the plan: once no job left has that room,
+  // its limit, and every reservation only takes from the plan: once no job left to test has that
+  // room,
   // none of them can start. Looked at after each reservation in the future; a job found without
   // room is marked, as it has none for the rest of the pass.
   std::vector<int>& least = bf_.least_free;
   const auto room_after = [&](std::size_t k) {
     profile.least_free_so_far(least);
-    for (auto r = order.begin() + static_cast<std::ptrdiff_t>(k + 1); r != order.end(); ++r) {
+    for (auto r = at(k + 1); r != cut; ++r) {
       if (r->no_room) continue;
       const SimJobSpec& s = job(r->job);
       if (s.nodes <= least[0] &&
@@ -256,6 +266,7 @@ void Simulator::backfill_schedule() {
   };
   for (std::size_t k = 0; k < tested; ++k) {
     if (whole_node && fitting == 0) break;
+    sort_through(k);
     const SimJobIndex j = order[k].job;
     const SimJobSpec& s = job(j);
     if (whole_node && s.nodes <= profile.free_now(0)) --fitting;
