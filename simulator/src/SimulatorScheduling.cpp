@@ -248,19 +248,26 @@ void Simulator::backfill_schedule() {
   std::ptrdiff_t fitting = whole_node ? fitting_after(0) : 0;
   // Likewise, a job starts now only where the plan leaves its nodes free from now to the end of
   // its limit, and every reservation only takes from the plan: once no job left to test has that
-  // room,
-  // none of them can start. Looked at after each reservation in the future; a job found without
-  // room is marked, as it has none for the rest of the pass.
+  // room, none of them can start. Looked at after each reservation in the future, in a list of
+  // the jobs left that had room at the last look (made at the first; a job without room then has
+  // none for the rest of the pass), each dropped once it is tested or has no room.
   std::vector<int>& least = bf_.least_free;
+  std::vector<Ranked> with_room;
+  bool listed = false;
   const auto room_after = [&](std::size_t k) {
     profile.least_free_so_far(least);
-    for (auto r = at(k + 1); r != cut; ++r) {
-      if (r->no_room) continue;
-      const SimJobSpec& s = job(r->job);
-      if (s.nodes <= least[0] &&
-          s.nodes <= profile.least_free_until(least, now_ + round_up(s.time_limit, res)))
+    if (!listed) {
+      for (auto r = at(k + 1); r != cut; ++r)
+        if (job(r->job).nodes <= least[0]) with_room.push_back(*r);
+      listed = true;
+    }
+    for (; !with_room.empty(); with_room.pop_back()) {
+      const Ranked& r = with_room.back();
+      const SimJobSpec& s = job(r.job);
+      // Tested already: ranked no lower than the job just tested (order[0..k] are the best).
+      if (!before(order[k], r)) continue;
+      if (s.nodes <= profile.least_free_until(least, now_ + round_up(s.time_limit, res)))
         return true;
-      r->no_room = true;
     }
     return false;
   };

@@ -185,7 +185,6 @@ class Simulator {
     SimJobIndex job;
     double priority;
     Seconds submit;  // ties of priority: earlier first (held here: ordering reads no job spec)
-    bool no_room = false;  // a backfill pass found the plan has no room to start it now
   };
 
   void process_events_at(Seconds t);
