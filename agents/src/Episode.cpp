@@ -116,13 +116,37 @@ bool OracleDecider::submit_now(const Simulator& sim, const Observation&, SimJobI
   return sim.now() >= chosen_;
 }
 
-EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig& config) {
+namespace {
+
+// An episode under way, as its steps leave it: copied where deciders that shared its start part.
+struct EpisodeRun {
+  explicit EpisodeRun(EpisodeStart start) : e(std::move(start)) {}
+  EpisodeStart e;
   EpisodeResult result;
-  result.sample_time = e.sample_time;
+  std::optional<CampaignLedger> ledger;
+  int segments = 0;
+  SimJobIndex pred = 0;
+  Seconds pred_submit = 0;
+  std::optional<Seconds> pred_start;
+  std::optional<Seconds> pred_stopped_previous;  // when the segment before `pred` stopped
+  int k = 0;                                     // the boundary under way
+  BoundaryOutcome b;
+  Seconds fallback = 0;
+  CampaignView view;
+
+  EpisodeResult finish() {
+    if (ledger) result.campaign = ledger->outcome();
+    return std::move(result);
+  }
+};
+
+// Up to the predecessor's start. False where the episode ends there (censored, or no logged
+// wait).
+bool begin_episode(EpisodeRun& r, const EpisodeConfig& config) {
+  EpisodeStart& e = r.e;
+  r.result.sample_time = e.sample_time;
   const ChainSpec& chain = config.chain;
-  const Seconds interval = config.decision_interval;
   const SimJobSpec seg = segment_job(chain);
-  if (!decider.reads_window()) e.history.drop_window();
   // The campaign has held its nodes for days already: fairshare ranks it as the heavy user it is.
   e.sim.add_steady_usage(
       kCampaignUser,
@@ -130,135 +154,233 @@ EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig&
           (e.sim.spec().allocation == AllocationMode::kGpuGranular
                ? (seg.gpus_per_node > 0 ? seg.gpus_per_node : e.sim.spec().gpus_per_node)
                : 1));
-
-  std::optional<CampaignLedger> ledger;
   if (config.campaign.active())
-    ledger.emplace(config.campaign, std::min(seg.runtime, seg.time_limit));
+    r.ledger.emplace(config.campaign, std::min(seg.runtime, seg.time_limit));
   // A whole campaign goes on until its work is done; twice the segments it needs at the least
   // is a bound for one that keeps losing its segments to overlap (it ends incomplete).
-  const int segments = ledger ? 2 * config.campaign.segments_needed(chain) + 1 : chain.segments;
-  const auto finish = [&] {
-    if (ledger) result.campaign = ledger->outcome();
-    return result;
-  };
+  r.segments = r.ledger ? 2 * config.campaign.segments_needed(chain) + 1 : chain.segments;
 
   // In the logged world the chain's segments are no jobs of the simulator: the log's waits start
   // them, and the replay goes on as the log's own jobs make it.
   const LoggedWaits* logged = config.logged_waits;
-  SimJobIndex pred = 0;
-  Seconds pred_submit = e.sim.now();
-  std::optional<Seconds> pred_start;
+  r.pred_submit = e.sim.now();
   if (logged) {
-    const auto start = logged_start(*logged, pred_submit);
+    const auto start = logged_start(*logged, r.pred_submit);
     if (!start) {
-      result.lacks_logged_wait = true;
-      return finish();
+      r.result.lacks_logged_wait = true;
+      return false;
     }
     if (*start <= e.deadline) {
-      observe_until(e, *start, interval);
-      pred_start = *start;
+      observe_until(e, *start, config.decision_interval);
+      r.pred_start = *start;
     }
   } else {
-    pred = e.sim.submit(seg);
-    if (wait_for_start(e, pred, e.deadline, interval)) pred_start = e.sim.start_time(pred);
+    r.pred = e.sim.submit(seg);
+    if (wait_for_start(e, r.pred, e.deadline, config.decision_interval))
+      r.pred_start = e.sim.start_time(r.pred);
   }
-  if (!pred_start) {
+  if (!r.pred_start) {
     // Censored before its first boundary: no successor was submitted; every instant is the
     // cut-off, so no row has a start before its submission.
     BoundaryOutcome b;
-    b.predecessor_submit = pred_submit;
+    b.predecessor_submit = r.pred_submit;
     b.truncated = true;
     b.predecessor_waiting = true;
     b.predecessor_start = b.predecessor_end = e.deadline;
-    b.successor_submit = b.successor_start = std::max(e.deadline, pred_submit);
-    result.boundaries.push_back(b);
-    return finish();
+    b.successor_submit = b.successor_start = std::max(e.deadline, r.pred_submit);
+    r.result.boundaries.push_back(b);
+    return false;
   }
-  std::optional<Seconds> pred_stopped_previous;  // when the segment before `pred` stopped
-  for (int k = 0; k + 1 < segments; ++k) {
-    BoundaryOutcome b;
-    b.predecessor_submit = pred_submit;
-    b.predecessor_start = *pred_start;
-    b.predecessor_end = b.predecessor_start + std::min(seg.runtime, seg.time_limit);
-    if (ledger) {
-      if (const auto done = ledger->started(b.predecessor_start, pred_stopped_previous)) {
-        // This segment finishes the work: it ends then, and no boundary follows.
-        if (!logged) e.sim.end_early(pred, *done);
-        ledger->finished(*done);
-        break;
-      }
+  return true;
+}
+
+// The boundary r.k, up to its first decision. False where the episode ends (no boundary left,
+// or the campaign's work is done).
+bool open_boundary(EpisodeRun& r, const EpisodeConfig& config) {
+  if (r.k + 1 >= r.segments) return false;
+  const SimJobSpec seg = segment_job(config.chain);
+  BoundaryOutcome& b = r.b;
+  b = BoundaryOutcome{};
+  b.predecessor_submit = r.pred_submit;
+  b.predecessor_start = *r.pred_start;
+  b.predecessor_end = b.predecessor_start + std::min(seg.runtime, seg.time_limit);
+  if (r.ledger) {
+    if (const auto done = r.ledger->started(b.predecessor_start, r.pred_stopped_previous)) {
+      // This segment finishes the work: it ends then, and no boundary follows.
+      if (!config.logged_waits) r.e.sim.end_early(r.pred, *done);
+      r.ledger->finished(*done);
+      return false;
     }
-    const Seconds fallback =
-        std::max(b.predecessor_start, b.predecessor_end - config.reactive_lead);
+  }
+  r.fallback = std::max(b.predecessor_start, b.predecessor_end - config.reactive_lead);
+  r.view = CampaignView::running_chain(seg.nodes, seg.gpus_per_node, seg.time_limit,
+                                       b.predecessor_start - r.pred_submit, 0);
+  r.view.predecessor_priority =
+      config.logged_waits ? kUnknownPriority : r.e.sim.started_priority(r.pred);
+  return true;
+}
+
+// The next decision instant before the fallback, with what it shows; none when there is none.
+std::optional<Observation> next_decision(EpisodeRun& r, const EpisodeConfig& config) {
+  EpisodeStart& e = r.e;
+  if (e.next_snapshot >= r.fallback) return std::nullopt;
+  e.sim.run_until(e.next_snapshot);
+  e.history.add(e.sim.snapshot());
+  e.next_snapshot += config.decision_interval;
+  r.view.predecessor_run = e.sim.now() - r.b.predecessor_start;
+  return e.history.build(r.view);
+}
+
+// The boundary's successor, submitted now (`submitted`: a decision said so) or at the fallback,
+// until it starts. False where the episode ends (censored).
+bool close_boundary(EpisodeRun& r, bool submitted, const EpisodeConfig& config) {
+  EpisodeStart& e = r.e;
+  BoundaryOutcome& b = r.b;
+  const ChainSpec& chain = config.chain;
+  const Seconds interval = config.decision_interval;
+  const LoggedWaits* logged = config.logged_waits;
+  // The decisions leave next_snapshot at the first decision instant at or after the fallback.
+  if (!submitted)
+    e.sim.run_until(config.fallback_at_decision ? std::max(r.fallback, e.next_snapshot)
+                                                : r.fallback);
+  b.successor_submit = e.sim.now();
+  // A whole campaign waits as long as it takes (its user cannot give up on a segment); only the
+  // end of the log cuts it off. max_wait then only sizes the trace a start time needs.
+  const Seconds cutoff =
+      r.ledger ? e.deadline : std::min(e.deadline, b.predecessor_end + config.max_wait);
+  // After the last boundary no decision follows: its wait needs no snapshots (on a congested
+  // cluster, a day of them was most of an episode's time).
+  const bool observed = r.ledger || r.k + 2 < r.segments;
+  SimJobIndex succ = 0;
+  std::optional<Seconds> succ_start;
+  if (logged) {
+    const auto start = logged_start(*logged, b.successor_submit);
+    if (!start) {
+      r.result.lacks_logged_wait = true;
+      return false;
+    }
+    if (*start <= cutoff) {
+      if (observed) observe_until(e, *start, interval);
+      succ_start = *start;
+    }
+  } else {
+    succ = e.sim.submit(segment_job(chain));
+    if (wait_for_start(e, succ, cutoff, interval, observed)) succ_start = e.sim.start_time(succ);
+  }
+  if (succ_start) {
+    b.successor_start = *succ_start;
+  } else {
+    // Censored: waiting still at the cut-off, which a successor submitted past the log's end
+    // (its predecessor started late) already passed.
+    b.successor_start = std::max(cutoff, b.successor_submit);
+    b.truncated = true;
+  }
+  const bool cut = chain.overlap == OverlapMode::kHandoff &&
+                   b.successor_start + chain.handoff_grace < b.predecessor_end && !b.truncated;
+  if (cut && !logged) e.sim.end_early(r.pred, b.successor_start + chain.handoff_grace);
+  if (r.ledger) {
+    const Seconds stop = cut ? b.successor_start + chain.handoff_grace : b.predecessor_end;
+    r.ledger->stopped(stop, cut);
+    r.ledger->add_boundary(b.interruption(), b.overlap(chain));
+    r.pred_stopped_previous = stop;
+  }
+  r.result.boundaries.push_back(b);
+  if (b.truncated) return false;
+  r.pred = succ;
+  r.pred_start = b.successor_start;
+  r.pred_submit = b.successor_submit;
+  ++r.k;
+  return true;
+}
+
+// Asks `decider` at every decision instant of the boundary under way, then closes it.
+bool decide_boundary(EpisodeRun& r, Decider& decider, const EpisodeConfig& config) {
+  bool submitted = false;
+  while (const auto obs = next_decision(r, config))
+    if (decider.submit_now(r.e.sim, *obs, r.pred, r.fallback)) {
+      submitted = true;
+      break;
+    }
+  return close_boundary(r, submitted, config);
+}
+
+// The episode from the boundary under way on, with `decider` alone.
+EpisodeResult finish_alone(EpisodeRun& r, Decider& decider, const EpisodeConfig& config) {
+  while (open_boundary(r, config)) {
     decider.begin_boundary();
-
-    CampaignView view = CampaignView::running_chain(seg.nodes, seg.gpus_per_node, seg.time_limit,
-                                                    b.predecessor_start - pred_submit, 0);
-    view.predecessor_priority = logged ? kUnknownPriority : e.sim.started_priority(pred);
-
-    bool submitted = false;
-    while (e.next_snapshot < fallback) {
-      e.sim.run_until(e.next_snapshot);
-      e.history.add(e.sim.snapshot());
-      e.next_snapshot += interval;
-      view.predecessor_run = e.sim.now() - b.predecessor_start;
-      const Observation obs = e.history.build(view);
-      if (decider.submit_now(e.sim, obs, pred, fallback)) {
-        submitted = true;
-        break;
-      }
-    }
-    // The loop leaves next_snapshot at the first decision instant at or after the fallback.
-    if (!submitted)
-      e.sim.run_until(config.fallback_at_decision ? std::max(fallback, e.next_snapshot) : fallback);
-    b.successor_submit = e.sim.now();
-    // A whole campaign waits as long as it takes (its user cannot give up on a segment); only the
-    // end of the log cuts it off. max_wait then only sizes the trace a start time needs.
-    const Seconds cutoff =
-        ledger ? e.deadline : std::min(e.deadline, b.predecessor_end + config.max_wait);
-    // After the last boundary no decision follows: its wait needs no snapshots (on a congested
-    // cluster, a day of them was most of an episode's time).
-    const bool observed = ledger || k + 2 < segments;
-    SimJobIndex succ = 0;
-    std::optional<Seconds> succ_start;
-    if (logged) {
-      const auto start = logged_start(*logged, b.successor_submit);
-      if (!start) {
-        result.lacks_logged_wait = true;
-        break;
-      }
-      if (*start <= cutoff) {
-        if (observed) observe_until(e, *start, interval);
-        succ_start = *start;
-      }
-    } else {
-      succ = e.sim.submit(seg);
-      if (wait_for_start(e, succ, cutoff, interval, observed)) succ_start = e.sim.start_time(succ);
-    }
-    if (succ_start) {
-      b.successor_start = *succ_start;
-    } else {
-      // Censored: waiting still at the cut-off, which a successor submitted past the log's end
-      // (its predecessor started late) already passed.
-      b.successor_start = std::max(cutoff, b.successor_submit);
-      b.truncated = true;
-    }
-    const bool cut = chain.overlap == OverlapMode::kHandoff &&
-                     b.successor_start + chain.handoff_grace < b.predecessor_end && !b.truncated;
-    if (cut && !logged) e.sim.end_early(pred, b.successor_start + chain.handoff_grace);
-    if (ledger) {
-      const Seconds stop = cut ? b.successor_start + chain.handoff_grace : b.predecessor_end;
-      ledger->stopped(stop, cut);
-      ledger->add_boundary(b.interruption(), b.overlap(chain));
-      pred_stopped_previous = stop;
-    }
-    result.boundaries.push_back(b);
-    if (b.truncated) break;
-    pred = succ;
-    pred_start = b.successor_start;
-    pred_submit = b.successor_submit;
+    if (!decide_boundary(r, decider, config)) break;
   }
-  return finish();
+  return r.finish();
+}
+
+}  // namespace
+
+EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig& config) {
+  if (!decider.reads_window()) e.history.drop_window();
+  EpisodeRun r{std::move(e)};
+  if (!begin_episode(r, config)) return r.finish();
+  return finish_alone(r, decider, config);
+}
+
+std::vector<EpisodeResult> run_episodes(EpisodeStart e, const std::vector<Decider*>& deciders,
+                                        const EpisodeConfig& config) {
+  std::vector<EpisodeResult> results(deciders.size());
+  if (deciders.empty()) return results;
+  const bool any_reads_window = std::any_of(deciders.begin(), deciders.end(),
+                                            [](const Decider* d) { return d->reads_window(); });
+  if (!any_reads_window) e.history.drop_window();
+  EpisodeRun shared{std::move(e)};
+  // Where the deciders part: a copy of the shared run, the window dropped where this decider
+  // does not read it (as run_episode drops it: the same observations from here on).
+  const auto own_copy = [&](std::size_t i) {
+    EpisodeRun r = shared;
+    if (!deciders[i]->reads_window()) r.e.history.drop_window();
+    return r;
+  };
+  if (!begin_episode(shared, config) || !open_boundary(shared, config)) {
+    const EpisodeResult ended = shared.finish();
+    std::fill(results.begin(), results.end(), ended);
+    return results;
+  }
+  // The first boundary's decisions, each asked of every decider still waiting; one that submits
+  // goes on alone from a copy.
+  std::vector<std::size_t> waiting;
+  for (std::size_t i = 0; i < deciders.size(); ++i) {
+    deciders[i]->begin_boundary();
+    waiting.push_back(i);
+  }
+  while (!waiting.empty()) {
+    const auto obs = next_decision(shared, config);
+    if (!obs) break;
+    std::optional<Observation> without_window;
+    std::erase_if(waiting, [&](std::size_t i) {
+      Decider& d = *deciders[i];
+      const Observation* seen = &*obs;
+      if (any_reads_window && !d.reads_window()) {
+        if (!without_window) {
+          without_window = *obs;
+          without_window->window.clear();
+        }
+        seen = &*without_window;
+      }
+      if (!d.submit_now(shared.e.sim, *seen, shared.pred, shared.fallback)) return false;
+      EpisodeRun r = own_copy(i);
+      if (close_boundary(r, true, config))
+        results[i] = finish_alone(r, d, config);
+      else
+        results[i] = r.finish();
+      return true;
+    });
+  }
+  // The rest reached the fallback without submitting: each goes on alone from there.
+  for (std::size_t n = 0; n < waiting.size(); ++n) {
+    const std::size_t i = waiting[n];
+    EpisodeRun r = n + 1 < waiting.size() ? own_copy(i) : std::move(shared);
+    if (n + 1 == waiting.size() && !deciders[i]->reads_window()) r.e.history.drop_window();
+    results[i] =
+        close_boundary(r, false, config) ? finish_alone(r, *deciders[i], config) : r.finish();
+  }
+  return results;
 }
 
 }  // namespace mirage

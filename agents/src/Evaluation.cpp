@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -264,28 +265,36 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
       starts.sample_times(config.from, config.to, config.every, &report.dropped_past_horizon);
   for (const auto& p : policies) report.outcomes[p].resize(report.sample_times.size());
 
+  // Every policy of a sample in one task: they share one replay up to the first decision that
+  // parts them (run_episodes), and each outcome is what its own episode gives.
   for_each_sample_task(
-      starts, report.sample_times, policies.size(), config.threads,
-      [&](std::size_t sample, std::size_t task, const EpisodeStart& start) {
-        const std::string& name = policies[task];
-        EpisodeResult r;
-        std::vector<WhatIfSubmission> what_ifs;
-        if (name == kOracleName) {
-          OracleDecider oracle(episode);
-          r = run_episode(copy_start(start), oracle, episode);
-          what_ifs = oracle.tried();
-        } else {
-          auto policy = make_policy(specs[task], config.context);
-          PolicyDecider decider(*policy);
-          r = run_episode(copy_start(start), decider, episode);
+      starts, report.sample_times, 1, config.threads,
+      [&](std::size_t sample, std::size_t, const EpisodeStart& start) {
+        std::vector<std::unique_ptr<Policy>> owned;
+        std::vector<std::unique_ptr<Decider>> deciders;
+        OracleDecider* oracle = nullptr;
+        for (const PolicySpec& spec : specs) {
+          if (spec.name == kOracleName) {
+            auto o = std::make_unique<OracleDecider>(episode);
+            oracle = o.get();
+            deciders.push_back(std::move(o));
+          } else {
+            owned.push_back(make_policy(spec, config.context));
+            deciders.push_back(std::make_unique<PolicyDecider>(*owned.back()));
+          }
         }
-        // Each (sample, policy) slot is written by exactly one task.
-        SampleOutcome& out = report.outcomes.at(name)[sample];
-        out.sample_time = r.sample_time;
-        out.episode = std::move(r);
-        out.what_ifs = std::move(what_ifs);
+        std::vector<Decider*> each;
+        for (const auto& d : deciders) each.push_back(d.get());
+        std::vector<EpisodeResult> results = run_episodes(copy_start(start), each, episode);
+        for (std::size_t i = 0; i < policies.size(); ++i) {
+          // Each (sample, policy) slot is written by exactly one task.
+          SampleOutcome& out = report.outcomes.at(policies[i])[sample];
+          out.sample_time = results[i].sample_time;
+          out.episode = std::move(results[i]);
+          if (deciders[i].get() == oracle) out.what_ifs = oracle->tried();
+        }
       },
-      progress);
+      progress, policies.size());
 
   if (logged) {
     // A sample speaks in the logged world only if every policy's segments had a logged wait:

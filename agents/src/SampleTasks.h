@@ -12,9 +12,10 @@ namespace mirage {
 using SampleTask = std::function<void(std::size_t sample, std::size_t task, const EpisodeStart&)>;
 using TaskProgress = std::function<void(std::size_t done, std::size_t total)>;
 
+// `progress` counts episodes, `episodes_per_task` of them in each task.
 void for_each_sample_task(EpisodeStarts& starts, const std::vector<Seconds>& times,
                           std::size_t tasks_per_sample, int threads, const SampleTask& run,
-                          const TaskProgress& progress);
+                          const TaskProgress& progress, std::size_t episodes_per_task = 1);
 
 // A fork of `start` that a task may consume.
 EpisodeStart copy_start(const EpisodeStart& start);

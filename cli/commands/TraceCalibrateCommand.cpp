@@ -1,5 +1,8 @@
 // `mirage trace calibrate FILE`: infer what the log leaves out of its cluster and save it beside
 // the trace (TRACE.calibration.toml), for a person to read and edit and for every replay to use.
+// The inference goes through the calibration cache (CalibrationCache.h) as every replay's does: a
+// calibration another command inferred is written without inferring it again, and one inferred
+// here is not inferred again by the replays after it.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +16,7 @@
 #include "Validators.h"
 #include "mirage/core/Time.h"
 #include "mirage/simulator/Calibration.h"
+#include "mirage/simulator/CalibrationCache.h"
 #include "mirage/simulator/CalibrationFile.h"
 
 namespace mirage::cli {
@@ -37,7 +41,11 @@ void run_calibrate(const CalibrateOptions& o) {
   settings.capacity_share = o.capacity_share;
   settings.choose_capacity_share = !o.share_given;  // a share asked for is kept, not chosen
   settings.feedback = o.feedback;
-  const Calibration c = infer_calibration(trace.jobs, spec, settings);
+  const CachedCalibration cached = cached_or_inferred(
+      trace.source, calibration_cache_key(trace.jobs, spec, settings, std::nullopt),
+      [&] { return infer_calibration(trace.jobs, spec, settings); });
+  fmt::print(stderr, "mirage: {}\n", describe_cached(cached, trace.source));
+  const Calibration& c = cached.calibration;
   const std::string out = o.out.empty() ? calibration_path(o.file) : o.out;
   write_calibration(c, settings, spec.nodes, trace.source, out);
   fmt::print("calibration of {} ({} nodes) written to {}\n", trace.source, spec.nodes, out);

@@ -137,6 +137,13 @@ std::optional<Placement> AvailabilityProfile::earliest_start(const ResourceReque
   return std::nullopt;
 }
 
+void AvailabilityProfile::least_free_so_far(std::vector<int>& out) const {
+  assert(slots_ == 1);
+  out.resize(free_.size());
+  int least = free_[0];
+  for (std::size_t i = 0; i < free_.size(); ++i) out[i] = least = std::min(least, free_[i]);
+}
+
 void AvailabilityProfile::reserve(const Placement& placement, int units, Seconds duration) {
   const std::size_t first = split_at(placement.start);
   const std::size_t last = split_at(placement.start + duration);

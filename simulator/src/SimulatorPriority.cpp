@@ -58,7 +58,10 @@ void Simulator::add_steady_usage(std::uint32_t user, double units) {
 // 2^(-usage share / fair share), with an equal share for every user seen: 1 for a user who has
 // used nothing, 0.5 for one who used exactly their share, towards 0 for heavy users.
 double Simulator::fairshare_factor(std::uint32_t user) const {
-  UserShare& u = shares_[user];
+  // Every user with work in the queue has a record (arrive): found without making one, as every
+  // pending job of every pass asks.
+  UserShare* found = shares_.find(user);
+  UserShare& u = found ? *found : shares_[user];
   if (u.factor_at == now_ && u.factor_version == share_version_) return u.factor;
   if (weight_at_ != now_ || weight_origin_ != usage_origin_) {
     weight_now_ = usage_weight(now_);

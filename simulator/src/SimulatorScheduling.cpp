@@ -116,6 +116,14 @@ void Simulator::main_schedule() {
   // each round, so a linear scan beats sorting the whole queue after every event.
   // Jobs held by their user's limits are passed over, as Slurm passes over a job pending for a
   // QOS limit: they block nobody. On a full machine nothing fits: no need to look.
+  // Nor where no job within its user's limits fits the free nodes (on a congested machine, most
+  // passes): the best one cannot be among them. Cheaper to see than to rank the queue.
+  if (spec_.allocation == AllocationMode::kWholeNode &&
+      std::none_of(eligible_.begin(), eligible_.end(), [&](const auto& e) {
+        const SimJobSpec& s = job(e.first);
+        return s.nodes <= free_nodes_ && !over_user_limit(s);
+      }))
+    return;
   while (!eligible_.empty() &&
          (spec_.allocation != AllocationMode::kWholeNode || free_nodes_ > 0)) {
     std::size_t best = eligible_.size();
@@ -168,11 +176,22 @@ void Simulator::backfill_schedule() {
   const std::size_t tested = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
   auto cmp = [](const Ranked& a, const Ranked& b) { return before(a, b); };
-  // The first `tested` by selection, then sorted: cheaper than a partial sort on a long queue, and
-  // the same order (`before` is a strict total order).
-  const auto cut = order.begin() + static_cast<std::ptrdiff_t>(tested);
+  // The first `tested` by selection, then sorted as far as the pass gets, in doubling runs: a pass
+  // mostly ends long before its last job (below). The same order as a whole sort's: `before` is
+  // a strict total order.
+  const auto at = [&order](std::size_t k) {
+    return order.begin() + static_cast<std::ptrdiff_t>(k);
+  };
+  const auto cut = at(tested);
   if (cut != order.end()) std::nth_element(order.begin(), cut, order.end(), cmp);
-  std::sort(order.begin(), cut, cmp);
+  std::size_t sorted = 0;  // order[0, sorted) is in priority order
+  const auto sort_through = [&](std::size_t k) {
+    if (k < sorted) return;
+    const std::size_t next = std::min(tested, std::max(k + 1, 2 * sorted + 16));
+    if (at(next) != cut) std::nth_element(at(sorted), at(next), cut, cmp);
+    std::sort(at(sorted), at(next), cmp);
+    sorted = next;
+  };
 
   // The plan: what running jobs hold until their expected ends (time limits, not runtimes),
   // rounded up to bf_resolution as Slurm's plan is.
@@ -222,17 +241,42 @@ void Simulator::backfill_schedule() {
   // A pass shows only in the jobs it starts now: once every job left to test needs more nodes
   // than are free now (what the pass's own starts leave; later reservations never take them),
   // none of them can start, and what they would reserve changes nothing.
-  std::vector<int>& fewest = bf_.fewest_nodes;
-  if (whole_node) {
-    fewest.resize(tested + 1);
-    fewest[tested] = std::numeric_limits<int>::max();
-    for (std::size_t k = tested; k-- > 0;)
-      fewest[k] = std::min(fewest[k + 1], job(order[k].job).nodes);
-  }
+  const auto fitting_after = [&](std::size_t k) {
+    const int free = profile.free_now(0);
+    return std::count_if(at(k), cut, [&](const Ranked& r) { return job(r.job).nodes <= free; });
+  };
+  std::ptrdiff_t fitting = whole_node ? fitting_after(0) : 0;
+  // Likewise, a job starts now only where the plan leaves its nodes free from now to the end of
+  // its limit, and every reservation only takes from the plan: once no job left to test has that
+  // room, none of them can start. Looked at after each reservation in the future, in a list of
+  // the jobs left that had room at the last look (made at the first; a job without room then has
+  // none for the rest of the pass), each dropped once it is tested or has no room.
+  std::vector<int>& least = bf_.least_free;
+  std::vector<Ranked> with_room;
+  bool listed = false;
+  const auto room_after = [&](std::size_t k) {
+    profile.least_free_so_far(least);
+    if (!listed) {
+      for (auto r = at(k + 1); r != cut; ++r)
+        if (job(r->job).nodes <= least[0]) with_room.push_back(*r);
+      listed = true;
+    }
+    for (; !with_room.empty(); with_room.pop_back()) {
+      const Ranked& r = with_room.back();
+      const SimJobSpec& s = job(r.job);
+      // Tested already: ranked no lower than the job just tested (order[0..k] are the best).
+      if (!before(order[k], r)) continue;
+      if (s.nodes <= profile.least_free_until(least, now_ + round_up(s.time_limit, res)))
+        return true;
+    }
+    return false;
+  };
   for (std::size_t k = 0; k < tested; ++k) {
-    if (whole_node && fewest[k] > profile.free_now(0)) break;
+    if (whole_node && fitting == 0) break;
+    sort_through(k);
     const SimJobIndex j = order[k].job;
     const SimJobSpec& s = job(j);
+    if (whole_node && s.nodes <= profile.free_now(0)) --fitting;
     if (limited && s.user != 0) {
       const UserUse* extra = started_of(s.user);
       if (over_user_limit(s, extra ? extra->jobs : 0, extra ? extra->nodes : 0)) continue;
@@ -269,10 +313,12 @@ void Simulator::backfill_schedule() {
         free_now -= s.nodes;
         // Nothing else can start now, and the pass's reservations die with it.
         if (free_now == 0) break;
+        fitting = fitting_after(k + 1);
       }
     } else {
       profile.reserve(*placement, req.units, duration);
       reserved_one = true;
+      if (whole_node && !room_after(k)) break;
     }
   }
   for (std::size_t k = 0; k < to_start.size(); ++k) {

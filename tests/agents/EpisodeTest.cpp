@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <random>
 
 #include "EpisodeFixtures.h"
@@ -335,6 +336,70 @@ TEST(Episode, APolicyReadingSlurmsEstimateGetsTheSimulatorsPlan) {
   policy.reads = false;
   decider.submit_now(sim, obs, 0, 0);
   EXPECT_EQ(policy.seen, -1);
+}
+
+// Deciders that share a start (an evaluation's policies) each get what their own episode gives:
+// the same boundaries, the same observations, the same what-ifs, whoever submits first.
+TEST(Episode, DecidersSharingAStartEachGetWhatTheirOwnEpisodeGives) {
+  const Trace t = busy_trace(6);
+  EpisodeConfig cfg = short_chain();
+  cfg.chain.segments = 3;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  std::size_t parted_early = 0;
+  for (Seconds sample : {kT0 + 3 * kDay, kT0 + 4 * kDay, kT0 + 5 * kDay}) {
+    ReactivePolicy reactive;
+    AveragePolicy average;
+    ForecastPolicy forecast;
+    // Deciders of each kind, twice: once together, once alone.
+    auto make = [&](std::vector<std::unique_ptr<Decider>>& out, RecordingDecider*& recording,
+                    OracleDecider*& oracle) {
+      out.clear();
+      out.push_back(std::make_unique<PolicyDecider>(reactive));
+      out.push_back(std::make_unique<PolicyDecider>(average));
+      out.push_back(std::make_unique<PolicyDecider>(forecast));
+      out.push_back(std::make_unique<FixedDecider>(sample + kHour));  // parts in the first wait
+      auto r = std::make_unique<RecordingDecider>();  // reads the window, never submits
+      recording = r.get();
+      out.push_back(std::move(r));
+      auto o = std::make_unique<OracleDecider>(cfg);
+      oracle = o.get();
+      out.push_back(std::move(o));
+    };
+    std::vector<std::unique_ptr<Decider>> together, alone;
+    RecordingDecider *rec_together = nullptr, *rec_alone = nullptr;
+    OracleDecider *oracle_together = nullptr, *oracle_alone = nullptr;
+    make(together, rec_together, oracle_together);
+    std::vector<Decider*> each;
+    for (const auto& d : together) each.push_back(d.get());
+    const std::vector<EpisodeResult> shared = run_episodes(starts.at(sample), each, cfg);
+    make(alone, rec_alone, oracle_alone);
+    ASSERT_EQ(shared.size(), alone.size());
+    for (std::size_t i = 0; i < alone.size(); ++i) {
+      const EpisodeResult own = run_episode(starts.at(sample), *alone[i], cfg);
+      ASSERT_EQ(shared[i].boundaries.size(), own.boundaries.size()) << "decider " << i;
+      for (std::size_t k = 0; k < own.boundaries.size(); ++k) {
+        const BoundaryOutcome &a = shared[i].boundaries[k], &b = own.boundaries[k];
+        EXPECT_EQ(a.predecessor_submit, b.predecessor_submit);
+        EXPECT_EQ(a.predecessor_start, b.predecessor_start);
+        EXPECT_EQ(a.successor_submit, b.successor_submit) << "decider " << i << " boundary " << k;
+        EXPECT_EQ(a.successor_start, b.successor_start) << "decider " << i << " boundary " << k;
+        EXPECT_EQ(a.truncated, b.truncated);
+      }
+    }
+    ASSERT_EQ(rec_together->seen.size(), rec_alone->seen.size());
+    for (std::size_t k = 0; k < rec_alone->seen.size(); ++k)
+      expect_same_observation(rec_together->seen[k], rec_alone->seen[k]);
+    ASSERT_EQ(oracle_together->tried().size(), oracle_alone->tried().size());
+    for (std::size_t k = 0; k < oracle_alone->tried().size(); ++k)
+      EXPECT_EQ(oracle_together->tried()[k].gap, oracle_alone->tried()[k].gap);
+    // The fixed decider submitted while the others waited: the replays did part.
+    const auto& fixed = shared[3].boundaries;
+    const auto& reactive_b = shared[0].boundaries;
+    if (!fixed.empty() && !reactive_b.empty() &&
+        fixed[0].successor_submit < reactive_b[0].successor_submit)
+      ++parted_early;
+  }
+  EXPECT_GT(parted_early, 0u);
 }
 
 // A policy that reads no window chains exactly as it would with one; its observations carry the

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The calibration cache: a run that reads the cached calibration prints what a run that infers it
-# prints (eval's and trace fidelity's JSON, wall times aside); the first run says where it saved
-# it and a later one that it read it; another machine size is another entry; a tampered entry is
-# inferred again.
+# prints (eval's and trace fidelity's JSON, wall times aside; trace calibrate's file and lines); the
+# first run says where it saved it and a later one that it read it; trace calibrate and the replays
+# read what each other saved; another machine size is another entry; a tampered entry is inferred
+# again.
 #   calibration_cache_replays_as_inferred.sh MIRAGE DIR
 set -euo pipefail
 mirage="$1" dir="$2/calibration-cache"
@@ -44,4 +45,28 @@ cmp -s <(no_walls "$dir/eval-inferring.json") <(no_walls "$dir/eval-tampered.jso
   fail "the run after tampering differs"
 "$mirage" "${eval_args[@]}" >/dev/null 2>"$dir/eval-rewritten.err"
 grep -q "read from" "$dir/eval-rewritten.err" || fail "the tampered entry was not rewritten"
+
+# trace calibrate: what it saves a replay reads, what a replay saved it reads, and it writes the
+# file and prints the lines (but the one naming the file) of a run that infers.
+calibrate() { "$mirage" trace calibrate sample:gpu-cluster --out "$dir/$1.toml" >"$dir/$1.out" 2>"$dir/$1.err"; }
+fidelity_once() { "$mirage" trace fidelity sample:gpu-cluster --what-if-nodes none --json >/dev/null 2>"$dir/$1.err"; }
+rm -rf "$entries"
+MIRAGE_CALIBRATION_CACHE=off calibrate calibrate-inferring
+calibrate calibrate-first
+grep -q "^mirage: calibration inferred from .*, saved to $entries/" "$dir/calibrate-first.err" ||
+  fail "the first calibrate does not say where it saved: $(cat "$dir/calibrate-first.err")"
+fidelity_once fidelity-after-calibrate
+grep -q "read from $entries/" "$dir/fidelity-after-calibrate.err" ||
+  fail "trace fidelity did not read what calibrate saved: $(cat "$dir/fidelity-after-calibrate.err")"
+rm -rf "$entries"
+fidelity_once fidelity-before-calibrate
+calibrate calibrate-cached
+grep -q "^mirage: calibration of .* read from $entries/" "$dir/calibrate-cached.err" ||
+  fail "calibrate did not read what trace fidelity saved: $(cat "$dir/calibrate-cached.err")"
+for run in first cached; do
+  cmp -s "$dir/calibrate-inferring.toml" "$dir/calibrate-$run.toml" ||
+    fail "the $run calibrate wrote another file: $(diff "$dir/calibrate-inferring.toml" "$dir/calibrate-$run.toml" | head)"
+  cmp -s <(tail -n +2 "$dir/calibrate-inferring.out") <(tail -n +2 "$dir/calibrate-$run.out") ||
+    fail "the $run calibrate printed other lines"
+done
 echo "ok: cached runs print what inferring runs print"

@@ -93,5 +93,20 @@ TEST(AvailabilityProfile, AStartNoSoonerThanAnInstantIsPlannedFromThere) {
   }());
 }
 
+// What a backfill pass asks before planning on: the fewest units free from now until an end, with
+// a reservation in the future taking from the plan.
+TEST(AvailabilityProfile, LeastFreeUntilIsTheFewestFromNowToTheEnd) {
+  AvailabilityProfile pool(0, 1, 10);
+  std::vector<AvailabilityProfile::Holding> held{{0, 4, 100}};
+  pool.occupy_all(held);
+  pool.reserve(Placement{50, {0}}, 3, 100);  // free: 6 until 50, 3 until 100, 7 until 150, then 10
+  std::vector<int> so_far;
+  pool.least_free_so_far(so_far);
+  EXPECT_EQ(pool.least_free_until(so_far, 1), 6);
+  EXPECT_EQ(pool.least_free_until(so_far, 50), 6);  // [0, 50): the reservation not yet begun
+  EXPECT_EQ(pool.least_free_until(so_far, 51), 3);
+  EXPECT_EQ(pool.least_free_until(so_far, 1000), 3);  // past every change: the fewest of all
+}
+
 }  // namespace
 }  // namespace mirage

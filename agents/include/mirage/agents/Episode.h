@@ -149,4 +149,10 @@ SimJobSpec segment_job(const ChainSpec& chain);
 
 EpisodeResult run_episode(EpisodeStart start, Decider& decider, const EpisodeConfig& config);
 
+// The episode of each decider from the same start, each what run_episode gives it, in one
+// replay up to the first decision instant at which one of them submits: from there each goes on
+// alone on a copy (an evaluation's policies mostly agree until well into the first segment).
+std::vector<EpisodeResult> run_episodes(EpisodeStart start, const std::vector<Decider*>& deciders,
+                                        const EpisodeConfig& config);
+
 }  // namespace mirage

@@ -5,6 +5,7 @@
 // and its value is the node's free GPUs; a job needs `count` slots with at least `units` free.
 // In whole-node mode nodes are interchangeable, so the profile holds a single slot whose value
 // is the number of free nodes, and a job needs that one slot with `units` = its node count.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -56,6 +57,16 @@ class AvailabilityProfile {
 
   // Takes `units` on each of `placement.slots` over [placement.start, placement.start+duration).
   void reserve(const Placement& placement, int units, Seconds duration);
+
+  // One slot (whole-node plans): in `out`, the least units free from now to the end of each
+  // segment (out[i]: over segments 0..i), for least_free_until. Reuses `out`'s memory.
+  void least_free_so_far(std::vector<int>& out) const;
+  // With `so_far` from least_free_so_far on this profile as it is: the least units free over
+  // [now, end) (end after now), in a binary search.
+  int least_free_until(const std::vector<int>& so_far, Seconds end) const {
+    const auto it = std::lower_bound(times_.begin(), times_.end(), end);
+    return so_far[static_cast<std::size_t>(it - times_.begin()) - 1];
+  }
 
   // Units free on `slot` right now.
   int free_now(int slot) const { return free_[slot]; }

@@ -1,10 +1,10 @@
 #pragma once
 // Inferred calibrations kept in the user's cache directory ($XDG_CACHE_HOME/mirage/calibrations),
 // so that a trace is inferred once and every later replay of it on the same machine reads the
-// result: `simulate`, `eval`, `train`, `trace fidelity|waits` and the daemon's simulator
-// backend. Unlike the TOML a person edits (CalibrationFile.h), an entry holds the calibration
-// exactly (CBOR: every double as its bits), the chosen replay's waits included, so a cached run
-// prints what an inferring run prints, byte for byte.
+// result: `simulate`, `eval`, `train`, `trace fidelity|waits|calibrate` and the daemon's
+// simulator backend. Unlike the TOML a person edits (CalibrationFile.h), an entry holds the
+// calibration exactly (CBOR: every double as its bits), the chosen replay's waits included, so a
+// cached run prints what an inferring run prints, byte for byte.
 //
 // An entry is keyed by everything the inference reads: the jobs' content, the machine (nodes,
 // GPUs, allocation, scheduler and priority settings, as a slurm.conf sets them), the settings, the

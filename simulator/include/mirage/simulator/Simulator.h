@@ -279,7 +279,7 @@ class Simulator {
     std::vector<Ranked> order;
     std::vector<AvailabilityProfile::Holding> held;
     AvailabilityProfile profile{0, 1, 0};
-    std::vector<int> fewest_nodes;  // of the tested jobs from each on: see backfill_schedule
+    std::vector<int> least_free;  // the plan's least free nodes from now on: see backfill_schedule
     BackfillScratch() = default;
     BackfillScratch(const BackfillScratch&) {}
     BackfillScratch& operator=(const BackfillScratch&) { return *this; }
