@@ -1,5 +1,7 @@
 #include "mirage/agents/Probe.h"
 
+#include <algorithm>
+
 #include "SampleTasks.h"
 
 namespace mirage {
@@ -7,7 +9,8 @@ namespace {
 
 constexpr std::size_t kSnapshotWidth = FeatureEncoder::kPerSnapshot;
 
-// Never submits; at each decision instant records the observation and the what-if gap.
+// Never submits; at each decision instant records the observation and the what-if gap: from a
+// fork of the replay, or in the logged world from the log's real waits.
 class ProbingDecider final : public Decider {
  public:
   ProbingDecider(const EpisodeConfig& config, ProbedEpisode& out) : config_(config), out_(out) {}
@@ -26,10 +29,20 @@ class ProbingDecider final : public Decider {
     d.campaign = FeatureEncoder::encode_campaign(obs);
     const Seconds predecessor_end = fallback_time + config_.reactive_lead;
     const Seconds deadline = predecessor_end + config_.max_wait;
-    Simulator what_if = sim.fork();
-    const SimJobIndex s = what_if.submit(segment_job(config_.chain));
-    const bool started = what_if.run_until_started(s, deadline);
-    d.gap_if_submitted = (started ? what_if.start_time(s) : deadline) - predecessor_end;
+    Seconds start = deadline;
+    if (config_.logged_waits) {
+      const auto wait = config_.logged_waits->wait_at(d.time);
+      if (!wait) {
+        ++out_.unscored_instants;
+        return false;
+      }
+      start = std::min(d.time + *wait, deadline);
+    } else {
+      Simulator what_if = sim.fork();
+      const SimJobIndex s = what_if.submit(segment_job(config_.chain));
+      if (what_if.run_until_started(s, deadline)) start = what_if.start_time(s);
+    }
+    d.gap_if_submitted = start - predecessor_end;
     out_.decisions.push_back(d);
     return false;
   }
@@ -58,6 +71,11 @@ ProbedEpisode probe_episode(EpisodeStart start, const EpisodeConfig& config) {
   out.sample_time = start.sample_time;
   ProbingDecider decider(two, out);
   const EpisodeResult r = run_episode(std::move(start), decider, two);
+  if (r.lacks_logged_wait) {
+    // The predecessor, or the fallback submission, had no logged wait: no outcome to score.
+    out.unscored = true;
+    return out;
+  }
   const BoundaryOutcome& b = r.boundaries.front();
   out.predecessor_end = b.predecessor_end;
   out.fallback_gap = b.gap();

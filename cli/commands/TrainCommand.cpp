@@ -157,6 +157,19 @@ int run_train(const TrainOptions& o) {
   p.from = *o.episode.from_time();  // both required
   p.to = *o.episode.to_time();
   p.every = o.episode.spacing();
+  // The world whose outcomes it learns from; it observes the replayed queue in both.
+  p.world = o.episode.worlds().front();
+  {
+    EvalConfig logged;
+    o.episode.apply_logged_waits(logged);
+    p.logged_window = logged.logged_window;
+    p.logged_jobs = logged.logged_jobs;
+  }
+  if (p.world == SuccessorWait::kLogged && LoggedWaits(trace, p.logged_spec()).shape_jobs() == 0)
+    throw InputError({"", 0, "--successor-wait"},
+                     fmt::format("logged: {} has no real job of the chain's shape with a start "
+                                 "time, so the logged world has no waits for it",
+                                 trace.source));
   // Probes in the user's cache by default, named after what shapes them (not the agent), so that
   // dqn, pg and moe trained on the same window share one probing; the checkpoint there too,
   // named after the model file.
@@ -168,9 +181,9 @@ int run_train(const TrainOptions& o) {
 
   fmt::print(stderr,
              "mirage train: {} on {} ({} jobs), {} nodes, chain {} node(s), window {} .. {} "
-             "every {}, seed {}\n",
+             "every {}, seed {}, outcomes in the {} world\n",
              o.agent, trace.source, trace.jobs.size(), p.cluster.nodes, p.episode.chain.nodes,
-             o.episode.from, o.episode.to, o.episode.every, o.seed);
+             o.episode.from, o.episode.to, o.episode.every, o.seed, to_string(p.world));
   std::unique_ptr<Progress> probe_progress, step_progress;
   std::string step_label;
   learned::TrainCallbacks cb;
@@ -206,6 +219,11 @@ int run_train(const TrainOptions& o) {
   fmt::print("probes: {} episodes, {} decisions, {} in {:.1f} s{}\n", s.episodes, s.transitions,
              s.probes_from_cache ? "loaded from the cache" : "probed", s.probe_seconds,
              c.probe_cache_dir.empty() ? "" : " (cache in " + c.probe_cache_dir + ")");
+  if (p.world == SuccessorWait::kLogged)
+    fmt::print(
+        "outcomes: the logged world ({}); left out for want of a logged wait: {} decision "
+        "instants, {} episodes\n",
+        LoggedWaits(trace, p.logged_spec()).describe(), s.unscored_instants, s.unscored_episodes);
   fmt::print(
       "training: {} episodes, validation: {} (the tail of each of {} blocks), {} purged before "
       "them; {} epochs, {:.1f} s\n",
@@ -251,6 +269,7 @@ void register_train_command(CLI::App& app) {
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd, /*command_has_segment=*/true);
   o->episode.add_to(*cmd, "1h", true);
+  o->episode.add_successor_wait_to(*cmd, /*both=*/false);
   cmd->add_option("--out", o->out, "The model file to write (e.g. ls6-dqn.mirage-model)")
       ->required();
   cmd->add_option(

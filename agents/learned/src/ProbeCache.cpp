@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "ProbeSourceDigest.h"
@@ -15,7 +16,8 @@
 namespace mirage::learned {
 namespace {
 
-constexpr char kCacheMagic[] = "MIRAGE-PROBES 1\n";
+// 2: the logged world's unscored instants and episodes.
+constexpr char kCacheMagic[] = "MIRAGE-PROBES 2\n";
 
 template <class T>
 void put(std::ostream& out, const T& v) {
@@ -40,6 +42,8 @@ void write_cache(const std::string& path, const std::string& fingerprint,
       put(out, e.sample_time);
       put(out, e.predecessor_end);
       put(out, e.fallback_gap);
+      put(out, e.unscored_instants);
+      put(out, static_cast<std::uint8_t>(e.unscored));
       put(out, static_cast<std::uint64_t>(e.snapshots.size()));
       out.write(reinterpret_cast<const char*>(e.snapshots.data()),
                 static_cast<std::streamsize>(e.snapshots.size() * sizeof(float)));
@@ -76,6 +80,10 @@ bool read_cache(const std::string& path, const std::string& fingerprint,
     get(in, e.sample_time);
     get(in, e.predecessor_end);
     get(in, e.fallback_gap);
+    get(in, e.unscored_instants);
+    std::uint8_t unscored = 0;
+    get(in, unscored);
+    e.unscored = unscored != 0;
     std::uint64_t k = 0;
     get(in, k);
     if (!in || k > (1u << 26)) return false;
@@ -154,7 +162,9 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     << " interval=" << e.decision_interval << " max_wait=" << e.max_wait
     << " lead=" << e.reactive_lead
     << " mode=" << (s.mode == EpisodeStartMode::kForkReplay ? "fork" : "peer")
-    << " window=" << s.from << ".." << s.to << "/" << s.every;
+    << " window=" << s.from << ".." << s.to << "/" << s.every << " world=" << to_string(s.world);
+  // The logged world's outcomes are the log's waits as these settings pool them.
+  if (s.world == SuccessorWait::kLogged) f << ":" << s.logged_window << "," << s.logged_jobs;
   return f.str();
 }
 
@@ -180,7 +190,14 @@ std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& sp
     return eps;
   }
   if (from_cache) *from_cache = false;
-  eps = probe_window(trace, spec.cluster, spec.episode, spec.mode, spec.from, spec.to, spec.every,
+  EpisodeConfig episode = spec.episode;
+  std::optional<LoggedWaits> logged;
+  episode.logged_waits = nullptr;
+  if (spec.world == SuccessorWait::kLogged) {
+    logged.emplace(trace, spec.logged_spec());
+    episode.logged_waits = &*logged;
+  }
+  eps = probe_window(trace, spec.cluster, episode, spec.mode, spec.from, spec.to, spec.every,
                      threads, progress);
   if (!cache_path.empty()) write_cache(cache_path, fp, eps);
   return eps;

@@ -25,6 +25,11 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed) {
   std::vector<float> encoded(FeatureEncoder::kInputSize);
   constexpr std::size_t kWindowFloats = static_cast<std::size_t>(kWindow) * kSnap;
   for (const ProbedEpisode& e : probed) {
+    set.unscored_instants += e.unscored_instants;
+    if (e.unscored) {
+      ++set.unscored_episodes;
+      continue;
+    }
     ProbeSet::Episode ep;
     ep.sample_time = e.sample_time;
     ep.first = set.gap.size();

@@ -2,8 +2,11 @@
 // Offline training data from what-if probes: along an episode in which the successor is held
 // back to the fallback, at every decision instant a fork asks "what if it were submitted now?"
 // and records the gap that would give, beside the encoded observation there. This is what
-// Mirage learned from, and what the learned agents train on.
+// Mirage learned from, and what the learned agents train on. In the world of the log's real
+// waits (EpisodeConfig::logged_waits) no fork is needed: the answer is the wait the log's real
+// jobs of the chain's shape had, and an instant without such a figure is left out.
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -27,6 +30,10 @@ struct ProbedEpisode {
   std::vector<float> snapshots;
   std::vector<ProbedDecision> decisions;  // in time order
   Seconds fallback_gap = 0;               // the gap if the policy never submits (reactive)
+  // Logged world only: decision instants left out for want of a logged wait, and whether the
+  // episode has no outcome at all (its predecessor or its fallback had none): it trains nothing.
+  std::uint32_t unscored_instants = 0;
+  bool unscored = false;
 
   // The model input at decision k: identical to FeatureEncoder::encode of the Observation the
   // policy saw there.

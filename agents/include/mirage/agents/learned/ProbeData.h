@@ -14,6 +14,7 @@
 
 #include "mirage/agents/Episode.h"
 #include "mirage/agents/EpisodeStarts.h"
+#include "mirage/agents/Evaluation.h"
 #include "mirage/agents/Probe.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/traces/Trace.h"
@@ -108,11 +109,22 @@ struct CostModel {
 };
 
 // ---- the probed training data --------------------------------------------------------------
+// The world whose outcomes the probes record: the replay's (a fork per instant), or the log's
+// real waits (`train --successor-wait logged`): submitting at t gives the wait LoggedWaits
+// states for the chain's shape at t, while the agent still observes the replayed queue, as
+// eval's logged world has it decide.
 struct ProbeSpec {
   ClusterSpec cluster;
-  EpisodeConfig episode;
+  EpisodeConfig episode;  // its logged_waits is ignored: `world` and the two below make them
   EpisodeStartMode mode = EpisodeStartMode::kForkReplay;
   Seconds from = 0, to = 0, every = kHour;
+  SuccessorWait world = SuccessorWait::kReplay;
+  Seconds logged_window = 3 * kDay;  // LoggedWaitsSpec::window
+  std::size_t logged_jobs = 5;       // LoggedWaitsSpec::jobs
+  // The logged world's waits for this chain (world kLogged only).
+  LoggedWaitsSpec logged_spec() const {
+    return {episode.chain.nodes, episode.chain.time_limit, logged_window, logged_jobs};
+  }
 };
 
 // Every decision instant of every probed episode, back to back.
@@ -134,6 +146,9 @@ struct ProbeSet {
   std::vector<std::uint8_t> submit_flags;
   // Per decision: what WindowClause reads (remaining time, and the planned waits at the end).
   std::vector<WindowClause::Features> window_features;
+  // Logged world: what had no logged wait and was left out (ProbedEpisode::unscored and
+  // unscored_instants), for the training log.
+  std::size_t unscored_episodes = 0, unscored_instants = 0;
   std::size_t decisions() const { return gap.size(); }
   // The gap of `e` had the successor been submitted at its decision `stop` (-1: the fallback).
   Seconds gap_at(const Episode& e, int stop) const {
@@ -166,7 +181,8 @@ std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& sp
                                          const std::string& cache_path, int threads,
                                          const CountProgress& progress, bool* from_cache);
 
-// Adds the pooled decisions of `probed` to `set`, keeping the episodes in sample-time order.
+// Adds the pooled decisions of `probed` to `set`, keeping the episodes in sample-time order and
+// leaving out (and counting) the unscored ones.
 void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed);
 
 // Blocked time split: the episodes are cut into `blocks` consecutive blocks, and the last
