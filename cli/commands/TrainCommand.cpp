@@ -39,6 +39,7 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   int threads = 2;
   std::string hyperparameters;        // a TOML file; empty: the defaults
+  std::string wait_distribution;      // a wait predictor whose quantiles the agent sees
   std::string architecture = "mlp";   // wait-model
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
@@ -165,6 +166,17 @@ int run_train(const TrainOptions& o) {
     p.logged_window = logged.logged_window;
     p.logged_jobs = logged.logged_jobs;
   }
+  if (!o.wait_distribution.empty()) {
+    p.waits = learned::read_recorded_predictor(o.wait_distribution, &p.waits_ref);
+    if (const auto why = p.waits->chain_mismatch(p.episode.chain.nodes))
+      throw InputError({o.wait_distribution, 0, "--wait-distribution"}, *why);
+    // Fitted on the window it trains on, its quantiles are better there than they will be live.
+    if (p.waits->fitted_to() > p.from)
+      fmt::print(stderr,
+                 "mirage train: warning: {} was fitted up to {}, after --from: the agent learns "
+                 "from its in-sample answers\n",
+                 o.wait_distribution, format_iso_time(p.waits->fitted_to()));
+  }
   if (p.world == SuccessorWait::kLogged && LoggedWaits(trace, p.logged_spec()).shape_jobs() == 0)
     throw InputError({"", 0, "--successor-wait"},
                      fmt::format("logged: {} has no real job of the chain's shape with a start "
@@ -288,6 +300,11 @@ void register_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--hyperparameters", o->hyperparameters,
                   "A TOML file of learning knobs (the keys below); the rest keep their defaults")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--wait-distribution", o->wait_distribution,
+                  "A wait predictor (the learned wait model's JSON or a binned distribution's "
+                  "TOML) whose quantiles of the successor's wait the agent sees; the model file "
+                  "records its path and digest, and decides only with that file")
       ->check(CLI::ExistingFile);
   cmd->add_option("--architecture", o->architecture,
                   "wait-model: one network (mlp) or experts mixed by a gate over the queue (moe)")

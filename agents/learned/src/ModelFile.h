@@ -31,6 +31,9 @@ struct LoadedModel {
   AgentKind kind = AgentKind::kDqn;
   DecisionRule rule;
   std::unique_ptr<RowNet> row;  // the network, for one decision at a time
+  // The wait predictor it was trained with (its quantiles are inputs), read from the path the
+  // file records; none for a model trained without one.
+  std::shared_ptr<const WaitPredictor> waits;
 };
 
 // Throws InputError naming the file when it is not a model file this build can read.

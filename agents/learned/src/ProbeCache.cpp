@@ -11,13 +11,14 @@
 #include "ProbeSourceDigest.h"
 #include "mirage/agents/learned/ProbeData.h"
 #include "mirage/core/DurableFile.h"
+#include "mirage/core/Error.h"
 #include "mirage/core/Fnv.h"
 
 namespace mirage::learned {
 namespace {
 
-// 2: the logged world's unscored instants and episodes.
-constexpr char kCacheMagic[] = "MIRAGE-PROBES 2\n";
+// 2: the logged world's unscored instants and episodes; 3: the predicted waits.
+constexpr char kCacheMagic[] = "MIRAGE-PROBES 3\n";
 
 template <class T>
 void put(std::ostream& out, const T& v) {
@@ -54,6 +55,8 @@ void write_cache(const std::string& path, const std::string& fingerprint,
         out.write(reinterpret_cast<const char*>(d.campaign.data()),
                   static_cast<std::streamsize>(d.campaign.size() * sizeof(float)));
         put(out, d.gap_if_submitted);
+        out.write(reinterpret_cast<const char*>(d.predicted_wait.data()),
+                  static_cast<std::streamsize>(sizeof d.predicted_wait));
       }
     }
   }
@@ -99,12 +102,36 @@ bool read_cache(const std::string& path, const std::string& fingerprint,
       in.read(reinterpret_cast<char*>(d.campaign.data()),
               static_cast<std::streamsize>(d.campaign.size() * sizeof(float)));
       get(in, d.gap_if_submitted);
+      in.read(reinterpret_cast<char*>(d.predicted_wait.data()),
+              static_cast<std::streamsize>(sizeof d.predicted_wait));
     }
   }
   return static_cast<bool>(in);
 }
 
 }  // namespace
+
+std::string file_digest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, ""}, "cannot read the file");
+  Fnv1a h;
+  char buffer[1 << 14];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0)
+    h.add(buffer, static_cast<std::size_t>(in.gcount()));
+  char digest[17];
+  std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(h.h));
+  return digest;
+}
+
+std::shared_ptr<const WaitPredictor> read_recorded_predictor(const std::string& path,
+                                                             WaitPredictorRef* ref) {
+  auto predictor = read_wait_predictor(path);
+  if (ref) {
+    ref->path = std::filesystem::absolute(path).lexically_normal().string();
+    ref->digest = file_digest(path);
+  }
+  return predictor;
+}
 
 std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
   Fnv1a jobs;
@@ -165,6 +192,8 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     << " window=" << s.from << ".." << s.to << "/" << s.every << " world=" << to_string(s.world);
   // The logged world's outcomes are the log's waits as these settings pool them.
   if (s.world == SuccessorWait::kLogged) f << ":" << s.logged_window << "," << s.logged_jobs;
+  // Probes with a predictor's quantiles hold that predictor's answers.
+  f << " waits=" << (s.waits ? s.waits_ref.digest : "none");
   return f.str();
 }
 
@@ -198,7 +227,7 @@ std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& sp
     episode.logged_waits = &*logged;
   }
   eps = probe_window(trace, spec.cluster, episode, spec.mode, spec.from, spec.to, spec.every,
-                     threads, progress);
+                     threads, progress, spec.waits.get());
   if (!cache_path.empty()) write_cache(cache_path, fp, eps);
   return eps;
 }

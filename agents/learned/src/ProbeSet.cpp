@@ -14,7 +14,7 @@ constexpr int kWindow = FeatureEncoder::kWindow;
 
 }  // namespace
 
-void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed) {
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, bool wait_features) {
   constexpr auto width = static_cast<std::size_t>(ProbeSet::width);
   std::size_t total = set.gap.size();
   for (const auto& e : probed) total += e.decisions.size();
@@ -43,7 +43,8 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed) {
                 e.snapshots.begin() + static_cast<std::ptrdiff_t>(end), encoded.begin());
       std::copy(d.campaign.begin(), d.campaign.end(),
                 encoded.begin() + static_cast<std::ptrdiff_t>(kWindowFloats));
-      pool_features(encoded.data(), set.x.data() + set.gap.size() * width);
+      pool_features(encoded.data(), wait_features ? &d.predicted_wait : nullptr,
+                    set.x.data() + set.gap.size() * width);
       set.gap.push_back(d.gap_if_submitted);
       std::uint8_t flags = 0;
       for (const auto g : kForecastPlans)

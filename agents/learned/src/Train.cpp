@@ -97,7 +97,8 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
             ? ""
             : probe_cache_file(config.probe_cache_dir, config.trace_path, trace, spec);
     bool cached = false;
-    add_probes(data, probe_or_load(trace, spec, cache, config.threads, callbacks.probe, &cached));
+    add_probes(data, probe_or_load(trace, spec, cache, config.threads, callbacks.probe, &cached),
+               spec.waits != nullptr);
     summary.probes_from_cache = cached;
   }
   const auto t1 = std::chrono::steady_clock::now();
@@ -149,6 +150,11 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
         {"every_s", config.probes.every},
         {"start", config.probes.mode == EpisodeStartMode::kForkReplay ? "fork" : "peer"}}},
       {"world", world_json(config.probes)},
+      // Read again from there by every live decision, and refused if its bytes changed.
+      {"wait_predictor", config.probes.waits
+                             ? nlohmann::json{{"path", config.probes.waits_ref.path},
+                                              {"digest", config.probes.waits_ref.digest}}
+                             : nlohmann::json()},
       {"machine",
        {{"nodes", cl.nodes},
         {"gpus_per_node", cl.gpus_per_node},

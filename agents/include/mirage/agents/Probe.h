@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mirage/agents/EpisodeStarts.h"
+#include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/FeatureEncoder.h"
 
 namespace mirage {
@@ -20,6 +21,9 @@ struct ProbedDecision {
   int snapshot_index = 0;  // the snapshot taken at this instant, in ProbedEpisode::snapshots
   std::array<float, FeatureEncoder::kCampaignFeatures> campaign{};
   Seconds gap_if_submitted = 0;  // successor start - predecessor end, had it been submitted now
+  // With a wait predictor: its quantiles of the successor's wait here (WaitPredictor::predict on
+  // the observed queue); zeros without one.
+  WaitQuantiles predicted_wait{};
 };
 
 struct ProbedEpisode {
@@ -40,13 +44,16 @@ struct ProbedEpisode {
   std::vector<float> features(std::size_t k) const;
 };
 
-// Probes the first boundary of an episode from `start`.
-ProbedEpisode probe_episode(EpisodeStart start, const EpisodeConfig& config);
+// Probes the first boundary of an episode from `start`; with `waits`, each instant also records
+// its predicted quantiles of the successor's wait.
+ProbedEpisode probe_episode(EpisodeStart start, const EpisodeConfig& config,
+                            const WaitPredictor* waits = nullptr);
 
 // Probes every sample time of [from, to) spaced `every`, on `threads` threads (0: all cores).
 std::vector<ProbedEpisode> probe_window(
     const Trace& trace, const ClusterSpec& cluster, const EpisodeConfig& config,
     EpisodeStartMode mode, Seconds from, Seconds to, Seconds every, int threads,
-    const std::function<void(std::size_t, std::size_t)>& progress = {});
+    const std::function<void(std::size_t, std::size_t)>& progress = {},
+    const WaitPredictor* waits = nullptr);
 
 }  // namespace mirage

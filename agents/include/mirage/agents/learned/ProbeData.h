@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "mirage/agents/EpisodeStarts.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/Probe.h"
+#include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/traces/Trace.h"
 
@@ -29,17 +31,40 @@ namespace mirage::learned {
 // bump kPoolingVersion (model files record it).
 // 4: the planned wait at half runtimes, too; 5: without the planned waits at the predecessor's
 // end, which feed the window clause (WindowClause) instead: as inputs they made the networks
-// submit many hours before a closing window (measured on LS6, 2026-11-23).
-inline constexpr int kPoolingVersion = 5;
+// submit many hours before a closing window (measured on LS6, 2026-11-23); 6: the wait
+// predictor's quantiles (kWaitFeatures, zeros for a model trained without one).
+inline constexpr int kPoolingVersion = 6;
 inline constexpr int kDerivedFeatures = 7;
+// With a wait predictor (`train --wait-distribution`): each of its quantiles of the successor's
+// wait (kWaitLevels), log-scaled as the encoder's times, and each against the predecessor's
+// remaining time (what `quantile@q` compares): the network can then represent `quantile` at any
+// level and learn where to depart from it.
+inline constexpr int kWaitFeatures = 2 * static_cast<int>(kWaitLevels.size());
 // The campaign features the networks see: those before the planned waits at the end (the
 // planned waits with recent runtimes, after them, feed the guard and the window clause only).
 inline constexpr int kNetworkCampaignFeatures = FeatureEncoder::kPlannedWaitAtEnd;
 
 inline constexpr int kPooledFeatures =
-    FeatureEncoder::kPerSnapshot + kNetworkCampaignFeatures + kDerivedFeatures;
-// `encoded` holds FeatureEncoder::kInputSize floats; `out` receives kPooledFeatures.
-void pool_features(const float* encoded, float* out);
+    FeatureEncoder::kPerSnapshot + kNetworkCampaignFeatures + kDerivedFeatures + kWaitFeatures;
+// `encoded` holds FeatureEncoder::kInputSize floats; `predicted` the wait predictor's quantiles
+// there (null: no predictor, the wait features are zeros); `out` receives kPooledFeatures.
+void pool_features(const float* encoded, const WaitQuantiles* predicted, float* out);
+// The same from a live observation, as a model file decides (LearnedPolicy): `encoded` is
+// FeatureEncoder::encode(obs), and with `waits` its prediction for the successor in the observed
+// queue joins it, as the probes predicted it there.
+void pool_observation(const Observation& obs, const float* encoded, const WaitPredictor* waits,
+                      float* out);
+
+// The predictor a model was trained with, as its file records it: where it was read, and a
+// digest of its bytes (a file changed since is refused rather than read as another's inputs).
+struct WaitPredictorRef {
+  std::string path;  // absolute
+  std::string digest;
+};
+// Reads the predictor at `path` (InputError naming the file when it is none) and its digest.
+std::shared_ptr<const WaitPredictor> read_recorded_predictor(const std::string& path,
+                                                             WaitPredictorRef* ref);
+std::string file_digest(const std::string& path);
 
 // The forecast guard: no submission until the queue forecast plans the successor to start no
 // earlier than the predecessor's end. Before that, submitting buys overlap unless jobs that
@@ -121,6 +146,10 @@ struct ProbeSpec {
   SuccessorWait world = SuccessorWait::kReplay;
   Seconds logged_window = 3 * kDay;  // LoggedWaitsSpec::window
   std::size_t logged_jobs = 5;       // LoggedWaitsSpec::jobs
+  // With a predictor, every decision also sees its quantiles of the successor's wait
+  // (kWaitFeatures); its digest keys the probes.
+  std::shared_ptr<const WaitPredictor> waits;
+  WaitPredictorRef waits_ref;
   // The logged world's waits for this chain (world kLogged only).
   LoggedWaitsSpec logged_spec() const {
     return {episode.chain.nodes, episode.chain.time_limit, logged_window, logged_jobs};
@@ -182,8 +211,10 @@ std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& sp
                                          const CountProgress& progress, bool* from_cache);
 
 // Adds the pooled decisions of `probed` to `set`, keeping the episodes in sample-time order and
-// leaving out (and counting) the unscored ones.
-void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed);
+// leaving out (and counting) the unscored ones; `wait_features`: the probes hold a predictor's
+// quantiles (ProbeSpec::waits), which the pooled features then carry.
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed,
+                bool wait_features = false);
 
 // Blocked time split: the episodes are cut into `blocks` consecutive blocks, and the last
 // `val_fraction` of each validates (so validation sees every period of the window, quiet and
