@@ -54,10 +54,7 @@ void pool_features(const float* x, const WaitQuantiles* predicted, float* out) {
   // The predictor's quantiles, on the encoder's log scale and against the remaining time as
   // the planned waits are.
   constexpr std::size_t levels = kWaitLevels.size();
-  if (!predicted) {
-    std::fill(o, o + 2 * levels, 0.f);
-    return;
-  }
+  if (!predicted) return;
   for (std::size_t k = 0; k < levels; ++k) {
     const Seconds wait = (*predicted)[k];
     o[k] = FeatureEncoder::time_feature(wait);

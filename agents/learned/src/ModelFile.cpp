@@ -71,8 +71,8 @@ WindowClause read_window_clause(const nlohmann::json& meta, const std::string& p
 // when it is gone or its bytes changed (its answers would be another model's inputs).
 std::shared_ptr<const WaitPredictor> read_model_predictor(const nlohmann::json& meta,
                                                           const std::string& path) {
+  if (!reads_wait_predictor(meta)) return nullptr;
   const auto it = meta.find("wait_predictor");
-  if (it == meta.end() || it->is_null()) return nullptr;
   const std::string stem = std::filesystem::path(path).stem().string();
   if (!it->is_object() || !it->contains("path") || !it->contains("digest") ||
       !(*it)["path"].is_string() || !(*it)["digest"].is_string())
@@ -97,6 +97,11 @@ std::shared_ptr<const WaitPredictor> read_model_predictor(const nlohmann::json& 
 }
 
 }  // namespace
+
+bool reads_wait_predictor(const nlohmann::json& meta) {
+  const auto it = meta.find("wait_predictor");
+  return it != meta.end() && !it->is_null();
+}
 
 ModelMeta check_model_meta(const std::string* text, const std::string& path) {
   if (!text) throw InputError({path, 0, "policy"}, "not a mirage model file (no metadata)");
@@ -154,7 +159,7 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
   try {
     if (!net) throw std::invalid_argument("no network");
     model->row = RowNet::from(*net);
-    const auto width = static_cast<std::size_t>(kPooledFeatures);
+    const auto width = static_cast<std::size_t>(pooled_width(model->waits != nullptr));
     if (model->row->inputs() != width)
       throw std::invalid_argument(
           fmt::format("it reads {} features; expected {}", model->row->inputs(), width));

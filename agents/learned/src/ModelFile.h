@@ -27,6 +27,10 @@ struct ModelMeta {
 // (another format, encoder or pooling version; an input no longer there).
 ModelMeta check_model_meta(const std::string* text, const std::string& path);
 
+// Whether the model file whose metadata is `meta` reads a wait predictor's quantiles (its
+// networks then take pooled_width(true) inputs).
+bool reads_wait_predictor(const nlohmann::json& meta);
+
 struct LoadedModel {
   AgentKind kind = AgentKind::kDqn;
   DecisionRule rule;

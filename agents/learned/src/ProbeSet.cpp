@@ -3,6 +3,7 @@
 // purged.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "mirage/agents/learned/ProbeData.h"
 
@@ -15,7 +16,10 @@ constexpr int kWindow = FeatureEncoder::kWindow;
 }  // namespace
 
 void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, bool wait_features) {
-  constexpr auto width = static_cast<std::size_t>(ProbeSet::width);
+  if (set.decisions() > 0 && set.width != pooled_width(wait_features))
+    throw std::logic_error("add_probes: probes with and without the predictor's quantiles");
+  set.width = pooled_width(wait_features);
+  const auto width = static_cast<std::size_t>(set.width);
   std::size_t total = set.gap.size();
   for (const auto& e : probed) total += e.decisions.size();
   set.x.resize(total * width);

@@ -43,7 +43,7 @@ class PoolingDecider final : public Decider {
   explicit PoolingDecider(const WaitPredictor* waits) : waits_(waits) {}
   bool submit_now(const Simulator&, const Observation& obs, SimJobIndex, Seconds) override {
     const std::vector<float> encoded = FeatureEncoder::encode(obs);
-    rows.emplace_back(kPooledFeatures);
+    rows.emplace_back(pooled_width(waits_ != nullptr));
     pool_observation(obs, encoded.data(), waits_, rows.back().data());
     return false;
   }
@@ -68,8 +68,9 @@ TEST_F(WaitFeaturesTest, LiveFeaturesAreTheProbedOnes) {
   add_probes(data, probe_or_load(trace, spec, "", 2, {}, nullptr), /*wait_features=*/true);
   ASSERT_GE(data.episodes.size(), 5u);
   EpisodeStarts starts(trace, spec.cluster, spec.episode, spec.mode);
-  constexpr std::size_t width = kPooledFeatures;
-  constexpr std::size_t first_wait = width - kWaitFeatures;
+  constexpr std::size_t width = pooled_width(true);
+  constexpr std::size_t first_wait = kPooledFeatures;
+  ASSERT_EQ(data.width, static_cast<int>(width));
   std::size_t predicted = 0;
   for (const ProbeSet::Episode& e : data.episodes) {
     PoolingDecider live(spec.waits.get());
@@ -85,11 +86,14 @@ TEST_F(WaitFeaturesTest, LiveFeaturesAreTheProbedOnes) {
   }
   EXPECT_GT(predicted, 0u) << "the wait features carry the predictor's quantiles";
 
-  // Without a predictor they are zeros, live and probed alike.
+  // Without a predictor the networks see the other features alone.
   ProbeSet plain;
   add_probes(plain, probe_or_load(trace, spec, "", 2, {}, nullptr));
+  ASSERT_EQ(plain.width, kPooledFeatures);
+  ASSERT_EQ(plain.decisions(), data.decisions());
   for (std::size_t i = 0; i < plain.decisions(); ++i)
-    for (std::size_t f = first_wait; f < width; ++f) ASSERT_EQ(plain.x[i * width + f], 0.f);
+    for (std::size_t f = 0; f < first_wait; ++f)
+      ASSERT_EQ(plain.x[i * first_wait + f], data.x[i * width + f]);
 }
 
 // A model trained with a predictor decides, through RowNet, exactly as it was validated on its

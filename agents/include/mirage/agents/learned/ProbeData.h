@@ -32,22 +32,27 @@ namespace mirage::learned {
 // 4: the planned wait at half runtimes, too; 5: without the planned waits at the predecessor's
 // end, which feed the window clause (WindowClause) instead: as inputs they made the networks
 // submit many hours before a closing window (measured on LS6, 2026-11-23); 6: the wait
-// predictor's quantiles (kWaitFeatures, zeros for a model trained without one).
+// predictor's quantiles (kWaitFeatures, only for a model trained with one).
 inline constexpr int kPoolingVersion = 6;
 inline constexpr int kDerivedFeatures = 7;
 // With a wait predictor (`train --wait-distribution`): each of its quantiles of the successor's
 // wait (kWaitLevels), log-scaled as the encoder's times, and each against the predecessor's
 // remaining time (what `quantile@q` compares): the network can then represent `quantile` at any
-// level and learn where to depart from it.
+// level and learn where to depart from it. A model without a predictor has no such inputs (as
+// dead inputs they changed the networks' initial weights, and what they learned).
 inline constexpr int kWaitFeatures = 2 * static_cast<int>(kWaitLevels.size());
 // The campaign features the networks see: those before the planned waits at the end (the
 // planned waits with recent runtimes, after them, feed the guard and the window clause only).
 inline constexpr int kNetworkCampaignFeatures = FeatureEncoder::kPlannedWaitAtEnd;
 
 inline constexpr int kPooledFeatures =
-    FeatureEncoder::kPerSnapshot + kNetworkCampaignFeatures + kDerivedFeatures + kWaitFeatures;
+    FeatureEncoder::kPerSnapshot + kNetworkCampaignFeatures + kDerivedFeatures;
+// The networks' inputs: kPooledFeatures, then kWaitFeatures with a wait predictor.
+constexpr int pooled_width(bool wait_features) {
+  return kPooledFeatures + (wait_features ? kWaitFeatures : 0);
+}
 // `encoded` holds FeatureEncoder::kInputSize floats; `predicted` the wait predictor's quantiles
-// there (null: no predictor, the wait features are zeros); `out` receives kPooledFeatures.
+// there (null: no predictor); `out` receives pooled_width(predicted != nullptr) floats.
 void pool_features(const float* encoded, const WaitQuantiles* predicted, float* out);
 // The same from a live observation, as a model file decides (LearnedPolicy): `encoded` is
 // FeatureEncoder::encode(obs), and with `waits` its prediction for the successor in the observed
@@ -165,10 +170,10 @@ struct ProbeSet {
     Seconds fallback_gap = 0;
     int average_stop = -1;  // where the `average` baseline submits (-1: the fallback)
   };
-  static constexpr int width = kPooledFeatures;  // per decision
-  std::vector<Episode> episodes;                 // in sample-time order
-  std::vector<float> x;                          // decisions x width
-  std::vector<Seconds> gap;  // per decision: the gap had the successor been submitted then
+  int width = kPooledFeatures;    // per decision: pooled_width(with the predictor's quantiles)
+  std::vector<Episode> episodes;  // in sample-time order
+  std::vector<float> x;           // decisions x width
+  std::vector<Seconds> gap;       // per decision: the gap had the successor been submitted then
   // Per decision: bit g set where forecast_allows_submit(ForecastGuard g) holds, and bit
   // kAverageBit where average_would_submit does.
   static constexpr int kAverageBit = 7;
