@@ -14,8 +14,9 @@ finishes late as an hour charged twice (agents/LeastCostPick.h); the share of th
 A learned model *earns* a chain (a trace, a chain size and an overlap mode) in a world when it is
 the least-cost point there (no baseline point, at any setting, costs less on the judged month), or
 when it is on the frontier (no baseline point finishes sooner for no more charge, nor costs
-less charge for no later finish) and costs no more than the baseline point chosen on the month
-before, the choice a user has. The rule of issue 58: where the models earn at least half of the
+less charge for no later finish) and costs less than the baseline point chosen on the month
+before, the choice a user has. Ties go to the baseline: a model that decides as reactive earns
+nothing. The rule of issue 58: where the models earn at least half of the
 chains in the world of real waits, a learned agent becomes the default of new campaigns; else the
 best baseline does: the point, among those that need no file (quantile reads a wait
 distribution), with the largest mean share of the oracle's gain over the chains the real waits
@@ -96,14 +97,16 @@ class World:
         return None
 
     def earns(self, name):
-        """Whether a model is the least-cost point, or on the frontier and no costlier than the
+        """Whether a model is the least-cost point, or on the frontier and cheaper than the
         forward pick."""
+        # Ties go to the baseline (reactive first), as in mirage eval's own pick: a model that
+        # decides as reactive earns nothing.
         c = self.cost(name)
-        if c <= self.cost(self.hindsight()) + EPS:
+        if c < self.cost(self.hindsight()) - EPS:
             return "least cost"
         fp = self.forward_pick()
-        if not self.dominated(name) and fp and c <= self.cost(fp) + EPS:
-            return "on the frontier, no costlier than the forward pick"
+        if not self.dominated(name) and fp and c < self.cost(fp) - EPS:
+            return "on the frontier, cheaper than the forward pick"
         return None
 
 
@@ -158,6 +161,24 @@ def detail_rows(cases):
             print(f"{head} {w.n} | {point(w, 'reactive', u)} | {point(w, 'oracle', u)} | {fp_cell} | "
                   f"{point(w, hs, u)}, {pct(w.share(hs))} | {'; '.join(models) or 'no model'} | "
                   f"{'yes: ' + ', '.join(earned) if earned else 'no'} |")
+
+
+def training_times(dir_, cases):
+    """Each model's training wall time, from the logs bench/learned_verdict.sh kept."""
+    print("| chain | " + " | ".join(f"`{a}`" for a in ("moe", "pg", "dqn")) + " |")
+    print("|---|---|---|---|")
+    seen = set()
+    for c in cases:
+        key = (c["trace"], c["chain"])
+        if key in seen:
+            continue
+        seen.add(key)
+        cells = []
+        for agent in ("moe", "pg", "dqn"):
+            log = os.path.join(dir_, f"{c['trace']}-{c['chain']}-{agent}.log")
+            wall = re.findall(r"train wall ([0-9.]+) s", open(log).read()) if os.path.exists(log) else []
+            cells.append(f"{float(wall[-1]):.0f} s" if wall else "not trained")
+        print(f"| {c['label']}, {c['chain']} node{'s' if c['chain'] > 1 else ''} | " + " | ".join(cells) + " |")
 
 
 def best_model(w):
@@ -226,6 +247,8 @@ def main():
     detail_rows(cases)
     print()
     summary_rows(cases)
+    print()
+    training_times(a.dir, cases)
     chains = len(cases)
     earned = sum(1 for c in cases
                  if any(c["worlds"]["logged"].earns(n) for n in c["worlds"]["logged"].names(True))

@@ -18,7 +18,8 @@
 # eval JSON: a model or a JSON already there is reused (delete it to measure again), so a run
 # cut short goes on where it stopped. $MIRAGE_AGENTS (default "moe pg dqn") names the agents;
 # $MIRAGE_TRAIN_FLAGS joins every `mirage train` (the recipe file below is the default);
-# MIRAGE_VERDICT_ONLY=1 only reads the JSONs there.
+# $MIRAGE_CHAINS (e.g. "1") restricts the chain sizes; MIRAGE_VERDICT_ONLY=1 only reads the
+# JSONs there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
@@ -45,7 +46,7 @@ run_trace() {
   # Training episodes (two segments) end before the judged month begins.
   local train_to
   train_to=$(day_before "$from" 5)
-  for chain in $sizes; do
+  for chain in ${MIRAGE_CHAINS:-$sizes}; do
     local models=""
     for agent in "${agents[@]}"; do
       local model="$dir/$name-$chain-$agent.mirage-model"

@@ -538,8 +538,7 @@ TEST(CampaignController, ACampaignWithoutAPolicyTakesTheVerdictsDefaultAndSaysWh
   site.default_policy = compiled_default_policy() == "static@1h" ? "static@2h" : "static@1h";
   Harness configured(site);
   notes.clear();
-  EXPECT_EQ(configured.controller->add(simple_request(), &notes).spec.policy,
-            site.default_policy);
+  EXPECT_EQ(configured.controller->add(simple_request(), &notes).spec.policy, site.default_policy);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes.front(), "policy " + site.default_policy +
                                ": the daemon's default ([policy] default in its config)");

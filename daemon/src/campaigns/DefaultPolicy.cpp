@@ -15,7 +15,8 @@ std::string default_policy_note(const std::string& default_policy) {
     return fmt::format("policy {}: the daemon's default ([policy] default in its config)",
                        default_policy);
   // Issue 58's rule: a learned agent is the default where it earned at least half of the chains.
-  const bool learned = verdict::kChains > 0 && 2 * verdict::kLearnedEarnedChains >= verdict::kChains;
+  const bool learned =
+      verdict::kChains > 0 && 2 * verdict::kLearnedEarnedChains >= verdict::kChains;
   return fmt::format(
       "policy {} (the default): learned agents were least-cost on {} of {} chains in real waits "
       "({} judged there, measured {}), so the default is {}: see docs/learned-agents.md",
