@@ -37,12 +37,14 @@ void EpisodeOptions::add_to(CLI::App& cmd, const std::string& default_every, boo
       ->capture_default_str();
 }
 
-void EpisodeOptions::add_successor_wait_to(CLI::App& cmd) {
+void EpisodeOptions::add_successor_wait_to(CLI::App& cmd, bool both) {
+  const std::string worlds =
+      "When a chain's segments start: replay (the calibrated replay's scheduler) or logged (what "
+      "the log's real jobs of the segment's shape submitted nearest then waited)";
   cmd.add_option("--successor-wait", successor_wait,
-                 "When a chain's segments start: replay (the calibrated replay's scheduler), "
-                 "logged (what the log's real jobs of the segment's shape submitted nearest "
-                 "then waited) or both, side by side")
-      ->check(CLI::IsMember({"replay", "logged", "both"}))
+                 both ? worlds + ", or both, side by side" : worlds)
+      ->check(both ? CLI::IsMember({"replay", "logged", "both"})
+                   : CLI::IsMember({"replay", "logged"}))
       ->capture_default_str()
       ->group("Successor wait");
   cmd.add_option("--logged-window", logged_window,

@@ -28,8 +28,9 @@ struct EpisodeOptions {
 
   // `every` is the command's default spacing; a required window makes --from and --to required.
   void add_to(CLI::App& cmd, const std::string& default_every, bool window_required);
-  // Which world decides when segments start (--successor-wait) and how the logged one is made.
-  void add_successor_wait_to(CLI::App& cmd);
+  // Which world decides when segments start (--successor-wait) and how the logged one is made;
+  // `both` only where the command can report two worlds side by side (train learns in one).
+  void add_successor_wait_to(CLI::App& cmd, bool both = true);
   // The worlds asked for, the replay first; and the logged world's settings into `config`.
   std::vector<SuccessorWait> worlds() const;
   void apply_logged_waits(EvalConfig& config) const;

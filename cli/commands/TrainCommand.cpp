@@ -39,6 +39,7 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   int threads = 2;
   std::string hyperparameters;        // a TOML file; empty: the defaults
+  std::string wait_distribution;      // a wait predictor whose quantiles the agent sees
   std::string architecture = "mlp";   // wait-model
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
@@ -157,6 +158,30 @@ int run_train(const TrainOptions& o) {
   p.from = *o.episode.from_time();  // both required
   p.to = *o.episode.to_time();
   p.every = o.episode.spacing();
+  // The world whose outcomes it learns from; it observes the replayed queue in both.
+  p.world = o.episode.worlds().front();
+  {
+    EvalConfig logged;
+    o.episode.apply_logged_waits(logged);
+    p.logged_window = logged.logged_window;
+    p.logged_jobs = logged.logged_jobs;
+  }
+  if (!o.wait_distribution.empty()) {
+    p.waits = learned::read_recorded_predictor(o.wait_distribution, &p.waits_ref);
+    if (const auto why = p.waits->chain_mismatch(p.episode.chain.nodes))
+      throw InputError({o.wait_distribution, 0, "--wait-distribution"}, *why);
+    // Fitted on the window it trains on, its quantiles are better there than they will be live.
+    if (p.waits->fitted_to() > p.from)
+      fmt::print(stderr,
+                 "mirage train: warning: {} was fitted up to {}, after --from: the agent learns "
+                 "from its in-sample answers\n",
+                 o.wait_distribution, format_iso_time(p.waits->fitted_to()));
+  }
+  if (p.world == SuccessorWait::kLogged && LoggedWaits(trace, p.logged_spec()).shape_jobs() == 0)
+    throw InputError({"", 0, "--successor-wait"},
+                     fmt::format("logged: {} has no real job of the chain's shape with a start "
+                                 "time, so the logged world has no waits for it",
+                                 trace.source));
   // Probes in the user's cache by default, named after what shapes them (not the agent), so that
   // dqn, pg and moe trained on the same window share one probing; the checkpoint there too,
   // named after the model file.
@@ -168,9 +193,9 @@ int run_train(const TrainOptions& o) {
 
   fmt::print(stderr,
              "mirage train: {} on {} ({} jobs), {} nodes, chain {} node(s), window {} .. {} "
-             "every {}, seed {}\n",
+             "every {}, seed {}, outcomes in the {} world\n",
              o.agent, trace.source, trace.jobs.size(), p.cluster.nodes, p.episode.chain.nodes,
-             o.episode.from, o.episode.to, o.episode.every, o.seed);
+             o.episode.from, o.episode.to, o.episode.every, o.seed, to_string(p.world));
   std::unique_ptr<Progress> probe_progress, step_progress;
   std::string step_label;
   learned::TrainCallbacks cb;
@@ -206,6 +231,11 @@ int run_train(const TrainOptions& o) {
   fmt::print("probes: {} episodes, {} decisions, {} in {:.1f} s{}\n", s.episodes, s.transitions,
              s.probes_from_cache ? "loaded from the cache" : "probed", s.probe_seconds,
              c.probe_cache_dir.empty() ? "" : " (cache in " + c.probe_cache_dir + ")");
+  if (p.world == SuccessorWait::kLogged)
+    fmt::print(
+        "outcomes: the logged world ({}); left out for want of a logged wait: {} decision "
+        "instants, {} episodes\n",
+        LoggedWaits(trace, p.logged_spec()).describe(), s.unscored_instants, s.unscored_episodes);
   fmt::print(
       "training: {} episodes, validation: {} (the tail of each of {} blocks), {} purged before "
       "them; {} epochs, {:.1f} s\n",
@@ -251,6 +281,7 @@ void register_train_command(CLI::App& app) {
   o->trace_options.add_to(*cmd);
   o->cluster.add_to(*cmd, /*command_has_segment=*/true);
   o->episode.add_to(*cmd, "1h", true);
+  o->episode.add_successor_wait_to(*cmd, /*both=*/false);
   cmd->add_option("--out", o->out, "The model file to write (e.g. ls6-dqn.mirage-model)")
       ->required();
   cmd->add_option(
@@ -269,6 +300,11 @@ void register_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--hyperparameters", o->hyperparameters,
                   "A TOML file of learning knobs (the keys below); the rest keep their defaults")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--wait-distribution", o->wait_distribution,
+                  "A wait predictor (the learned wait model's JSON or a binned distribution's "
+                  "TOML) whose quantiles of the successor's wait the agent sees; the model file "
+                  "records its path and digest, and decides only with that file")
       ->check(CLI::ExistingFile);
   cmd->add_option("--architecture", o->architecture,
                   "wait-model: one network (mlp) or experts mixed by a gate over the queue (moe)")

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "mirage/agents/learned/ProbeData.h"
+#include "mirage/core/QueueForecast.h"
 
 namespace mirage::learned {
 namespace {
@@ -22,7 +23,7 @@ double feature_hours(float f) {
 
 }  // namespace
 
-void pool_features(const float* x, float* out) {
+void pool_features(const float* x, const WaitQuantiles* predicted, float* out) {
   const float* window = x;
   const float* campaign = x + kWindow * kSnap;
   float* o = out;
@@ -49,6 +50,24 @@ void pool_features(const float* x, float* out) {
   o[4] = static_cast<float>(std::clamp(planned - remaining, -4.0, 4.0));
   o[5] = static_cast<float>(std::clamp(planned_running - remaining, -4.0, 4.0));
   o[6] = static_cast<float>(std::clamp(planned_half - remaining, -4.0, 4.0));
+  o += kDerivedFeatures;
+  // The predictor's quantiles, on the encoder's log scale and against the remaining time as
+  // the planned waits are.
+  constexpr std::size_t levels = kWaitLevels.size();
+  if (!predicted) return;
+  for (std::size_t k = 0; k < levels; ++k) {
+    const Seconds wait = (*predicted)[k];
+    o[k] = FeatureEncoder::time_feature(wait);
+    o[levels + k] = static_cast<float>(
+        std::clamp(static_cast<double>(wait) / kHour / 48.0 - remaining, -4.0, 4.0));
+  }
+}
+
+void pool_observation(const Observation& obs, const float* encoded, const WaitPredictor* waits,
+                      float* out) {
+  if (!waits) return pool_features(encoded, nullptr, out);
+  const WaitQuantiles predicted = waits->predict(obs.latest, QueueForecast::successor(obs));
+  pool_features(encoded, &predicted, out);
 }
 
 std::string_view to_string(ForecastGuard guard) {

@@ -60,8 +60,8 @@ class LearnedPolicy final : public Policy {
     // Where no margin could make a clause submit, spare the network.
     if (!rule.submits(std::numeric_limits<double>::infinity(), guard_allows, average_submits))
       return Decision::wait();
-    pooled_.resize(static_cast<std::size_t>(kPooledFeatures));
-    pool_features(encoded.data(), pooled_.data());
+    pooled_.resize(static_cast<std::size_t>(pooled_width(model_->waits != nullptr)));
+    pool_observation(obs, encoded.data(), model_->waits.get(), pooled_.data());
     // As in probes (calibrate), where margins are floats.
     const auto margin =
         static_cast<double>(static_cast<float>(model_->row->margin(pooled_.data())));

@@ -67,7 +67,41 @@ WindowClause read_window_clause(const nlohmann::json& meta, const std::string& p
   return w;
 }
 
+// The predictor a model was trained with, from the path its file records, refused in one line
+// when it is gone or its bytes changed (its answers would be another model's inputs).
+std::shared_ptr<const WaitPredictor> read_model_predictor(const nlohmann::json& meta,
+                                                          const std::string& path) {
+  if (!reads_wait_predictor(meta)) return nullptr;
+  const auto it = meta.find("wait_predictor");
+  const std::string stem = std::filesystem::path(path).stem().string();
+  if (!it->is_object() || !it->contains("path") || !it->contains("digest") ||
+      !(*it)["path"].is_string() || !(*it)["digest"].is_string())
+    throw InputError({path, 0, "policy"},
+                     fmt::format("the model file's wait_predictor is {}; expected null or "
+                                 "{{\"path\": file, \"digest\": hex}}",
+                                 it->dump()));
+  const std::string file = (*it)["path"], digest = (*it)["digest"];
+  if (!std::filesystem::is_regular_file(file))
+    throw InputError({path, 0, "policy"},
+                     fmt::format("model {} reads the wait predictor {}, which is not there; put "
+                                 "it back or retrain the model",
+                                 stem, file));
+  WaitPredictorRef ref;
+  auto predictor = read_recorded_predictor(file, &ref);
+  if (ref.digest != digest)
+    throw InputError({path, 0, "policy"},
+                     fmt::format("model {} was trained with the wait predictor {} of digest {}; "
+                                 "the file there now has digest {}: retrain the model",
+                                 stem, file, digest, ref.digest));
+  return predictor;
+}
+
 }  // namespace
+
+bool reads_wait_predictor(const nlohmann::json& meta) {
+  const auto it = meta.find("wait_predictor");
+  return it != meta.end() && !it->is_null();
+}
 
 ModelMeta check_model_meta(const std::string* text, const std::string& path) {
   if (!text) throw InputError({path, 0, "policy"}, "not a mirage model file (no metadata)");
@@ -120,11 +154,12 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
   auto model = std::make_shared<LoadedModel>();
   model->kind = meta.kind;
   model->rule = meta.rule;
+  model->waits = read_model_predictor(meta.json, path);
   const ArchiveModule* net = archive.child(kModelNetKey);
   try {
     if (!net) throw std::invalid_argument("no network");
     model->row = RowNet::from(*net);
-    const auto width = static_cast<std::size_t>(kPooledFeatures);
+    const auto width = static_cast<std::size_t>(pooled_width(model->waits != nullptr));
     if (model->row->inputs() != width)
       throw std::invalid_argument(
           fmt::format("it reads {} features; expected {}", model->row->inputs(), width));

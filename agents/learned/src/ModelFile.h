@@ -27,10 +27,17 @@ struct ModelMeta {
 // (another format, encoder or pooling version; an input no longer there).
 ModelMeta check_model_meta(const std::string* text, const std::string& path);
 
+// Whether the model file whose metadata is `meta` reads a wait predictor's quantiles (its
+// networks then take pooled_width(true) inputs).
+bool reads_wait_predictor(const nlohmann::json& meta);
+
 struct LoadedModel {
   AgentKind kind = AgentKind::kDqn;
   DecisionRule rule;
   std::unique_ptr<RowNet> row;  // the network, for one decision at a time
+  // The wait predictor it was trained with (its quantiles are inputs), read from the path the
+  // file records; none for a model trained without one.
+  std::shared_ptr<const WaitPredictor> waits;
 };
 
 // Throws InputError naming the file when it is not a model file this build can read.

@@ -62,8 +62,7 @@ void open_model(torch::serialize::InputArchive& a, const std::string& path) {
 }
 
 // The network a model file's metadata describes, untrained.
-std::shared_ptr<ScoreNet> make_one_net(AgentKind kind, const nlohmann::json& hp) {
-  const int width = kPooledFeatures;
+std::shared_ptr<ScoreNet> make_one_net(AgentKind kind, const nlohmann::json& hp, int width) {
   const int hidden = hp.at("hidden"), layers = hp.at("layers");
   switch (kind) {
     case AgentKind::kDqn: return std::make_shared<MlpNet>(width, hidden, layers, 2);
@@ -75,11 +74,13 @@ std::shared_ptr<ScoreNet> make_one_net(AgentKind kind, const nlohmann::json& hp)
   return nullptr;
 }
 
-std::shared_ptr<ScoreNet> make_net(AgentKind kind, const nlohmann::json& hp) {
+std::shared_ptr<ScoreNet> make_net(AgentKind kind, const nlohmann::json& meta) {
+  const nlohmann::json& hp = meta.at("hyperparameters");
+  const int width = pooled_width(reads_wait_predictor(meta));
   const int members = hp.value("ensemble", 1);  // files from before ensembles: one network
-  if (members <= 1) return make_one_net(kind, hp);
+  if (members <= 1) return make_one_net(kind, hp, width);
   std::vector<std::shared_ptr<ScoreNet>> nets;
-  for (int k = 0; k < members; ++k) nets.push_back(make_one_net(kind, hp));
+  for (int k = 0; k < members; ++k) nets.push_back(make_one_net(kind, hp, width));
   return std::make_shared<EnsembleNet>(nets);
 }
 
@@ -90,7 +91,7 @@ std::shared_ptr<ScoreNet> load_net(const std::string& path) {
   const auto text = read_meta_text(a);
   const ModelMeta meta = check_model_meta(text.get(), path);
   try {
-    auto net = make_net(meta.kind, meta.json.at("hyperparameters"));
+    auto net = make_net(meta.kind, meta.json);
     torch::serialize::InputArchive weights;
     a.read(kModelNetKey, weights);
     net->load(weights);
@@ -135,8 +136,7 @@ void write_model_info(const std::string& path, const ModelInfo& info) {
   torch::serialize::InputArchive weights;
   in.read(kModelNetKey, weights);
   // Re-read the weights into a network of the file's shape, then write both back.
-  auto net =
-      make_net(parse_agent_kind(info.agent).value_or(AgentKind::kDqn), meta.at("hyperparameters"));
+  auto net = make_net(parse_agent_kind(info.agent).value_or(AgentKind::kDqn), meta);
   net->load(weights);
   torch::serialize::OutputArchive out;
   put_string(out, kModelMetaKey, meta.dump());

@@ -5,17 +5,20 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "ProbeSourceDigest.h"
 #include "mirage/agents/learned/ProbeData.h"
 #include "mirage/core/DurableFile.h"
+#include "mirage/core/Error.h"
 #include "mirage/core/Fnv.h"
 
 namespace mirage::learned {
 namespace {
 
-constexpr char kCacheMagic[] = "MIRAGE-PROBES 1\n";
+// 2: the logged world's unscored instants and episodes; 3: the predicted waits.
+constexpr char kCacheMagic[] = "MIRAGE-PROBES 3\n";
 
 template <class T>
 void put(std::ostream& out, const T& v) {
@@ -40,6 +43,8 @@ void write_cache(const std::string& path, const std::string& fingerprint,
       put(out, e.sample_time);
       put(out, e.predecessor_end);
       put(out, e.fallback_gap);
+      put(out, e.unscored_instants);
+      put(out, static_cast<std::uint8_t>(e.unscored));
       put(out, static_cast<std::uint64_t>(e.snapshots.size()));
       out.write(reinterpret_cast<const char*>(e.snapshots.data()),
                 static_cast<std::streamsize>(e.snapshots.size() * sizeof(float)));
@@ -50,6 +55,8 @@ void write_cache(const std::string& path, const std::string& fingerprint,
         out.write(reinterpret_cast<const char*>(d.campaign.data()),
                   static_cast<std::streamsize>(d.campaign.size() * sizeof(float)));
         put(out, d.gap_if_submitted);
+        out.write(reinterpret_cast<const char*>(d.predicted_wait.data()),
+                  static_cast<std::streamsize>(sizeof d.predicted_wait));
       }
     }
   }
@@ -76,6 +83,10 @@ bool read_cache(const std::string& path, const std::string& fingerprint,
     get(in, e.sample_time);
     get(in, e.predecessor_end);
     get(in, e.fallback_gap);
+    get(in, e.unscored_instants);
+    std::uint8_t unscored = 0;
+    get(in, unscored);
+    e.unscored = unscored != 0;
     std::uint64_t k = 0;
     get(in, k);
     if (!in || k > (1u << 26)) return false;
@@ -91,12 +102,36 @@ bool read_cache(const std::string& path, const std::string& fingerprint,
       in.read(reinterpret_cast<char*>(d.campaign.data()),
               static_cast<std::streamsize>(d.campaign.size() * sizeof(float)));
       get(in, d.gap_if_submitted);
+      in.read(reinterpret_cast<char*>(d.predicted_wait.data()),
+              static_cast<std::streamsize>(sizeof d.predicted_wait));
     }
   }
   return static_cast<bool>(in);
 }
 
 }  // namespace
+
+std::string file_digest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, ""}, "cannot read the file");
+  Fnv1a h;
+  char buffer[1 << 14];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0)
+    h.add(buffer, static_cast<std::size_t>(in.gcount()));
+  char digest[17];
+  std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(h.h));
+  return digest;
+}
+
+std::shared_ptr<const WaitPredictor> read_recorded_predictor(const std::string& path,
+                                                             WaitPredictorRef* ref) {
+  auto predictor = read_wait_predictor(path);
+  if (ref) {
+    ref->path = std::filesystem::absolute(path).lexically_normal().string();
+    ref->digest = file_digest(path);
+  }
+  return predictor;
+}
 
 std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
   Fnv1a jobs;
@@ -154,7 +189,11 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     << " interval=" << e.decision_interval << " max_wait=" << e.max_wait
     << " lead=" << e.reactive_lead
     << " mode=" << (s.mode == EpisodeStartMode::kForkReplay ? "fork" : "peer")
-    << " window=" << s.from << ".." << s.to << "/" << s.every;
+    << " window=" << s.from << ".." << s.to << "/" << s.every << " world=" << to_string(s.world);
+  // The logged world's outcomes are the log's waits as these settings pool them.
+  if (s.world == SuccessorWait::kLogged) f << ":" << s.logged_window << "," << s.logged_jobs;
+  // Probes with a predictor's quantiles hold that predictor's answers.
+  f << " waits=" << (s.waits ? s.waits_ref.digest : "none");
   return f.str();
 }
 
@@ -180,8 +219,15 @@ std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& sp
     return eps;
   }
   if (from_cache) *from_cache = false;
-  eps = probe_window(trace, spec.cluster, spec.episode, spec.mode, spec.from, spec.to, spec.every,
-                     threads, progress);
+  EpisodeConfig episode = spec.episode;
+  std::optional<LoggedWaits> logged;
+  episode.logged_waits = nullptr;
+  if (spec.world == SuccessorWait::kLogged) {
+    logged.emplace(trace, spec.logged_spec());
+    episode.logged_waits = &*logged;
+  }
+  eps = probe_window(trace, spec.cluster, episode, spec.mode, spec.from, spec.to, spec.every,
+                     threads, progress, spec.waits.get());
   if (!cache_path.empty()) write_cache(cache_path, fp, eps);
   return eps;
 }

@@ -3,6 +3,7 @@
 // purged.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "mirage/agents/learned/ProbeData.h"
 
@@ -14,8 +15,11 @@ constexpr int kWindow = FeatureEncoder::kWindow;
 
 }  // namespace
 
-void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed) {
-  constexpr auto width = static_cast<std::size_t>(ProbeSet::width);
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, bool wait_features) {
+  if (set.decisions() > 0 && set.width != pooled_width(wait_features))
+    throw std::logic_error("add_probes: probes with and without the predictor's quantiles");
+  set.width = pooled_width(wait_features);
+  const auto width = static_cast<std::size_t>(set.width);
   std::size_t total = set.gap.size();
   for (const auto& e : probed) total += e.decisions.size();
   set.x.resize(total * width);
@@ -25,6 +29,11 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed) {
   std::vector<float> encoded(FeatureEncoder::kInputSize);
   constexpr std::size_t kWindowFloats = static_cast<std::size_t>(kWindow) * kSnap;
   for (const ProbedEpisode& e : probed) {
+    set.unscored_instants += e.unscored_instants;
+    if (e.unscored) {
+      ++set.unscored_episodes;
+      continue;
+    }
     ProbeSet::Episode ep;
     ep.sample_time = e.sample_time;
     ep.first = set.gap.size();
@@ -38,7 +47,8 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed) {
                 e.snapshots.begin() + static_cast<std::ptrdiff_t>(end), encoded.begin());
       std::copy(d.campaign.begin(), d.campaign.end(),
                 encoded.begin() + static_cast<std::ptrdiff_t>(kWindowFloats));
-      pool_features(encoded.data(), set.x.data() + set.gap.size() * width);
+      pool_features(encoded.data(), wait_features ? &d.predicted_wait : nullptr,
+                    set.x.data() + set.gap.size() * width);
       set.gap.push_back(d.gap_if_submitted);
       std::uint8_t flags = 0;
       for (const auto g : kForecastPlans)

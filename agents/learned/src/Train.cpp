@@ -43,6 +43,16 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"ensemble", hp.ensemble}};
 }
 
+// The world the outcomes were read in (ProbeSpec::world), and how the logged one pooled the log.
+nlohmann::json world_json(const ProbeSpec& p) {
+  nlohmann::json w = {{"successor_wait", std::string(to_string(p.world))}};
+  if (p.world == SuccessorWait::kLogged) {
+    w["logged_window_s"] = p.logged_window;
+    w["logged_jobs"] = p.logged_jobs;
+  }
+  return w;
+}
+
 // What a checkpoint must agree on to be resumed: everything but when to stop, so that a run can
 // also be resumed with more epochs or more patience.
 std::string run_fingerprint(const TrainConfig& c) {
@@ -87,13 +97,16 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
             ? ""
             : probe_cache_file(config.probe_cache_dir, config.trace_path, trace, spec);
     bool cached = false;
-    add_probes(data, probe_or_load(trace, spec, cache, config.threads, callbacks.probe, &cached));
+    add_probes(data, probe_or_load(trace, spec, cache, config.threads, callbacks.probe, &cached),
+               spec.waits != nullptr);
     summary.probes_from_cache = cached;
   }
   const auto t1 = std::chrono::steady_clock::now();
   summary.probe_seconds = std::chrono::duration<double>(t1 - t0).count();
   summary.episodes = data.episodes.size();
   summary.transitions = data.decisions();
+  summary.unscored_episodes = data.unscored_episodes;
+  summary.unscored_instants = data.unscored_instants;
 
   CostModel cost;
   cost.overlap_weight = config.hp.overlap_weight;
@@ -106,12 +119,16 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   summary.val_episodes = split.val.size();
   summary.purged_episodes = split.purged;
   if (split.train.empty() || split.val.empty())
-    throw InputError({"", 0, "--from"},
-                     "the window gives " + std::to_string(data.episodes.size()) +
-                         " probed episode(s), " + std::to_string(split.train.size()) +
-                         " to train and " + std::to_string(split.val.size()) +
-                         " to validate: too few; widen --from/--to, shorten --every or use "
-                         "fewer --val-blocks");
+    throw InputError(
+        {"", 0, "--from"},
+        "the window gives " + std::to_string(data.episodes.size()) + " probed episode(s), " +
+            std::to_string(split.train.size()) + " to train and " +
+            std::to_string(split.val.size()) +
+            " to validate: too few; widen --from/--to, shorten --every or use "
+            "fewer --val-blocks" +
+            (data.unscored_episodes > 0 ? " (" + std::to_string(data.unscored_episodes) +
+                                              " had no logged wait: widen --logged-window)"
+                                        : std::string()));
   summary.reactive = evaluate_stops(data, split.val, reactive_stops(data, split.val), cost);
   summary.average = evaluate_stops(data, split.val, average_stops(data, split.val), cost);
   summary.hindsight = evaluate_stops(data, split.val, hindsight_stops(data, split.val, cost), cost);
@@ -124,7 +141,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
       {"agent", std::string(to_string(config.agent))},
       {"encoder_version", FeatureEncoder::kVersion},
       {"pooling_version", kPoolingVersion},
-      {"pooled_features", kPooledFeatures},
+      {"pooled_features", data.width},
       {"trace",
        {{"path", config.trace_path}, {"source", trace.source}, {"jobs", trace.jobs.size()}}},
       {"window",
@@ -132,6 +149,12 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
         {"to", format_iso_time(config.probes.to)},
         {"every_s", config.probes.every},
         {"start", config.probes.mode == EpisodeStartMode::kForkReplay ? "fork" : "peer"}}},
+      {"world", world_json(config.probes)},
+      // Read again from there by every live decision, and refused if its bytes changed.
+      {"wait_predictor", config.probes.waits
+                             ? nlohmann::json{{"path", config.probes.waits_ref.path},
+                                              {"digest", config.probes.waits_ref.digest}}
+                             : nlohmann::json()},
       {"machine",
        {{"nodes", cl.nodes},
         {"gpus_per_node", cl.gpus_per_node},

@@ -38,5 +38,29 @@ TEST_F(ProbeCacheTest, ProbesOfAnotherCalibrationAreKeptApart) {
   EXPECT_NE(probe_fingerprint(trace, span), probe_fingerprint(trace, down));
 }
 
+// Outcomes read in the log's real waits are not the replay's, nor those of real waits pooled
+// otherwise: each world and its pooling keys the cache.
+TEST_F(ProbeCacheTest, ProbesOfAnotherWorldAreKeptApart) {
+  const Trace trace = busy_trace(4, 8);
+  ProbeSpec replay;
+  replay.cluster.nodes = 16;
+  ProbeSpec logged = replay;
+  logged.world = SuccessorWait::kLogged;
+  ProbeSpec wider = logged;
+  wider.logged_window = 7 * kDay;
+  ProbeSpec more = logged;
+  more.logged_jobs = 9;
+  const std::string r = probe_fingerprint(trace, replay), l = probe_fingerprint(trace, logged);
+  EXPECT_NE(r, l);
+  EXPECT_NE(probe_fingerprint(trace, wider), l);
+  EXPECT_NE(probe_fingerprint(trace, more), l);
+  EXPECT_NE(probe_cache_file(path("c"), "t", trace, replay),
+            probe_cache_file(path("c"), "t", trace, logged));
+  // The replay's key does not move with the logged world's settings, which it does not read.
+  ProbeSpec replay_wider = replay;
+  replay_wider.logged_window = 7 * kDay;
+  EXPECT_EQ(probe_fingerprint(trace, replay_wider), r);
+}
+
 }  // namespace
 }  // namespace mirage::learned

@@ -110,5 +110,68 @@ TEST_F(TrainTest, ALearnedAgentBeatsTheBaselinesOnAHeldOutWindow) {
   }
 }
 
+// `train --successor-wait logged`: the outcomes the agent learns from and is scored on are the
+// log's real waits, not the replay's. Here every real job waited 4 h, so submitting at instant t
+// gives a gap of t + 4 h - the predecessor's end; and the saved rule's validation figures are what
+// eval's logged world gives the model on those days, not what the replay gives it.
+TEST_F(TrainTest, TrainingInTheLoggedWorldScoresOnTheLogsWaits) {
+  Trace trace = busy_trace(15, 12, 3400);
+  constexpr Seconds kRealWait = 4 * kHour;
+  for (Job& j : trace.jobs) {  // the recorded starts, which the replay does not read
+    j.start += kRealWait;
+    j.end += kRealWait;
+  }
+  TrainConfig c = tiny(AgentKind::kDqn, path("logged.mirage-model"), 1, 9);
+  c.probes.world = SuccessorWait::kLogged;
+  c.hp.ensemble = 1;
+  c.hp.objective = Objective::kCost;
+
+  const std::vector<ProbedEpisode> probed = probe_or_load(trace, c.probes, "", 2, {}, nullptr);
+  std::size_t decisions = 0;
+  for (const ProbedEpisode& e : probed) {
+    ASSERT_FALSE(e.unscored) << "real jobs of the shape are near every instant";
+    EXPECT_EQ(e.unscored_instants, 0u);
+    for (const ProbedDecision& d : e.decisions) {
+      const Seconds start =
+          std::min(d.time + kRealWait, e.predecessor_end + c.probes.episode.max_wait);
+      EXPECT_EQ(d.gap_if_submitted, start - e.predecessor_end);
+      ++decisions;
+    }
+  }
+  ASSERT_GT(decisions, 1000u);
+
+  const TrainSummary s = train_agent(trace, c);
+  // Reactive waits the 4 h after its submission a minute before the end; hindsight finds an
+  // instant within a decision interval of a seamless hand-over.
+  EXPECT_NEAR(s.reactive.mean_interruption_h, 4.0 - 1.0 / 60, 1e-9);
+  EXPECT_LE(s.hindsight.mean_interruption_h + s.hindsight.mean_overlap_h,
+            static_cast<double>(c.probes.episode.decision_interval) / kHour);
+  EXPECT_LT(s.agent.mean_cost_h, 0.5 * s.reactive.mean_cost_h) << "it learned to submit early";
+
+  ProbeSet data;
+  add_probes(data, probed);
+  const Split split =
+      time_split(data, c.hp.val_fraction, c.probes.episode.horizon(), c.hp.val_blocks);
+  EvalConfig e;
+  e.cluster = c.probes.cluster;
+  e.episode = c.probes.episode;
+  e.from = data.episodes[split.val.front()].sample_time;
+  e.to = c.probes.to;
+  e.every = c.probes.every;
+  e.policies = {c.out};
+  e.threads = 2;
+  e.world = SuccessorWait::kLogged;
+  const BucketMetrics logged = evaluate(trace, e).metrics.at(c.out).overall;
+  EXPECT_NEAR(logged.mean_interruption_h, s.agent.mean_interruption_h, 1e-9);
+  EXPECT_NEAR(logged.mean_overlap_h, s.agent.mean_overlap_h, 1e-9);
+  EXPECT_NEAR(logged.zero_interruption_share, s.agent.zero_share, 1e-9);
+  e.world = SuccessorWait::kReplay;
+  const BucketMetrics replay = evaluate(trace, e).metrics.at(c.out).overall;
+  EXPECT_GT(std::abs(replay.mean_interruption_h - s.agent.mean_interruption_h) +
+                std::abs(replay.mean_overlap_h - s.agent.mean_overlap_h),
+            0.1)
+      << "the replay's waits would score the same rule otherwise";
+}
+
 }  // namespace
 }  // namespace mirage::learned

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,7 +15,9 @@
 
 #include "mirage/agents/Episode.h"
 #include "mirage/agents/EpisodeStarts.h"
+#include "mirage/agents/Evaluation.h"
 #include "mirage/agents/Probe.h"
+#include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/traces/Trace.h"
 
@@ -28,17 +31,45 @@ namespace mirage::learned {
 // bump kPoolingVersion (model files record it).
 // 4: the planned wait at half runtimes, too; 5: without the planned waits at the predecessor's
 // end, which feed the window clause (WindowClause) instead: as inputs they made the networks
-// submit many hours before a closing window (measured on LS6, 2026-11-23).
-inline constexpr int kPoolingVersion = 5;
+// submit many hours before a closing window (measured on LS6, 2026-11-23); 6: the wait
+// predictor's quantiles (kWaitFeatures, only for a model trained with one).
+inline constexpr int kPoolingVersion = 6;
 inline constexpr int kDerivedFeatures = 7;
+// With a wait predictor (`train --wait-distribution`): each of its quantiles of the successor's
+// wait (kWaitLevels), log-scaled as the encoder's times, and each against the predecessor's
+// remaining time (what `quantile@q` compares): the network can then represent `quantile` at any
+// level and learn where to depart from it. A model without a predictor has no such inputs (as
+// dead inputs they changed the networks' initial weights, and what they learned).
+inline constexpr int kWaitFeatures = 2 * static_cast<int>(kWaitLevels.size());
 // The campaign features the networks see: those before the planned waits at the end (the
 // planned waits with recent runtimes, after them, feed the guard and the window clause only).
 inline constexpr int kNetworkCampaignFeatures = FeatureEncoder::kPlannedWaitAtEnd;
 
 inline constexpr int kPooledFeatures =
     FeatureEncoder::kPerSnapshot + kNetworkCampaignFeatures + kDerivedFeatures;
-// `encoded` holds FeatureEncoder::kInputSize floats; `out` receives kPooledFeatures.
-void pool_features(const float* encoded, float* out);
+// The networks' inputs: kPooledFeatures, then kWaitFeatures with a wait predictor.
+constexpr int pooled_width(bool wait_features) {
+  return kPooledFeatures + (wait_features ? kWaitFeatures : 0);
+}
+// `encoded` holds FeatureEncoder::kInputSize floats; `predicted` the wait predictor's quantiles
+// there (null: no predictor); `out` receives pooled_width(predicted != nullptr) floats.
+void pool_features(const float* encoded, const WaitQuantiles* predicted, float* out);
+// The same from a live observation, as a model file decides (LearnedPolicy): `encoded` is
+// FeatureEncoder::encode(obs), and with `waits` its prediction for the successor in the observed
+// queue joins it, as the probes predicted it there.
+void pool_observation(const Observation& obs, const float* encoded, const WaitPredictor* waits,
+                      float* out);
+
+// The predictor a model was trained with, as its file records it: where it was read, and a
+// digest of its bytes (a file changed since is refused rather than read as another's inputs).
+struct WaitPredictorRef {
+  std::string path;  // absolute
+  std::string digest;
+};
+// Reads the predictor at `path` (InputError naming the file when it is none) and its digest.
+std::shared_ptr<const WaitPredictor> read_recorded_predictor(const std::string& path,
+                                                             WaitPredictorRef* ref);
+std::string file_digest(const std::string& path);
 
 // The forecast guard: no submission until the queue forecast plans the successor to start no
 // earlier than the predecessor's end. Before that, submitting buys overlap unless jobs that
@@ -108,11 +139,26 @@ struct CostModel {
 };
 
 // ---- the probed training data --------------------------------------------------------------
+// The world whose outcomes the probes record: the replay's (a fork per instant), or the log's
+// real waits (`train --successor-wait logged`): submitting at t gives the wait LoggedWaits
+// states for the chain's shape at t, while the agent still observes the replayed queue, as
+// eval's logged world has it decide.
 struct ProbeSpec {
   ClusterSpec cluster;
-  EpisodeConfig episode;
+  EpisodeConfig episode;  // its logged_waits is ignored: `world` and the two below make them
   EpisodeStartMode mode = EpisodeStartMode::kForkReplay;
   Seconds from = 0, to = 0, every = kHour;
+  SuccessorWait world = SuccessorWait::kReplay;
+  Seconds logged_window = 3 * kDay;  // LoggedWaitsSpec::window
+  std::size_t logged_jobs = 5;       // LoggedWaitsSpec::jobs
+  // With a predictor, every decision also sees its quantiles of the successor's wait
+  // (kWaitFeatures); its digest keys the probes.
+  std::shared_ptr<const WaitPredictor> waits;
+  WaitPredictorRef waits_ref;
+  // The logged world's waits for this chain (world kLogged only).
+  LoggedWaitsSpec logged_spec() const {
+    return {episode.chain.nodes, episode.chain.time_limit, logged_window, logged_jobs};
+  }
 };
 
 // Every decision instant of every probed episode, back to back.
@@ -124,16 +170,19 @@ struct ProbeSet {
     Seconds fallback_gap = 0;
     int average_stop = -1;  // where the `average` baseline submits (-1: the fallback)
   };
-  static constexpr int width = kPooledFeatures;  // per decision
-  std::vector<Episode> episodes;                 // in sample-time order
-  std::vector<float> x;                          // decisions x width
-  std::vector<Seconds> gap;  // per decision: the gap had the successor been submitted then
+  int width = kPooledFeatures;    // per decision: pooled_width(with the predictor's quantiles)
+  std::vector<Episode> episodes;  // in sample-time order
+  std::vector<float> x;           // decisions x width
+  std::vector<Seconds> gap;       // per decision: the gap had the successor been submitted then
   // Per decision: bit g set where forecast_allows_submit(ForecastGuard g) holds, and bit
   // kAverageBit where average_would_submit does.
   static constexpr int kAverageBit = 7;
   std::vector<std::uint8_t> submit_flags;
   // Per decision: what WindowClause reads (remaining time, and the planned waits at the end).
   std::vector<WindowClause::Features> window_features;
+  // Logged world: what had no logged wait and was left out (ProbedEpisode::unscored and
+  // unscored_instants), for the training log.
+  std::size_t unscored_episodes = 0, unscored_instants = 0;
   std::size_t decisions() const { return gap.size(); }
   // The gap of `e` had the successor been submitted at its decision `stop` (-1: the fallback).
   Seconds gap_at(const Episode& e, int stop) const {
@@ -166,8 +215,11 @@ std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& sp
                                          const std::string& cache_path, int threads,
                                          const CountProgress& progress, bool* from_cache);
 
-// Adds the pooled decisions of `probed` to `set`, keeping the episodes in sample-time order.
-void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed);
+// Adds the pooled decisions of `probed` to `set`, keeping the episodes in sample-time order and
+// leaving out (and counting) the unscored ones; `wait_features`: the probes hold a predictor's
+// quantiles (ProbeSpec::waits), which the pooled features then carry.
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed,
+                bool wait_features = false);
 
 // Blocked time split: the episodes are cut into `blocks` consecutive blocks, and the last
 // `val_fraction` of each validates (so validation sees every period of the window, quiet and

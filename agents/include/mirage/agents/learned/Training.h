@@ -174,6 +174,8 @@ struct TrainSummary {
   std::size_t episodes = 0, train_episodes = 0, val_episodes = 0, purged_episodes = 0;
   std::size_t transitions = 0;
   bool probes_from_cache = false;
+  // Logged world: the episodes and decision instants left out for want of a logged wait.
+  std::size_t unscored_episodes = 0, unscored_instants = 0;
   double probe_seconds = 0, train_seconds = 0;
   int epochs = 0;  // epochs run (all phases), this session and resumed ones
   // On the validation episodes, greedy.

@@ -1,0 +1,135 @@
+// The wait predictor's quantiles as the agents' inputs (`train --wait-distribution`): what a
+// model sees live is what its probes recorded, and a model decides only with the predictor it
+// was trained with.
+#include <random>
+
+#include "LearnedFixtures.h"
+#include "mirage/agents/WaitDistribution.h"
+
+namespace mirage::learned {
+namespace {
+
+class WaitFeaturesTest : public LearnedTest {
+ protected:
+  // A busy machine whose real jobs waited 0-8 h, and a binned distribution fitted on it for the
+  // chains of short_chain(6), written to `file`.
+  static Trace waited_trace() {
+    Trace trace = busy_trace(15, 12, 3400);
+    std::mt19937_64 rng(3);
+    for (Job& j : trace.jobs) {
+      const Seconds wait = static_cast<Seconds>(rng() % (8 * kHour));
+      j.start += wait;
+      j.end += wait;
+    }
+    return trace;
+  }
+  std::shared_ptr<const WaitPredictor> predictor(const Trace& trace, const std::string& file,
+                                                 WaitPredictorRef* ref) const {
+    ClusterSpec cluster;
+    cluster.nodes = 16;
+    WaitDistributionSpec spec;
+    spec.nodes = 6;
+    spec.time_limit = short_chain(6).chain.time_limit;
+    spec.from = kT0;
+    spec.to = kT0 + 12 * kDay;
+    write_wait_distribution(file, fit_wait_distribution(trace, cluster, spec));
+    return read_recorded_predictor(file, ref);
+  }
+};
+
+// Pools each observation as a model file does live (pool_observation), and never submits.
+class PoolingDecider final : public Decider {
+ public:
+  explicit PoolingDecider(const WaitPredictor* waits) : waits_(waits) {}
+  bool submit_now(const Simulator&, const Observation& obs, SimJobIndex, Seconds) override {
+    const std::vector<float> encoded = FeatureEncoder::encode(obs);
+    rows.emplace_back(pooled_width(waits_ != nullptr));
+    pool_observation(obs, encoded.data(), waits_, rows.back().data());
+    return false;
+  }
+  std::vector<std::vector<float>> rows;
+
+ private:
+  const WaitPredictor* waits_;
+};
+
+TEST_F(WaitFeaturesTest, LiveFeaturesAreTheProbedOnes) {
+  const Trace trace = waited_trace();
+  WaitPredictorRef ref;
+  ProbeSpec spec;
+  spec.cluster.nodes = 16;
+  spec.episode = short_chain(6);
+  spec.from = kT0 + 4 * kDay;
+  spec.to = kT0 + 6 * kDay;
+  spec.every = 8 * kHour;
+  spec.waits = predictor(trace, path("waits.toml"), &ref);
+  spec.waits_ref = ref;
+  ProbeSet data;
+  add_probes(data, probe_or_load(trace, spec, "", 2, {}, nullptr), /*wait_features=*/true);
+  ASSERT_GE(data.episodes.size(), 5u);
+  EpisodeStarts starts(trace, spec.cluster, spec.episode, spec.mode);
+  constexpr std::size_t width = pooled_width(true);
+  constexpr std::size_t first_wait = kPooledFeatures;
+  ASSERT_EQ(data.width, static_cast<int>(width));
+  std::size_t predicted = 0;
+  for (const ProbeSet::Episode& e : data.episodes) {
+    PoolingDecider live(spec.waits.get());
+    run_episode(starts.at(e.sample_time), live, spec.episode);
+    ASSERT_EQ(live.rows.size(), e.count);
+    for (std::size_t k = 0; k < e.count; ++k) {
+      const float* probed = data.x.data() + (e.first + k) * width;
+      for (std::size_t f = 0; f < width; ++f)
+        ASSERT_EQ(live.rows[k][f], probed[f])
+            << "episode " << e.sample_time << ", decision " << k << ", feature " << f;
+      if (probed[first_wait + kWaitLevels.size() - 1] > 0) ++predicted;
+    }
+  }
+  EXPECT_GT(predicted, 0u) << "the wait features carry the predictor's quantiles";
+
+  // Without a predictor the networks see the other features alone.
+  ProbeSet plain;
+  add_probes(plain, probe_or_load(trace, spec, "", 2, {}, nullptr));
+  ASSERT_EQ(plain.width, kPooledFeatures);
+  ASSERT_EQ(plain.decisions(), data.decisions());
+  for (std::size_t i = 0; i < plain.decisions(); ++i)
+    for (std::size_t f = 0; f < first_wait; ++f)
+      ASSERT_EQ(plain.x[i * first_wait + f], data.x[i * width + f]);
+}
+
+// A model trained with a predictor decides, through RowNet, exactly as it was validated on its
+// probes (the predictor read again from the path its file records), and refuses, in one line,
+// to decide without that very file.
+TEST_F(WaitFeaturesTest, AModelDecidesOnlyWithThePredictorItWasTrainedWith) {
+  const Trace trace = waited_trace();
+  TrainConfig c = tiny(AgentKind::kDqn, path("waits.mirage-model"), 1, 8);
+  c.hp.ensemble = 1;
+  const std::string file = path("waits.toml");
+  c.probes.waits = predictor(trace, file, &c.probes.waits_ref);
+  const TrainSummary s = train_agent(trace, c);
+  expect_replay_matches_validation(trace, c, s, "with the wait features");
+  const auto meta = nlohmann::json::parse(read_model_info(c.out).metadata_json);
+  EXPECT_EQ(meta.at("wait_predictor").at("path"), c.probes.waits_ref.path);
+  EXPECT_EQ(meta.at("pooling_version"), kPoolingVersion);
+
+  const auto refusal = [&](const std::string& copy) {
+    std::filesystem::copy_file(c.out, path(copy));  // a file not loaded yet
+    try {
+      (void)make_policy(path(copy));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("decided");
+  };
+  std::ofstream(file, std::ios::app) << "# edited\n";
+  const std::string changed = refusal("changed.mirage-model");
+  EXPECT_NE(changed.find("was trained with the wait predictor " + c.probes.waits_ref.path),
+            std::string::npos)
+      << changed;
+  EXPECT_NE(changed.find("retrain the model"), std::string::npos) << changed;
+  std::filesystem::remove(file);
+  const std::string gone = refusal("gone.mirage-model");
+  EXPECT_NE(gone.find("which is not there"), std::string::npos) << gone;
+}
+
+}  // namespace
+}  // namespace mirage::learned
