@@ -19,7 +19,8 @@
 # cut short goes on where it stopped. $MIRAGE_AGENTS (default "moe pg dqn") names the agents;
 # $MIRAGE_TRAIN_FLAGS joins every `mirage train` (the recipe file below is the default);
 # $MIRAGE_CHAINS (e.g. "1") restricts the chain sizes; MIRAGE_VERDICT_ONLY=1 only reads the
-# JSONs there.
+# JSONs there; MIRAGE_VERDICT_FILE= (empty) prints the verdict without writing it (a partial run,
+# another recipe).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
@@ -86,4 +87,5 @@ PY
 }
 
 [ -n "${MIRAGE_VERDICT_ONLY:-}" ] || for_each_trace "$which" run_trace
-python3 bench/learned_verdict.py "$dir" --verdict daemon/config/default-policy.toml
+verdict="${MIRAGE_VERDICT_FILE-daemon/config/default-policy.toml}"
+python3 bench/learned_verdict.py "$dir" ${verdict:+--verdict "$verdict"}
