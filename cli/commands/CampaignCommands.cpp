@@ -524,7 +524,8 @@ void register_campaign_commands(CLI::App& app) {
                   "slurm-estimate, quantile (reads the daemon's [policy] wait_distribution), or a "
                   "model file; "
                   "POLICY@LEAD, quantile@LEVEL and MODEL@THRESHOLD set its risk knob (default: "
-                  "the daemon's)");
+                  "the daemon's [policy] default, compiled in as the learned agents' verdict; the "
+                  "add says which and why)");
   add->add_option("--max-overlap", a->max_overlap,
                   "Instead of --policy: the most overlap per boundary you accept (e.g. 30m); "
                   "the daemon takes the policy with the least interruption within it from its "

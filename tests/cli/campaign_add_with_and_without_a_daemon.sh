@@ -2,7 +2,9 @@
 # `campaign add` takes the same scripts through the daemon's socket and, with no daemon, on the
 # store (simulator backend): one at Slurm's 4 MiB limit and one with a Latin-1 byte both ways, and
 # one over it refused both ways with the same message. A policy file that is no model is refused
-# without the learned agents' plugin (here out of reach: a load would fail naming it).
+# without the learned agents' plugin (here out of reach: a load would fail naming it). An add
+# without --policy takes the default the learned agents' verdict compiled in
+# (daemon/config/default-policy.toml) and says so in one line, both ways.
 #   campaign_add_with_and_without_a_daemon.sh MIRAGE_BIN DIR
 set -euo pipefail
 bin="$(realpath "$1")" dir="$2"
@@ -11,6 +13,9 @@ daemon_pid=""
 trap '[ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null; wait 2>/dev/null || true' EXIT
 fail() { echo "FAIL: $*" >&2; cat "$dir"/daemon.log >&2 2>/dev/null || true; exit 1; }
 export MIRAGE_LEARNED_PLUGIN="$dir/no-such-plugin.so"
+verdict="$(dirname "$0")/../../daemon/config/default-policy.toml"
+default="$(sed -n 's/^policy = "\(.*\)"$/\1/p' "$verdict")"
+[ -n "$default" ] || fail "no policy line in $verdict"
 
 for name in daemon store; do
   printf '[cluster]\nbackend = "simulator"\n[store]\npath = "%s/%s.db"\n[socket]\npath = "%s/%s.sock"\n[log]\nlevel = "warn"\n' \
@@ -49,6 +54,8 @@ for way in "--socket $dir/daemon.sock" "--config $dir/store.toml"; do
   for f in 100k at-limit latin1; do
     out="$(add "${where[@]}" "$dir/$f.sbatch")"
     grep -q "^rc=0$" <<<"$out" || fail "$f.sbatch refused with ${where[0]}: $out"
+    grep -q "note: policy $default (the default): learned agents were least-cost on [0-9]* of [0-9]* chains in real waits (.*, so the default is .*: see docs/learned-agents.md" <<<"$out" ||
+      fail "an add without --policy, with ${where[0]}, does not say it took $default and why: $out"
   done
   out="$(add "${where[@]}" "$dir/over-limit.sbatch")"
   grep -q "^rc=2$" <<<"$out" || fail "over-limit.sbatch not refused with ${where[0]}: $out"

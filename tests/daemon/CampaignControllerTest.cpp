@@ -14,6 +14,7 @@
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
 #include "mirage/core/Error.h"
+#include "mirage/daemon/campaigns/DefaultPolicy.h"
 #include "mirage/daemon/control/ControlProtocol.h"
 
 namespace mirage::daemon {
@@ -509,6 +510,38 @@ TEST(CampaignController, APolicyFileThatIsNoModelIsRefusedBeforeTheLoaderRuns) {
   r.policy = zip;
   EXPECT_NO_THROW(h.controller->add(r));
   EXPECT_EQ(model_loads, 1);  // what may be a model goes to the loader
+}
+
+// A campaign that names no policy takes the learned agents' verdict (daemon/config/
+// default-policy.toml, compiled in) and says in one line which policy and why; one that names a
+// policy hears nothing of it; a site's own [policy] default is named as the site's.
+TEST(CampaignController, ACampaignWithoutAPolicyTakesTheVerdictsDefaultAndSaysWhy) {
+  ControllerConfig config = quick_config();
+  config.default_policy = compiled_default_policy();  // as the daemon's config passes it
+  Harness h(config);
+  std::vector<std::string> notes;
+  EXPECT_EQ(h.controller->add(simple_request(), &notes).spec.policy, compiled_default_policy());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes.front().find("policy " + compiled_default_policy() + " (the default): "), 0u)
+      << notes.front();
+  EXPECT_NE(notes.front().find(" chains in real waits ("), std::string::npos) << notes.front();
+  EXPECT_NE(notes.front().find("see docs/learned-agents.md"), std::string::npos) << notes.front();
+
+  auto named = simple_request();
+  named.owner_uid = 1001;
+  named.policy = "average";
+  notes.clear();
+  EXPECT_EQ(h.controller->add(named, &notes).spec.policy, "average");
+  EXPECT_TRUE(notes.empty()) << notes.front();
+
+  ControllerConfig site = quick_config();
+  site.default_policy = compiled_default_policy() == "static@1h" ? "static@2h" : "static@1h";
+  Harness configured(site);
+  notes.clear();
+  EXPECT_EQ(configured.controller->add(simple_request(), &notes).spec.policy, site.default_policy);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes.front(), "policy " + site.default_policy +
+                               ": the daemon's default ([policy] default in its config)");
 }
 
 // A budget of overlap instead of a policy: the frontier's least interruption within it.

@@ -60,9 +60,10 @@ TEST(CampaignShape, FlagsOverrideTheScriptAsSbatchOptionsAndSayWhichWins) {
   r.shape.account = "proj";
   std::vector<std::string> notes;
   const auto id = h.controller->add(r, &notes).spec.id;
-  ASSERT_EQ(notes.size(), 1u);
+  ASSERT_EQ(notes.size(), 2u);  // the shape's, then which policy (none given) and why
   EXPECT_EQ(notes[0],
             "--nodes 4 overrides '#SBATCH --nodes=2' (/home/u/gpt.sbatch:2): the flag wins");
+  EXPECT_EQ(notes[1].rfind("policy ", 0), 0u) << notes[1];
   EXPECT_EQ(h.campaign(id).spec.nodes, 4);
   h.tick();
   EXPECT_EQ(h.slurm.submissions()[0].request.options,

@@ -169,8 +169,9 @@ TEST_F(HandlerFixture, AnAddWithOnlyAScriptTakesTheShapeFromItAndRepliesTheNotes
   EXPECT_EQ(c["time_limit"], 2 * kHour);
   EXPECT_EQ(c["max_retries"], 4);
   EXPECT_NE(c["done_file"].get<std::string>().find(".done/campaign-"), std::string::npos);
-  ASSERT_EQ(r["notes"].size(), 1u);
+  ASSERT_EQ(r["notes"].size(), 2u);  // the shape's, then which policy (none given) and why
   EXPECT_EQ(r["notes"][0], "--nodes 3 overrides '#SBATCH -N 2' (/u/x.sbatch:2): the flag wins");
+  EXPECT_EQ(r["notes"][1].get<std::string>().rfind("policy ", 0), 0u) << r["notes"][1];
   const json shown = call({{"op", "show"}, {"id", c["id"]}});
   EXPECT_EQ(shown["campaign"]["sbatch_options"], json::array({"--nodes=3"}));
 }

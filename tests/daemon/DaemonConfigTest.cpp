@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "TestSupport.h"
+#include "mirage/agents/PolicyRegistry.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/service/DaemonConfig.h"
 #include "mirage/daemon/store/CampaignStore.h"
@@ -112,6 +113,21 @@ TEST(DaemonConfig, DefaultsFillTheRest) {
   EXPECT_EQ(c.handoff_signal, SIGUSR1);
   EXPECT_FALSE(c.store_path.empty());
   EXPECT_FALSE(c.socket_path.empty());
+}
+
+// The default of new campaigns is what bench/learned_verdict.sh wrote from its figures, and one
+// the daemon can run on any cluster: a known policy that needs no file beside it.
+TEST(DaemonConfig, TheDefaultPolicyIsTheVerdictsAndNeedsNoFile) {
+  std::ifstream verdict(MIRAGE_SOURCE_DIR "/daemon/config/default-policy.toml");
+  std::string line, policy;
+  while (std::getline(verdict, line))
+    if (line.rfind("policy = \"", 0) == 0) policy = line.substr(10, line.rfind('"') - 10);
+  ASSERT_FALSE(policy.empty()) << "no policy line in daemon/config/default-policy.toml";
+  const auto c = parse_daemon_config("", "m.toml");
+  EXPECT_EQ(c.default_policy, policy);
+  EXPECT_EQ(c.controller_config().default_policy, policy);
+  EXPECT_TRUE(is_known_policy(PolicySpec(policy))) << policy;
+  EXPECT_FALSE(reads_wait_distribution(PolicySpec(policy))) << policy;
 }
 
 // The example a user copies says what the daemon does when the key is left out.

@@ -13,6 +13,7 @@
 #include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
+#include "mirage/daemon/campaigns/DefaultPolicy.h"
 #include "mirage/daemon/campaigns/DoneFile.h"
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
 
@@ -113,6 +114,8 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
         f.chain_nodes));
   }
 
+  // Neither a policy nor a budget of overlap: the default, and one line on why it is that one.
+  if (r.policy.empty()) shape.notes.push_back(default_policy_note(config_.default_policy));
   auto e = std::make_unique<Entry>();
   const PolicySpec chosen(r.policy.empty() ? config_.default_policy : r.policy);
   try {

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""The verdict on the learned agents, from bench/learned_verdict.sh's eval JSONs.
+
+  bench/learned_verdict.py DIR [--verdict FILE]
+
+Reads every DIR/*-{concurrent,handoff}.json (`mirage eval --work ... --successor-wait both
+--pick-before 28d --json` with every baseline point, the oracle and the models) and prints, per
+case and world, what whole campaigns cost (makespan, charge) for reactive, the oracle, the
+baseline point picked on the month before, hindsight's baseline point and each model; then one
+table of where learning helps, and the verdict. A cost prices an hour a campaign stands idle or
+finishes late as an hour charged twice (agents/LeastCostPick.h); the share of the oracle's gain is
+(reactive - policy) / (reactive - oracle) on those costs.
+
+A learned model *earns* a chain (a trace, a chain size and an overlap mode) in a world when it is
+the least-cost point there (no baseline point, at any setting, costs less on the judged month), or
+when it is on the frontier (no baseline point finishes sooner for no more charge, nor costs
+less charge for no later finish) and costs less than the baseline point chosen on the month
+before, the choice a user has. Ties go to the baseline: a model that decides as reactive earns
+nothing. The rule of issue 58: where the models earn at least half of the
+chains in the world of real waits, a learned agent becomes the default of new campaigns; else the
+best baseline does: the point, among those that need no file (quantile reads a wait
+distribution), with the largest mean share of the oracle's gain over the chains the real waits
+judge. A chain the real waits cannot judge (too few real jobs of its shape) counts as not earned:
+the verdict needs evidence. --verdict FILE writes the verdict for the build to compile in.
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import re
+import sys
+
+MODEL = ".mirage-model"
+EPS = 1e-6
+
+
+def agent_of(name):
+    return os.path.basename(name)[: -len(MODEL)].rsplit("-", 1)[1] if name.endswith(MODEL) else name
+
+
+class World:
+    """One world's campaign figures of one case."""
+
+    def __init__(self, d, key):
+        self.key = key
+        c = d["campaign"]
+        self.g, self.work = c["gpus_per_segment"], c["work_h"]
+        block = d if key == "replay" else d["logged_world"]
+        self.pol = {n: p["campaign"] for n, p in block["policies"].items() if "campaign" in p}
+        self.pick = d.get("forward_pick", {}).get("worlds", {}).get(key, {})
+        why = block.get("no_figures") if key == "logged" else None
+        if why and why.startswith("logged world: "):
+            why = why[len("logged world: "):]
+        if why and why.startswith("no figures: "):
+            why = why[len("no figures: "):]
+        reactive = self.pol.get("reactive")
+        if not why and (not reactive or reactive["compared"] == 0):
+            why = self.pick.get("no_figures") or "no campaign that every point finished"
+        self.no_figures = why
+        self.n = 0 if why else reactive["compared"]
+
+    def cost(self, name):
+        m = self.pol[name]
+        return (m["makespan_h"] - self.work) * self.g + (m["charged_gpu_h"] - self.work * self.g)
+
+    def figures(self, name):
+        m = self.pol[name]
+        return m["makespan_h"], m["charged_gpu_h"]
+
+    def names(self, models):
+        return [n for n in self.pol if n != "oracle" and n.endswith(MODEL) == models]
+
+    def share(self, name):
+        """The share of the oracle's gain over reactive this point captures (None: no gain)."""
+        gain = self.cost("reactive") - self.cost("oracle")
+        return (self.cost("reactive") - self.cost(name)) / gain if gain > EPS else None
+
+    def forward_pick(self):
+        """The baseline point least costly on the month before (models aside: that month is in
+        their training window); None when the earlier window compared none."""
+        there = [p for p in self.pick.get("there", []) if not p["policy"].endswith(MODEL)]
+        if not there:
+            return None
+        best = min(there, key=lambda p: (round(p["cost"], 6), p["policy"] != "reactive", p["charged"]))
+        return best["policy"]
+
+    def hindsight(self):
+        return min(self.names(False), key=lambda n: (round(self.cost(n), 6), n != "reactive"))
+
+    def dominated(self, name):
+        mk, ch = self.figures(name)
+        for b in self.names(False):
+            bm, bc = self.figures(b)
+            if bm <= mk + EPS and bc <= ch + EPS and (bm < mk - EPS or bc < ch - EPS):
+                return b
+        return None
+
+    def earns(self, name):
+        """Whether a model is the least-cost point, or on the frontier and cheaper than the
+        forward pick."""
+        # Ties go to the baseline (reactive first), as in mirage eval's own pick: a model that
+        # decides as reactive earns nothing.
+        c = self.cost(name)
+        if c < self.cost(self.hindsight()) - EPS:
+            return "least cost"
+        fp = self.forward_pick()
+        if not self.dominated(name) and fp and c < self.cost(fp) - EPS:
+            return "on the frontier, cheaper than the forward pick"
+        return None
+
+
+def load(dir_):
+    cases = []
+    for path in sorted(glob.glob(os.path.join(dir_, "*-*-*.json"))):
+        stem = os.path.basename(path)[:-5]
+        name, chain, overlap = stem.rsplit("-", 2)
+        if overlap not in ("concurrent", "handoff"):
+            continue
+        d = json.load(open(path))
+        cases.append({"trace": name, "label": d["bench"]["label"], "chain": int(chain),
+                      "overlap": overlap, "wall_s": d["bench"]["wall_s"],
+                      "unit": "GPU-h" if d["campaign"]["gpus_known"] else "node-h",
+                      "worlds": {w: World(d, w) for w in ("replay", "logged")}})
+    order = ["ls6", "sdsc", "kth", "ctc", "hpc2n", "theta"]
+    cases.sort(key=lambda c: (order.index(c["trace"]) if c["trace"] in order else 99, c["chain"],
+                              c["overlap"]))
+    return cases
+
+
+def pct(x):
+    return "-" if x is None else f"{100 * x:.0f}%".replace("-0%", "0%")
+
+
+def point(w, n, unit):
+    mk, ch = w.figures(n)
+    return f"`{agent_of(n)}` {mk:.1f} h / {ch:.0f} {unit}"
+
+
+def detail_rows(cases):
+    print("| trace, month | chain | overlap | world | campaigns | reactive | oracle | "
+          "baseline picked before: on the month, share | hindsight's baseline, share | "
+          "models: makespan / charge, share, frontier | learned earns it? |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for c in cases:
+        for key, w in c["worlds"].items():
+            head = f"| {c['label']} | {c['chain']} | {c['overlap']} | {key} |"
+            if w.no_figures:
+                print(f"{head} 0 | no figures: {w.no_figures} |||||||")
+                continue
+            u = c["unit"]
+            fp = w.forward_pick()
+            fp_cell = f"{point(w, fp, u)}, {pct(w.share(fp))}" if fp else "no earlier campaign every point finished"
+            hs = w.hindsight()
+            models = []
+            for m in w.names(True):
+                by = w.dominated(m)
+                models.append(f"{point(w, m, u)}, {pct(w.share(m))}, "
+                              + (f"under `{by}`" if by else "on it"))
+            earned = [f"`{agent_of(m)}` ({w.earns(m)})" for m in w.names(True) if w.earns(m)]
+            print(f"{head} {w.n} | {point(w, 'reactive', u)} | {point(w, 'oracle', u)} | {fp_cell} | "
+                  f"{point(w, hs, u)}, {pct(w.share(hs))} | {'; '.join(models) or 'no model'} | "
+                  f"{'yes: ' + ', '.join(earned) if earned else 'no'} |")
+
+
+def training_times(dir_, cases):
+    """Each model's training wall time, from the logs bench/learned_verdict.sh kept."""
+    print("| chain | " + " | ".join(f"`{a}`" for a in ("moe", "pg", "dqn")) + " |")
+    print("|---|---|---|---|")
+    seen = set()
+    for c in cases:
+        key = (c["trace"], c["chain"])
+        if key in seen:
+            continue
+        seen.add(key)
+        cells = []
+        for agent in ("moe", "pg", "dqn"):
+            log = os.path.join(dir_, f"{c['trace']}-{c['chain']}-{agent}.log")
+            wall = re.findall(r"train wall ([0-9.]+) s", open(log).read()) if os.path.exists(log) else []
+            cells.append(f"{float(wall[-1]):.0f} s" if wall else "not trained")
+        print(f"| {c['label']}, {c['chain']} node{'s' if c['chain'] > 1 else ''} | " + " | ".join(cells) + " |")
+
+
+def best_model(w):
+    return min(w.names(True), key=w.cost) if w.names(True) else None
+
+
+def summary_rows(cases):
+    print("| chain | replay: best model / baseline picked before (share of the oracle's gain) | "
+          "real waits: best model / baseline picked before | learning helps? |")
+    print("|---|---|---|---|")
+    for c in cases:
+        cells, helps = [], []
+        for key, w in c["worlds"].items():
+            if w.no_figures:
+                cells.append("no figures")
+                continue
+            m, fp = best_model(w), w.forward_pick()
+            mc = f"`{agent_of(m)}` {pct(w.share(m))}" if m else "no model"
+            fc = f"`{fp}` {pct(w.share(fp))}" if fp else "no pick"
+            cells.append(f"{mc} / {fc}")
+            if any(w.earns(n) for n in w.names(True)):
+                helps.append(key if key == "replay" else "real waits")
+        print(f"| {c['label']}, {c['chain']} node{'s' if c['chain'] > 1 else ''}, {c['overlap']} | "
+              f"{cells[0]} | {cells[1]} | {'yes (' + ', '.join(helps) + ')' if helps else 'no'} |")
+
+
+def best_baseline(cases):
+    """The baseline point needing no file with the largest mean share over the chains the real
+    waits judge; ties to reactive."""
+    judged = [c["worlds"]["logged"] for c in cases if not c["worlds"]["logged"].no_figures]
+    shares = {}
+    for w in judged:
+        for n in w.names(False):
+            if n.startswith("quantile"):
+                continue
+            s = w.share(n)
+            shares.setdefault(n, []).append(0.0 if s is None else s)
+    full = {n: sum(v) / len(v) for n, v in shares.items() if len(v) == len(judged)}
+    if not full:
+        return "reactive", 0.0, []
+    ranked = sorted(full, key=lambda n: (-round(full[n], 9), n != "reactive"))
+    # A knob at zero is the policy itself: name it plainly.
+    plain = lambda n: n[:-2] if n.endswith("@0") else n
+    return plain(ranked[0]), full[ranked[0]], [(plain(n), full[n]) for n in ranked[:4]]
+
+
+def state_in_example(path, policy):
+    """The example config a user copies states the compiled default ([policy] default)."""
+    if not os.path.exists(path):
+        return
+    text = open(path).read()
+    line = re.search(r'^default = "[^"]*" *(#.*)$', text, re.M)
+    if line:
+        new = f'default = "{policy}"'.ljust(28) + " " + line.group(1)
+        open(path, "w").write(text[: line.start()] + new + text[line.end():])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir")
+    ap.add_argument("--verdict", help="write the verdict (TOML) here for the build")
+    a = ap.parse_args()
+    cases = load(a.dir)
+    if not cases:
+        sys.exit(f"learned_verdict: no eval JSON in {a.dir}")
+    detail_rows(cases)
+    print()
+    summary_rows(cases)
+    print()
+    training_times(a.dir, cases)
+    chains = len(cases)
+    earned = sum(1 for c in cases
+                 if any(c["worlds"]["logged"].earns(n) for n in c["worlds"]["logged"].names(True))
+                 and not c["worlds"]["logged"].no_figures)
+    judged = sum(1 for c in cases if not c["worlds"]["logged"].no_figures)
+    replay_earned = sum(1 for c in cases if not c["worlds"]["replay"].no_figures
+                        and any(c["worlds"]["replay"].earns(n) for n in c["worlds"]["replay"].names(True)))
+    learned = 2 * earned >= chains
+    policy, share, runners = best_baseline(cases)
+    print()
+    print(f"verdict: learned agents earn {earned} of {chains} chains in real waits "
+          f"({judged} of them judged there; in the replay {replay_earned})")
+    if learned:
+        print("verdict: a learned agent should be the default: ship its model and name it")
+    else:
+        print(f"verdict: the default is `{policy}`, the baseline with the largest mean share of the "
+              f"oracle's gain ({pct(share)}) over the {judged} chain(s) the real waits judge; "
+              "the next: " + ", ".join(f"`{n}` {pct(v)}" for n, v in runners[1:]))
+    if a.verdict and not learned:
+        state_in_example(os.path.join(os.path.dirname(a.verdict), "mirage.example.toml"), policy)
+        with open(a.verdict, "w") as f:
+            f.write("# Written by bench/learned_verdict.sh from its figures "
+                    "(docs/results/learned-agents.md), not by hand;\n"
+                    "# the build compiles it in as the default policy of new campaigns.\n")
+            f.write(f'policy = "{policy}"\n')
+            f.write(f"learned_earned_chains = {earned}\n")
+            f.write(f"chains = {chains}\n")
+            f.write(f"judged_in_real_waits = {judged}\n")
+            f.write(f"policy_mean_oracle_share = {share:.3f}\n")
+            f.write(f'measured = "{datetime.date.today().isoformat()}"\n')
+
+
+if __name__ == "__main__":
+    main()

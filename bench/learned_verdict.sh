@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The learned agents judged forward, in both worlds, in users' units, and the verdict that sets
+# the default policy of new campaigns (docs/results/learned-agents.md, issue 58).
+# For every shared log and chain (bench/trace_windows.sh; LS6 is judged on January, as
+# bench/campaign_advice.sh, because a campaign may need 30 days of log after its start):
+#  1. trains each agent on the three months before the judged month, the calibration fitted on
+#     those months alone (--fit-until), the training episodes over before the month begins;
+#  2. judges whole two-week campaigns (336 h of compute in the log's segments) started every
+#     24 h over the month, concurrent overlap and hand-off, in the calibrated replay and in the
+#     world of the log's real waits (--successor-wait both): every baseline at every setting of
+#     its risk knob, the oracle and the models; the baselines' point chosen on the month before
+#     (--pick-before 28d);
+#  3. bench/learned_verdict.py reads the figures and prints the table and the verdict, and writes
+#     it to daemon/config/default-policy.toml, which the build compiles in as the default policy.
+# Prints figures; asserts nothing.
+#   bench/learned_verdict.sh [ls6|sdsc|kth|ctc|hpc2n|theta|all]   (default: all)
+# $MIRAGE_BENCH_DIR (default build/verdict-bench) keeps models, probes, logs and each case's
+# eval JSON: a model or a JSON already there is reused (delete it to measure again), so a run
+# cut short goes on where it stopped. $MIRAGE_AGENTS (default "moe pg dqn") names the agents;
+# $MIRAGE_TRAIN_FLAGS joins every `mirage train` (the recipe file below is the default);
+# $MIRAGE_CHAINS (e.g. "1") restricts the chain sizes; MIRAGE_VERDICT_ONLY=1 only reads the
+# JSONs there; MIRAGE_VERDICT_FILE= (empty) prints the verdict without writing it (a partial run,
+# another recipe).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
+which="${1:-all}"
+dir="${MIRAGE_BENCH_DIR:-build/verdict-bench}"
+read -r -a agents <<<"${MIRAGE_AGENTS:-moe pg dqn}"
+mkdir -p "$dir"
+# The user's objective: the least cost at equal prices of an hour waited and an hour held twice.
+# One network a model (ensemble = 1) and at most 15 epochs (patience 4) keep the 2-core
+# machine's budget (the defaults: an ensemble of three, 40 epochs, patience 6).
+recipe="$dir/recipe.toml"
+[ -f "$recipe" ] || printf 'objective = "cost"\nensemble = 1\nepochs = 15\npatience = 4\n' >"$recipe"
+
+# shellcheck source=bench/trace_windows.sh
+. bench/trace_windows.sh
+
+day_before() { date -u -d "$1 - $2 days" +%F; }
+
+run_trace() {
+  local name=$1 label=$2 trace=$3 machine=$4 train_from=$5 from=$6 to=$7 sizes=$8
+  if [ "$name" = ls6 ]; then label="LS6, Jan 2023" train_from=2022-10-06 from=2023-01-01 to=2023-01-29; fi
+  # Theta's window has no training months in trace_windows.sh: the three before June.
+  [ "$name" != theta ] || train_from=2022-03-01
+  # Training episodes (two segments) end before the judged month begins.
+  local train_to
+  train_to=$(day_before "$from" 5)
+  for chain in ${MIRAGE_CHAINS:-$sizes}; do
+    local models=""
+    for agent in "${agents[@]}"; do
+      local model="$dir/$name-$chain-$agent.mirage-model"
+      if [ ! -f "$model" ]; then
+        echo "== $label, $chain-node chains: training $agent on $train_from .. $train_to" >&2
+        # shellcheck disable=SC2086 # $machine and the flags are lists of words
+        /usr/bin/time -f "train wall %e s" "$mirage" train --agent "$agent" --trace "$trace" \
+          $machine --lenient --nodes "$chain" --from "$train_from" --to "$train_to" \
+          --fit-until "$from" --out "$model" --probe-cache "$dir/probes" \
+          ${MIRAGE_TRAIN_FLAGS:---hyperparameters $recipe} >"$dir/$name-$chain-$agent.log" 2>&1 ||
+          { echo "   training failed: $dir/$name-$chain-$agent.log" >&2; continue; }
+        tail -n 1 "$dir/$name-$chain-$agent.log" >&2
+      fi
+      models+=",$model"
+    done
+    for overlap in concurrent handoff; do
+      local json="$dir/$name-$chain-$overlap.json"
+      [ ! -s "$json" ] || continue
+      echo "== $label, $chain-node chains, $overlap: judging on $from .. $to" >&2
+      local start
+      start=$(date +%s)
+      # shellcheck disable=SC2086
+      "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
+        --to "$to" --every 24h --work 336 --overlap "$overlap" \
+        --policies "$baseline_points,oracle$models" --successor-wait both --pick-before 28d \
+        --json 2>"$dir/$name-$chain-$overlap.err" >"$json.part" ||
+        { echo "   eval failed: $dir/$name-$chain-$overlap.err" >&2; continue; }
+      python3 - "$json.part" "$label" "$(($(date +%s) - start))" >"$json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["bench"] = {"label": sys.argv[2], "wall_s": int(sys.argv[3])}
+json.dump(d, sys.stdout)
+PY
+      rm -f "$json.part"
+    done
+  done
+}
+
+[ -n "${MIRAGE_VERDICT_ONLY:-}" ] || for_each_trace "$which" run_trace
+verdict="${MIRAGE_VERDICT_FILE-daemon/config/default-policy.toml}"
+python3 bench/learned_verdict.py "$dir" ${verdict:+--verdict "$verdict"}
