@@ -48,6 +48,67 @@ nlohmann::json layers_json(const std::vector<DenseLayer>& layers) {
   return a;
 }
 
+nlohmann::json distribution_json(const WaitDistribution& d) {
+  nlohmann::json bins = nlohmann::json::array();
+  for (const WaitDistribution::Bin& b : d.bins)
+    bins.push_back({{"planned_up_to", b.planned_up_to}, {"jobs", b.jobs}, {"waits", b.waits}});
+  return {{"trace", d.trace},
+          {"nodes", d.spec.nodes},
+          {"gpus_per_node", d.spec.gpus_per_node},
+          {"time_limit", d.spec.time_limit},
+          {"min_job_limit", d.spec.min_job_limit},
+          {"from", d.spec.from},
+          {"to", d.spec.to},
+          {"bins", bins}};
+}
+
+WaitDistribution distribution_of(const nlohmann::json& j) {
+  WaitDistribution d;
+  d.trace = j.at("trace").get<std::string>();
+  d.spec.nodes = j.at("nodes").get<int>();
+  d.spec.gpus_per_node = j.at("gpus_per_node").get<int>();
+  d.spec.time_limit = j.at("time_limit").get<Seconds>();
+  d.spec.min_job_limit = j.at("min_job_limit").get<Seconds>();
+  d.spec.from = j.at("from").get<Seconds>();
+  d.spec.to = j.at("to").get<Seconds>();
+  for (const auto& b : j.at("bins"))
+    d.bins.push_back({b.at("planned_up_to").get<Seconds>(), b.at("jobs").get<std::size_t>(),
+                      b.at("waits").get<std::array<Seconds, WaitDistribution::kLevels>>()});
+  if (d.bins.empty()) throw std::invalid_argument("a binned distribution without bins");
+  return d;
+}
+
+nlohmann::json tail_json(const WaitTail& t) {
+  nlohmann::json classes = nlohmann::json::array();
+  for (std::size_t c = 0; c < kSizeClasses; ++c) {
+    const WaitClassTail& ct = t.classes[c];
+    classes.push_back({{"class", size_class(kSizeClassNodes[c])},
+                       {"tail_jobs", ct.tail_jobs},
+                       {"model_weight", ct.model_weight},
+                       {"shifts", ct.shifts},
+                       {"binned", ct.binned ? distribution_json(*ct.binned) : nlohmann::json()}});
+  }
+  return {{"classes", classes}};
+}
+
+WaitTail tail_of(const nlohmann::json& j) {
+  WaitTail t;
+  const auto& classes = j.at("classes");
+  if (classes.size() != kSizeClasses)
+    throw std::invalid_argument(fmt::format("expected {} size classes", kSizeClasses));
+  for (std::size_t c = 0; c < kSizeClasses; ++c) {
+    const auto& cj = classes[c];
+    WaitClassTail& ct = t.classes[c];
+    ct.tail_jobs = cj.at("tail_jobs").get<std::size_t>();
+    ct.model_weight = cj.at("model_weight").get<double>();
+    if (!(ct.model_weight >= 0 && ct.model_weight <= 1))
+      throw std::invalid_argument("model_weight: expected a share in [0, 1]");
+    ct.shifts = cj.at("shifts").get<LevelShifts>();
+    if (!cj.at("binned").is_null()) ct.binned = distribution_of(cj.at("binned"));
+  }
+  return t;
+}
+
 }  // namespace
 
 std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
@@ -150,7 +211,10 @@ void WaitNet::validate() const {
 }
 
 WaitModel::WaitModel(WaitModelInfo info, WaitNet net)
-    : info_(std::move(info)), net_(std::move(net)) {
+    : WaitModel(std::move(info), std::move(net), WaitTail{}) {}
+
+WaitModel::WaitModel(WaitModelInfo info, WaitNet net, WaitTail tail)
+    : info_(std::move(info)), net_(std::move(net)), tail_(std::move(tail)) {
   net_.validate();
 }
 
@@ -159,13 +223,28 @@ WaitQuantiles WaitModel::predict(const QueueSnapshot& queue, const ForecastJob& 
   const auto y = net_.forward(x.data());
   WaitQuantiles w{};
   for (std::size_t k = 0; k < w.size(); ++k) w[k] = wait_from_target(y[k]);
-  return w;
+  const std::size_t cls = size_class_index(job.nodes);
+  const Seconds planned = tail_.blends(cls) ? QueueForecast::plan(queue, job).wait : 0;
+  return tail_.apply(cls, w, planned);
 }
 
 std::string WaitModel::describe() const {
-  return fmt::format("a wait model ({}) of {} real jobs of every size, submitted {} .. {}",
-                     net_.architecture, info_.jobs, format_iso_time(info_.from).substr(0, 10),
-                     format_iso_time(info_.to).substr(0, 10));
+  std::string text =
+      fmt::format("a wait model ({}) of {} real jobs of every size, submitted {} .. {}",
+                  net_.architecture, info_.jobs, format_iso_time(info_.from).substr(0, 10),
+                  format_iso_time(info_.to).substr(0, 10));
+  std::size_t tail = 0;
+  std::vector<std::string> shares;
+  for (const WaitClassTail& c : tail_.classes) {
+    tail += c.tail_jobs;
+    shares.push_back(fmt::format("{:g}", c.model_weight));
+  }
+  if (tail > 0)
+    text += fmt::format(
+        "; per size class, averaged with the binned distribution (the network's share {}) and "
+        "recalibrated on the latest {} jobs of its window",
+        fmt::join(shares, " / "), tail);
+  return text;
 }
 
 bool WaitModel::speaks_for(const Job& job, int chain_nodes) const {
@@ -196,7 +275,8 @@ void write_wait_model(const std::string& path, const WaitModel& model) {
                             {"max_target", n.max_target},
                             {"level_shift", n.level_shift},
                             {"experts", experts},
-                            {"gate", layers_json(n.gate)}};
+                            {"gate", layers_json(n.gate)},
+                            {"tail", tail_json(model.tail())}};
   write_file_durably(path, j.dump() + "\n");
 }
 
@@ -222,9 +302,10 @@ WaitModel read_wait_model(const std::string& path) {
       throw bad(field, "expected an integer");
     return j[field].get<std::int64_t>();
   };
-  if (integer("format_version") != kWaitModelFormatVersion)
-    throw bad("format_version", fmt::format("expected {}, got {}", kWaitModelFormatVersion,
-                                            integer("format_version")));
+  const auto version = integer("format_version");
+  if (version != 1 && version != kWaitModelFormatVersion)
+    throw bad("format_version",
+              fmt::format("expected 1 or {}, got {}", kWaitModelFormatVersion, version));
   if (integer("encoder_version") != FeatureEncoder::kVersion)
     throw bad("encoder_version",
               fmt::format("the model reads the queue through encoder version {}, this build's is "
@@ -268,9 +349,17 @@ WaitModel read_wait_model(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw bad("net", std::string("expected the network's weights: ") + e.what());
   }
+  WaitTail tail;
+  if (version >= 2) try {
+      if (!j.contains("tail")) throw std::invalid_argument("missing");
+      tail = tail_of(j["tail"]);
+    } catch (const std::exception& e) {
+      throw bad("tail",
+                std::string("expected each size class's blend and recalibration: ") + e.what());
+    }
   if (info.to <= info.from) throw bad("fitted_to", "must be after fitted_from");
   try {
-    return WaitModel(std::move(info), std::move(net));
+    return WaitModel(std::move(info), std::move(net), std::move(tail));
   } catch (const std::invalid_argument& e) {
     throw bad("net", e.what());
   }
@@ -293,6 +382,17 @@ void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t fir
     std::nth_element(v.begin(), at, v.end());
     net.level_shift[k] = static_cast<float>(*at);
   }
+}
+
+std::vector<TailRow> tail_rows(const WaitNet& net, const WaitTrainingSet& data, std::size_t first) {
+  std::vector<TailRow> rows;
+  for (std::size_t r = first; r < data.rows; ++r) {
+    const auto y = net.forward(data.inputs.data() + r * kWaitModelInputs);
+    TailRow row{{}, data.nodes[r], data.planned[r], data.waits[r]};
+    for (std::size_t k = 0; k < y.size(); ++k) row.network[k] = wait_from_target(y[k]);
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster, Seconds from,
@@ -327,16 +427,22 @@ WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster
   s.inputs.resize(s.rows * kWaitModelInputs);
   s.targets.resize(s.rows);
   s.submits.resize(s.rows);
+  s.nodes.resize(s.rows);
+  s.planned.resize(s.rows);
+  s.waits.resize(s.rows);
   std::vector<Seconds> times(s.rows);
   for (std::size_t k = 0; k < s.rows; ++k) times[k] = trace.jobs[picked[k]].submit;
   for_each_logged_queue(trace.jobs, times, cluster.nodes, cluster.gpus_per_node, cluster.priority,
                         [&](std::size_t k, const QueueSnapshot& queue) {
                           const Job& job = trace.jobs[picked[k]];
-                          const auto x = wait_model_inputs(
-                              queue, ForecastJob{job.nodes, job.gpus_per_node, job.time_limit});
+                          const ForecastJob fj{job.nodes, job.gpus_per_node, job.time_limit};
+                          const auto x = wait_model_inputs(queue, fj);
                           std::copy(x.begin(), x.end(), s.inputs.begin() + k * kWaitModelInputs);
                           s.targets[k] = wait_target(job.wait());
                           s.submits[k] = job.submit;
+                          s.nodes[k] = job.nodes;
+                          s.planned[k] = QueueForecast::plan(queue, fj).wait;
+                          s.waits[k] = job.wait();
                         });
   return s;
 }

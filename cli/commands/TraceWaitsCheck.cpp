@@ -17,6 +17,7 @@
 #include "TraceReplay.h"
 #include "mirage/agents/WaitCheck.h"
 #include "mirage/agents/WaitDistribution.h"
+#include "mirage/agents/WaitTail.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/QueueForecast.h"
 #include "mirage/core/Time.h"
@@ -27,12 +28,6 @@ namespace mirage::cli {
 namespace {
 
 constexpr std::size_t kMinClassJobs = 30;
-// The size classes, by a node count of each (size_class() names them).
-constexpr std::array<int, 3> kClassNodes{1, 2, 8};
-
-std::size_t class_index(int nodes) {
-  return nodes <= 1 ? 0 : nodes < 8 ? 1 : 2;
-}
 
 // One predictor's figures on the judged jobs: quantiles or a point per job, nothing where it has
 // no figure for that job (a class the binned fit lacked, a job the replay never started).
@@ -160,22 +155,13 @@ void run_wait_check(const WaitCheckOptions& o) {
 
   // The binned distribution of each size class, fitted on the checked file's months, every
   // limit (the judged jobs ask any).
-  std::array<std::shared_ptr<const BinnedWaitPredictor>, kClassNodes.size()> binned;
-  std::string binned_note;
-  for (std::size_t c = 0; c < kClassNodes.size(); ++c) {
-    WaitDistributionSpec w;
-    w.nodes = kClassNodes[c];
-    w.time_limit = 0;
-    w.from = checked->fitted_from();
-    w.to = checked->fitted_to();
-    try {
-      binned[c] =
-          std::make_shared<const BinnedWaitPredictor>(fit_wait_distribution(trace, spec, w));
-    } catch (const InputError& e) {
-      binned_note += fmt::format("{}binned, {}: {}", binned_note.empty() ? "" : "\n",
-                                 size_class(kClassNodes[c]), e.message());
-    }
-  }
+  const ClassDistributions fitted =
+      fit_class_distributions(trace, spec, checked->fitted_from(), checked->fitted_to());
+  std::array<std::shared_ptr<const BinnedWaitPredictor>, kSizeClasses> binned;
+  for (std::size_t c = 0; c < kSizeClasses; ++c)
+    if (fitted.classes[c])
+      binned[c] = std::make_shared<const BinnedWaitPredictor>(*fitted.classes[c]);
+  const std::string& binned_note = fitted.notes;
   Column model{std::filesystem::path(o.file).filename().string(), {}, {}, {}};
   Column bins{"binned", {}, {}, binned_note};
   Column forecast{"forecast", {}, {}, {}};
@@ -187,7 +173,7 @@ void run_wait_check(const WaitCheckOptions& o) {
                           const Job& job = trace.jobs[j.jobs[k]];
                           const ForecastJob fj{job.nodes, job.gpus_per_node, job.time_limit};
                           model.quantiles[k] = checked->predict(queue, fj);
-                          if (const auto& b = binned[class_index(job.nodes)])
+                          if (const auto& b = binned[size_class_index(job.nodes)])
                             bins.quantiles[k] = b->predict(queue, fj);
                           forecast.points[k] = QueueForecast::plan(queue, fj).wait;
                         });
@@ -207,9 +193,9 @@ void run_wait_check(const WaitCheckOptions& o) {
   }
 
   std::vector<ClassScores> classes{score_class("all", j, [](std::size_t) { return true; })};
-  for (std::size_t c = 0; c < kClassNodes.size(); ++c)
-    classes.push_back(score_class(size_class(kClassNodes[c]), j, [&](std::size_t k) {
-      return class_index(trace.jobs[j.jobs[k]].nodes) == c;
+  for (std::size_t c = 0; c < kSizeClasses; ++c)
+    classes.push_back(score_class(size_class(kSizeClassNodes[c]), j, [&](std::size_t k) {
+      return size_class_index(trace.jobs[j.jobs[k]].nodes) == c;
     }));
   if (!o.out.empty()) write_jobs_csv(o.out, trace, j);
 

@@ -42,6 +42,7 @@ struct TrainOptions {
   std::string architecture = "mlp";   // wait-model
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
+  bool no_blend = false;  // wait-model: recalibrate per size class without the binned average
 };
 
 // `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
@@ -67,14 +68,23 @@ int run_train_wait_model(const TrainOptions& o) {
   t.threads = o.threads;
   WaitModelFit fit = learned_plugin().train_wait_model(
       data, t, [](const std::string& m) { fmt::print(stderr, "mirage train: {}\n", m); });
-  if (!o.no_level_calibration) calibrate_levels(fit.net, data, fit.train_rows);
+  // On the tail the network was not fitted on: its levels shifted to hold their shares, then per
+  // size class the blend with the binned distribution of the months before the tail and the
+  // conformal recalibration (WaitTail.h).
+  WaitTail tail;
+  if (!o.no_level_calibration) {
+    calibrate_levels(fit.net, data, fit.train_rows);
+    const ClassDistributions binned =
+        fit_class_distributions(trace, cluster, from, data.submits[fit.train_rows]);
+    if (!binned.notes.empty()) fmt::print(stderr, "mirage train: {}\n", binned.notes);
+    tail = fit_wait_tail(tail_rows(fit.net, data, fit.train_rows), binned.classes, !o.no_blend);
+  }
   // The validation tail's pinball loss in hours, as `trace waits --check` scores it.
   double pinball = 0;
-  for (std::size_t r = fit.train_rows; r < data.rows; ++r) {
-    const auto q = fit.net.forward(data.inputs.data() + r * kWaitModelInputs);
-    const Seconds real = wait_from_target(data.targets[r]);
+  for (const TailRow& r : tail_rows(fit.net, data, fit.train_rows)) {
+    const WaitQuantiles q = tail.apply(size_class_index(r.nodes), r.network, r.planned);
     for (std::size_t k = 0; k < q.size(); ++k)
-      pinball += pinball_loss(kWaitLevels[k], real, wait_from_target(q[k]));
+      pinball += pinball_loss(kWaitLevels[k], r.wait, q[k]);
   }
   pinball /= static_cast<double>(fit.val_rows * kWaitLevels.size()) * kHour;
   WaitModelInfo info;
@@ -85,14 +95,15 @@ int run_train_wait_model(const TrainOptions& o) {
   info.machine_nodes = cluster.nodes;
   info.val_pinball_h = pinball;
   info.train_seconds = fit.train_seconds;
-  write_wait_model(o.out, WaitModel(info, fit.net));
+  const WaitModel model(info, fit.net, tail);
+  write_wait_model(o.out, model);
   fmt::print(
       "wait model {} ({}), fitted on {} {} .. {}: {} jobs ({} train, {} validation: the latest)\n"
       "training: {} epochs, the best {}, {:.1f} s; validation pinball loss {:.3f} h; file {} "
-      "bytes\n",
+      "bytes\n{}\n",
       o.out, fit.net.architecture, trace.source, o.episode.from, o.episode.to, data.rows,
       fit.train_rows, fit.val_rows, fit.epochs, fit.best_epoch, fit.train_seconds, pinball,
-      std::filesystem::file_size(o.out));
+      std::filesystem::file_size(o.out), model.describe());
   return 0;
 }
 
@@ -280,7 +291,11 @@ void register_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-level-calibration", o->no_level_calibration,
                 "wait-model: keep the levels as trained instead of shifting each to hold its "
-                "share of the validation tail's waits");
+                "share of the validation tail's waits (and no blend or recalibration per size "
+                "class)");
+  cmd->add_flag("--no-blend", o->no_blend,
+                "wait-model: recalibrate each size class on the validation tail without "
+                "averaging the binned distribution in");
   cmd->footer(hyperparameters_help());
   cmd->callback([o] {
     const int rc = run_train(*o);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mirage/agents/WaitPredictor.h"
+#include "mirage/agents/WaitTail.h"
 #include "mirage/core/ClusterSpec.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/traces/Trace.h"
@@ -22,7 +23,9 @@
 namespace mirage {
 
 inline constexpr char kWaitModelFormat[] = "mirage-wait-model";
-inline constexpr int kWaitModelFormatVersion = 1;
+// 2: the tail's blend and recalibration per size class (WaitTail.h); a file of version 1 has
+// neither and is read as the network alone.
+inline constexpr int kWaitModelFormatVersion = 2;
 
 // The model's inputs for `job` submitted into `queue`: the encoder's snapshot features, then the
 // job's own (kJobInputs): its nodes as a share of the machine and in log scale, GPUs per node,
@@ -77,9 +80,13 @@ struct WaitModelInfo {
   int encoder_version = FeatureEncoder::kVersion;
 };
 
+// The network's quantiles, then, per size class, what its held-out tail set (WaitTail.h): a blend
+// with the class's binned distribution and the conformal recalibration. Without a tail (the
+// default), the network alone.
 class WaitModel final : public WaitPredictor {
  public:
   WaitModel(WaitModelInfo info, WaitNet net);
+  WaitModel(WaitModelInfo info, WaitNet net, WaitTail tail);
   WaitQuantiles predict(const QueueSnapshot& queue, const ForecastJob& job) const override;
   std::optional<std::string> chain_mismatch(int) const override { return std::nullopt; }
   Seconds fitted_from() const override { return info_.from; }
@@ -90,10 +97,12 @@ class WaitModel final : public WaitPredictor {
   bool speaks_for(const Job& job, int chain_nodes) const override;
   const WaitModelInfo& info() const { return info_; }
   const WaitNet& net() const { return net_; }
+  const WaitTail& tail() const { return tail_; }
 
  private:
   WaitModelInfo info_;
   WaitNet net_;
+  WaitTail tail_;
 };
 
 // Written atomically. read_ throws InputError naming the file, the field and what was expected
@@ -111,7 +120,10 @@ struct WaitTrainingSet {
   std::vector<float> inputs;   // rows x kWaitModelInputs
   std::vector<float> targets;  // wait_target(real wait)
   std::vector<Seconds> submits;
-  std::size_t window_jobs = 0;  // started jobs in the window before thinning
+  std::vector<int> nodes;
+  std::vector<Seconds> planned;  // the forecast's planned wait to the limits (the binned one's key)
+  std::vector<Seconds> waits;    // the real wait, in seconds
+  std::size_t window_jobs = 0;   // started jobs in the window before thinning
 };
 WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster, Seconds from,
                                   Seconds to, std::size_t max_jobs);
@@ -121,6 +133,9 @@ WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster
 // a network that early stopping left too narrow or too wide is recalibrated (conformalised
 // quantile regression, one shift a level).
 void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t first);
+
+// Rows [first, data.rows) of `data` with `net`'s quantiles: what fit_wait_tail chooses on.
+std::vector<TailRow> tail_rows(const WaitNet& net, const WaitTrainingSet& data, std::size_t first);
 
 // The training the plugin does (LibTorch), without LibTorch in the interface.
 struct WaitModelTraining {
