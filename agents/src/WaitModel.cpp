@@ -109,10 +109,81 @@ WaitTail tail_of(const nlohmann::json& j) {
   return t;
 }
 
+nlohmann::json categories_json(const WaitCategories& c) {
+  nlohmann::json table = nlohmann::json::object();
+  for (const auto& [value, in] : c.table) table[value] = in;
+  return {{"field", c.field}, {"mean_target", c.mean_target}, {"table", table}};
+}
+
+WaitCategories categories_of(const nlohmann::json& j) {
+  WaitCategories c;
+  c.field = j.at("field").get<std::string>();
+  if (!c.field.empty() && c.field != "partition" && c.field != "queue")
+    throw std::invalid_argument("field: expected \"partition\", \"queue\" or \"\"");
+  c.mean_target = j.at("mean_target").get<float>();
+  for (const auto& [value, in] : j.at("table").items())
+    c.table[value] = in.get<std::array<float, 2>>();
+  return c;
+}
+
 }  // namespace
+
+const std::string& WaitCategories::of(const Job& job) const {
+  static const std::string kNone;
+  return field == "partition" ? job.partition : field == "queue" ? job.queue : kNone;
+}
+
+std::array<float, 2> WaitCategories::inputs(const std::string& value) const {
+  if (field.empty()) return {0.f, 0.f};
+  const auto it = table.find(value);
+  return it != table.end() ? it->second : std::array<float, 2>{mean_target, 0.f};
+}
+
+std::optional<std::string> WaitCategories::missing_in(const Trace& trace) const {
+  if (field.empty()) return std::nullopt;
+  for (const Job& job : trace.jobs)
+    if (!of(job).empty()) return std::nullopt;
+  return fmt::format(
+      "the model reads each job's {} (it was fitted on a log that gives one), and this log gives "
+      "none: fit a model on this log (mirage train --agent wait-model)",
+      field == "queue" ? "queue (SWF field 15)" : field);
+}
+
+WaitCategories fit_wait_categories(const Trace& trace, Seconds from, Seconds to) {
+  WaitCategories c;
+  for (const char* field : {"partition", "queue"}) {
+    c.field = field;
+    std::map<std::string, std::pair<double, std::size_t>> sums;  // value: {target sum, jobs}
+    double total = 0;
+    std::size_t jobs = 0;
+    for (const Job& job : trace.jobs) {
+      if (job.submit < from || job.submit >= to || !job.started()) continue;
+      auto& s = sums[c.of(job)];
+      s.first += wait_target(job.wait());
+      ++s.second;
+      total += wait_target(job.wait());
+      ++jobs;
+    }
+    if (sums.size() < 2 || jobs == 0) continue;
+    c.mean_target = static_cast<float>(total / static_cast<double>(jobs));
+    for (const auto& [value, s] : sums)
+      c.table[value] = {
+          static_cast<float>((s.first + kCategoryPrior * c.mean_target) /
+                             (static_cast<double>(s.second) + kCategoryPrior)),
+          static_cast<float>(static_cast<double>(s.second) / static_cast<double>(jobs))};
+    return c;
+  }
+  return WaitCategories{};
+}
 
 std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
                                                       const ForecastJob& job) {
+  return wait_model_inputs(queue, job, {0.f, 0.f});
+}
+
+std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
+                                                      const ForecastJob& job,
+                                                      std::array<float, 2> category) {
   std::array<float, kWaitModelInputs> x{};
   const auto snapshot = FeatureEncoder::encode_snapshot(queue);
   std::copy(snapshot.begin(), snapshot.end(), x.begin());
@@ -135,6 +206,8 @@ std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue
   j[9] = static_cast<float>(std::cos(2 * std::numbers::pi * day));
   const Seconds weekday = ((queue.time / kDay) + 4) % 7;  // 1970-01-01 was a Thursday (4)
   j[10] = weekday == 0 || weekday == 6 ? 1.f : 0.f;
+  j[11] = category[0];
+  j[12] = category[1];
   return x;
 }
 
@@ -219,7 +292,17 @@ WaitModel::WaitModel(WaitModelInfo info, WaitNet net, WaitTail tail)
 }
 
 WaitQuantiles WaitModel::predict(const QueueSnapshot& queue, const ForecastJob& job) const {
-  const auto x = wait_model_inputs(queue, job);
+  return predict_with(queue, job, info_.categories.inputs(""));
+}
+
+WaitQuantiles WaitModel::predict_logged(const QueueSnapshot& queue, const Job& job) const {
+  return predict_with(queue, ForecastJob{job.nodes, job.gpus_per_node, job.time_limit},
+                      info_.categories.inputs(info_.categories.of(job)));
+}
+
+WaitQuantiles WaitModel::predict_with(const QueueSnapshot& queue, const ForecastJob& job,
+                                      std::array<float, 2> category) const {
+  const auto x = wait_model_inputs(queue, job, category);
   const auto y = net_.forward(x.data());
   WaitQuantiles w{};
   for (std::size_t k = 0; k < w.size(); ++k) w[k] = wait_from_target(y[k]);
@@ -239,6 +322,9 @@ std::string WaitModel::describe() const {
     tail += c.tail_jobs;
     shares.push_back(fmt::format("{:g}", c.model_weight));
   }
+  if (!info_.categories.field.empty())
+    text += fmt::format("; reads each job's {} ({} values)", info_.categories.field,
+                        info_.categories.table.size());
   if (tail > 0)
     text += fmt::format(
         "; per size class, averaged with the binned distribution (the network's share {}) and "
@@ -276,7 +362,8 @@ void write_wait_model(const std::string& path, const WaitModel& model) {
                             {"level_shift", n.level_shift},
                             {"experts", experts},
                             {"gate", layers_json(n.gate)},
-                            {"tail", tail_json(model.tail())}};
+                            {"tail", tail_json(model.tail())},
+                            {"categories", categories_json(i.categories)}};
   write_file_durably(path, j.dump() + "\n");
 }
 
@@ -302,10 +389,10 @@ WaitModel read_wait_model(const std::string& path) {
       throw bad(field, "expected an integer");
     return j[field].get<std::int64_t>();
   };
-  const auto version = integer("format_version");
-  if (version != 1 && version != kWaitModelFormatVersion)
+  if (integer("format_version") != kWaitModelFormatVersion)
     throw bad("format_version",
-              fmt::format("expected 1 or {}, got {}", kWaitModelFormatVersion, version));
+              fmt::format("expected {}, got {}: train it again (mirage train --agent wait-model)",
+                          kWaitModelFormatVersion, integer("format_version")));
   if (integer("encoder_version") != FeatureEncoder::kVersion)
     throw bad("encoder_version",
               fmt::format("the model reads the queue through encoder version {}, this build's is "
@@ -350,13 +437,20 @@ WaitModel read_wait_model(const std::string& path) {
     throw bad("net", std::string("expected the network's weights: ") + e.what());
   }
   WaitTail tail;
-  if (version >= 2) try {
-      if (!j.contains("tail")) throw std::invalid_argument("missing");
-      tail = tail_of(j["tail"]);
-    } catch (const std::exception& e) {
-      throw bad("tail",
-                std::string("expected each size class's blend and recalibration: ") + e.what());
-    }
+  try {
+    if (!j.contains("tail")) throw std::invalid_argument("missing");
+    tail = tail_of(j["tail"]);
+  } catch (const std::exception& e) {
+    throw bad("tail",
+              std::string("expected each size class's blend and recalibration: ") + e.what());
+  }
+  try {
+    if (!j.contains("categories")) throw std::invalid_argument("missing");
+    info.categories = categories_of(j["categories"]);
+  } catch (const std::exception& e) {
+    throw bad("categories",
+              std::string("expected the partition or queue the model reads: ") + e.what());
+  }
   if (info.to <= info.from) throw bad("fitted_to", "must be after fitted_from");
   try {
     return WaitModel(std::move(info), std::move(net), std::move(tail));
@@ -418,6 +512,7 @@ WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster
                                  format_iso_time(to).substr(0, 10), kMinWaitModelJobs));
   WaitTrainingSet s;
   s.window_jobs = picked.size();
+  s.categories = fit_wait_categories(trace, from, to);
   if (max_jobs > 0 && picked.size() > max_jobs) {  // evenly thinned, the order kept
     std::vector<std::size_t> thinned(max_jobs);
     for (std::size_t k = 0; k < max_jobs; ++k) thinned[k] = picked[k * picked.size() / max_jobs];
@@ -436,7 +531,8 @@ WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster
                         [&](std::size_t k, const QueueSnapshot& queue) {
                           const Job& job = trace.jobs[picked[k]];
                           const ForecastJob fj{job.nodes, job.gpus_per_node, job.time_limit};
-                          const auto x = wait_model_inputs(queue, fj);
+                          const auto x = wait_model_inputs(
+                              queue, fj, s.categories.inputs(s.categories.of(job)));
                           std::copy(x.begin(), x.end(), s.inputs.begin() + k * kWaitModelInputs);
                           s.targets[k] = wait_target(job.wait());
                           s.submits[k] = job.submit;

@@ -1,7 +1,8 @@
 // `mirage trace waits TRACE --check FILE --from --to`: a wait model's or a binned distribution's
 // stated waits held against the real waits of a window after its fit, beside every other
 // predictor mirage has: the binned distribution fitted on the same months (per size class), the
-// forecast's planned wait, and the calibrated and uncalibrated replays' simulated waits.
+// forecast's planned wait, and the calibrated and uncalibrated replays' simulated waits; and the
+// checked file's quantiles recalibrated as the daemon recalibrates them live.
 #include "TraceWaitsCheck.h"
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 #include "mirage/core/Error.h"
 #include "mirage/core/QueueForecast.h"
 #include "mirage/core/Time.h"
+#include "mirage/daemon/campaigns/WaitCalibration.h"
 #include "mirage/simulator/Fidelity.h"
 #include "mirage/traces/LoggedQueue.h"
 
@@ -63,6 +65,21 @@ Column replay_column(const std::string& name, const Trace& as_read, const TraceO
   } catch (const InputError& e) {
     c.note = e.what();
   }
+  return c;
+}
+
+// `model`'s quantiles recalibrated as the daemon recalibrates them (daemon::WaitCalibration, per
+// size class), on the waits of the judged jobs started by each job's submission: what the file
+// states where it learns, live, from the cluster's own recent jobs (the daemon learns from the
+// user's successors alone, fewer).
+Column live_column(const Column& model, const Trace& trace, const Judged& j) {
+  std::vector<daemon::StreamJob> stream;
+  for (std::size_t k = 0; k < j.jobs.size(); ++k) {
+    const Job& job = trace.jobs[j.jobs[k]];
+    stream.push_back({job.submit, job.start, job.nodes, *model.quantiles[k]});
+  }
+  const std::vector<WaitQuantiles> live = daemon::recalibrated_live(stream);
+  Column c{"recalibrated live", {live.begin(), live.end()}, {}, {}};
   return c;
 }
 
@@ -128,6 +145,8 @@ void run_wait_check(const WaitCheckOptions& o) {
   const std::shared_ptr<const WaitPredictor> checked = read_wait_predictor(o.file);
   const Seconds from = parse_time_flag(o.from, "--from"), to = parse_time_flag(o.to, "--to");
   if (to <= from) throw InputError({"", 0, "--to"}, "must be after --from");
+  if (const auto why = checked->trace_mismatch(as_read))
+    throw InputError({o.file, 0, "categories"}, *why);
   Trace trace = as_read;
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
@@ -172,12 +191,12 @@ void run_wait_check(const WaitCheckOptions& o) {
                         [&](std::size_t k, const QueueSnapshot& queue) {
                           const Job& job = trace.jobs[j.jobs[k]];
                           const ForecastJob fj{job.nodes, job.gpus_per_node, job.time_limit};
-                          model.quantiles[k] = checked->predict(queue, fj);
+                          model.quantiles[k] = checked->predict_logged(queue, job);
                           if (const auto& b = binned[size_class_index(job.nodes)])
                             bins.quantiles[k] = b->predict(queue, fj);
                           forecast.points[k] = QueueForecast::plan(queue, fj).wait;
                         });
-  j.columns = {model, bins, forecast};
+  j.columns = {model, live_column(model, trace, j), bins, forecast};
   // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged
   // window), and the log's jobs alone on the whole machine.
   ClusterOptions calibrated = o.cluster;

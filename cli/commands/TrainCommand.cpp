@@ -42,7 +42,10 @@ struct TrainOptions {
   std::string architecture = "mlp";   // wait-model
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
-  bool no_blend = false;  // wait-model: recalibrate per size class without the binned average
+  bool no_blend = false;     // wait-model: recalibrate per size class without the binned average
+  std::string network_of;    // wait-model: keep this model's network, fit only what is set on it
+  bool blend_whole = false;  // wait-model: the blend's binned distributions fitted on the window
+  double recency_half_life_days = 0;  // wait-model: 0, every job alike
 };
 
 // `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
@@ -66,16 +69,25 @@ int run_train_wait_model(const TrainOptions& o) {
   t.architecture = o.architecture;
   t.seed = o.seed;
   t.threads = o.threads;
-  WaitModelFit fit = learned_plugin().train_wait_model(
-      data, t, [](const std::string& m) { fmt::print(stderr, "mirage train: {}\n", m); });
+  t.recency_half_life_days = o.recency_half_life_days;
+  WaitModelFit fit;
+  if (o.network_of.empty()) {
+    fit = learned_plugin().train_wait_model(
+        data, t, [](const std::string& m) { fmt::print(stderr, "mirage train: {}\n", m); });
+  } else {  // the network as it was; the same latest share of the window held out
+    fit.net = read_wait_model(o.network_of).net();
+    fit.val_rows = std::max<std::size_t>(
+        1, static_cast<std::size_t>(static_cast<double>(data.rows) * t.val_share));
+    fit.train_rows = data.rows - fit.val_rows;
+  }
   // On the tail the network was not fitted on: its levels shifted to hold their shares, then per
   // size class the blend with the binned distribution of the months before the tail and the
   // conformal recalibration (WaitTail.h).
   WaitTail tail;
   if (!o.no_level_calibration) {
     calibrate_levels(fit.net, data, fit.train_rows);
-    const ClassDistributions binned =
-        fit_class_distributions(trace, cluster, from, data.submits[fit.train_rows]);
+    const ClassDistributions binned = fit_class_distributions(
+        trace, cluster, from, o.blend_whole ? to : data.submits[fit.train_rows]);
     if (!binned.notes.empty()) fmt::print(stderr, "mirage train: {}\n", binned.notes);
     tail = fit_wait_tail(tail_rows(fit.net, data, fit.train_rows), binned.classes, !o.no_blend);
   }
@@ -89,6 +101,7 @@ int run_train_wait_model(const TrainOptions& o) {
   pinball /= static_cast<double>(fit.val_rows * kWaitLevels.size()) * kHour;
   WaitModelInfo info;
   info.trace = trace.source;
+  info.categories = data.categories;
   info.from = from;
   info.to = to;
   info.jobs = data.rows;
@@ -293,6 +306,17 @@ void register_train_command(CLI::App& app) {
                 "wait-model: keep the levels as trained instead of shifting each to hold its "
                 "share of the validation tail's waits (and no blend or recalibration per size "
                 "class)");
+  cmd->add_option("--network-of", o->network_of,
+                  "wait-model: keep this model file's network (no LibTorch needed) and fit only "
+                  "the levels, blend and recalibration on the window's latest jobs")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--recency-half-life", o->recency_half_life_days,
+                  "wait-model: weigh each job's loss by 2^(-age in days / this), recent ones "
+                  "more (0: alike)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--blend-whole", o->blend_whole,
+                "wait-model: fit the blend's binned distributions on the whole window, the tail "
+                "included");
   cmd->add_flag("--no-blend", o->no_blend,
                 "wait-model: recalibrate each size class on the validation tail without "
                 "averaging the binned distribution in");

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "mirage/agents/WaitTail.h"
 #include "mirage/core/Fnv.h"
 #include "mirage/core/Time.h"
 
@@ -62,6 +63,27 @@ std::string CalibratedWaitPredictor::describe() const {
 
 bool CalibratedWaitPredictor::speaks_for(const Job& job, int chain_nodes) const {
   return model_->speaks_for(job, chain_nodes);
+}
+
+std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs) {
+  std::vector<std::size_t> by_start(jobs.size());
+  for (std::size_t k = 0; k < by_start.size(); ++k) by_start[k] = k;
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](std::size_t a, std::size_t b) { return jobs[a].start < jobs[b].start; });
+  std::vector<std::size_t> by_submit = by_start;
+  std::stable_sort(by_submit.begin(), by_submit.end(),
+                   [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
+  std::array<WaitCalibration, kSizeClasses> live;
+  std::vector<WaitQuantiles> out(jobs.size());
+  std::size_t next = 0;  // in by_start: the first wait not yet learned
+  for (const std::size_t k : by_submit) {
+    for (; next < by_start.size() && jobs[by_start[next]].start <= jobs[k].submit; ++next) {
+      const StreamJob& o = jobs[by_start[next]];
+      live[size_class_index(o.nodes)].add(o.stated, o.start - o.submit);
+    }
+    out[k] = live[size_class_index(jobs[k].nodes)].adjust(jobs[k].stated);
+  }
+  return out;
 }
 
 std::string predictor_digest(const std::string& path) {

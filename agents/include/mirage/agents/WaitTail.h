@@ -57,7 +57,8 @@ struct TailRow {
   Seconds wait = 0;
 };
 // Per class, the weight (0, 0.1, ..., 1) whose blend, recalibrated on `rows`, gives the least
-// pinball loss on them, and that recalibration; `with_blend` / `with_shifts` false keep the network's share at 1 / no shifts.
+// pinball loss on them, and that recalibration; `with_blend` / `with_shifts` false keep the
+// network's share at 1 / no shifts.
 WaitTail fit_wait_tail(const std::vector<TailRow>& rows,
                        const std::array<std::optional<WaitDistribution>, kSizeClasses>& binned,
                        bool with_blend = true, bool with_shifts = true);

@@ -61,6 +61,17 @@ class CalibratedWaitPredictor : public WaitPredictor {
   std::shared_ptr<const WaitCalibration> calibration_;
 };
 
+// A stream of jobs each with the quantiles stated at its submission, recalibrated as the daemon
+// recalibrates live: each job's by a WaitCalibration of its size class (1 node, 2-7, 8+) that has
+// learned the waits of the stream's jobs of that class started by its submission (at their
+// start, in that order). What `trace waits --check` states beside a file, on a log.
+struct StreamJob {
+  Seconds submit = 0, start = 0;
+  int nodes = 1;
+  WaitQuantiles stated{};
+};
+std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs);
+
 // The FNV-1a digest of a predictor file's bytes ("" when it cannot be read): a refit written
 // over the same path is another predictor, whose calibration starts afresh.
 std::string predictor_digest(const std::string& path);
