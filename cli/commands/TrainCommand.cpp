@@ -42,10 +42,8 @@ struct TrainOptions {
   std::string architecture = "mlp";   // wait-model
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
-  bool no_blend = false;     // wait-model: recalibrate per size class without the binned average
-  std::string network_of;    // wait-model: keep this model's network, fit only what is set on it
-  bool blend_whole = false;  // wait-model: the blend's binned distributions fitted on the window
-  double recency_half_life_days = 0;  // wait-model: 0, every job alike
+  bool no_blend = false;   // wait-model: recalibrate per size class without the binned average
+  std::string network_of;  // wait-model: keep this model's network, fit only what is set on it
 };
 
 // `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
@@ -69,7 +67,6 @@ int run_train_wait_model(const TrainOptions& o) {
   t.architecture = o.architecture;
   t.seed = o.seed;
   t.threads = o.threads;
-  t.recency_half_life_days = o.recency_half_life_days;
   WaitModelFit fit;
   if (o.network_of.empty()) {
     fit = learned_plugin().train_wait_model(
@@ -86,8 +83,8 @@ int run_train_wait_model(const TrainOptions& o) {
   WaitTail tail;
   if (!o.no_level_calibration) {
     calibrate_levels(fit.net, data, fit.train_rows);
-    const ClassDistributions binned = fit_class_distributions(
-        trace, cluster, from, o.blend_whole ? to : data.submits[fit.train_rows]);
+    const ClassDistributions binned =
+        fit_class_distributions(trace, cluster, from, data.submits[fit.train_rows]);
     if (!binned.notes.empty()) fmt::print(stderr, "mirage train: {}\n", binned.notes);
     tail = fit_wait_tail(tail_rows(fit.net, data, fit.train_rows), binned.classes, !o.no_blend);
   }
@@ -310,13 +307,6 @@ void register_train_command(CLI::App& app) {
                   "wait-model: keep this model file's network (no LibTorch needed) and fit only "
                   "the levels, blend and recalibration on the window's latest jobs")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--recency-half-life", o->recency_half_life_days,
-                  "wait-model: weigh each job's loss by 2^(-age in days / this), recent ones "
-                  "more (0: alike)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--blend-whole", o->blend_whole,
-                "wait-model: fit the blend's binned distributions on the whole window, the tail "
-                "included");
   cmd->add_flag("--no-blend", o->no_blend,
                 "wait-model: recalibrate each size class on the validation tail without "
                 "averaging the binned distribution in");

@@ -55,14 +55,10 @@ struct WaitNetModule : torch::nn::Module {
   }
 };
 
-// Mean over levels and rows of the pinball loss of `pred` [n, levels] against `y` [n]; with
-// `weight` [n], each row's weighed so (the mean over the weights).
-torch::Tensor pinball(const torch::Tensor& pred, const torch::Tensor& y, const torch::Tensor& tau,
-                      const torch::Tensor& weight = {}) {
+// Mean over levels and rows of the pinball loss of `pred` [n, levels] against `y` [n].
+torch::Tensor pinball(const torch::Tensor& pred, const torch::Tensor& y, const torch::Tensor& tau) {
   const torch::Tensor diff = y.unsqueeze(1) - pred;
-  const torch::Tensor loss = torch::max(tau * diff, (tau - 1) * diff);
-  if (!weight.defined()) return loss.mean();
-  return (loss.mean(1) * weight).sum() / weight.sum();
+  return torch::max(tau * diff, (tau - 1) * diff).mean();
 }
 
 std::vector<DenseLayer> layers_of(const torch::nn::Sequential& s) {
@@ -104,16 +100,6 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
                       y_train = y_all.narrow(0, 0, train_rows);
   const torch::Tensor x_val = x.narrow(0, train_rows, val_rows),
                       y_val = y_all.narrow(0, train_rows, val_rows);
-  // Recent jobs weigh more where asked: 2^(-age / half-life), by submission.
-  torch::Tensor weight;
-  if (t.recency_half_life_days > 0) {
-    std::vector<float> w(static_cast<std::size_t>(train_rows));
-    const Seconds latest = data.submits[static_cast<std::size_t>(train_rows - 1)];
-    for (std::size_t r = 0; r < w.size(); ++r)
-      w[r] = static_cast<float>(std::exp2(-static_cast<double>(latest - data.submits[r]) /
-                                          (t.recency_half_life_days * kDay)));
-    weight = torch::tensor(w);
-  }
   std::vector<float> levels(kWaitLevels.begin(), kWaitLevels.end());
   const torch::Tensor tau = torch::tensor(levels).unsqueeze(0);
 
@@ -136,8 +122,7 @@ WaitModelFit train_wait_model(const WaitTrainingSet& data, const WaitModelTraini
       const torch::Tensor idx =
           order.narrow(0, b, std::min<std::int64_t>(t.batch_size, train_rows - b));
       const torch::Tensor loss =
-          pinball(net->forward(x_train.index_select(0, idx)), y_train.index_select(0, idx), tau,
-                  weight.defined() ? weight.index_select(0, idx) : torch::Tensor());
+          pinball(net->forward(x_train.index_select(0, idx)), y_train.index_select(0, idx), tau);
       opt.zero_grad();
       loss.backward();
       opt.step();

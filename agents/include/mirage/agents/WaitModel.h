@@ -184,9 +184,6 @@ struct WaitModelTraining {
   int batch_size = 256;
   double lr = 1e-3;
   double weight_decay = 1e-4;
-  // Each job's loss weighed by 2^(-its age / this), its age counted back from the window's
-  // latest submission, so recent months count more; 0: every job alike.
-  double recency_half_life_days = 0;
   std::uint64_t seed = 1;
   int threads = 2;
 };
