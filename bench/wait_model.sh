@@ -6,8 +6,12 @@
 # same months, the forecast's planned wait and the calibrated and uncalibrated replays. Prints per
 # trace and size class the pinball loss (mean over the 7 levels, hours), the pinball at the median,
 # the 50% and 90% intervals' coverage and the median absolute error of the median; asserts nothing.
+# Beside each model, the same file with its tail (the blend and the recalibration per size class)
+# taken out, the network alone ("network", what the model was before them), judged on the same
+# jobs without the replays.
 #   bench/wait_model.sh [ls6|sdsc|kth|ctc|hpc2n|theta|all] [mlp|moe ...]
-# MODELS=DIR keeps the model files there (default: a temporary folder).
+# MODELS=DIR keeps the model files there (default: a temporary folder); TRAIN_FLAGS adds flags to
+# `mirage train` (such as --no-blend or --max-jobs 5000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
@@ -33,17 +37,39 @@ run_trace() {
     start=$(date +%s.%N)
     # shellcheck disable=SC2086 # $machine is a list of words
     "$mirage" train --agent wait-model --architecture "$arch" --trace "$trace" $machine --lenient \
-      --from "$train_from" --to "$from" --out "$model" >"$out/train.txt" 2>"$out/train.err" ||
+      --from "$train_from" --to "$from" --out "$model" ${TRAIN_FLAGS:-} >"$out/train.txt" \
+      2>"$out/train.err" ||
       { echo "| $label | $arch | (train failed: $(tail -1 "$out/train.err")) |||||||"; continue; }
     train_s=$(echo "$(date +%s.%N) - $start" | bc)
     # shellcheck disable=SC2086
     "$mirage" trace waits "$trace" $machine --lenient --check "$model" --from "$from" --to "$to" \
       --json 2>/dev/null >"$out/check.json" ||
       { echo "| $label | $arch | (check failed) |||||||"; continue; }
-    python3 - "$out/check.json" "$label" "$arch" <<'PY'
+    # The network alone: every class's share 1, no shifts.
+    local network="$models/$name-$arch.network.json"
+    python3 - "$model" "$network" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for c in m.get("tail", {}).get("classes", []):
+    c["model_weight"], c["shifts"] = 1.0, [0.0] * 7
+json.dump(m, open(sys.argv[2], "w"))
+PY
+    # shellcheck disable=SC2086
+    "$mirage" trace waits "$trace" $machine --lenient --check "$network" --from "$from" --to "$to" \
+      --json --no-replays 2>/dev/null >"$out/network.json" ||
+      { echo "| $label | $arch | (check of the network alone failed) |||||||"; continue; }
+    python3 - "$out/check.json" "$label" "$arch" "$out/network.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 label, arch = sys.argv[2], sys.argv[3]
+network = {c["class"]: c for c in json.load(open(sys.argv[4]))["classes"]}
+for c in d["classes"]:
+    if c.get("too_few"):
+        continue
+    for p in network[c["class"]].get("predictors", []):
+        if p["name"].endswith(".network.json"):
+            p["name"] = "network"
+            c["predictors"].insert(1, p)
 def h(v):
     return "-" if v is None else f"{v:.3f}"
 def pct(v):
@@ -53,7 +79,7 @@ for c in d["classes"]:
         print(f"| {label} | {arch} | {c['class']} | {c['jobs']} | (fewer than 30 jobs: not judged) ||||||")
         continue
     for p in c["predictors"]:
-        name = "model" if p["name"].endswith(".json") else p["name"]
+        name = "model" if p["name"].endswith(".json") and p["name"] != "network" else p["name"]
         if "pinball_50_h" not in p:
             print(f"| {label} | {arch} | {c['class']} | {c['jobs']} | {name} | (no figure for every job) |||||")
             continue
@@ -61,7 +87,7 @@ for c in d["classes"]:
               f"{p['pinball_50_h']:.3f} | {pct(p['in_50'])} | {pct(p['in_90'])} | "
               f"{p['median_abs_error_h']:.2f} |")
 PY
-    echo "<!-- $name $arch: $(head -c 300 "$out/train.txt" | tr '\n' ' ') wall ${train_s}s, $(stat -c %s "$model") bytes -->"
+    echo "<!-- $name $arch: $(tr '\n' ' ' <"$out/train.txt") wall ${train_s}s, $(stat -c %s "$model") bytes -->"
   done
 }
 for_each_trace "$which" run_trace

@@ -48,10 +48,142 @@ nlohmann::json layers_json(const std::vector<DenseLayer>& layers) {
   return a;
 }
 
+nlohmann::json distribution_json(const WaitDistribution& d) {
+  nlohmann::json bins = nlohmann::json::array();
+  for (const WaitDistribution::Bin& b : d.bins)
+    bins.push_back({{"planned_up_to", b.planned_up_to}, {"jobs", b.jobs}, {"waits", b.waits}});
+  return {{"trace", d.trace},
+          {"nodes", d.spec.nodes},
+          {"gpus_per_node", d.spec.gpus_per_node},
+          {"time_limit", d.spec.time_limit},
+          {"min_job_limit", d.spec.min_job_limit},
+          {"from", d.spec.from},
+          {"to", d.spec.to},
+          {"bins", bins}};
+}
+
+WaitDistribution distribution_of(const nlohmann::json& j) {
+  WaitDistribution d;
+  d.trace = j.at("trace").get<std::string>();
+  d.spec.nodes = j.at("nodes").get<int>();
+  d.spec.gpus_per_node = j.at("gpus_per_node").get<int>();
+  d.spec.time_limit = j.at("time_limit").get<Seconds>();
+  d.spec.min_job_limit = j.at("min_job_limit").get<Seconds>();
+  d.spec.from = j.at("from").get<Seconds>();
+  d.spec.to = j.at("to").get<Seconds>();
+  for (const auto& b : j.at("bins"))
+    d.bins.push_back({b.at("planned_up_to").get<Seconds>(), b.at("jobs").get<std::size_t>(),
+                      b.at("waits").get<std::array<Seconds, WaitDistribution::kLevels>>()});
+  if (d.bins.empty()) throw std::invalid_argument("a binned distribution without bins");
+  return d;
+}
+
+nlohmann::json tail_json(const WaitTail& t) {
+  nlohmann::json classes = nlohmann::json::array();
+  for (std::size_t c = 0; c < kSizeClasses; ++c) {
+    const WaitClassTail& ct = t.classes[c];
+    classes.push_back({{"class", size_class(kSizeClassNodes[c])},
+                       {"tail_jobs", ct.tail_jobs},
+                       {"model_weight", ct.model_weight},
+                       {"shifts", ct.shifts},
+                       {"binned", ct.binned ? distribution_json(*ct.binned) : nlohmann::json()}});
+  }
+  return {{"classes", classes}};
+}
+
+WaitTail tail_of(const nlohmann::json& j) {
+  WaitTail t;
+  const auto& classes = j.at("classes");
+  if (classes.size() != kSizeClasses)
+    throw std::invalid_argument(fmt::format("expected {} size classes", kSizeClasses));
+  for (std::size_t c = 0; c < kSizeClasses; ++c) {
+    const auto& cj = classes[c];
+    WaitClassTail& ct = t.classes[c];
+    ct.tail_jobs = cj.at("tail_jobs").get<std::size_t>();
+    ct.model_weight = cj.at("model_weight").get<double>();
+    if (!(ct.model_weight >= 0 && ct.model_weight <= 1))
+      throw std::invalid_argument("model_weight: expected a share in [0, 1]");
+    ct.shifts = cj.at("shifts").get<LevelShifts>();
+    if (!cj.at("binned").is_null()) ct.binned = distribution_of(cj.at("binned"));
+  }
+  return t;
+}
+
+nlohmann::json categories_json(const WaitCategories& c) {
+  nlohmann::json table = nlohmann::json::object();
+  for (const auto& [value, in] : c.table) table[value] = in;
+  return {{"field", c.field}, {"mean_target", c.mean_target}, {"table", table}};
+}
+
+WaitCategories categories_of(const nlohmann::json& j) {
+  WaitCategories c;
+  c.field = j.at("field").get<std::string>();
+  if (!c.field.empty() && c.field != "partition" && c.field != "queue")
+    throw std::invalid_argument("field: expected \"partition\", \"queue\" or \"\"");
+  c.mean_target = j.at("mean_target").get<float>();
+  for (const auto& [value, in] : j.at("table").items())
+    c.table[value] = in.get<std::array<float, 2>>();
+  return c;
+}
+
 }  // namespace
+
+const std::string& WaitCategories::of(const Job& job) const {
+  static const std::string kNone;
+  return field == "partition" ? job.partition : field == "queue" ? job.queue : kNone;
+}
+
+std::array<float, 2> WaitCategories::inputs(const std::string& value) const {
+  if (field.empty()) return {0.f, 0.f};
+  const auto it = table.find(value);
+  return it != table.end() ? it->second : std::array<float, 2>{mean_target, 0.f};
+}
+
+std::optional<std::string> WaitCategories::missing_in(const Trace& trace) const {
+  if (field.empty()) return std::nullopt;
+  for (const Job& job : trace.jobs)
+    if (!of(job).empty()) return std::nullopt;
+  return fmt::format(
+      "the model reads each job's {} (it was fitted on a log that gives one), and this log gives "
+      "none: fit a model on this log (mirage train --agent wait-model)",
+      field == "queue" ? "queue (SWF field 15)" : field);
+}
+
+WaitCategories fit_wait_categories(const Trace& trace, Seconds from, Seconds to) {
+  WaitCategories c;
+  for (const char* field : {"partition", "queue"}) {
+    c.field = field;
+    std::map<std::string, std::pair<double, std::size_t>> sums;  // value: {target sum, jobs}
+    double total = 0;
+    std::size_t jobs = 0;
+    for (const Job& job : trace.jobs) {
+      if (job.submit < from || job.submit >= to || !job.started()) continue;
+      auto& s = sums[c.of(job)];
+      s.first += wait_target(job.wait());
+      ++s.second;
+      total += wait_target(job.wait());
+      ++jobs;
+    }
+    if (sums.size() < 2 || jobs == 0) continue;
+    c.mean_target = static_cast<float>(total / static_cast<double>(jobs));
+    for (const auto& [value, s] : sums)
+      c.table[value] = {
+          static_cast<float>((s.first + kCategoryPrior * c.mean_target) /
+                             (static_cast<double>(s.second) + kCategoryPrior)),
+          static_cast<float>(static_cast<double>(s.second) / static_cast<double>(jobs))};
+    return c;
+  }
+  return WaitCategories{};
+}
 
 std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
                                                       const ForecastJob& job) {
+  return wait_model_inputs(queue, job, {0.f, 0.f});
+}
+
+std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
+                                                      const ForecastJob& job,
+                                                      std::array<float, 2> category) {
   std::array<float, kWaitModelInputs> x{};
   const auto snapshot = FeatureEncoder::encode_snapshot(queue);
   std::copy(snapshot.begin(), snapshot.end(), x.begin());
@@ -74,6 +206,8 @@ std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue
   j[9] = static_cast<float>(std::cos(2 * std::numbers::pi * day));
   const Seconds weekday = ((queue.time / kDay) + 4) % 7;  // 1970-01-01 was a Thursday (4)
   j[10] = weekday == 0 || weekday == 6 ? 1.f : 0.f;
+  j[11] = category[0];
+  j[12] = category[1];
   return x;
 }
 
@@ -150,22 +284,53 @@ void WaitNet::validate() const {
 }
 
 WaitModel::WaitModel(WaitModelInfo info, WaitNet net)
-    : info_(std::move(info)), net_(std::move(net)) {
+    : WaitModel(std::move(info), std::move(net), WaitTail{}) {}
+
+WaitModel::WaitModel(WaitModelInfo info, WaitNet net, WaitTail tail)
+    : info_(std::move(info)), net_(std::move(net)), tail_(std::move(tail)) {
   net_.validate();
 }
 
 WaitQuantiles WaitModel::predict(const QueueSnapshot& queue, const ForecastJob& job) const {
-  const auto x = wait_model_inputs(queue, job);
+  return predict_with(queue, job, info_.categories.inputs(""));
+}
+
+WaitQuantiles WaitModel::predict_logged(const QueueSnapshot& queue, const Job& job) const {
+  return predict_with(queue, ForecastJob{job.nodes, job.gpus_per_node, job.time_limit},
+                      info_.categories.inputs(info_.categories.of(job)));
+}
+
+WaitQuantiles WaitModel::predict_with(const QueueSnapshot& queue, const ForecastJob& job,
+                                      std::array<float, 2> category) const {
+  const auto x = wait_model_inputs(queue, job, category);
   const auto y = net_.forward(x.data());
   WaitQuantiles w{};
   for (std::size_t k = 0; k < w.size(); ++k) w[k] = wait_from_target(y[k]);
-  return w;
+  const std::size_t cls = size_class_index(job.nodes);
+  const Seconds planned = tail_.blends(cls) ? QueueForecast::plan(queue, job).wait : 0;
+  return tail_.apply(cls, w, planned);
 }
 
 std::string WaitModel::describe() const {
-  return fmt::format("a wait model ({}) of {} real jobs of every size, submitted {} .. {}",
-                     net_.architecture, info_.jobs, format_iso_time(info_.from).substr(0, 10),
-                     format_iso_time(info_.to).substr(0, 10));
+  std::string text =
+      fmt::format("a wait model ({}) of {} real jobs of every size, submitted {} .. {}",
+                  net_.architecture, info_.jobs, format_iso_time(info_.from).substr(0, 10),
+                  format_iso_time(info_.to).substr(0, 10));
+  std::size_t tail = 0;
+  std::vector<std::string> shares;
+  for (const WaitClassTail& c : tail_.classes) {
+    tail += c.tail_jobs;
+    shares.push_back(fmt::format("{:g}", c.model_weight));
+  }
+  if (!info_.categories.field.empty())
+    text += fmt::format("; reads each job's {} ({} values)", info_.categories.field,
+                        info_.categories.table.size());
+  if (tail > 0)
+    text += fmt::format(
+        "; per size class, averaged with the binned distribution (the network's share {}) and "
+        "recalibrated on the latest {} jobs of its window",
+        fmt::join(shares, " / "), tail);
+  return text;
 }
 
 bool WaitModel::speaks_for(const Job& job, int chain_nodes) const {
@@ -196,7 +361,9 @@ void write_wait_model(const std::string& path, const WaitModel& model) {
                             {"max_target", n.max_target},
                             {"level_shift", n.level_shift},
                             {"experts", experts},
-                            {"gate", layers_json(n.gate)}};
+                            {"gate", layers_json(n.gate)},
+                            {"tail", tail_json(model.tail())},
+                            {"categories", categories_json(i.categories)}};
   write_file_durably(path, j.dump() + "\n");
 }
 
@@ -223,8 +390,9 @@ WaitModel read_wait_model(const std::string& path) {
     return j[field].get<std::int64_t>();
   };
   if (integer("format_version") != kWaitModelFormatVersion)
-    throw bad("format_version", fmt::format("expected {}, got {}", kWaitModelFormatVersion,
-                                            integer("format_version")));
+    throw bad("format_version",
+              fmt::format("expected {}, got {}: train it again (mirage train --agent wait-model)",
+                          kWaitModelFormatVersion, integer("format_version")));
   if (integer("encoder_version") != FeatureEncoder::kVersion)
     throw bad("encoder_version",
               fmt::format("the model reads the queue through encoder version {}, this build's is "
@@ -268,9 +436,24 @@ WaitModel read_wait_model(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw bad("net", std::string("expected the network's weights: ") + e.what());
   }
+  WaitTail tail;
+  try {
+    if (!j.contains("tail")) throw std::invalid_argument("missing");
+    tail = tail_of(j["tail"]);
+  } catch (const std::exception& e) {
+    throw bad("tail",
+              std::string("expected each size class's blend and recalibration: ") + e.what());
+  }
+  try {
+    if (!j.contains("categories")) throw std::invalid_argument("missing");
+    info.categories = categories_of(j["categories"]);
+  } catch (const std::exception& e) {
+    throw bad("categories",
+              std::string("expected the partition or queue the model reads: ") + e.what());
+  }
   if (info.to <= info.from) throw bad("fitted_to", "must be after fitted_from");
   try {
-    return WaitModel(std::move(info), std::move(net));
+    return WaitModel(std::move(info), std::move(net), std::move(tail));
   } catch (const std::invalid_argument& e) {
     throw bad("net", e.what());
   }
@@ -293,6 +476,17 @@ void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t fir
     std::nth_element(v.begin(), at, v.end());
     net.level_shift[k] = static_cast<float>(*at);
   }
+}
+
+std::vector<TailRow> tail_rows(const WaitNet& net, const WaitTrainingSet& data, std::size_t first) {
+  std::vector<TailRow> rows;
+  for (std::size_t r = first; r < data.rows; ++r) {
+    const auto y = net.forward(data.inputs.data() + r * kWaitModelInputs);
+    TailRow row{{}, data.nodes[r], data.planned[r], data.waits[r]};
+    for (std::size_t k = 0; k < y.size(); ++k) row.network[k] = wait_from_target(y[k]);
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster, Seconds from,
@@ -318,6 +512,7 @@ WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster
                                  format_iso_time(to).substr(0, 10), kMinWaitModelJobs));
   WaitTrainingSet s;
   s.window_jobs = picked.size();
+  s.categories = fit_wait_categories(trace, from, to);
   if (max_jobs > 0 && picked.size() > max_jobs) {  // evenly thinned, the order kept
     std::vector<std::size_t> thinned(max_jobs);
     for (std::size_t k = 0; k < max_jobs; ++k) thinned[k] = picked[k * picked.size() / max_jobs];
@@ -327,16 +522,23 @@ WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster
   s.inputs.resize(s.rows * kWaitModelInputs);
   s.targets.resize(s.rows);
   s.submits.resize(s.rows);
+  s.nodes.resize(s.rows);
+  s.planned.resize(s.rows);
+  s.waits.resize(s.rows);
   std::vector<Seconds> times(s.rows);
   for (std::size_t k = 0; k < s.rows; ++k) times[k] = trace.jobs[picked[k]].submit;
   for_each_logged_queue(trace.jobs, times, cluster.nodes, cluster.gpus_per_node, cluster.priority,
                         [&](std::size_t k, const QueueSnapshot& queue) {
                           const Job& job = trace.jobs[picked[k]];
+                          const ForecastJob fj{job.nodes, job.gpus_per_node, job.time_limit};
                           const auto x = wait_model_inputs(
-                              queue, ForecastJob{job.nodes, job.gpus_per_node, job.time_limit});
+                              queue, fj, s.categories.inputs(s.categories.of(job)));
                           std::copy(x.begin(), x.end(), s.inputs.begin() + k * kWaitModelInputs);
                           s.targets[k] = wait_target(job.wait());
                           s.submits[k] = job.submit;
+                          s.nodes[k] = job.nodes;
+                          s.planned[k] = QueueForecast::plan(queue, fj).wait;
+                          s.waits[k] = job.wait();
                         });
   return s;
 }

@@ -28,6 +28,10 @@ Seconds WaitPredictor::quantile(const QueueSnapshot& queue, const ForecastJob& j
   return interpolate_quantile(predict(queue, job), q);
 }
 
+WaitQuantiles WaitPredictor::predict_logged(const QueueSnapshot& queue, const Job& job) const {
+  return predict(queue, ForecastJob{job.nodes, job.gpus_per_node, job.time_limit});
+}
+
 IntervalCoverage check_wait_intervals(const WaitPredictor& p, const Trace& trace,
                                       const ClusterSpec& cluster, int chain_nodes, Seconds from,
                                       Seconds to) {
@@ -46,8 +50,7 @@ IntervalCoverage check_wait_intervals(const WaitPredictor& p, const Trace& trace
   for_each_logged_queue(trace.jobs, times, cluster.nodes, cluster.gpus_per_node, cluster.priority,
                         [&](std::size_t i, const QueueSnapshot& queue) {
                           const Job& job = trace.jobs[picked[i]];
-                          const WaitQuantiles w = p.predict(
-                              queue, ForecastJob{job.nodes, job.gpus_per_node, job.time_limit});
+                          const WaitQuantiles w = p.predict_logged(queue, job);
                           const Seconds real = job.wait();
                           in50 += real >= w[2] && real <= w[4];
                           in90 += real >= w[0] && real <= w[6];

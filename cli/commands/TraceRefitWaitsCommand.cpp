@@ -50,6 +50,8 @@ void run_refit(const RefitOptions& o) {
                      fmt::format("the refit was fitted until {}, after --from {}: it is judged "
                                  "forward, on jobs it was not fitted on",
                                  format_iso_time(candidate->fitted_to()), o.from));
+  for (const auto& [file, p] : {std::pair{o.current, current}, std::pair{o.candidate, candidate}})
+    if (const auto why = p->trace_mismatch(trace)) throw InputError({file, 0, "categories"}, *why);
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
 
@@ -73,9 +75,8 @@ void run_refit(const RefitOptions& o) {
   for_each_logged_queue(trace.jobs, times, spec.nodes, spec.gpus_per_node, spec.priority,
                         [&](std::size_t k, const QueueSnapshot& queue) {
                           const Job& job = trace.jobs[judged[k]];
-                          const ForecastJob fj{job.nodes, job.gpus_per_node, job.time_limit};
-                          by_current[k] = current->predict(queue, fj);
-                          by_candidate[k] = candidate->predict(queue, fj);
+                          by_current[k] = current->predict_logged(queue, job);
+                          by_candidate[k] = candidate->predict_logged(queue, job);
                         });
   const double now_h = *score_quantiles(real, by_current).pinball_h;
   const double refit_h = *score_quantiles(real, by_candidate).pinball_h;

@@ -1,7 +1,8 @@
 // `mirage trace waits TRACE --check FILE --from --to`: a wait model's or a binned distribution's
 // stated waits held against the real waits of a window after its fit, beside every other
 // predictor mirage has: the binned distribution fitted on the same months (per size class), the
-// forecast's planned wait, and the calibrated and uncalibrated replays' simulated waits.
+// forecast's planned wait, and the calibrated and uncalibrated replays' simulated waits; and the
+// checked file's quantiles recalibrated as the daemon recalibrates them live.
 #include "TraceWaitsCheck.h"
 
 #include <fmt/format.h>
@@ -17,9 +18,11 @@
 #include "TraceReplay.h"
 #include "mirage/agents/WaitCheck.h"
 #include "mirage/agents/WaitDistribution.h"
+#include "mirage/agents/WaitTail.h"
 #include "mirage/core/Error.h"
 #include "mirage/core/QueueForecast.h"
 #include "mirage/core/Time.h"
+#include "mirage/daemon/campaigns/WaitCalibration.h"
 #include "mirage/simulator/Fidelity.h"
 #include "mirage/traces/LoggedQueue.h"
 
@@ -27,12 +30,6 @@ namespace mirage::cli {
 namespace {
 
 constexpr std::size_t kMinClassJobs = 30;
-// The size classes, by a node count of each (size_class() names them).
-constexpr std::array<int, 3> kClassNodes{1, 2, 8};
-
-std::size_t class_index(int nodes) {
-  return nodes <= 1 ? 0 : nodes < 8 ? 1 : 2;
-}
 
 // One predictor's figures on the judged jobs: quantiles or a point per job, nothing where it has
 // no figure for that job (a class the binned fit lacked, a job the replay never started).
@@ -68,6 +65,21 @@ Column replay_column(const std::string& name, const Trace& as_read, const TraceO
   } catch (const InputError& e) {
     c.note = e.what();
   }
+  return c;
+}
+
+// `model`'s quantiles recalibrated as the daemon recalibrates them (daemon::WaitCalibration, per
+// size class), on the waits of the judged jobs started by each job's submission: what the file
+// states where it learns, live, from the cluster's own recent jobs (the daemon learns from the
+// user's successors alone, fewer).
+Column live_column(const Column& model, const Trace& trace, const Judged& j) {
+  std::vector<daemon::StreamJob> stream;
+  for (std::size_t k = 0; k < j.jobs.size(); ++k) {
+    const Job& job = trace.jobs[j.jobs[k]];
+    stream.push_back({job.submit, job.start, job.nodes, *model.quantiles[k]});
+  }
+  const std::vector<WaitQuantiles> live = daemon::recalibrated_live(stream);
+  Column c{"recalibrated live", {live.begin(), live.end()}, {}, {}};
   return c;
 }
 
@@ -133,6 +145,8 @@ void run_wait_check(const WaitCheckOptions& o) {
   const std::shared_ptr<const WaitPredictor> checked = read_wait_predictor(o.file);
   const Seconds from = parse_time_flag(o.from, "--from"), to = parse_time_flag(o.to, "--to");
   if (to <= from) throw InputError({"", 0, "--to"}, "must be after --from");
+  if (const auto why = checked->trace_mismatch(as_read))
+    throw InputError({o.file, 0, "categories"}, *why);
   Trace trace = as_read;
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
@@ -160,22 +174,13 @@ void run_wait_check(const WaitCheckOptions& o) {
 
   // The binned distribution of each size class, fitted on the checked file's months, every
   // limit (the judged jobs ask any).
-  std::array<std::shared_ptr<const BinnedWaitPredictor>, kClassNodes.size()> binned;
-  std::string binned_note;
-  for (std::size_t c = 0; c < kClassNodes.size(); ++c) {
-    WaitDistributionSpec w;
-    w.nodes = kClassNodes[c];
-    w.time_limit = 0;
-    w.from = checked->fitted_from();
-    w.to = checked->fitted_to();
-    try {
-      binned[c] =
-          std::make_shared<const BinnedWaitPredictor>(fit_wait_distribution(trace, spec, w));
-    } catch (const InputError& e) {
-      binned_note += fmt::format("{}binned, {}: {}", binned_note.empty() ? "" : "\n",
-                                 size_class(kClassNodes[c]), e.message());
-    }
-  }
+  const ClassDistributions fitted =
+      fit_class_distributions(trace, spec, checked->fitted_from(), checked->fitted_to());
+  std::array<std::shared_ptr<const BinnedWaitPredictor>, kSizeClasses> binned;
+  for (std::size_t c = 0; c < kSizeClasses; ++c)
+    if (fitted.classes[c])
+      binned[c] = std::make_shared<const BinnedWaitPredictor>(*fitted.classes[c]);
+  const std::string& binned_note = fitted.notes;
   Column model{std::filesystem::path(o.file).filename().string(), {}, {}, {}};
   Column bins{"binned", {}, {}, binned_note};
   Column forecast{"forecast", {}, {}, {}};
@@ -186,12 +191,12 @@ void run_wait_check(const WaitCheckOptions& o) {
                         [&](std::size_t k, const QueueSnapshot& queue) {
                           const Job& job = trace.jobs[j.jobs[k]];
                           const ForecastJob fj{job.nodes, job.gpus_per_node, job.time_limit};
-                          model.quantiles[k] = checked->predict(queue, fj);
-                          if (const auto& b = binned[class_index(job.nodes)])
+                          model.quantiles[k] = checked->predict_logged(queue, job);
+                          if (const auto& b = binned[size_class_index(job.nodes)])
                             bins.quantiles[k] = b->predict(queue, fj);
                           forecast.points[k] = QueueForecast::plan(queue, fj).wait;
                         });
-  j.columns = {model, bins, forecast};
+  j.columns = {model, live_column(model, trace, j), bins, forecast};
   // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged
   // window), and the log's jobs alone on the whole machine.
   ClusterOptions calibrated = o.cluster;
@@ -207,9 +212,9 @@ void run_wait_check(const WaitCheckOptions& o) {
   }
 
   std::vector<ClassScores> classes{score_class("all", j, [](std::size_t) { return true; })};
-  for (std::size_t c = 0; c < kClassNodes.size(); ++c)
-    classes.push_back(score_class(size_class(kClassNodes[c]), j, [&](std::size_t k) {
-      return class_index(trace.jobs[j.jobs[k]].nodes) == c;
+  for (std::size_t c = 0; c < kSizeClasses; ++c)
+    classes.push_back(score_class(size_class(kSizeClassNodes[c]), j, [&](std::size_t k) {
+      return size_class_index(trace.jobs[j.jobs[k]].nodes) == c;
     }));
   if (!o.out.empty()) write_jobs_csv(o.out, trace, j);
 

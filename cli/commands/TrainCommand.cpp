@@ -43,6 +43,8 @@ struct TrainOptions {
   std::string architecture = "mlp";   // wait-model
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
+  bool no_blend = false;   // wait-model: recalibrate per size class without the binned average
+  std::string network_of;  // wait-model: keep this model's network, fit only what is set on it
 };
 
 // `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
@@ -66,34 +68,53 @@ int run_train_wait_model(const TrainOptions& o) {
   t.architecture = o.architecture;
   t.seed = o.seed;
   t.threads = o.threads;
-  WaitModelFit fit = learned_plugin().train_wait_model(
-      data, t, [](const std::string& m) { fmt::print(stderr, "mirage train: {}\n", m); });
-  if (!o.no_level_calibration) calibrate_levels(fit.net, data, fit.train_rows);
+  WaitModelFit fit;
+  if (o.network_of.empty()) {
+    fit = learned_plugin().train_wait_model(
+        data, t, [](const std::string& m) { fmt::print(stderr, "mirage train: {}\n", m); });
+  } else {  // the network as it was; the same latest share of the window held out
+    fit.net = read_wait_model(o.network_of).net();
+    fit.val_rows = std::max<std::size_t>(
+        1, static_cast<std::size_t>(static_cast<double>(data.rows) * t.val_share));
+    fit.train_rows = data.rows - fit.val_rows;
+  }
+  // On the tail the network was not fitted on: its levels shifted to hold their shares, then per
+  // size class the blend with the binned distribution of the months before the tail and the
+  // conformal recalibration (WaitTail.h).
+  WaitTail tail;
+  if (!o.no_level_calibration) {
+    calibrate_levels(fit.net, data, fit.train_rows);
+    const ClassDistributions binned =
+        fit_class_distributions(trace, cluster, from, data.submits[fit.train_rows]);
+    if (!binned.notes.empty()) fmt::print(stderr, "mirage train: {}\n", binned.notes);
+    tail = fit_wait_tail(tail_rows(fit.net, data, fit.train_rows), binned.classes, !o.no_blend);
+  }
   // The validation tail's pinball loss in hours, as `trace waits --check` scores it.
   double pinball = 0;
-  for (std::size_t r = fit.train_rows; r < data.rows; ++r) {
-    const auto q = fit.net.forward(data.inputs.data() + r * kWaitModelInputs);
-    const Seconds real = wait_from_target(data.targets[r]);
+  for (const TailRow& r : tail_rows(fit.net, data, fit.train_rows)) {
+    const WaitQuantiles q = tail.apply(size_class_index(r.nodes), r.network, r.planned);
     for (std::size_t k = 0; k < q.size(); ++k)
-      pinball += pinball_loss(kWaitLevels[k], real, wait_from_target(q[k]));
+      pinball += pinball_loss(kWaitLevels[k], r.wait, q[k]);
   }
   pinball /= static_cast<double>(fit.val_rows * kWaitLevels.size()) * kHour;
   WaitModelInfo info;
   info.trace = trace.source;
+  info.categories = data.categories;
   info.from = from;
   info.to = to;
   info.jobs = data.rows;
   info.machine_nodes = cluster.nodes;
   info.val_pinball_h = pinball;
   info.train_seconds = fit.train_seconds;
-  write_wait_model(o.out, WaitModel(info, fit.net));
+  const WaitModel model(info, fit.net, tail);
+  write_wait_model(o.out, model);
   fmt::print(
       "wait model {} ({}), fitted on {} {} .. {}: {} jobs ({} train, {} validation: the latest)\n"
       "training: {} epochs, the best {}, {:.1f} s; validation pinball loss {:.3f} h; file {} "
-      "bytes\n",
+      "bytes\n{}\n",
       o.out, fit.net.architecture, trace.source, o.episode.from, o.episode.to, data.rows,
       fit.train_rows, fit.val_rows, fit.epochs, fit.best_epoch, fit.train_seconds, pinball,
-      std::filesystem::file_size(o.out));
+      std::filesystem::file_size(o.out), model.describe());
   return 0;
 }
 
@@ -316,7 +337,15 @@ void register_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-level-calibration", o->no_level_calibration,
                 "wait-model: keep the levels as trained instead of shifting each to hold its "
-                "share of the validation tail's waits");
+                "share of the validation tail's waits (and no blend or recalibration per size "
+                "class)");
+  cmd->add_option("--network-of", o->network_of,
+                  "wait-model: keep this model file's network (no LibTorch needed) and fit only "
+                  "the levels, blend and recalibration on the window's latest jobs")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--no-blend", o->no_blend,
+                "wait-model: recalibrate each size class on the validation tail without "
+                "averaging the binned distribution in");
   cmd->footer(hyperparameters_help());
   cmd->callback([o] {
     const int rc = run_train(*o);

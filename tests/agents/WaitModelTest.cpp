@@ -215,6 +215,64 @@ TEST(WaitModel, ALogWithoutStartsOrAWindowWithTooFewJobsIsRefused) {
             std::string::npos);
 }
 
+// Jobs every hour, alternately in queue "1" (no wait) and "2" (five hours), or in none.
+Trace jobs_in_two_queues(bool with_queue) {
+  Trace t = jobs_every_hour(300, true);
+  for (std::size_t i = 0; i < t.jobs.size(); ++i) {
+    Job& j = t.jobs[i];
+    const bool slow = i % 2 == 1;
+    j.start = j.submit + (slow ? 5 * kHour : 0);
+    j.end = j.start + 10 * kMinute;
+    if (with_queue) j.queue = slow ? "2" : "1";
+  }
+  return t;
+}
+
+TEST(WaitModel, TheJobsQueueIsReadWhereTheLogGivesOne) {
+  const Trace t = jobs_in_two_queues(true);
+  const WaitTrainingSet s = wait_training_set(t, machine16(), kT0, kT0 + 250 * kHour, 0);
+  ASSERT_EQ(s.categories.field, "queue");
+  ASSERT_EQ(s.categories.table.size(), 2u);
+  const auto fast = s.categories.inputs("1"), slow = s.categories.inputs("2");
+  EXPECT_LT(fast[0], s.categories.mean_target);
+  EXPECT_GT(slow[0], s.categories.mean_target);
+  EXPECT_NEAR(fast[1], 0.5, 0.01);
+  // A value the window never saw, or none: the window's mean, a share of 0.
+  EXPECT_EQ(s.categories.inputs("7"), (std::array<float, 2>{s.categories.mean_target, 0.f}));
+  const std::size_t at = FeatureEncoder::kPerSnapshot + kJobInputs - 2;
+  EXPECT_FLOAT_EQ(s.inputs[1 * kWaitModelInputs + at], slow[0]);
+  EXPECT_FLOAT_EQ(s.inputs[2 * kWaitModelInputs + at], fast[0]);
+
+  // A model whose median reads that input states a longer wait for a job of the slow queue.
+  WaitNet n = random_net("mlp", 2);
+  for (float& w : n.experts[0][0].weights) w = 0;
+  n.experts[0][0].weights[at] = 1;  // hidden unit 0 is the input
+  for (float& w : n.experts[0][1].weights) w = 0;
+  n.experts[0][1].weights[0] = 1;  // the base follows it
+  WaitModelInfo i = info();
+  i.categories = s.categories;
+  const WaitModel m(i, n);
+  Job fast_job = t.jobs[0], slow_job = t.jobs[1];
+  fast_job.nodes = slow_job.nodes = 1;
+  EXPECT_LT(m.predict_logged(queue(1, 1), fast_job)[3], m.predict_logged(queue(1, 1), slow_job)[3]);
+  const std::string path = temp_file("queues.json");
+  write_wait_model(path, m);
+  const auto back = read_wait_predictor(path);
+  EXPECT_EQ(back->predict_logged(queue(1, 1), slow_job), m.predict_logged(queue(1, 1), slow_job));
+  EXPECT_NE(back->describe().find("reads each job's queue (2 values)"), std::string::npos);
+
+  // A log that gives no queue is refused by it, naming the field; one with queues is not.
+  const auto why = m.trace_mismatch(jobs_in_two_queues(false));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("reads each job's queue (SWF field 15)"), std::string::npos) << *why;
+  EXPECT_EQ(m.trace_mismatch(t), std::nullopt);
+  // Without a queue in the log, the model reads none, and judges any log.
+  const WaitTrainingSet plain =
+      wait_training_set(jobs_in_two_queues(false), machine16(), kT0, kT0 + 250 * kHour, 0);
+  EXPECT_EQ(plain.categories.field, "");
+  EXPECT_EQ(WaitModel(info(), n).trace_mismatch(jobs_in_two_queues(false)), std::nullopt);
+}
+
 TEST(WaitPredictor, AQuantileBetweenTheLevelsIsInterpolated) {
   const WaitQuantiles w{100, 200, 400, 800, 1600, 3200, 6400};
   EXPECT_EQ(interpolate_quantile(w, 0.5), 800);

@@ -61,6 +61,36 @@ TEST(WaitCalibration, ModelWhoseWaitsAreThreeTimesLongerRegainsNinetyPercentCove
   EXPECT_NEAR(std::exp(log_median_factor / 3000), 3.0, 0.3);  // the median scaled by the drift
 }
 
+TEST(WaitCalibration, ALogsStreamIsRecalibratedPerClassOnlyFromWaitsKnownAtEachSubmission) {
+  Stream stream;
+  std::vector<StreamJob> jobs;
+  std::vector<WaitOutcome> raw;
+  // A job every 10 minutes, 8+ nodes three times longer than stated, 1 node as stated.
+  for (int i = 0; i < 3000; ++i) {
+    const bool large = i % 2 == 0;
+    const auto [model, wait] = stream.next(large ? 3 : 1);
+    const Seconds submit = i * 600;
+    jobs.push_back({submit, submit + wait, large ? 8 : 1, model});
+    raw.push_back({model, wait});
+  }
+  const std::vector<WaitQuantiles> live = recalibrated_live(jobs);
+  std::vector<WaitOutcome> large_live, large_raw, small_live;
+  for (std::size_t k = 0; k < jobs.size(); ++k)
+    (jobs[k].nodes == 8 ? large_live : small_live).push_back({live[k], raw[k].wait});
+  for (std::size_t k = 0; k < jobs.size(); k += 2) large_raw.push_back(raw[k]);
+  EXPECT_LT(held_90(large_raw), 0.75);
+  EXPECT_NEAR(held_90(large_live), 0.90, 0.04);
+  EXPECT_NEAR(held_90(small_live), 0.90, 0.04);
+  // The first job, before any wait was known, keeps the stated quantiles; and no job's correction
+  // reads a wait not known at its submission: where every job starts after the last submission,
+  // none is corrected.
+  EXPECT_EQ(live[0], jobs[0].stated);
+  std::vector<StreamJob> unknown = jobs;
+  for (StreamJob& j : unknown) j.start = jobs.back().submit + 1 + (j.start - j.submit);
+  const std::vector<WaitQuantiles> none = recalibrated_live(unknown);
+  for (std::size_t k = 0; k < unknown.size(); ++k) EXPECT_EQ(none[k], unknown[k].stated);
+}
+
 TEST(WaitCalibration, FewerOutcomesThanTheMinimumLeaveTheModelsQuantiles) {
   Stream stream;
   WaitCalibration cal;

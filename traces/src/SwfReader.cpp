@@ -149,6 +149,7 @@ void SwfReader::row(const std::array<std::string_view, kSwfFields>& f, long line
   Job job;
   job.id = id;
   if (v[11] >= 0) job.user = std::string(f[11]);
+  if (v[14] >= 0) job.queue = std::string(f[14]);
   if (v[15] >= 0) job.partition = std::string(f[15]);
   job.submit = unix_start_ + submit;
   if (wait == -1) {

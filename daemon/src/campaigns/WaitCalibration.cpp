@@ -7,64 +7,25 @@
 #include <fstream>
 #include <iterator>
 
+#include "mirage/agents/WaitTail.h"
 #include "mirage/core/Fnv.h"
 #include "mirage/core/Time.h"
 
 namespace mirage::daemon {
-
-namespace {
-
-// Waits are compared on log(wait + 10 min): a correction scales long waits, and waits of a few
-// minutes are all alike, so a model that says 0 where jobs wait 15 minutes is not taken to be off
-// by a factor of a thousand (which would then multiply its hours).
-constexpr double kOffset = 10 * kMinute;
-
-double log_wait(Seconds s) {
-  return std::log(static_cast<double>(std::max<Seconds>(0, s)) + kOffset);
-}
-
-Seconds from_log(double v) {
-  return static_cast<Seconds>(std::llround(std::max(0.0, std::exp(v) - kOffset)));
-}
-
-}  // namespace
 
 WaitCalibration::WaitCalibration(std::size_t window, std::size_t min_outcomes)
     : window_size_(std::max<std::size_t>(1, window)), min_outcomes_(min_outcomes) {}
 
 void WaitCalibration::add(const WaitQuantiles& model, Seconds wait) {
   window_.push_back({model, wait});
-  while (window_.size() > window_size_) window_.pop_front();
-  refit();
-}
-
-void WaitCalibration::refit() {
-  shift_.fill(0);
-  if (!active()) return;
-  const std::size_t n = window_.size();
-  std::vector<double> residuals(n);
-  for (std::size_t k = 0; k < kWaitLevels.size(); ++k) {
-    for (std::size_t i = 0; i < n; ++i)
-      residuals[i] = log_wait(window_[i].wait) - log_wait(window_[i].predicted[k]);
-    std::sort(residuals.begin(), residuals.end());
-    // The conformal rank: above the median, the ceil((n + 1) q)-th smallest residual keeps at
-    // least q of future waits at or below the level (the floor below the median, symmetrically).
-    const double q = kWaitLevels[k];
-    const double rank = (static_cast<double>(n) + 1) * q;
-    const double r = q > 0.5 ? std::ceil(rank) : q < 0.5 ? std::floor(rank) : std::round(rank);
-    const auto at = static_cast<std::size_t>(std::clamp(r, 1.0, static_cast<double>(n))) - 1;
-    shift_[k] = residuals[at];
-  }
+  if (window_.size() > window_size_)
+    window_.erase(window_.begin(),
+                  window_.begin() + static_cast<std::ptrdiff_t>(window_.size() - window_size_));
+  shift_ = active() ? conformal_shifts(window_) : LevelShifts{};
 }
 
 WaitQuantiles WaitCalibration::adjust(const WaitQuantiles& model) const {
-  if (!active()) return model;
-  WaitQuantiles out{};
-  for (std::size_t k = 0; k < kWaitLevels.size(); ++k) {
-    out[k] = from_log(log_wait(model[k]) + shift_[k]);
-    if (k > 0) out[k] = std::max(out[k], out[k - 1]);  // levels corrected apart stay in order
-  }
-  return out;
+  return active() ? shift_levels(model, shift_) : model;
 }
 
 std::array<double, kWaitLevels.size()> WaitCalibration::factors() const {
@@ -102,6 +63,27 @@ std::string CalibratedWaitPredictor::describe() const {
 
 bool CalibratedWaitPredictor::speaks_for(const Job& job, int chain_nodes) const {
   return model_->speaks_for(job, chain_nodes);
+}
+
+std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs) {
+  std::vector<std::size_t> by_start(jobs.size());
+  for (std::size_t k = 0; k < by_start.size(); ++k) by_start[k] = k;
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](std::size_t a, std::size_t b) { return jobs[a].start < jobs[b].start; });
+  std::vector<std::size_t> by_submit = by_start;
+  std::stable_sort(by_submit.begin(), by_submit.end(),
+                   [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
+  std::array<WaitCalibration, kSizeClasses> live;
+  std::vector<WaitQuantiles> out(jobs.size());
+  std::size_t next = 0;  // in by_start: the first wait not yet learned
+  for (const std::size_t k : by_submit) {
+    for (; next < by_start.size() && jobs[by_start[next]].start <= jobs[k].submit; ++next) {
+      const StreamJob& o = jobs[by_start[next]];
+      live[size_class_index(o.nodes)].add(o.stated, o.start - o.submit);
+    }
+    out[k] = live[size_class_index(jobs[k].nodes)].adjust(jobs[k].stated);
+  }
+  return out;
 }
 
 std::string predictor_digest(const std::string& path) {

@@ -11,10 +11,13 @@
 // non-decreasing vectors with non-negative weights, so monotone too.
 #include <array>
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mirage/agents/WaitPredictor.h"
+#include "mirage/agents/WaitTail.h"
 #include "mirage/core/ClusterSpec.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/traces/Trace.h"
@@ -22,16 +25,42 @@
 namespace mirage {
 
 inline constexpr char kWaitModelFormat[] = "mirage-wait-model";
-inline constexpr int kWaitModelFormatVersion = 1;
+// 2: the job's partition or queue among the inputs, and the tail's blend and recalibration per
+// size class (WaitTail.h).
+inline constexpr int kWaitModelFormatVersion = 2;
+
+// The job's partition or queue (issue 57 part 1), where the fit window's log gives one with two
+// values or more: read as two inputs, the mean target of the window's jobs of the same one
+// (shrunk toward the window's mean by kCategoryPrior jobs, so a rare one reads as the rest) and
+// its share of the window's jobs. One not seen in the window, or none given (a prediction for a
+// successor, whose partition the caller does not pass), reads as the window's mean and a share
+// of 0.
+inline constexpr double kCategoryPrior = 30;
+struct WaitCategories {
+  std::string field;  // "partition", "queue" (SWF's queue number), or "": neither read
+  float mean_target = 0;
+  std::map<std::string, std::array<float, 2>> table;  // value: {mean target, share}
+  const std::string& of(const Job& job) const;
+  std::array<float, 2> inputs(const std::string& value) const;
+  // Why a log's jobs cannot be read so, if they cannot: it gives no value of `field`.
+  std::optional<std::string> missing_in(const Trace& trace) const;
+};
+// Over the started jobs of `trace` submitted in [from, to): the partition if it takes two values
+// or more there, else the queue if it does, else neither.
+WaitCategories fit_wait_categories(const Trace& trace, Seconds from, Seconds to);
 
 // The model's inputs for `job` submitted into `queue`: the encoder's snapshot features, then the
 // job's own (kJobInputs): its nodes as a share of the machine and in log scale, GPUs per node,
 // its limit, the forecast's planned waits (to the limits, running jobs alone, half runtimes,
-// recent runtimes), the hour of the day (sine, cosine) and whether it is a weekend.
-inline constexpr int kJobInputs = 11;
+// recent runtimes), the hour of the day (sine, cosine), whether it is a weekend, and its partition
+// or queue (WaitCategories::inputs; {0, 0} where the model reads neither).
+inline constexpr int kJobInputs = 13;
 inline constexpr int kWaitModelInputs = FeatureEncoder::kPerSnapshot + kJobInputs;
 std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
                                                       const ForecastJob& job);
+std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
+                                                      const ForecastJob& job,
+                                                      std::array<float, 2> category);
 
 // The target's scale: log1p(wait / kWaitUnit), so minutes and days both matter.
 inline constexpr Seconds kWaitUnit = 60;
@@ -75,12 +104,22 @@ struct WaitModelInfo {
   double val_pinball_h = 0;  // mean pinball over the levels on the validation tail, hours
   double train_seconds = 0;
   int encoder_version = FeatureEncoder::kVersion;
+  WaitCategories categories;
 };
 
+// The network's quantiles, then, per size class, what its held-out tail set (WaitTail.h): a blend
+// with the class's binned distribution and the conformal recalibration. Without a tail (the
+// default), the network alone.
 class WaitModel final : public WaitPredictor {
  public:
   WaitModel(WaitModelInfo info, WaitNet net);
+  WaitModel(WaitModelInfo info, WaitNet net, WaitTail tail);
   WaitQuantiles predict(const QueueSnapshot& queue, const ForecastJob& job) const override;
+  // With the job's partition or queue.
+  WaitQuantiles predict_logged(const QueueSnapshot& queue, const Job& job) const override;
+  std::optional<std::string> trace_mismatch(const Trace& trace) const override {
+    return info_.categories.missing_in(trace);
+  }
   std::optional<std::string> chain_mismatch(int) const override { return std::nullopt; }
   Seconds fitted_from() const override { return info_.from; }
   Seconds fitted_to() const override { return info_.to; }
@@ -90,10 +129,14 @@ class WaitModel final : public WaitPredictor {
   bool speaks_for(const Job& job, int chain_nodes) const override;
   const WaitModelInfo& info() const { return info_; }
   const WaitNet& net() const { return net_; }
+  const WaitTail& tail() const { return tail_; }
 
  private:
+  WaitQuantiles predict_with(const QueueSnapshot& queue, const ForecastJob& job,
+                             std::array<float, 2> category) const;
   WaitModelInfo info_;
   WaitNet net_;
+  WaitTail tail_;
 };
 
 // Written atomically. read_ throws InputError naming the file, the field and what was expected
@@ -111,7 +154,11 @@ struct WaitTrainingSet {
   std::vector<float> inputs;   // rows x kWaitModelInputs
   std::vector<float> targets;  // wait_target(real wait)
   std::vector<Seconds> submits;
-  std::size_t window_jobs = 0;  // started jobs in the window before thinning
+  std::vector<int> nodes;
+  std::vector<Seconds> planned;  // the forecast's planned wait to the limits (the binned one's key)
+  std::vector<Seconds> waits;    // the real wait, in seconds
+  WaitCategories categories;     // fitted on the window, read into the inputs
+  std::size_t window_jobs = 0;   // started jobs in the window before thinning
 };
 WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster, Seconds from,
                                   Seconds to, std::size_t max_jobs);
@@ -121,6 +168,9 @@ WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster
 // a network that early stopping left too narrow or too wide is recalibrated (conformalised
 // quantile regression, one shift a level).
 void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t first);
+
+// Rows [first, data.rows) of `data` with `net`'s quantiles: what fit_wait_tail chooses on.
+std::vector<TailRow> tail_rows(const WaitNet& net, const WaitTrainingSet& data, std::size_t first);
 
 // The training the plugin does (LibTorch), without LibTorch in the interface.
 struct WaitModelTraining {

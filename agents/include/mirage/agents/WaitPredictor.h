@@ -40,6 +40,13 @@ class WaitPredictor {
   // Whether a logged job is one whose wait it states for a chain of `chain_nodes` nodes: its
   // intervals are checked on those.
   virtual bool speaks_for(const Job& job, int chain_nodes) const = 0;
+  // The wait of a logged job in the queue it met, what the checks on a log ask: as predict() for
+  // its shape, unless the predictor reads more of the job (the wait model, its partition or
+  // queue).
+  virtual WaitQuantiles predict_logged(const QueueSnapshot& queue, const Job& job) const;
+  // Why it cannot judge the jobs of `trace`, if it cannot (a model that reads a field the log
+  // does not give).
+  virtual std::optional<std::string> trace_mismatch(const Trace&) const { return std::nullopt; }
 };
 
 // The q-quantile between the stated levels of `w` (linear, clamped to the outer levels).

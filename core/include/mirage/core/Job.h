@@ -15,6 +15,7 @@ struct Job {
   JobId id = 0;
   std::string user;
   std::string partition;
+  std::string queue;              // SWF's queue number; "" where the log gives none
   Seconds submit = kUnknownTime;  // Unix seconds
   Seconds start = kUnknownTime;  // as recorded by the real scheduler; kUnknownTime if never started
   Seconds end = kUnknownTime;

@@ -3,26 +3,20 @@
 // submission beside the wait the job got, over a sliding window, so that its stated levels hold
 // where the model has drifted from the cluster (a site whose queue grew since it was fitted).
 //
-// Per level, split-conformal on the log of the wait plus 10 minutes: the residual of each outcome
-// is log(real wait + 10 min) - log(the level's quantile + 10 min), and the level's correction is
-// the conformal rank of those residuals (ceil((n + 1) q) of n for levels above the median, floor
-// for those below), added back in log space, so a model that says a third of the (long) waits is
-// scaled up three times. With fewer outcomes than the minimum, the model's own quantiles stand.
+// Per level, split-conformal on the log of the wait plus 10 minutes (agents/ConformalLevels.h,
+// the mechanism the wait model's training recalibrates its size classes with). With fewer
+// outcomes than the minimum, the model's own quantiles stand.
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "mirage/agents/ConformalLevels.h"
 #include "mirage/agents/WaitPredictor.h"
 
 namespace mirage::daemon {
 
-// One submitted job: the quantiles stated at its submission, and the wait it got.
-struct WaitOutcome {
-  WaitQuantiles predicted{};
-  Seconds wait = 0;
-};
+using mirage::WaitOutcome;
 
 class WaitCalibration {
  public:
@@ -41,10 +35,9 @@ class WaitCalibration {
   std::array<double, kWaitLevels.size()> factors() const;
 
  private:
-  void refit();
   std::size_t window_size_, min_outcomes_;
-  std::deque<WaitOutcome> window_;
-  std::array<double, kWaitLevels.size()> shift_{};  // log-space, per level
+  std::vector<WaitOutcome> window_;  // oldest first
+  LevelShifts shift_{};
 };
 
 // A predictor whose quantiles are `model`'s corrected by a calibration it shares with whoever
@@ -67,6 +60,17 @@ class CalibratedWaitPredictor : public WaitPredictor {
   std::shared_ptr<const WaitPredictor> model_;
   std::shared_ptr<const WaitCalibration> calibration_;
 };
+
+// A stream of jobs each with the quantiles stated at its submission, recalibrated as the daemon
+// recalibrates live: each job's by a WaitCalibration of its size class (1 node, 2-7, 8+) that has
+// learned the waits of the stream's jobs of that class started by its submission (at their
+// start, in that order). What `trace waits --check` states beside a file, on a log.
+struct StreamJob {
+  Seconds submit = 0, start = 0;
+  int nodes = 1;
+  WaitQuantiles stated{};
+};
+std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs);
 
 // The FNV-1a digest of a predictor file's bytes ("" when it cannot be read): a refit written
 // over the same path is another predictor, whose calibration starts afresh.

@@ -1,0 +1,53 @@
+#include "mirage/agents/ConformalLevels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mirage {
+namespace {
+
+// Waits are compared on log(wait + 10 min): a correction scales long waits, and waits of a few
+// minutes are all alike, so a predictor that says 0 where jobs wait 15 minutes is not taken to be
+// off by a factor of a thousand (which would then multiply its hours).
+constexpr double kOffset = 10 * kMinute;
+
+double log_wait(Seconds s) {
+  return std::log(static_cast<double>(std::max<Seconds>(0, s)) + kOffset);
+}
+
+Seconds from_log(double v) {
+  return static_cast<Seconds>(std::llround(std::max(0.0, std::exp(v) - kOffset)));
+}
+
+}  // namespace
+
+LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes) {
+  LevelShifts shift{};
+  const std::size_t n = outcomes.size();
+  if (n == 0) return shift;
+  std::vector<double> residuals(n);
+  for (std::size_t k = 0; k < kWaitLevels.size(); ++k) {
+    for (std::size_t i = 0; i < n; ++i)
+      residuals[i] = log_wait(outcomes[i].wait) - log_wait(outcomes[i].predicted[k]);
+    std::sort(residuals.begin(), residuals.end());
+    // The conformal rank: above the median, the ceil((n + 1) q)-th smallest residual keeps at
+    // least q of future waits at or below the level (the floor below the median, symmetrically).
+    const double q = kWaitLevels[k];
+    const double rank = (static_cast<double>(n) + 1) * q;
+    const double r = q > 0.5 ? std::ceil(rank) : q < 0.5 ? std::floor(rank) : std::round(rank);
+    const auto at = static_cast<std::size_t>(std::clamp(r, 1.0, static_cast<double>(n))) - 1;
+    shift[k] = residuals[at];
+  }
+  return shift;
+}
+
+WaitQuantiles shift_levels(const WaitQuantiles& stated, const LevelShifts& shifts) {
+  WaitQuantiles out{};
+  for (std::size_t k = 0; k < kWaitLevels.size(); ++k) {
+    out[k] = shifts[k] == 0 ? stated[k] : from_log(log_wait(stated[k]) + shifts[k]);
+    if (k > 0) out[k] = std::max(out[k], out[k - 1]);
+  }
+  return out;
+}
+
+}  // namespace mirage
