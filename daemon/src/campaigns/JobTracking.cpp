@@ -115,8 +115,13 @@ void CampaignController::adopt_tagged(Entry& e, SegmentRecord& s, const SlurmJob
   e.unknown_since.erase(s.seg.index);
   store_.finish_submission(e.rec.spec.id, s, job.id);
   ++counters_.adopted;
-  spdlog::info("campaign {} segment {}: adopted job {} found by its tag {}", e.rec.spec.id,
-               s.seg.index, job.id, job.comment);
+  // A job found in accounting by its name carries no tag (accounting kept no comment).
+  if (job.comment.empty())
+    spdlog::info("campaign {} segment {}: adopted job {} found by its name {}", e.rec.spec.id,
+                 s.seg.index, job.id, job.name);
+  else
+    spdlog::info("campaign {} segment {}: adopted job {} found by its tag {}", e.rec.spec.id,
+                 s.seg.index, job.id, job.comment);
   if (!is_finished(e.rec.state)) apply_job(e, s, job, now, out);
 }
 
