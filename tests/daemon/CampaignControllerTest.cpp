@@ -517,7 +517,6 @@ TEST(CampaignController, APolicyFileThatIsNoModelIsRefusedBeforeTheLoaderRuns) {
 // policy hears nothing of it; a site's own [policy] default is named as the site's.
 TEST(CampaignController, ACampaignWithoutAPolicyTakesTheVerdictsDefaultAndSaysWhy) {
   ControllerConfig config = quick_config();
-  config.default_policy = compiled_default_policy();  // as the daemon's config passes it
   Harness h(config);
   std::vector<std::string> notes;
   EXPECT_EQ(h.controller->add(simple_request(), &notes).spec.policy, compiled_default_policy());

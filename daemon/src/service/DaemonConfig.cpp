@@ -16,7 +16,6 @@
 #include "mirage/core/Error.h"
 #include "mirage/core/Text.h"
 #include "mirage/core/TomlFile.h"
-#include "mirage/daemon/campaigns/DefaultPolicy.h"
 
 namespace mirage::daemon {
 namespace {
@@ -271,8 +270,6 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
   }
   DaemonConfig c;
   c.source = name;
-  // Left out of the file: the learned agents' verdict, compiled in (campaigns/DefaultPolicy.h).
-  c.default_policy = compiled_default_policy();
   Reader r(name);
 
   using Section = std::map<std::string, KeyHandler>;

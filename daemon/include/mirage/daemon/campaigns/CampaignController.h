@@ -37,6 +37,7 @@
 #include "mirage/agents/WaitPredictor.h"
 #include "mirage/core/FeatureEncoder.h"
 #include "mirage/core/Policy.h"
+#include "mirage/daemon/campaigns/DefaultPolicy.h"
 #include "mirage/daemon/campaigns/EarlierRuns.h"
 #include "mirage/daemon/campaigns/WaitCalibration.h"
 #include "mirage/daemon/slurm/Clock.h"
@@ -50,7 +51,7 @@ namespace mirage::daemon {
 struct ControllerConfig {
   std::string partition;  // for campaigns that name none (empty: the cluster's default)
   std::string account;    // for campaigns that name none
-  std::string default_policy = "reactive";
+  std::string default_policy = compiled_default_policy();
   // A risk frontier measured on the cluster's trace (RiskFrontier.h): where a campaign with a
   // budget of overlap (CampaignRequest::max_overlap) takes its policy from. Empty: none.
   std::string frontier_file;

@@ -61,7 +61,7 @@ struct DaemonConfig {
   Seconds client_idle_timeout = 60;
 
   // [policy]
-  std::string default_policy = "reactive";
+  std::string default_policy = compiled_default_policy();
   std::string frontier_file;  // a risk frontier (mirage eval --save-frontier): for --max-overlap
   std::string wait_distribution_file;  // mirage trace waits: what `quantile` reads
   Seconds decision_interval = 10 * kMinute;
