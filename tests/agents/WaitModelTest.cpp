@@ -7,6 +7,7 @@
 #include <fstream>
 #include <random>
 
+#include "WaitModelFixtures.h"
 #include "mirage/agents/Baselines.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/WaitCheck.h"
@@ -17,7 +18,7 @@
 namespace mirage {
 namespace {
 
-constexpr Seconds kT0 = 1'700'006'400;  // a midnight
+constexpr Seconds kT0 = test::kWaitFitStart;
 
 std::string temp_file(const std::string& name) {
   return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-wm-" + name;
@@ -47,16 +48,6 @@ WaitNet random_net(const std::string& architecture, unsigned seed) {
   return n;
 }
 
-WaitModelInfo info() {
-  WaitModelInfo i;
-  i.trace = "synthetic";
-  i.from = kT0;
-  i.to = kT0 + 30 * kDay;
-  i.jobs = 500;
-  i.machine_nodes = 16;
-  return i;
-}
-
 // A queue of `pending` 2-node jobs behind `running` 4-node jobs on a 16-node machine.
 QueueSnapshot queue(int running, int pending) {
   QueueSnapshot q;
@@ -79,7 +70,7 @@ std::string error_of(const std::function<void()>& read) {
 TEST(WaitModel, QuantilesNeverDecreaseWhateverTheWeights) {
   for (const std::string arch : {"mlp", "moe"})
     for (unsigned seed = 1; seed <= 20; ++seed) {
-      const WaitModel m(info(), random_net(arch, seed));
+      const WaitModel m(test::synthetic_wait_model_info(), random_net(arch, seed));
       std::mt19937 rng(seed);
       std::uniform_int_distribution<int> count(0, 12);
       for (int trial = 0; trial < 10; ++trial) {
@@ -95,7 +86,7 @@ TEST(WaitModel, QuantilesNeverDecreaseWhateverTheWeights) {
 
 TEST(WaitModel, AFileReadBackPredictsTheSameAndIsRecognisedByItsHeader) {
   const std::string path = temp_file("model.json");
-  const WaitModel m(info(), random_net("moe", 7));
+  const WaitModel m(test::synthetic_wait_model_info(), random_net("moe", 7));
   write_wait_model(path, m);
   const auto back = read_wait_predictor(path);
   ASSERT_NE(dynamic_cast<const WaitModel*>(back.get()), nullptr);
@@ -127,7 +118,7 @@ TEST(WaitModel, AFileReadBackPredictsTheSameAndIsRecognisedByItsHeader) {
 
 TEST(WaitModel, ABadFileIsRefusedInOneLineNamingTheField) {
   const std::string path = temp_file("bad.json");
-  write_wait_model(path, WaitModel(info(), random_net("mlp", 3)));
+  write_wait_model(path, WaitModel(test::synthetic_wait_model_info(), random_net("mlp", 3)));
   std::ifstream in(path);
   const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto with = [&](const std::string& from, const std::string& to) {
@@ -249,7 +240,7 @@ TEST(WaitModel, TheJobsQueueIsReadWhereTheLogGivesOne) {
   n.experts[0][0].weights[at] = 1;  // hidden unit 0 is the input
   for (float& w : n.experts[0][1].weights) w = 0;
   n.experts[0][1].weights[0] = 1;  // the base follows it
-  WaitModelInfo i = info();
+  WaitModelInfo i = test::synthetic_wait_model_info();
   i.categories = s.categories;
   const WaitModel m(i, n);
   Job fast_job = t.jobs[0], slow_job = t.jobs[1];
@@ -270,7 +261,9 @@ TEST(WaitModel, TheJobsQueueIsReadWhereTheLogGivesOne) {
   const WaitTrainingSet plain =
       wait_training_set(jobs_in_two_queues(false), machine16(), kT0, kT0 + 250 * kHour, 0);
   EXPECT_EQ(plain.categories.field, "");
-  EXPECT_EQ(WaitModel(info(), n).trace_mismatch(jobs_in_two_queues(false)), std::nullopt);
+  EXPECT_EQ(
+      WaitModel(test::synthetic_wait_model_info(), n).trace_mismatch(jobs_in_two_queues(false)),
+      std::nullopt);
 }
 
 TEST(WaitPredictor, AQuantileBetweenTheLevelsIsInterpolated) {
@@ -283,7 +276,8 @@ TEST(WaitPredictor, AQuantileBetweenTheLevelsIsInterpolated) {
 
 TEST(WaitPredictor, QuantileSubmitsByTheLearnedModelToo) {
   PolicyContext context;
-  context.waits = std::make_shared<const WaitModel>(info(), random_net("mlp", 5));
+  context.waits =
+      std::make_shared<const WaitModel>(test::synthetic_wait_model_info(), random_net("mlp", 5));
   const auto policy = make_policy("quantile@0.9", context);
   Observation obs;
   obs.latest = queue(2, 3);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 
+#include "WaitModelFixtures.h"
 #include "mirage/agents/WaitCheck.h"
 #include "mirage/agents/WaitModel.h"
 #include "mirage/agents/WaitTail.h"
@@ -16,7 +17,7 @@
 namespace mirage {
 namespace {
 
-constexpr Seconds kT0 = 1'700'006'400;
+constexpr Seconds kT0 = test::kWaitFitStart;
 
 // Waits log-normal around `median`: the quantiles a predictor that knows it states.
 struct LogNormal {
@@ -133,16 +134,6 @@ WaitNet constant_net() {
   return n;
 }
 
-WaitModelInfo info() {
-  WaitModelInfo i;
-  i.trace = "synthetic";
-  i.from = kT0;
-  i.to = kT0 + 30 * kDay;
-  i.jobs = 500;
-  i.machine_nodes = 16;
-  return i;
-}
-
 QueueSnapshot busy_queue() {
   QueueSnapshot q;
   q.time = kT0 + 40 * kDay;
@@ -158,7 +149,8 @@ TEST(WaitTail, TheModelFileCarriesItAndAModelWithItPredictsAsFitted) {
   tail.classes[2].model_weight = 0.4;
   tail.classes[2].binned = one_bin({5 * kHour, 0.5}, 8);
   tail.classes[2].shifts = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7};
-  const WaitModel with(info(), constant_net(), tail), without(info(), constant_net());
+  const WaitModel with(test::synthetic_wait_model_info(), constant_net(), tail),
+      without(test::synthetic_wait_model_info(), constant_net());
   const QueueSnapshot q = busy_queue();
   const ForecastJob small{1, 0, 6 * kHour}, large{8, 0, 6 * kHour};
   EXPECT_EQ(with.predict(q, small), without.predict(q, small));  // class 1 node: nothing set
@@ -190,7 +182,7 @@ TEST(WaitTail, TheModelFileCarriesItAndAModelWithItPredictsAsFitted) {
 
 TEST(WaitTail, AFileOfTheFirstFormatIsRefusedNamingItsVersion) {
   const std::string path = temp_file("v1.json");
-  write_wait_model(path, WaitModel(info(), constant_net()));
+  write_wait_model(path, WaitModel(test::synthetic_wait_model_info(), constant_net()));
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   text.replace(text.find("\"format_version\":2"), 18, "\"format_version\":1");
