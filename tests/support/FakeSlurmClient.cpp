@@ -133,6 +133,14 @@ void FakeSlurmClient::finish(JobId job, SlurmJobState state, int exit_code) {
   touch();
 }
 
+void FakeSlurmClient::requeue(JobId job) {
+  SlurmJob& j = jobs_.at(job);
+  j.state = SlurmJobState::kPending;
+  j.start = kUnknownTime;
+  j.end = kUnknownTime;
+  touch();
+}
+
 void FakeSlurmClient::grant(JobId job, int nodes, int gpus_per_node, Seconds time_limit) {
   SlurmJob& j = jobs_.at(job);
   j.nodes = nodes;

@@ -35,6 +35,9 @@ class FakeSlurmClient final : public SlurmClient {
   void start(JobId job);
   bool held(JobId job) const;
   void finish(JobId job, SlurmJobState state = SlurmJobState::kCompleted, int exit_code = 0);
+  // Back in the queue under the same id and comment (preempted, a node failed, `scontrol
+  // requeue`): pending, with no start until it starts again.
+  void requeue(JobId job);
   // The site decided the shape (its defaults, job_submit rules): the job differs from the request.
   void grant(JobId job, int nodes, int gpus_per_node, Seconds time_limit);
   void forget(JobId job);  // the controller purged its record (MinJobAge)

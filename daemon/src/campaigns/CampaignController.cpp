@@ -166,13 +166,16 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
     if (is_finished(e.rec.state)) {
       // A cancelled campaign may still have a submission whose outcome is unknown, or a job
       // submitted while it was being cancelled: find them and cancel them.
-      if (e.rec.state != CampaignState::kCancelled) continue;
-      settle_intents(e, index, dump_time, now, out);
-      sweep_cancelled(e, now, out);
+      if (e.rec.state == CampaignState::kCancelled) {
+        settle_intents(e, index, dump_time, now, out);
+        sweep_cancelled(e, now, out);
+      }
+      cancel_strays(e, index, now, out);
       continue;
     }
     settle_intents(e, index, dump_time, now, out);
     track(e, index, dump_time, now, out);
+    cancel_strays(e, index, now, out);
     handoff(e, now, out);
     if (finish_if_done_file(e, now, out)) continue;
     if (e.rec.state == CampaignState::kActive) advance(e, now, history, queue, out);

@@ -185,6 +185,58 @@ const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, cons
   return best;
 }
 
+bool CampaignController::successor_started(const Entry& e, const SegmentRecord& s) const {
+  const auto next = static_cast<std::size_t>(s.seg.index) + 1;
+  return next < e.rec.segments.size() && e.rec.segments[next].seg.start_time >= 0;
+}
+
+bool CampaignController::followed(JobId job) const {
+  for (const auto& [id, e] : entries_)
+    for (const auto& s : e->rec.segments)
+      if (s.seg.slurm_job_id == job) return true;
+  return false;
+}
+
+// A submission whose reply was lost is submitted again once a dump taken `reconcile_delay` later
+// lacks its tag, but a busy slurmctld may still create the first job after that (it reads the
+// request off the socket sbatch gave up on): two jobs then carry the segment's tag. The one the
+// segment does not follow would run it a second time, so it is cancelled; if it started first,
+// it is followed and its pending twin cancelled instead.
+void CampaignController::cancel_strays(Entry& e, const JobIndex& index, Seconds now, Actions& out) {
+  const std::int64_t id = e.rec.spec.id;
+  const bool finished = is_finished(e.rec.state);
+  for (auto it = index.by_tag.lower_bound({id, 0, 0});
+       it != index.by_tag.end() && std::get<0>(it->first) == id; ++it) {
+    const auto& [campaign, k, attempt] = it->first;
+    SegmentRecord* s = k < e.count() ? &e.seg(k) : nullptr;
+    // Settled by its tag first: one of the jobs is adopted, and the next tick sees the others.
+    if (s && s->submitting) continue;
+    // An attempt the store never recorded (restored from an earlier copy) is followed when the
+    // campaign reaches it (queued_attempt), unless the campaign is over.
+    if (!finished && (!s || attempt > s->seg.attempts)) continue;
+    for (const SlurmJob* j : it->second) {
+      if (is_finished(j->state) || followed(j->id) || e.strays_cancelled.count(j->id)) continue;
+      JobId cancel = j->id;
+      JobId kept = s ? s->seg.slurm_job_id : 0;
+      if (!finished && attempt == s->seg.attempts && s->seg.state == SegmentState::kPending &&
+          s->seg.slurm_job_id > 0 && j->state != SlurmJobState::kPending) {
+        cancel = s->seg.slurm_job_id;  // the twin that started first is the segment's run
+        kept = j->id;
+        s->seg.slurm_job_id = j->id;
+        save(e, *s);
+        apply_job(e, *s, *j, now, out);
+      }
+      spdlog::warn(
+          "campaign {} segment {}: job {} carries the tag {} and is not the segment's job ({}; "
+          "a submission taken as lost that slurmctld carried out late?): cancelling job {} so "
+          "the segment does not run twice",
+          id, k, j->id, j->comment, kept > 0 ? "job " + std::to_string(kept) : "none", cancel);
+      e.strays_cancelled.insert(cancel);
+      out.cancels.push_back({id, k, cancel});
+    }
+  }
+}
+
 void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& job, Seconds now,
                                    Actions& out) {
   const std::int64_t id = e.rec.spec.id;
@@ -204,6 +256,22 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
     s.seg.submit_time = job.submit;  // Slurm's own record over the daemon's clock
     save(e, s);
   }
+  // Requeued (preempted, a node failed, `scontrol requeue`): the same job, back in the queue or
+  // started again, is the same attempt; but once the successor has started, it would run the
+  // segment a second time beside the one that carries on from its checkpoint.
+  const bool requeued = s.seg.start_time >= 0 && !is_finished(job.state) &&
+                        (job.state == SlurmJobState::kPending ||
+                         (s.seg.state == SegmentState::kRunning && job.start > s.seg.start_time));
+  if (requeued && successor_started(e, s)) {
+    cancel_segment(e, s, SegmentState::kDone,
+                   "requeued by Slurm after segment " + std::to_string(s.seg.index + 1) +
+                       " started, which carries on: cancelled so that it does not run twice",
+                   now, out);
+    spdlog::warn(
+        "campaign {} segment {}: job {} was requeued after segment {} started; cancelling it", id,
+        s.seg.index, job.id, s.seg.index + 1);
+    return;
+  }
   switch (job.state) {
     case SlurmJobState::kPending:
       if (s.seg.state != SegmentState::kPending) {
@@ -213,6 +281,15 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
       return;
     case SlurmJobState::kRunning:
     case SlurmJobState::kSuspended:
+      if (requeued) {  // started again between two dumps: its limit runs from the new start
+        s.seg.start_time = job.start;
+        save(e, s);
+        spdlog::info("campaign {} segment {}: job {} was requeued and started again", id,
+                     s.seg.index, job.id);
+        if (e.policy) e.policy->reset();
+        e.next_decision = 0;
+        return;
+      }
       if (s.seg.state != SegmentState::kRunning) {
         s.seg.state = SegmentState::kRunning;
         s.seg.start_time = job.start != kUnknownTime ? job.start : now;

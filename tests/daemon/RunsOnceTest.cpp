@@ -1,0 +1,201 @@
+// No segment runs twice when Slurm does more than it said: a submission taken as lost that
+// slurmctld carries out late (a second job under the segment's tag), and a job Slurm requeues
+// (the same id queued or started again).
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "TestSupport.h"
+
+namespace mirage::daemon {
+namespace {
+
+using testing::Harness;
+using testing::Scripted;
+using testing::simple_request;
+
+ControllerConfig quick_config() {
+  ControllerConfig c;
+  c.fallback_chain = false;
+  c.fallback_lead = 0;
+  c.decision_interval = 600;
+  c.reconcile_delay = 5;
+  return c;
+}
+
+// sbatch gave up on a busy slurmctld (its reply never came, no job was there yet): the
+// submission's outcome is unknown, and the segment is submitted again once a dump lacks its tag.
+// Returns the request slurmctld still holds.
+SubmitRequest time_out_submission(Harness& h) {
+  const Actions a = h.tick(/*perform=*/false);
+  EXPECT_EQ(a.submits.size(), 1u);
+  h.controller->on_submit_failed(
+      a.submits.at(0),
+      SlurmError("sbatch did not finish within 30s: Socket timed out", ETIMEDOUT, true));
+  h.clock.advance(10);
+  h.tick();  // the tag is absent: submitted again under it
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  return a.submits.at(0).request;
+}
+
+// slurmctld reads the request sbatch gave up on and creates its job now.
+JobId create_late(Harness& h, const SubmitRequest& request) {
+  SlurmJob late;
+  late.name = request.name;
+  late.comment = request.comment;
+  late.nodes = request.nodes;
+  late.gpus_per_node = request.gpus_per_node;
+  late.time_limit = request.time_limit;
+  return h.slurm.add_job(late);
+}
+
+TEST(RunsOnce, AJobCreatedLateForASubmissionTakenAsLostIsCancelled) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const SubmitRequest lost = time_out_submission(h);
+  const JobId resubmitted = h.job_of(id, 0);
+  ASSERT_EQ(h.slurm.submissions().at(0).request.comment, lost.comment);
+  const JobId late = create_late(h, lost);
+  h.tick();
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.slurm.cancels()[0], late);
+  EXPECT_EQ(h.slurm.find(late)->state, SlurmJobState::kCancelled);
+  EXPECT_EQ(h.job_of(id, 0), resubmitted);
+  // Once: the cancelled job is not cancelled again, and the segment goes on with its own job.
+  h.slurm.start(resubmitted);
+  h.tick();
+  h.slurm.finish(resubmitted);
+  h.tick();
+  EXPECT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  EXPECT_EQ(h.slurm.submissions().size(), 2u);  // segment 1
+}
+
+TEST(RunsOnce, ALateJobThatStartedFirstIsFollowedAndItsPendingTwinCancelled) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const SubmitRequest lost = time_out_submission(h);
+  const JobId resubmitted = h.job_of(id, 0);
+  const JobId late = create_late(h, lost);
+  h.slurm.start(late);  // older in the queue, it started first
+  h.tick();
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.slurm.cancels()[0], resubmitted);
+  EXPECT_EQ(h.job_of(id, 0), late);
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kRunning);
+  h.slurm.finish(late);
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  EXPECT_EQ(h.slurm.cancels().size(), 1u);
+}
+
+TEST(RunsOnce, ALateJobOfACancelledCampaignIsCancelled) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const Actions a = h.tick(/*perform=*/false);
+  h.controller->on_submit_failed(a.submits.at(0),
+                                 SlurmError("Socket timed out on send/recv", ETIMEDOUT, true));
+  EXPECT_TRUE(h.controller->cancel(id).cancels.empty());
+  h.clock.advance(10);
+  h.tick();  // the tag is absent: the submission is abandoned with the campaign
+  EXPECT_FALSE(h.seg(id, 0).submitting);
+  const JobId late = create_late(h, a.submits.at(0).request);
+  h.tick();
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.slurm.cancels()[0], late);
+  EXPECT_TRUE(h.slurm.submissions().empty());
+}
+
+TEST(RunsOnce, ALateJobIsCancelledByADaemonStartedAfterward) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const SubmitRequest lost = time_out_submission(h);
+  h.restart();
+  create_late(h, lost);
+  h.tick();
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_NE(h.slurm.cancels()[0], h.job_of(id, 0));
+}
+
+// The predecessor goes back to the queue (preempted, a node failed) after its successor started,
+// which carries on from the checkpoint: run again, it would run the segment twice.
+TEST(RunsOnce, APredecessorRequeuedAfterItsSuccessorStartedIsCancelled) {
+  for (const OverlapMode mode : {OverlapMode::kConcurrent, OverlapMode::kHandoff}) {
+    Scripted p;
+    p.submit = true;
+    Harness h(quick_config(), p.factory());
+    auto req = simple_request(3, 10 * kHour);
+    req.policy = "scripted";
+    req.overlap = mode;
+    const auto id = h.controller->add(req).spec.id;
+    h.tick();
+    const JobId first = h.job_of(id, 0);
+    h.slurm.start(first);
+    h.tick();  // the policy submits segment 1
+    ASSERT_EQ(h.slurm.submissions().size(), 2u);
+    h.slurm.start(h.job_of(id, 1));
+    h.clock.advance(60);
+    h.tick();
+    h.slurm.requeue(first);
+    h.clock.advance(60);
+    h.tick();
+    EXPECT_EQ(h.slurm.find(first)->state, SlurmJobState::kCancelled) << to_string(mode);
+    EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+    EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u);
+    EXPECT_EQ(h.seg(id, 1).seg.state, SegmentState::kRunning);
+  }
+}
+
+// Requeued and started again between two dumps, the same job is seen running with a later start:
+// the same attempt, whose limit runs from the new start (the successor is not submitted early).
+TEST(RunsOnce, AJobRequeuedAndStartedAgainUnseenIsTheSameAttemptFromItsNewStart) {
+  auto config = quick_config();
+  config.fallback_lead = 10 * kMinute;
+  Harness h(config);
+  auto req = simple_request(2, 2 * kHour);
+  req.policy = "reactive";
+  const auto id = h.controller->add(req).spec.id;
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  h.slurm.start(job);
+  h.tick();
+  h.clock.advance(90 * kMinute);
+  h.slurm.requeue(job);
+  h.slurm.start(job);  // started again before the next dump
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.start_time, h.clock.now());
+  EXPECT_EQ(h.seg(id, 0).seg.attempts, 1);
+  h.clock.advance(30 * kMinute);  // past the first start's fallback lead, not the new one's
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+  h.clock.advance(81 * kMinute);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions().size(), 2u);
+}
+
+// Requeued while its successor waits: it runs again as the same attempt, nothing cancelled.
+TEST(RunsOnce, AJobRequeuedBeforeItsSuccessorStartsRunsAgainAsTheSameAttempt) {
+  Scripted p;
+  p.submit = true;
+  Harness h(quick_config(), p.factory());
+  auto req = simple_request(2, 10 * kHour);
+  req.policy = "scripted";
+  const auto id = h.controller->add(req).spec.id;
+  h.tick();
+  const JobId first = h.job_of(id, 0);
+  h.slurm.start(first);
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 2u);
+  h.slurm.requeue(first);
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kPending);
+  h.slurm.start(first);
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kRunning);
+  EXPECT_TRUE(h.slurm.cancels().empty());
+  EXPECT_EQ(h.seg(id, 0).seg.attempts, 1);
+  EXPECT_EQ(h.slurm.submissions().size(), 2u);
+}
+
+}  // namespace
+}  // namespace mirage::daemon
