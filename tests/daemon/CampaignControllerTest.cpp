@@ -21,19 +21,9 @@ namespace mirage::daemon {
 namespace {
 
 using testing::Harness;
+using testing::quick_config;
 using testing::Scripted;
 using testing::simple_request;
-
-ControllerConfig quick_config() {
-  ControllerConfig c;
-  // The submissions the policy makes; the fallback chain has its own tests (FallbackChainTest).
-  c.fallback_chain = false;
-  c.fallback_lead = 0;
-  c.decision_interval = 600;
-  c.reconcile_delay = 5;
-  c.max_retries = 2;
-  return c;
-}
 
 TEST(CampaignController, SubmitsTheFirstSegmentAtOnceTaggedAndComplete) {
   Harness h(quick_config());

@@ -11,17 +11,9 @@ namespace mirage::daemon {
 namespace {
 
 using testing::Harness;
+using testing::quick_config;
 using testing::Scripted;
 using testing::simple_request;
-
-ControllerConfig quick_config() {
-  ControllerConfig c;
-  c.fallback_chain = false;
-  c.fallback_lead = 0;
-  c.decision_interval = 600;
-  c.reconcile_delay = 5;
-  return c;
-}
 
 // sbatch gave up on a busy slurmctld (its reply never came, no job was there yet): the
 // submission's outcome is unknown, and the segment is submitted again once a dump lacks its tag.
@@ -117,32 +109,48 @@ TEST(RunsOnce, ALateJobIsCancelledByADaemonStartedAfterward) {
   EXPECT_NE(h.slurm.cancels()[0], h.job_of(id, 0));
 }
 
+// Segment 0 submitted and started; its job.
+JobId run_first_segment(Harness& h, std::int64_t id) {
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  h.slurm.start(job);
+  h.tick();
+  return job;
+}
+
+// A campaign whose policy submits the successor at its first decision, its first segment running.
+struct EagerChain {
+  explicit EagerChain(OverlapMode mode) : h(quick_config(), policy.factory()) {
+    policy.submit = true;
+    auto req = simple_request(3, 10 * kHour);
+    req.policy = "scripted";
+    req.overlap = mode;
+    id = h.controller->add(req).spec.id;
+    first = run_first_segment(h, id);
+    EXPECT_EQ(h.slurm.submissions().size(), 2u);
+  }
+  Scripted policy;
+  Harness h;
+  std::int64_t id = 0;
+  JobId first = 0;
+};
+
 // The predecessor goes back to the queue (preempted, a node failed) after its successor started,
 // which carries on from the checkpoint: run again, it would run the segment twice.
 TEST(RunsOnce, APredecessorRequeuedAfterItsSuccessorStartedIsCancelled) {
   for (const OverlapMode mode : {OverlapMode::kConcurrent, OverlapMode::kHandoff}) {
-    Scripted p;
-    p.submit = true;
-    Harness h(quick_config(), p.factory());
-    auto req = simple_request(3, 10 * kHour);
-    req.policy = "scripted";
-    req.overlap = mode;
-    const auto id = h.controller->add(req).spec.id;
-    h.tick();
-    const JobId first = h.job_of(id, 0);
-    h.slurm.start(first);
-    h.tick();  // the policy submits segment 1
-    ASSERT_EQ(h.slurm.submissions().size(), 2u);
-    h.slurm.start(h.job_of(id, 1));
+    EagerChain c(mode);
+    Harness& h = c.h;
+    h.slurm.start(h.job_of(c.id, 1));
     h.clock.advance(60);
     h.tick();
-    h.slurm.requeue(first);
+    h.slurm.requeue(c.first);
     h.clock.advance(60);
     h.tick();
-    EXPECT_EQ(h.slurm.find(first)->state, SlurmJobState::kCancelled) << to_string(mode);
-    EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
-    EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u);
-    EXPECT_EQ(h.seg(id, 1).seg.state, SegmentState::kRunning);
+    EXPECT_EQ(h.slurm.find(c.first)->state, SlurmJobState::kCancelled) << to_string(mode);
+    EXPECT_EQ(h.seg(c.id, 0).seg.state, SegmentState::kDone);
+    EXPECT_EQ(h.slurm.submissions_tagged(c.id, 0).size(), 1u);
+    EXPECT_EQ(h.seg(c.id, 1).seg.state, SegmentState::kRunning);
   }
 }
 
@@ -155,10 +163,7 @@ TEST(RunsOnce, AJobRequeuedAndStartedAgainUnseenIsTheSameAttemptFromItsNewStart)
   auto req = simple_request(2, 2 * kHour);
   req.policy = "reactive";
   const auto id = h.controller->add(req).spec.id;
-  h.tick();
-  const JobId job = h.job_of(id, 0);
-  h.slurm.start(job);
-  h.tick();
+  const JobId job = run_first_segment(h, id);
   h.clock.advance(90 * kMinute);
   h.slurm.requeue(job);
   h.slurm.start(job);  // started again before the next dump
@@ -175,25 +180,16 @@ TEST(RunsOnce, AJobRequeuedAndStartedAgainUnseenIsTheSameAttemptFromItsNewStart)
 
 // Requeued while its successor waits: it runs again as the same attempt, nothing cancelled.
 TEST(RunsOnce, AJobRequeuedBeforeItsSuccessorStartsRunsAgainAsTheSameAttempt) {
-  Scripted p;
-  p.submit = true;
-  Harness h(quick_config(), p.factory());
-  auto req = simple_request(2, 10 * kHour);
-  req.policy = "scripted";
-  const auto id = h.controller->add(req).spec.id;
+  EagerChain c(OverlapMode::kConcurrent);
+  Harness& h = c.h;
+  h.slurm.requeue(c.first);
   h.tick();
-  const JobId first = h.job_of(id, 0);
-  h.slurm.start(first);
+  EXPECT_EQ(h.seg(c.id, 0).seg.state, SegmentState::kPending);
+  h.slurm.start(c.first);
   h.tick();
-  ASSERT_EQ(h.slurm.submissions().size(), 2u);
-  h.slurm.requeue(first);
-  h.tick();
-  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kPending);
-  h.slurm.start(first);
-  h.tick();
-  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kRunning);
+  EXPECT_EQ(h.seg(c.id, 0).seg.state, SegmentState::kRunning);
   EXPECT_TRUE(h.slurm.cancels().empty());
-  EXPECT_EQ(h.seg(id, 0).seg.attempts, 1);
+  EXPECT_EQ(h.seg(c.id, 0).seg.attempts, 1);
   EXPECT_EQ(h.slurm.submissions().size(), 2u);
 }
 

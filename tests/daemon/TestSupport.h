@@ -113,6 +113,18 @@ inline CampaignRequest simple_request(int segments = 3, Seconds limit = kHour) {
   return r;
 }
 
+// Submissions the policy makes, decided every 10 minutes, settled 5 s after an unknown outcome;
+// the fallback chain and lead have their own tests.
+inline ControllerConfig quick_config() {
+  ControllerConfig c;
+  c.fallback_chain = false;
+  c.fallback_lead = 0;
+  c.decision_interval = 600;
+  c.reconcile_delay = 5;
+  c.max_retries = 2;
+  return c;
+}
+
 // The message with which `controller` refuses `request`; "(added)" when it does not.
 inline std::string refusal_of(CampaignController& controller, const CampaignRequest& request) {
   try {
