@@ -408,7 +408,7 @@ TEST(CampaignController, PauseHoldsSubmissionsResumeGoesOn) {
 TEST(CampaignController, CancelCancelsQueuedJobsAndLateAdoptions) {
   Harness h(quick_config());
   const auto a = h.controller->add(simple_request(2)).spec.id;
-  const auto b = h.controller->add(simple_request(2)).spec.id;
+  const auto b = h.controller->add(simple_request(2, kHour, "b")).spec.id;
   h.slurm.lose_next_submit_reply();  // a's submission outcome unknown
   h.tick();
   EXPECT_TRUE(h.seg(a, 0).submitting);
@@ -431,14 +431,14 @@ TEST(CampaignController, PerUserCampaignLimit) {
   cfg.max_campaigns_per_user = 2;
   Harness h(cfg);
   h.controller->add(simple_request());
-  const auto second = h.controller->add(simple_request()).spec.id;
-  EXPECT_THROW(h.controller->add(simple_request()), RequestError);
+  const auto second = h.controller->add(simple_request(3, kHour, "second")).spec.id;
+  EXPECT_THROW(h.controller->add(simple_request(3, kHour, "third")), RequestError);
   auto other = simple_request();
   other.owner_uid = 1001;
   EXPECT_NO_THROW(h.controller->add(other));
   h.tick();
   perform_actions(*h.controller, h.slurm, h.controller->cancel(second));
-  EXPECT_NO_THROW(h.controller->add(simple_request()));
+  EXPECT_NO_THROW(h.controller->add(simple_request(3, kHour, "third")));
 }
 
 TEST(CampaignController, TakesAPolicyWithItsRiskKnobAndRefusesALeadOutOfRange) {

@@ -76,7 +76,9 @@ TEST(CampaignShape, TheDaemonsPartitionAndAccountStandInOnlyWhereTheScriptNamesN
   cfg.account = "site";
   Harness h(cfg);
   h.controller->add(script_request());
-  h.controller->add(script_request(std::string(kScript).insert(12, "#SBATCH -p gpu -A mine\n")));
+  auto named = script_request(std::string(kScript).insert(12, "#SBATCH -p gpu -A mine\n"));
+  named.name = "named";
+  h.controller->add(named);
   h.tick();
   ASSERT_EQ(h.slurm.submissions().size(), 2u);
   EXPECT_EQ(h.slurm.submissions()[0].request.options,

@@ -413,7 +413,7 @@ TEST(ControlSocket, AScriptAtSlurmsLimitFitsThroughTheSocketByDefault) {
   for (const std::size_t size : {std::size_t{100'000}, std::size_t{kMaxScriptBytes}}) {
     std::string script = "#!/bin/bash\n";
     script += std::string(size - script.size() - 1, '#') + "\n";
-    json req = add_request("big");
+    json req = add_request("big-" + std::to_string(size));
     req["campaign"].erase("script");
     req["campaign"]["script_base64"] = base64_encode(script);
     req["campaign"]["environment"] = json::array();

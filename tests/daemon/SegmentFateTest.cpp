@@ -298,7 +298,7 @@ TEST(SegmentFate, OneAccountingQuestionATickForEveryJobGoneUnseen) {
   Harness h(fate_config());
   h.slurm.set_accounting(true);
   const auto a = h.controller->add(simple_request(2)).spec.id;
-  const auto b = h.controller->add(simple_request(2)).spec.id;
+  const auto b = h.controller->add(simple_request(2, kHour, "b")).spec.id;
   h.tick();
   h.tick();  // seen pending
   for (const auto id : {a, b}) {

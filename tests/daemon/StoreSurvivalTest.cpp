@@ -111,12 +111,28 @@ TEST(StoreSurvival, ARetriedAddReturnsTheCampaignTheFirstMade) {
   EXPECT_EQ(h.controller->add(r).spec.id, id);
   EXPECT_EQ(h.controller->campaigns().size(), 1u);
   r.request_key = "another";
+  r.name = "another";
   EXPECT_NE(h.controller->add(r).spec.id, id);
 }
 
 // The disk fills up (here: the file size limit): the request is refused naming the store and the
 // cause, nothing of it is kept, and the process goes on serving. In a child: the limit is the
 // process's.
+// `campaign add` run again (from the shell's history, by a script that does not know it ran) would
+// run the training twice beside itself: a name one of the user's campaigns still runs is refused.
+TEST(StoreSurvival, TheSameAddRunTwiceMakesOneCampaign) {
+  Harness h;
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  EXPECT_EQ(testing::refusal_of(*h.controller, simple_request(2)),
+            "name: campaign 1 'train' is active under this name; cancel it first (`mirage "
+            "campaign cancel 1`) or give another name");
+  h.controller->pause(id);
+  EXPECT_NE(testing::refusal_of(*h.controller, simple_request(2)), "(added)");
+  EXPECT_EQ(h.controller->campaigns().size(), 1u);
+  perform_actions(*h.controller, h.slurm, h.controller->cancel(id));
+  EXPECT_EQ(testing::refusal_of(*h.controller, simple_request(2)), "(added)");
+}
+
 TEST(StoreSurvival, AStoreThatCannotBeWrittenRefusesTheRequestAndLivesOn) {
   TempDir dir;
   const std::string path = dir.file("store.db");

@@ -68,7 +68,7 @@ TEST(SubmissionReason, FirstSegmentPredecessorEndedAndFallbackSayWhy) {
 TEST(SubmissionReason, APolicyGivesItsOwnReasonOrTheDaemonSaysWhatItKnows) {
   Harness h(config(), factory());
   for (const char* policy : {"eager", "mute"}) {
-    auto req = simple_request(2);
+    auto req = simple_request(2, kHour, policy);
     req.policy = policy;
     const auto id = h.controller->add(req).spec.id;
     h.tick();

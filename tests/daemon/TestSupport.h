@@ -100,9 +100,10 @@ inline std::string as_unprivileged_user(const std::vector<std::filesystem::path>
   return out == "the child died" ? "the unprivileged child died" : out;
 }
 
-inline CampaignRequest simple_request(int segments = 3, Seconds limit = kHour) {
+inline CampaignRequest simple_request(int segments = 3, Seconds limit = kHour,
+                                      std::string name = "train") {
   CampaignRequest r;
-  r.name = "train";
+  r.name = std::move(name);
   r.script = "#!/bin/bash\nsleep 20\n";
   r.segments = segments;
   r.shape.nodes = 1;
