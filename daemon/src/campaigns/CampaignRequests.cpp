@@ -41,15 +41,6 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
       }
   if (r.name.empty()) fail("name: a campaign needs a name");
   if (r.name.size() > 200) fail("name: longer than 200 characters");
-  // A second campaign under a name that one still runs is the same command run twice: it would
-  // run the training beside itself, and the segments' job names (NAME-sK), by which accounting
-  // finds the runs a restored store never recorded, would no longer tell the two apart.
-  for (const auto& [id, e] : entries_)
-    if (e->rec.spec.name == r.name && e->rec.owner_uid == r.owner_uid && !is_finished(e->rec.state))
-      fail("name: campaign " + std::to_string(id) + " '" + r.name + "' is " +
-           std::string(to_string(e->rec.state)) +
-           " under this name; cancel it first (`mirage campaign cancel " + std::to_string(id) +
-           "`) or give another name");
   if (r.script.empty()) fail("script: the script is empty");
   if (r.segments < 0 || r.segments > kMaxSegments)
     fail("segments: expected 1 to " + std::to_string(kMaxSegments) +
@@ -138,6 +129,16 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
     if (const auto why = waits_->chain_mismatch(shape.nodes))
       fail("policy: " + chosen.name + " reads " + config_.wait_distribution_file +
            ", which cannot serve this campaign: " + *why);
+  // A second campaign under a name that one still runs is the same command run twice: it would
+  // run the training beside itself, and the segments' job names (NAME-sK), by which accounting
+  // finds the runs a restored store never recorded, would no longer tell the two apart.
+  for (const auto& [other_id, other] : entries_)
+    if (other->rec.spec.name == r.name && other->rec.owner_uid == r.owner_uid &&
+        !is_finished(other->rec.state))
+      fail("name: campaign " + std::to_string(other_id) + " '" + r.name + "' is " +
+           std::string(to_string(other->rec.state)) +
+           " under this name; cancel it first (`mirage campaign cancel " +
+           std::to_string(other_id) + "`) or give another name");
   CampaignRecord& rec = e->rec;
   rec.spec.name = r.name;
   rec.spec.script = r.script;
