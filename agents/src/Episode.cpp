@@ -32,7 +32,7 @@ bool wait_for_start(EpisodeStart& e, SimJobIndex job, Seconds until, Seconds int
     if (e.sim.run_until_started(job, stop)) return true;
     if (e.sim.now() < stop) e.sim.run_until(stop);
     if (stop == e.next_snapshot) {
-      e.history.add(e.sim.snapshot());
+      e.history.add(e.take_snapshot());
       e.next_snapshot += interval;
     }
     if (stop >= until) return false;
@@ -44,7 +44,7 @@ bool wait_for_start(EpisodeStart& e, SimJobIndex job, Seconds until, Seconds int
 void observe_until(EpisodeStart& e, Seconds until, Seconds interval) {
   while (e.next_snapshot < until) {
     e.sim.run_until(e.next_snapshot);
-    e.history.add(e.sim.snapshot());
+    e.history.add(e.take_snapshot());
     e.next_snapshot += interval;
   }
   if (e.sim.now() < until) e.sim.run_until(until);
@@ -225,7 +225,7 @@ std::optional<Observation> next_decision(EpisodeRun& r, const EpisodeConfig& con
   EpisodeStart& e = r.e;
   if (e.next_snapshot >= r.fallback) return std::nullopt;
   e.sim.run_until(e.next_snapshot);
-  e.history.add(e.sim.snapshot());
+  e.history.add(e.take_snapshot());
   e.next_snapshot += config.decision_interval;
   r.view.predecessor_run = e.sim.now() - r.b.predecessor_start;
   return e.history.build(r.view);
@@ -317,6 +317,7 @@ EpisodeResult finish_alone(EpisodeRun& r, Decider& decider, const EpisodeConfig&
 
 EpisodeResult run_episode(EpisodeStart e, Decider& decider, const EpisodeConfig& config) {
   if (!decider.reads_window()) e.history.drop_window();
+  e.lists_queue = decider.reads_queue();
   EpisodeRun r{std::move(e)};
   if (!begin_episode(r, config)) return r.finish();
   return finish_alone(r, decider, config);
@@ -329,12 +330,16 @@ std::vector<EpisodeResult> run_episodes(EpisodeStart e, const std::vector<Decide
   const bool any_reads_window = std::any_of(deciders.begin(), deciders.end(),
                                             [](const Decider* d) { return d->reads_window(); });
   if (!any_reads_window) e.history.drop_window();
+  e.lists_queue = std::any_of(deciders.begin(), deciders.end(),
+                              [](const Decider* d) { return d->reads_queue(); });
   EpisodeRun shared{std::move(e)};
   // Where the deciders part: a copy of the shared run, the window dropped where this decider
-  // does not read it (as run_episode drops it: the same observations from here on).
+  // does not read it (as run_episode drops it: the same observations from here on), and the
+  // queue's jobs no longer listed where it does not read them.
   const auto own_copy = [&](std::size_t i) {
     EpisodeRun r = shared;
     if (!deciders[i]->reads_window()) r.e.history.drop_window();
+    r.e.lists_queue = deciders[i]->reads_queue();
     return r;
   };
   if (!begin_episode(shared, config) || !open_boundary(shared, config)) {
@@ -377,6 +382,7 @@ std::vector<EpisodeResult> run_episodes(EpisodeStart e, const std::vector<Decide
     const std::size_t i = waiting[n];
     EpisodeRun r = n + 1 < waiting.size() ? own_copy(i) : std::move(shared);
     if (n + 1 == waiting.size() && !deciders[i]->reads_window()) r.e.history.drop_window();
+    if (n + 1 == waiting.size()) r.e.lists_queue = deciders[i]->reads_queue();
     results[i] =
         close_boundary(r, false, config) ? finish_alone(r, *deciders[i], config) : r.finish();
   }

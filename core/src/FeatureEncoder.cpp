@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "mirage/core/QueueForecast.h"
 
@@ -106,12 +107,16 @@ std::vector<float> FeatureEncoder::encode(const Observation& obs) {
 }
 
 void ObservationBuilder::add(const QueueSnapshot& snapshot) {
+  add(QueueSnapshot(snapshot));
+}
+
+void ObservationBuilder::add(QueueSnapshot&& snapshot) {
   if (keeps_window_) {
     history_.push_back(FeatureEncoder::encode_snapshot(snapshot));
     if (history_.size() > static_cast<std::size_t>(FeatureEncoder::kWindow)) history_.pop_front();
   }
   filled_ = std::min(filled_ + 1, FeatureEncoder::kWindow);
-  last_ = snapshot;
+  last_ = std::move(snapshot);
 }
 
 void ObservationBuilder::drop_window() {

@@ -275,6 +275,7 @@ void Simulator::become_eligible_or_hold(SimJobIndex j) {
   }
   // Age counts from here: a held job accrues none.
   eligible_.push_back({j, now_});
+  ++eligible_changes_;
   mark_dirty(true);
 }
 
@@ -337,6 +338,7 @@ void Simulator::cancel(SimJobIndex j) {
   PerJob& p = state_.at(j);
   if (p.state == SimJobState::kPending) {
     std::erase_if(eligible_, [&](const auto& e) { return e.first == j; });
+    ++eligible_changes_;
     std::erase(dependency_held_, j);
     std::erase_if(begin_heap_, [&](const auto& e) { return e.second == j; });
     std::make_heap(begin_heap_.begin(), begin_heap_.end(), LaterBegin{});
@@ -358,6 +360,7 @@ void Simulator::cancel(SimJobIndex j) {
 void Simulator::release_dependency(SimJobIndex j) {
   if (std::erase(dependency_held_, j) == 0) return;
   eligible_.push_back({j, now_});
+  ++eligible_changes_;
   mark_dirty(true);
 }
 

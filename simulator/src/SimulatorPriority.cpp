@@ -88,6 +88,22 @@ double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const
                               units / static_cast<double>(spec_.capacity_units()), fairshare);
 }
 
+const std::vector<Simulator::Ranked>& Simulator::ranked_eligible() {
+  std::vector<Ranked>& ranked = bf_.ranked;
+  if (bf_.ranked_at == now_ && bf_.ranked_shares == share_version_ &&
+      bf_.ranked_changes == eligible_changes_)
+    return ranked;
+  ranked.clear();
+  for (const auto& [j, since] : eligible_) {
+    const SimJobSpec& s = job(j);
+    ranked.push_back({j, priority_of(s, since), s.submit});
+  }
+  bf_.ranked_at = now_;
+  bf_.ranked_shares = share_version_;
+  bf_.ranked_changes = eligible_changes_;
+  return ranked;
+}
+
 double Simulator::started_priority(SimJobIndex j) const {
   for (const RunningJob& r : running_)
     if (r.job == j) return r.priority;

@@ -46,6 +46,7 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
   r.priority = priority_of(s, eligible_since);  // as Slurm keeps it once the job runs
   eligible_[eligible_pos] = eligible_.back();
   eligible_.pop_back();
+  ++eligible_changes_;
   r.job = j;
   r.start = now_;
   r.end = now_ + std::min(s.runtime, s.time_limit);
@@ -115,35 +116,55 @@ void Simulator::main_schedule() {
   // Start jobs in priority order until the first that does not fit. Only the best job is needed
   // each round, so a linear scan beats sorting the whole queue after every event.
   // Jobs held by their user's limits are passed over, as Slurm passes over a job pending for a
-  // QOS limit: they block nobody. On a full machine nothing fits: no need to look.
-  // Nor where no job within its user's limits fits the free nodes (on a congested machine, most
-  // passes): the best one cannot be among them. Cheaper to see than to rank the queue.
-  if (spec_.allocation == AllocationMode::kWholeNode &&
-      std::none_of(eligible_.begin(), eligible_.end(), [&](const auto& e) {
-        const SimJobSpec& s = job(e.first);
-        return s.nodes <= free_nodes_ && !over_user_limit(s);
-      }))
-    return;
+  // QOS limit: they block nobody. On a full machine nothing fits: no need to look; nor where the
+  // best job is sure not to fit without ranking the queue.
+  if (spec_.allocation == AllocationMode::kWholeNode && best_cannot_fit()) return;
   while (!eligible_.empty() &&
          (spec_.allocation != AllocationMode::kWholeNode || free_nodes_ > 0)) {
+    // The best job within its user's limits; the limits looked up only for a job that would be
+    // the best.
+    const std::vector<Ranked>& ranked = ranked_eligible();
     std::size_t best = eligible_.size();
     Ranked best_r{};
-    for (std::size_t i = 0; i < eligible_.size(); ++i) {
-      const SimJobSpec& s = job(eligible_[i].first);
-      if (over_user_limit(s)) continue;
-      Ranked r{eligible_[i].first, priority_of(s, eligible_[i].second), s.submit};
-      if (best == eligible_.size() || before(r, best_r)) {
-        best = i;
-        best_r = r;
-      }
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      const Ranked& r = ranked[i];
+      if (best != eligible_.size() && !before(r, best_r)) continue;
+      if (over_user_limit(job(r.job))) continue;
+      best = i;
+      best_r = r;
     }
     // A job that would run across a boundary waits for it, and blocks the rest as one that does
     // not fit does: backfill starts what ends before the boundary.
-    if (best == eligible_.size() || !fits_now(job(best_r.job)) ||
-        runs_across_boundary(best_r.job, now_))
+    if (best == eligible_.size()) break;
+    if (!fits_now(job(best_r.job)) || runs_across_boundary(best_r.job, now_)) {
+      main_blocker_ = best_r.job;
       break;
+    }
     start_job(best, nullptr);
   }
+}
+
+bool Simulator::best_cannot_fit() {
+  std::vector<std::pair<SimJobIndex, Seconds>>& fitting = bf_.fitting;
+  fitting.clear();
+  const std::pair<SimJobIndex, Seconds>* blocker = nullptr;
+  for (const auto& e : eligible_) {
+    const SimJobSpec& s = job(e.first);
+    if (s.nodes > free_nodes_) {
+      if (e.first == main_blocker_) blocker = &e;
+    } else if (!over_user_limit(s)) {
+      fitting.push_back(e);
+    }
+  }
+  if (fitting.empty()) return true;
+  if (!blocker || over_user_limit(job(blocker->first))) return false;
+  const auto ranked = [this](const std::pair<SimJobIndex, Seconds>& e) {
+    const SimJobSpec& s = job(e.first);
+    return Ranked{e.first, priority_of(s, e.second), s.submit};
+  };
+  const Ranked b = ranked(*blocker);
+  return std::all_of(fitting.begin(), fitting.end(),
+                     [&](const auto& e) { return before(b, ranked(e)); });
 }
 
 void Simulator::backfill_schedule() {
@@ -168,11 +189,7 @@ void Simulator::backfill_schedule() {
   // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
   // a congested replay makes hundreds of thousands of passes).
   std::vector<Ranked>& order = bf_.order;
-  order.clear();
-  for (const auto& [j, since] : eligible_) {
-    const SimJobSpec& s = job(j);
-    order.push_back({j, priority_of(s, since), s.submit});
-  }
+  order = ranked_eligible();
   const std::size_t tested = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
   auto cmp = [](const Ranked& a, const Ranked& b) { return before(a, b); };

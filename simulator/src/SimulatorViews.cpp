@@ -45,7 +45,7 @@ std::optional<PendingJobView> Simulator::pending_view(SimJobIndex j) const {
   return pending_view(j, PendingState::kNotYetEligible, now_);
 }
 
-QueueSnapshot Simulator::snapshot() const {
+QueueSnapshot Simulator::snapshot_without_jobs() const {
   QueueSnapshot q;
   q.time = now_;
   q.total_nodes = spec_.nodes;
@@ -55,6 +55,19 @@ QueueSnapshot Simulator::snapshot() const {
   // The snapshot is the campaign's (kCampaignUser's): its limits are every user's.
   q.user_limits = spec_.user_limits;
   q.reservations = boundary_reservations();
+  q.recent_starts = recent_count_;
+  q.recent_mean_wait_s = recent_count_ > 0 ? static_cast<double>(recent_sum_) / recent_count_ : 0.0;
+  // Oldest first: the ring's next slot holds the oldest once it is full.
+  q.recent_runtime_shares.reserve(static_cast<std::size_t>(recent_ends_));
+  const int oldest = recent_ends_ < QueueSnapshot::kRecentEnds ? 0 : recent_end_pos_;
+  for (int k = 0; k < recent_ends_; ++k)
+    q.recent_runtime_shares.push_back(
+        recent_shares_[static_cast<std::size_t>((oldest + k) % QueueSnapshot::kRecentEnds)]);
+  return q;
+}
+
+QueueSnapshot Simulator::snapshot() const {
+  QueueSnapshot q = snapshot_without_jobs();
   // Hidden work is not in the partition's queue: it shows as the nodes it holds, as a live
   // partition shows nodes that other work holds.
   q.pending.reserve(pending_count());
@@ -78,14 +91,6 @@ QueueSnapshot Simulator::snapshot() const {
     v.own = s.user == kCampaignUser;
     q.running.push_back(v);
   }
-  q.recent_starts = recent_count_;
-  q.recent_mean_wait_s = recent_count_ > 0 ? static_cast<double>(recent_sum_) / recent_count_ : 0.0;
-  // Oldest first: the ring's next slot holds the oldest once it is full.
-  q.recent_runtime_shares.reserve(static_cast<std::size_t>(recent_ends_));
-  const int oldest = recent_ends_ < QueueSnapshot::kRecentEnds ? 0 : recent_end_pos_;
-  for (int k = 0; k < recent_ends_; ++k)
-    q.recent_runtime_shares.push_back(
-        recent_shares_[static_cast<std::size_t>((oldest + k) % QueueSnapshot::kRecentEnds)]);
   return q;
 }
 
@@ -96,6 +101,7 @@ Seconds Simulator::planned_start(SimJobSpec spec, Seconds horizon) const {
   plan.spec_.down = nullptr;  // an outage is not announced: slurmctld cannot plan around it
   plan.next_arrival_ = plan.trace_->size();
   plan.eligible_.clear();
+  ++plan.eligible_changes_;
   plan.begin_heap_.clear();
   plan.dependency_held_.clear();
   plan.next_hidden_ = plan.hidden_->size();

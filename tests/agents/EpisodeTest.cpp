@@ -402,6 +402,58 @@ TEST(Episode, DecidersSharingAStartEachGetWhatTheirOwnEpisodeGives) {
   EXPECT_GT(parted_early, 0u);
 }
 
+// A decider that reads no queue is shown snapshots without its jobs and every figure else as
+// one that reads it sees them, and a policy deciding from those figures chains the same.
+TEST(Episode, ADeciderThatReadsNoQueueSeesTheSameFiguresWithoutTheJobs) {
+  class Recording final : public Decider {
+   public:
+    explicit Recording(bool reads_queue) : reads_queue_(reads_queue) {}
+    std::vector<Observation> seen;
+    bool submit_now(const Simulator&, const Observation& obs, SimJobIndex, Seconds) override {
+      seen.push_back(obs);
+      return average_.decide(obs).action == Action::kSubmitNow;
+    }
+    void begin_boundary() override { average_.reset(); }
+    bool reads_window() const override { return false; }
+    bool reads_queue() const override { return reads_queue_; }
+
+   private:
+    bool reads_queue_;
+    AveragePolicy average_{2 * kHour};
+  };
+  const Trace t = busy_trace(7);
+  EpisodeConfig cfg = short_chain();
+  cfg.chain.segments = 3;
+  EpisodeStarts starts(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  std::size_t with_jobs = 0;
+  for (Seconds sample : {kT0 + 3 * kDay, kT0 + 4 * kDay, kT0 + 5 * kDay}) {
+    Recording blind(false), reading(true);
+    const auto rb = run_episode(starts.at(sample), blind, cfg);
+    const auto rr = run_episode(starts.at(sample), reading, cfg);
+    ASSERT_EQ(rb.boundaries.size(), rr.boundaries.size());
+    for (std::size_t k = 0; k < rb.boundaries.size(); ++k) {
+      EXPECT_EQ(rb.boundaries[k].successor_submit, rr.boundaries[k].successor_submit);
+      EXPECT_EQ(rb.boundaries[k].successor_start, rr.boundaries[k].successor_start);
+    }
+    ASSERT_EQ(blind.seen.size(), reading.seen.size());
+    ASSERT_FALSE(blind.seen.empty());
+    for (std::size_t i = 0; i < blind.seen.size(); ++i) {
+      const QueueSnapshot &b = blind.seen[i].latest, &r = reading.seen[i].latest;
+      EXPECT_EQ(b.time, r.time);
+      EXPECT_TRUE(b.pending.empty());
+      EXPECT_TRUE(b.running.empty());
+      with_jobs += r.pending.size() + r.running.size();
+      EXPECT_EQ(b.unavailable_nodes, r.unavailable_nodes);
+      EXPECT_EQ(b.recent_starts, r.recent_starts);
+      EXPECT_EQ(b.recent_mean_wait_s, r.recent_mean_wait_s);
+      EXPECT_EQ(b.recent_runtime_shares, r.recent_runtime_shares);
+      EXPECT_EQ(b.reservations.size(), r.reservations.size());
+      EXPECT_EQ(blind.seen[i].campaign.predecessor_run, reading.seen[i].campaign.predecessor_run);
+    }
+  }
+  EXPECT_GT(with_jobs, 0u);  // the reading decider was shown a queue
+}
+
 // A policy that reads no window chains exactly as it would with one; its observations carry the
 // same queue, and no window.
 TEST(Episode, APolicyThatReadsNoWindowDecidesAsWithOne) {

@@ -116,6 +116,21 @@ TEST(Simulator, AgeCanOutweighSize) {
   EXPECT_EQ(sized.start_time(1), 250);
 }
 
+TEST(Simulator, AJobThatOvertakesTheLastPassesBlockerStartsAtTheNextPass) {
+  // A holds 3 of 4 nodes until 1000. B (4 nodes, since 0) tops the queue and blocks C (1 node,
+  // since 90): each arrival's pass starts nothing. B's age stops at 100 s, C's goes on, and C
+  // outranks B from 182.5 s: the pass at 200 (E's arrival) starts it.
+  ClusterSpec c = machine(4, BackfillMode::kNone);
+  c.priority.weight_age = 1000;
+  c.priority.max_age = 100;
+  c.priority.weight_job_size = 100;
+  c.priority.favor_small = true;
+  auto sim = run(c, {make_job(0, 3, 1000, 1000), make_job(0, 4, 100, 100), make_job(90, 1, 50, 50),
+                     make_job(120, 4, 10, 10), make_job(150, 4, 10, 10), make_job(200, 4, 10, 10)});
+  EXPECT_EQ(sim.start_time(2), 200);
+  EXPECT_EQ(sim.start_time(1), 1000);
+}
+
 TEST(Simulator, RejectsJobsNotSortedBySubmit) {
   EXPECT_THROW(Simulator(machine(1), std::make_shared<const std::vector<SimJobSpec>>(std::vector{
                                          make_job(20, 1, 1, 1), make_job(10, 1, 1, 1)})),

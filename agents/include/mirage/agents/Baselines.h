@@ -18,6 +18,7 @@ class ReactivePolicy final : public Policy {
   std::string name() const override { return "reactive"; }
   Decision decide(const Observation&) override { return Decision::wait(); }
   bool reads_window() const override { return false; }
+  bool reads_queue() const override { return false; }
 };
 
 // Submits once the predecessor's remaining time falls below the mean queue wait of the last
@@ -28,6 +29,7 @@ class AveragePolicy final : public Policy {
   std::string name() const override;
   Decision decide(const Observation& obs) override;
   bool reads_window() const override { return false; }
+  bool reads_queue() const override { return false; }
 
  private:
   Seconds lead_;
@@ -41,6 +43,7 @@ class StaticPolicy final : public Policy {
   std::string name() const override;
   Decision decide(const Observation& obs) override;
   bool reads_window() const override { return false; }
+  bool reads_queue() const override { return false; }
 
  private:
   Seconds lead_;
@@ -74,6 +77,7 @@ class SlurmEstimatePolicy final : public Policy {
   std::string name() const override;
   Decision decide(const Observation& obs) override;
   bool reads_window() const override { return false; }
+  bool reads_queue() const override { return false; }
   bool reads_slurm_estimate() const override { return true; }
 
  private:

@@ -88,6 +88,12 @@ struct EpisodeStart {
   ObservationBuilder history;
   Seconds deadline = 0;       // nothing of the episode is simulated past this (end of usable trace)
   Seconds next_snapshot = 0;  // the next instant on the snapshot grid
+  // Whether the snapshots taken from here on list the queue's jobs: some decider reads them
+  // (Decider::reads_queue). The episodes set it.
+  bool lists_queue = true;
+  QueueSnapshot take_snapshot() const {
+    return lists_queue ? sim.snapshot() : sim.snapshot_without_jobs();
+  }
 };
 
 // Who decides: a Policy, or the oracle with its what-if forks.
@@ -101,6 +107,8 @@ class Decider {
   virtual void begin_boundary() {}
   // Whether submit_now reads Observation::window (see Policy::reads_window).
   virtual bool reads_window() const { return true; }
+  // Whether submit_now reads the queue's jobs in the Observation (see Policy::reads_queue).
+  virtual bool reads_queue() const { return true; }
 };
 
 class PolicyDecider final : public Decider {
@@ -110,6 +118,7 @@ class PolicyDecider final : public Decider {
   bool submit_now(const Simulator& sim, const Observation& obs, SimJobIndex, Seconds) override;
   void begin_boundary() override { policy_.reset(); }
   bool reads_window() const override { return policy_.reads_window(); }
+  bool reads_queue() const override { return policy_.reads_queue(); }
 
  private:
   Policy& policy_;
@@ -136,6 +145,7 @@ class OracleDecider final : public Decider {
     ++boundary_;
   }
   bool reads_window() const override { return false; }
+  bool reads_queue() const override { return false; }  // it asks its forks, not the snapshots
   const std::vector<WhatIfSubmission>& tried() const { return tried_; }
 
  private:

@@ -80,6 +80,7 @@ class FeatureEncoder {
 class ObservationBuilder {
  public:
   void add(const QueueSnapshot& snapshot);
+  void add(QueueSnapshot&& snapshot);  // the same, kept without a copy
   Observation build(const CampaignView& campaign) const;
   bool empty() const { return filled_ == 0; }
   // Stops encoding snapshots: later observations have no window (window_filled still counts the

@@ -32,6 +32,10 @@ class Policy {
   // Whether decide() reads Observation::window, the encoded history (the learned agents do);
   // simulated episodes of a policy that does not skip encoding it.
   virtual bool reads_window() const { return true; }
+  // Whether decide() reads the queue's jobs (Observation::latest's pending and running lists);
+  // simulated episodes of a policy that does not show it snapshots without them (the figures,
+  // such as the recent waits, stay). Listing the queue was a tenth of a calibrated episode.
+  virtual bool reads_queue() const { return true; }
 };
 
 }  // namespace mirage

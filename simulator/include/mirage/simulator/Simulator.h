@@ -111,6 +111,9 @@ class Simulator {
   Seconds end_time(SimJobIndex job) const;  // kUnknownTime until ended (expected end not given)
 
   QueueSnapshot snapshot() const;
+  // The same without its pending and running jobs (their lists left empty), for readers of the
+  // figures alone: costs nothing by the queue's length.
+  QueueSnapshot snapshot_without_jobs() const;
   // One pending job as the snapshot shows it (its priority now, the age it has accrued, why it
   // waits); nothing when it is not pending. What a simulated Slurm reports of it.
   std::optional<PendingJobView> pending_view(SimJobIndex job) const;
@@ -196,9 +199,19 @@ class Simulator {
   void release(const RunningJob& r);
   Seconds planned_end(Seconds expected_end) const;  // as backfill plans it: bf_resolution
   void main_schedule();
+  // Whole-node mode: whether the best job within its user's limits is sure not to fit the free
+  // nodes, without ranking the queue: no job within its limits fits them (on a congested
+  // machine, most passes), or the job that blocked the last main pass (main_blocker_) still waits
+  // too big for them and outranks every job that fits (then only those few are ranked). Its
+  // priority and theirs are what a ranking gives them: the pass starts what it would have.
+  bool best_cannot_fit();
   void backfill_schedule();
   void mark_dirty(bool main_too);
   double priority_of(const SimJobSpec& s, Seconds eligible_since) const;
+  // Every eligible job with its priority now, in eligible_'s order: computed once for an instant,
+  // the shares and eligible_ as they are, so the backfill pass after a main pass that started
+  // nothing ranks nothing again.
+  const std::vector<Ranked>& ranked_eligible();
   PendingJobView pending_view(SimJobIndex j, PendingState state, Seconds accruing_since) const;
   // True when a should run before b: higher priority, then earlier submit, then lower index (in
   // the header, so that the sorts of the scheduling passes inline it).
@@ -233,6 +246,7 @@ class Simulator {
 
   // Pending, eligible jobs with the moment they became eligible (age counts from there).
   std::vector<std::pair<SimJobIndex, Seconds>> eligible_;
+  std::uint64_t eligible_changes_ = 0;  // counts every change to eligible_ (ranked_eligible)
   std::vector<std::pair<Seconds, SimJobIndex>> begin_heap_;  // held by --begin (min-heap)
   std::vector<SimJobIndex> dependency_held_;                 // held by afterany
   // Jobs that follow another's end (SimJobSpec::think): each (job followed, follower), sorted, and
@@ -280,6 +294,11 @@ class Simulator {
     std::vector<AvailabilityProfile::Holding> held;
     AvailabilityProfile profile{0, 1, 0};
     std::vector<int> least_free;  // the plan's least free nodes from now on: see backfill_schedule
+    // ranked_eligible's, for the instant, share version and eligible_changes_ it was made at.
+    std::vector<Ranked> ranked;
+    std::vector<std::pair<SimJobIndex, Seconds>> fitting;  // best_cannot_fit's
+    Seconds ranked_at = -1;
+    std::uint64_t ranked_shares = 0, ranked_changes = 0;
     BackfillScratch() = default;
     BackfillScratch(const BackfillScratch&) {}
     BackfillScratch& operator=(const BackfillScratch&) { return *this; }
@@ -290,7 +309,10 @@ class Simulator {
   std::vector<AvailabilityProfile::Holding> planned_ends_;
 
   bool main_needed_ = false;  // something changed since the last main-scheduler pass
-  bool dirty_ = false;        // something changed since the last backfill pass
+  // The best job of the last main pass that started nothing more (it did not fit, or would run
+  // across a boundary): a hint for best_cannot_fit, checked again each time.
+  SimJobIndex main_blocker_ = UINT32_MAX;
+  bool dirty_ = false;  // something changed since the last backfill pass
   Seconds next_backfill_ = 0;
   Seconds last_backfill_ = INT64_MIN / 2;
   // Waits of the last QueueSnapshot::kRecentStarts started jobs (a ring), for snapshots.
