@@ -72,13 +72,13 @@ PY
     "$mirage" trace waits "$trace" $machine --lenient --check "$model" --from "$from" --to "$to" \
       --json 2>/dev/null >"$out/check.json" ||
       { echo "| $label | $arch | (check failed) |||||||"; continue; }
-    # The network alone: every class's share 1, no shifts.
+    # The network alone: every class's share 1, no shifts, no fall-back.
     local network="$models/$name-$arch.network.json"
     python3 - "$model" "$network" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 for c in m.get("tail", {}).get("classes", []):
-    c["model_weight"], c["shifts"] = 1.0, [0.0] * 7
+    c["model_weight"], c["shifts"], c["binned_only"] = 1.0, [0.0] * 7, False
 json.dump(m, open(sys.argv[2], "w"))
 PY
     # shellcheck disable=SC2086
