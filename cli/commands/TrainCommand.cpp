@@ -44,7 +44,9 @@ struct TrainOptions {
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
   bool no_blend = false;      // wait-model: recalibrate per size class without the binned average
-  bool no_selection = false;  // wait-model: never fall back to the binned distribution alone
+  // wait-model: fall back to the binned distribution alone where the network does not win on the
+  // tail (off by default: forward it cost more than it saved, docs/results/wait-model.md)
+  bool fall_back = false;
   // wait-model: keep these models' networks (every member of each), fit only what is set on them
   std::vector<std::string> network_of;
   int seeds = 1;  // wait-model: networks fitted from different starting weights, averaged
@@ -104,7 +106,7 @@ int run_train_wait_model(const TrainOptions& o) {
   if (!o.no_level_calibration) {
     std::string notes;
     tail = fit_model_tail(trace, cluster, from, to, members, data, fit.train_rows,
-                          {.blend = !o.no_blend, .selection = !o.no_selection}, &notes);
+                          {.blend = !o.no_blend, .selection = o.fall_back}, &notes);
     if (!notes.empty()) fmt::print(stderr, "mirage train: {}\n", notes);
   }
   // The validation tail's pinball loss in hours, as `trace waits --check` scores it.
@@ -367,9 +369,9 @@ void register_train_command(CLI::App& app) {
                   "--seed + 1, ...) and average their quantiles")
       ->check(whole_number(1))
       ->capture_default_str();
-  cmd->add_flag("--no-selection", o->no_selection,
-                "wait-model: keep the network's blend in every size class, even where it does "
-                "not beat the binned distribution alone on the validation tail");
+  cmd->add_flag("--fall-back", o->fall_back,
+                "wait-model: a size class whose blend does not beat the binned distribution "
+                "alone on the validation tail beyond noise states the binned one");
   cmd->add_flag("--no-blend", o->no_blend,
                 "wait-model: recalibrate each size class on the validation tail without "
                 "averaging the binned distribution in");
