@@ -43,7 +43,7 @@ struct TrainOptions {
   std::string architecture = "mlp";   // wait-model
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
-  bool no_blend = false;      // wait-model: recalibrate per size class without the binned average
+  bool no_blend = false;  // wait-model: recalibrate per size class without the binned average
   // wait-model: fall back to the binned distribution alone where the network does not win on the
   // tail (off by default: forward it cost more than it saved, docs/results/wait-model.md)
   bool fall_back = false;
