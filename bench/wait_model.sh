@@ -10,8 +10,12 @@
 # taken out, the network alone ("network", what the model was before them), judged on the same
 # jobs without the replays.
 #   bench/wait_model.sh [ls6|sdsc|kth|ctc|hpc2n|theta|all] [mlp|moe ...]
+# SEEDS=N (default 3) fits N networks from different starting weights into one file, their
+# quantiles averaged; each member is also judged alone (its own tail fitted on it, without the
+# replays): the rows "seed K", whose spread is the noise a single network's figure carries.
 # MODELS=DIR keeps the model files there (default: a temporary folder); TRAIN_FLAGS adds flags to
-# `mirage train` (such as --no-blend or --max-jobs 5000).
+# `mirage train` (such as --no-blend or --max-jobs 5000); NETWORKS_OF=DIR fits no network and
+# takes DIR/NAME-ARCH.json's instead (only the tails are fitted again: seconds, no LibTorch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
@@ -36,33 +40,57 @@ run_trace() {
     local model="$models/$name-$arch.json" start train_s
     start=$(date +%s.%N)
     # shellcheck disable=SC2086 # $machine is a list of words
+    local networks=(--seeds "${SEEDS:-3}")
+    [ -z "${NETWORKS_OF:-}" ] || networks=(--network-of "$NETWORKS_OF/$name-$arch.json")
+    # shellcheck disable=SC2086 # $machine is a list of words
     "$mirage" train --agent wait-model --architecture "$arch" --trace "$trace" $machine --lenient \
-      --from "$train_from" --to "$from" --out "$model" ${TRAIN_FLAGS:-} >"$out/train.txt" \
-      2>"$out/train.err" ||
+      --from "$train_from" --to "$from" --out "$model" "${networks[@]}" ${TRAIN_FLAGS:-} \
+      >"$out/train.txt" 2>"$out/train.err" ||
       { echo "| $label | $arch | (train failed: $(tail -1 "$out/train.err")) |||||||"; continue; }
     train_s=$(echo "$(date +%s.%N) - $start" | bc)
+    # Each member alone, its tail fitted on it as the file's was on the average.
+    local members seeds=()
+    members=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["members"]))' "$model")
+    if [ "$members" -gt 1 ]; then
+      for ((k = 0; k < members; k++)); do
+        python3 - "$model" "$models/$name-$arch.member$k.json" "$k" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["members"] = [m["members"][int(sys.argv[3])]]
+json.dump(m, open(sys.argv[2], "w"))
+PY
+        # shellcheck disable=SC2086
+        "$mirage" train --agent wait-model --trace "$trace" $machine --lenient --from "$train_from" \
+          --to "$from" --out "$models/$name-$arch.seed$k.json" \
+          --network-of "$models/$name-$arch.member$k.json" ${TRAIN_FLAGS:-} >/dev/null 2>&1 &&
+          "$mirage" trace waits "$trace" $machine --lenient --check "$models/$name-$arch.seed$k.json" \
+            --from "$from" --to "$to" --json --no-replays 2>/dev/null >"$out/seed$k.json" &&
+          seeds+=("$out/seed$k.json")
+      done
+    fi
     # shellcheck disable=SC2086
     "$mirage" trace waits "$trace" $machine --lenient --check "$model" --from "$from" --to "$to" \
       --json 2>/dev/null >"$out/check.json" ||
       { echo "| $label | $arch | (check failed) |||||||"; continue; }
-    # The network alone: every class's share 1, no shifts.
+    # The network alone: every class's share 1, no shifts, no fall-back.
     local network="$models/$name-$arch.network.json"
     python3 - "$model" "$network" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 for c in m.get("tail", {}).get("classes", []):
-    c["model_weight"], c["shifts"] = 1.0, [0.0] * 7
+    c["model_weight"], c["shifts"], c["binned_only"] = 1.0, [0.0] * 7, False
 json.dump(m, open(sys.argv[2], "w"))
 PY
     # shellcheck disable=SC2086
     "$mirage" trace waits "$trace" $machine --lenient --check "$network" --from "$from" --to "$to" \
       --json --no-replays 2>/dev/null >"$out/network.json" ||
       { echo "| $label | $arch | (check of the network alone failed) |||||||"; continue; }
-    python3 - "$out/check.json" "$label" "$arch" "$out/network.json" <<'PY'
+    python3 - "$out/check.json" "$label" "$arch" "$out/network.json" "${seeds[@]}" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 label, arch = sys.argv[2], sys.argv[3]
 network = {c["class"]: c for c in json.load(open(sys.argv[4]))["classes"]}
+seeds = [{c["class"]: c for c in json.load(open(f))["classes"]} for f in sys.argv[5:]]
 for c in d["classes"]:
     if c.get("too_few"):
         continue
@@ -70,6 +98,11 @@ for c in d["classes"]:
         if p["name"].endswith(".network.json"):
             p["name"] = "network"
             c["predictors"].insert(1, p)
+    for k, s in enumerate(seeds):
+        for p in s[c["class"]].get("predictors", []):
+            if p["name"].endswith(f".seed{k}.json"):
+                p["name"] = f"seed {k}"
+                c["predictors"].insert(2 + k, p)
 def h(v):
     return "-" if v is None else f"{v:.3f}"
 def pct(v):
@@ -79,7 +112,7 @@ for c in d["classes"]:
         print(f"| {label} | {arch} | {c['class']} | {c['jobs']} | (fewer than 30 jobs: not judged) ||||||")
         continue
     for p in c["predictors"]:
-        name = "model" if p["name"].endswith(".json") and p["name"] != "network" else p["name"]
+        name = "model" if p["name"].endswith(".json") else p["name"]
         if "pinball_50_h" not in p:
             print(f"| {label} | {arch} | {c['class']} | {c['jobs']} | {name} | (no figure for every job) |||||")
             continue

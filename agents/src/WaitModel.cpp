@@ -86,6 +86,7 @@ nlohmann::json tail_json(const WaitTail& t) {
                        {"tail_jobs", ct.tail_jobs},
                        {"model_weight", ct.model_weight},
                        {"shifts", ct.shifts},
+                       {"binned_only", ct.binned_only},
                        {"binned", ct.binned ? distribution_json(*ct.binned) : nlohmann::json()}});
   }
   return {{"classes", classes}};
@@ -104,9 +105,45 @@ WaitTail tail_of(const nlohmann::json& j) {
     if (!(ct.model_weight >= 0 && ct.model_weight <= 1))
       throw std::invalid_argument("model_weight: expected a share in [0, 1]");
     ct.shifts = cj.at("shifts").get<LevelShifts>();
+    ct.binned_only = cj.value("binned_only", false);  // absent in files of version 2
     if (!cj.at("binned").is_null()) ct.binned = distribution_of(cj.at("binned"));
+    if (ct.binned_only && !ct.binned)
+      throw std::invalid_argument("binned_only: a class without a binned distribution");
   }
   return t;
+}
+
+// A file of this version holds one network, its fields at the top.
+constexpr int kSingleNetworkVersion = 2;
+
+nlohmann::json net_json(const WaitNet& n) {
+  nlohmann::json experts = nlohmann::json::array();
+  for (const auto& e : n.experts) experts.push_back(layers_json(e));
+  return {{"architecture", n.architecture}, {"input_mean", n.input_mean},
+          {"input_scale", n.input_scale},   {"max_target", n.max_target},
+          {"level_shift", n.level_shift},   {"experts", experts},
+          {"gate", layers_json(n.gate)}};
+}
+
+std::vector<DenseLayer> layers_of(const nlohmann::json& a) {
+  std::vector<DenseLayer> out;
+  for (const auto& l : a)
+    out.push_back({l.at("inputs").get<int>(), l.at("outputs").get<int>(),
+                   l.at("weights").get<std::vector<float>>(),
+                   l.at("bias").get<std::vector<float>>()});
+  return out;
+}
+
+WaitNet net_of(const nlohmann::json& j) {
+  WaitNet net;
+  net.architecture = j.at("architecture").get<std::string>();
+  net.input_mean = j.at("input_mean").get<std::vector<float>>();
+  net.input_scale = j.at("input_scale").get<std::vector<float>>();
+  net.max_target = j.at("max_target").get<float>();
+  net.level_shift = j.at("level_shift").get<std::array<float, kWaitLevels.size()>>();
+  for (const auto& e : j.at("experts")) net.experts.push_back(layers_of(e));
+  net.gate = layers_of(j.at("gate"));
+  return net;
 }
 
 nlohmann::json categories_json(const WaitCategories& c) {
@@ -283,12 +320,35 @@ void WaitNet::validate() const {
     throw std::invalid_argument("gate: an mlp has none");
 }
 
+std::array<double, kWaitLevels.size()> ensemble_forward(const std::vector<WaitNet>& members,
+                                                        const float* x) {
+  std::array<double, kWaitLevels.size()> mean{};
+  for (const WaitNet& n : members) {
+    const auto q = n.forward(x);
+    for (std::size_t k = 0; k < q.size(); ++k) mean[k] += q[k];
+  }
+  for (double& v : mean) v /= static_cast<double>(std::max<std::size_t>(1, members.size()));
+  return mean;
+}
+
 WaitModel::WaitModel(WaitModelInfo info, WaitNet net)
     : WaitModel(std::move(info), std::move(net), WaitTail{}) {}
 
 WaitModel::WaitModel(WaitModelInfo info, WaitNet net, WaitTail tail)
-    : info_(std::move(info)), net_(std::move(net)), tail_(std::move(tail)) {
-  net_.validate();
+    : WaitModel(std::move(info), std::vector<WaitNet>{std::move(net)}, std::move(tail)) {}
+
+WaitModel::WaitModel(WaitModelInfo info, std::vector<WaitNet> members, WaitTail tail)
+    : info_(std::move(info)), members_(std::move(members)), tail_(std::move(tail)) {
+  if (members_.empty()) throw std::invalid_argument("members: expected one network or more");
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    try {
+      members_[m].validate();
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(members_.size() == 1
+                                      ? std::string(e.what())
+                                      : fmt::format("members[{}]: {}", m, e.what()));
+    }
+  }
 }
 
 WaitQuantiles WaitModel::predict(const QueueSnapshot& queue, const ForecastJob& job) const {
@@ -303,7 +363,7 @@ WaitQuantiles WaitModel::predict_logged(const QueueSnapshot& queue, const Job& j
 WaitQuantiles WaitModel::predict_with(const QueueSnapshot& queue, const ForecastJob& job,
                                       std::array<float, 2> category) const {
   const auto x = wait_model_inputs(queue, job, category);
-  const auto y = net_.forward(x.data());
+  const auto y = ensemble_forward(members_, x.data());
   WaitQuantiles w{};
   for (std::size_t k = 0; k < w.size(); ++k) w[k] = wait_from_target(y[k]);
   const std::size_t cls = size_class_index(job.nodes);
@@ -312,15 +372,18 @@ WaitQuantiles WaitModel::predict_with(const QueueSnapshot& queue, const Forecast
 }
 
 std::string WaitModel::describe() const {
-  std::string text =
-      fmt::format("a wait model ({}) of {} real jobs of every size, submitted {} .. {}",
-                  net_.architecture, info_.jobs, format_iso_time(info_.from).substr(0, 10),
-                  format_iso_time(info_.to).substr(0, 10));
+  const std::string networks =
+      members_.size() == 1 ? net().architecture
+                           : fmt::format("{} x {}, averaged", members_.size(), net().architecture);
+  std::string text = fmt::format(
+      "a wait model ({}) of {} real jobs of every size, submitted {} .. {}", networks, info_.jobs,
+      format_iso_time(info_.from).substr(0, 10), format_iso_time(info_.to).substr(0, 10));
   std::size_t tail = 0;
   std::vector<std::string> shares;
   for (const WaitClassTail& c : tail_.classes) {
     tail += c.tail_jobs;
-    shares.push_back(fmt::format("{:g}", c.model_weight));
+    shares.push_back(c.binned_only ? std::string("binned alone")
+                                   : fmt::format("{:g}", c.model_weight));
   }
   if (!info_.categories.field.empty())
     text += fmt::format("; reads each job's {} ({} values)", info_.categories.field,
@@ -339,9 +402,8 @@ bool WaitModel::speaks_for(const Job& job, int chain_nodes) const {
 
 void write_wait_model(const std::string& path, const WaitModel& model) {
   const WaitModelInfo& i = model.info();
-  const WaitNet& n = model.net();
-  nlohmann::json experts = nlohmann::json::array();
-  for (const auto& e : n.experts) experts.push_back(layers_json(e));
+  nlohmann::json members = nlohmann::json::array();
+  for (const WaitNet& n : model.members()) members.push_back(net_json(n));
   const nlohmann::json j = {{"format", kWaitModelFormat},
                             {"format_version", kWaitModelFormatVersion},
                             {"encoder_version", i.encoder_version},
@@ -355,13 +417,7 @@ void write_wait_model(const std::string& path, const WaitModel& model) {
                             {"machine_nodes", i.machine_nodes},
                             {"val_pinball_h", i.val_pinball_h},
                             {"train_seconds", i.train_seconds},
-                            {"architecture", n.architecture},
-                            {"input_mean", n.input_mean},
-                            {"input_scale", n.input_scale},
-                            {"max_target", n.max_target},
-                            {"level_shift", n.level_shift},
-                            {"experts", experts},
-                            {"gate", layers_json(n.gate)},
+                            {"members", members},
                             {"tail", tail_json(model.tail())},
                             {"categories", categories_json(i.categories)}};
   write_file_durably(path, j.dump() + "\n");
@@ -389,10 +445,12 @@ WaitModel read_wait_model(const std::string& path) {
       throw bad(field, "expected an integer");
     return j[field].get<std::int64_t>();
   };
-  if (integer("format_version") != kWaitModelFormatVersion)
+  const auto version = integer("format_version");
+  if (version != kWaitModelFormatVersion && version != kSingleNetworkVersion)
     throw bad("format_version",
-              fmt::format("expected {}, got {}: train it again (mirage train --agent wait-model)",
-                          kWaitModelFormatVersion, integer("format_version")));
+              fmt::format("expected {} or {}, got {}: train it again (mirage train --agent "
+                          "wait-model)",
+                          kSingleNetworkVersion, kWaitModelFormatVersion, version));
   if (integer("encoder_version") != FeatureEncoder::kVersion)
     throw bad("encoder_version",
               fmt::format("the model reads the queue through encoder version {}, this build's is "
@@ -402,7 +460,7 @@ WaitModel read_wait_model(const std::string& path) {
     throw bad("inputs", fmt::format("expected {} inputs, got {}: train it again", kWaitModelInputs,
                                     integer("inputs")));
   WaitModelInfo info;
-  WaitNet net;
+  std::vector<WaitNet> members;
   const auto time = [&](const char* field) {
     const auto t = j.contains(field) && j[field].is_string()
                        ? parse_iso_time(j[field].get<std::string>())
@@ -418,23 +476,27 @@ WaitModel read_wait_model(const std::string& path) {
     info.machine_nodes = static_cast<int>(integer("machine_nodes"));
     info.val_pinball_h = j.value("val_pinball_h", 0.0);
     info.train_seconds = j.value("train_seconds", 0.0);
-    net.architecture = j.at("architecture").get<std::string>();
-    net.input_mean = j.at("input_mean").get<std::vector<float>>();
-    net.input_scale = j.at("input_scale").get<std::vector<float>>();
-    net.max_target = j.at("max_target").get<float>();
-    net.level_shift = j.at("level_shift").get<std::array<float, kWaitLevels.size()>>();
-    const auto layers = [](const nlohmann::json& a) {
-      std::vector<DenseLayer> out;
-      for (const auto& l : a)
-        out.push_back({l.at("inputs").get<int>(), l.at("outputs").get<int>(),
-                       l.at("weights").get<std::vector<float>>(),
-                       l.at("bias").get<std::vector<float>>()});
-      return out;
-    };
-    for (const auto& e : j.at("experts")) net.experts.push_back(layers(e));
-    net.gate = layers(j.at("gate"));
   } catch (const nlohmann::json::exception& e) {
-    throw bad("net", std::string("expected the network's weights: ") + e.what());
+    throw bad("jobs", std::string("expected what the model was fitted on: ") + e.what());
+  }
+  if (version == kSingleNetworkVersion) {  // the network's fields at the top
+    try {
+      members.push_back(net_of(j));
+    } catch (const nlohmann::json::exception& e) {
+      throw bad("net", std::string("expected the network's weights: ") + e.what());
+    }
+  } else {
+    if (!j.contains("members") || !j["members"].is_array() || j["members"].empty())
+      throw bad("members", "expected an array of one network or more");
+    for (std::size_t m = 0; m < j["members"].size(); ++m) {
+      try {
+        members.push_back(net_of(j["members"][m]));
+        members.back().validate();
+      } catch (const std::exception& e) {
+        throw bad(fmt::format("members[{}]", m),
+                  std::string("expected a network's weights: ") + e.what());
+      }
+    }
   }
   WaitTail tail;
   try {
@@ -453,7 +515,7 @@ WaitModel read_wait_model(const std::string& path) {
   }
   if (info.to <= info.from) throw bad("fitted_to", "must be after fitted_from");
   try {
-    return WaitModel(std::move(info), std::move(net), std::move(tail));
+    return WaitModel(std::move(info), std::move(members), std::move(tail));
   } catch (const std::invalid_argument& e) {
     throw bad("net", e.what());
   }
@@ -478,10 +540,30 @@ void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t fir
   }
 }
 
+WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from, Seconds to,
+                        std::vector<WaitNet>& members, const WaitTrainingSet& data,
+                        std::size_t first, const TailSettings& settings, std::string* notes) {
+  if (first >= data.rows) return {};
+  for (WaitNet& n : members) calibrate_levels(n, data, first);
+  const Seconds tail_from = data.submits[first];
+  const ClassDistributions before_tail = fit_class_distributions(trace, cluster, from, tail_from);
+  if (notes) *notes = before_tail.notes;
+  WaitTail tail = fit_wait_tail(tail_rows(members, data, first), before_tail.classes,
+                                settings.blend, true, settings.selection);
+  // The classes that fell back to the binned distribution state it fitted on the whole window.
+  tail.refit_binned_only(fit_class_distributions(trace, cluster, from, to).classes);
+  return tail;
+}
+
 std::vector<TailRow> tail_rows(const WaitNet& net, const WaitTrainingSet& data, std::size_t first) {
+  return tail_rows(std::vector<WaitNet>{net}, data, first);
+}
+
+std::vector<TailRow> tail_rows(const std::vector<WaitNet>& members, const WaitTrainingSet& data,
+                               std::size_t first) {
   std::vector<TailRow> rows;
   for (std::size_t r = first; r < data.rows; ++r) {
-    const auto y = net.forward(data.inputs.data() + r * kWaitModelInputs);
+    const auto y = ensemble_forward(members, data.inputs.data() + r * kWaitModelInputs);
     TailRow row{{}, data.nodes[r], data.planned[r], data.waits[r]};
     for (std::size_t k = 0; k < y.size(); ++k) row.network[k] = wait_from_target(y[k]);
     rows.push_back(row);

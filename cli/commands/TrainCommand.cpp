@@ -43,8 +43,13 @@ struct TrainOptions {
   std::string architecture = "mlp";   // wait-model
   std::size_t max_jobs = 20000;       // wait-model: the window's jobs evenly thinned to this
   bool no_level_calibration = false;  // wait-model: keep the network's levels as trained
-  bool no_blend = false;   // wait-model: recalibrate per size class without the binned average
-  std::string network_of;  // wait-model: keep this model's network, fit only what is set on it
+  bool no_blend = false;  // wait-model: recalibrate per size class without the binned average
+  // wait-model: fall back to the binned distribution alone where the network does not win on the
+  // tail (off by default: forward it cost more than it saved, docs/results/wait-model.md)
+  bool fall_back = false;
+  // wait-model: keep these models' networks (every member of each), fit only what is set on them
+  std::vector<std::string> network_of;
+  int seeds = 1;  // wait-model: networks fitted from different starting weights, averaged
 };
 
 // `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
@@ -69,11 +74,27 @@ int run_train_wait_model(const TrainOptions& o) {
   t.seed = o.seed;
   t.threads = o.threads;
   WaitModelFit fit;
+  std::vector<WaitNet> members;
   if (o.network_of.empty()) {
-    fit = learned_plugin().train_wait_model(
-        data, t, [](const std::string& m) { fmt::print(stderr, "mirage train: {}\n", m); });
-  } else {  // the network as it was; the same latest share of the window held out
-    fit.net = read_wait_model(o.network_of).net();
+    // Every member on the same rows and the same held-out tail, from its own seed.
+    for (int m = 0; m < o.seeds; ++m) {
+      t.seed = o.seed + static_cast<std::uint64_t>(m);
+      const WaitModelFit one =
+          learned_plugin().train_wait_model(data, t, [&](const std::string& line) {
+            fmt::print(stderr, "mirage train: {}{}\n",
+                       o.seeds > 1 ? fmt::format("seed {}: ", t.seed) : "", line);
+          });
+      const double seconds = fit.train_seconds + one.train_seconds;
+      fit = one;
+      fit.train_seconds = seconds;
+      members.push_back(one.net);
+    }
+  } else {  // the networks as they were; the same latest share of the window held out
+    for (const std::string& file : o.network_of) {
+      const WaitModel kept = read_wait_model(file);
+      members.insert(members.end(), kept.members().begin(), kept.members().end());
+    }
+    fit.net = members.front();
     fit.val_rows = std::max<std::size_t>(
         1, static_cast<std::size_t>(static_cast<double>(data.rows) * t.val_share));
     fit.train_rows = data.rows - fit.val_rows;
@@ -83,15 +104,14 @@ int run_train_wait_model(const TrainOptions& o) {
   // conformal recalibration (WaitTail.h).
   WaitTail tail;
   if (!o.no_level_calibration) {
-    calibrate_levels(fit.net, data, fit.train_rows);
-    const ClassDistributions binned =
-        fit_class_distributions(trace, cluster, from, data.submits[fit.train_rows]);
-    if (!binned.notes.empty()) fmt::print(stderr, "mirage train: {}\n", binned.notes);
-    tail = fit_wait_tail(tail_rows(fit.net, data, fit.train_rows), binned.classes, !o.no_blend);
+    std::string notes;
+    tail = fit_model_tail(trace, cluster, from, to, members, data, fit.train_rows,
+                          {.blend = !o.no_blend, .selection = o.fall_back}, &notes);
+    if (!notes.empty()) fmt::print(stderr, "mirage train: {}\n", notes);
   }
   // The validation tail's pinball loss in hours, as `trace waits --check` scores it.
   double pinball = 0;
-  for (const TailRow& r : tail_rows(fit.net, data, fit.train_rows)) {
+  for (const TailRow& r : tail_rows(members, data, fit.train_rows)) {
     const WaitQuantiles q = tail.apply(size_class_index(r.nodes), r.network, r.planned);
     for (std::size_t k = 0; k < q.size(); ++k)
       pinball += pinball_loss(kWaitLevels[k], r.wait, q[k]);
@@ -106,7 +126,7 @@ int run_train_wait_model(const TrainOptions& o) {
   info.machine_nodes = cluster.nodes;
   info.val_pinball_h = pinball;
   info.train_seconds = fit.train_seconds;
-  const WaitModel model(info, fit.net, tail);
+  const WaitModel model(info, members, tail);
   write_wait_model(o.out, model);
   fmt::print(
       "wait model {} ({}), fitted on {} {} .. {}: {} jobs ({} train, {} validation: the latest)\n"
@@ -340,9 +360,18 @@ void register_train_command(CLI::App& app) {
                 "share of the validation tail's waits (and no blend or recalibration per size "
                 "class)");
   cmd->add_option("--network-of", o->network_of,
-                  "wait-model: keep this model file's network (no LibTorch needed) and fit only "
-                  "the levels, blend and recalibration on the window's latest jobs")
+                  "wait-model: keep this model file's networks (no LibTorch needed) and fit only "
+                  "the levels, blend and recalibration on the window's latest jobs; given "
+                  "again, every file's networks are averaged")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--seeds", o->seeds,
+                  "wait-model: fit this many networks from different starting weights (--seed, "
+                  "--seed + 1, ...) and average their quantiles")
+      ->check(whole_number(1))
+      ->capture_default_str();
+  cmd->add_flag("--fall-back", o->fall_back,
+                "wait-model: a size class whose blend does not beat the binned distribution "
+                "alone on the validation tail beyond noise states the binned one");
   cmd->add_flag("--no-blend", o->no_blend,
                 "wait-model: recalibrate each size class on the validation tail without "
                 "averaging the binned distribution in");

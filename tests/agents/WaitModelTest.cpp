@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "WaitModelFixtures.h"
@@ -139,9 +141,11 @@ TEST(WaitModel, ABadFileIsRefusedInOneLineNamingTheField) {
                 .find("field 'format': expected \"mirage-wait-model\""),
             std::string::npos);
   EXPECT_NE(with("\"architecture\":\"mlp\"", "\"architecture\":\"moe\"")
-                .find("field 'net': experts: expected one for mlp, several for moe"),
+                .find("field 'members[0]': expected a network's weights: experts: expected one "
+                      "for mlp, several for moe"),
             std::string::npos);
-  EXPECT_NE(with("\"max_target\":12.0", "\"max_target\":-1.0").find("field 'net': max_target"),
+  EXPECT_NE(with("\"max_target\":12.0", "\"max_target\":-1.0")
+                .find("field 'members[0]': expected a network's weights: max_target"),
             std::string::npos);
   std::ofstream(path) << "{ not json";
   EXPECT_NE(error_of([&] { (void)read_wait_predictor(path); }).find("not a wait model (JSON)"),
@@ -150,6 +154,81 @@ TEST(WaitModel, ABadFileIsRefusedInOneLineNamingTheField) {
   std::ofstream(path) << "chain_nodes = \"many\"\n";
   EXPECT_NE(error_of([&] { (void)read_wait_predictor(path); }).find(":1: field 'chain_nodes'"),
             std::string::npos);
+}
+
+TEST(WaitModel, AnEnsembleAveragesItsMembersLevelByLevelAndItsFileReadsBackTheSame) {
+  const std::vector<WaitNet> members{random_net("mlp", 21), random_net("mlp", 22),
+                                     random_net("moe", 23)};
+  const WaitModel ensemble(test::synthetic_wait_model_info(), members, WaitTail{});
+  const std::string path = temp_file("ensemble.json");
+  write_wait_model(path, ensemble);
+  const WaitModel back = read_wait_model(path);
+  ASSERT_EQ(back.members().size(), 3u);
+  EXPECT_NE(back.describe().find("3 x mlp, averaged"), std::string::npos) << back.describe();
+  for (int pending = 0; pending < 6; ++pending) {
+    const QueueSnapshot q = queue(2, pending);
+    const ForecastJob job{1 + pending, 0, 4 * kHour};
+    const WaitQuantiles w = ensemble.predict(q, job);
+    EXPECT_EQ(back.predict(q, job), w);
+    // The members' quantiles in target units, averaged.
+    const auto x = wait_model_inputs(q, job);
+    for (std::size_t k = 0; k < w.size(); ++k) {
+      double mean = 0;
+      for (const WaitNet& n : members) mean += n.forward(x.data())[k] / 3;
+      EXPECT_EQ(w[k], wait_from_target(mean)) << "level " << k;
+      if (k > 0) {
+        EXPECT_LE(w[k - 1], w[k]);
+      }
+    }
+  }
+}
+
+TEST(WaitModel, AnEnsembleFileWithAMemberUnlikeTheOthersIsRefusedNamingIt) {
+  const std::string path = temp_file("mismatched.json");
+  write_wait_model(path, WaitModel(test::synthetic_wait_model_info(),
+                                   {random_net("mlp", 1), random_net("mlp", 2)}, WaitTail{}));
+  std::ifstream in(path);
+  const nlohmann::json good = nlohmann::json::parse(in);
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    std::ofstream(path) << j.dump();
+    return error_of([&] { (void)read_wait_predictor(path); });
+  };
+  // A member that reads another number of inputs (fitted by another build).
+  EXPECT_NE(refused([](nlohmann::json& j) {
+              j["members"][1]["input_mean"] = std::vector<float>(10, 0.f);
+            })
+                .find("field 'members[1]': expected a network's weights: input_mean, input_scale: "
+                      "expected " +
+                      std::to_string(kWaitModelInputs) + " values each"),
+            std::string::npos);
+  EXPECT_NE(refused([](nlohmann::json& j) {
+              j["members"][0]["experts"][0][0]["inputs"] = 7;
+            }).find("field 'members[0]'"),
+            std::string::npos);
+  EXPECT_NE(refused([](nlohmann::json& j) {
+              j["members"] = nlohmann::json::array();
+            }).find("field 'members': expected an array of one network or more"),
+            std::string::npos);
+  EXPECT_NE(refused([](nlohmann::json& j) { j.erase("members"); }).find("field 'members'"),
+            std::string::npos);
+}
+
+TEST(WaitModel, AFileOfOneNetworkWrittenBeforeEnsemblesReadsAsOneMember) {
+  const WaitModel m(test::synthetic_wait_model_info(), random_net("moe", 4));
+  const std::string path = temp_file("v2.json");
+  write_wait_model(path, m);
+  std::ifstream in(path);
+  nlohmann::json j = nlohmann::json::parse(in);
+  for (const auto& [key, value] : j["members"][0].items()) j[key] = value;
+  j.erase("members");
+  j["format_version"] = 2;
+  std::ofstream(path) << j.dump();
+  const WaitModel back = read_wait_model(path);
+  ASSERT_EQ(back.members().size(), 1u);
+  EXPECT_EQ(back.predict(queue(2, 5), ForecastJob{2, 0, kHour}),
+            m.predict(queue(2, 5), ForecastJob{2, 0, kHour}));
 }
 
 Trace jobs_every_hour(int count, bool with_starts) {

@@ -118,6 +118,30 @@ TEST(WaitTail, TheBlendLeansOnWhicheverStatesTheTailsWaitsBetter) {
   EXPECT_EQ(fit_wait_tail(tail, binned, false, false).classes[1].model_weight, 1.0);
 }
 
+TEST(WaitTail, AClassFallsBackToTheBinnedDistributionWhereTheNetworkDoesNotBeatItBeyondNoise) {
+  std::mt19937 rng(9);
+  const LogNormal truth{kHour, 0.7}, near{1.05 * kHour, 0.7}, wrong{10 * kHour, 0.2};
+  // 1 node: the network is right, the binned one wrong; 2-7: both about right (the network 5%
+  // off, within the noise of 200 jobs); 8+: the network wrong.
+  std::vector<TailRow> tail = rows(1, truth, truth, 400, rng);
+  for (const auto& more : {rows(4, near, truth, 200, rng), rows(8, wrong, truth, 400, rng)})
+    tail.insert(tail.end(), more.begin(), more.end());
+  const std::array<std::optional<WaitDistribution>, kSizeClasses> binned{
+      one_bin(wrong, 1), one_bin(truth, 2), one_bin(truth, 8)};
+  const WaitTail chosen = fit_wait_tail(tail, binned, true, true, true);
+  EXPECT_FALSE(chosen.classes[0].binned_only);
+  EXPECT_TRUE(chosen.classes[1].binned_only);
+  EXPECT_TRUE(chosen.classes[2].binned_only);
+  // A class that falls back states the binned distribution as it is: no blend, no shifts.
+  const TailRow& r = tail.back();
+  const WaitQuantiles stated = chosen.apply(2, r.network, r.planned);
+  for (std::size_t k = 0; k < stated.size(); ++k)
+    EXPECT_EQ(stated[k], binned[2]->quantile(r.planned, kWaitLevels[k]));
+  // Without the selection, every class keeps its blend.
+  for (const WaitClassTail& c : fit_wait_tail(tail, binned, true, true, false).classes)
+    EXPECT_FALSE(c.binned_only);
+}
+
 std::string temp_file(const std::string& name) {
   return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-tail-" + name;
 }
@@ -180,19 +204,86 @@ TEST(WaitTail, TheModelFileCarriesItAndAModelWithItPredictsAsFitted) {
   }
 }
 
+// A network that states a log-normal wait of `d` whatever the queue: the base (5%) and the
+// increments in target units, through the inverse of softplus.
+WaitNet net_stating(const LogNormal& d) {
+  WaitNet n = constant_net();
+  const WaitQuantiles levels = d.levels();
+  std::vector<float>& bias = n.experts[0][0].bias;
+  bias[0] = wait_target(levels[0]);
+  for (std::size_t k = 1; k < levels.size(); ++k) {
+    const double step =
+        std::max(1e-3, static_cast<double>(wait_target(levels[k]) - wait_target(levels[k - 1])));
+    bias[k] = static_cast<float>(std::log(std::expm1(step)));
+  }
+  return n;
+}
+
+// 1-node jobs every hour for 60 days on an idle 16-node machine, waiting `early` in the first 24
+// days, `late` in the next 6 (the latest 20% of a 30-day fit window: the tail) and `after` in the
+// 30 days after the window (the judged month).
+Trace three_eras(const LogNormal& early, const LogNormal& late, const LogNormal& after) {
+  std::mt19937 rng(17);
+  Trace t;
+  t.source = "three-eras";
+  t.machine_nodes = 16;
+  for (int h = 0; h < 60 * 24; ++h) {
+    Job j;
+    j.id = h + 1;
+    j.submit = kT0 + h * kHour;
+    const LogNormal& d = h < 24 * 24 ? early : h < 30 * 24 ? late : after;
+    j.start = j.submit + d.draw(rng);
+    j.end = j.start + 10 * kMinute;
+    j.run_time = 10 * kMinute;
+    j.nodes = 1;
+    j.time_limit = kHour;
+    t.jobs.push_back(j);
+  }
+  return t;
+}
+
+// What the tail sets on `network`, fitted on the first 30 days of `trace`.
+WaitTail tail_of(const Trace& trace, const LogNormal& network) {
+  ClusterSpec c;
+  c.nodes = 16;
+  c.priority = PriorityParameters::unweighted();
+  const Seconds to = kT0 + 30 * kDay;
+  const WaitTrainingSet data = wait_training_set(trace, c, kT0, to, 0);
+  std::vector<WaitNet> members{net_stating(network)};
+  const std::size_t first = data.rows - data.rows / 5;
+  return fit_model_tail(trace, c, kT0, to, members, data, first, {}, nullptr);
+}
+
+TEST(WaitTail, TheChoiceIsMadeOnTheFitWindowsTailNeverOnTheJudgedMonth) {
+  const LogNormal minutes{5 * kMinute, 0.5}, hours{2 * kHour, 0.5};
+  // The tail's waits grew to hours, which the network states: it beats the binned distribution
+  // of the weeks before (minutes) there, and is kept, though the judged month went back to
+  // minutes, where the binned one would have won.
+  const WaitTail kept = tail_of(three_eras(minutes, hours, minutes), hours);
+  EXPECT_FALSE(kept.classes[0].binned_only);
+  // The tail's waits are as before, the network states hours: the class falls back to the binned
+  // distribution, though the judged month's waits are hours, where the network would have won;
+  // and the distribution it states is the fit window's (minutes), not the judged month's.
+  const WaitTail fell_back = tail_of(three_eras(minutes, minutes, hours), hours);
+  ASSERT_TRUE(fell_back.classes[0].binned_only);
+  const WaitDistribution& binned = *fell_back.classes[0].binned;
+  EXPECT_EQ(binned.spec.to, kT0 + 30 * kDay);
+  EXPECT_LT(binned.quantile(0, 0.95), 30 * kMinute);
+}
+
 TEST(WaitTail, AFileOfTheFirstFormatIsRefusedNamingItsVersion) {
   const std::string path = temp_file("v1.json");
   write_wait_model(path, WaitModel(test::synthetic_wait_model_info(), constant_net()));
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  text.replace(text.find("\"format_version\":2"), 18, "\"format_version\":1");
+  text.replace(text.find("\"format_version\":3"), 18, "\"format_version\":1");
   std::ofstream(path) << text;
   try {
     (void)read_wait_predictor(path);
     ADD_FAILURE() << "a file of format 1 was read";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("field 'format_version': expected 2, got 1: train it "
-                                         "again"),
+    EXPECT_NE(std::string(e.what()).find("field 'format_version': expected 2 or 3, got 1: train "
+                                         "it again"),
               std::string::npos)
         << e.what();
   }

@@ -26,8 +26,9 @@ namespace mirage {
 
 inline constexpr char kWaitModelFormat[] = "mirage-wait-model";
 // 2: the job's partition or queue among the inputs, and the tail's blend and recalibration per
-// size class (WaitTail.h).
-inline constexpr int kWaitModelFormatVersion = 2;
+// size class (WaitTail.h). 3: several networks (members) whose quantiles are averaged; a file of
+// version 2 is read as one member.
+inline constexpr int kWaitModelFormatVersion = 3;
 
 // The job's partition or queue (issue 57 part 1), where the fit window's log gives one with two
 // values or more: read as two inputs, the mean target of the window's jobs of the same one
@@ -95,6 +96,12 @@ struct WaitNet {
   void validate() const;
 };
 
+// Several networks fitted from different starting weights (seeds), their quantiles averaged level
+// by level in target units: an average of non-decreasing vectors, each capped, so non-decreasing
+// and capped too. One member is the network alone.
+std::array<double, kWaitLevels.size()> ensemble_forward(const std::vector<WaitNet>& members,
+                                                        const float* x);
+
 // What was fitted where, and how well it did on its own validation tail.
 struct WaitModelInfo {
   std::string trace;
@@ -107,13 +114,15 @@ struct WaitModelInfo {
   WaitCategories categories;
 };
 
-// The network's quantiles, then, per size class, what its held-out tail set (WaitTail.h): a blend
-// with the class's binned distribution and the conformal recalibration. Without a tail (the
-// default), the network alone.
+// The networks' averaged quantiles, then, per size class, what its held-out tail set
+// (WaitTail.h): a blend with the class's binned distribution and the conformal recalibration, or
+// the binned distribution alone. Without a tail (the default), the networks alone.
 class WaitModel final : public WaitPredictor {
  public:
   WaitModel(WaitModelInfo info, WaitNet net);
   WaitModel(WaitModelInfo info, WaitNet net, WaitTail tail);
+  // Throws std::invalid_argument when `members` is empty or one of them is inconsistent.
+  WaitModel(WaitModelInfo info, std::vector<WaitNet> members, WaitTail tail);
   WaitQuantiles predict(const QueueSnapshot& queue, const ForecastJob& job) const override;
   // With the job's partition or queue.
   WaitQuantiles predict_logged(const QueueSnapshot& queue, const Job& job) const override;
@@ -128,19 +137,22 @@ class WaitModel final : public WaitPredictor {
   // Every size: the jobs of the chain's size class with a real start.
   bool speaks_for(const Job& job, int chain_nodes) const override;
   const WaitModelInfo& info() const { return info_; }
-  const WaitNet& net() const { return net_; }
+  // The first member (the only one of a single network).
+  const WaitNet& net() const { return members_.front(); }
+  const std::vector<WaitNet>& members() const { return members_; }
   const WaitTail& tail() const { return tail_; }
 
  private:
   WaitQuantiles predict_with(const QueueSnapshot& queue, const ForecastJob& job,
                              std::array<float, 2> category) const;
   WaitModelInfo info_;
-  WaitNet net_;
+  std::vector<WaitNet> members_;
   WaitTail tail_;
 };
 
 // Written atomically. read_ throws InputError naming the file, the field and what was expected
-// (another format, another encoder version, weights of the wrong sizes).
+// (another format, another encoder version, weights of the wrong sizes, a member unlike the
+// others: "members[2]").
 void write_wait_model(const std::string& path, const WaitModel& model);
 WaitModel read_wait_model(const std::string& path);
 
@@ -169,8 +181,27 @@ WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster
 // quantile regression, one shift a level).
 void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t first);
 
-// Rows [first, data.rows) of `data` with `net`'s quantiles: what fit_wait_tail chooses on.
+// Rows [first, data.rows) of `data` with the members' averaged quantiles: what fit_wait_tail
+// chooses on.
 std::vector<TailRow> tail_rows(const WaitNet& net, const WaitTrainingSet& data, std::size_t first);
+std::vector<TailRow> tail_rows(const std::vector<WaitNet>& members, const WaitTrainingSet& data,
+                               std::size_t first);
+
+// What the held-out tail (rows [first, data.rows) of `data`, the latest jobs of the window
+// [from, to) it was read from) sets on
+// `members`, fitted without them: each member's levels shifted (calibrate_levels), then per size
+// class the blend with the binned distribution of the window's jobs before the tail, the conformal
+// recalibration and, with `selection`, the fall-back to the binned distribution alone where the
+// blend does not beat it on the tail beyond noise (WaitTail.h); a class that falls back states the
+// binned distribution of the whole window. Nothing submitted at or after `to` is read. `notes`
+// hears why a class has no binned distribution.
+struct TailSettings {
+  bool blend = true;
+  bool selection = true;
+};
+WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from, Seconds to,
+                        std::vector<WaitNet>& members, const WaitTrainingSet& data,
+                        std::size_t first, const TailSettings& settings, std::string* notes);
 
 // The training the plugin does (LibTorch), without LibTorch in the interface.
 struct WaitModelTraining {
