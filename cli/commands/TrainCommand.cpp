@@ -272,6 +272,17 @@ int run_train(const TrainOptions& o) {
                                    ? fmt::format(" in {:.0f}% of day-bootstrap resamples",
                                                  100 * hp.overlap_confidence)
                                    : ""));
+  if (!s.risk_points.empty()) {
+    // One rule per validated risk: MODEL@RISK decides with the nearest one's.
+    fmt::print(
+        "decision rules by risk (MODEL@RISK; the cost prices an idle hour RISK and an "
+        "hour charged twice 1 - RISK, here / RISK):\n");
+    for (const learned::RiskPoint& r : s.risk_points)
+      fmt::print(
+          "  @{:<4g} threshold {:>8}  {}\n", r.risk,
+          std::isinf(r.threshold) ? std::string("never") : fmt::format("{:.3g}", r.threshold),
+          metrics_row("", r.val).substr(13));
+  }
   fmt::print("decision rule: {}\n", rule_text(s));
   fmt::print("  {:<10} {:>11} {:>12} {:>9} {:>11}\n", "policy", "mean cost", "interruption",
              "zero int.", "overlap");
