@@ -2,10 +2,10 @@
 // the threshold a level decides with.
 #include "mirage/agents/learned/RiskInput.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace mirage::learned {
 
@@ -35,8 +35,7 @@ void RiskInputs::append(const float* pooled, const WaitQuantiles* predicted, dou
         std::clamp(quantile_margin_h(pooled, *predicted, risk) / 48.0, -4.0, 4.0));
 }
 
-float RiskInputs::baseline(const float* pooled, const WaitQuantiles* predicted,
-                          double risk) const {
+float RiskInputs::baseline(const float* pooled, const WaitQuantiles* predicted, double risk) const {
   if (!residual) return 0.f;
   return static_cast<float>(kResidualSlope * quantile_margin_h(pooled, *predicted, risk));
 }
@@ -44,7 +43,8 @@ float RiskInputs::baseline(const float* pooled, const WaitQuantiles* predicted,
 void gather_history(const float* latest, int history, float* out) {
   constexpr int kSnap = FeatureEncoder::kPerSnapshot;
   for (int j = 0; j < history; ++j) {
-    const float* from = latest - static_cast<std::ptrdiff_t>((history - 1 - j) * kHistorySpacing) * kSnap;
+    const float* from =
+        latest - static_cast<std::ptrdiff_t>((history - 1 - j) * kHistorySpacing) * kSnap;
     std::copy(from, from + kSnap, out + static_cast<std::ptrdiff_t>(j) * kSnap);
   }
 }

@@ -90,7 +90,8 @@ struct RiskPgState {
     opt->load(o);
     stop.load(a);
     set_rng_state(rng, get_string(a, "rng"));
-    const auto meta = nlohmann::json{{"risk_input", nlohmann::json::parse(get_string(a, "points"))}};
+    const auto meta =
+        nlohmann::json{{"risk_input", nlohmann::json::parse(get_string(a, "points"))}};
     best_points = read_risk_model(meta, path)->points;
   }
 };
@@ -224,8 +225,9 @@ AgentResult train_risk_pg(const TrainContext& ctx) {
         }
       }
       if (idx.empty()) continue;
-      const auto logits = st.policy->forward(risk_rows(data, in, hp.history, idx, risk)).squeeze(1) +
-                          baseline_logits(data, in, idx, risk);
+      const auto logits =
+          st.policy->forward(risk_rows(data, in, hp.history, idx, risk)).squeeze(1) +
+          baseline_logits(data, in, idx, risk);
       const auto log_submit = torch::log_sigmoid(logits);
       const auto log_wait = torch::log_sigmoid(-logits);
       std::vector<torch::Tensor> terms;
