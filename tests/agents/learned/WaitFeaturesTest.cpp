@@ -164,7 +164,7 @@ TEST_F(WaitFeaturesTest, AnUntrainedResidualDecidesAsQuantileOnEveryInstant) {
   c.probes.waits = predictor(trace, path("waits.toml"), &c.probes.waits_ref);
   train_agent(trace, c);
   EpisodeStarts starts(trace, c.probes.cluster, c.probes.episode, c.probes.mode);
-  for (const double q : {0.25, 0.5, 0.9}) {
+  for (const double q : {0.1, 0.25, 0.5}) {
     const auto model = make_policy(c.out + "@" + fmt::format("{:g}", q));
     QuantilePolicy baseline(c.probes.waits, q);
     AgreementDecider both(*model, baseline);
