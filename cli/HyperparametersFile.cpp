@@ -110,6 +110,18 @@ std::vector<Knob> knobs(LearningSettings& s) {
       {"pg_batch_episodes", &hp.pg_batch_episodes, 1, 1e9, "pg: episodes per gradient step"},
       {"pg_samples", &hp.pg_samples, 1, 1e9, "pg: stopping times sampled per episode"},
       {"entropy", &hp.entropy, 0, 1e6, "pg: entropy bonus weight"},
+      {"risk_input", &hp.risk_input, 0, 0,
+       "pg: train over prices, the risk an input (an idle hour costs RISK, an hour charged "
+       "twice 1 - RISK; drawn from 0.1 to 0.9): MODEL@RISK picks the point as quantile@RISK "
+       "does; needs ensemble = 1"},
+      {"quantile_residual", &hp.quantile_residual, 0, 0,
+       "pg with risk_input and --wait-distribution: learn a departure from quantile@RISK, "
+       "starting as exactly that rule"},
+      {"history", &hp.history, 0, 24,
+       "pg with risk_input: the sequence model over the last N queue snapshots, an hour apart, "
+       "through a 1-D convolution over time (0: none; 3 to 24)"},
+      {"history_channels", &hp.history_channels, 1, 1024,
+       "the sequence model's convolution filters"},
       {"ensemble", &hp.ensemble, 1, 1000,
        "networks trained with seeds seed, seed+1, ...; the model decides on their mean margin"},
       {"experts", &hp.experts, 1, 1000, "moe: experts, one per consecutive period"},

@@ -16,11 +16,16 @@ namespace {
 
 // Set by mirage_learned (which links LibTorch); empty in programs built without it.
 std::atomic<ModelPolicyLoader> model_loader{nullptr};
+std::atomic<ModelRiskReader> risk_reader{nullptr};
 
 }  // namespace
 
 void set_model_policy_loader(ModelPolicyLoader loader) {
   model_loader.store(loader);
+}
+
+void set_model_risk_reader(ModelRiskReader reader) {
+  risk_reader.store(reader);
 }
 
 std::optional<std::string> model_file_problem(const std::string& path) {
@@ -123,6 +128,17 @@ PolicySpec::PolicySpec(std::string_view text) : name(text), family(text) {
   }
 }
 
+namespace {
+
+// A model file whose knob is a risk, swept at quantile's levels (ModelRiskReader).
+bool reads_risk(std::string_view family) {
+  if (!names_model_file(family) || model_file_problem(std::string(family))) return false;
+  const ModelRiskReader reader = risk_reader.load();
+  return reader && reader(std::string(family));
+}
+
+}  // namespace
+
 std::vector<std::string> risk_sweep(std::string_view family) {
   std::vector<std::string> names;
   const auto lead_name = [&](Seconds h) {
@@ -132,7 +148,7 @@ std::vector<std::string> risk_sweep(std::string_view family) {
     for (Seconds h : {0, 1, 2, 4, 6, 9, 12, 18, 24}) names.push_back(lead_name(h));
   else if (has_lead(family))
     for (Seconds h : {-4, -2, -1, 0, 1, 2, 4, 8, 12}) names.push_back(lead_name(h));
-  else if (family == "quantile")
+  else if (family == "quantile" || reads_risk(family))
     for (const char* q : {"0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9"})
       names.push_back(std::string(family) + "@" + q);
   else if (names_model_file(family))

@@ -282,16 +282,34 @@ int run_train(const TrainOptions& o) {
       "them; {} epochs, {:.1f} s\n",
       s.train_episodes, s.val_episodes, hp.val_blocks, s.purged_episodes, s.epochs,
       s.train_seconds);
-  fmt::print("\nvalidation (cost = interruption + {} x overlap; chosen for {})\n",
-             hp.overlap_weight,
-             hp.objective == learned::Objective::kCost
-                 ? std::string("the lowest cost")
-                 : fmt::format("the lowest interruption with overlap <= average's {:.3f} h{}",
-                               s.average.mean_overlap_h,
-                               hp.overlap_confidence > 0
-                                   ? fmt::format(" in {:.0f}% of day-bootstrap resamples",
-                                                 100 * hp.overlap_confidence)
-                                   : ""));
+  if (hp.risk_input)
+    fmt::print(
+        "\nvalidation (each risk's cost = interruption + (1 - risk) / risk x overlap; the "
+        "epoch chosen for the lowest mean of risk x that cost over the levels, each level's "
+        "threshold for the lowest cost there; `pg` below: MODEL without a knob, @{:g})\n",
+        learned::kDefaultRisk);
+  else
+    fmt::print("\nvalidation (cost = interruption + {} x overlap; chosen for {})\n",
+               hp.overlap_weight,
+               hp.objective == learned::Objective::kCost
+                   ? std::string("the lowest cost")
+                   : fmt::format("the lowest interruption with overlap <= average's {:.3f} h{}",
+                                 s.average.mean_overlap_h,
+                                 hp.overlap_confidence > 0
+                                     ? fmt::format(" in {:.0f}% of day-bootstrap resamples",
+                                                   100 * hp.overlap_confidence)
+                                     : ""));
+  if (!s.risk_points.empty()) {
+    // One rule per validated risk: MODEL@RISK decides with the nearest one's.
+    fmt::print(
+        "decision rules by risk (MODEL@RISK; the cost prices an idle hour RISK and an "
+        "hour charged twice 1 - RISK, here / RISK):\n");
+    for (const learned::RiskPoint& r : s.risk_points)
+      fmt::print(
+          "  @{:<4g} threshold {:>8}  {}\n", r.risk,
+          std::isinf(r.threshold) ? std::string("never") : fmt::format("{:.3g}", r.threshold),
+          metrics_row("", r.val).substr(13));
+  }
   fmt::print("decision rule: {}\n", rule_text(s));
   fmt::print("  {:<10} {:>11} {:>12} {:>9} {:>11}\n", "policy", "mean cost", "interruption",
              "zero int.", "overlap");

@@ -64,10 +64,11 @@ void pool_features(const float* x, const WaitQuantiles* predicted, float* out) {
 }
 
 void pool_observation(const Observation& obs, const float* encoded, const WaitPredictor* waits,
-                      float* out) {
+                      float* out, WaitQuantiles* predicted) {
   if (!waits) return pool_features(encoded, nullptr, out);
-  const WaitQuantiles predicted = waits->predict(obs.latest, QueueForecast::successor(obs));
-  pool_features(encoded, &predicted, out);
+  const WaitQuantiles p = waits->predict(obs.latest, QueueForecast::successor(obs));
+  pool_features(encoded, &p, out);
+  if (predicted) *predicted = p;
 }
 
 std::string_view to_string(ForecastGuard guard) {

@@ -32,6 +32,8 @@ struct AgentResult {
 AgentResult train_dqn(const TrainContext& ctx);
 AgentResult train_pg(const TrainContext& ctx);
 AgentResult train_moe(const TrainContext& ctx);
+// pg with the risk as an input (Hyperparameters::risk_input; RiskPg.cpp).
+AgentResult train_risk_pg(const TrainContext& ctx);
 // The model of Hyperparameters::ensemble members, trained into `member_files`: their mean
 // margin (one file: that network), with its decision rule chosen on validation as each
 // member's was, and a window clause with it (Hyperparameters::window_clause); writes the model

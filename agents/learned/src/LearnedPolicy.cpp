@@ -12,6 +12,7 @@
 #include "ModelFile.h"
 #include "mirage/agents/learned/LearnedModel.h"
 #include "mirage/agents/learned/ModelPolicyHook.h"
+#include "mirage/core/Error.h"
 
 namespace mirage::learned {
 
@@ -37,10 +38,18 @@ std::shared_ptr<const LoadedModel> cached_model(const std::string& path) {
 
 class LearnedPolicy final : public Policy {
  public:
+  // `knob`: MODEL@KNOB's number, the threshold; for a model trained with the risk as an input,
+  // the risk (RiskInput.h), which sets the threshold of its nearest validated level.
   LearnedPolicy(std::string name, std::shared_ptr<const LoadedModel> model,
-                std::optional<double> threshold)
+                std::optional<double> knob)
       : name_(std::move(name)), model_(std::move(model)), rule_(model_->rule) {
-    if (threshold) rule_.threshold = *threshold;
+    if (model_->risk) {
+      risk_ = knob.value_or(kDefaultRisk);
+      rule_ = DecisionRule();  // the threshold alone: the other clauses are not trained
+      rule_.threshold = threshold_at(model_->risk->points, risk_);
+    } else if (knob) {
+      rule_.threshold = *knob;
+    }
   }
 
   std::string name() const override { return name_; }
@@ -60,11 +69,21 @@ class LearnedPolicy final : public Policy {
     // Where no margin could make a clause submit, spare the network.
     if (!rule.submits(std::numeric_limits<double>::infinity(), guard_allows, average_submits))
       return Decision::wait();
-    pooled_.resize(static_cast<std::size_t>(pooled_width(model_->waits != nullptr)));
-    pool_observation(obs, encoded.data(), model_->waits.get(), pooled_.data());
+    const auto width = static_cast<std::size_t>(pooled_width(model_->waits != nullptr));
+    const auto risk_width =
+        static_cast<std::size_t>(model_->risk ? model_->risk->inputs.width() : 0);
+    pooled_.resize(width + risk_width + static_cast<std::size_t>(history_width(model_->history)));
+    WaitQuantiles predicted{};
+    pool_observation(obs, encoded.data(), model_->waits.get(), pooled_.data(), &predicted);
+    if (model_->risk)
+      model_->risk->inputs.append(pooled_.data(), &predicted, risk_, &pooled_[width]);
+    if (model_->history > 0)
+      gather_history(encoded.data() + (FeatureEncoder::kWindow - 1) * FeatureEncoder::kPerSnapshot,
+                     model_->history, &pooled_[width + risk_width]);
     // As in probes (calibrate), where margins are floats.
-    const auto margin =
-        static_cast<double>(static_cast<float>(model_->row->margin(pooled_.data())));
+    float network = model_->row->margin(pooled_.data());
+    if (model_->risk) network += model_->risk->inputs.baseline(pooled_.data(), &predicted, risk_);
+    const auto margin = static_cast<double>(network);
     Decision d;
     d.action =
         rule.submits(margin, guard_allows, average_submits) ? Action::kSubmitNow : Action::kWait;
@@ -79,20 +98,28 @@ class LearnedPolicy final : public Policy {
  private:
   std::string name_;
   std::shared_ptr<const LoadedModel> model_;
-  DecisionRule rule_;  // the model's, or with the threshold given (MODEL@THRESHOLD)
+  DecisionRule rule_;           // the model's, or with the threshold given (MODEL@THRESHOLD)
+  double risk_ = kDefaultRisk;  // a model trained with the risk as an input: MODEL@RISK's
   std::vector<float> pooled_;
 };
 
 }  // namespace
 
-std::unique_ptr<Policy> load_learned_policy(const std::string& path,
-                                            std::optional<double> threshold) {
+std::unique_ptr<Policy> load_learned_policy(const std::string& path, std::optional<double> knob) {
+  auto model = cached_model(path);
+  if (model->risk && knob)
+    if (const auto problem = risk_problem(*knob)) throw InputError({path, 0, "policy"}, *problem);
   return std::make_unique<LearnedPolicy>(std::filesystem::path(path).stem().string(),
-                                         cached_model(path), threshold);
+                                         std::move(model), knob);
+}
+
+bool model_knob_is_risk(const std::string& path) {
+  return cached_model(path)->risk.has_value();
 }
 
 void register_learned_policies() {
   set_model_policy_loader(&load_learned_policy);
+  set_model_risk_reader(&model_knob_is_risk);
 }
 
 }  // namespace mirage::learned

@@ -98,6 +98,51 @@ std::shared_ptr<const WaitPredictor> read_model_predictor(const nlohmann::json& 
 
 }  // namespace
 
+nlohmann::json risk_input_json(const RiskInputs& inputs, const std::vector<RiskPoint>& points) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const RiskPoint& p : points)
+    levels.push_back({{"risk", p.risk},
+                      {"threshold", std::isinf(p.threshold) ? nlohmann::json(nullptr)
+                                                            : nlohmann::json(p.threshold)},
+                      {"mean_interruption_h", p.val.mean_interruption_h},
+                      {"mean_overlap_h", p.val.mean_overlap_h},
+                      {"mean_cost_h", p.val.mean_cost_h},
+                      {"episodes", p.val.episodes}});
+  return {{"residual", inputs.residual}, {"levels", levels}};
+}
+
+std::optional<RiskModel> read_risk_model(const nlohmann::json& meta, const std::string& path) {
+  const auto it = meta.find("risk_input");
+  if (it == meta.end() || it->is_null()) return std::nullopt;
+  const auto bad = [&] {
+    return InputError({path, 0, "policy"},
+                      fmt::format("the model file's risk_input is {}; expected {{\"residual\": "
+                                  "bool, \"levels\": [{{\"risk\": number, \"threshold\": "
+                                  "number or null, ...}}, ...]}} (retrain it with `mirage train`)",
+                                  it->dump()));
+  };
+  RiskModel m;
+  try {
+    m.inputs.residual = it->at("residual").get<bool>();
+    for (const auto& level : it->at("levels")) {
+      RiskPoint p;
+      p.risk = level.at("risk").get<double>();
+      const auto& t = level.at("threshold");
+      p.threshold = t.is_null() ? std::numeric_limits<double>::infinity() : t.get<double>();
+      p.val.mean_interruption_h = level.value("mean_interruption_h", 0.0);
+      p.val.mean_overlap_h = level.value("mean_overlap_h", 0.0);
+      p.val.mean_cost_h = level.value("mean_cost_h", 0.0);
+      p.val.episodes = level.value("episodes", std::size_t{0});
+      if (risk_problem(p.risk)) throw bad();
+      m.points.push_back(p);
+    }
+  } catch (const nlohmann::json::exception&) {
+    throw bad();
+  }
+  if (m.points.empty()) throw bad();
+  return m;
+}
+
 bool reads_wait_predictor(const nlohmann::json& meta) {
   const auto it = meta.find("wait_predictor");
   return it != meta.end() && !it->is_null();
@@ -155,11 +200,24 @@ std::shared_ptr<const LoadedModel> load_model(const std::string& path) {
   model->kind = meta.kind;
   model->rule = meta.rule;
   model->waits = read_model_predictor(meta.json, path);
+  model->risk = read_risk_model(meta.json, path);
+  model->history = meta.json.at("hyperparameters").value("history", 0);
+  if (model->history < 0 || model->history > kMaxHistory)
+    throw InputError({path, 0, "policy"},
+                     fmt::format("the model file's history is {}; expected 0 to {} snapshots "
+                                 "(retrain it with `mirage train`)",
+                                 model->history, kMaxHistory));
+  if (model->risk && model->risk->inputs.residual && !model->waits)
+    throw InputError({path, 0, "policy"},
+                     "the model file's risk_input has a residual on quantile@risk but no "
+                     "wait_predictor to read the quantiles from (retrain it with `mirage train`)");
   const ArchiveModule* net = archive.child(kModelNetKey);
   try {
     if (!net) throw std::invalid_argument("no network");
     model->row = RowNet::from(*net);
-    const auto width = static_cast<std::size_t>(pooled_width(model->waits != nullptr));
+    const auto width = static_cast<std::size_t>(pooled_width(model->waits != nullptr) +
+                                                (model->risk ? model->risk->inputs.width() : 0) +
+                                                history_width(model->history));
     if (model->row->inputs() != width)
       throw std::invalid_argument(
           fmt::format("it reads {} features; expected {}", model->row->inputs(), width));

@@ -4,10 +4,12 @@
 // files and reads their weights back into LibTorch networks (ModelWeights.cpp).
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "Internal.h"
 #include "RowNet.h"
+#include "mirage/agents/learned/RiskInput.h"
 
 namespace mirage::learned {
 
@@ -31,6 +33,18 @@ ModelMeta check_model_meta(const std::string* text, const std::string& path);
 // networks then take pooled_width(true) inputs).
 bool reads_wait_predictor(const nlohmann::json& meta);
 
+// A model trained with the risk as an input (RiskInput.h): what it appends to its pooled row and
+// the threshold of each validated level. In the metadata as "risk_input": {"residual": bool,
+// "levels": [{"risk", "threshold" (null: never early), "mean_interruption_h",
+// "mean_overlap_h", "mean_cost_h"}, ...]}.
+struct RiskModel {
+  RiskInputs inputs;
+  std::vector<RiskPoint> points;
+};
+nlohmann::json risk_input_json(const RiskInputs& inputs, const std::vector<RiskPoint>& points);
+// None for a model without; InputError naming the file when the entry is malformed.
+std::optional<RiskModel> read_risk_model(const nlohmann::json& meta, const std::string& path);
+
 struct LoadedModel {
   AgentKind kind = AgentKind::kDqn;
   DecisionRule rule;
@@ -38,6 +52,8 @@ struct LoadedModel {
   // The wait predictor it was trained with (its quantiles are inputs), read from the path the
   // file records; none for a model trained without one.
   std::shared_ptr<const WaitPredictor> waits;
+  std::optional<RiskModel> risk;  // trained with the risk as an input: MODEL@RISK's knob
+  int history = 0;                // the sequence model's snapshots (Hyperparameters::history)
 };
 
 // Throws InputError naming the file when it is not a model file this build can read.

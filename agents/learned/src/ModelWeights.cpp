@@ -66,7 +66,10 @@ std::shared_ptr<ScoreNet> make_one_net(AgentKind kind, const nlohmann::json& hp,
   const int hidden = hp.at("hidden"), layers = hp.at("layers");
   switch (kind) {
     case AgentKind::kDqn: return std::make_shared<MlpNet>(width, hidden, layers, 2);
-    case AgentKind::kPg: return std::make_shared<MlpNet>(width, hidden, layers, 1);
+    case AgentKind::kPg:
+      if (const int history = hp.value("history", 0); history > 0)
+        return std::make_shared<SeqNet>(width, history, hp.at("history_channels"), hidden, layers);
+      return std::make_shared<MlpNet>(width, hidden, layers, 1);
     case AgentKind::kMoe:
       return std::make_shared<MixtureNet>(hp.at("experts"), width, hidden, layers,
                                           hp.at("gate_hidden"));
@@ -76,7 +79,8 @@ std::shared_ptr<ScoreNet> make_one_net(AgentKind kind, const nlohmann::json& hp,
 
 std::shared_ptr<ScoreNet> make_net(AgentKind kind, const nlohmann::json& meta) {
   const nlohmann::json& hp = meta.at("hyperparameters");
-  const int width = pooled_width(reads_wait_predictor(meta));
+  const auto risk = read_risk_model(meta, "the model file");
+  const int width = pooled_width(reads_wait_predictor(meta)) + (risk ? risk->inputs.width() : 0);
   const int members = hp.value("ensemble", 1);  // files from before ensembles: one network
   if (members <= 1) return make_one_net(kind, hp, width);
   std::vector<std::shared_ptr<ScoreNet>> nets;

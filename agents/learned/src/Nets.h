@@ -32,6 +32,25 @@ struct MlpNet : ScoreNet {
   torch::nn::Linear head{nullptr};
 };
 
+// The sequence model (Hyperparameters::history): a row is the MLP's inputs (the pooled row and
+// the risk inputs), then `history` snapshots oldest first (gather_history). The snapshots,
+// standardised per feature and clamped, go through a 1-D convolution over time (kernel
+// kSeqKernel, ReLU) averaged over time; those channels join the MLP's inputs.
+struct SeqNet : ScoreNet {
+  static constexpr int kSeqKernel = 3;
+  SeqNet(int inputs, int history, int channels, int hidden, int layers);
+  torch::Tensor forward(const torch::Tensor& x) override;
+  // The MLP's inputs' moments (the channels are left as they are), and the snapshots'.
+  void set_standardisation(const torch::Tensor& mean, const torch::Tensor& stddev,
+                           const torch::Tensor& snapshot_mean,
+                           const torch::Tensor& snapshot_stddev);
+
+  int inputs = 0, history = 0, channels = 0;
+  torch::Tensor snapshot_mean, snapshot_inv_std, history_length;
+  torch::nn::Conv1d conv{nullptr};
+  std::shared_ptr<MlpNet> mlp;
+};
+
 // Mirage's mixture of experts: K Q-networks and a gate; Q = sum_k softmax(gate)_k Q_k.
 struct MixtureNet : ScoreNet {
   MixtureNet(int experts, int inputs, int hidden, int layers, int gate_hidden);
@@ -52,6 +71,13 @@ struct EnsembleNet : ScoreNet {
 
   std::vector<std::shared_ptr<ScoreNet>> members;
 };
+
+// The expected cost of a stochastic stopping policy on one episode, differentiable in its
+// submission probabilities: sum_k P(stop at k) cost_k + P(never) fallback_cost, with
+// P(stop at k) = p_k prod_{j<k} (1 - p_j). `log_submit` and `log_wait` are log p and log(1 - p)
+// of its decisions, `cost` what submitting at each would cost.
+torch::Tensor expected_stopping_cost(const torch::Tensor& log_submit, const torch::Tensor& log_wait,
+                                     const torch::Tensor& cost, float fallback_cost);
 
 // The submission margin: Q(submit) - Q(wait) for two outputs, the logit for one. Submit when > 0.
 torch::Tensor submit_margin(ScoreNet& net, const torch::Tensor& x);

@@ -34,6 +34,37 @@ void MlpNet::set_standardisation(const torch::Tensor& m, const torch::Tensor& s)
   inv_std.copy_(1.0 / s.clamp_min(kMinStddev));
 }
 
+SeqNet::SeqNet(int in, int hist, int ch, int hidden, int layers)
+    : inputs(in), history(hist), channels(ch) {
+  constexpr int kSnap = FeatureEncoder::kPerSnapshot;
+  snapshot_mean = register_buffer("snapshot_mean", torch::zeros({kSnap}));
+  snapshot_inv_std = register_buffer("snapshot_inv_std", torch::ones({kSnap}));
+  // What RowNet reads the row's length from.
+  history_length = register_buffer("history_length", torch::full({1}, static_cast<float>(hist)));
+  conv = register_module("conv", torch::nn::Conv1d(kSnap, ch, kSeqKernel));
+  mlp = register_module("mlp", std::make_shared<MlpNet>(in + ch, hidden, layers, 1));
+}
+
+torch::Tensor SeqNet::forward(const torch::Tensor& x) {
+  constexpr int kSnap = FeatureEncoder::kPerSnapshot;
+  const auto snapshots =
+      x.narrow(1, inputs, static_cast<std::int64_t>(history) * kSnap).reshape({-1, history, kSnap});
+  const auto z = ((snapshots - snapshot_mean) * snapshot_inv_std)
+                     .clamp(-kInputClamp, kInputClamp)
+                     .transpose(1, 2);                // [N, kSnap, history]
+  const auto summary = torch::relu(conv(z)).mean(2);  // [N, channels]
+  return mlp->forward(torch::cat({x.narrow(1, 0, inputs), summary}, 1));
+}
+
+void SeqNet::set_standardisation(const torch::Tensor& mean, const torch::Tensor& stddev,
+                                 const torch::Tensor& s_mean, const torch::Tensor& s_stddev) {
+  mlp->set_standardisation(torch::cat({mean, torch::zeros({channels})}),
+                           torch::cat({stddev, torch::ones({channels})}));
+  torch::NoGradGuard no_grad;
+  snapshot_mean.copy_(s_mean);
+  snapshot_inv_std.copy_(1.0 / s_stddev.clamp_min(kMinStddev));
+}
+
 MixtureNet::MixtureNet(int n, int inputs, int hidden, int layers, int gate_hidden) {
   for (int k = 0; k < n; ++k) {
     expert_nets.push_back(std::make_shared<MlpNet>(inputs, hidden, layers, 2));
@@ -64,6 +95,13 @@ torch::Tensor EnsembleNet::forward(const torch::Tensor& x) {
   std::vector<torch::Tensor> outs;
   for (const auto& m : members) outs.push_back(m->forward(x));
   return torch::stack(outs, 0).mean(0);
+}
+
+torch::Tensor expected_stopping_cost(const torch::Tensor& log_submit, const torch::Tensor& log_wait,
+                                     const torch::Tensor& cost, float fallback_cost) {
+  const auto survive = torch::cumsum(log_wait, 0) - log_wait;  // log prod_{j<k} (1 - p_j)
+  return (torch::exp(survive + log_submit) * cost).sum() +
+         torch::exp(log_wait.sum()) * fallback_cost;
 }
 
 torch::Tensor submit_margin(ScoreNet& net, const torch::Tensor& x) {

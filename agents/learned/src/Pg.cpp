@@ -145,13 +145,10 @@ AgentResult train_pg(const TrainContext& ctx) {
           const auto& ep = data.episodes[e];
           const auto n = static_cast<std::int64_t>(ep.count);
           if (n == 0) continue;
-          const auto lw = log_wait.narrow(0, at, n);
-          const auto survive = torch::cumsum(lw, 0) - lw;  // log prod_{j<k} (1 - p_j)
-          const auto stop = torch::exp(survive + log_submit.narrow(0, at, n));
-          const auto never = torch::exp(lw.sum());
           terms.push_back(
-              (stop * cost_tensor.narrow(0, static_cast<std::int64_t>(ep.first), n)).sum() +
-              never * static_cast<float>(shaped(ep.fallback_gap)));
+              expected_stopping_cost(log_submit.narrow(0, at, n), log_wait.narrow(0, at, n),
+                                     cost_tensor.narrow(0, static_cast<std::int64_t>(ep.first), n),
+                                     static_cast<float>(shaped(ep.fallback_gap))));
           at += n;
         }
         const auto loss = torch::stack(terms).mean();

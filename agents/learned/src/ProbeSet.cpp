@@ -15,7 +15,8 @@ constexpr int kWindow = FeatureEncoder::kWindow;
 
 }  // namespace
 
-void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, bool wait_features) {
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, bool wait_features,
+                bool keep_snapshots) {
   if (set.decisions() > 0 && set.width != pooled_width(wait_features))
     throw std::logic_error("add_probes: probes with and without the predictor's quantiles");
   set.width = pooled_width(wait_features);
@@ -39,6 +40,9 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, bool wa
     ep.first = set.gap.size();
     ep.count = e.decisions.size();
     ep.fallback_gap = e.fallback_gap;
+    const std::size_t first_snapshot = set.snapshots.size() / kSnap;
+    if (keep_snapshots)
+      set.snapshots.insert(set.snapshots.end(), e.snapshots.begin(), e.snapshots.end());
     for (std::size_t k = 0; k < e.decisions.size(); ++k) {
       const ProbedDecision& d = e.decisions[k];
       // As ProbedEpisode::features(k), without the allocation.
@@ -59,6 +63,9 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, bool wa
       }
       set.submit_flags.push_back(flags);
       set.window_features.push_back(WindowClause::features(encoded.data()));
+      if (wait_features) set.predicted.push_back(d.predicted_wait);
+      if (keep_snapshots)
+        set.latest_snapshot.push_back(first_snapshot + static_cast<std::size_t>(d.snapshot_index));
     }
     set.episodes.push_back(ep);
   }

@@ -85,6 +85,65 @@ class MlpRow final : public RowNet {
   Dense head_;
 };
 
+class SeqRow final : public RowNet {
+ public:
+  explicit SeqRow(const ArchiveModule& net)
+      : snapshot_mean_(tensor(net, "snapshot_mean", 1).values),
+        snapshot_inv_std_(tensor(net, "snapshot_inv_std", 1).values),
+        mlp_(child(net, "mlp")) {
+    const ArchiveModule& conv = child(net, "conv");
+    const ArchiveTensor& w = tensor(conv, "weight", 3);
+    channels_ = static_cast<int>(w.sizes[0]);
+    kernel_ = static_cast<int>(w.sizes[2]);
+    weight_ = w.values;
+    bias_ = tensor(conv, "bias", 1).values;
+    history_ = static_cast<int>(tensor(net, "history_length", 1).values.at(0));
+    if (static_cast<std::size_t>(w.sizes[1]) != snapshot_mean_.size() ||
+        snapshot_mean_.size() != snapshot_inv_std_.size() ||
+        bias_.size() != static_cast<std::size_t>(channels_) || history_ < kernel_ ||
+        mlp_.inputs() < static_cast<std::size_t>(channels_))
+      throw std::invalid_argument("a sequence network whose layers do not fit its snapshots");
+  }
+  std::size_t inputs() const override {
+    return mlp_.inputs() - static_cast<std::size_t>(channels_) +
+           static_cast<std::size_t>(history_) * snapshot_mean_.size();
+  }
+  std::vector<float> forward(const float* x) const override {
+    // As SeqNet::forward: the snapshots standardised and clamped, the convolution over time
+    // with ReLU averaged over time, beside the MLP's inputs.
+    const std::size_t snap = snapshot_mean_.size();
+    const std::size_t head = mlp_.inputs() - static_cast<std::size_t>(channels_);
+    std::vector<float> z(static_cast<std::size_t>(history_) * snap);
+    for (std::size_t t = 0; t < static_cast<std::size_t>(history_); ++t)
+      for (std::size_t f = 0; f < snap; ++f)
+        z[t * snap + f] =
+            std::clamp((x[head + t * snap + f] - snapshot_mean_[f]) * snapshot_inv_std_[f],
+                       -kInputClamp, kInputClamp);
+    std::vector<float> row(x, x + head);
+    const int steps = history_ - kernel_ + 1;
+    for (int c = 0; c < channels_; ++c) {
+      float sum = 0;
+      for (int t = 0; t < steps; ++t) {
+        float s = bias_[static_cast<std::size_t>(c)];
+        for (std::size_t f = 0; f < snap; ++f)
+          for (int k = 0; k < kernel_; ++k)
+            s += weight_[(static_cast<std::size_t>(c) * snap + f) *
+                             static_cast<std::size_t>(kernel_) +
+                         static_cast<std::size_t>(k)] *
+                 z[static_cast<std::size_t>(t + k) * snap + f];
+        sum += std::max(0.f, s);
+      }
+      row.push_back(sum / static_cast<float>(steps));
+    }
+    return mlp_.forward(row.data());
+  }
+
+ private:
+  std::vector<float> snapshot_mean_, snapshot_inv_std_, weight_, bias_;  // weight [c][f][k]
+  int channels_ = 0, kernel_ = 0, history_ = 0;
+  MlpRow mlp_;
+};
+
 class MixtureRow final : public RowNet {
  public:
   explicit MixtureRow(const ArchiveModule& net) : gate_(child(net, "gate")) {
@@ -147,12 +206,14 @@ class EnsembleRow final : public RowNet {
 
 std::unique_ptr<RowNet> RowNet::from(const ArchiveModule& net) {
   // Told apart by what each registers (Networks.cpp): an MLP its standardisation buffers, a
-  // mixture its gate, an ensemble its members member0, member1, ...
+  // mixture its gate, a sequence model its convolution, an ensemble its members member0, member1,
+  // ...
   if (net.tensor("mean")) return std::make_unique<MlpRow>(net);
   if (net.child("gate")) return std::make_unique<MixtureRow>(net);
+  if (net.child("conv")) return std::make_unique<SeqRow>(net);
   if (!net.children.empty() && net.children.front().first.rfind("member", 0) == 0)
     return std::make_unique<EnsembleRow>(net);
-  throw std::invalid_argument("a network that is no MLP, mixture or ensemble");
+  throw std::invalid_argument("a network that is no MLP, sequence model, mixture or ensemble");
 }
 
 float RowNet::margin(const float* x) const {

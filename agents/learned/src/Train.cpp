@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "Internal.h"
+#include "ModelFile.h"
+#include "mirage/agents/learned/LearnedModel.h"
 #include "mirage/core/Error.h"
 
 namespace mirage::learned {
@@ -38,6 +40,10 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"pg_batch_episodes", hp.pg_batch_episodes},
           {"pg_samples", hp.pg_samples},
           {"entropy", hp.entropy},
+          {"risk_input", hp.risk_input},
+          {"quantile_residual", hp.quantile_residual},
+          {"history", hp.history},
+          {"history_channels", hp.history_channels},
           {"experts", hp.experts},
           {"gate_hidden", hp.gate_hidden},
           {"ensemble", hp.ensemble}};
@@ -79,6 +85,21 @@ void check(const TrainConfig& c) {
   if (hp.ensemble < 1) bad("ensemble", "needs at least one member");
   if (hp.overlap_confidence < 0 || hp.overlap_confidence > 1)
     bad("overlap_confidence", "must be in [0, 1]");
+  if (hp.risk_input && c.agent != AgentKind::kPg)
+    bad("risk_input", "only pg trains with the risk as an input (--agent pg)");
+  if (hp.risk_input && hp.ensemble != 1)
+    bad("ensemble", "must be 1 with risk_input (one network for every price)");
+  if (hp.quantile_residual && !hp.risk_input)
+    bad("quantile_residual", "needs risk_input = true (the residual is on quantile@risk)");
+  if (hp.history != 0 && !hp.risk_input)
+    bad("history", "the sequence model is pg's with risk_input = true");
+  if (hp.history != 0 && (hp.history < 3 || hp.history > kMaxHistory))
+    bad("history", "must be 0 (none) or from 3 to " + std::to_string(kMaxHistory) +
+                       " snapshots (an hour apart, within the encoder's window)");
+  if (hp.history_channels < 1) bad("history_channels", "needs at least one channel");
+  if (hp.quantile_residual && !c.probes.waits)
+    bad("--wait-distribution",
+        "quantile_residual needs a wait predictor (--wait-distribution FILE) for quantile@risk");
 }
 
 }  // namespace
@@ -98,7 +119,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
             : probe_cache_file(config.probe_cache_dir, config.trace_path, trace, spec);
     bool cached = false;
     add_probes(data, probe_or_load(trace, spec, cache, config.threads, callbacks.probe, &cached),
-               spec.waits != nullptr);
+               spec.waits != nullptr, config.hp.history > 0);
     summary.probes_from_cache = cached;
   }
   const auto t1 = std::chrono::steady_clock::now();
@@ -197,7 +218,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   const auto train_one = [](const TrainContext& c) {
     switch (c.config.agent) {
       case AgentKind::kDqn: return train_dqn(c);
-      case AgentKind::kPg: return train_pg(c);
+      case AgentKind::kPg: return c.config.hp.risk_input ? train_risk_pg(c) : train_pg(c);
       case AgentKind::kMoe: break;
     }
     return train_moe(c);
@@ -207,7 +228,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   if (config.hp.ensemble == 1) {
     r = train_one(ctx);
     // The window clause is chosen with the final rule (combine_ensemble), for one network too.
-    if (config.hp.calibrate && config.hp.window_clause)
+    if (config.hp.calibrate && config.hp.window_clause && !config.hp.risk_input)
       r = combine_ensemble(ctx, {config.out}, r.epochs);
   } else {
     // Member k: seed + k, its own file and checkpoint (so --resume resumes each), the files
@@ -232,6 +253,11 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   summary.agent = r.val;
   summary.epochs = r.epochs;
   summary.rule = r.rule;
+  if (config.hp.risk_input)  // as the file holds them
+    summary.risk_points =
+        read_risk_model(nlohmann::json::parse(read_model_info(config.out).metadata_json),
+                        config.out)
+            ->points;
   summary.train_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return summary;

@@ -89,15 +89,15 @@ class LearnedTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-// The probes of `c`'s window, their validation split, and `model` (beside `reactive`) replayed
-// through the simulator on the validation episodes' sample times.
+// The probes of `c`'s window, their validation split, and `policies` (or `model` beside
+// `reactive`) replayed through the simulator on the validation episodes' sample times.
 struct ValidationReplay {
   ProbeSet data;
   Split split;
   EvalReport report;
 };
 inline ValidationReplay replay_validation(const Trace& trace, const TrainConfig& c,
-                                          const std::string& model) {
+                                          const std::vector<std::string>& policies) {
   ValidationReplay v;
   add_probes(v.data, probe_or_load(trace, c.probes, "", 2, {}, nullptr));
   v.split = time_split(v.data, c.hp.val_fraction, c.probes.episode.horizon(), c.hp.val_blocks);
@@ -107,10 +107,14 @@ inline ValidationReplay replay_validation(const Trace& trace, const TrainConfig&
   e.from = v.data.episodes[v.split.val.front()].sample_time;
   e.to = c.probes.to;
   e.every = c.probes.every;
-  e.policies = {"reactive", model};
+  e.policies = policies;
   e.threads = 2;
   v.report = evaluate(trace, e);
   return v;
+}
+inline ValidationReplay replay_validation(const Trace& trace, const TrainConfig& c,
+                                          const std::string& model) {
+  return replay_validation(trace, c, std::vector<std::string>{"reactive", model});
 }
 
 // The validation figures of `s` were computed in memory, on probes; replaying the saved model

@@ -1,9 +1,12 @@
 // The wait predictor's quantiles as the agents' inputs (`train --wait-distribution`): what a
-// model sees live is what its probes recorded, and a model decides only with the predictor it
-// was trained with.
+// model sees live is what its probes recorded, a model decides only with the predictor it was
+// trained with, and a residual on quantile@RISK starts as exactly that rule.
+#include <fmt/format.h>
+
 #include <random>
 
 #include "LearnedFixtures.h"
+#include "mirage/agents/Baselines.h"
 #include "mirage/agents/WaitDistribution.h"
 
 namespace mirage::learned {
@@ -129,6 +132,48 @@ TEST_F(WaitFeaturesTest, AModelDecidesOnlyWithThePredictorItWasTrainedWith) {
   std::filesystem::remove(file);
   const std::string gone = refusal("gone.mirage-model");
   EXPECT_NE(gone.find("which is not there"), std::string::npos) << gone;
+}
+
+// Asks a model and the quantile baseline at every instant, and never submits.
+class AgreementDecider final : public Decider {
+ public:
+  AgreementDecider(Policy& model, Policy& baseline) : model_(model), baseline_(baseline) {}
+  bool submit_now(const Simulator&, const Observation& obs, SimJobIndex, Seconds) override {
+    const bool submits = baseline_.decide(obs).action == Action::kSubmitNow;
+    (submits ? submit : wait) += 1;
+    if ((model_.decide(obs).action == Action::kSubmitNow) != submits) ++disagree;
+    return false;
+  }
+  int submit = 0, wait = 0, disagree = 0;
+
+ private:
+  Policy &model_, &baseline_;
+};
+
+// `quantile_residual`: the model's margin is quantile@RISK's plus the network's, whose last
+// layer starts at zero, so that untrained it decides as quantile@RISK on every instant, at every
+// risk the predictor states as one of its levels.
+TEST_F(WaitFeaturesTest, AnUntrainedResidualDecidesAsQuantileOnEveryInstant) {
+  const Trace trace = waited_trace();
+  TrainConfig c = tiny(AgentKind::kPg, path("residual.mirage-model"), 1, 8);
+  c.hp.ensemble = 1;
+  c.hp.risk_input = true;
+  c.hp.quantile_residual = true;
+  c.hp.max_epochs = 0;     // untrained
+  c.hp.calibrate = false;  // the plain rule: submit where the margin is positive
+  c.probes.waits = predictor(trace, path("waits.toml"), &c.probes.waits_ref);
+  train_agent(trace, c);
+  EpisodeStarts starts(trace, c.probes.cluster, c.probes.episode, c.probes.mode);
+  for (const double q : {0.1, 0.25, 0.5}) {
+    const auto model = make_policy(c.out + "@" + fmt::format("{:g}", q));
+    QuantilePolicy baseline(c.probes.waits, q);
+    AgreementDecider both(*model, baseline);
+    for (Seconds t = c.probes.from; t < c.probes.to; t += 4 * kHour)
+      run_episode(starts.at(t), both, c.probes.episode);
+    EXPECT_EQ(both.disagree, 0) << "risk " << q;
+    EXPECT_GT(both.submit, 0) << "risk " << q << ": the baseline submits somewhere";
+    EXPECT_GT(both.wait, 0) << "risk " << q << ": and waits somewhere";
+  }
 }
 
 }  // namespace

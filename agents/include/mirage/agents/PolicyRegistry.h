@@ -19,8 +19,10 @@ std::vector<std::string> policy_names();
 
 // A policy's name and its risk knob: "average@2h" is `average` with a lead of 2 h (Baselines.h);
 // "agent.mirage-model@0.5" is that model with a decision threshold of 0.5 (its margin's units:
-// hours for dqn and moe, a logit for pg; lower submits earlier); "quantile@0.8" is `quantile`
-// at the level 0.8.
+// hours for dqn and moe, a logit for pg; lower submits earlier), or, for a model trained with the
+// price ratio as an input (`risk_input`), that model at the risk 0.5, read as quantile's level
+// (an idle hour priced 0.5 against an hour charged twice 0.5: learned/RiskInput.h);
+// "quantile@0.8" is `quantile` at the level 0.8.
 // A name is read once, where it comes in (a flag, the config, a campaign's record), into this
 // value, which is what every function below takes.
 struct PolicySpec {
@@ -44,7 +46,8 @@ inline PolicySpec parse_policy_spec(std::string_view name) {
 }
 
 // The points `mirage eval --sweep-risk` tries for a family, as policy names, from least to most
-// overlap (leads up, thresholds down); empty for a family without a knob.
+// overlap (leads up, thresholds down, levels up: quantile's, and a model file's whose knob is a
+// risk); empty for a family without a knob.
 std::vector<std::string> risk_sweep(std::string_view family);
 
 // What some policies need beyond their name: `quantile`, the successor's wait on the site (a

@@ -22,6 +22,12 @@ using ModelPolicyLoader = std::unique_ptr<Policy> (*)(const std::string& path,
 // Installs (or, with nullptr, removes) the loader. Thread-safe.
 void set_model_policy_loader(ModelPolicyLoader loader);
 
+// Whether the model file's knob is a risk (a model trained with the price ratio as an input,
+// MODEL@RISK as quantile@RISK) rather than a threshold; installed with the loader. Throws
+// InputError as the loader does.
+using ModelRiskReader = bool (*)(const std::string& path);
+void set_model_risk_reader(ModelRiskReader reader);
+
 // Why `path` cannot be a model file, read from its first bytes without loading LibTorch: it is
 // missing, or it is no LibTorch archive (a zip file, as `mirage train` writes). nullopt when it
 // may be one; the plugin reads the rest. One line, naming the file.

@@ -32,8 +32,9 @@ namespace mirage::learned {
 // 4: the planned wait at half runtimes, too; 5: without the planned waits at the predecessor's
 // end, which feed the window clause (WindowClause) instead: as inputs they made the networks
 // submit many hours before a closing window (measured on LS6, 2026-11-23); 6: the wait
-// predictor's quantiles (kWaitFeatures, only for a model trained with one).
-inline constexpr int kPoolingVersion = 6;
+// predictor's quantiles (kWaitFeatures, only for a model trained with one); 7: the risk and
+// quantile@risk's margin after them, for a model trained with the risk as an input (RiskInput.h).
+inline constexpr int kPoolingVersion = 7;
 inline constexpr int kDerivedFeatures = 7;
 // With a wait predictor (`train --wait-distribution`): each of its quantiles of the successor's
 // wait (kWaitLevels), log-scaled as the encoder's times, and each against the predecessor's
@@ -56,9 +57,9 @@ constexpr int pooled_width(bool wait_features) {
 void pool_features(const float* encoded, const WaitQuantiles* predicted, float* out);
 // The same from a live observation, as a model file decides (LearnedPolicy): `encoded` is
 // FeatureEncoder::encode(obs), and with `waits` its prediction for the successor in the observed
-// queue joins it, as the probes predicted it there.
+// queue joins it, as the probes predicted it there (and is written to `predicted`, when given).
 void pool_observation(const Observation& obs, const float* encoded, const WaitPredictor* waits,
-                      float* out);
+                      float* out, WaitQuantiles* predicted = nullptr);
 
 // The predictor a model was trained with, as its file records it: where it was read, and a
 // digest of its bytes (a file changed since is refused rather than read as another's inputs).
@@ -180,6 +181,17 @@ struct ProbeSet {
   std::vector<std::uint8_t> submit_flags;
   // Per decision: what WindowClause reads (remaining time, and the planned waits at the end).
   std::vector<WindowClause::Features> window_features;
+  // Per decision, with a predictor's quantiles among the features: those quantiles, exact (the
+  // residual on quantile@risk reads them, RiskInput.h); empty without.
+  std::vector<WaitQuantiles> predicted;
+  // With add_probes' keep_snapshots (the sequence model): every probed snapshot, kPerSnapshot
+  // floats each, episode after episode, and per decision the index of its latest one there
+  // (each preceded by the kWindow of its episode's window); empty without.
+  std::vector<float> snapshots;
+  std::vector<std::size_t> latest_snapshot;
+  const float* latest(std::size_t decision) const {
+    return snapshots.data() + latest_snapshot[decision] * FeatureEncoder::kPerSnapshot;
+  }
   // Logged world: what had no logged wait and was left out (ProbedEpisode::unscored and
   // unscored_instants), for the training log.
   std::size_t unscored_episodes = 0, unscored_instants = 0;
@@ -218,8 +230,8 @@ std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& sp
 // Adds the pooled decisions of `probed` to `set`, keeping the episodes in sample-time order and
 // leaving out (and counting) the unscored ones; `wait_features`: the probes hold a predictor's
 // quantiles (ProbeSpec::waits), which the pooled features then carry.
-void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed,
-                bool wait_features = false);
+void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, bool wait_features = false,
+                bool keep_snapshots = false);
 
 // Blocked time split: the episodes are cut into `blocks` consecutive blocks, and the last
 // `val_fraction` of each validates (so validation sees every period of the window, quiet and

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "mirage/agents/learned/ProbeData.h"
+#include "mirage/agents/learned/RiskInput.h"
 
 namespace mirage::learned {
 
@@ -127,6 +128,22 @@ struct Hyperparameters {
   int pg_batch_episodes = 32;                          // episodes per policy-gradient step
   int pg_samples = 16;                                 // stopping times sampled per episode
   double entropy = 0.0;                                // entropy bonus weight
+  // pg on the user's objective with the price as an input (RiskInput.h): each episode priced at
+  // a risk drawn from [kMinRisk, kMaxRisk], the risk an input, the expected cost of the
+  // stochastic stopping policy at that price minimised exactly; a threshold chosen on
+  // validation at each of kRiskLevels for the lowest cost there (objective, overlap_weight, the
+  // guard, follow_average and window_clause do not apply). One network (ensemble = 1).
+  bool risk_input = false;
+  // With risk_input and a wait predictor: the margin is quantile@risk's plus the network's, whose
+  // last layer starts at zero, so that the untrained model decides as quantile@risk and learns
+  // only where to depart from it.
+  bool quantile_residual = false;
+  // With risk_input: the sequence model, Mirage's aggressive option. The last `history` queue
+  // snapshots, an hour apart (gather_history), through a 1-D convolution over time
+  // (`history_channels` filters of 3 snapshots, ReLU, the mean over time) beside the pooled
+  // row, then the MLP; trained by the same policy gradient. 0: none.
+  int history = 0;
+  int history_channels = 16;
   // moe
   int experts = 3;       // experts, each trained on one consecutive period of the window
   int gate_hidden = 32;  // units of the gate's hidden layers
@@ -180,8 +197,9 @@ struct TrainSummary {
   int epochs = 0;  // epochs run (all phases), this session and resumed ones
   // On the validation episodes, greedy.
   StopMetrics agent, reactive, average, hindsight;
-  std::optional<double> overlap_cap;  // match-average: `average`'s mean validation overlap (h)
-  DecisionRule rule;                  // the saved one
+  std::optional<double> overlap_cap;   // match-average: `average`'s mean validation overlap (h)
+  DecisionRule rule;                   // the saved one
+  std::vector<RiskPoint> risk_points;  // risk_input: the rule and validation at each level
 };
 
 // Probes (or loads) the window, trains, and writes the model file atomically. Throws
