@@ -1,5 +1,7 @@
 // Model files: what a trained agent writes decides as it did, and a file that is not one, or is
-// one of another encoder, is refused in one line.
+// one of another encoder, or of an input or a learning mode removed, is refused in one line.
+#include <tuple>
+
 #include "LearnedFixtures.h"
 
 namespace mirage::learned {
@@ -57,7 +59,7 @@ TEST_F(ModelFileTest, AnEnsembleOfSeedsIsOneModelFileThatDecidesAsValidated) {
   }
 }
 
-TEST_F(ModelFileTest, AModelThatReadsHistoryBlocksIsRefusedAndOneWithoutThemLoads) {
+TEST_F(ModelFileTest, AModelOfAnInputOrAnExperimentThisMirageNoLongerHasIsRefusedInOneLine) {
   const Trace trace = busy_trace(12, 8);
   TrainConfig c = tiny(AgentKind::kDqn, path("plain.mirage-model"), 2, 6);
   c.hp.max_epochs = 1;
@@ -78,14 +80,6 @@ TEST_F(ModelFileTest, AModelThatReadsHistoryBlocksIsRefusedAndOneWithoutThemLoad
               std::string::npos)
         << e.what();
   }
-}
-
-TEST_F(ModelFileTest, AModelTrainedWithAnExperimentThatLostIsRefusedInOneLineNamingIt) {
-  const Trace trace = busy_trace(12, 8);
-  TrainConfig c = tiny(AgentKind::kDqn, path("current.mirage-model"), 2, 6);
-  c.hp.max_epochs = 1;
-  train_agent(trace, c);
-  EXPECT_NO_THROW(make_policy(c.out));
   // Files from before the options were removed name them; at the values kept they load.
   EXPECT_NO_THROW(make_policy(with_metadata(c.out, "kept.mirage-model", [](nlohmann::json& m) {
     m["hyperparameters"]["calibrate"] = true;
