@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The baselines' whole-chain figures on every shared trace, forward and in both worlds
-# (docs/results/calibrated-eval.md): on the evaluation month of bench/learned_agents.sh for each
+# (docs/results/calibrated-eval.md): on the evaluation month of bench/trace_windows.sh for each
 # trace, 1-node and 8-node chains of two 48-hour segments (Theta: 128 nodes, 24 h), each beside
 # the world of the log's real waits (--successor-wait both), the verdict chosen on the 28 days of
 # samples before the month (--pick-before 28d). The replay is calibrated on the month it judges

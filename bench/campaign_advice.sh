@@ -10,7 +10,7 @@
 # whose campaigns all end before the month (--pick-before), then judges it on the month. Prints
 # per case reactive's campaign and, in each world, the forward pick's cost on the month beside
 # hindsight's pick (the least-cost point of the month itself); asserts nothing. The learned
-# models are bench/learned_agents.sh's (docs/results/learned-agents.md).
+# models are judged the same way by bench/learned_verdict.sh (docs/results/learned-agents.md).
 #   bench/campaign_advice.sh [ls6|sdsc|kth|ctc|hpc2n|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whether the learned agents earn a place on the risk frontier (docs/results/quantile-baseline.md):
-# on each trace's evaluation month, the models bench/learned_agents.sh trained (in
-# $MIRAGE_BENCH_DIR, default build/learned-bench) beside every baseline at every setting of its
+# on each trace's evaluation month, the models bench/learned_verdict.sh trained (in
+# $MIRAGE_BENCH_DIR, default build/verdict-bench) beside every baseline at every setting of its
 # risk knob (the points `mirage eval --sweep-risk` tries, quantile included), concurrent overlap.
 # Prints per model whether any other point interrupts and overlaps no more (and one less), and
 # the point that does so with the least overlap; asserts nothing. The cluster flags must match
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
-models="${MIRAGE_BENCH_DIR:-build/learned-bench}"
+models="${MIRAGE_BENCH_DIR:-build/verdict-bench}"
 which="${1:-all}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

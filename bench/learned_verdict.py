@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The verdict on the learned agents, from bench/learned_verdict.sh's eval JSONs.
 
-  bench/learned_verdict.py DIR [--verdict FILE]
+  bench/learned_verdict.py DIR [--verdict FILE] [--page FILE]...
 
 Reads every DIR/*-{concurrent,handoff}.json (`mirage eval --work ... --successor-wait both
 --pick-before 28d --json` with every baseline point, the oracle and the models) and prints, per
@@ -21,11 +21,16 @@ chains in the world of real waits, a learned agent becomes the default of new ca
 best baseline does: the point, among those that need no file (quantile reads a wait
 distribution), with the largest mean share of the oracle's gain over the chains the real waits
 judge. A chain the real waits cannot judge (too few real jobs of its shape) counts as not earned:
-the verdict needs evidence. --verdict FILE writes the verdict for the build to compile in.
+the verdict needs evidence. --verdict FILE writes the verdict for the build to compile in;
+--page FILE writes the tables and the verdict into a page, each between the markers
+`<!-- learned_verdict.py writes: NAME -->` and `<!-- end: NAME -->` (NAME: standing, verdict,
+cases, training) where the page has them, so that no figure there is typed by hand.
 """
 import argparse
+import contextlib
 import datetime
 import glob
+import io
 import json
 import os
 import re
@@ -236,19 +241,46 @@ def state_in_example(path, policy):
         open(path, "w").write(text[: line.start()] + new + text[line.end():])
 
 
+def printed(fn, *args):
+    """What fn(*args) prints, as a string."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fn(*args)
+    return out.getvalue()
+
+
+def write_page(path, blocks):
+    """Replaces each block the page `path` marks with its text; a page that marks none is an
+    error (a wrong path, or markers lost in an edit)."""
+    text = open(path).read()
+    written = 0
+    for name, body in blocks.items():
+        begin, end = f"<!-- learned_verdict.py writes: {name} -->", f"<!-- end: {name} -->"
+        i, j = text.find(begin), text.find(end)
+        if i < 0 or j < i:
+            continue
+        text = text[: i + len(begin)] + "\n" + body.rstrip("\n") + "\n" + text[j:]
+        written += 1
+    if not written:
+        sys.exit(f"learned_verdict: {path}: no block marked <!-- learned_verdict.py writes: NAME -->")
+    open(path, "w").write(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir")
     ap.add_argument("--verdict", help="write the verdict (TOML) here for the build")
+    ap.add_argument("--page", action="append", default=[],
+                    help="write the tables and the verdict into this page (repeatable)")
     a = ap.parse_args()
     cases = load(a.dir)
     if not cases:
         sys.exit(f"learned_verdict: no eval JSON in {a.dir}")
-    detail_rows(cases)
-    print()
-    summary_rows(cases)
-    print()
-    training_times(a.dir, cases)
+    blocks = {"cases": printed(detail_rows, cases), "standing": printed(summary_rows, cases),
+              "training": printed(training_times, a.dir, cases)}
+    print(blocks["cases"])
+    print(blocks["standing"])
+    print(blocks["training"], end="")
     chains = len(cases)
     earned = sum(1 for c in cases
                  if any(c["worlds"]["logged"].earns(n) for n in c["worlds"]["logged"].names(True))
@@ -258,15 +290,20 @@ def main():
                         and any(c["worlds"]["replay"].earns(n) for n in c["worlds"]["replay"].names(True)))
     learned = 2 * earned >= chains
     policy, share, runners = best_baseline(cases)
-    print()
-    print(f"verdict: learned agents earn {earned} of {chains} chains in real waits "
-          f"({judged} of them judged there; in the replay {replay_earned})")
+    lines = [f"verdict: learned agents earn {earned} of {chains} chains in real waits "
+             f"({judged} of them judged there; in the replay {replay_earned})"]
     if learned:
-        print("verdict: a learned agent should be the default: ship its model and name it")
+        lines.append("verdict: a learned agent should be the default: ship its model and name it")
     else:
-        print(f"verdict: the default is `{policy}`, the baseline with the largest mean share of the "
-              f"oracle's gain ({pct(share)}) over the {judged} chain(s) the real waits judge; "
-              "the next: " + ", ".join(f"`{n}` {pct(v)}" for n, v in runners[1:]))
+        lines.append(f"verdict: the default is `{policy}`, the baseline with the largest mean share "
+                     f"of the oracle's gain ({pct(share)}) over the {judged} chain(s) the real "
+                     "waits judge; the next: "
+                     + ", ".join(f"`{n}` {pct(v)}" for n, v in runners[1:]))
+    print()
+    print("\n".join(lines))
+    blocks["verdict"] = "```\n" + "\n".join(lines) + "\n```\n"
+    for page in a.page:
+        write_page(page, blocks)
     if a.verdict and not learned:
         state_in_example(os.path.join(os.path.dirname(a.verdict), "mirage.example.toml"), policy)
         with open(a.verdict, "w") as f:

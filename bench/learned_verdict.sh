@@ -10,17 +10,20 @@
 #     world of the log's real waits (--successor-wait both): every baseline at every setting of
 #     its risk knob, the oracle and the models; the baselines' point chosen on the month before
 #     (--pick-before 28d);
-#  3. bench/learned_verdict.py reads the figures and prints the table and the verdict, and writes
-#     it to daemon/config/default-policy.toml, which the build compiles in as the default policy.
+#  3. bench/learned_verdict.py reads the figures and prints the tables and the verdict, and writes
+#     them into docs/results/learned-agents.md (and the table of where learning helps into
+#     docs/learned-agents.md) and the verdict to
+#     daemon/config/default-policy.toml, which the build compiles in as the default policy.
 # Prints figures; asserts nothing.
 #   bench/learned_verdict.sh [ls6|sdsc|kth|ctc|hpc2n|theta|all]   (default: all)
 # $MIRAGE_BENCH_DIR (default build/verdict-bench) keeps models, probes, logs and each case's
 # eval JSON: a model or a JSON already there is reused (delete it to measure again), so a run
 # cut short goes on where it stopped. $MIRAGE_AGENTS (default "moe pg dqn") names the agents;
-# $MIRAGE_TRAIN_FLAGS joins every `mirage train` (the recipe file below is the default);
+# $MIRAGE_TRAIN_FLAGS replaces the flags below that every `mirage train` gets (the recipe file
+# and --every 4h);
 # $MIRAGE_CHAINS (e.g. "1") restricts the chain sizes; MIRAGE_VERDICT_ONLY=1 only reads the
-# JSONs there; MIRAGE_VERDICT_FILE= (empty) prints the verdict without writing it (a partial run,
-# another recipe).
+# JSONs there; MIRAGE_VERDICT_FILE= (empty) prints the verdict without writing it or the page (a
+# partial run, another recipe).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
@@ -28,11 +31,15 @@ which="${1:-all}"
 dir="${MIRAGE_BENCH_DIR:-build/verdict-bench}"
 read -r -a agents <<<"${MIRAGE_AGENTS:-moe pg dqn}"
 mkdir -p "$dir"
-# The user's objective: the least cost at equal prices of an hour waited and an hour held twice.
-# One network a model (ensemble = 1) and at most 15 epochs (patience 4) keep the 2-core
-# machine's budget (the defaults: an ensemble of three, 40 epochs, patience 6).
+# The agents choose their epoch and rule for the least cost at equal prices of an hour waited and
+# an hour held twice (mirage train's one objective), the user's. One network a model
+# (ensemble = 1) and at most 15 epochs (patience 4) keep the 2-core machine's budget (the
+# defaults: an ensemble of three, 40 epochs, patience 6), and so do training samples every 4 h
+# (train's default: 1 h): probing a chain's three months at 1 h took 20 to 40 minutes on the
+# loaded machine. The probes are cached in $dir/probes, shared by the
+# agents of a chain: the first one probes, the others read.
 recipe="$dir/recipe.toml"
-[ -f "$recipe" ] || printf 'objective = "cost"\nensemble = 1\nepochs = 15\npatience = 4\n' >"$recipe"
+[ -f "$recipe" ] || printf 'ensemble = 1\nepochs = 15\npatience = 4\n' >"$recipe"
 
 # shellcheck source=bench/trace_windows.sh
 . bench/trace_windows.sh
@@ -57,7 +64,8 @@ run_trace() {
         /usr/bin/time -f "train wall %e s" "$mirage" train --agent "$agent" --trace "$trace" \
           $machine --lenient --nodes "$chain" --from "$train_from" --to "$train_to" \
           --fit-until "$from" --out "$model" --probe-cache "$dir/probes" \
-          ${MIRAGE_TRAIN_FLAGS:---hyperparameters $recipe} >"$dir/$name-$chain-$agent.log" 2>&1 ||
+          ${MIRAGE_TRAIN_FLAGS:---hyperparameters $recipe --every 4h} \
+          >"$dir/$name-$chain-$agent.log" 2>&1 ||
           { echo "   training failed: $dir/$name-$chain-$agent.log" >&2; continue; }
         tail -n 1 "$dir/$name-$chain-$agent.log" >&2
       fi
@@ -88,4 +96,5 @@ PY
 
 [ -n "${MIRAGE_VERDICT_ONLY:-}" ] || for_each_trace "$which" run_trace
 verdict="${MIRAGE_VERDICT_FILE-daemon/config/default-policy.toml}"
-python3 bench/learned_verdict.py "$dir" ${verdict:+--verdict "$verdict"}
+pages=(--page docs/results/learned-agents.md --page docs/learned-agents.md)
+python3 bench/learned_verdict.py "$dir" ${verdict:+--verdict "$verdict" "${pages[@]}"}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The baselines' risk frontiers on every shared trace (docs/results/risk-frontiers.md): `mirage
 # eval --sweep-risk` of average, forecast, forecast-recent and static on each trace's evaluation
-# month (the one bench/learned_agents.sh and bench/calibrated_eval.sh use), 1-node and 8-node
+# month (the one bench/learned_verdict.sh and bench/calibrated_eval.sh use), 1-node and 8-node
 # chains of two 48-hour segments, both overlap modes, in both worlds (the calibrated replay and
 # the log's real waits: --successor-wait both). The operating point `campaign add --max-overlap`
 # would take at budgets of 15 min, 1 h and 4 h of overlap per boundary (the least interruption

@@ -1,5 +1,5 @@
 # The shared traces and their windows, once for every benchmark that reads them: three months to
-# train on (bench/learned_agents.sh) and the month after, where policies are judged. Sourced, from
+# train on (bench/learned_verdict.sh) and the month after, where policies are judged. Sourced, from
 # the repository's root, by the benchmarks:
 #   for_each_trace WHICH FUNCTION
 # calls FUNCTION NAME LABEL TRACE MACHINE_FLAGS TRAIN_FROM EVAL_FROM EVAL_TO CHAIN_SIZES for the
@@ -24,7 +24,7 @@ done
 for lead in 0 1h 2h 4h 6h 9h 12h 18h 1d; do baseline_points+=",static@$lead"; done
 for level in 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9; do baseline_points+=",quantile@$level"; done
 
-# The models bench/learned_agents.sh trained in DIR for trace NAME's CHAIN-node chains, as ",A,B"
+# The models bench/learned_verdict.sh trained in DIR for trace NAME's CHAIN-node chains, as ",A,B"
 # to append to a --policies list (empty when there are none).
 trained_models() {
   local dir=$1 name=$2 chain=$3 agent list=""

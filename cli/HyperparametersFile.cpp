@@ -16,27 +16,16 @@
 namespace mirage::cli {
 namespace {
 
-// A mode (an enum of the library) by its name: how to set it from one, read it back, and the
-// names it takes.
+// A mode by its name: how to set it from one, read it back, and the names it takes.
 struct Mode {
   std::function<bool(std::string_view)> set;  // false: not one of the names
   std::function<std::string()> get;
   std::vector<std::string_view> names;
 };
 
-template <class Enum>
-Mode mode(Enum& field) {
-  return {[&field](std::string_view text) {
-            const auto v = learned::parse_mode<Enum>(text);
-            if (v) field = *v;
-            return v.has_value();
-          },
-          [&field] { return std::string(learned::to_string(field)); }, learned::mode_names<Enum>()};
-}
-
 std::vector<std::string_view> guard_names() {
   std::vector<std::string_view> names{"auto", learned::to_string(learned::ForecastGuard::kOff)};
-  for (const auto g : learned::kForecastPlans) names.push_back(learned::to_string(g));
+  for (const auto g : learned::kForecastGuards) names.push_back(learned::to_string(g));
   return names;
 }
 
@@ -80,33 +69,17 @@ std::vector<Knob> knobs(LearningSettings& s) {
        "consecutive blocks of the window, each validated on its tail (1: the window's tail)"},
       {"overlap_weight", &hp.overlap_weight, 0, 1e6,
        "cost of an hour of overlap relative to an hour of interruption"},
-      {"calibrate", &hp.calibrate, 0, 0,
-       "choose the decision threshold on validation (or plain greedy)"},
-      {"objective", mode(hp.objective), 0, 0,
-       "what the threshold and epoch are chosen for: the lowest cost, or the lowest "
-       "interruption with no more overlap than average"},
-      {"overlap_confidence", &hp.overlap_confidence, 0, 1,
-       "match-average: the share of day-bootstrap resamples in which the overlap must stay "
-       "within the cap (0: compare the means)"},
       {"forecast_guard", guard_mode(hp.forecast_guard), 0, 0,
        "submit only once the queue forecast plans the successor no earlier than the "
        "predecessor's end (auto: chosen on validation)"},
-      {"follow_average", &hp.follow_average, 0, 0,
-       "also try rules that follow the average baseline"},
-      {"window_clause", &hp.window_clause, 0, 0,
-       "also try each rule with a window clause (a big job's reservation closing the window)"},
       {"target_update", &hp.target_update, 1, 1e9,
        "dqn/moe: gradient steps between target-network copies"},
       {"huber_delta", &hp.huber_delta, 1e-9, 1e6, "dqn/moe: Huber loss threshold (hours)"},
       {"gamma", &hp.gamma, 0, 1, "dqn/moe: discount per decision"},
-      {"wait_target", mode(hp.wait_target), 0, 0,
-       "dqn/moe: value of waiting: bootstrap, or the exact rollout cost off the probes"},
       {"priority_alpha", &hp.priority_alpha, 0, 10,
        "dqn/moe: prioritised replay exponent on |TD error| (0: uniform)"},
       {"priority_beta", &hp.priority_beta, 0, 1,
        "dqn/moe: importance-sampling exponent correcting the prioritised draw"},
-      {"pg_estimator", mode(hp.pg_estimator), 0, 0,
-       "pg: sampled stopping times with a learned baseline, or the exact expected cost"},
       {"pg_batch_episodes", &hp.pg_batch_episodes, 1, 1e9, "pg: episodes per gradient step"},
       {"pg_samples", &hp.pg_samples, 1, 1e9, "pg: stopping times sampled per episode"},
       {"entropy", &hp.entropy, 0, 1e6, "pg: entropy bonus weight"},
@@ -213,7 +186,7 @@ LearningSettings read_hyperparameters(const std::string& path) {
 std::string hyperparameters_help() {
   LearningSettings defaults;
   std::string out =
-      "Hyperparameters (keys of --hyperparameters FILE.toml, e.g. `window_clause = true`; "
+      "Hyperparameters (keys of --hyperparameters FILE.toml, e.g. `epochs = 20`; "
       "defaults in brackets):\n";
   for (const Knob& k : knobs(defaults))
     out += fmt::format("  {} [{}]: {}\n", k.key, value_text(k), k.help);

@@ -157,7 +157,7 @@ std::string rule_text(const learned::TrainSummary& s) {
           : fmt::format(
                 "once the predecessor has at most {} left and the {} forecast "
                 "plans a wait of {} or more were it submitted at the end",
-                format_short_duration(w.within), to_string(w.plan), format_short_duration(w.wait));
+                format_short_duration(w.within), to_string(*w.plan), format_short_duration(w.wait));
   if (!early && !after)
     return window.empty() ? "never submit early (as reactive)" : "submit " + window;
   std::string text;
@@ -289,16 +289,8 @@ int run_train(const TrainOptions& o) {
         "threshold for the lowest cost there; `pg` below: MODEL without a knob, @{:g})\n",
         learned::kDefaultRisk);
   else
-    fmt::print("\nvalidation (cost = interruption + {} x overlap; chosen for {})\n",
-               hp.overlap_weight,
-               hp.objective == learned::Objective::kCost
-                   ? std::string("the lowest cost")
-                   : fmt::format("the lowest interruption with overlap <= average's {:.3f} h{}",
-                                 s.average.mean_overlap_h,
-                                 hp.overlap_confidence > 0
-                                     ? fmt::format(" in {:.0f}% of day-bootstrap resamples",
-                                                   100 * hp.overlap_confidence)
-                                     : ""));
+    fmt::print("\nvalidation (cost = interruption + {} x overlap; chosen for the lowest cost)\n",
+               hp.overlap_weight);
   if (!s.risk_points.empty()) {
     // One rule per validated risk: MODEL@RISK decides with the nearest one's.
     fmt::print(

@@ -71,19 +71,33 @@ void pool_observation(const Observation& obs, const float* encoded, const WaitPr
   if (predicted) *predicted = p;
 }
 
+std::string_view to_string(ForecastPlan plan) {
+  switch (plan) {
+    case ForecastPlan::kLimits: return "limits";
+    case ForecastPlan::kHalved: return "halved";
+    case ForecastPlan::kRecent: return "recent";
+  }
+  return "?";
+}
+
+std::optional<ForecastPlan> parse_forecast_plan(std::string_view text) {
+  for (const auto p : kForecastPlans)
+    if (text == to_string(p)) return p;
+  return std::nullopt;
+}
+
 std::string_view to_string(ForecastGuard guard) {
   switch (guard) {
     case ForecastGuard::kOff: return "off";
     case ForecastGuard::kLimits: return "limits";
     case ForecastGuard::kHalved: return "halved";
-    case ForecastGuard::kRecent: return "recent";
   }
   return "?";
 }
 
 std::optional<ForecastGuard> parse_forecast_guard(std::string_view text) {
   if (text == to_string(ForecastGuard::kOff)) return ForecastGuard::kOff;
-  for (const auto g : kForecastPlans)
+  for (const auto g : kForecastGuards)
     if (text == to_string(g)) return g;
   return std::nullopt;
 }
@@ -97,8 +111,6 @@ bool forecast_allows_submit(const float* encoded, ForecastGuard guard) {
       return campaign[F::kPlannedWait] >= campaign[F::kPredecessorRemaining];
     case ForecastGuard::kHalved:
       return campaign[F::kPlannedWaitHalfRuntimes] >= campaign[F::kPredecessorRemaining];
-    case ForecastGuard::kRecent:
-      return campaign[F::kPlannedWaitRecentRuntimes] >= campaign[F::kPredecessorRemaining];
   }
   return true;
 }
@@ -120,7 +132,7 @@ bool WindowClause::fires(const Features& f) const {
   if (!active()) return false;
   // time_feature is monotone: comparing features compares the times.
   return f[0] <= FeatureEncoder::time_feature(within) &&
-         f[static_cast<std::size_t>(plan)] >= FeatureEncoder::time_feature(wait);
+         f[static_cast<std::size_t>(*plan)] >= FeatureEncoder::time_feature(wait);
 }
 
 bool WindowClause::fires(const float* encoded) const {

@@ -6,11 +6,11 @@
 // So the replay buffer is the whole probed window, and each sample supervises both outputs:
 //   y(submit) = -cost(gap_k)
 //   y(wait)   = -cost at the instant where the target network's greedy policy, started at
-//               s_{k+1}, submits (the fallback if it never does)            ("rollout", default)
-//             = gamma * max_a Q_target(s_{k+1}, a)                          ("bootstrap")
+//               s_{k+1}, submits (the fallback if it never does)
 // with a Huber loss. The probe table says what every stopping instant gives, so the rollout
 // value is exact for the target policy: no estimate, and no over-estimation from the max, is
-// needed for the continuation (as in Longstaff-Schwartz regression for optimal stopping). The
+// needed for the continuation (as in Longstaff-Schwartz regression for optimal stopping; the
+// Q-learning bootstrap, gamma * max_a Q_target(s_{k+1}, a), was tried and lost). The
 // first target policy is reactive, so the first fit learns where submitting beats it; each copy
 // of the target network (every `target_update` steps) is one step of policy iteration. At each
 // copy y(wait) is computed once for every transition (fitted Q iteration), so a gradient step
@@ -43,7 +43,7 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
       x_(std::move(x)),
       rng_(seed) {
   // Margins are in hours.
-  rules_ = candidate_rules(AgentKind::kDqn, hp_, forecast_guard);
+  rules_ = candidate_rules(AgentKind::kDqn, forecast_guard);
   torch::manual_seed(seed);
   online_ = make();
   target_ = make();
@@ -54,13 +54,11 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
       trainable_parameters(*online_),
       torch::optim::AdamWOptions(hp_.lr).weight_decay(hp_.weight_decay));
 
-  // The transition table: next instant, value of submitting, value of waiting at the end.
+  // The transition table: value of submitting, value of waiting at the end.
   const ProbeSet& data = ctx.data;
   const auto n = static_cast<std::int64_t>(data.decisions());
-  next_ = torch::full({n}, -1, torch::kInt64);
   submit_value_ = torch::zeros({n});
   last_wait_value_ = torch::zeros({n});
-  auto next = next_.accessor<std::int64_t, 1>();
   auto submit = submit_value_.accessor<float, 1>();
   auto last_wait = last_wait_value_.accessor<float, 1>();
   for (const auto& ep : data.episodes) {
@@ -69,7 +67,6 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
       const auto i = static_cast<std::int64_t>(ep.first + k);
       submit[i] = static_cast<float>(-ctx.cost(data.gap[ep.first + k]));
       last_wait[i] = fallback;
-      if (k + 1 < ep.count) next[i] = i + 1;
     }
   }
   sync_target();
@@ -83,45 +80,30 @@ void QLearner::sync_target() {
 void QLearner::update_wait_targets() {
   torch::NoGradGuard no_grad;
   target_->eval();
-  const auto idx = decision_indices(ctx_.data, train_);
-  if (hp_.wait_target == WaitTarget::kRollout) {
-    // Where the target network's greedy policy submits after each instant, and what that costs.
-    // The first policy is reactive (never submit early): the first fit learns to improve on it.
-    // It stays so until the first copy of the online network (also after a resume).
-    auto m = margins(*target_, x_, ctx_.data, train_);
-    if (steps_ < std::max(1, hp_.target_update)) std::fill(m.begin(), m.end(), -1.f);
-    auto y = torch::zeros({x_.size(0)});
-    auto acc = y.accessor<float, 1>();
-    const auto submit = submit_value_.accessor<float, 1>();
-    const auto last = last_wait_value_.accessor<float, 1>();
-    std::size_t at = 0;
-    for (std::size_t e : train_) {
-      const auto& ep = ctx_.data.episodes[e];
-      if (ep.count == 0) continue;
-      // Backwards: the value of waiting at k is the value at the next stop of the policy.
-      float after = last[static_cast<std::int64_t>(ep.first + ep.count - 1)];
-      for (std::size_t k = ep.count; k-- > 0;) {
-        const auto i = static_cast<std::int64_t>(ep.first + k);
-        acc[i] = after;
-        if (m[at + k] > 0) after = submit[i];
-        if (hp_.gamma != 1.0) after = static_cast<float>(hp_.gamma) * after;
-      }
-      at += ep.count;
+  // Where the target network's greedy policy submits after each instant, and what that costs.
+  // The first policy is reactive (never submit early): the first fit learns to improve on it.
+  // It stays so until the first copy of the online network (also after a resume).
+  auto m = margins(*target_, x_, ctx_.data, train_);
+  if (steps_ < std::max(1, hp_.target_update)) std::fill(m.begin(), m.end(), -1.f);
+  auto y = torch::zeros({x_.size(0)});
+  auto acc = y.accessor<float, 1>();
+  const auto submit = submit_value_.accessor<float, 1>();
+  const auto last = last_wait_value_.accessor<float, 1>();
+  std::size_t at = 0;
+  for (std::size_t e : train_) {
+    const auto& ep = ctx_.data.episodes[e];
+    if (ep.count == 0) continue;
+    // Backwards: the value of waiting at k is the value at the next stop of the policy.
+    float after = last[static_cast<std::int64_t>(ep.first + ep.count - 1)];
+    for (std::size_t k = ep.count; k-- > 0;) {
+      const auto i = static_cast<std::int64_t>(ep.first + k);
+      acc[i] = after;
+      if (m[at + k] > 0) after = submit[i];
+      if (hp_.gamma != 1.0) after = static_cast<float>(hp_.gamma) * after;
     }
-    wait_target_ = y;
-    return;
+    at += ep.count;
   }
-  // max_a Q_target(s, a) for every decision of the training episodes, then shifted by one.
-  auto value = torch::zeros({x_.size(0)});
-  for (std::size_t at = 0; at < idx.size(); at += kChunk) {
-    const std::size_t n = std::min<std::size_t>(kChunk, idx.size() - at);
-    const auto rows = torch::from_blob(const_cast<std::int64_t*>(idx.data() + at),
-                                       {static_cast<std::int64_t>(n)}, torch::kInt64);
-    value.index_copy_(0, rows, std::get<0>(target_->forward(x_.index_select(0, rows)).max(1)));
-  }
-  auto next_value = value.index_select(0, next_.clamp_min(0));
-  if (hp_.gamma != 1.0) next_value = hp_.gamma * next_value;
-  wait_target_ = torch::where(next_.ge(0), next_value, last_wait_value_);
+  wait_target_ = y;
 }
 
 bool QLearner::done() const {
@@ -209,7 +191,7 @@ EpochStats QLearner::run_epoch(bool report_steps) {
   st.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
   st.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
   const Calibration cal = calibrate(margins(*online_, x_, ctx_.data, ctx_.split.val), ctx_.data,
-                                    ctx_.split.val, ctx_.cost, rules_, ctx_.overlap_cap);
+                                    ctx_.split.val, ctx_.cost, rules_);
   st.val = cal.val;
   st.best = stop_.record(cal);
   if (st.best) copy_state(*online_, *best_);

@@ -16,7 +16,6 @@ struct TrainContext {
   const ProbeSet& data;
   Split split;
   CostModel cost;
-  OverlapCap overlap_cap;  // the match-average objective's; none with the cost objective
   const TrainCallbacks& callbacks;
   std::string metadata_json;    // the model file's metadata, less the validation figures
   std::string run_fingerprint;  // a checkpoint made with another one is refused
@@ -36,7 +35,7 @@ AgentResult train_moe(const TrainContext& ctx);
 AgentResult train_risk_pg(const TrainContext& ctx);
 // The model of Hyperparameters::ensemble members, trained into `member_files`: their mean
 // margin (one file: that network), with its decision rule chosen on validation as each
-// member's was, and a window clause with it (Hyperparameters::window_clause); writes the model
+// member's was, and a window clause with it (WindowClause); writes the model
 // file. `epochs`: the members' epochs, all told.
 AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::string>& member_files,
                              int epochs);

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "TorchArchive.h"
 #include "mirage/agents/learned/LearnedModel.h"
@@ -24,9 +26,24 @@ ForecastGuard read_guard(const nlohmann::json& meta, const std::string& path) {
   if (it->is_string())
     if (const auto g = parse_forecast_guard(it->get<std::string>())) return *g;
   throw InputError({path, 0, "policy"},
-                   fmt::format("the model file's forecast_guard is {}; expected off, limits, "
-                               "halved or recent (retrain it with `mirage train`)",
+                   fmt::format("the model file's forecast_guard is {}; expected off, limits or "
+                               "halved (retrain it with `mirage train`)",
                                it->dump()));
+}
+
+// The learning options removed because they lost (issue 58: experiments that lost are deleted,
+// not kept behind flags), as a model file's hyperparameters name them: a model trained with one
+// is refused rather than served as one this mirage makes.
+std::optional<std::string> removed_option(const nlohmann::json& hp) {
+  for (const char* key : {"calibrate", "follow_average", "window_clause"})
+    if (const auto it = hp.find(key); it != hp.end() && *it == false)
+      return fmt::format("{} = false", key);
+  for (const auto& [key, value] :
+       {std::pair{"wait_target", "bootstrap"}, std::pair{"forecast_guard", "recent"},
+        std::pair{"pg_estimator", "exact"}, std::pair{"objective", "match-average"}})
+    if (const auto it = hp.find(key); it != hp.end() && *it == value)
+      return fmt::format("{} = \"{}\"", key, value);
+  return std::nullopt;
 }
 
 // Files made before rules could follow `average` never do.
@@ -55,9 +72,8 @@ WindowClause read_window_clause(const nlohmann::json& meta, const std::string& p
   };
   if (!it->is_object()) throw bad();
   WindowClause w;
-  const auto plan = parse_forecast_guard(it->value("plan", ""));
-  if (!plan || *plan == ForecastGuard::kOff) throw bad();
-  w.plan = *plan;
+  w.plan = parse_forecast_plan(it->value("plan", ""));
+  if (!w.plan) throw bad();
   const auto within = it->find("within_s"), wait = it->find("wait_s");
   if (within == it->end() || wait == it->end() || !within->is_number_integer() ||
       !wait->is_number_integer())
@@ -179,6 +195,11 @@ ModelMeta check_model_meta(const std::string* text, const std::string& path) {
                        fmt::format("model {} reads history blocks (history_blocks = {}), an input "
                                    "this mirage no longer has; retrain it with `mirage train`",
                                    stem, blocks));
+    if (const auto option = removed_option(hp))
+      throw InputError({path, 0, "policy"},
+                       fmt::format("model {} was trained with {}, an experiment that lost and "
+                                   "that this mirage no longer has; retrain it with `mirage train`",
+                                   stem, *option));
     // null: never submit early (JSON has no infinity).
     const auto& t = meta.at("decision_threshold");
     out.rule.threshold = t.is_null() ? std::numeric_limits<double>::infinity() : t.get<double>();

@@ -25,7 +25,7 @@ void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, 
                                         : nlohmann::json(rule.after_average);
   meta["window_clause"] = !rule.window.active()
                               ? nlohmann::json(nullptr)
-                              : nlohmann::json{{"plan", to_string(rule.window.plan)},
+                              : nlohmann::json{{"plan", to_string(*rule.window.plan)},
                                                {"within_s", rule.window.within},
                                                {"wait_s", rule.window.wait}};
   meta["validation"] = {{"episodes", val.episodes},
@@ -124,7 +124,7 @@ AgentResult combine_ensemble(const TrainContext& ctx, const std::vector<std::str
   // is the network's (the clause does not read it).
   const Calibration cal = calibrate(
       margins(*net, features_tensor(ctx.data), ctx.data, ctx.split.val), ctx.data, ctx.split.val,
-      ctx.cost, candidate_rules(ctx.config.agent, hp, hp.forecast_guard, true), ctx.overlap_cap);
+      ctx.cost, candidate_rules(ctx.config.agent, hp.forecast_guard, true));
   save_model(ctx, *net, cal.val, epochs, cal.rule);
   return {cal.val, epochs, cal.rule};
 }

@@ -95,23 +95,21 @@ std::pair<torch::Tensor, torch::Tensor> feature_moments(const ProbeSet& data,
 std::vector<float> margins(ScoreNet& net, const torch::Tensor& x, const ProbeSet& data,
                            const std::vector<std::size_t>& episodes);
 // The decision thresholds an agent's calibration tries (margins of dqn and moe are in hours,
-// pg's are logits); without `calibrate`, only the greedy one.
-std::vector<double> decision_thresholds(AgentKind kind, bool calibrate);
-// The rules tried on validation: every threshold of decision_thresholds(kind, hp.calibrate) under
-// each guard that `forecast_guard` admits ("auto": off, limits and halved; hp.forecast_guard but
-// where moe's experts are held to another); with hp.follow_average (and hp.calibrate), each of
-// them also with every threshold (and kAlways) after `average`; with `window` (and
-// hp.window_clause and hp.calibrate), each of those also with every clause of window_clauses().
-std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters& hp,
+// pg's are logits), "never" (infinity) among them.
+std::vector<double> decision_thresholds(AgentKind kind);
+// The rules tried on validation: every threshold of decision_thresholds(kind) under each guard
+// that `forecast_guard` admits ("auto": off, limits and halved; hp.forecast_guard but where moe's
+// experts are held to another), each also with every threshold (and kAlways) after `average`;
+// with `window`, each of those also with every clause of window_clauses().
+std::vector<DecisionRule> candidate_rules(AgentKind kind,
                                           const std::optional<ForecastGuard>& forecast_guard,
                                           bool window = false);
 
-// The decision rule, among `rules`, with the best score on the episodes: the lowest cost, or,
-// with `cap` (the match-average objective), the lowest mean interruption among the rules whose
-// overlap stays within the cap (any that exceed it score worse than every one that does
-// not). `episodes` are the validation episodes, in the order of the cap's split. Infinity
-// stands for "never submit early" (reactive): a model that does worse than that on the
-// validation episodes is not trusted with decisions. Epochs are selected by the same score.
+// The decision rule, among `rules`, with the lowest mean cost on the episodes (the validation
+// episodes; choosing for the least interruption under `average`'s overlap, "match-average", lost
+// in real waits and was removed). Infinity stands for "never submit early" (reactive): a model
+// that does worse than that on the validation episodes is not trusted with decisions. Epochs
+// are selected by the same score.
 struct Calibration {
   DecisionRule rule;
   StopMetrics val;
@@ -119,7 +117,7 @@ struct Calibration {
 };
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
-                      const std::vector<DecisionRule>& rules, const OverlapCap& cap);
+                      const std::vector<DecisionRule>& rules);
 
 // Early stopping on the validation score, the same for every learner: the epochs so far, those
 // since the best, and the best score with the rule and figures it came with. Checkpoints keep it
@@ -198,7 +196,7 @@ class QLearner {
   std::vector<std::size_t> train_;
   std::shared_ptr<ScoreNet> online_, target_, best_;
   std::unique_ptr<torch::optim::AdamW> optimizer_;
-  torch::Tensor x_, next_, submit_value_, last_wait_value_;
+  torch::Tensor x_, submit_value_, last_wait_value_;
   torch::Tensor wait_target_;        // y(wait) of every decision, from the target network
   void sync_target();                // copies the online network into the target, then:
   void update_wait_targets();        // y(wait) of every decision from the target network

@@ -6,15 +6,14 @@
 // it submits, or -cost(fallback_gap) if it never does. For each sampled episode
 //   loss_pi = - sum_{j <= stop} log pi(a_j | s_j) (G - b(s_j)) / scale
 //   loss_b  =   sum_{j <= stop} (b(s_j) - G)^2
-// where b is the baseline network and `scale` the spread of the batch's returns. With
-// --pg-estimator exact the sampling is replaced by its expectation: the policy's expected cost
-// on an episode, sum_k P(stop at k) cost(gap_k) + P(never) cost(fallback), is a smooth function
-// of its submission probabilities and is minimised directly (no variance, no baseline needed). The
-// policy starts with a small submission probability, so that a sampled episode reaches its end
-// about half the time. Deterministic at evaluation: submit at the first instant whose submission
-// probability exceeds a threshold. A stochastic stopping policy spreads its probability over many
-// instants, so one half would rarely be reached; the threshold is chosen, with the weights, on the
-// validation episodes (from decision_thresholds).
+// where b is the baseline network and `scale` the spread of the batch's returns. (Minimising the
+// expected cost over all stopping times directly, without sampling, was tried and removed: on
+// LS6's 1-node chains it chose the same epoch and rule, and decided alike.) The policy starts with
+// a small submission probability, so that a sampled episode reaches its end about half the time.
+// Deterministic at evaluation: submit at the first instant whose submission probability exceeds a
+// threshold. A stochastic stopping policy spreads its probability over many instants, so one half
+// would rarely be reached; the threshold is chosen, with the weights, on the validation episodes
+// (from decision_thresholds).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -105,15 +104,7 @@ AgentResult train_pg(const TrainContext& ctx) {
   }
 
   const auto x = features_tensor(data);
-  const bool exact = hp.pg_estimator == PgEstimator::kExact;
   auto shaped = [&](Seconds gap) { return ctx.cost(gap); };
-  // cost(gap) of submitting at each decision, for the exact estimator.
-  auto cost_tensor = torch::zeros({x.size(0)});
-  {
-    auto c = cost_tensor.accessor<float, 1>();
-    for (std::size_t i = 0; i < data.decisions(); ++i)
-      c[static_cast<std::int64_t>(i)] = static_cast<float>(shaped(data.gap[i]));
-  }
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   const std::size_t per_batch = static_cast<std::size_t>(std::max(1, hp.pg_batch_episodes));
   const int samples = std::max(1, hp.pg_samples);
@@ -134,32 +125,6 @@ AgentResult train_pg(const TrainContext& ctx) {
           torch::from_blob(idx.data(), {static_cast<std::int64_t>(idx.size())}, torch::kInt64);
       const auto xb = x.index_select(0, rows);
       const auto logits = st.policy->forward(xb).squeeze(1);
-      if (exact) {
-        // The expected cost of the stochastic policy, summed exactly over its stopping times:
-        // P(stop at k) = p_k prod_{j<k} (1 - p_j), P(never) = prod_j (1 - p_j).
-        const auto log_submit = torch::log_sigmoid(logits);
-        const auto log_wait = torch::log_sigmoid(-logits);
-        std::vector<torch::Tensor> terms;
-        std::int64_t at = 0;
-        for (std::size_t e : eps) {
-          const auto& ep = data.episodes[e];
-          const auto n = static_cast<std::int64_t>(ep.count);
-          if (n == 0) continue;
-          terms.push_back(
-              expected_stopping_cost(log_submit.narrow(0, at, n), log_wait.narrow(0, at, n),
-                                     cost_tensor.narrow(0, static_cast<std::int64_t>(ep.first), n),
-                                     static_cast<float>(shaped(ep.fallback_gap))));
-          at += n;
-        }
-        const auto loss = torch::stack(terms).mean();
-        st.policy_opt->zero_grad();
-        loss.backward();
-        st.policy_opt->step();
-        loss_sum += loss.item<double>();
-        if (ctx.callbacks.step)
-          ctx.callbacks.step(s + 1, steps, loss_sum / static_cast<double>(s + 1));
-        continue;
-      }
       const auto values = st.baseline->forward(xb).squeeze(1);
 
       // Sample stopping times; gather, per decision, how often it was passed or chosen and the
@@ -235,7 +200,7 @@ AgentResult train_pg(const TrainContext& ctx) {
     // The best threshold for these weights.
     const Calibration cal =
         calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
-                  candidate_rules(AgentKind::kPg, hp, hp.forecast_guard), ctx.overlap_cap);
+                  candidate_rules(AgentKind::kPg, hp.forecast_guard));
     es.val = cal.val;
     es.best = st.stop.record(cal);
     if (es.best) copy_state(*st.policy, *st.best);

@@ -55,7 +55,7 @@ void add_probes(ProbeSet& set, const std::vector<ProbedEpisode>& probed, bool wa
                     set.x.data() + set.gap.size() * width);
       set.gap.push_back(d.gap_if_submitted);
       std::uint8_t flags = 0;
-      for (const auto g : kForecastPlans)
+      for (const auto g : kForecastGuards)
         if (forecast_allows_submit(encoded.data(), g)) flags |= 1 << static_cast<int>(g);
       if (average_would_submit(encoded.data())) {
         flags |= 1 << ProbeSet::kAverageBit;

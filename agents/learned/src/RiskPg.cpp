@@ -175,7 +175,7 @@ AgentResult train_risk_pg(const TrainContext& ctx) {
 
   // The thresholds tried at each level: pg's (logits), none of the other clauses.
   std::vector<DecisionRule> rules;
-  for (const double t : decision_thresholds(AgentKind::kPg, hp.calibrate)) {
+  for (const double t : decision_thresholds(AgentKind::kPg)) {
     rules.emplace_back();
     rules.back().threshold = t;
   }

@@ -1,5 +1,5 @@
 // Which decision rule a network's margins make: the thresholds and rules tried, and the one
-// chosen on validation for the objective (the lowest cost, or match-average under its caps).
+// chosen on validation: the lowest cost.
 #include <algorithm>
 #include <cmath>
 
@@ -7,50 +7,39 @@
 
 namespace mirage::learned {
 
-std::vector<double> decision_thresholds(AgentKind kind, bool calibrate) {
+std::vector<double> decision_thresholds(AgentKind kind) {
   constexpr double kNever = std::numeric_limits<double>::infinity();
   if (kind == AgentKind::kPg) {
     // Submission probabilities, as logits.
     std::vector<double> t;
     for (const double p : {0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002})
       t.push_back(std::log(p / (1 - p)));
-    if (!calibrate)
-      t.resize(1);
-    else
-      t.push_back(kNever);
+    t.push_back(kNever);
     return t;
   }
   // Hours: submit only when submitting is better by this much (or worse by no more than -this),
   // or never; 0 is plain greedy. Queue waits range from minutes to days, so the grid does too.
-  if (!calibrate) return {0.0};
   return {0.0,  -4.0, -2.0, -1.0, -0.5, -0.25, -0.1, -0.05, -0.02,
           0.02, 0.05, 0.1,  0.25, 0.5,  1.0,   2.0,  4.0,   kNever};
 }
 
-std::vector<DecisionRule> candidate_rules(AgentKind kind, const Hyperparameters& hp,
+std::vector<DecisionRule> candidate_rules(AgentKind kind,
                                           const std::optional<ForecastGuard>& forecast_guard,
                                           bool window) {
-  const std::vector<double> thresholds = decision_thresholds(kind, hp.calibrate);
-  const bool follow_average = hp.calibrate && hp.follow_average;
+  const std::vector<double> thresholds = decision_thresholds(kind);
   std::vector<DecisionRule> rules;
-  std::vector<double> after{std::numeric_limits<double>::infinity()};
-  if (follow_average) {
-    after.push_back(DecisionRule::kAlways);
-    for (const double t : thresholds)
-      if (!std::isinf(t)) after.push_back(t);
-  }
-  // Rules that never follow `average` first: on equal scores the simpler rule is kept. `auto`
-  // leaves the recent-runtime guard out: among its candidates it moved the members' epochs
-  // without being chosen (LS6 8-node dqn: 0.50 h of overlap in February against 0.41 h), so
-  // it is tried where named; the window clause tries its plan either way.
+  std::vector<double> after{std::numeric_limits<double>::infinity(), DecisionRule::kAlways};
+  for (const double t : thresholds)
+    if (!std::isinf(t)) after.push_back(t);
+  // Rules that never follow `average` first: on equal scores the simpler rule is kept.
   std::vector<ForecastGuard> guards{ForecastGuard::kOff};
-  guards.insert(guards.end(), kForecastPlans.begin(), kForecastPlans.end());
+  guards.insert(guards.end(), kForecastGuards.begin(), kForecastGuards.end());
   for (const double a : after)
     for (const ForecastGuard guard : guards) {
-      if (!forecast_guard ? guard == ForecastGuard::kRecent : *forecast_guard != guard) continue;
+      if (forecast_guard && *forecast_guard != guard) continue;
       for (const double t : thresholds) rules.push_back({t, guard, a, {}});
     }
-  if (window && hp.calibrate && hp.window_clause) {
+  if (window) {
     // Without the clause first, as above.
     const std::size_t plain = rules.size();
     for (const WindowClause& w : window_clauses())
@@ -95,8 +84,7 @@ int earlier(int a, int b) {
 
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
-                      const std::vector<DecisionRule>& rules, const OverlapCap& cap) {
-  constexpr double kOverCap = 1e6;  // past the cap: worse than anything within it
+                      const std::vector<DecisionRule>& rules) {
   // A rule's stops are the earliest of its clauses' (DecisionRule::submits and the window
   // clause); each clause's stops are computed once, however many rules share it.
   std::map<std::pair<double, ForecastGuard>, std::vector<int>> early;
@@ -131,9 +119,7 @@ Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
     for (std::size_t i = 0; i < stops.size(); ++i)
       stops[i] = earlier(earlier(e->second[i], l->second[i]), w->second[i]);
     const StopMetrics m = evaluate_stops(data, episodes, stops, cost);
-    const double score = !cap.active()                            ? m.mean_cost_h
-                         : cap.holds(data, episodes, stops, cost) ? m.mean_interruption_h
-                                                                  : kOverCap + m.mean_overlap_h;
+    const double score = m.mean_cost_h;
     if (first || score < best.score - 1e-12) {
       best = {rule, m, score};
       first = false;

@@ -24,19 +24,12 @@ nlohmann::json hyperparameters_json(const Hyperparameters& hp) {
           {"val_fraction", hp.val_fraction},
           {"val_blocks", hp.val_blocks},
           {"overlap_weight", hp.overlap_weight},
-          {"calibrate", hp.calibrate},
-          {"objective", to_string(hp.objective)},
-          {"overlap_confidence", hp.overlap_confidence},
           {"forecast_guard", to_string(hp.forecast_guard)},
-          {"follow_average", hp.follow_average},
-          {"window_clause", hp.window_clause},
           {"target_update", hp.target_update},
           {"huber_delta", hp.huber_delta},
           {"gamma", hp.gamma},
-          {"wait_target", to_string(hp.wait_target)},
           {"priority_alpha", hp.priority_alpha},
           {"priority_beta", hp.priority_beta},
-          {"pg_estimator", to_string(hp.pg_estimator)},
           {"pg_batch_episodes", hp.pg_batch_episodes},
           {"pg_samples", hp.pg_samples},
           {"entropy", hp.entropy},
@@ -83,8 +76,6 @@ void check(const TrainConfig& c) {
   if (hp.overlap_weight < 0) bad("overlap_weight", "must not be negative");
   if (hp.experts < 1) bad("experts", "needs at least one expert");
   if (hp.ensemble < 1) bad("ensemble", "needs at least one member");
-  if (hp.overlap_confidence < 0 || hp.overlap_confidence > 1)
-    bad("overlap_confidence", "must be in [0, 1]");
   if (hp.risk_input && c.agent != AgentKind::kPg)
     bad("risk_input", "only pg trains with the risk as an input (--agent pg)");
   if (hp.risk_input && hp.ensemble != 1)
@@ -195,10 +186,6 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
         {"train_episodes", summary.train_episodes},
         {"val_episodes", summary.val_episodes},
         {"transitions", summary.transitions}}}};
-  OverlapCap cap;
-  if (config.hp.objective == Objective::kMatchAverage)
-    cap = make_overlap_cap(data, split, cost, config.hp.overlap_confidence, config.seed);
-  summary.overlap_cap = cap.cap;
   const std::string probes_fingerprint = probe_fingerprint(trace, config.probes);
   // Each member of an ensemble is a model of its own seed, in a file of its own.
   const auto context = [&](const TrainConfig& c) {
@@ -209,7 +196,6 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
                         data,
                         split,
                         cost,
-                        cap,
                         callbacks,
                         m.dump(),
                         run_fingerprint(c) + " " + probes_fingerprint,
@@ -228,8 +214,7 @@ TrainSummary train_agent(const Trace& trace, const TrainConfig& config,
   if (config.hp.ensemble == 1) {
     r = train_one(ctx);
     // The window clause is chosen with the final rule (combine_ensemble), for one network too.
-    if (config.hp.calibrate && config.hp.window_clause && !config.hp.risk_input)
-      r = combine_ensemble(ctx, {config.out}, r.epochs);
+    if (!config.hp.risk_input) r = combine_ensemble(ctx, {config.out}, r.epochs);
   } else {
     // Member k: seed + k, its own file and checkpoint (so --resume resumes each), the files
     // removed once the ensemble holds their weights.

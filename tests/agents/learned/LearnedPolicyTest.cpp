@@ -92,16 +92,20 @@ TEST_F(LearnedPolicyTest, AModelsThresholdIsItsRiskKnob) {
   const Trace trace = busy_trace(11, 12);
   TrainConfig c = tiny(AgentKind::kDqn, path("knob.mirage-model"), 2, 10);
   c.hp.max_epochs = 1;
-  c.hp.window_clause = false;
-  c.hp.follow_average = false;
   c.hp.forecast_guard = ForecastGuard::kOff;
   train_agent(trace, c);
-  const std::string never = c.out + "@1000000", eager = c.out + "@-1000000";
-  const EvalReport r = evaluate(trace, days_2_to_10(c, {never, c.out, eager}));
+  // The margin's clause alone: neither the clause after `average` nor a window clause.
+  const std::string margin_only =
+      with_metadata(c.out, "knob-margin.mirage-model", [](nlohmann::json& meta) {
+        meta["after_average_threshold"] = nullptr;
+        meta["window_clause"] = nullptr;
+      });
+  const std::string never = margin_only + "@1000000", eager = margin_only + "@-1000000";
+  const EvalReport r = evaluate(trace, days_2_to_10(c, {never, margin_only, eager}));
   EXPECT_EQ(r.decides_as.at(never), "reactive");
   const auto overlap = [&](const std::string& p) { return r.metrics.at(p).overall.mean_overlap_h; };
-  EXPECT_LE(overlap(never), overlap(c.out));
-  EXPECT_LE(overlap(c.out), overlap(eager));
+  EXPECT_LE(overlap(never), overlap(margin_only));
+  EXPECT_LE(overlap(margin_only), overlap(eager));
   EXPECT_GT(overlap(eager), overlap(never) + 0.1) << "the knob moves the policy";
   EXPECT_EQ(parse_policy_spec(eager).threshold, std::optional<double>(-1000000));
 }
@@ -110,12 +114,13 @@ TEST_F(LearnedPolicyTest, ARuleThatFollowsAverageSubmitsWhereAverageDoesUnlessTh
   const Trace trace = busy_trace(11, 12);
   TrainConfig c = tiny(AgentKind::kDqn, path("follows.mirage-model"), 2, 10);
   c.hp.max_epochs = 1;
-  c.hp.window_clause = false;  // the clause after `average` alone
   const TrainSummary s = train_agent(trace, c);
-  // Never early by the network; where `average` would submit, `after` decides.
+  // Never early by the network, and no window clause: where `average` would submit, `after`
+  // decides.
   auto rewritten = [&](const std::string& name, const nlohmann::json& after) {
     return with_metadata(c.out, name, [&](nlohmann::json& meta) {
       meta["decision_threshold"] = nullptr;
+      meta["window_clause"] = nullptr;
       meta["after_average_threshold"] = after;
     });
   };
@@ -173,7 +178,7 @@ TEST_F(LearnedPolicyTest, TheWindowClauseSubmitsWhereAReservationWouldCloseTheWi
       meta["window_clause"] = window;
     });
   };
-  const WindowClause clause{ForecastGuard::kLimits, 4 * kHour, kHour};
+  const WindowClause clause{ForecastPlan::kLimits, 4 * kHour, kHour};
   const std::string model = rewritten(
       "closing.mirage-model", {{"plan", "limits"}, {"within_s", 4 * kHour}, {"wait_s", kHour}});
 
@@ -247,7 +252,6 @@ TEST_F(LearnedPolicyTest, TheWindowClauseSubmitsWhereAReservationWouldCloseTheWi
   // Trained with the clause among the rules: where the calibration keeps one, live decisions
   // follow it as validation did (the first seed that keeps one here).
   bool kept = false;
-  c.hp.window_clause = true;
   for (std::uint64_t seed = 1; seed <= 8 && !kept; ++seed) {
     c.seed = seed;
     c.out = path("window-seed" + std::to_string(seed) + ".mirage-model");

@@ -1,5 +1,7 @@
 // Model files: what a trained agent writes decides as it did, and a file that is not one, or is
-// one of another encoder, is refused in one line.
+// one of another encoder, or of an input or a learning mode removed, is refused in one line.
+#include <tuple>
+
 #include "LearnedFixtures.h"
 
 namespace mirage::learned {
@@ -10,7 +12,7 @@ class ModelFileTest : public LearnedTest {};
 TEST_F(ModelFileTest, ModelFileRoundTripDecidesAsTheTrainedAgentDid) {
   const Trace trace = busy_trace(11, 12);
   // With each forecast guard and without: probes and live decisions must apply them alike.
-  for (const std::string guard : {"off", "limits", "halved", "recent"}) {
+  for (const std::string guard : {"off", "limits", "halved"}) {
     TrainConfig c = tiny(AgentKind::kDqn, path("agent-" + guard + ".mirage-model"), 2, 10);
     c.hp.forecast_guard = parse_forecast_guard(guard);
     const TrainSummary s = train_agent(trace, c);
@@ -57,7 +59,7 @@ TEST_F(ModelFileTest, AnEnsembleOfSeedsIsOneModelFileThatDecidesAsValidated) {
   }
 }
 
-TEST_F(ModelFileTest, AModelThatReadsHistoryBlocksIsRefusedAndOneWithoutThemLoads) {
+TEST_F(ModelFileTest, AModelOfAnInputOrAnExperimentThisMirageNoLongerHasIsRefusedInOneLine) {
   const Trace trace = busy_trace(12, 8);
   TrainConfig c = tiny(AgentKind::kDqn, path("plain.mirage-model"), 2, 6);
   c.hp.max_epochs = 1;
@@ -77,6 +79,35 @@ TEST_F(ModelFileTest, AModelThatReadsHistoryBlocksIsRefusedAndOneWithoutThemLoad
                                          "an input this mirage no longer has; retrain it"),
               std::string::npos)
         << e.what();
+  }
+  // Files from before the options were removed name them; at the values kept they load.
+  EXPECT_NO_THROW(make_policy(with_metadata(c.out, "kept.mirage-model", [](nlohmann::json& m) {
+    m["hyperparameters"]["calibrate"] = true;
+    m["hyperparameters"]["window_clause"] = true;
+    m["hyperparameters"]["wait_target"] = "rollout";
+  })));
+  for (const auto& [key, value, text] :
+       {std::tuple{"calibrate", nlohmann::json(false), "calibrate = false"},
+        std::tuple{"follow_average", nlohmann::json(false), "follow_average = false"},
+        std::tuple{"window_clause", nlohmann::json(false), "window_clause = false"},
+        std::tuple{"wait_target", nlohmann::json("bootstrap"), "wait_target = \"bootstrap\""},
+        std::tuple{"forecast_guard", nlohmann::json("recent"), "forecast_guard = \"recent\""},
+        std::tuple{"pg_estimator", nlohmann::json("exact"), "pg_estimator = \"exact\""},
+        std::tuple{"objective", nlohmann::json("match-average"),
+                   "objective = \"match-average\""}}) {
+    const std::string lost = with_metadata(
+        c.out, "lost.mirage-model", [&](nlohmann::json& m) { m["hyperparameters"][key] = value; });
+    try {
+      make_policy(lost);
+      ADD_FAILURE() << "a model trained with " << text << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("model lost was trained with ") + text +
+                                           ", an experiment that lost"),
+                std::string::npos)
+          << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(lost);
   }
 }
 

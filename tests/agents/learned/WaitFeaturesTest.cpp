@@ -159,13 +159,17 @@ TEST_F(WaitFeaturesTest, AnUntrainedResidualDecidesAsQuantileOnEveryInstant) {
   c.hp.ensemble = 1;
   c.hp.risk_input = true;
   c.hp.quantile_residual = true;
-  c.hp.max_epochs = 0;     // untrained
-  c.hp.calibrate = false;  // the plain rule: submit where the margin is positive
+  c.hp.max_epochs = 0;  // untrained
   c.probes.waits = predictor(trace, path("waits.toml"), &c.probes.waits_ref);
   train_agent(trace, c);
+  // The plain rule at every level (submit where the margin is positive), not the thresholds
+  // validation chose: the network's untrained margin is what is pinned here.
+  const std::string plain = with_metadata(c.out, "plain.mirage-model", [](nlohmann::json& m) {
+    for (auto& level : m["risk_input"]["levels"]) level["threshold"] = 0.0;
+  });
   EpisodeStarts starts(trace, c.probes.cluster, c.probes.episode, c.probes.mode);
   for (const double q : {0.1, 0.25, 0.5}) {
-    const auto model = make_policy(c.out + "@" + fmt::format("{:g}", q));
+    const auto model = make_policy(plain + "@" + fmt::format("{:g}", q));
     QuantilePolicy baseline(c.probes.waits, q);
     AgreementDecider both(*model, baseline);
     for (Seconds t = c.probes.from; t < c.probes.to; t += 4 * kHour)

@@ -72,24 +72,33 @@ std::shared_ptr<const WaitPredictor> read_recorded_predictor(const std::string& 
                                                              WaitPredictorRef* ref);
 std::string file_digest(const std::string& path);
 
-// The forecast guard: no submission until the queue forecast plans the successor to start no
-// earlier than the predecessor's end. Before that, submitting buys overlap unless jobs that
-// outrank the successor arrive meanwhile; a learned agent may be held to it. Three forecasts can
-// guard, all planning the pending jobs that outrank the successor ahead of it:
+// The queue forecasts a decision rule can read, all planning the pending jobs that outrank the
+// successor ahead of it:
 //  - kLimits: the running jobs run to their time limits (where the `forecast` baseline submits).
 //    Time limits overstate runtimes, so this one opens early and overlaps.
 //  - kHalved: every other job runs half of what its limit leaves. It opens later: less overlap,
 //    and an interruption where the forecast of real runtimes was too short.
 //  - kRecent: every other job runs as the recently ended jobs ran (RuntimeGuess::recent_ends):
-//    the machine's own bias of time limits, measured as it goes.
-// Which one (or none) is chosen on validation: the bias of time limits is a property of the
-// machine and its users (`--forecast-guard auto` chooses among off, kLimits and kHalved;
-// kRecent where named).
-enum class ForecastGuard : std::uint8_t { kOff = 0, kLimits = 1, kHalved = 2, kRecent = 3 };
-inline constexpr std::array<ForecastGuard, 3> kForecastPlans{
-    ForecastGuard::kLimits, ForecastGuard::kHalved, ForecastGuard::kRecent};
+//    the machine's own bias of time limits, measured as it goes. The window clause reads it; as
+//    a guard it lost (it moved the members' epochs without being chosen: LS6 8-node dqn, 0.50 h
+//    of overlap in February against 0.41 h) and was removed.
+enum class ForecastPlan : std::uint8_t { kLimits = 1, kHalved = 2, kRecent = 3 };
+inline constexpr std::array<ForecastPlan, 3> kForecastPlans{
+    ForecastPlan::kLimits, ForecastPlan::kHalved, ForecastPlan::kRecent};
+std::string_view to_string(ForecastPlan plan);
+// limits|halved|recent
+std::optional<ForecastPlan> parse_forecast_plan(std::string_view text);
+
+// The forecast guard: no submission until the queue forecast (kLimits or kHalved of the plans
+// above) plans the successor to start no earlier than the predecessor's end. Before that,
+// submitting buys overlap unless jobs that outrank the successor arrive meanwhile; a learned
+// agent may be held to it. Which one (or none) is chosen on validation: the bias of time limits
+// is a property of the machine and its users.
+enum class ForecastGuard : std::uint8_t { kOff = 0, kLimits = 1, kHalved = 2 };
+inline constexpr std::array<ForecastGuard, 2> kForecastGuards{ForecastGuard::kLimits,
+                                                              ForecastGuard::kHalved};
 std::string_view to_string(ForecastGuard guard);
-// off|limits|halved|recent
+// off|limits|halved
 std::optional<ForecastGuard> parse_forecast_guard(std::string_view text);
 
 // True where `guard` lets a submission through. A function of FeatureEncoder::encode()'s output
@@ -97,17 +106,16 @@ std::optional<ForecastGuard> parse_forecast_guard(std::string_view text);
 // compares the times, live and in probes alike.
 bool forecast_allows_submit(const float* encoded, ForecastGuard guard);
 // The window clause of a decision rule: submit, whatever the network's margin, once the
-// predecessor has at most `within` left and the queue forecast (`plan`: one of kForecastPlans;
-// kOff: no clause) has the successor wait at least `wait` were it submitted at the
-// predecessor's end. That is a window closing: a big job's reservation that a successor
-// submitted now would start before, and one submitted at the end would wait behind. The
-// networks cannot tell how soon to act on it (the forecast does not know how long jobs really
-// run), so the clause bounds the overlap it buys by `within`, and the calibration chooses both
-// bounds on validation.
+// predecessor has at most `within` left and the queue forecast `plan` (none: no clause) has the
+// successor wait at least `wait` were it submitted at the predecessor's end. That is a window
+// closing: a big job's reservation that a successor submitted now would start before, and one
+// submitted at the end would wait behind. The networks cannot tell how soon to act on it (the
+// forecast does not know how long jobs really run), so the clause bounds the overlap it buys by
+// `within`, and the calibration chooses both bounds on validation.
 struct WindowClause {
-  ForecastGuard plan = ForecastGuard::kOff;
+  std::optional<ForecastPlan> plan;
   Seconds within = 0, wait = 0;
-  bool active() const { return plan != ForecastGuard::kOff; }
+  bool active() const { return plan.has_value(); }
   // From FeatureEncoder::encode()'s output, as forecast_allows_submit.
   bool fires(const float* encoded) const;
   // The campaign features it reads (ProbeSet::window_features): the remaining time, then the
@@ -261,33 +269,5 @@ std::vector<int> reactive_stops(const ProbeSet& data, const std::vector<std::siz
 std::vector<int> average_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes);
 std::vector<int> hindsight_stops(const ProbeSet& data, const std::vector<std::size_t>& episodes,
                                  const CostModel& cost);
-
-// ---- the match-average objective's constraint --------------------------------------------
-// Over the validation episodes, no more mean overlap than `average` had there. No cap: the cost
-// objective. With a confidence, the cap must hold with that probability under a paired
-// bootstrap of the validation days (Hyperparameters::overlap_confidence): a rule whose overlap
-// sits just under `average`'s in the mean, carried by a few heavy days, is as likely to overlap
-// more on the next month as less.
-struct OverlapCap {
-  std::optional<double> cap;  // `average`'s mean overlap (h)
-  double confidence = 0;      // 0: compare the means
-  std::vector<int> day;       // per validation episode: its day (0 .. days-1)
-  int days = 0;
-  std::vector<double> average_overlap;  // per validation episode: `average`'s overlap (h)
-  // Per resample, how often each day is drawn (days entries each).
-  std::vector<std::vector<std::uint16_t>> resamples;
-  bool active() const { return cap.has_value(); }
-  // Whether `stops` (per validation episode) keep the overlap within the cap.
-  bool holds(const ProbeSet& data, const std::vector<std::size_t>& episodes,
-             const std::vector<int>& stops, const CostModel& cost) const;
-};
-// Day-bootstrap draws behind OverlapCap::confidence: enough that the admitted share moves in
-// steps of 0.25%, few enough that checking a rule costs well under a millisecond.
-inline constexpr int kOverlapResamples = 400;
-// The cap of match-average on `split`'s validation episodes, with `confidence` > 0 the day
-// bootstrap (`resamples` draws, from `seed`).
-OverlapCap make_overlap_cap(const ProbeSet& data, const Split& split, const CostModel& cost,
-                            double confidence, std::uint64_t seed,
-                            int resamples = kOverlapResamples);
 
 }  // namespace mirage::learned

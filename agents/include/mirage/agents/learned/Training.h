@@ -5,15 +5,15 @@
 //   dqn  fitted Q-learning over {wait, submit} on every probe transition (the replay buffer is the
 //        whole probed window), target network, Huber loss, prioritised replay;
 //        the value of waiting is the exact cost of the target network's policy from the next
-//        instant (or, with --wait-target bootstrap, the max of its Q-values there)
+//        instant
 //   pg   REINFORCE with a learned baseline: stopping times sampled from the policy on the probed
-//        episodes, whose return is exact for any stopping time (or, --pg-estimator exact, the
-//        expected cost over all stopping times, differentiated directly)
+//        episodes, whose return is exact for any stopping time
 //   moe  Mirage's default: K DQN experts, each trained on its own period of the training window,
 //        and a gate trained on the whole window that mixes their Q-values
 //
-// All three select the epoch, and its decision threshold (calibrate), with the best score (see
-// `objective`) on held-out validation episodes, the time-ordered tail of each of `val_blocks`
+// All three select the epoch, and its decision rule (calibrate: a threshold on the margin, a
+// forecast guard, a clause that follows `average`, a window clause), with the lowest cost (see
+// `overlap_weight`) on held-out validation episodes, the time-ordered tail of each of `val_blocks`
 // periods of the window (early stopping); they are deterministic for a seed and write one model
 // file. Decisions are deterministic.
 #include <cstdint>
@@ -33,21 +33,8 @@ enum class AgentKind { kDqn, kPg, kMoe };
 std::string_view to_string(AgentKind kind);
 std::optional<AgentKind> parse_agent_kind(std::string_view text);
 
-// The learning modes (Hyperparameters), by the names the hyperparameters file and the model
-// files' metadata use.
-enum class Objective { kCost, kMatchAverage };   // "cost", "match-average"
-enum class WaitTarget { kBootstrap, kRollout };  // "bootstrap", "rollout"
-enum class PgEstimator { kReinforce, kExact };   // "reinforce", "exact"
-std::string_view to_string(Objective v);
-std::string_view to_string(WaitTarget v);
-std::string_view to_string(PgEstimator v);
 // A forecast guard, or none named: chosen on validation ("auto").
 std::string_view to_string(const std::optional<ForecastGuard>& guard);
-template <class Enum>
-std::optional<Enum> parse_mode(std::string_view text);
-// Every name parse_mode<Enum> takes, in the order the help lists them.
-template <class Enum>
-std::vector<std::string_view> mode_names();
 
 // A decision rule's threshold after `average` that submits wherever `average` would, whatever the
 // margin (DecisionRule::after_average; "always" in model files).
@@ -85,54 +72,27 @@ struct Hyperparameters {
   double val_fraction = 0.15;  // share of each block of the window held out for validation
   int val_blocks = 3;          // blocks, each validated on its time-ordered tail
   double overlap_weight = 1;   // cost = interruption h + overlap_weight x overlap h
-  // Choose the decision threshold with the weights, on validation: plain greedy, greedy only by
-  // a margin, or never submitting early when the model does worse than that there.
-  bool calibrate = true;
-  // What the threshold and the epoch are chosen for, on validation: "cost" (the lowest mean
-  // cost at these weights) or "match-average" (the lowest mean interruption whose mean overlap
-  // is no larger than the `average` baseline's there: spend no more GPU time on overlap than
-  // the simple rule does, and cut as much interruption with it as the model can).
-  Objective objective = Objective::kMatchAverage;
-  // match-average: admit a rule only where its overlap stays within the cap in at least this
-  // share of bootstrap resamples of the validation days (paired with `average` on the same
-  // days); 0 compares the means alone.
-  double overlap_confidence = 0.99;
   // Hold the agent to a forecast guard (ForecastGuard, forecast_allows_submit: no submission
   // while the queue forecast plans the successor to start before the predecessor's end):
-  // "limits" ("on" before there were two), "halved", "recent", "off", or "auto" (off, limits or
-  // halved, chosen on validation together with the threshold, by the same score).
+  // "limits" ("on" before there were two), "halved", "off", or "auto" (one of those, chosen on
+  // validation together with the threshold, by the same score).
   std::optional<ForecastGuard> forecast_guard;  // none: auto
-  // Also try rules that follow `average` (DecisionRule::after_average): where `average` would
-  // submit, submit unless the margin is below a second threshold, chosen on validation with the
-  // first. `average` itself is then one of the rules the calibration can keep.
-  bool follow_average = true;
-  // Also try each final rule with a window clause (WindowClause): submit, whatever the margin,
-  // once the predecessor has at most a bound left and the forecast says a submission at its
-  // end would wait at least another; both bounds chosen on validation with the rule. With the
-  // 99% overlap cap, the default recipe: it met the bar on LS6 and KTH-SP2 1-node chains where
-  // the 70% cap without it met it on KTH-SP2 alone (docs/learned-agents.md).
-  bool window_clause = true;
   // dqn (and moe's experts and gate)
-  int target_update = 250;   // gradient steps between target-network copies
-  double huber_delta = 1.0;  // Huber loss threshold (hours)
-  double gamma = 1.0;        // discount per decision (1: the cost counts whenever it comes)
-  // y(wait): "bootstrap" (max_a Q_target(s', a), Q-learning) or "rollout" (the exact cost of
-  // following the target network's greedy policy from s', read off the probe table: no
-  // over-estimation from the max, as in Longstaff-Schwartz regression for optimal stopping).
-  WaitTarget wait_target = WaitTarget::kRollout;
+  int target_update = 250;      // gradient steps between target-network copies
+  double huber_delta = 1.0;     // Huber loss threshold (hours)
+  double gamma = 1.0;           // discount per decision (1: the cost counts whenever it comes)
   double priority_alpha = 0.6;  // prioritised replay: sample transitions ~ |TD error|^alpha
                                 // (0: uniform), priorities refreshed every epoch
   double priority_beta = 0.4;   // importance-sampling correction exponent of that bias
   // pg
-  PgEstimator pg_estimator = PgEstimator::kReinforce;  // sampled with a learned baseline, or exact
   int pg_batch_episodes = 32;                          // episodes per policy-gradient step
   int pg_samples = 16;                                 // stopping times sampled per episode
   double entropy = 0.0;                                // entropy bonus weight
   // pg on the user's objective with the price as an input (RiskInput.h): each episode priced at
   // a risk drawn from [kMinRisk, kMaxRisk], the risk an input, the expected cost of the
   // stochastic stopping policy at that price minimised exactly; a threshold chosen on
-  // validation at each of kRiskLevels for the lowest cost there (objective, overlap_weight, the
-  // guard, follow_average and window_clause do not apply). One network (ensemble = 1).
+  // validation at each of kRiskLevels for the lowest cost there (overlap_weight and the guard do
+  // not apply). One network (ensemble = 1).
   bool risk_input = false;
   // With risk_input and a wait predictor: the margin is quantile@risk's plus the network's, whose
   // last layer starts at zero, so that the untrained model decides as quantile@risk and learns
@@ -197,7 +157,6 @@ struct TrainSummary {
   int epochs = 0;  // epochs run (all phases), this session and resumed ones
   // On the validation episodes, greedy.
   StopMetrics agent, reactive, average, hindsight;
-  std::optional<double> overlap_cap;   // match-average: `average`'s mean validation overlap (h)
   DecisionRule rule;                   // the saved one
   std::vector<RiskPoint> risk_points;  // risk_input: the rule and validation at each level
 };
