@@ -242,7 +242,7 @@ Trace three_eras(const LogNormal& early, const LogNormal& late, const LogNormal&
   return t;
 }
 
-// What the tail sets on `network`, fitted on the first 30 days of `trace`.
+// What the tail sets on `network`, fitted on the first 30 days of `trace`, with the fall-back on.
 WaitTail tail_of(const Trace& trace, const LogNormal& network) {
   ClusterSpec c;
   c.nodes = 16;
@@ -251,7 +251,7 @@ WaitTail tail_of(const Trace& trace, const LogNormal& network) {
   const WaitTrainingSet data = wait_training_set(trace, c, kT0, to, 0);
   std::vector<WaitNet> members{net_stating(network)};
   const std::size_t first = data.rows - data.rows / 5;
-  return fit_model_tail(trace, c, kT0, to, members, data, first, {}, nullptr);
+  return fit_model_tail(trace, c, kT0, to, members, data, first, {.selection = true}, nullptr);
 }
 
 TEST(WaitTail, TheChoiceIsMadeOnTheFitWindowsTailNeverOnTheJudgedMonth) {

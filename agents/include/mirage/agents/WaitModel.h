@@ -197,7 +197,7 @@ std::vector<TailRow> tail_rows(const std::vector<WaitNet>& members, const WaitTr
 // hears why a class has no binned distribution.
 struct TailSettings {
   bool blend = true;
-  bool selection = true;
+  bool selection = false;  // opt-in: measured forward, it lost in every class it chose
 };
 WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from, Seconds to,
                         std::vector<WaitNet>& members, const WaitTrainingSet& data,
