@@ -13,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
+# MIRAGE_BENCH_KEEP=DIR keeps each case's `mirage eval --json` there, to read again without a rerun.
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -29,13 +30,14 @@ run_trace() {
     for overlap in concurrent handoff; do
       local start wall
       start=$(date +%s.%N)
+      local json="${MIRAGE_BENCH_KEEP:-$out}/$1-$chain-$overlap.json"
       # shellcheck disable=SC2086 # $machine is a list of words
       "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
         --to "$to" --overlap "$overlap" --policies average,forecast,forecast-recent,static \
         --sweep-risk --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json \
-        2>/dev/null >"$out/eval.json" || { echo "| $name | $chain | $overlap | (eval failed) ||||||"; continue; }
+        2>/dev/null >"$json" || { echo "| $name | $chain | $overlap | (eval failed) ||||||"; continue; }
       wall=$(echo "$(date +%s.%N) - $start" | bc)
-      python3 - "$out/eval.json" "$name" "$chain" "$overlap" "$wall" <<'PY'
+      python3 - "$json" "$name" "$chain" "$overlap" "$wall" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 worlds = d.get("forward_pick", {}).get("worlds", {})
