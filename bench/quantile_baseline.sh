@@ -48,7 +48,7 @@ def within(points, budget_h):
     return min(fits, key=lambda c: (c["interruption_h"], c["overlap_h"])) if fits else None
 def choice(wj, keep, budget):
     here = {c["policy"]: c for c in wj["here"]}
-    picked = within([c for c in wj["there"] if keep(c["policy"])], budget)
+    picked = within([c for c in wj.get("there", []) if keep(c["policy"])], budget)
     hind = within([c for c in wj["here"] if keep(c["policy"])], budget)
     if picked is None or picked["policy"] not in here:
         return "none before" + (f" ({cell(hind)})" if hind else "")
@@ -62,10 +62,12 @@ for world in ("replay", "logged"):
                 f"{100 * w['in_50_interval']:.0f}% / {100 * w['in_90_interval']:.0f}% |") if first else "| | | | |"
         tail = f" {float(sys.argv[4]):.1f} s |" if first else " |"
         first = False
-        if "there" not in wj or "here" not in wj:
+        if "here" not in wj:
             print(f"{head} {world} | {label} | {wj.get('no_figures', 'no earlier window')} | |{tail}")
             continue
-        q = choice(wj, lambda n: n.startswith("quantile"), budget)
+        # No pick (the earlier samples lack figures) but the month has them: hindsight still reads.
+        why = f" ({wj['no_figures']})" if "there" not in wj and budget == 0.25 else ""
+        q = choice(wj, lambda n: n.startswith("quantile"), budget) + why
         o = choice(wj, lambda n: not n.startswith("quantile"), budget)
         print(f"{head} {world} | {label} | {q} | {o} |{tail}")
 PY

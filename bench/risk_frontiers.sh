@@ -49,21 +49,23 @@ def within(points, budget_h):
 for i, world in enumerate(["replay", "logged"]):
     w = worlds.get(world, {})
     wall = f"{float(sys.argv[5]):.1f} s" if i == 0 else ""
-    if "there" not in w or "here" not in w:
+    if "here" not in w:
         why = w.get("no_figures", "no earlier window")
         print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {world} | {why} | | | | {wall} |")
         continue
+    # No pick (the earlier samples lack figures) but the month has them: hindsight still reads.
+    why = f"; {w['no_figures']}" if "there" not in w else ""
     here = {c["policy"]: c for c in w["here"]}
     cells = []
     for budget in (0.25, 1.0, 4.0):
-        picked, hind = within(w["there"], budget), within(w["here"], budget)
+        picked, hind = within(w.get("there", []), budget), within(w["here"], budget)
         if picked is None or picked["policy"] not in here:
             cells.append("none before" + (f" (hindsight {cell(hind)})" if hind else ""))
             continue
         same = hind and hind["policy"] == picked["policy"]
         cells.append(cell(here[picked["policy"]]) + (" (the same)" if same else
                      f" ({cell(hind)})" if hind else " (none)"))
-    print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {world} | {cell(here['reactive'])} | "
+    print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {world} | {cell(here['reactive'])}{why} | "
           f"{' | '.join(cells)} | {wall} |")
 PY
     done
