@@ -16,7 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
-# MIRAGE_BENCH_KEEP=DIR keeps each case's `mirage eval --json` there, to read again without a rerun.
+# MIRAGE_BENCH_KEEP=DIR keeps each case's `mirage eval --json` (and its wall time) there;
+# MIRAGE_BENCH_REREAD=1 with it prints the table from those kept instead of running eval again.
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -32,14 +33,19 @@ run_trace() {
   for chain in $sizes; do
     for overlap in concurrent handoff; do
       local start wall
-      start=$(date +%s.%N)
       local json="${MIRAGE_BENCH_KEEP:-$out}/$name-$chain-$overlap.json"
-      # shellcheck disable=SC2086 # $machine and the flags are lists of words
-      "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
-        --to "$to" --every 24h --work 336 --overlap "$overlap" --policies "$baseline_points" \
-        --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
-        >"$json" || { echo "| $label | $chain | $overlap | (eval failed) |||||||"; continue; }
-      wall=$(echo "$(date +%s.%N) - $start" | bc)
+      if [ -n "${MIRAGE_BENCH_REREAD:-}" ] && [ -s "$json" ] && [ -s "$json.wall" ]; then
+        wall=$(cat "$json.wall")
+      else
+        start=$(date +%s.%N)
+        # shellcheck disable=SC2086 # $machine and the flags are lists of words
+        "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
+          --to "$to" --every 24h --work 336 --overlap "$overlap" --policies "$baseline_points" \
+          --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
+          >"$json" || { echo "| $label | $chain | $overlap | (eval failed) |||||||"; continue; }
+        wall=$(echo "$(date +%s.%N) - $start" | bc)
+        echo "$wall" >"$json.wall"
+      fi
       python3 - "$json" "$label" "$chain" "$overlap" "$wall" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

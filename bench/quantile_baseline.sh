@@ -14,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
-# MIRAGE_BENCH_KEEP=DIR keeps each case's `mirage eval --json` there, to read again without a rerun.
+# MIRAGE_BENCH_KEEP=DIR keeps each case's `mirage eval --json` (and its wall time) there;
+# MIRAGE_BENCH_REREAD=1 with it prints the table from those kept instead of running eval again.
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -28,21 +29,29 @@ run_trace() {
   [ "$1" != theta ] || return 0
   for chain in $sizes; do
     local start wall
-    start=$(date +%s.%N)
     local json="${MIRAGE_BENCH_KEEP:-$out}/$1-$chain.json"
-    # shellcheck disable=SC2086 # $machine is a list of words
-    "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
-      --to "$to" --policies average,forecast,forecast-recent,static,quantile --sweep-risk \
-      --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
-      >"$json" || { echo "| $name | $chain | (eval failed) |||||"; continue; }
-    wall=$(echo "$(date +%s.%N) - $start" | bc)
+    if [ -n "${MIRAGE_BENCH_REREAD:-}" ] && [ -s "$json" ] && [ -s "$json.wall" ]; then
+      wall=$(cat "$json.wall")
+    else
+      start=$(date +%s.%N)
+      # shellcheck disable=SC2086 # $machine is a list of words
+      "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
+        --to "$to" --policies average,forecast,forecast-recent,static,quantile --sweep-risk \
+        --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
+        >"$json" || { echo "| $name | $chain | (eval failed) |||||"; continue; }
+      wall=$(echo "$(date +%s.%N) - $start" | bc)
+      echo "$wall" >"$json.wall"
+    fi
     python3 - "$json" "$name" "$chain" "$wall" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 w = d["wait_distribution"]
 worlds = d.get("forward_pick", {}).get("worlds", {})
+# `!`: the point's two worlds differ by more than 1.5x on interruption or overlap (eval's flag).
+disagree = set(d.get("worlds_disagree", []))
 def cell(c):
-    return f"`{c['policy']}` {c['interruption_h']:.2f} / {c['overlap_h']:.2f} h"
+    flag = " !" if c["policy"] in disagree else ""
+    return f"`{c['policy']}`{flag} {c['interruption_h']:.2f} / {c['overlap_h']:.2f} h"
 def within(points, budget_h):
     fits = [c for c in points if c["overlap_h"] <= budget_h + 1e-9]
     return min(fits, key=lambda c: (c["interruption_h"], c["overlap_h"])) if fits else None
