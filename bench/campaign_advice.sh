@@ -32,20 +32,13 @@ run_trace() {
   if [ "$name" = ls6 ]; then label="LS6, Jan 2023" from=2023-01-01 to=2023-01-29; fi
   for chain in $sizes; do
     for overlap in concurrent handoff; do
-      local start wall
+      local wall
       local json="${MIRAGE_BENCH_KEEP:-$out}/$name-$chain-$overlap.json"
-      if [ -n "${MIRAGE_BENCH_REREAD:-}" ] && [ -s "$json" ] && [ -s "$json.wall" ]; then
-        wall=$(cat "$json.wall")
-      else
-        start=$(date +%s.%N)
-        # shellcheck disable=SC2086 # $machine and the flags are lists of words
-        "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
-          --to "$to" --every 24h --work 336 --overlap "$overlap" --policies "$baseline_points" \
-          --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
-          >"$json" || { echo "| $label | $chain | $overlap | (eval failed) |||||||"; continue; }
-        wall=$(echo "$(date +%s.%N) - $start" | bc)
-        echo "$wall" >"$json.wall"
-      fi
+      # shellcheck disable=SC2086 # $machine and the flags are lists of words
+      kept_eval "$json" --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
+        --to "$to" --every 24h --work 336 --overlap "$overlap" --policies "$baseline_points" \
+        --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} ||
+        { echo "| $label | $chain | $overlap | (eval failed) |||||||"; continue; }
       python3 - "$json" "$label" "$chain" "$overlap" "$wall" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

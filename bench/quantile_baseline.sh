@@ -28,20 +28,13 @@ run_trace() {
   local name=$2 trace=$3 machine=$4 from=$6 to=$7 sizes=$8
   [ "$1" != theta ] || return 0
   for chain in $sizes; do
-    local start wall
+    local wall
     local json="${MIRAGE_BENCH_KEEP:-$out}/$1-$chain.json"
-    if [ -n "${MIRAGE_BENCH_REREAD:-}" ] && [ -s "$json" ] && [ -s "$json.wall" ]; then
-      wall=$(cat "$json.wall")
-    else
-      start=$(date +%s.%N)
-      # shellcheck disable=SC2086 # $machine is a list of words
-      "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
-        --to "$to" --policies average,forecast,forecast-recent,static,quantile --sweep-risk \
-        --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
-        >"$json" || { echo "| $name | $chain | (eval failed) |||||"; continue; }
-      wall=$(echo "$(date +%s.%N) - $start" | bc)
-      echo "$wall" >"$json.wall"
-    fi
+    # shellcheck disable=SC2086 # $machine is a list of words
+    kept_eval "$json" --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
+      --to "$to" --policies average,forecast,forecast-recent,static,quantile --sweep-risk \
+      --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} ||
+      { echo "| $name | $chain | (eval failed) |||||"; continue; }
     python3 - "$json" "$name" "$chain" "$wall" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -29,20 +29,13 @@ run_trace() {
   [ "$1" != theta ] || return 0
   for chain in $sizes; do
     for overlap in concurrent handoff; do
-      local start wall
+      local wall
       local json="${MIRAGE_BENCH_KEEP:-$out}/$1-$chain-$overlap.json"
-      if [ -n "${MIRAGE_BENCH_REREAD:-}" ] && [ -s "$json" ] && [ -s "$json.wall" ]; then
-        wall=$(cat "$json.wall")
-      else
-        start=$(date +%s.%N)
-        # shellcheck disable=SC2086 # $machine is a list of words
-        "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
-          --to "$to" --overlap "$overlap" --policies average,forecast,forecast-recent,static \
-          --sweep-risk --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json \
-          2>/dev/null >"$json" || { echo "| $name | $chain | $overlap | (eval failed) ||||||"; continue; }
-        wall=$(echo "$(date +%s.%N) - $start" | bc)
-        echo "$wall" >"$json.wall"
-      fi
+      # shellcheck disable=SC2086 # $machine is a list of words
+      kept_eval "$json" --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
+        --to "$to" --overlap "$overlap" --policies average,forecast,forecast-recent,static \
+        --sweep-risk --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} ||
+        { echo "| $name | $chain | $overlap | (eval failed) ||||||"; continue; }
       python3 - "$json" "$name" "$chain" "$overlap" "$wall" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
