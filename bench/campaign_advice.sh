@@ -16,6 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
+# MIRAGE_BENCH_KEEP=DIR keeps each case's `mirage eval --json` (and its wall time) there;
+# MIRAGE_BENCH_REREAD=1 with it prints the table from those kept instead of running eval again.
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -30,15 +32,14 @@ run_trace() {
   if [ "$name" = ls6 ]; then label="LS6, Jan 2023" from=2023-01-01 to=2023-01-29; fi
   for chain in $sizes; do
     for overlap in concurrent handoff; do
-      local start wall
-      start=$(date +%s.%N)
+      local wall
+      local json="${MIRAGE_BENCH_KEEP:-$out}/$name-$chain-$overlap.json"
       # shellcheck disable=SC2086 # $machine and the flags are lists of words
-      "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
+      kept_eval "$json" --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
         --to "$to" --every 24h --work 336 --overlap "$overlap" --policies "$baseline_points" \
-        --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
-        >"$out/eval.json" || { echo "| $label | $chain | $overlap | (eval failed) |||||||"; continue; }
-      wall=$(echo "$(date +%s.%N) - $start" | bc)
-      python3 - "$out/eval.json" "$label" "$chain" "$overlap" "$wall" <<'PY'
+        --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} ||
+        { echo "| $label | $chain | $overlap | (eval failed) |||||||"; continue; }
+      python3 - "$json" "$label" "$chain" "$overlap" "$wall" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 unit = "GPU-h" if d["campaign"]["gpus_known"] else "node-h"

@@ -39,8 +39,10 @@ for name in sys.argv[4].split(","):
         lw = logged["no_figures"]
     else:
         lc = logged["policies"][name]["campaign"]
+        # `!`: the two worlds differ by more than 1.5x on idle or overlap GPU-hours (eval's flag).
+        flag = " !" if name in d.get("worlds_disagree", []) else ""
         lw = (f"{lc['makespan_h']:.1f} h / {lc['idle_gpu_h']:.0f} / {lc['overlap_gpu_h']:.1f} / "
-              f"{lc['charged_gpu_h']:.0f}, {lc['compared']}")
+              f"{lc['charged_gpu_h']:.0f}, {lc['compared']}{flag}")
     print(f"| {sys.argv[2]} | {sys.argv[3]} | {name} | {p['mean_interruption_h']:.2f} h / "
           f"{100 * p['zero_interruption_share']:.1f}% / {p['mean_overlap_h']:.2f} h | "
           f"{c['makespan_h']:.1f} h | {c['stretch']:.3f} | {c['idle_gpu_h']:.0f} | "

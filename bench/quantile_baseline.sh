@@ -14,6 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
+# MIRAGE_BENCH_KEEP=DIR keeps each case's `mirage eval --json` (and its wall time) there;
+# MIRAGE_BENCH_REREAD=1 with it prints the table from those kept instead of running eval again.
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -26,27 +28,29 @@ run_trace() {
   local name=$2 trace=$3 machine=$4 from=$6 to=$7 sizes=$8
   [ "$1" != theta ] || return 0
   for chain in $sizes; do
-    local start wall
-    start=$(date +%s.%N)
+    local wall
+    local json="${MIRAGE_BENCH_KEEP:-$out}/$1-$chain.json"
     # shellcheck disable=SC2086 # $machine is a list of words
-    "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
+    kept_eval "$json" --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
       --to "$to" --policies average,forecast,forecast-recent,static,quantile --sweep-risk \
-      --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
-      >"$out/eval.json" || { echo "| $name | $chain | (eval failed) |||||"; continue; }
-    wall=$(echo "$(date +%s.%N) - $start" | bc)
-    python3 - "$out/eval.json" "$name" "$chain" "$wall" <<'PY'
+      --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} ||
+      { echo "| $name | $chain | (eval failed) |||||"; continue; }
+    python3 - "$json" "$name" "$chain" "$wall" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 w = d["wait_distribution"]
 worlds = d.get("forward_pick", {}).get("worlds", {})
+# `!`: the point's two worlds differ by more than 1.5x on interruption or overlap (eval's flag).
+disagree = set(d.get("worlds_disagree", []))
 def cell(c):
-    return f"`{c['policy']}` {c['interruption_h']:.2f} / {c['overlap_h']:.2f} h"
+    flag = " !" if c["policy"] in disagree else ""
+    return f"`{c['policy']}`{flag} {c['interruption_h']:.2f} / {c['overlap_h']:.2f} h"
 def within(points, budget_h):
     fits = [c for c in points if c["overlap_h"] <= budget_h + 1e-9]
     return min(fits, key=lambda c: (c["interruption_h"], c["overlap_h"])) if fits else None
 def choice(wj, keep, budget):
     here = {c["policy"]: c for c in wj["here"]}
-    picked = within([c for c in wj["there"] if keep(c["policy"])], budget)
+    picked = within([c for c in wj.get("there", []) if keep(c["policy"])], budget)
     hind = within([c for c in wj["here"] if keep(c["policy"])], budget)
     if picked is None or picked["policy"] not in here:
         return "none before" + (f" ({cell(hind)})" if hind else "")
@@ -60,10 +64,12 @@ for world in ("replay", "logged"):
                 f"{100 * w['in_50_interval']:.0f}% / {100 * w['in_90_interval']:.0f}% |") if first else "| | | | |"
         tail = f" {float(sys.argv[4]):.1f} s |" if first else " |"
         first = False
-        if "there" not in wj or "here" not in wj:
+        if "here" not in wj:
             print(f"{head} {world} | {label} | {wj.get('no_figures', 'no earlier window')} | |{tail}")
             continue
-        q = choice(wj, lambda n: n.startswith("quantile"), budget)
+        # No pick (the earlier samples lack figures) but the month has them: hindsight still reads.
+        why = f" ({wj['no_figures']})" if "there" not in wj and budget == 0.25 else ""
+        q = choice(wj, lambda n: n.startswith("quantile"), budget) + why
         o = choice(wj, lambda n: not n.startswith("quantile"), budget)
         print(f"{head} {world} | {label} | {q} | {o} |{tail}")
 PY

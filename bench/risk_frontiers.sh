@@ -13,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
+# MIRAGE_BENCH_KEEP=DIR keeps each case's `mirage eval --json` (and its wall time) there;
+# MIRAGE_BENCH_REREAD=1 with it prints the table from those kept instead of running eval again.
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -27,41 +29,45 @@ run_trace() {
   [ "$1" != theta ] || return 0
   for chain in $sizes; do
     for overlap in concurrent handoff; do
-      local start wall
-      start=$(date +%s.%N)
+      local wall
+      local json="${MIRAGE_BENCH_KEEP:-$out}/$1-$chain-$overlap.json"
       # shellcheck disable=SC2086 # $machine is a list of words
-      "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
+      kept_eval "$json" --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
         --to "$to" --overlap "$overlap" --policies average,forecast,forecast-recent,static \
-        --sweep-risk --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} --json \
-        2>/dev/null >"$out/eval.json" || { echo "| $name | $chain | $overlap | (eval failed) ||||||"; continue; }
-      wall=$(echo "$(date +%s.%N) - $start" | bc)
-      python3 - "$out/eval.json" "$name" "$chain" "$overlap" "$wall" <<'PY'
+        --sweep-risk --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} ||
+        { echo "| $name | $chain | $overlap | (eval failed) ||||||"; continue; }
+      python3 - "$json" "$name" "$chain" "$overlap" "$wall" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 worlds = d.get("forward_pick", {}).get("worlds", {})
+# `!`: the point's two worlds differ by more than 1.5x on interruption or overlap (eval's flag).
+disagree = set(d.get("worlds_disagree", []))
 def cell(c):
-    return f"`{c['policy']}` {c['interruption_h']:.2f} / {c['overlap_h']:.2f} h"
+    flag = " !" if c["policy"] in disagree else ""
+    return f"`{c['policy']}`{flag} {c['interruption_h']:.2f} / {c['overlap_h']:.2f} h"
 def within(points, budget_h):
     fits = [c for c in points if c["overlap_h"] <= budget_h + 1e-9]
     return min(fits, key=lambda c: (c["interruption_h"], c["overlap_h"])) if fits else None
 for i, world in enumerate(["replay", "logged"]):
     w = worlds.get(world, {})
     wall = f"{float(sys.argv[5]):.1f} s" if i == 0 else ""
-    if "there" not in w or "here" not in w:
+    if "here" not in w:
         why = w.get("no_figures", "no earlier window")
         print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {world} | {why} | | | | {wall} |")
         continue
+    # No pick (the earlier samples lack figures) but the month has them: hindsight still reads.
+    why = f"; {w['no_figures']}" if "there" not in w else ""
     here = {c["policy"]: c for c in w["here"]}
     cells = []
     for budget in (0.25, 1.0, 4.0):
-        picked, hind = within(w["there"], budget), within(w["here"], budget)
+        picked, hind = within(w.get("there", []), budget), within(w["here"], budget)
         if picked is None or picked["policy"] not in here:
             cells.append("none before" + (f" (hindsight {cell(hind)})" if hind else ""))
             continue
         same = hind and hind["policy"] == picked["policy"]
         cells.append(cell(here[picked["policy"]]) + (" (the same)" if same else
                      f" ({cell(hind)})" if hind else " (none)"))
-    print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {world} | {cell(here['reactive'])} | "
+    print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {world} | {cell(here['reactive'])}{why} | "
           f"{' | '.join(cells)} | {wall} |")
 PY
     done

@@ -44,3 +44,20 @@ for_each_trace() {
     fi
   done
 }
+
+# `$mirage eval ARGS --json` into JSON, its wall time in $wall (and JSON.wall); with
+# MIRAGE_BENCH_REREAD=1 and JSON kept from an earlier run (MIRAGE_BENCH_KEEP), that run is read
+# again instead. Fails as eval does.
+kept_eval() {
+  local json=$1 start
+  shift
+  if [ -n "${MIRAGE_BENCH_REREAD:-}" ] && [ -s "$json" ] && [ -s "$json.wall" ]; then
+    wall=$(cat "$json.wall")
+    return 0
+  fi
+  start=$(date +%s.%N)
+  # shellcheck disable=SC2154 # $mirage: the program of the benchmark that sources this file
+  "$mirage" eval "$@" --json 2>/dev/null >"$json" || return 1
+  wall=$(echo "$(date +%s.%N) - $start" | bc)
+  echo "$wall" >"$json.wall"
+}

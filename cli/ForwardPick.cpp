@@ -84,29 +84,37 @@ std::optional<ForwardPick> pick_forward(const Trace& trace, const EvalConfig& ju
     ForwardPick::World w;
     w.world = there[i].world;
     w.samples_there = there[i].sample_times.size();
-    if (const auto lacks = world_lacks_data(there[i])) {
-      w.no_figures = *lacks;
-    } else if (const auto lacks_here = world_lacks_data(*judged_reports[i])) {
+    if (const auto lacks_here = world_lacks_data(*judged_reports[i])) {
       w.no_figures = *lacks_here;
+      p.worlds.push_back(std::move(w));
+      continue;
+    }
+    // Hindsight is the judged window's own: it stands where the earlier window has no figures.
+    PricedPoints here_costs = price_points(*judged_reports[i], judged.episode.chain, work_h);
+    w.here = std::move(here_costs.costs);
+    w.left_out_here = std::move(here_costs.left_out);
+    w.hindsight = least_cost(w.here);
+    const std::string finish = work_h > 0 ? "its campaign" : "its chain";
+    if (const auto lacks = world_lacks_data(there[i])) {
+      // "logged world: no figures: WHY" of the earlier window, as the pick's reason.
+      const std::string prefix = fmt::format("{} world: no figures: ", to_string(w.world));
+      const std::string why = lacks->starts_with(prefix) ? lacks->substr(prefix.size()) : *lacks;
+      w.no_figures = fmt::format("no pick: the earlier samples ({} .. {}) have no figures: {}",
+                                 day(p.window.from), day(p.window.to), why);
     } else {
       PricedPoints there_costs = price_points(there[i], c.episode.chain, work_h);
-      PricedPoints here_costs = price_points(*judged_reports[i], judged.episode.chain, work_h);
       w.there = std::move(there_costs.costs);
       w.left_out_there = std::move(there_costs.left_out);
       w.picked = least_cost(w.there);
-      w.here = std::move(here_costs.costs);
-      w.left_out_here = std::move(here_costs.left_out);
-      w.hindsight = least_cost(w.here);
-      const std::string finish = work_h > 0 ? "its campaign" : "its chain";
       if (!w.picked)
         w.no_figures = fmt::format(
             "no pick: on none of the {} earlier samples did any policy finish {} (the log's end "
             "or --max-wait cut every one off)",
             w.samples_there, finish);
-      else if (!w.hindsight)
-        w.no_figures = fmt::format(
-            "no figures here: on no sample of the judged window did any policy finish {}", finish);
     }
+    if (w.picked && !w.hindsight)
+      w.no_figures = fmt::format(
+          "no figures here: on no sample of the judged window did any policy finish {}", finish);
     p.worlds.push_back(std::move(w));
   }
   return p;
@@ -133,6 +141,10 @@ std::string format_forward_pick(const ForwardPick& p, std::size_t width) {
   for (const ForwardPick::World& w : p.worlds) {
     if (!w.no_figures.empty()) {
       s += fmt::format("  {:<7} {}\n", to_string(w.world), w.no_figures);
+      // No pick, but the judged window has figures: hindsight's pick there still reads.
+      if (w.hindsight)
+        s += fmt::format("  {:<7} hindsight's pick here: {} {:.1f} ({})\n", "", w.hindsight->policy,
+                         w.hindsight->cost, figures(*w.hindsight));
       continue;
     }
     const PointCost* here = find_cost(w.here, w.picked->policy);

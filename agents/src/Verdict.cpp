@@ -78,21 +78,23 @@ std::string describe(const Verdict& v, std::string_view world) {
         "verdict ({}): none: at no sample did every policy finish its chain (the log's end or "
         "--max-wait cut them off)",
         world);
+  // The samples behind the figures: they may be far fewer than the table's (a few, where most
+  // chains were cut off), and the figures are theirs, not the table's means.
   const std::string on =
-      fmt::format("on {} of {} samples, where every policy finished, chosen on them in hindsight",
+      fmt::format("on the {} of {} samples every policy finished (chosen on them, in hindsight)",
                   v.samples, v.of);
   if (!v.has_reactive)
     return fmt::format(
-        "verdict ({}): use {}: {:.2f} h waited and {:.2f} h held twice a boundary; {}", world,
+        "verdict ({}): use {}: it waits {:.2f} h a boundary and holds {:.2f} h twice, {}", world,
         v.policy, v.interruption_h, v.overlap_h, on);
   if (v.policy == "reactive")
     return fmt::format(
-        "verdict ({}): use reactive: no policy here saves more waiting than it charges twice "
-        "({:.2f} h waited a boundary); {}",
+        "verdict ({}): use reactive: nothing here saves more waiting than it holds twice; reactive "
+        "waits {:.2f} h a boundary {}",
         world, v.reactive_interruption_h, on);
   return fmt::format(
-      "verdict ({}): use {}: {:.2f} h waited a boundary against reactive's {:.2f} h, for {:.2f} h "
-      "held twice (reactive {:.2f} h); {}",
+      "verdict ({}): use {}: it waits {:.2f} h a boundary where reactive waits {:.2f} h, and holds "
+      "{:.2f} h twice (reactive {:.2f} h), {}",
       world, v.policy, v.interruption_h, v.reactive_interruption_h, v.overlap_h,
       v.reactive_overlap_h, on);
 }
