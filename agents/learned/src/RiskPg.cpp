@@ -191,8 +191,7 @@ AgentResult train_risk_pg(const TrainContext& ctx) {
                               .contiguous();
       const std::vector<float> m(logits.data_ptr<float>(),
                                  logits.data_ptr<float>() + logits.numel());
-      const Calibration cal =
-          calibrate(m, data, ctx.split.val, cost_at_risk(ctx.cost, q), rules, OverlapCap{});
+      const Calibration cal = calibrate(m, data, ctx.split.val, cost_at_risk(ctx.cost, q), rules);
       points.push_back({q, cal.rule.threshold, cal.val});
       // cost_at_risk's cost is 1/q times the risk-weighted one.
       score += q * cal.val.mean_cost_h / static_cast<double>(kRiskLevels.size());

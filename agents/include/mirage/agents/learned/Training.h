@@ -85,9 +85,9 @@ struct Hyperparameters {
                                 // (0: uniform), priorities refreshed every epoch
   double priority_beta = 0.4;   // importance-sampling correction exponent of that bias
   // pg
-  int pg_batch_episodes = 32;                          // episodes per policy-gradient step
-  int pg_samples = 16;                                 // stopping times sampled per episode
-  double entropy = 0.0;                                // entropy bonus weight
+  int pg_batch_episodes = 32;  // episodes per policy-gradient step
+  int pg_samples = 16;         // stopping times sampled per episode
+  double entropy = 0.0;        // entropy bonus weight
   // pg on the user's objective with the price as an input (RiskInput.h): each episode priced at
   // a risk drawn from [kMinRisk, kMaxRisk], the risk an input, the expected cost of the
   // stochastic stopping policy at that price minimised exactly; a threshold chosen on
