@@ -184,12 +184,7 @@ EpochStats QLearner::run_epoch(bool report_steps) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   online_->eval();
-  EpochStats st;
-  st.phase = phase_;
-  st.epoch = ++stop_.epoch;
-  st.max_epochs = hp_.max_epochs;
-  st.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
-  st.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
+  EpochStats st = epoch_stats(phase_, ++stop_.epoch, hp_.max_epochs, loss_sum, steps, seconds);
   const Calibration cal = calibrate(margins(*online_, x_, ctx_.data, ctx_.split.val), ctx_.data,
                                     ctx_.split.val, ctx_.cost, rules_);
   st.val = cal.val;

@@ -2,6 +2,7 @@
 // Shared by the training sources; no LibTorch here (see Nets.h for the LibTorch side).
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mirage/agents/learned/Training.h"
@@ -49,6 +50,19 @@ inline void report_epoch(const TrainContext& ctx, const EpochStats& s) {
 }
 inline void report_message(const TrainContext& ctx, const std::string& m) {
   if (ctx.callbacks.message) ctx.callbacks.message(m);
+}
+
+// An epoch's figures from its training pass: `steps` gradient steps whose losses sum to
+// `loss_sum`, in `seconds`; its validation is the caller's.
+inline EpochStats epoch_stats(std::string phase, int epoch, int max_epochs, double loss_sum,
+                              std::size_t steps, double seconds) {
+  EpochStats s;
+  s.phase = std::move(phase);
+  s.epoch = epoch;
+  s.max_epochs = max_epochs;
+  s.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
+  s.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
+  return s;
 }
 
 }  // namespace mirage::learned

@@ -79,6 +79,11 @@ struct EnsembleNet : ScoreNet {
 torch::Tensor expected_stopping_cost(const torch::Tensor& log_submit, const torch::Tensor& log_wait,
                                      const torch::Tensor& cost, float fallback_cost);
 
+// pg's start: the policy's head set near "submit with probability p0 at each instant", p0 such
+// that half the sampled episodes of `train` reach their end.
+void start_submitting_rarely(MlpNet& policy, const ProbeSet& data,
+                             const std::vector<std::size_t>& train);
+
 // The submission margin: Q(submit) - Q(wait) for two outputs, the logit for one. Submit when > 0.
 torch::Tensor submit_margin(ScoreNet& net, const torch::Tensor& x);
 

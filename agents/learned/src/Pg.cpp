@@ -77,17 +77,7 @@ AgentResult train_pg(const TrainContext& ctx) {
   st.best = std::make_shared<MlpNet>(ctx.data.width, hp.hidden, hp.layers, 1);
   st.policy->set_standardisation(mean, stddev);
   st.baseline->set_standardisation(mean, stddev);
-  {
-    // Start near "submit with probability p0 at each instant", p0 such that half the sampled
-    // episodes reach their end.
-    double mean_count = 0;
-    for (std::size_t e : ctx.split.train) mean_count += static_cast<double>(data.episodes[e].count);
-    mean_count = std::max(1.0, mean_count / std::max<double>(1, ctx.split.train.size()));
-    const double p0 = 1 - std::pow(0.5, 1 / mean_count);
-    torch::NoGradGuard no_grad;
-    st.policy->head->weight.mul_(0.01);
-    st.policy->head->bias.fill_(std::log(p0 / (1 - p0)));
-  }
+  start_submitting_rarely(*st.policy, data, ctx.split.train);
   copy_state(*st.policy, *st.best);
   st.policy_opt = std::make_unique<torch::optim::AdamW>(
       st.policy->parameters(), torch::optim::AdamWOptions(hp.lr).weight_decay(hp.weight_decay));
@@ -191,12 +181,7 @@ AgentResult train_pg(const TrainContext& ctx) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     st.policy->eval();
-    EpochStats es;
-    es.phase = "pg";
-    es.epoch = ++st.stop.epoch;
-    es.max_epochs = hp.max_epochs;
-    es.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
-    es.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
+    EpochStats es = epoch_stats("pg", ++st.stop.epoch, hp.max_epochs, loss_sum, steps, seconds);
     // The best threshold for these weights.
     const Calibration cal =
         calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
@@ -213,6 +198,17 @@ AgentResult train_pg(const TrainContext& ctx) {
   }
   save_model(ctx, *st.best, st.stop.best_val, st.stop.epoch, st.stop.best_rule);
   return {st.stop.best_val, st.stop.epoch, st.stop.best_rule};
+}
+
+void start_submitting_rarely(MlpNet& policy, const ProbeSet& data,
+                             const std::vector<std::size_t>& train) {
+  double mean_count = 0;
+  for (std::size_t e : train) mean_count += static_cast<double>(data.episodes[e].count);
+  mean_count = std::max(1.0, mean_count / std::max<double>(1, train.size()));
+  const double p0 = 1 - std::pow(0.5, 1 / mean_count);
+  torch::NoGradGuard no_grad;
+  policy.head->weight.mul_(0.01);
+  policy.head->bias.fill_(std::log(p0 / (1 - p0)));
 }
 
 }  // namespace mirage::learned

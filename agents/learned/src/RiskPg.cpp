@@ -134,21 +134,13 @@ AgentResult train_risk_pg(const TrainContext& ctx) {
       mlp = dynamic_cast<MlpNet*>(st.policy.get());
       mlp->set_standardisation(mean, stddev);
     }
-    torch::NoGradGuard no_grad;
     if (in.residual) {
       // Exactly quantile@risk until it learns otherwise.
+      torch::NoGradGuard no_grad;
       mlp->head->weight.zero_();
       mlp->head->bias.zero_();
     } else {
-      // As pg: near "submit with probability p0 at each instant", half the episodes reaching
-      // their end.
-      double mean_count = 0;
-      for (std::size_t e : ctx.split.train)
-        mean_count += static_cast<double>(data.episodes[e].count);
-      mean_count = std::max(1.0, mean_count / std::max<double>(1, ctx.split.train.size()));
-      const double p0 = 1 - std::pow(0.5, 1 / mean_count);
-      mlp->head->weight.mul_(0.01);
-      mlp->head->bias.fill_(std::log(p0 / (1 - p0)));
+      start_submitting_rarely(*mlp, data, ctx.split.train);  // as pg
     }
   }
   copy_state(*st.policy, *st.best);
@@ -265,12 +257,8 @@ AgentResult train_risk_pg(const TrainContext& ctx) {
                                     [](const RiskPoint& p) { return p.risk == kDefaultRisk; });
     cal.rule.threshold = mid.threshold;
     cal.val = mid.val;
-    EpochStats es;
-    es.phase = "pg, risk as an input";
-    es.epoch = ++st.stop.epoch;
-    es.max_epochs = hp.max_epochs;
-    es.loss = steps ? loss_sum / static_cast<double>(steps) : 0;
-    es.steps_per_s = seconds > 0 ? static_cast<double>(steps) / seconds : 0;
+    EpochStats es = epoch_stats("pg, risk as an input", ++st.stop.epoch, hp.max_epochs, loss_sum,
+                                steps, seconds);
     es.val = cal.val;
     es.best = st.stop.record(cal);
     if (es.best) {
