@@ -190,11 +190,11 @@ bool CampaignController::successor_started(const Entry& e, const SegmentRecord& 
   return next < e.rec.segments.size() && e.rec.segments[next].seg.start_time >= 0;
 }
 
-bool CampaignController::followed(JobId job) const {
-  for (const auto& [id, e] : entries_)
-    for (const auto& s : e->rec.segments)
-      if (s.seg.slurm_job_id == job) return true;
-  return false;
+// Only `e`'s segments can follow a job of its tags: a tick asks this of every live tagged job,
+// so it reads one campaign, not the whole store.
+bool CampaignController::followed(const Entry& e, JobId job) const {
+  return std::any_of(e.rec.segments.begin(), e.rec.segments.end(),
+                     [&](const SegmentRecord& s) { return s.seg.slurm_job_id == job; });
 }
 
 // A submission whose reply was lost is submitted again once a dump taken `reconcile_delay` later
@@ -215,7 +215,7 @@ void CampaignController::cancel_strays(Entry& e, const JobIndex& index, Seconds 
     // campaign reaches it (queued_attempt), unless the campaign is over.
     if (!finished && (!s || attempt > s->seg.attempts)) continue;
     for (const SlurmJob* j : it->second) {
-      if (is_finished(j->state) || followed(j->id) || e.strays_cancelled.count(j->id)) continue;
+      if (is_finished(j->state) || followed(e, j->id) || e.strays_cancelled.count(j->id)) continue;
       JobId cancel = j->id;
       JobId kept = s ? s->seg.slurm_job_id : 0;
       if (!finished && attempt == s->seg.attempts && s->seg.state == SegmentState::kPending &&
