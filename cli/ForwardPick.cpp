@@ -95,12 +95,9 @@ std::optional<ForwardPick> pick_forward(const Trace& trace, const EvalConfig& ju
     w.left_out_here = std::move(here_costs.left_out);
     w.hindsight = least_cost(w.here);
     const std::string finish = work_h > 0 ? "its campaign" : "its chain";
-    if (const auto lacks = world_lacks_data(there[i])) {
-      // "logged world: no figures: WHY" of the earlier window, as the pick's reason.
-      const std::string prefix = fmt::format("{} world: no figures: ", to_string(w.world));
-      const std::string why = lacks->starts_with(prefix) ? lacks->substr(prefix.size()) : *lacks;
+    if (const auto why = why_no_figures(there[i])) {
       w.no_figures = fmt::format("no pick: the earlier samples ({} .. {}) have no figures: {}",
-                                 day(p.window.from), day(p.window.to), why);
+                                 day(p.window.from), day(p.window.to), *why);
     } else {
       PricedPoints there_costs = price_points(there[i], c.episode.chain, work_h);
       w.there = std::move(there_costs.costs);

@@ -11,22 +11,26 @@ bool worlds_disagree(double replay, double logged, double floor) {
   return std::max(a, b) > kWorldsDisagreeFactor * std::min(a, b);
 }
 
-std::optional<std::string> world_lacks_data(const EvalReport& r) {
-  const std::string world(to_string(r.world));
+std::optional<std::string> why_no_figures(const EvalReport& r) {
   if (r.world == SuccessorWait::kLogged && !r.log_has_starts)
-    return world + " world: no figures: the log records no start times, so it has no real waits";
+    return "the log records no start times, so it has no real waits";
   if (r.world == SuccessorWait::kLogged && r.logged_shape_jobs == 0)
-    return world + " world: no figures: the log has no real job of the chain's shape (" +
-           r.logged_description + ")";
+    return "the log has no real job of the chain's shape (" + r.logged_description + ")";
   if (r.sample_times.empty())
     return fmt::format(
-        "{} world: no figures: no sample left{}", world,
+        "no sample left{}",
         r.dropped_few_logged_jobs > 0
             ? fmt::format(" ({} dropped: too few real jobs of the chain's shape near a segment's "
                           "submission; {} such jobs in the whole log)",
                           r.dropped_few_logged_jobs, r.logged_shape_jobs)
             : std::string());
   return std::nullopt;
+}
+
+std::optional<std::string> world_lacks_data(const EvalReport& r) {
+  const auto why = why_no_figures(r);
+  if (!why) return std::nullopt;
+  return fmt::format("{} world: no figures: {}", to_string(r.world), *why);
 }
 
 std::vector<WorldRow> compare_worlds(const EvalReport& replay, const EvalReport& logged,

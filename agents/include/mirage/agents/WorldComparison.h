@@ -18,8 +18,10 @@ inline constexpr double kWorldsFloorH = 0.1;
 
 bool worlds_disagree(double replay, double logged, double floor = kWorldsFloorH);
 
-// Why a world's report has no figure to print, in one line; none when it has.
+// Why a world's report has no figure to print, in one line ("WORLD world: no figures: WHY");
+// none when it has. why_no_figures gives the WHY alone.
 std::optional<std::string> world_lacks_data(const EvalReport& r);
+std::optional<std::string> why_no_figures(const EvalReport& r);
 
 struct WorldRow {
   std::string policy;
