@@ -7,6 +7,7 @@
 #include <functional>
 #include <future>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -274,22 +275,35 @@ Windows capacity_windows(const LogView& log, const CalibrationSettings& settings
   return win;
 }
 
-// Per capacity window, the room that stood idle beside waiting jobs: at each instant of a grid
-// (every settings.sample_every from the windows' origin) at which a job waited that nothing the
-// log shows held back (its user's limits, a boundary, a down window) and that may not have waited
-// for its user's own job (`skip`), the nodes the log's jobs left free; their mean per window, and
-// how many instants (none: the window says nothing).
+// Per capacity window, the room that stood idle where waiting jobs fitted it: at each instant of
+// a grid (every settings.sample_every from the windows' origin) at which a job waited that nothing
+// the log shows held back (its user's limits, a boundary, a down window) and that may not have
+// waited for its user's own job (`skip`), the nodes the log's jobs left free where the smallest
+// such job fitted in them, else none (a large job waiting while the machine drains for it is no
+// evidence of room); their mean per window, and how many instants (none: the window says nothing).
 struct IdleBesideWaits {
   std::vector<double> mean;
   std::vector<int> instants;
+
+  // Over every instant of every window.
+  double pooled() const {
+    double sum = 0;
+    long n = 0;
+    for (std::size_t k = 0; k < mean.size(); ++k) {
+      sum += mean[k] * instants[k];
+      n += instants[k];
+    }
+    return n > 0 ? sum / static_cast<double>(n) : 0.0;
+  }
 };
 
 IdleBesideWaits idle_beside_waits(const LogView& log, const ClusterSpec& spec, const Calibration& c,
                                   const std::unordered_set<JobId>& skip, const Windows& win,
                                   Seconds step) {
-  const auto grid = static_cast<std::size_t>(
-      (static_cast<Seconds>(win.count) * win.length + step - 1) / step);
-  std::vector<char> waiting(grid, 0);
+  const auto grid =
+      static_cast<std::size_t>((static_cast<Seconds>(win.count) * win.length + step - 1) / step);
+  constexpr int kNone = std::numeric_limits<int>::max();
+  std::vector<int> smallest(grid, kNone);  // the fewest nodes a job waiting then asked for
   for (const Job* j : log.jobs) {
     if (skip.count(j->id)) continue;
     // The first grid instant after its submission.
@@ -297,15 +311,16 @@ IdleBesideWaits idle_beside_waits(const LogView& log, const ClusterSpec& spec, c
          t += step) {
       const auto i = static_cast<std::size_t>((t - win.origin) / step);
       if (i >= grid) break;
-      if (!waiting[i] && !held_by_rules(log, *j, t, c)) waiting[i] = 1;
+      if (j->nodes < smallest[i] && !held_by_rules(log, *j, t, c)) smallest[i] = j->nodes;
     }
   }
   IdleBesideWaits out{std::vector<double>(win.count, 0), std::vector<int>(win.count, 0)};
   for (std::size_t i = 0; i < grid; ++i) {
-    if (!waiting[i]) continue;
+    if (smallest[i] == kNone) continue;
     const Seconds t = win.origin + static_cast<Seconds>(i) * step;
     const auto k = static_cast<std::size_t>((t - win.origin) / win.length);
-    out.mean[k] += std::max(0, spec.nodes - log.used.at(t));
+    const int idle = std::max(0, spec.nodes - log.used.at(t));
+    if (smallest[i] <= idle) out.mean[k] += idle;
     ++out.instants[k];
   }
   for (std::size_t k = 0; k < win.count; ++k)
@@ -596,11 +611,13 @@ std::unordered_set<JobId> ids_of(const DependencyCandidates& candidates) {
   return ids;
 }
 
-// Which capacity windows show hidden room: those in which the room that stood idle beside
-// waiting jobs (idle_beside_waits) exceeds, by more than kRoomMargin of the machine, the most any
-// window (with jobs waiting for a quarter of it at least) shows when the log is replayed on the
-// machine with nothing hidden (the rules `c` holds so far, the flags' priority). A scheduler leaves nodes idle beside waiting jobs on its own
-// (EASY backfill drains them for the head of the queue); only room beyond that is evidence.
+// Which capacity windows show hidden room. Pooled over the whole log, the room that stood idle
+// where waiting jobs fitted it (idle_beside_waits) must exceed, by more than kRoomMargin of the
+// machine, what the log replayed on the machine with nothing hidden (the rules `c` holds so far,
+// the flags' priority) shows: a scheduler leaves nodes idle beside waiting jobs on its own (EASY
+// backfill drains them for the head of the queue), and only room beyond that is evidence. Where
+// it does, every window in which such a job waited is congested (day by day the replay's
+// congestion moves too far from the log's to set a bar: docs/results/fidelity.md); else none is.
 std::vector<char> room_evidence(const std::vector<Job>& all, const LogView& log,
                                 const ClusterSpec& spec, const CalibrationSettings& settings,
                                 const DependencyCandidates& candidates, Calibration& c) {
@@ -612,18 +629,10 @@ std::vector<char> room_evidence(const std::vector<Job>& all, const LogView& log,
   const LogView null_log(null_jobs);
   IdleBesideWaits chance;
   if (!null_log.jobs.empty()) chance = idle_beside_waits(null_log, spec, c, skip, win, step);
-  // Windows in which the replay's jobs waited for less than a quarter of the window say too
-  // little to set the bar (a few instants beside a draining reservation).
-  const auto enough = static_cast<int>(win.length / step / 4);
-  double most = 0;
-  for (std::size_t k = 0; k < chance.mean.size(); ++k)
-    if (chance.instants[k] >= enough) most = std::max(most, chance.mean[k]);
-  c.idle_by_chance = most;
-  const double bar = most + kRoomMargin * spec.nodes;
+  c.idle_by_chance = chance.pooled();
   std::vector<char> out(win.count, 0);
-  for (std::size_t k = 0; k < win.count; ++k) {
-    if (seen.instants[k] > 0 && seen.mean[k] > bar) out[k] = 1;
-  }
+  if (seen.pooled() <= c.idle_by_chance + kRoomMargin * spec.nodes) return out;
+  for (std::size_t k = 0; k < win.count; ++k) out[k] = seen.instants[k] > 0;
   return out;
 }
 
@@ -656,7 +665,8 @@ void test_links_against_chance(const std::vector<Job>& all, const LogView& log,
                          found);
     c.links_by_chance = static_cast<int>(found.dependencies.size());
   }
-  const double margin = kLinkSigmas * std::sqrt(static_cast<double>(c.links_seen + c.links_by_chance));
+  const double margin =
+      kLinkSigmas * std::sqrt(static_cast<double>(c.links_seen + c.links_by_chance));
   if (c.links_seen - c.links_by_chance > margin) return;
   c.links_told_apart = false;
   c.dependencies.clear();
@@ -968,16 +978,16 @@ std::string Calibration::describe_room() const {
 
 std::string Calibration::describe_room_evidence() const {
   if (windows == 0) return "";
-  const std::string unit = window == kDay ? std::string("day") : "window";
-  const std::string bar = fmt::format(
-      "more idle room than the log replayed with nothing hidden leaves beside its waiting jobs "
-      "(at most {:.1f} nodes on a {}) and {:.0f}% of the machine",
-      idle_by_chance, unit, 100 * kRoomMargin);
   if (congested_windows == 0)
-    return fmt::format("no {}'s jobs waited beside {}: the log cannot tell hidden room apart from "
-                       "none",
-                       unit, bar);
-  return fmt::format("a congested {}'s jobs waited beside {}", unit, bar);
+    return fmt::format(
+        "waiting jobs stood beside no more idle room they fitted than in the log replayed with "
+        "nothing hidden ({:.1f} nodes on average) and {:.0f}% of the machine: the log cannot tell "
+        "hidden room apart from none",
+        idle_by_chance, 100 * kRoomMargin);
+  return fmt::format(
+      "waiting jobs stood beside more idle room they fitted than in the log replayed with nothing "
+      "hidden ({:.1f} nodes on average) and {:.0f}% of the machine",
+      idle_by_chance, 100 * kRoomMargin);
 }
 
 std::string Calibration::describe_links() const {

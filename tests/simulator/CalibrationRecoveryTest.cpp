@@ -145,7 +145,7 @@ TEST(CalibrationRecovery, AUsersChainOfDependentJobsIsRecoveredWhereTheMachineHa
   int found = 0;
   for (const auto& [job, after] : c.dependencies) found += job > first && after == job - 1;
   EXPECT_GE(found, 24) << "of the 29 links, " << c.dependencies.size() << " dependencies in all; "
-                        << c.describe_links();
+                       << c.describe_links();
   EXPECT_TRUE(c.links_told_apart);
 }
 

@@ -22,10 +22,10 @@
 //                  log's waits say so: chosen by replay); the rest is taken as held by hidden work,
 //                  which the replay runs as background jobs (HiddenWork.h): they queue as other
 //                  jobs do, so the log's jobs still reach their peaks when hidden work waits.
-//                  Windows where nobody waited say nothing, and get the whole machine. A window
-//                  is congested only where its jobs waited beside more idle room than any window
-//                  of the log replayed with nothing hidden shows (EASY backfill's reservations
-//                  leave some): else the log cannot tell its hidden room apart from none.
+//                  Windows where nobody waited say nothing, and get the whole machine. None is
+//                  congested unless, over the whole log, waiting jobs stood beside more idle room
+//                  they fitted than in the log replayed with nothing hidden (EASY backfill's
+//                  reservations leave some): else the log cannot tell hidden room from none.
 //   dependencies   A job that waited while its user was under the limits and the cluster had
 //                  room for it, and started as the same user's earlier job ended, waited for that
 //                  job: it is replayed as --dependency=afterany on it. Kept only where the log
@@ -111,8 +111,8 @@ struct Calibration {
   double mean_unavailable = 0;   // nodes, averaged over the windows
   double capacity_share = 0.25;  // a congested window's room: what the log's jobs held this long
   int share_candidates = 0;      // shares replayed to choose it (0: set, not chosen)
-  // The most idle room, in nodes, that any window of the log replayed with nothing hidden showed
-  // beside its waiting jobs (room_evidence): a congested window's must exceed it.
+  // The idle nodes waiting jobs fitted, on average over the log replayed with nothing hidden
+  // (room_evidence): the log's must exceed them by kRoomMargin of the machine for hidden room.
   double idle_by_chance = 0;
   // Each dependent job's id and the id of the job it waited for.
   std::vector<std::pair<JobId, JobId>> dependencies;
@@ -199,8 +199,8 @@ inline constexpr double kCapacitySharesReplayed[] = {0, 0.25, 0.35};
 // either side of the kept one are replayed the same way, and one kept only where it comes closer.
 inline constexpr double kCapacityShareRefinement = 0.05;
 
-// A congested window's idle room beside waiting jobs must exceed the most a replay with nothing
-// hidden shows by this share of the machine (room_evidence in Calibration.cpp).
+// The log's idle room beside waiting jobs must exceed what its replay with nothing hidden shows by
+// this share of the machine for any window to be congested (room_evidence in Calibration.cpp).
 inline constexpr double kRoomMargin = 0.05;
 // The log's dependencies outside arrays are kept where they outnumber those its replay without
 // dependencies shows by chance by more than this many standard deviations (sqrt of the two counts'
