@@ -124,10 +124,17 @@ TEST(Calibration, AJobThatWaitedWithRoomFreeAndStartedAsItsUsersJobEndedDependsO
   jobs.push_back(job("u", 60, 5 * kHour + 30, 6 * kHour, 2));
   jobs.push_back(job("v", kDay, kDay, kDay + 5 * kHour, 8));
   jobs.push_back(job("v", kDay + 60, kDay + 5 * kHour + 30, kDay + 6 * kHour, 1));
+  // The same link on 11 more days: one alone would not stand out from chance (kLinkSigmas).
+  for (int d = 2; d < 13; ++d) {
+    const Seconds at = d * kDay;
+    jobs.push_back(job("u", at, at, at + 5 * kHour, 2));
+    jobs.push_back(job("u", at + 60, at + 5 * kHour + 30, at + 6 * kHour, 2));
+  }
   for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].id = static_cast<JobId>(i + 1);
   const Calibration c = infer_calibration(jobs, machine(8));
-  ASSERT_EQ(c.dependencies.size(), 1u);
+  ASSERT_EQ(c.dependencies.size(), 12u) << c.describe_links();
   EXPECT_EQ(c.dependencies[0], (std::pair<JobId, JobId>{2, 1}));
+  EXPECT_TRUE(c.links_told_apart);
   ClusterSpec spec = machine(8);
   apply_calibration(c, spec, jobs);
   EXPECT_EQ(jobs[1].after_any, 1);
