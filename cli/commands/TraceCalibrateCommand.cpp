@@ -58,8 +58,10 @@ void run_calibrate(const CalibrateOptions& o) {
   fmt::print("  user limits   {} running jobs, {} nodes per user (0: none)\n",
              c.user_limits.max_running_jobs, c.user_limits.max_running_nodes);
   const std::string room = c.describe_room();
-  fmt::print("  capacity      {}, {:.1f} nodes unavailable on average{}\n", c.describe_congestion(),
-             c.mean_unavailable, room.empty() ? "" : "; " + room);
+  const std::string evidence = c.describe_room_evidence();
+  fmt::print("  capacity      {}, {:.1f} nodes unavailable on average{}{}\n",
+             c.describe_congestion(), c.mean_unavailable, evidence.empty() ? "" : ": " + evidence,
+             room.empty() ? "" : "; " + room);
   fmt::print("  boundaries    {}\n",
              c.boundaries.empty() ? std::string("none (jobs ran across every hour of the week)")
                                   : "no job ran across " + c.describe_boundaries());
@@ -69,10 +71,11 @@ void run_calibrate(const CalibrateOptions& o) {
                  : describe_down_windows(c.down) +
                        ": no job started in them though the machine stood idle and "
                        "one that fitted waited");
+  const std::string links = c.describe_links();
   fmt::print(
       "  dependencies  {} jobs replayed as dependent on their user's earlier job, {} of them "
-      "members of arrays the log ran a few at a time\n",
-      c.dependencies.size(), c.array_members);
+      "members of arrays the log ran a few at a time{}\n",
+      c.dependencies.size(), c.array_members, links.empty() ? "" : " (" + links + ")");
   if (c.feedback)
     fmt::print(
         "  feedback      {} jobs submitted within {} of their user's earlier job's end, "

@@ -7,10 +7,12 @@
 #include <functional>
 #include <future>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "mirage/simulator/Fidelity.h"
 #include "mirage/simulator/Simulator.h"
@@ -254,41 +256,94 @@ void infer_down_windows(const LogView& log, const ClusterSpec& spec,
   }
 }
 
-void infer_capacity(const LogView& log, const ClusterSpec& spec,
-                    const CalibrationSettings& settings, const DependencyCandidates& dependent,
-                    Calibration& c) {
+// The capacity windows a log spans: `count` of `length`, the first from `origin`.
+struct Windows {
+  Seconds origin = 0, length = kDay;
+  std::size_t count = 0;
+};
+
+Windows capacity_windows(const LogView& log, const CalibrationSettings& settings) {
   Seconds first = log.jobs.front()->submit, last = 0;
   for (const Job* j : log.jobs) {
     first = std::min(first, j->submit);
     last = std::max(last, j->end);
   }
-  const Seconds w = std::max<Seconds>(1, settings.capacity_window);
-  const Seconds origin = first - ((first % w) + w) % w;
-  const auto windows = static_cast<std::size_t>((last - origin) / w + 1);
+  Windows win;
+  win.length = std::max<Seconds>(1, settings.capacity_window);
+  win.origin = first - ((first % win.length) + win.length) % win.length;
+  win.count = static_cast<std::size_t>((last - win.origin) / win.length + 1);
+  return win;
+}
+
+// Per capacity window, the room that stood idle where waiting jobs fitted it: at each instant of
+// a grid (every settings.sample_every from the windows' origin) at which a job waited that nothing
+// the log shows held back (its user's limits, a boundary, a down window) and that may not have
+// waited for its user's own job (`skip`), the nodes the log's jobs left free where the smallest
+// such job fitted in them, else none (a large job waiting while the machine drains for it is no
+// evidence of room); their mean per window, and how many instants (none: the window says nothing).
+struct IdleBesideWaits {
+  std::vector<double> mean;
+  std::vector<int> instants;
+
+  // Over every instant of every window.
+  double pooled() const {
+    double sum = 0;
+    long n = 0;
+    for (std::size_t k = 0; k < mean.size(); ++k) {
+      sum += mean[k] * instants[k];
+      n += instants[k];
+    }
+    return n > 0 ? sum / static_cast<double>(n) : 0.0;
+  }
+};
+
+IdleBesideWaits idle_beside_waits(const LogView& log, const ClusterSpec& spec, const Calibration& c,
+                                  const std::unordered_set<JobId>& skip, const Windows& win,
+                                  Seconds step) {
+  const auto grid =
+      static_cast<std::size_t>((static_cast<Seconds>(win.count) * win.length + step - 1) / step);
+  constexpr int kNone = std::numeric_limits<int>::max();
+  std::vector<int> smallest(grid, kNone);  // the fewest nodes a job waiting then asked for
+  for (const Job* j : log.jobs) {
+    if (skip.count(j->id)) continue;
+    // The first grid instant after its submission.
+    for (Seconds t = win.origin + ((j->submit - win.origin) / step + 1) * step; t < j->start;
+         t += step) {
+      const auto i = static_cast<std::size_t>((t - win.origin) / step);
+      if (i >= grid) break;
+      if (j->nodes < smallest[i] && !held_by_rules(log, *j, t, c)) smallest[i] = j->nodes;
+    }
+  }
+  IdleBesideWaits out{std::vector<double>(win.count, 0), std::vector<int>(win.count, 0)};
+  for (std::size_t i = 0; i < grid; ++i) {
+    if (smallest[i] == kNone) continue;
+    const Seconds t = win.origin + static_cast<Seconds>(i) * step;
+    const auto k = static_cast<std::size_t>((t - win.origin) / win.length);
+    const int idle = std::max(0, spec.nodes - log.used.at(t));
+    if (smallest[i] <= idle) out.mean[k] += idle;
+    ++out.instants[k];
+  }
+  for (std::size_t k = 0; k < win.count; ++k)
+    if (out.instants[k] > 0) out.mean[k] /= out.instants[k];
+  return out;
+}
+
+// The hidden room of each congested window: those of `room_seen` (room_evidence), each with the
+// nodes the log's jobs did not hold for settings.capacity_share of it as held by hidden work.
+void infer_capacity(const LogView& log, const ClusterSpec& spec,
+                    const CalibrationSettings& settings, const std::vector<char>& room_seen,
+                    Calibration& c) {
+  const Windows win = capacity_windows(log, settings);
+  const Seconds w = win.length, origin = win.origin;
+  const std::size_t windows = win.count;
   c.window = w;
   c.capacity_share = settings.capacity_share;
   c.windows = static_cast<int>(windows);
-  std::vector<char> congested(windows, 0);
-  const Seconds step = std::max<Seconds>(1, settings.sample_every);
-  for (const Job* j : log.jobs) {
-    // A job that may have waited for its user's other job is no evidence about capacity.
-    if (dependent.count(j)) continue;
-    for (Seconds t = j->submit + step; t < j->start;) {
-      const auto k = static_cast<std::size_t>((t - origin) / w);
-      if (congested[k]) {  // nothing more to learn in this window: on to the next
-        t = origin + static_cast<Seconds>(k + 1) * w;
-        t += (step - (t - j->submit) % step) % step;
-        continue;
-      }
-      if (!held_by_rules(log, *j, t, c)) congested[k] = 1;
-      t += step;
-    }
-  }
   double unavailable_sum = 0;
   for (std::size_t k = 0; k < windows; ++k) {
     const Seconds from = origin + static_cast<Seconds>(k) * w;
     int unavailable = 0;
-    if (congested[k]) {
+    if (room_seen[k]) {
       ++c.congested_windows;
       unavailable =
           std::clamp(spec.nodes - log.used.held_for(from, from + w, settings.capacity_share), 0,
@@ -429,6 +484,9 @@ void confirm_dependencies(const LogView& log, const ClusterSpec& spec,
     for (Seconds t = b->submit + step; t < a->end && !room; t += step)
       room = !held_by_rules(log, *b, t, c) && log.used.at(t) + b->nodes <= capacity_at(c, spec, t);
     if (!room) continue;
+    // A link outside an array is kept only where the log's links stand out from chance
+    // (test_links_against_chance); an array's throttle is its own evidence.
+    if (!it->second.array_member && !c.links_told_apart) continue;
     c.dependencies.emplace_back(b->id, a->id);
     if (it->second.array_member) ++c.array_members;
   }
@@ -518,6 +576,104 @@ void record_replay(const ReplayOutcome& o, PriorityFit& fit) {
   fit.replay_waits = o.waits;
 }
 
+// The log as the machine calibrated with `c` (its weights, where it has them) replays it, written
+// as a log: each job with a real
+// start in the log has the replay's start and end instead; the others stay unstarted, as the log
+// leaves them (they still run in the replay, as unseen work runs on the real machine). What a
+// component's evidence is measured on again, to tell it from what a replay without that
+// component shows by chance.
+std::vector<Job> replayed_as_log(const std::vector<Job>& all, const ClusterSpec& spec,
+                                 const Calibration& c) {
+  auto r = calibrated_replay(all, spec, c);
+  if (!r) return {};
+  if (c.priority) r->machine.priority = c.priority->weights;
+  Simulator sim(r->machine, r->sim_jobs);
+  sim.set_recording(false);
+  sim.run_to_completion();
+  std::vector<Job> out = r->jobs;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    Job& j = out[i];
+    const auto at = static_cast<SimJobIndex>(i);
+    const Seconds start = sim.start_time(at), end = sim.end_time(at);
+    const bool seen = j.started() && start != kUnknownTime && end != kUnknownTime;
+    j.start = seen ? start : kUnknownTime;
+    j.end = seen ? end : kUnknownTime;
+    j.after_any = 0;
+    j.think = kUnknownTime;
+  }
+  return out;
+}
+
+// The ids of the jobs that may have waited for their user's own job.
+std::unordered_set<JobId> ids_of(const DependencyCandidates& candidates) {
+  std::unordered_set<JobId> ids;
+  for (const auto& [job, after] : candidates) ids.insert(job->id);
+  return ids;
+}
+
+// Which capacity windows show hidden room. Pooled over the whole log, the room that stood idle
+// where waiting jobs fitted it (idle_beside_waits) must exceed, by more than kRoomMargin of the
+// machine, what the log replayed on the machine with nothing hidden (the rules `c` holds so far,
+// the flags' priority) shows: a scheduler leaves nodes idle beside waiting jobs on its own (EASY
+// backfill drains them for the head of the queue), and only room beyond that is evidence. Where
+// it does, every window in which such a job waited is congested (day by day the replay's
+// congestion moves too far from the log's to set a bar: docs/results/fidelity.md); else none is.
+std::vector<char> room_evidence(const std::vector<Job>& all, const LogView& log,
+                                const ClusterSpec& spec, const CalibrationSettings& settings,
+                                const DependencyCandidates& candidates, Calibration& c) {
+  const Windows win = capacity_windows(log, settings);
+  const Seconds step = std::max<Seconds>(1, settings.sample_every);
+  const std::unordered_set<JobId> skip = ids_of(candidates);
+  const IdleBesideWaits seen = idle_beside_waits(log, spec, c, skip, win, step);
+  const std::vector<Job> null_jobs = replayed_as_log(all, spec, c);
+  const LogView null_log(null_jobs);
+  IdleBesideWaits chance;
+  if (!null_log.jobs.empty()) chance = idle_beside_waits(null_log, spec, c, skip, win, step);
+  c.idle_by_chance = chance.pooled();
+  std::vector<char> out(win.count, 0);
+  if (seen.pooled() <= c.idle_by_chance + kRoomMargin * spec.nodes) return out;
+  for (std::size_t k = 0; k < win.count; ++k) out[k] = seen.instants[k] > 0;
+  return out;
+}
+
+// Whether the log's dependencies outside arrays stand out from chance: one user's job starting
+// as another of theirs ends, after a wait with room free, happens without any dependency too (a
+// busy user's jobs end and start often; a backfill reservation leaves room idle). The log is
+// replayed with what `c` holds but no dependency, the links found on that replay counted as on
+// the log, and the log's kept only where they outnumber the replay's by more than
+// kLinkSigmas standard deviations of the difference of two such counts (sqrt of their sum). Else
+// c's links outside arrays are dropped: the log cannot tell them from none.
+void test_links_against_chance(const std::vector<Job>& all, const LogView& log,
+                               const ClusterSpec& spec, const CalibrationSettings& settings,
+                               const DependencyCandidates& candidates, Calibration& c) {
+  c.links_seen = static_cast<int>(c.dependencies.size()) - c.array_members;
+  c.links_by_chance = 0;
+  c.links_told_apart = true;
+  if (c.links_seen == 0) return;
+  Calibration none = c;
+  none.dependencies.clear();
+  none.array_members = 0;
+  none.followers.clear();
+  none.priority.reset();
+  const std::vector<Job> null_jobs = replayed_as_log(all, spec, none);
+  const LogView null_log(null_jobs);
+  if (!null_log.jobs.empty()) {
+    CalibrationSettings plain = settings;
+    plain.arrays = false;  // an array's links are not tested
+    Calibration found = none;
+    confirm_dependencies(null_log, spec, plain, dependency_candidates(null_log, plain, none),
+                         found);
+    c.links_by_chance = static_cast<int>(found.dependencies.size());
+  }
+  const double margin =
+      kLinkSigmas * std::sqrt(static_cast<double>(c.links_seen + c.links_by_chance));
+  if (c.links_seen - c.links_by_chance > margin) return;
+  c.links_told_apart = false;
+  c.dependencies.clear();
+  c.array_members = 0;
+  confirm_dependencies(log, spec, settings, candidates, c);  // the arrays' links alone
+}
+
 // `c` inferred again with each of `shares` as a congested window's room (the capacity, then the
 // dependencies that capacity confirms and the followers, where `c` has them, the other jobs
 // leave), each on its own thread, and replayed with c's weights; the one closest to the targets
@@ -525,7 +681,8 @@ void record_replay(const ReplayOutcome& o, PriorityFit& fit) {
 // worse leaves c as it is). Counts the shares into c.share_candidates.
 void keep_closer_share(const std::vector<Job>& all, const LogView& log, const ClusterSpec& spec,
                        const CalibrationSettings& settings, const DependencyCandidates& dependent,
-                       const std::vector<double>& shares, Calibration& c) {
+                       const std::vector<char>& room_seen, const std::vector<double>& shares,
+                       Calibration& c) {
   struct Other {
     Calibration calibration;
     std::optional<ReplayOutcome> outcome;  // none: no job of the log to replay
@@ -542,7 +699,7 @@ void keep_closer_share(const std::vector<Job>& all, const LogView& log, const Cl
       o.calibration.congested_windows = 0;
       o.calibration.dependencies.clear();
       o.calibration.array_members = 0;
-      infer_capacity(log, spec, s, dependent, o.calibration);
+      infer_capacity(log, spec, s, room_seen, o.calibration);
       if (s.dependencies) confirm_dependencies(log, spec, s, dependent, o.calibration);
       infer_followers(log, s, o.calibration);
       if (const auto r = calibrated_replay(all, spec, o.calibration))
@@ -576,12 +733,13 @@ void keep_closer_share(const std::vector<Job>& all, const LogView& log, const Cl
 // default).
 void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView& log,
                                      const ClusterSpec& spec, const CalibrationSettings& settings,
-                                     const DependencyCandidates& dependent, Calibration& c) {
+                                     const DependencyCandidates& dependent,
+                                     const std::vector<char>& room_seen, Calibration& c) {
   if (!c.priority || c.congested_windows == 0) return;
   std::vector<double> shares;
   for (const double share : kCapacitySharesReplayed)
     if (share != settings.capacity_share) shares.push_back(share);
-  keep_closer_share(all, log, spec, settings, dependent, shares, c);
+  keep_closer_share(all, log, spec, settings, dependent, room_seen, shares, c);
 }
 
 // The room refined by replay: where the replay kept at the end (its room, and feedback, chosen)
@@ -589,14 +747,15 @@ void choose_capacity_share_by_replay(const std::vector<Job>& all, const LogView&
 // one are replayed the same way, the rest as chosen. A replay inside every target is left alone.
 void refine_capacity_share_by_replay(const std::vector<Job>& all, const LogView& log,
                                      const ClusterSpec& spec, const CalibrationSettings& settings,
-                                     const DependencyCandidates& dependent, Calibration& c) {
+                                     const DependencyCandidates& dependent,
+                                     const std::vector<char>& room_seen, Calibration& c) {
   if (!c.priority || !c.priority->replay_waits || c.congested_windows == 0) return;
   if (c.priority->replay.target_miss() <= 0) return;
   std::vector<double> shares;
   for (const double share :
        {c.capacity_share - kCapacityShareRefinement, c.capacity_share + kCapacityShareRefinement})
     if (share > 1e-9 && share < 1) shares.push_back(share);
-  keep_closer_share(all, log, spec, settings, dependent, shares, c);
+  keep_closer_share(all, log, spec, settings, dependent, room_seen, shares, c);
 }
 
 // Feedback, chosen by replay: where the kept replay of `c` misses a fidelity target, the log is
@@ -618,6 +777,17 @@ void choose_feedback_by_replay(const std::vector<Job>& all, const LogView& log,
   infer_followers(log, with, trial);
   c.feedback_choice = Choice::kNoFollowers;
   if (trial.followers.empty()) return;
+  // A job submitted minutes after its user's earlier one ended happens by chance too: the kept
+  // replay (without feedback) written as a log shows how often; the log's followers must
+  // outnumber those by kLinkSigmas standard deviations, as dependencies must.
+  const std::vector<Job> null_jobs = replayed_as_log(all, spec, c);
+  Calibration by_chance = c;
+  infer_followers(LogView(null_jobs), with, by_chance);
+  const auto seen = static_cast<double>(trial.followers.size()),
+             chance = static_cast<double>(by_chance.followers.size());
+  c.followers_by_chance = static_cast<int>(chance);
+  c.feedback_choice = Choice::kByChance;
+  if (seen - chance <= kLinkSigmas * std::sqrt(seen + chance)) return;
   const auto r = calibrated_replay(all, spec, trial);
   if (!r) return;
   ReplayOutcome o = replay_outcome(*r, trial.priority->weights);
@@ -635,10 +805,12 @@ std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& all
                                                      const Calibration& c) {
   const auto replay = calibrated_replay(all, spec, c);
   if (!replay) return std::nullopt;
+  // First-come-first-served (the age factor alone orders jobs as they came) first: the weighting
+  // every other has to beat.
   std::vector<PriorityParameters> candidates;
   for (const double fairshare :
        replay->users ? std::vector<double>{0, 1000} : std::vector<double>{0})
-    for (const int size : {1, 0, -1}) {         // favour large jobs, ignore size, favour small jobs
+    for (const int size : {0, 1, -1}) {         // ignore size, favour large jobs, favour small jobs
       if (fairshare > 0 && size < 0) continue;  // two factors against large jobs: not a site's
       PriorityParameters p = spec.priority;
       p.weight_fairshare = fairshare;
@@ -646,12 +818,25 @@ std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& all
       p.favor_small = size < 0;
       candidates.push_back(p);
     }
-  const auto [chosen, outcome] = closest_weighting(*replay, candidates);
+  std::vector<std::future<ReplayOutcome>> runs;
+  for (const PriorityParameters& p : candidates) runs.push_back(replay_outcome_async(*replay, p));
+  std::vector<ReplayOutcome> outcomes;
+  for (auto& run : runs) outcomes.push_back(run.get());
+  std::size_t chosen = 0;
+  for (std::size_t i = 1; i < outcomes.size(); ++i)
+    if (closer_to_targets(outcomes[i].figures, outcomes[chosen].figures)) chosen = i;
+  // A weighting orders the queue: it is kept only where its replay ranks the log's waits
+  // kRankMargin better than first-come-first-served's, else the log cannot tell them apart.
+  const double fcfs_rank = outcomes[0].figures.rank_correlation;
+  const bool told_apart =
+      chosen != 0 && outcomes[chosen].figures.rank_correlation >= fcfs_rank + kRankMargin;
+  if (!told_apart) chosen = 0;
   PriorityFit fit;
   fit.weights = candidates[chosen];
   fit.candidates = static_cast<int>(candidates.size());
-  fit.jobs = outcome.figures.jobs;
-  record_replay(outcome, fit);
+  fit.jobs = outcomes[chosen].figures.jobs;
+  fit.like_fcfs = !told_apart;
+  record_replay(outcomes[chosen], fit);
   return fit;
 }
 
@@ -681,9 +866,14 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   if (settings.down_windows && spec.allocation == AllocationMode::kWholeNode)
     infer_down_windows(log, spec, settings, c);
   const auto candidates = dependency_candidates(log, settings, c);
-  if (spec.allocation == AllocationMode::kWholeNode)
-    infer_capacity(log, spec, settings, candidates, c);
-  if (settings.dependencies) confirm_dependencies(log, spec, settings, candidates, c);
+  const bool whole_node = spec.allocation == AllocationMode::kWholeNode;
+  const std::vector<char> room_seen =
+      whole_node ? room_evidence(all, log, spec, settings, candidates, c) : std::vector<char>{};
+  if (whole_node) infer_capacity(log, spec, settings, room_seen, c);
+  if (settings.dependencies) {
+    confirm_dependencies(log, spec, settings, candidates, c);
+    test_links_against_chance(all, log, spec, settings, candidates, c);
+  }
   infer_followers(log, settings, c);
   if (settings.priority) {
     c.priority = fit_priority(all, spec);
@@ -691,12 +881,13 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
       choose_age_by_replay(all, spec, c);
     else
       c.priority = choose_priority_by_replay(all, spec, c);
-    const bool choose_room =
-        settings.choose_capacity_share && spec.allocation == AllocationMode::kWholeNode;
-    if (choose_room) choose_capacity_share_by_replay(all, log, spec, settings, candidates, c);
+    const bool choose_room = settings.choose_capacity_share && whole_node;
+    if (choose_room)
+      choose_capacity_share_by_replay(all, log, spec, settings, candidates, room_seen, c);
     if (settings.choose_feedback && !settings.feedback)
       choose_feedback_by_replay(all, log, spec, settings, c);
-    if (choose_room) refine_capacity_share_by_replay(all, log, spec, settings, candidates, c);
+    if (choose_room)
+      refine_capacity_share_by_replay(all, log, spec, settings, candidates, room_seen, c);
   }
   return c;
 }
@@ -709,8 +900,12 @@ void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
   if (c.priority) c.priority->replay_waits.reset();  // a replay of other dependencies
   const LogView log(all);
   if (log.jobs.empty()) return;
-  if (settings.dependencies)
-    confirm_dependencies(log, spec, settings, dependency_candidates(log, settings, c), c);
+  if (settings.dependencies) {
+    const auto candidates = dependency_candidates(log, settings, c);
+    c.links_told_apart = true;
+    confirm_dependencies(log, spec, settings, candidates, c);
+    test_links_against_chance(all, log, spec, settings, candidates, c);
+  }
   infer_followers(log, settings, c);
 }
 
@@ -753,6 +948,11 @@ std::string Calibration::describe_feedback_choice() const {
     case FeedbackChoice::kNoFollowers:
       return "off: no job of the log was submitted minutes after its user's earlier one ended";
     case FeedbackChoice::kTargetsMet: return "off: the replay without it met every fidelity target";
+    case FeedbackChoice::kByChance:
+      return fmt::format(
+          "off: the replay without it shows {} jobs submitted as soon after their user's earlier "
+          "job's end by chance: the log cannot tell feedback apart from none",
+          followers_by_chance);
     case FeedbackChoice::kNotTried: break;
   }
   return "off: not tried (no replay of the log was chosen to judge it by)";
@@ -774,6 +974,35 @@ std::string Calibration::describe_room() const {
                                        "outside the targets)",
                                        share_candidates)
                          : std::string());
+}
+
+std::string Calibration::describe_room_evidence() const {
+  if (windows == 0) return "";
+  if (congested_windows == 0)
+    return fmt::format(
+        "waiting jobs stood beside no more idle room they fitted than in the log replayed with "
+        "nothing hidden ({:.1f} nodes on average) and {:.0f}% of the machine: the log cannot tell "
+        "hidden room apart from none",
+        idle_by_chance, 100 * kRoomMargin);
+  return fmt::format(
+      "waiting jobs stood beside more idle room they fitted than in the log replayed with nothing "
+      "hidden ({:.1f} nodes on average) and {:.0f}% of the machine",
+      idle_by_chance, 100 * kRoomMargin);
+}
+
+std::string Calibration::describe_links() const {
+  if (links_seen == 0) return "";
+  const std::string seen = fmt::format(
+      "{} of the log's jobs outside arrays started as their user's earlier job ended, after a "
+      "wait with room free",
+      links_seen);
+  if (!links_told_apart)
+    return fmt::format(
+        "{}; its replay without dependencies shows {} by chance: the log cannot tell these "
+        "dependencies apart from none",
+        seen, links_by_chance);
+  return fmt::format("{}, against {} by chance in its replay without dependencies", seen,
+                     links_by_chance);
 }
 
 std::string Calibration::describe_congestion() const {

@@ -148,6 +148,7 @@ json to_json(const PriorityFit& p) {
             {"outliers", p.outliers},
             {"candidates", p.candidates},
             {"age_candidates", p.age_candidates},
+            {"like_fcfs", p.like_fcfs},
             {"replay", to_json(p.replay)},
             {"replay_waits", nullptr}};
   if (p.replay_waits) j["replay_waits"] = *p.replay_waits;
@@ -161,6 +162,7 @@ PriorityFit fit_from(const json& j) {
   p.outliers = j.at("outliers");
   p.candidates = j.at("candidates");
   p.age_candidates = j.at("age_candidates");
+  p.like_fcfs = j.at("like_fcfs");
   p.replay = fidelity_from(j.at("replay"));
   if (!j.at("replay_waits").is_null())
     p.replay_waits = std::make_shared<const std::vector<Seconds>>(
@@ -187,6 +189,8 @@ json to_json(const Calibration& c) {
   j["mean_unavailable"] = c.mean_unavailable;
   j["capacity_share"] = c.capacity_share;
   j["share_candidates"] = c.share_candidates;
+  j["idle_by_chance"] = c.idle_by_chance;
+  j["links"] = {c.links_seen, c.links_by_chance, c.links_told_apart};
   j["dependencies"] = c.dependencies;
   j["array_members"] = c.array_members;
   j["followers"] = json::array();
@@ -194,6 +198,7 @@ json to_json(const Calibration& c) {
     j["followers"].push_back({f.job, f.after, f.think});
   j["feedback"] = c.feedback;
   j["feedback_choice"] = static_cast<int>(c.feedback_choice);
+  j["followers_by_chance"] = c.followers_by_chance;
   return j;
 }
 
@@ -216,14 +221,19 @@ Calibration calibration_from(const json& j) {
   c.mean_unavailable = j.at("mean_unavailable");
   c.capacity_share = j.at("capacity_share");
   c.share_candidates = j.at("share_candidates");
+  c.idle_by_chance = j.at("idle_by_chance");
+  c.links_seen = j.at("links").at(0);
+  c.links_by_chance = j.at("links").at(1);
+  c.links_told_apart = j.at("links").at(2);
   c.dependencies = j.at("dependencies").get<std::vector<std::pair<JobId, JobId>>>();
   c.array_members = j.at("array_members");
   for (const json& f : j.at("followers")) c.followers.push_back({f.at(0), f.at(1), f.at(2)});
   c.feedback = j.at("feedback");
   const int choice = j.at("feedback_choice");
-  if (choice < 0 || choice > static_cast<int>(Calibration::FeedbackChoice::kChosen))
+  if (choice < 0 || choice > static_cast<int>(Calibration::FeedbackChoice::kByChance))
     throw std::out_of_range("feedback_choice");
   c.feedback_choice = static_cast<Calibration::FeedbackChoice>(choice);
+  c.followers_by_chance = j.at("followers_by_chance");
   return c;
 }
 

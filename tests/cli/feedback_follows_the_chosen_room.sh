@@ -5,7 +5,7 @@
 set -euo pipefail
 mirage="$1" trace="$2" dir="$3"
 "$mirage" trace calibrate "$trace" --lenient --feedback --out "$dir/fb-chosen.toml" >/dev/null
-grep -q "a congested day's room what the log's jobs held at their most (of 3 shares replayed" \
+grep -q "a congested day's room what the log's jobs held at their most (of [0-9]* shares replayed" \
   "$dir/fb-chosen.toml" || { echo "the room chosen is not the most held: the test needs another log"; exit 1; }
 "$mirage" trace calibrate "$trace" --lenient --feedback --capacity-share 0 \
   --out "$dir/fb-named.toml" >/dev/null

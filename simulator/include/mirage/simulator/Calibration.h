@@ -22,10 +22,15 @@
 //                  log's waits say so: chosen by replay); the rest is taken as held by hidden work,
 //                  which the replay runs as background jobs (HiddenWork.h): they queue as other
 //                  jobs do, so the log's jobs still reach their peaks when hidden work waits.
-//                  Windows where nobody waited say nothing, and get the whole machine.
+//                  Windows where nobody waited say nothing, and get the whole machine. None is
+//                  congested unless, over the whole log, waiting jobs stood beside more idle room
+//                  they fitted than in the log replayed with nothing hidden (EASY backfill's
+//                  reservations leave some): else the log cannot tell hidden room from none.
 //   dependencies   A job that waited while its user was under the limits and the cluster had
 //                  room for it, and started as the same user's earlier job ended, waited for that
-//                  job: it is replayed as --dependency=afterany on it.
+//                  job: it is replayed as --dependency=afterany on it. Kept only where the log
+//                  shows more such jobs than its replay without dependencies shows by chance
+//                  (kLinkSigmas), else none.
 //   arrays         Jobs one user submitted at the same second with the same request (an array,
 //                  or a script's loop) of which the log never ran more than K at once, though
 //                  fewer than all: an array throttled to K (--array=...%K). Each member after the
@@ -38,13 +43,15 @@
 //                  replayed end (Simulator::submit_time), so a replay that runs the first late
 //                  does not queue the next at the log's time behind it. Tried by replay after
 //                  the rest is chosen, only where that replay misses a fidelity target, and kept
-//                  where it lies less far outside them (or asked for: --feedback).
+//                  where it lies less far outside them and the log shows more such jobs than the
+//                  kept replay does by chance (or asked for: --feedback).
 //   priority       Where the log records each job's priority, the multifactor weights fitted to
 //                  it (PriorityFit.h): fairshare with its half-life, job size, age. Where it
 //                  does not, the log is replayed (with the parts above) under a few weightings
 //                  (job size for large or small jobs or none, fairshare or none) and the one
-//                  whose waits come closest to the log's is kept: the log's waits fit a
-//                  parameter of the cluster, as they do for the capacity.
+//                  whose waits come closest to the log's is kept where it ranks the log's waits
+//                  better than first-come-first-served by kRankMargin (PriorityFit.h); else
+//                  first-come-first-served, which the log cannot tell it apart from.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -104,9 +111,16 @@ struct Calibration {
   double mean_unavailable = 0;   // nodes, averaged over the windows
   double capacity_share = 0.25;  // a congested window's room: what the log's jobs held this long
   int share_candidates = 0;      // shares replayed to choose it (0: set, not chosen)
+  // The idle nodes waiting jobs fitted, on average over the log replayed with nothing hidden
+  // (room_evidence): the log's must exceed them by kRoomMargin of the machine for hidden room.
+  double idle_by_chance = 0;
   // Each dependent job's id and the id of the job it waited for.
   std::vector<std::pair<JobId, JobId>> dependencies;
   int array_members = 0;  // of those, members of throttled arrays waiting for an earlier member
+  // The links outside arrays the log shows, those the log replayed without any dependency shows by
+  // chance, and whether the first stand out from the second (else none is kept).
+  int links_seen = 0, links_by_chance = 0;
+  bool links_told_apart = true;
   // Each job submitted on seeing its user's earlier job end: its id, that job's, and how long
   // after that end it was submitted.
   struct Follower {
@@ -122,8 +136,10 @@ struct Calibration {
     kNoFollowers,  // no job of the log follows its user's earlier one
     kNoCloser,     // replayed with it, no closer to the targets: left off
     kChosen,       // replayed with it, closer: kept
+    kByChance,     // no more followers in the log than its replay without them shows by chance
   };
   FeedbackChoice feedback_choice = FeedbackChoice::kNotTried;
+  int followers_by_chance = 0;  // in the kept replay written as a log (kByChance)
 
   // How feedback came to be on or off, for reports: "chosen by replay: ...", "off: ...".
   std::string describe_feedback_choice() const;
@@ -132,6 +148,14 @@ struct Calibration {
   // "a congested day's room what the log's jobs held for 35% of it (of 3 shares replayed, the
   // closest to the log's waits)"; empty where nothing was inferred (a calibration file).
   std::string describe_room() const;
+  // How the congested windows stand against a replay with nothing hidden: "no day's jobs waited
+  // beside more idle room than ...: the log cannot tell hidden room apart from none"; empty
+  // where nothing was inferred.
+  std::string describe_room_evidence() const;
+  // How the log's dependencies stand against chance: "... as many as its replay without
+  // dependencies shows by chance (55): the log cannot tell them apart from none"; empty where
+  // the log shows none.
+  std::string describe_links() const;
   // "Mon-Fri 07:00, Mon-Fri 16:00 UTC from 1996-09-30 to 1997-06-09"; "none".
   std::string describe_boundaries() const;
 
@@ -174,6 +198,14 @@ inline constexpr double kCapacitySharesReplayed[] = {0, 0.25, 0.35};
 // Then, where the replay kept (its feedback chosen too) still misses a target, the shares this far
 // either side of the kept one are replayed the same way, and one kept only where it comes closer.
 inline constexpr double kCapacityShareRefinement = 0.05;
+
+// The log's idle room beside waiting jobs must exceed what its replay with nothing hidden shows by
+// this share of the machine for any window to be congested (room_evidence in Calibration.cpp).
+inline constexpr double kRoomMargin = 0.05;
+// The log's dependencies outside arrays are kept where they outnumber those its replay without
+// dependencies shows by chance by more than this many standard deviations (sqrt of the two counts'
+// sum).
+inline constexpr double kLinkSigmas = 3;
 
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs);

@@ -31,6 +31,9 @@ struct PriorityFit {
   // Where the log records no priority the weights are chosen by replay instead (Calibration.h):
   // how many weightings were replayed (the chosen one's figures: `replay`, below).
   int candidates = 0;
+  // Of those, first-come-first-served was kept: no other ranked the log's waits kRankMargin
+  // (Calibration.h) better, so the log cannot tell weights apart from it.
+  bool like_fcfs = false;
   // Where the column was fitted but could not tell the age weight (it came out 0: a priority
   // recorded before the job aged does not grow with its wait), that weight is chosen by replay:
   // how many age weights were replayed (`replay` is then the chosen one's).
@@ -43,6 +46,12 @@ struct PriorityFit {
   // calibrated, as `trace fidelity` is, has its outcome already. Not written to a file.
   std::shared_ptr<const std::vector<Seconds>> replay_waits;
 };
+
+// Where the log records no priority, a weighting other than first-come-first-served is kept only
+// where its replay ranks the log's waits (Spearman's) at least this much better than
+// first-come-first-served's: a weighting that only moves the means may stand in for room or a
+// scheduler setting the replay gets wrong, which no weighting orders the queue by.
+inline constexpr double kRankMargin = 0.02;
 
 // The weights in words: "age 0, fairshare 363 (half-life 7-00:00:00), job size 503 favoring
 // small jobs". One wording for the calibration file, the one-line summary and `trace calibrate`.
