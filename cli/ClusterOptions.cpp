@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "RenamedFlags.h"
 #include "TimeFlags.h"
@@ -40,6 +41,34 @@ void ClusterOptions::add_to(CLI::App& cmd, bool command_has_segment) {
                  "Infer the calibration from the jobs submitted before this date only and carry "
                  "it past (YYYY-MM-DD[THH:MM:SS], UTC): the replay of the days after it forward, "
                  "as for a month the fit never saw");
+  cmd.add_option("--null-tests", null_tests,
+                 "Which inferred parts must stand out from what the log shows without them "
+                 "before they are kept: all, none, or a comma list of room (hidden room), links "
+                 "(dependencies), rank (priority weights), feedback; one left out is kept as "
+                 "the log shows it (docs/simulator.md)")
+      ->check(CLI::Validator(
+          [](const std::string& value) -> std::string {
+            if (value == "all" || value == "none") return "";
+            std::stringstream list(value);
+            for (std::string part; std::getline(list, part, ',');)
+              if (part != "room" && part != "links" && part != "rank" && part != "feedback")
+                return fmt::format(
+                    "expected all, none or a list of room, links, rank, feedback; got '{}'", part);
+            return "";
+          },
+          "all|none|room,links,rank,feedback"))
+      ->capture_default_str();
+}
+
+CalibrationSettings ClusterOptions::inference_settings() const {
+  CalibrationSettings s;
+  if (null_tests == "all") return s;
+  const std::string list = "," + null_tests + ",";
+  s.test_room = list.find(",room,") != std::string::npos;
+  s.test_links = list.find(",links,") != std::string::npos;
+  s.test_rank = list.find(",rank,") != std::string::npos;
+  s.test_feedback = list.find(",feedback,") != std::string::npos;
+  return s;
 }
 
 ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
@@ -73,7 +102,7 @@ Calibration ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
                                    "used with --calibration {}",
                                    calibration));
     const Seconds until = parse_time_flag(fit_until, "--fit-until");
-    const CalibrationSettings settings;
+    const CalibrationSettings settings = inference_settings();
     const CachedCalibration cached = cached_or_inferred(
         trace.source, calibration_cache_key(trace.jobs, spec, settings, until),
         [&] { return infer_calibration_before(trace.jobs, until, spec, settings); });
@@ -83,7 +112,8 @@ Calibration ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
         "room repeated, no down window foreseen",
         describe_cached(cached, trace.source), format_iso_time(until));
   } else {
-    c = resolve_calibration(calibration, trace.jobs, trace.source, spec, said);
+    c = resolve_calibration(calibration, trace.jobs, trace.source, spec, said,
+                            inference_settings());
   }
   // The site's slurm.conf is its word: it wins over weights and settings fitted to the log.
   if (!slurm_conf.empty() && (c.priority || c.scheduler)) {

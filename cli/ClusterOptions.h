@@ -25,6 +25,9 @@ struct ClusterOptions {
   // A forward replay: the calibration inferred from the jobs submitted before this date only,
   // carried past it (simulator/ForwardCalibration.h). Empty: fitted on the whole log.
   std::string fit_until;
+  // Which inferred parts must stand out from their null before they are kept
+  // (simulator/Calibration.h): "all", "none", or a list of room, links, rank, feedback.
+  std::string null_tests = "all";
 
   // The machine's size is --cluster-nodes; where the command shapes no segment, --nodes is still
   // its old name for a release (in `eval`, `train`, `trace waits` it is the segment's).
@@ -36,6 +39,8 @@ struct ClusterOptions {
   // trace's jobs (dependencies); said in one line on stderr. Throws InputError for a bad file.
   // Returns what was applied.
   Calibration calibrate(Trace& trace, ClusterSpec& spec) const;
+  // The inference's settings the flags give (--null-tests).
+  CalibrationSettings inference_settings() const;
   // The log as the logged world reads its real waits from: `as_read`'s jobs, those that the
   // calibration inferred on the whole log takes for dependent on another job marked so (their
   // wait was that job's run; the logged world leaves them out), whatever calibration the replay

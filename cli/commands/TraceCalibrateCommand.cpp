@@ -36,7 +36,7 @@ struct CalibrateOptions {
 void run_calibrate(const CalibrateOptions& o) {
   const Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   const ClusterSpec spec = o.cluster.to_spec(trace);
-  CalibrationSettings settings;
+  CalibrationSettings settings = o.cluster.inference_settings();
   settings.capacity_window = parse_duration_flag(o.capacity_window, "--capacity-window");
   settings.capacity_share = o.capacity_share;
   settings.choose_capacity_share = !o.share_given;  // a share asked for is kept, not chosen

@@ -149,6 +149,7 @@ json to_json(const PriorityFit& p) {
             {"candidates", p.candidates},
             {"age_candidates", p.age_candidates},
             {"like_fcfs", p.like_fcfs},
+            {"ranks", {p.fcfs_rank, p.closest_rank}},
             {"replay", to_json(p.replay)},
             {"replay_waits", nullptr}};
   if (p.replay_waits) j["replay_waits"] = *p.replay_waits;
@@ -163,6 +164,8 @@ PriorityFit fit_from(const json& j) {
   p.candidates = j.at("candidates");
   p.age_candidates = j.at("age_candidates");
   p.like_fcfs = j.at("like_fcfs");
+  p.fcfs_rank = j.at("ranks").at(0);
+  p.closest_rank = j.at("ranks").at(1);
   p.replay = fidelity_from(j.at("replay"));
   if (!j.at("replay_waits").is_null())
     p.replay_waits = std::make_shared<const std::vector<Seconds>>(
@@ -275,11 +278,13 @@ std::string calibration_cache_key(const std::vector<Job>& jobs, const ClusterSpe
       p.weight_fairshare, p.decay_half_life, spec.user_limits.max_running_jobs,
       spec.user_limits.max_running_nodes, hex64(held_digest(spec)));
   const std::string inference = fmt::format(
-      "settings={},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{} fit_until={} version={}",
+      "settings={},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{} tests={},{},{},{} "
+      "fit_until={} version={}",
       s.capacity_window, s.capacity_share, s.choose_capacity_share, s.sample_every,
       s.limit_min_users, s.dependencies, s.dependency_slack, s.arrays, s.array_min_members,
       s.feedback, s.feedback_within, s.choose_feedback, s.priority, s.boundaries,
-      s.boundary_stretch, s.boundary_share, s.down_windows, s.down_min, s.down_share,
+      s.boundary_stretch, s.boundary_share, s.down_windows, s.down_min, s.down_share, s.test_room,
+      s.test_links, s.test_rank, s.test_feedback,
       fit_until ? std::to_string(*fit_until) : std::string("none"), kCalibrationCodeVersion);
   return fmt::format("jobs={}:{} {} {}", jobs.size(), hex64(jobs_digest(jobs)), machine, inference);
 }

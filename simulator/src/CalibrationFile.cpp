@@ -390,10 +390,10 @@ std::string summary(const Calibration& c) {
 
 Calibration resolve_calibration(const std::string& mode, const std::vector<Job>& jobs,
                                 const std::string& trace_path, const ClusterSpec& spec,
-                                std::string& said) {
+                                std::string& said, const CalibrationSettings& inference) {
   said.clear();
   if (mode == "none") return {};
-  CalibrationSettings settings;
+  CalibrationSettings settings = inference;
   std::string file = mode;
   if (mode == "auto")
     file = std::filesystem::exists(calibration_path(trace_path)) ? calibration_path(trace_path)

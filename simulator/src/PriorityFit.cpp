@@ -175,14 +175,14 @@ std::string describe_weights(const PriorityFit& fit) {
 
 std::string describe_evidence(const PriorityFit& fit) {
   const auto share_gap = [](const WaitFidelity& f) { return f.sim_over_1h - f.real_over_1h; };
-  if (fit.candidates > 0 && fit.like_fcfs)
+  if (fit.candidates > 0 && fit.like_fcfs && fit.closest_rank < fit.fcfs_rank - kRankMargin)
     return fmt::format(
         "the log records no priority, and cannot tell weights apart from first-come-first-served: "
-        "of {} weightings replayed, none ranks the log's waits {:.2f} better than it (its replay, "
-        "with all the calibration chose: mean wait ratio {:.2f}, share over 1 h {:+.0f} points, "
-        "rank correlation {:.2f})",
-        fit.candidates, kRankMargin, fit.replay.mean_ratio, 100 * share_gap(fit.replay),
-        fit.replay.rank_correlation);
+        "of {} weightings replayed, the one waiting most like the log ranks its waits {:.2f}, more "
+        "than {:.2f} below first-come-first-served's {:.2f} (its replay, with all the calibration "
+        "chose: mean wait ratio {:.2f}, share over 1 h {:+.0f} points, rank correlation {:.2f})",
+        fit.candidates, fit.closest_rank, kRankMargin, fit.fcfs_rank, fit.replay.mean_ratio,
+        100 * share_gap(fit.replay), fit.replay.rank_correlation);
   if (fit.candidates > 0)
     return fmt::format(
         "the log records no priority: of {} weightings replayed, this one waits most like the log "

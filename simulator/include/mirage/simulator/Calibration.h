@@ -29,8 +29,8 @@
 //   dependencies   A job that waited while its user was under the limits and the cluster had
 //                  room for it, and started as the same user's earlier job ended, waited for that
 //                  job: it is replayed as --dependency=afterany on it. Kept only where the log
-//                  shows more such jobs than its replay without dependencies shows by chance
-//                  (kLinkSigmas), else none.
+//                  shows more such jobs than its own starts and ends give by chance, whoever's
+//                  the jobs that ended just before each start were (kLinkSigmas), else none.
 //   arrays         Jobs one user submitted at the same second with the same request (an array,
 //                  or a script's loop) of which the log never ran more than K at once, though
 //                  fewer than all: an array throttled to K (--array=...%K). Each member after the
@@ -90,6 +90,13 @@ struct CalibrationSettings {
   bool down_windows = true;      // infer down windows at all
   Seconds down_min = 3 * kHour;  // the shortest stretch without a start that may be one
   double down_share = 0.1;       // of the machine, the most the log's jobs held in it
+  // Which parts must stand out from their null before they are kept (the rule per part:
+  // docs/simulator.md#what-the-calibration-cannot-tell-apart); a part not tested is kept as the
+  // log shows it. Switched one at a time to measure each rule on the real logs (--null-tests).
+  bool test_room = true;      // hidden room against the log replayed with nothing hidden
+  bool test_links = true;     // dependencies against the log's own ends with users shuffled
+  bool test_rank = true;      // priority weights against first-come-first-served's rank
+  bool test_feedback = true;  // followers against the kept replay's
 };
 
 struct Calibration {
@@ -180,7 +187,8 @@ void infer_dependencies(const std::vector<Job>& jobs, const ClusterSpec& spec,
 // calibrated with `c` (its limits, capacity and dependencies) waits most like the log did. For
 // logs that record no priority; nothing when no job has a real start.
 std::optional<PriorityFit> choose_priority_by_replay(const std::vector<Job>& jobs,
-                                                     const ClusterSpec& spec, const Calibration& c);
+                                                     const ClusterSpec& spec, const Calibration& c,
+                                                     bool test_rank = true);
 
 // Where c.priority was fitted to a Priority column that could not tell the age weight (it came
 // out 0: a priority recorded before the job aged does not grow with its wait), the age weight of
@@ -202,9 +210,9 @@ inline constexpr double kCapacityShareRefinement = 0.05;
 // The log's idle room beside waiting jobs must exceed what its replay with nothing hidden shows by
 // this share of the machine for any window to be congested (room_evidence in Calibration.cpp).
 inline constexpr double kRoomMargin = 0.05;
-// The log's dependencies outside arrays are kept where they outnumber those its replay without
-// dependencies shows by chance by more than this many standard deviations (sqrt of the two counts'
-// sum).
+// The log's dependencies outside arrays are kept where they outnumber those its own times give by
+// chance (links_against_shuffled_users in CalibrationLinks.cpp) by more than this many standard
+// deviations of that chance count.
 inline constexpr double kLinkSigmas = 3;
 
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.

@@ -34,9 +34,10 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
 // The calibration `mode` asks for, for the machine `spec` replaying `trace`: "none" (nothing),
 // "infer" (from the trace), "auto" (the file beside the trace when there is one, else infer), or
 // the path of a calibration file. Its dependencies included; nothing applied yet. `said` gets
-// one line saying where it came from and what it holds. Throws InputError for a bad file.
+// one line saying where it came from and what it holds; `inference` is what infers it (a file's
+// dependencies too, under its own rule). Throws InputError for a bad file.
 Calibration resolve_calibration(const std::string& mode, const std::vector<Job>& jobs,
                                 const std::string& trace_path, const ClusterSpec& spec,
-                                std::string& said);
+                                std::string& said, const CalibrationSettings& inference = {});
 
 }  // namespace mirage
