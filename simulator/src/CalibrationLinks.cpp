@@ -66,8 +66,7 @@ LinkCount links_against_shuffled_users(const LogView& log, const ClusterSpec& sp
     bool own_ended = false;
     for (const Job* a : alive) {
       if (a == b) continue;
-      const bool link = a->user == b->user && a->submit <= b->submit &&
-                        a->end >= b->submit + step,
+      const bool link = a->user == b->user && a->submit <= b->submit && a->end >= b->submit + step,
                  in_slack = a->end <= b->start;
       ++running;
       own += link;

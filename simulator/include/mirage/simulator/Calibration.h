@@ -49,8 +49,8 @@
 //                  it (PriorityFit.h): fairshare with its half-life, job size, age. Where it
 //                  does not, the log is replayed (with the parts above) under a few weightings
 //                  (job size for large or small jobs or none, fairshare or none) and the one
-//                  whose waits come closest to the log's is kept where it ranks the log's waits
-//                  better than first-come-first-served by kRankMargin (PriorityFit.h); else
+//                  whose waits come closest to the log's is kept unless it ranks the log's waits
+//                  more than kRankMargin below first-come-first-served (PriorityFit.h): then
 //                  first-come-first-served, which the log cannot tell it apart from.
 #include <cstdint>
 #include <optional>
