@@ -52,8 +52,11 @@ def choice(wj, keep, budget):
     here = {c["policy"]: c for c in wj["here"]}
     picked = within([c for c in wj.get("there", []) if keep(c["policy"])], budget)
     hind = within([c for c in wj["here"] if keep(c["policy"])], budget)
-    if picked is None or picked["policy"] not in here:
+    if picked is None:
         return "none before" + (f" ({cell(hind)})" if hind else "")
+    if picked["policy"] not in here:
+        # eval leaves a point out where it was cut off on every sample the others finished.
+        return f"`{picked['policy']}` cut off on the month" + (f" ({cell(hind)})" if hind else "")
     same = hind and hind["policy"] == picked["policy"]
     return cell(here[picked["policy"]]) + (" (the same)" if same else f" ({cell(hind)})" if hind else "")
 first = True

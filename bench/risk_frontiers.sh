@@ -61,13 +61,25 @@ for i, world in enumerate(["replay", "logged"]):
     cells = []
     for budget in (0.25, 1.0, 4.0):
         picked, hind = within(w.get("there", []), budget), within(w["here"], budget)
-        if picked is None or picked["policy"] not in here:
+        if picked is None:
             cells.append("none before" + (f" (hindsight {cell(hind)})" if hind else ""))
+            continue
+        if picked["policy"] not in here:
+            # eval leaves a point out where it was cut off on every sample the others finished.
+            cells.append(f"`{picked['policy']}` cut off on the month" +
+                         (f" (hindsight {cell(hind)})" if hind else ""))
             continue
         same = hind and hind["policy"] == picked["policy"]
         cells.append(cell(here[picked["policy"]]) + (" (the same)" if same else
                      f" ({cell(hind)})" if hind else " (none)"))
-    print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {world} | {cell(here['reactive'])}{why} | "
+    # reactive is left out of the points where every one of its episodes was cut off.
+    r = here.get("reactive")
+    if r is None:
+        m = d["policies"]["reactive"] if world == "replay" else d["logged_world"]["policies"]["reactive"]
+        r = f"`reactive` cut off on all {m['censored']} samples (at least {m['censored_min_interruption_h']:.0f} h)"
+    else:
+        r = cell(r)
+    print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {world} | {r}{why} | "
           f"{' | '.join(cells)} | {wall} |")
 PY
     done
