@@ -55,8 +55,16 @@ class AvailabilityProfile {
       const ResourceRequest& request, Seconds duration, Seconds latest_start,
       Seconds not_before = std::numeric_limits<Seconds>::min()) const;
 
+  // One slot (whole-node plans): earliest_start's start for `units` of it, with no placement
+  // made (a backfill pass asks this of every job it tests).
+  std::optional<Seconds> earliest_start_pooled(
+      int units, Seconds duration, Seconds latest_start,
+      Seconds not_before = std::numeric_limits<Seconds>::min()) const;
+
   // Takes `units` on each of `placement.slots` over [placement.start, placement.start+duration).
   void reserve(const Placement& placement, int units, Seconds duration);
+  // One slot: the same on it.
+  void reserve_pooled(Seconds start, int units, Seconds duration);
 
   // One slot (whole-node plans): in `out`, the least units free from now to the end of each
   // segment (out[i]: over segments 0..i), for least_free_until. Reuses `out`'s memory.
