@@ -150,18 +150,20 @@ std::optional<Seconds> AvailabilityProfile::earliest_start_pooled(int units, Sec
   return std::nullopt;
 }
 
-void AvailabilityProfile::least_free_so_far(std::vector<int>& out) const {
+void AvailabilityProfile::least_free_so_far(std::vector<int>& out, std::size_t from) const {
   assert(slots_ == 1);
+  from = std::min({from, out.size(), free_.size()});
   out.resize(free_.size());
-  int least = free_[0];
-  for (std::size_t i = 0; i < free_.size(); ++i) out[i] = least = std::min(least, free_[i]);
+  int least = from == 0 ? free_[0] : out[from - 1];
+  for (std::size_t i = from; i < free_.size(); ++i) out[i] = least = std::min(least, free_[i]);
 }
 
-void AvailabilityProfile::reserve_pooled(Seconds start, int units, Seconds duration) {
+std::size_t AvailabilityProfile::reserve_pooled(Seconds start, int units, Seconds duration) {
   assert(slots_ == 1);
   const std::size_t first = split_at(start);
   const std::size_t last = split_at(start + duration);
   for (std::size_t s = first; s < last; ++s) free_[s] -= units;
+  return first;
 }
 
 void AvailabilityProfile::reserve(const Placement& placement, int units, Seconds duration) {

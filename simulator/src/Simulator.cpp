@@ -280,7 +280,9 @@ void Simulator::become_eligible_or_hold(SimJobIndex j) {
 
 void Simulator::add_eligible(SimJobIndex j) {
   const SimJobSpec& s = job(j);
-  eligible_.push_back({j, s.user, now_, s.submit, size_part(s), s.nodes});
+  eligible_.push_back({j, s.user, now_, s.submit, size_part(s),
+                       round_up(s.time_limit, std::max<Seconds>(1, spec_.scheduler.bf_resolution)),
+                       s.nodes});
   ++eligible_changes_;
   mark_dirty(true);
 }

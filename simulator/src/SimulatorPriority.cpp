@@ -108,7 +108,7 @@ const std::vector<Simulator::Ranked>& Simulator::ranked_eligible() {
   ranked.resize(eligible_.size());
   for (std::size_t i = 0; i < eligible_.size(); ++i) {
     const EligibleJob& e = eligible_[i];
-    ranked[i] = {e.job, e.nodes, priority_of(e), e.submit};
+    ranked[i] = {e.job, e.nodes, priority_of(e), e.submit, e.planned};
   }
   bf_.ranked_at = now_;
   bf_.ranked_shares = share_version_;

@@ -158,11 +158,43 @@ bool Simulator::best_cannot_fit() {
   if (fitting.empty()) return true;
   if (!blocker || over_user_limit(blocker->user, blocker->nodes)) return false;
   const auto ranked = [this](const EligibleJob& e) {
-    return Ranked{e.job, e.nodes, priority_of(e), e.submit};
+    return Ranked{e.job, e.nodes, priority_of(e), e.submit, e.planned};
   };
   const Ranked b = ranked(*blocker);
   return std::all_of(fitting.begin(), fitting.end(),
                      [&](const EligibleJob* e) { return before(b, ranked(*e)); });
+}
+
+void Simulator::rank_in_order(std::vector<Ranked>& order) {
+  const std::vector<Ranked>& ranked = ranked_eligible();
+  // The jobs in the last pass's order, the ones new since then after them: between passes few
+  // change places, so an insertion sort from there costs about a comparison a job.
+  std::vector<std::uint32_t>& slot = bf_.slot_of;
+  if (slot.size() < state_.size()) slot.resize(state_.size(), 0);
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    slot[ranked[i].job] = static_cast<std::uint32_t>(i + 1);
+  order.clear();
+  const auto take = [&](SimJobIndex j) {
+    if (slot[j] == 0) return;  // not eligible now, or taken already
+    order.push_back(ranked[slot[j] - 1]);
+    slot[j] = 0;
+  };
+  for (SimJobIndex j : bf_.last_order) take(j);
+  for (const Ranked& r : ranked) take(r.job);
+  // The same order as any sort's (`before` is a strict total order); where the order moved much
+  // (a fork's first pass has none to start from), a sort of the whole.
+  const auto cmp = [](const Ranked& a, const Ranked& b) { return before(a, b); };
+  const std::size_t budget = 4 * order.size() + 16;
+  std::size_t moves = 0;
+  for (std::size_t i = 1; i < order.size() && moves <= budget; ++i) {
+    const Ranked x = order[i];
+    std::size_t k = i;
+    for (; k > 0 && before(x, order[k - 1]) && ++moves <= budget; --k) order[k] = order[k - 1];
+    order[k] = x;
+  }
+  if (moves > budget) std::sort(order.begin(), order.end(), cmp);
+  bf_.last_order.resize(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) bf_.last_order[i] = order[i].job;
 }
 
 void Simulator::backfill_schedule() {
@@ -186,26 +218,13 @@ void Simulator::backfill_schedule() {
   // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
   // a congested replay makes hundreds of thousands of passes).
   std::vector<Ranked>& order = bf_.order;
-  order = ranked_eligible();
+  rank_in_order(order);
   const std::size_t tested = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
-  auto cmp = [](const Ranked& a, const Ranked& b) { return before(a, b); };
-  // The first `tested` by selection, then sorted as far as the pass gets, in doubling runs: a pass
-  // mostly ends long before its last job (below). The same order as a whole sort's: `before` is
-  // a strict total order.
   const auto at = [&order](std::size_t k) {
     return order.begin() + static_cast<std::ptrdiff_t>(k);
   };
   const auto cut = at(tested);
-  if (cut != order.end()) std::nth_element(order.begin(), cut, order.end(), cmp);
-  std::size_t sorted = 0;  // order[0, sorted) is in priority order
-  const auto sort_through = [&](std::size_t k) {
-    if (k < sorted) return;
-    const std::size_t next = std::min(tested, std::max(k + 1, 2 * sorted + 16));
-    if (at(next) != cut) std::nth_element(at(sorted), at(next), cut, cmp);
-    std::sort(at(sorted), at(next), cmp);
-    sorted = next;
-  };
 
   // The plan: what running jobs hold until their expected ends (time limits, not runtimes),
   // rounded up to bf_resolution as Slurm's plan is.
@@ -272,8 +291,10 @@ void Simulator::backfill_schedule() {
   std::vector<Ranked>& with_room = bf_.with_room;
   with_room.clear();
   bool listed = false;
+  std::size_t changed_from = 0;  // the plan's first segment changed since `least` was made
   const auto room_after = [&](std::size_t k) {
-    profile.least_free_so_far(least);
+    profile.least_free_so_far(least, changed_from);
+    changed_from = std::numeric_limits<std::size_t>::max();
     if (!listed) {
       for (auto r = at(k + 1); r != cut; ++r)
         if (r->nodes <= least[0]) with_room.push_back(*r);
@@ -283,14 +304,12 @@ void Simulator::backfill_schedule() {
       const Ranked& r = with_room.back();
       // Tested already: ranked no lower than the job just tested (order[0..k] are the best).
       if (!before(order[k], r)) continue;
-      if (r.nodes <= profile.least_free_until(least, now_ + round_up(job(r.job).time_limit, res)))
-        return true;
+      if (r.nodes <= profile.least_free_until(least, now_ + r.planned)) return true;
     }
     return false;
   };
   for (std::size_t k = 0; k < tested; ++k) {
     if (whole_node && fitting == 0) break;
-    sort_through(k);
     const SimJobIndex j = order[k].job;
     const SimJobSpec& s = job(j);
     if (whole_node && s.nodes <= profile.free_now(0)) --fitting;
@@ -299,7 +318,7 @@ void Simulator::backfill_schedule() {
       if (over_user_limit(s, extra ? extra->jobs : 0, extra ? extra->nodes : 0)) continue;
     }
     if (sp.bf_max_job_user > 0 && s.user != 0 && ++tested_by[s.user] > sp.bf_max_job_user) continue;
-    const Seconds duration = round_up(s.time_limit, res);
+    const Seconds duration = order[k].planned;
     const ResourceRequest req =
         whole_node ? ResourceRequest{1, s.nodes} : ResourceRequest{s.nodes, gpus_needed(s)};
     // EASY: once the top blocked job holds a reservation, others may only start now.
@@ -324,7 +343,7 @@ void Simulator::backfill_schedule() {
     }
     if (!start) continue;
     if (whole_node)
-      profile.reserve_pooled(*start, req.units, duration);
+      changed_from = std::min(changed_from, profile.reserve_pooled(*start, req.units, duration));
     else
       profile.reserve(*placed, req.units, duration);
     if (*start == now_) {

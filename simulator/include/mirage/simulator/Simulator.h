@@ -190,7 +190,8 @@ class Simulator {
     SimJobIndex job;
     int nodes;  // held here, as the passes' counts of what fits read it for every job
     double priority;
-    Seconds submit;  // ties of priority: earlier first (held here: ordering reads no job spec)
+    Seconds submit;   // ties of priority: earlier first (held here: ordering reads no job spec)
+    Seconds planned;  // its time limit as backfill plans it (rounded up to bf_resolution)
   };
   // A pending, eligible job with the moment it became eligible (age counts from there), and what
   // of its spec every pass reads, copied once: each pass ranks every eligible job.
@@ -200,6 +201,7 @@ class Simulator {
     Seconds since;
     Seconds submit;
     double size_part;  // the job-size factor's share of its priority (never changes)
+    Seconds planned;   // its time limit as backfill plans it (rounded up to bf_resolution)
     int nodes;
   };
 
@@ -230,6 +232,8 @@ class Simulator {
   // the shares and eligible_ as they are, so the backfill pass after a main pass that started
   // nothing ranks nothing again.
   const std::vector<Ranked>& ranked_eligible();
+  // The same in priority order, into `order`: sorted from the last backfill pass's order.
+  void rank_in_order(std::vector<Ranked>& order);
   PendingJobView pending_view(SimJobIndex j, PendingState state, Seconds accruing_since) const;
   // True when a should run before b: higher priority, then earlier submit, then lower index (in
   // the header, so that the sorts of the scheduling passes inline it).
@@ -326,6 +330,9 @@ class Simulator {
     std::vector<Ranked> with_room;
     std::vector<std::pair<std::uint32_t, UserUse>> started_by;
     std::optional<Placement> placed;
+    // rank_in_order's: the last order, and per job 1 + its place in the ranking (0: none).
+    std::vector<SimJobIndex> last_order;
+    std::vector<std::uint32_t> slot_of;
     Seconds ranked_at = -1;
     std::uint64_t ranked_shares = 0, ranked_changes = 0;
     BackfillScratch() = default;
