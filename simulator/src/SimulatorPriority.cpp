@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -72,7 +73,14 @@ double Simulator::fairshare_factor(std::uint32_t user) const {
   const double now = static_cast<double>(now_);
   const double mine = u.usage + w * (u.running * now - u.running_since);
   const double all = total_usage_ + w * (total_running_ * now - total_running_since_);
-  u.factor = all > 0 ? std::exp2(-static_cast<double>(shares_.size()) * mine / all) : 1.0;
+  if (all > 0) {
+    const double exponent = -static_cast<double>(shares_.size()) * mine / all;
+    if (exponent != u.exponent) u.factor = std::exp2(exponent);  // NaN (none yet) differs
+    u.exponent = exponent;
+  } else {
+    u.factor = 1.0;
+    u.exponent = std::numeric_limits<double>::quiet_NaN();
+  }
   u.factor_at = now_;
   u.factor_version = share_version_;
   return u.factor;

@@ -173,10 +173,11 @@ void Simulator::rank_in_order(std::vector<Ranked>& order) {
   if (slot.size() < state_.size()) slot.resize(state_.size(), 0);
   for (std::size_t i = 0; i < ranked.size(); ++i)
     slot[ranked[i].job] = static_cast<std::uint32_t>(i + 1);
-  order.clear();
+  order.resize(ranked.size());
+  std::size_t taken = 0;
   const auto take = [&](SimJobIndex j) {
     if (slot[j] == 0) return;  // not eligible now, or taken already
-    order.push_back(ranked[slot[j] - 1]);
+    order[taken++] = ranked[slot[j] - 1];
     slot[j] = 0;
   };
   for (SimJobIndex j : bf_.last_order) take(j);

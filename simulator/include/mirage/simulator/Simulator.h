@@ -18,6 +18,7 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -299,6 +300,9 @@ class Simulator {
     double running = 0;        // units of running jobs
     double running_since = 0;  // sum of units x start of running jobs
     double factor = 1;         // cached for `factor_at`
+    // The exponent `factor` is 2 to (NaN: none): the same again, at the next instant or after
+    // a start at this one, is the same factor without computing it.
+    double exponent = std::numeric_limits<double>::quiet_NaN();
     Seconds factor_at = -1;
     std::uint64_t factor_version = 0;
   };
