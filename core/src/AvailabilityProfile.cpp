@@ -80,28 +80,17 @@ void AvailabilityProfile::occupy_until(int slot, int units, Seconds end) {
 std::optional<Placement> AvailabilityProfile::earliest_start(const ResourceRequest& request,
                                                              Seconds duration, Seconds latest_start,
                                                              Seconds not_before) const {
+  if (slots_ == 1) {
+    if (request.count > 1) return std::nullopt;
+    const auto start = earliest_start_pooled(request.units, duration, latest_start, not_before);
+    if (!start) return std::nullopt;
+    return Placement{*start, {0}};
+  }
   const std::size_t n = times_.size();
   // The segments that end by not_before cannot hold a start; the one it falls in starts there.
   std::size_t first = 0;
   while (first + 1 < n && times_[first + 1] <= not_before) ++first;
   const auto start_of = [&](std::size_t i) { return std::max(times_[i], not_before); };
-  if (slots_ == 1) {
-    if (request.count > 1) return std::nullopt;
-    // One pool (whole-node mode): the first run of segments with enough free units that lasts
-    // `duration`, in one pass and without allocating (the queue forecast calls this per job).
-    std::size_t start = first;
-    for (std::size_t j = first; j < n; ++j) {
-      if (start_of(start) > latest_start) return std::nullopt;
-      if (free_[j] < request.units) {
-        start = j + 1;
-        if (start == n) return std::nullopt;
-        continue;
-      }
-      if (j + 1 == n || times_[j + 1] >= start_of(start) + duration)
-        return Placement{start_of(start), {0}};
-    }
-    return std::nullopt;
-  }
   std::vector<int> low(static_cast<std::size_t>(slots_));
   std::size_t i = first;
   while (i < n && start_of(i) <= latest_start) {
@@ -137,11 +126,44 @@ std::optional<Placement> AvailabilityProfile::earliest_start(const ResourceReque
   return std::nullopt;
 }
 
-void AvailabilityProfile::least_free_so_far(std::vector<int>& out) const {
+std::optional<Seconds> AvailabilityProfile::earliest_start_pooled(int units, Seconds duration,
+                                                                  Seconds latest_start,
+                                                                  Seconds not_before) const {
   assert(slots_ == 1);
+  const std::size_t n = times_.size();
+  // The segments that end by not_before cannot hold a start; the one it falls in starts there.
+  std::size_t first = 0;
+  while (first + 1 < n && times_[first + 1] <= not_before) ++first;
+  const auto start_of = [&](std::size_t i) { return std::max(times_[i], not_before); };
+  // The first run of segments with enough free units that lasts `duration`, in one pass and
+  // without allocating (the queue forecast calls this per job).
+  std::size_t start = first;
+  for (std::size_t j = first; j < n; ++j) {
+    if (start_of(start) > latest_start) return std::nullopt;
+    if (free_[j] < units) {
+      start = j + 1;
+      if (start == n) return std::nullopt;
+      continue;
+    }
+    if (j + 1 == n || times_[j + 1] >= start_of(start) + duration) return start_of(start);
+  }
+  return std::nullopt;
+}
+
+void AvailabilityProfile::least_free_so_far(std::vector<int>& out, std::size_t from) const {
+  assert(slots_ == 1);
+  from = std::min({from, out.size(), free_.size()});
   out.resize(free_.size());
-  int least = free_[0];
-  for (std::size_t i = 0; i < free_.size(); ++i) out[i] = least = std::min(least, free_[i]);
+  int least = from == 0 ? free_[0] : out[from - 1];
+  for (std::size_t i = from; i < free_.size(); ++i) out[i] = least = std::min(least, free_[i]);
+}
+
+std::size_t AvailabilityProfile::reserve_pooled(Seconds start, int units, Seconds duration) {
+  assert(slots_ == 1);
+  const std::size_t first = split_at(start);
+  const std::size_t last = split_at(start + duration);
+  for (std::size_t s = first; s < last; ++s) free_[s] -= units;
+  return first;
 }
 
 void AvailabilityProfile::reserve(const Placement& placement, int units, Seconds duration) {

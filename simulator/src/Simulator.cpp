@@ -270,11 +270,19 @@ void Simulator::become_eligible_or_hold(SimJobIndex j) {
     const auto dep = state_.at(*s.after_any).state;
     if (dep != SimJobState::kDone && dep != SimJobState::kCancelled) {
       dependency_held_.push_back(j);
+      ++state_[*s.after_any].held_behind;
       return;
     }
   }
   // Age counts from here: a held job accrues none.
-  eligible_.push_back({j, now_});
+  add_eligible(j);
+}
+
+void Simulator::add_eligible(SimJobIndex j) {
+  const SimJobSpec& s = job(j);
+  eligible_.push_back({j, s.user, now_, s.submit, size_part(s),
+                       round_up(s.time_limit, std::max<Seconds>(1, spec_.scheduler.bf_resolution)),
+                       s.nodes});
   ++eligible_changes_;
   mark_dirty(true);
 }
@@ -297,7 +305,8 @@ void Simulator::complete(SimJobIndex j, SimJobState final_state) {
       std::push_heap(submit_heap_.begin(), submit_heap_.end(), LaterBegin{});
     }
   }
-  if (dependency_held_.empty()) return;
+  if (p.held_behind == 0) return;
+  p.held_behind = 0;
   // Release jobs waiting on this one (afterany: whatever the outcome).
   std::vector<SimJobIndex> released;
   std::erase_if(dependency_held_, [&](SimJobIndex h) {
@@ -337,9 +346,9 @@ SimJobIndex Simulator::submit(SimJobSpec s) {
 void Simulator::cancel(SimJobIndex j) {
   PerJob& p = state_.at(j);
   if (p.state == SimJobState::kPending) {
-    std::erase_if(eligible_, [&](const auto& e) { return e.first == j; });
+    std::erase_if(eligible_, [&](const EligibleJob& e) { return e.job == j; });
     ++eligible_changes_;
-    std::erase(dependency_held_, j);
+    if (std::erase(dependency_held_, j) > 0) --state_[*job(j).after_any].held_behind;
     std::erase_if(begin_heap_, [&](const auto& e) { return e.second == j; });
     std::make_heap(begin_heap_.begin(), begin_heap_.end(), LaterBegin{});
     complete(j, SimJobState::kCancelled);
@@ -359,9 +368,8 @@ void Simulator::cancel(SimJobIndex j) {
 
 void Simulator::release_dependency(SimJobIndex j) {
   if (std::erase(dependency_held_, j) == 0) return;
-  eligible_.push_back({j, now_});
-  ++eligible_changes_;
-  mark_dirty(true);
+  --state_[*job(j).after_any].held_behind;
+  add_eligible(j);
 }
 
 void Simulator::end_early(SimJobIndex j, Seconds at) {

@@ -11,14 +11,15 @@
 
 namespace mirage {
 
-bool Simulator::over_user_limit(const SimJobSpec& s, int extra_jobs, int extra_nodes) const {
+bool Simulator::over_user_limit(std::uint32_t user, int job_nodes, int extra_jobs,
+                                int extra_nodes) const {
   const UserLimits& l = spec_.user_limits;
-  if (s.user == 0 || (l.max_running_jobs <= 0 && l.max_running_nodes <= 0)) return false;
-  const UserUse* use = user_use_.find(s.user);
+  if (user == 0 || (l.max_running_jobs <= 0 && l.max_running_nodes <= 0)) return false;
+  const UserUse* use = user_use_.find(user);
   const int jobs = (use ? use->jobs : 0) + extra_jobs;
   const int nodes = (use ? use->nodes : 0) + extra_nodes;
   return (l.max_running_jobs > 0 && jobs + 1 > l.max_running_jobs) ||
-         (l.max_running_nodes > 0 && nodes + s.nodes > l.max_running_nodes);
+         (l.max_running_nodes > 0 && nodes + job_nodes > l.max_running_nodes);
 }
 
 std::optional<Seconds> Simulator::next_boundary_after(Seconds t) const {
@@ -39,7 +40,7 @@ bool Simulator::runs_across_boundary(SimJobIndex j, Seconds start) const {
 bool Simulator::eligible_within_limits(SimJobIndex j) const {
   if (state(j) != SimJobState::kPending || over_user_limit(job(j))) return false;
   return std::any_of(eligible_.begin(), eligible_.end(),
-                     [j](const auto& e) { return e.first == j; });
+                     [j](const EligibleJob& e) { return e.job == j; });
 }
 
 bool Simulator::held_by_down_window(SimJobIndex j) const {

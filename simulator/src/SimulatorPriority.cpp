@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -72,20 +73,39 @@ double Simulator::fairshare_factor(std::uint32_t user) const {
   const double now = static_cast<double>(now_);
   const double mine = u.usage + w * (u.running * now - u.running_since);
   const double all = total_usage_ + w * (total_running_ * now - total_running_since_);
-  u.factor = all > 0 ? std::exp2(-static_cast<double>(shares_.size()) * mine / all) : 1.0;
+  if (all > 0) {
+    const double exponent = -static_cast<double>(shares_.size()) * mine / all;
+    if (exponent != u.exponent) u.factor = std::exp2(exponent);  // NaN (none yet) differs
+    u.exponent = exponent;
+  } else {
+    u.factor = 1.0;
+    u.exponent = std::numeric_limits<double>::quiet_NaN();
+  }
   u.factor_at = now_;
   u.factor_version = share_version_;
   return u.factor;
 }
 
-double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const {
+double Simulator::size_part(const SimJobSpec& s) const {
   const double units = spec_.allocation == AllocationMode::kGpuGranular
                            ? static_cast<double>(s.nodes) * gpus_needed(s)
                            : static_cast<double>(s.nodes);
+  return spec_.priority.size_part(units / static_cast<double>(spec_.capacity_units()));
+}
+
+// PriorityParameters::score's sum, in its order: the same figure from a size part kept.
+double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const {
   const double fairshare =
       spec_.priority.weight_fairshare > 0 ? (s.user != 0 ? fairshare_factor(s.user) : 0.5) : 0.0;
-  return spec_.priority.score(now_ - eligible_since,
-                              units / static_cast<double>(spec_.capacity_units()), fairshare);
+  return spec_.priority.age_part(now_ - eligible_since) + size_part(s) +
+         spec_.priority.weight_fairshare * fairshare;
+}
+
+double Simulator::priority_of(const EligibleJob& e) const {
+  const double fairshare =
+      spec_.priority.weight_fairshare > 0 ? (e.user != 0 ? fairshare_factor(e.user) : 0.5) : 0.0;
+  return spec_.priority.age_part(now_ - e.since) + e.size_part +
+         spec_.priority.weight_fairshare * fairshare;
 }
 
 const std::vector<Simulator::Ranked>& Simulator::ranked_eligible() {
@@ -93,10 +113,10 @@ const std::vector<Simulator::Ranked>& Simulator::ranked_eligible() {
   if (bf_.ranked_at == now_ && bf_.ranked_shares == share_version_ &&
       bf_.ranked_changes == eligible_changes_)
     return ranked;
-  ranked.clear();
-  for (const auto& [j, since] : eligible_) {
-    const SimJobSpec& s = job(j);
-    ranked.push_back({j, priority_of(s, since), s.submit});
+  ranked.resize(eligible_.size());
+  for (std::size_t i = 0; i < eligible_.size(); ++i) {
+    const EligibleJob& e = eligible_[i];
+    ranked[i] = {e.job, e.nodes, priority_of(e), e.submit, e.planned};
   }
   bf_.ranked_at = now_;
   bf_.ranked_shares = share_version_;

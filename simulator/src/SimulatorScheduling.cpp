@@ -40,10 +40,10 @@ bool Simulator::fits_now(const SimJobSpec& s) const {
 }
 
 void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint16_t>* nodes) {
-  const auto [j, eligible_since] = eligible_[eligible_pos];
+  const SimJobIndex j = eligible_[eligible_pos].job;
   const SimJobSpec& s = job(j);
   RunningJob r;
-  r.priority = priority_of(s, eligible_since);  // as Slurm keeps it once the job runs
+  r.priority = priority_of(eligible_[eligible_pos]);  // as Slurm keeps it once the job runs
   eligible_[eligible_pos] = eligible_.back();
   eligible_.pop_back();
   ++eligible_changes_;
@@ -145,26 +145,57 @@ void Simulator::main_schedule() {
 }
 
 bool Simulator::best_cannot_fit() {
-  std::vector<std::pair<SimJobIndex, Seconds>>& fitting = bf_.fitting;
+  std::vector<const EligibleJob*>& fitting = bf_.fitting;
   fitting.clear();
-  const std::pair<SimJobIndex, Seconds>* blocker = nullptr;
-  for (const auto& e : eligible_) {
-    const SimJobSpec& s = job(e.first);
-    if (s.nodes > free_nodes_) {
-      if (e.first == main_blocker_) blocker = &e;
-    } else if (!over_user_limit(s)) {
-      fitting.push_back(e);
+  const EligibleJob* blocker = nullptr;
+  for (const EligibleJob& e : eligible_) {
+    if (e.nodes > free_nodes_) {
+      if (e.job == main_blocker_) blocker = &e;
+    } else if (!over_user_limit(e.user, e.nodes)) {
+      fitting.push_back(&e);
     }
   }
   if (fitting.empty()) return true;
-  if (!blocker || over_user_limit(job(blocker->first))) return false;
-  const auto ranked = [this](const std::pair<SimJobIndex, Seconds>& e) {
-    const SimJobSpec& s = job(e.first);
-    return Ranked{e.first, priority_of(s, e.second), s.submit};
+  if (!blocker || over_user_limit(blocker->user, blocker->nodes)) return false;
+  const auto ranked = [this](const EligibleJob& e) {
+    return Ranked{e.job, e.nodes, priority_of(e), e.submit, e.planned};
   };
   const Ranked b = ranked(*blocker);
   return std::all_of(fitting.begin(), fitting.end(),
-                     [&](const auto& e) { return before(b, ranked(e)); });
+                     [&](const EligibleJob* e) { return before(b, ranked(*e)); });
+}
+
+void Simulator::rank_in_order(std::vector<Ranked>& order) {
+  const std::vector<Ranked>& ranked = ranked_eligible();
+  // The jobs in the last pass's order, the ones new since then after them: between passes few
+  // change places, so an insertion sort from there costs about a comparison a job.
+  std::vector<std::uint32_t>& slot = bf_.slot_of;
+  if (slot.size() < state_.size()) slot.resize(state_.size(), 0);
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    slot[ranked[i].job] = static_cast<std::uint32_t>(i + 1);
+  order.resize(ranked.size());
+  std::size_t taken = 0;
+  const auto take = [&](SimJobIndex j) {
+    if (slot[j] == 0) return;  // not eligible now, or taken already
+    order[taken++] = ranked[slot[j] - 1];
+    slot[j] = 0;
+  };
+  for (SimJobIndex j : bf_.last_order) take(j);
+  for (const Ranked& r : ranked) take(r.job);
+  // The same order as any sort's (`before` is a strict total order); where the order moved much
+  // (a fork's first pass has none to start from), a sort of the whole.
+  const auto cmp = [](const Ranked& a, const Ranked& b) { return before(a, b); };
+  const std::size_t budget = 4 * order.size() + 16;
+  std::size_t moves = 0;
+  for (std::size_t i = 1; i < order.size() && moves <= budget; ++i) {
+    const Ranked x = order[i];
+    std::size_t k = i;
+    for (; k > 0 && before(x, order[k - 1]) && ++moves <= budget; --k) order[k] = order[k - 1];
+    order[k] = x;
+  }
+  if (moves > budget) std::sort(order.begin(), order.end(), cmp);
+  bf_.last_order.resize(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) bf_.last_order[i] = order[i].job;
 }
 
 void Simulator::backfill_schedule() {
@@ -180,35 +211,21 @@ void Simulator::backfill_schedule() {
   // A pass shows only in the jobs it starts now: where no pending job within its user's limits
   // fits the nodes free now, it starts none, whatever it would plan. Cheaper to see than to rank
   // the queue (on a congested machine most passes find a few nodes free and only larger jobs).
-  if (whole_node && std::none_of(eligible_.begin(), eligible_.end(), [&](const auto& e) {
-        const SimJobSpec& s = job(e.first);
-        return s.nodes <= free_nodes_ && !over_user_limit(s);
+  if (whole_node && std::none_of(eligible_.begin(), eligible_.end(), [&](const EligibleJob& e) {
+        return e.nodes <= free_nodes_ && !over_user_limit(e.user, e.nodes);
       }))
     return;
 
   // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
   // a congested replay makes hundreds of thousands of passes).
   std::vector<Ranked>& order = bf_.order;
-  order = ranked_eligible();
+  rank_in_order(order);
   const std::size_t tested = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
-  auto cmp = [](const Ranked& a, const Ranked& b) { return before(a, b); };
-  // The first `tested` by selection, then sorted as far as the pass gets, in doubling runs: a pass
-  // mostly ends long before its last job (below). The same order as a whole sort's: `before` is
-  // a strict total order.
   const auto at = [&order](std::size_t k) {
     return order.begin() + static_cast<std::ptrdiff_t>(k);
   };
   const auto cut = at(tested);
-  if (cut != order.end()) std::nth_element(order.begin(), cut, order.end(), cmp);
-  std::size_t sorted = 0;  // order[0, sorted) is in priority order
-  const auto sort_through = [&](std::size_t k) {
-    if (k < sorted) return;
-    const std::size_t next = std::min(tested, std::max(k + 1, 2 * sorted + 16));
-    if (at(next) != cut) std::nth_element(at(sorted), at(next), cut, cmp);
-    std::sort(at(sorted), at(next), cmp);
-    sorted = next;
-  };
 
   // The plan: what running jobs hold until their expected ends (time limits, not runtimes),
   // rounded up to bf_resolution as Slurm's plan is.
@@ -232,7 +249,8 @@ void Simulator::backfill_schedule() {
   const Seconds latest_start = now_ + sp.bf_window;
   // The down windows a job of this pass could be planned in: mostly none, and then no job needs
   // looking up in them.
-  std::vector<DownWindow> down_ahead;
+  std::vector<DownWindow>& down_ahead = bf_.down_ahead;
+  down_ahead.clear();
   if (spec_.down) {
     const auto ends_after = [](Seconds t, const DownWindow& w) { return t < w.to; };
     for (auto it = std::upper_bound(spec_.down->begin(), spec_.down->end(), now_, ends_after);
@@ -241,11 +259,13 @@ void Simulator::backfill_schedule() {
   }
   int free_now = whole_node ? free_nodes_ : 0;
   bool reserved_one = false;
-  std::vector<SimJobIndex> to_start;
-  std::vector<std::vector<std::uint16_t>> to_start_nodes;
+  std::vector<SimJobIndex>& to_start = bf_.to_start;
+  to_start.clear();
+  std::vector<std::vector<std::uint16_t>> to_start_nodes;  // GPU-granular: each start's nodes
   // This pass's starts per limited user, so that one pass does not start past a limit (a pass
   // starts few jobs: a list).
-  std::vector<std::pair<std::uint32_t, UserUse>> started_by;
+  std::vector<std::pair<std::uint32_t, UserUse>>& started_by = bf_.started_by;
+  started_by.clear();
   const auto started_of = [&started_by](std::uint32_t user) -> UserUse* {
     for (auto& [id, use] : started_by)
       if (id == user) return &use;
@@ -260,7 +280,7 @@ void Simulator::backfill_schedule() {
   // none of them can start, and what they would reserve changes nothing.
   const auto fitting_after = [&](std::size_t k) {
     const int free = profile.free_now(0);
-    return std::count_if(at(k), cut, [&](const Ranked& r) { return job(r.job).nodes <= free; });
+    return std::count_if(at(k), cut, [&](const Ranked& r) { return r.nodes <= free; });
   };
   std::ptrdiff_t fitting = whole_node ? fitting_after(0) : 0;
   // Likewise, a job starts now only where the plan leaves its nodes free from now to the end of
@@ -269,28 +289,28 @@ void Simulator::backfill_schedule() {
   // the jobs left that had room at the last look (made at the first; a job without room then has
   // none for the rest of the pass), each dropped once it is tested or has no room.
   std::vector<int>& least = bf_.least_free;
-  std::vector<Ranked> with_room;
+  std::vector<Ranked>& with_room = bf_.with_room;
+  with_room.clear();
   bool listed = false;
+  std::size_t changed_from = 0;  // the plan's first segment changed since `least` was made
   const auto room_after = [&](std::size_t k) {
-    profile.least_free_so_far(least);
+    profile.least_free_so_far(least, changed_from);
+    changed_from = std::numeric_limits<std::size_t>::max();
     if (!listed) {
       for (auto r = at(k + 1); r != cut; ++r)
-        if (job(r->job).nodes <= least[0]) with_room.push_back(*r);
+        if (r->nodes <= least[0]) with_room.push_back(*r);
       listed = true;
     }
     for (; !with_room.empty(); with_room.pop_back()) {
       const Ranked& r = with_room.back();
-      const SimJobSpec& s = job(r.job);
       // Tested already: ranked no lower than the job just tested (order[0..k] are the best).
       if (!before(order[k], r)) continue;
-      if (s.nodes <= profile.least_free_until(least, now_ + round_up(s.time_limit, res)))
-        return true;
+      if (r.nodes <= profile.least_free_until(least, now_ + r.planned)) return true;
     }
     return false;
   };
   for (std::size_t k = 0; k < tested; ++k) {
     if (whole_node && fitting == 0) break;
-    sort_through(k);
     const SimJobIndex j = order[k].job;
     const SimJobSpec& s = job(j);
     if (whole_node && s.nodes <= profile.free_now(0)) --fitting;
@@ -299,25 +319,35 @@ void Simulator::backfill_schedule() {
       if (over_user_limit(s, extra ? extra->jobs : 0, extra ? extra->nodes : 0)) continue;
     }
     if (sp.bf_max_job_user > 0 && s.user != 0 && ++tested_by[s.user] > sp.bf_max_job_user) continue;
-    const Seconds duration = round_up(s.time_limit, res);
+    const Seconds duration = order[k].planned;
     const ResourceRequest req =
         whole_node ? ResourceRequest{1, s.nodes} : ResourceRequest{s.nodes, gpus_needed(s)};
     // EASY: once the top blocked job holds a reservation, others may only start now.
     const bool may_reserve = sp.backfill == BackfillMode::kSlurm || !reserved_one;
     const Seconds horizon = may_reserve ? latest_start : now_;
-    auto placement = profile.earliest_start(req, duration, horizon);
+    // A whole-node plan is one pool: its start alone, with no placement made (a pass tests
+    // many jobs); a GPU-granular one keeps the nodes it chose.
+    std::optional<Placement>& placed = bf_.placed;
+    const auto place = [&](Seconds not_before) -> std::optional<Seconds> {
+      if (whole_node) return profile.earliest_start_pooled(s.nodes, duration, horizon, not_before);
+      placed = profile.earliest_start(req, duration, horizon, not_before);
+      return placed ? std::optional<Seconds>(placed->start) : std::nullopt;
+    };
+    auto start = place(std::numeric_limits<Seconds>::min());
     // Planned past each boundary it would run across, as a recurring reservation is planned,
     // and past each down window it would start in.
-    while (placement) {
-      std::optional<Seconds> after = mirage::down_until(down_ahead, placement->start);
-      if (!after && runs_across_boundary(j, placement->start))
-        after = next_boundary_after(placement->start);
+    while (start) {
+      std::optional<Seconds> after = mirage::down_until(down_ahead, *start);
+      if (!after && runs_across_boundary(j, *start)) after = next_boundary_after(*start);
       if (!after) break;
-      placement = profile.earliest_start(req, duration, horizon, *after);
+      start = place(*after);
     }
-    if (!placement) continue;
-    if (placement->start == now_) {
-      profile.reserve(*placement, req.units, duration);
+    if (!start) continue;
+    if (whole_node)
+      changed_from = std::min(changed_from, profile.reserve_pooled(*start, req.units, duration));
+    else
+      profile.reserve(*placed, req.units, duration);
+    if (*start == now_) {
       if (limited && s.user != 0) {
         UserUse* extra = started_of(s.user);
         if (!extra) extra = &started_by.emplace_back(s.user, UserUse{}).second;
@@ -325,7 +355,7 @@ void Simulator::backfill_schedule() {
         extra->nodes += s.nodes;
       }
       to_start.push_back(j);
-      to_start_nodes.push_back(placement->slots);
+      if (!whole_node) to_start_nodes.push_back(std::move(placed->slots));
       if (whole_node) {
         free_now -= s.nodes;
         // Nothing else can start now, and the pass's reservations die with it.
@@ -333,14 +363,13 @@ void Simulator::backfill_schedule() {
         fitting = fitting_after(k + 1);
       }
     } else {
-      profile.reserve(*placement, req.units, duration);
       reserved_one = true;
       if (whole_node && !room_after(k)) break;
     }
   }
   for (std::size_t k = 0; k < to_start.size(); ++k) {
     auto pos = std::find_if(eligible_.begin(), eligible_.end(),
-                            [&](const auto& e) { return e.first == to_start[k]; });
+                            [&](const EligibleJob& e) { return e.job == to_start[k]; });
     start_job(static_cast<std::size_t>(pos - eligible_.begin()),
               whole_node ? nullptr : &to_start_nodes[k]);
     ++counters_.backfill_starts;

@@ -38,8 +38,8 @@ PendingJobView Simulator::pending_view(SimJobIndex j, PendingState state,
 
 std::optional<PendingJobView> Simulator::pending_view(SimJobIndex j) const {
   if (state(j) != SimJobState::kPending) return std::nullopt;
-  for (const auto& [e, since] : eligible_)
-    if (e == j) return pending_view(j, PendingState::kEligible, since);
+  for (const EligibleJob& e : eligible_)
+    if (e.job == j) return pending_view(j, PendingState::kEligible, e.since);
   if (std::find(dependency_held_.begin(), dependency_held_.end(), j) != dependency_held_.end())
     return pending_view(j, PendingState::kDependency, now_);
   return pending_view(j, PendingState::kNotYetEligible, now_);
@@ -71,8 +71,8 @@ QueueSnapshot Simulator::snapshot() const {
   // Hidden work is not in the partition's queue: it shows as the nodes it holds, as a live
   // partition shows nodes that other work holds.
   q.pending.reserve(pending_count());
-  for (const auto& [j, since] : eligible_)
-    if (!hidden(j)) q.pending.push_back(pending_view(j, PendingState::kEligible, since));
+  for (const EligibleJob& e : eligible_)
+    if (!hidden(e.job)) q.pending.push_back(pending_view(e.job, PendingState::kEligible, e.since));
   for (const auto& e : begin_heap_)
     q.pending.push_back(pending_view(e.second, PendingState::kNotYetEligible, now_));
   for (SimJobIndex j : dependency_held_)

@@ -108,5 +108,34 @@ TEST(AvailabilityProfile, LeastFreeUntilIsTheFewestFromNowToTheEnd) {
   EXPECT_EQ(pool.least_free_until(so_far, 1000), 3);  // past every change: the fewest of all
 }
 
+// A pass remakes the least free units only from the first segment its reservations changed, and
+// places whole-node jobs in the pool without a placement: both as the whole computations give,
+// over random plans and reservations.
+TEST(AvailabilityProfile, APooledPlanRemadeFromItsFirstChangeIsThePlanMadeWhole) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 50; ++round) {
+    AvailabilityProfile pool(100, 1, 12);
+    std::vector<AvailabilityProfile::Holding> held;
+    for (int k = 0; k < 6; ++k)
+      held.push_back({0, static_cast<int>(rng() % 3) + 1, 100 + static_cast<Seconds>(rng() % 500)});
+    pool.occupy_all(held);
+    std::vector<int> partial, whole;
+    pool.least_free_so_far(partial);
+    for (int k = 0; k < 8; ++k) {
+      const int units = static_cast<int>(rng() % 6) + 1;
+      const Seconds duration = 1 + static_cast<Seconds>(rng() % 300);
+      const auto start = pool.earliest_start_pooled(units, duration, 2000);
+      const auto placed = pool.earliest_start({1, units}, duration, 2000);
+      ASSERT_EQ(start.has_value(), placed.has_value());
+      if (!start) continue;
+      EXPECT_EQ(*start, placed->start);
+      const std::size_t from = pool.reserve_pooled(*start, units, duration);
+      pool.least_free_so_far(partial, from);
+      pool.least_free_so_far(whole);
+      EXPECT_EQ(partial, whole) << "round " << round << ", reservation " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mirage

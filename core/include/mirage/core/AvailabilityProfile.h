@@ -55,12 +55,23 @@ class AvailabilityProfile {
       const ResourceRequest& request, Seconds duration, Seconds latest_start,
       Seconds not_before = std::numeric_limits<Seconds>::min()) const;
 
+  // One slot (whole-node plans): earliest_start's start for `units` of it, with no placement
+  // made (a backfill pass asks this of every job it tests).
+  std::optional<Seconds> earliest_start_pooled(
+      int units, Seconds duration, Seconds latest_start,
+      Seconds not_before = std::numeric_limits<Seconds>::min()) const;
+
   // Takes `units` on each of `placement.slots` over [placement.start, placement.start+duration).
   void reserve(const Placement& placement, int units, Seconds duration);
+  // One slot: the same on it. Returns the first segment it changed (the segments before it kept
+  // their places and figures).
+  std::size_t reserve_pooled(Seconds start, int units, Seconds duration);
 
   // One slot (whole-node plans): in `out`, the least units free from now to the end of each
-  // segment (out[i]: over segments 0..i), for least_free_until. Reuses `out`'s memory.
-  void least_free_so_far(std::vector<int>& out) const;
+  // segment (out[i]: over segments 0..i), for least_free_until. Reuses `out`'s memory; where
+  // `out` holds this for the profile as it was before changes from segment `from` on, only
+  // those are made again.
+  void least_free_so_far(std::vector<int>& out, std::size_t from = 0) const;
   // With `so_far` from least_free_so_far on this profile as it is: the least units free over
   // [now, end) (end after now), in a binary search.
   int least_free_until(const std::vector<int>& so_far, Seconds end) const {

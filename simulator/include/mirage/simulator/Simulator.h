@@ -18,6 +18,7 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -180,14 +181,29 @@ class Simulator {
   };
   struct PerJob {
     SimJobState state = SimJobState::kFuture;
+    // Jobs held by a dependency on this one (dependency_held_): its end looks for them only then.
+    int held_behind = 0;
     Seconds submitted = kUnknownTime;
     Seconds start = kUnknownTime;
     Seconds end = kUnknownTime;
   };
   struct Ranked {  // a pending job as the schedulers order it
     SimJobIndex job;
+    int nodes;  // held here, as the passes' counts of what fits read it for every job
     double priority;
-    Seconds submit;  // ties of priority: earlier first (held here: ordering reads no job spec)
+    Seconds submit;   // ties of priority: earlier first (held here: ordering reads no job spec)
+    Seconds planned;  // its time limit as backfill plans it (rounded up to bf_resolution)
+  };
+  // A pending, eligible job with the moment it became eligible (age counts from there), and what
+  // of its spec every pass reads, copied once: each pass ranks every eligible job.
+  struct EligibleJob {
+    SimJobIndex job;
+    std::uint32_t user;
+    Seconds since;
+    Seconds submit;
+    double size_part;  // the job-size factor's share of its priority (never changes)
+    Seconds planned;   // its time limit as backfill plans it (rounded up to bf_resolution)
+    int nodes;
   };
 
   void process_events_at(Seconds t);
@@ -208,10 +224,17 @@ class Simulator {
   void backfill_schedule();
   void mark_dirty(bool main_too);
   double priority_of(const SimJobSpec& s, Seconds eligible_since) const;
+  // The same for an eligible job, from what it holds of its spec: the same figure.
+  double priority_of(const EligibleJob& e) const;
+  // Makes `j` eligible now.
+  void add_eligible(SimJobIndex j);
+  double size_part(const SimJobSpec& s) const;
   // Every eligible job with its priority now, in eligible_'s order: computed once for an instant,
   // the shares and eligible_ as they are, so the backfill pass after a main pass that started
   // nothing ranks nothing again.
   const std::vector<Ranked>& ranked_eligible();
+  // The same in priority order, into `order`: sorted from the last backfill pass's order.
+  void rank_in_order(std::vector<Ranked>& order);
   PendingJobView pending_view(SimJobIndex j, PendingState state, Seconds accruing_since) const;
   // True when a should run before b: higher priority, then earlier submit, then lower index (in
   // the header, so that the sorts of the scheduling passes inline it).
@@ -233,7 +256,11 @@ class Simulator {
   std::optional<Seconds> down_until(Seconds t) const;
   // True when starting `s` now would break its user's limits, counting `extra` more jobs and
   // nodes of that user started in the same pass.
-  bool over_user_limit(const SimJobSpec& s, int extra_jobs = 0, int extra_nodes = 0) const;
+  bool over_user_limit(const SimJobSpec& s, int extra_jobs = 0, int extra_nodes = 0) const {
+    return over_user_limit(s.user, s.nodes, extra_jobs, extra_nodes);
+  }
+  bool over_user_limit(std::uint32_t user, int job_nodes, int extra_jobs = 0,
+                       int extra_nodes = 0) const;
   int gpus_needed(const SimJobSpec& s) const;
 
   ClusterSpec spec_;
@@ -244,8 +271,8 @@ class Simulator {
   std::size_t next_arrival_ = 0;  // cursor into *trace_
   std::size_t next_hidden_ = 0;   // cursor into *hidden_
 
-  // Pending, eligible jobs with the moment they became eligible (age counts from there).
-  std::vector<std::pair<SimJobIndex, Seconds>> eligible_;
+  // Pending, eligible jobs.
+  std::vector<EligibleJob> eligible_;
   std::uint64_t eligible_changes_ = 0;  // counts every change to eligible_ (ranked_eligible)
   std::vector<std::pair<Seconds, SimJobIndex>> begin_heap_;  // held by --begin (min-heap)
   std::vector<SimJobIndex> dependency_held_;                 // held by afterany
@@ -273,6 +300,9 @@ class Simulator {
     double running = 0;        // units of running jobs
     double running_since = 0;  // sum of units x start of running jobs
     double factor = 1;         // cached for `factor_at`
+    // The exponent `factor` is 2 to (NaN: none): the same again, at the next instant or after
+    // a start at this one, is the same factor without computing it.
+    double exponent = std::numeric_limits<double>::quiet_NaN();
     Seconds factor_at = -1;
     std::uint64_t factor_version = 0;
   };
@@ -296,7 +326,17 @@ class Simulator {
     std::vector<int> least_free;  // the plan's least free nodes from now on: see backfill_schedule
     // ranked_eligible's, for the instant, share version and eligible_changes_ it was made at.
     std::vector<Ranked> ranked;
-    std::vector<std::pair<SimJobIndex, Seconds>> fitting;  // best_cannot_fit's
+    std::vector<const EligibleJob*> fitting;  // best_cannot_fit's
+    // A pass's own: the down windows ahead, the jobs to start, the jobs with room, the starts
+    // per limited user, the placement of the job under test (GPU-granular).
+    std::vector<DownWindow> down_ahead;
+    std::vector<SimJobIndex> to_start;
+    std::vector<Ranked> with_room;
+    std::vector<std::pair<std::uint32_t, UserUse>> started_by;
+    std::optional<Placement> placed;
+    // rank_in_order's: the last order, and per job 1 + its place in the ranking (0: none).
+    std::vector<SimJobIndex> last_order;
+    std::vector<std::uint32_t> slot_of;
     Seconds ranked_at = -1;
     std::uint64_t ranked_shares = 0, ranked_changes = 0;
     BackfillScratch() = default;
