@@ -192,9 +192,19 @@ bool CampaignController::successor_started(const Entry& e, const SegmentRecord& 
 
 // Only `e`'s segments can follow a job of its tags: a tick asks this of every live tagged job,
 // so it reads one campaign, not the whole store.
-bool CampaignController::followed(const Entry& e, JobId job) const {
-  return std::any_of(e.rec.segments.begin(), e.rec.segments.end(),
-                     [&](const SegmentRecord& s) { return s.seg.slurm_job_id == job; });
+const SegmentRecord* CampaignController::follower(const Entry& e, JobId job) const {
+  const auto it = std::find_if(e.rec.segments.begin(), e.rec.segments.end(),
+                               [&](const SegmentRecord& s) { return s.seg.slurm_job_id == job; });
+  return it == e.rec.segments.end() ? nullptr : &*it;
+}
+
+// A segment that ended (done, or failed with its successor out) whose job is queued or started
+// again since: `scontrol requeue` takes a finished batch job too, and no segment follows it any
+// more, so it would run the segment a second time unwatched beside the one that carries on.
+bool requeued_after_it_ended(const SegmentRecord& s, const SlurmJob& job) {
+  if (s.seg.state != SegmentState::kDone && s.seg.state != SegmentState::kFailed) return false;
+  return job.state == SlurmJobState::kPending ||
+         (s.seg.start_time >= 0 && job.start != kUnknownTime && job.start > s.seg.start_time);
 }
 
 // A submission whose reply was lost is submitted again once a dump taken `reconcile_delay` later
@@ -215,7 +225,17 @@ void CampaignController::cancel_strays(Entry& e, const JobIndex& index, Seconds 
     // campaign reaches it (queued_attempt), unless the campaign is over.
     if (!finished && (!s || attempt > s->seg.attempts)) continue;
     for (const SlurmJob* j : it->second) {
-      if (is_finished(j->state) || followed(e, j->id) || e.strays_cancelled.count(j->id)) continue;
+      if (is_finished(j->state) || e.strays_cancelled.count(j->id)) continue;
+      if (const SegmentRecord* f = follower(e, j->id)) {
+        if (!requeued_after_it_ended(*f, *j)) continue;
+        spdlog::warn(
+            "campaign {} segment {}: job {} was requeued after it ended ({}): cancelling it so "
+            "the segment does not run a second time",
+            id, f->seg.index, j->id, to_string(f->seg.state));
+        e.strays_cancelled.insert(j->id);
+        out.cancels.push_back({id, f->seg.index, j->id});
+        continue;
+      }
       JobId cancel = j->id;
       JobId kept = s ? s->seg.slurm_job_id : 0;
       if (!finished && attempt == s->seg.attempts && s->seg.state == SegmentState::kPending &&

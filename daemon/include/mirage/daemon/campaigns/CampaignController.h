@@ -299,7 +299,7 @@ class CampaignController {
   // reply was lost, created by slurmctld after its resubmission): cancelled, or followed instead
   // of a twin still pending, so that no segment runs twice.
   void cancel_strays(Entry& e, const JobIndex& index, Seconds now, Actions& out);
-  bool followed(const Entry& e, JobId job) const;
+  const SegmentRecord* follower(const Entry& e, JobId job) const;
   bool successor_started(const Entry& e, const SegmentRecord& s) const;
   void adopt(CampaignRecord& rec, SegmentRecord& s, JobId job);
   // The segment's job is gone from the dump: how it ended is asked, never concluded from the
