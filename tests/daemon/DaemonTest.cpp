@@ -150,12 +150,18 @@ TEST(Daemon, ARestartKeepsCampaignsAndHistory) {
 
 // The lock file deleted under a running daemon: the next process would lock a new file and act on
 // the store beside it, so the daemon makes the file again and holds it.
-TEST(Daemon, MakesItsDeletedLockFileAgainAndHoldsIt) {
-  testing::TempDir dir;
+// A daemon polling every second on a store and socket in `dir`, silent.
+DaemonConfig quiet_config(const testing::TempDir& dir) {
   DaemonConfig config =
       parse_daemon_config("[poll]\ninterval = 1\n[log]\nlevel = \"off\"\n", "t.toml");
   config.store_path = dir.file("store.db");
   config.socket_path = dir.file("m.sock");
+  return config;
+}
+
+TEST(Daemon, MakesItsDeletedLockFileAgainAndHoldsIt) {
+  testing::TempDir dir;
+  const DaemonConfig config = quiet_config(dir);
   SystemClock clock;
   RunningDaemon d(config, std::make_unique<FakeSlurmClient>(clock));
   const std::string lock_file = StoreLock::lock_path(config.store_path);
@@ -171,10 +177,7 @@ TEST(Daemon, MakesItsDeletedLockFileAgainAndHoldsIt) {
 // instead of acting on the store beside it.
 TEST(Daemon, StopsWhenAnotherProcessHoldsItsReplacedLockFile) {
   testing::TempDir dir;
-  DaemonConfig config =
-      parse_daemon_config("[poll]\ninterval = 1\n[log]\nlevel = \"off\"\n", "t.toml");
-  config.store_path = dir.file("store.db");
-  config.socket_path = dir.file("m.sock");
+  const DaemonConfig config = quiet_config(dir);
   SystemClock clock;
   Daemon daemon(config, std::make_unique<FakeSlurmClient>(clock), std::make_shared<SystemClock>());
   std::atomic<int> status{-1};

@@ -195,13 +195,19 @@ TEST(RunsOnce, AJobRequeuedBeforeItsSuccessorStartsRunsAgainAsTheSameAttempt) {
 
 // `scontrol requeue` takes a batch job that already COMPLETED: the same id queued again, which no
 // segment follows any more, would run the segment a second time beside its successor.
+// Runs segment 0 of campaign `id` to COMPLETED, seen by a dump; returns its job.
+JobId complete_first_segment(Harness& h, std::int64_t id) {
+  const JobId job = run_first_segment(h, id);
+  h.slurm.finish(job);
+  h.clock.advance(60);
+  h.tick();
+  return job;
+}
+
 TEST(RunsOnce, ASegmentRequeuedAfterItCompletedIsCancelled) {
   Harness h(quick_config());
   const auto id = h.controller->add(simple_request(2)).spec.id;
-  const JobId first = run_first_segment(h, id);
-  h.slurm.finish(first);
-  h.clock.advance(60);
-  h.tick();
+  const JobId first = complete_first_segment(h, id);
   ASSERT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
   ASSERT_EQ(h.slurm.submissions().size(), 2u);  // segment 1
   h.slurm.requeue(first);
@@ -220,10 +226,7 @@ TEST(RunsOnce, ASegmentRequeuedAfterItCompletedIsCancelled) {
 TEST(RunsOnce, TheLastSegmentRequeuedAfterItsCampaignIsDoneIsCancelled) {
   Harness h(quick_config());
   const auto id = h.controller->add(simple_request(1)).spec.id;
-  const JobId job = run_first_segment(h, id);
-  h.slurm.finish(job);
-  h.clock.advance(60);
-  h.tick();
+  const JobId job = complete_first_segment(h, id);
   ASSERT_EQ(h.controller->find(id)->state, CampaignState::kDone);
   h.slurm.requeue(job);
   h.slurm.start(job);  // started again before the next dump

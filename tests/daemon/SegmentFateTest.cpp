@@ -35,6 +35,36 @@ JobId run_unseen(Harness& h, std::int64_t id, SlurmJobState end = SlurmJobState:
   return job;
 }
 
+// Segment 0's job, seen pending, then ended `end` after it ran and purged unseen; returns its
+// record as the dump showed it, for a test to make further accounting records of.
+SlurmJob end_unseen_after_running(Harness& h, std::int64_t id, SlurmJobState end) {
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  h.tick();  // seen pending
+  SlurmJob seen = *h.slurm.find(job);
+  h.slurm.start(job);
+  h.slurm.finish(job, end);
+  h.slurm.forget(job);
+  return seen;
+}
+
+// Accounting keeps `record` too under the job's id; `later`, the next ticks ask it and take its
+// answer.
+void ask_accounting_keeping(Harness& h, const SlurmJob& record, Seconds later) {
+  h.slurm.add_accounting_record(record);
+  h.clock.advance(later);
+  h.tick();  // asks accounting
+  h.tick();  // its answer
+}
+
+// Segment 0 taken as run, once: segment 1 follows.
+void expect_ran_once_and_went_on(Harness& h, std::int64_t id) {
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone) << h.seg(id, 0).message;
+  EXPECT_FALSE(h.seg(id, 0).fate_unknown());
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u) << "the segment ran again";
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+}
+
 TEST(SegmentFate, AJobThatLeftThePendingQueueUnseenIsHeldNotSubmittedAgain) {
   Harness h(fate_config());
   const auto id = h.controller->add(simple_request(2)).spec.id;
@@ -96,10 +126,7 @@ TEST(SegmentFate, AccountingSaysItRanSoTheNextSegmentFollows) {
   run_unseen(h, id);
   h.tick();  // asks accounting
   h.tick();  // its answer: COMPLETED
-  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
-  EXPECT_FALSE(h.seg(id, 0).fate_unknown());
-  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u);
-  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+  expect_ran_once_and_went_on(h, id);
 }
 
 // Ids repeat: accounting also keeps a later job given the same id (another name, submitted
@@ -108,26 +135,14 @@ TEST(SegmentFate, AccountingsRecordOfAnotherJobUnderTheSameIdIsPassedOver) {
   Harness h(fate_config());
   h.slurm.set_accounting(true);
   const auto id = h.controller->add(simple_request(2)).spec.id;
-  h.tick();
-  const JobId job = h.job_of(id, 0);
-  h.tick();  // seen pending
-  SlurmJob other = *h.slurm.find(job);
-  h.slurm.start(job);
-  h.slurm.finish(job);
-  h.slurm.forget(job);
+  SlurmJob other = end_unseen_after_running(h, id, SlurmJobState::kCompleted);
   other.name = "eval";
   other.comment.clear();
   other.submit = h.clock.now() + 300;
   other.start = h.clock.now() + 400;
   other.state = SlurmJobState::kRunning;
-  h.slurm.add_accounting_record(other);
-  h.clock.advance(600);
-  h.tick();  // asks accounting
-  h.tick();  // its answer: the segment's record, COMPLETED
-  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone) << h.seg(id, 0).message;
-  EXPECT_FALSE(h.seg(id, 0).fate_unknown());
-  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u);
-  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+  ask_accounting_keeping(h, other, 600);
+  expect_ran_once_and_went_on(h, id);  // by the segment's record, COMPLETED
 }
 
 // A job requeued (a node failed) and run again has a record for each run, the last submitted at
@@ -136,25 +151,14 @@ TEST(SegmentFate, ARequeuedJobsLastRunInAccountingIsItsFate) {
   Harness h(fate_config());
   h.slurm.set_accounting(true);
   const auto id = h.controller->add(simple_request(2)).spec.id;
-  h.tick();
-  const JobId job = h.job_of(id, 0);
-  h.tick();  // seen pending
-  SlurmJob rerun = *h.slurm.find(job);
-  h.slurm.start(job);
-  h.slurm.finish(job, SlurmJobState::kNodeFail);
-  h.slurm.forget(job);
+  SlurmJob rerun = end_unseen_after_running(h, id, SlurmJobState::kNodeFail);
   rerun.submit = h.clock.now() + 2 * kHour;  // requeued
   rerun.start = rerun.submit + 60;
   rerun.end = rerun.start + 600;
   rerun.state = SlurmJobState::kCompleted;
-  h.slurm.add_accounting_record(rerun);
-  h.clock.advance(3 * kHour);
-  h.tick();  // asks accounting
-  h.tick();  // its answer: the last run COMPLETED
-  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone) << h.seg(id, 0).message;
+  ask_accounting_keeping(h, rerun, 3 * kHour);
+  expect_ran_once_and_went_on(h, id);
   EXPECT_EQ(h.seg(id, 0).seg.end_time, rerun.end);
-  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u) << "the segment ran again";
-  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
 }
 
 // Accounting's record says how the job ended, not its shape: the campaign keeps the shape Slurm

@@ -47,7 +47,7 @@ JobId FakeSlurmClient::submit(const SubmitRequest& request) {
   }
   SlurmJob job;
   job.name = request.name;
-  job.comment = request.comment;
+  job.comment = rewritten_comment_.value_or(request.comment);
   job.partition = request.partition.empty() ? "gpu" : request.partition;
   job.time_limit = request.time_limit;
   job.nodes = request.nodes;

@@ -69,6 +69,8 @@ class FakeSlurmClient final : public SlurmClient {
   // Submitted jobs belong to this user (default 0), as the daemon's own user's do on a cluster.
   void set_submitter(std::uint32_t uid) { submitter_ = uid; }
   void lose_next_submit_reply() { lose_reply_ = true; }
+  // A site's job_submit plugin that writes its own text over every job's --comment.
+  void rewrite_comments_to(std::string comment) { rewritten_comment_ = std::move(comment); }
   void set_partitions(std::vector<PartitionInfo> partitions) {
     partitions_ = std::move(partitions);
   }
@@ -115,6 +117,7 @@ class FakeSlurmClient final : public SlurmClient {
   bool reachable_ = true;
   std::optional<std::string> refuse_;
   bool lose_reply_ = false;
+  std::optional<std::string> rewritten_comment_;
   std::vector<PartitionInfo> partitions_{{"gpu", 4, 4, 0, true}};
   std::vector<Submission> submissions_;
   std::optional<Seconds> will_run_wait_;
