@@ -26,7 +26,7 @@ struct CampaignController::Entry {
   std::map<int, Seconds> unknown_since;    // segments whose intent has an unknown outcome
   std::map<int, Seconds> retry_after;      // refused segments: not submitted again before
   std::map<int, EarlierRun> earlier_runs;  // submissions not made: the segment had run unseen
-  std::set<JobId> strays_cancelled;        // second jobs of a segment's tag, cancel sent
+  std::set<JobId> strays_cancelled;        // cancel sent: a tag's second jobs, ended segments'
   // Why the latest submission could not be checked for an earlier unseen run; empty when it was.
   std::string rerun_note;
   // Slurm's latest estimate for segment `estimate_segment` (asked once a decision), or why there
