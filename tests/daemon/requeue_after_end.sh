@@ -11,17 +11,9 @@ test=requeue_after_end
 dir="${MIRAGE_REQUEUE_AFTER_END_IT_DIR:-/tmp/mirage-requeue-after-end-it}"
 source "$(dirname "$0")/accounting_cluster.sh"
 out="$dir/out"
-printf '[policy]\nfallback_chain = false\n' >>"$conf"  # each segment submitted as the last ends
-printf '#!/bin/bash\nsleep 3\n' >"$out/segment.sh"
-tick() { "$bin" tick --config "$conf" >>"$out/tick.log" 2>&1 || fail "mirage tick failed: $(tail -n 5 "$out/tick.log")"; }
-show() { "$bin" campaign show "$id" --config "$conf" --json 2>/dev/null; }
-job_of() { show | json_get "d['segment_list'][$1]['job_id'] if len(d['segment_list']) > $1 else 0"; }
 state_of() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 
-added="$(cd "$out" && "$bin" campaign add --config "$conf" --name requeued --script segment.sh \
-  --segments 2 --nodes 1 --time 5 --no-export-env --json 2>"$out/add.err")" ||
-  fail "campaign add failed: $(cat "$out/add.err")"
-id="$(echo "$added" | json_get 'd["id"]')"
+add_short_chain requeued 2 5  # a limit far from the 3 s it runs: no fallback submission
 tick
 first="$(job_of 0)"
 [ "$first" -gt 0 ] || fail "segment 0 was not submitted"
