@@ -36,4 +36,9 @@ std::optional<nlohmann::json> ask_daemon(const DaemonSocketOptions& where,
                                          const nlohmann::json& request, int& rc);
 void register_train_command(CLI::App& app);  // mirage train ...
 
+// `mirage daemon` and `mirage tick`: the store was moved, not copied (daemon/store/StoreHome.h).
+inline constexpr const char* kStoreMovedHelp =
+    "The store was moved here from where it was made, which is gone for good: bind it to this "
+    "path instead of refusing it as a copy";
+
 }  // namespace mirage::cli

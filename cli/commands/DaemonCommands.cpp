@@ -103,10 +103,12 @@ namespace {
 struct DaemonOptions {
   std::string config;
   bool check = false;
+  bool store_moved = false;
 };
 
 int run_daemon(const DaemonOptions& o) {
-  const daemon::DaemonConfig config = daemon::load_daemon_config(o.config);
+  daemon::DaemonConfig config = daemon::load_daemon_config(o.config);
+  config.store_moved = o.store_moved;
   daemon::validate_daemon_config(config);  // the same checks for --check and the start
   const auto slurm = check_cluster_release(config, o.check ? "daemon --check" : "daemon");
   using Verdict = daemon::SlurmReleaseCheck::Verdict;
@@ -212,6 +214,7 @@ void register_daemon_commands(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_flag("--check", d->check, "Check the config and exit");
+  cmd->add_flag("--store-moved", d->store_moved, kStoreMovedHelp);
   cmd->callback([d] {
     const int rc = run_daemon(*d);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -23,10 +23,12 @@ namespace {
 
 struct TickOptions {
   std::string config;
+  bool store_moved = false;
 };
 
 int run_tick(const TickOptions& o) {
-  const daemon::DaemonConfig config = daemon::load_daemon_config(o.config);
+  daemon::DaemonConfig config = daemon::load_daemon_config(o.config);
+  config.store_moved = o.store_moved;
   // Checked before the store is opened: a pass on misread replies, or none at all, touches nothing.
   if (const auto slurm = check_cluster_release(config, "tick");
       slurm && slurm->verdict != daemon::SlurmReleaseCheck::Verdict::kFit)
@@ -72,6 +74,7 @@ void register_tick_command(CLI::App& app) {
   cmd->add_option("--config", o->config, "The daemon's TOML config (its store, cluster, policy)")
       ->required()
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--store-moved", o->store_moved, kStoreMovedHelp);
   cmd->callback([o] {
     try {
       const int rc = run_tick(*o);

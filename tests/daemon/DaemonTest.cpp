@@ -13,6 +13,7 @@
 #include "mirage/daemon/control/ControlProtocol.h"
 #include "mirage/daemon/control/ControlServer.h"
 #include "mirage/daemon/service/Daemon.h"
+#include "mirage/daemon/store/StoreLock.h"
 
 namespace mirage::daemon {
 namespace {
@@ -145,6 +146,51 @@ TEST(Daemon, ARestartKeepsCampaignsAndHistory) {
   EXPECT_GE(
       call_daemon(config.socket_path, {{"op", "status"}})["daemon"]["history_snapshots"].get<int>(),
       1);
+}
+
+// The lock file deleted under a running daemon: the next process would lock a new file and act on
+// the store beside it, so the daemon makes the file again and holds it.
+// A daemon polling every second on a store and socket in `dir`, silent.
+DaemonConfig quiet_config(const testing::TempDir& dir) {
+  DaemonConfig config =
+      parse_daemon_config("[poll]\ninterval = 1\n[log]\nlevel = \"off\"\n", "t.toml");
+  config.store_path = dir.file("store.db");
+  config.socket_path = dir.file("m.sock");
+  return config;
+}
+
+TEST(Daemon, MakesItsDeletedLockFileAgainAndHoldsIt) {
+  testing::TempDir dir;
+  const DaemonConfig config = quiet_config(dir);
+  SystemClock clock;
+  RunningDaemon d(config, std::make_unique<FakeSlurmClient>(clock));
+  const std::string lock_file = StoreLock::lock_path(config.store_path);
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(config.socket_path); }, 10));
+  std::filesystem::remove(lock_file);
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(lock_file); }, 5));
+  std::string held_by;
+  EXPECT_FALSE(StoreLock::acquire(config.store_path, "mirage tick", 0, &held_by).has_value());
+  EXPECT_EQ(held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
+}
+
+// Another process locked the new file before the daemon could: the daemon stops (exit status 1)
+// instead of acting on the store beside it.
+TEST(Daemon, StopsWhenAnotherProcessHoldsItsReplacedLockFile) {
+  testing::TempDir dir;
+  const DaemonConfig config = quiet_config(dir);
+  SystemClock clock;
+  Daemon daemon(config, std::make_unique<FakeSlurmClient>(clock), std::make_shared<SystemClock>());
+  std::atomic<int> status{-1};
+  std::thread t([&] { status = daemon.run(false); });
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(config.socket_path); }, 10));
+  std::filesystem::remove(StoreLock::lock_path(config.store_path));
+  auto second = StoreLock::acquire(config.store_path, "mirage daemon", 0);
+  ASSERT_TRUE(second.has_value());
+  const bool stopped = eventually([&] { return status.load() >= 0; }, 5);
+  if (!stopped) daemon.stop();
+  t.join();
+  EXPECT_TRUE(stopped) << "the daemon went on acting beside the new lock's holder";
+  EXPECT_EQ(status.load(), 1);
 }
 
 // The daemon put its socket where the store was and deleted the store to do it.

@@ -193,5 +193,48 @@ TEST(RunsOnce, AJobRequeuedBeforeItsSuccessorStartsRunsAgainAsTheSameAttempt) {
   EXPECT_EQ(h.slurm.submissions().size(), 2u);
 }
 
+// `scontrol requeue` takes a batch job that already COMPLETED: the same id queued again, which no
+// segment follows any more, would run the segment a second time beside its successor.
+// Runs segment 0 of campaign `id` to COMPLETED, seen by a dump; returns its job.
+JobId complete_first_segment(Harness& h, std::int64_t id) {
+  const JobId job = run_first_segment(h, id);
+  h.slurm.finish(job);
+  h.clock.advance(60);
+  h.tick();
+  return job;
+}
+
+TEST(RunsOnce, ASegmentRequeuedAfterItCompletedIsCancelled) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const JobId first = complete_first_segment(h, id);
+  ASSERT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  ASSERT_EQ(h.slurm.submissions().size(), 2u);  // segment 1
+  h.slurm.requeue(first);
+  h.clock.advance(60);
+  h.tick();
+  EXPECT_EQ(h.slurm.find(first)->state, SlurmJobState::kCancelled);
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  h.tick();  // once
+  EXPECT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u);
+}
+
+// The last segment of a campaign that is done, requeued: nothing is left to run, so it is
+// cancelled too.
+TEST(RunsOnce, TheLastSegmentRequeuedAfterItsCampaignIsDoneIsCancelled) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(1)).spec.id;
+  const JobId job = complete_first_segment(h, id);
+  ASSERT_EQ(h.controller->find(id)->state, CampaignState::kDone);
+  h.slurm.requeue(job);
+  h.slurm.start(job);  // started again before the next dump
+  h.clock.advance(60);
+  h.tick();
+  EXPECT_EQ(h.slurm.find(job)->state, SlurmJobState::kCancelled);
+  EXPECT_EQ(h.slurm.submissions().size(), 1u);
+}
+
 }  // namespace
 }  // namespace mirage::daemon

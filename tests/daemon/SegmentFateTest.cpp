@@ -35,6 +35,36 @@ JobId run_unseen(Harness& h, std::int64_t id, SlurmJobState end = SlurmJobState:
   return job;
 }
 
+// Segment 0's job, seen pending, then ended `end` after it ran and purged unseen; returns its
+// record as the dump showed it, for a test to make further accounting records of.
+SlurmJob end_unseen_after_running(Harness& h, std::int64_t id, SlurmJobState end) {
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  h.tick();  // seen pending
+  SlurmJob seen = *h.slurm.find(job);
+  h.slurm.start(job);
+  h.slurm.finish(job, end);
+  h.slurm.forget(job);
+  return seen;
+}
+
+// Accounting keeps `record` too under the job's id; `later`, the next ticks ask it and take its
+// answer.
+void ask_accounting_keeping(Harness& h, const SlurmJob& record, Seconds later) {
+  h.slurm.add_accounting_record(record);
+  h.clock.advance(later);
+  h.tick();  // asks accounting
+  h.tick();  // its answer
+}
+
+// Segment 0 taken as run, once: segment 1 follows.
+void expect_ran_once_and_went_on(Harness& h, std::int64_t id) {
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone) << h.seg(id, 0).message;
+  EXPECT_FALSE(h.seg(id, 0).fate_unknown());
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u) << "the segment ran again";
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+}
+
 TEST(SegmentFate, AJobThatLeftThePendingQueueUnseenIsHeldNotSubmittedAgain) {
   Harness h(fate_config());
   const auto id = h.controller->add(simple_request(2)).spec.id;
@@ -96,10 +126,39 @@ TEST(SegmentFate, AccountingSaysItRanSoTheNextSegmentFollows) {
   run_unseen(h, id);
   h.tick();  // asks accounting
   h.tick();  // its answer: COMPLETED
-  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
-  EXPECT_FALSE(h.seg(id, 0).fate_unknown());
-  EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 1u);
-  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+  expect_ran_once_and_went_on(h, id);
+}
+
+// Ids repeat: accounting also keeps a later job given the same id (another name, submitted
+// after), the only record `sacct -j` prints without -D. The segment's own record decides.
+TEST(SegmentFate, AccountingsRecordOfAnotherJobUnderTheSameIdIsPassedOver) {
+  Harness h(fate_config());
+  h.slurm.set_accounting(true);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  SlurmJob other = end_unseen_after_running(h, id, SlurmJobState::kCompleted);
+  other.name = "eval";
+  other.comment.clear();
+  other.submit = h.clock.now() + 300;
+  other.start = h.clock.now() + 400;
+  other.state = SlurmJobState::kRunning;
+  ask_accounting_keeping(h, other, 600);
+  expect_ran_once_and_went_on(h, id);  // by the segment's record, COMPLETED
+}
+
+// A job requeued (a node failed) and run again has a record for each run, the last submitted at
+// its requeue, long after the segment: that last run's end is the segment's fate.
+TEST(SegmentFate, ARequeuedJobsLastRunInAccountingIsItsFate) {
+  Harness h(fate_config());
+  h.slurm.set_accounting(true);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  SlurmJob rerun = end_unseen_after_running(h, id, SlurmJobState::kNodeFail);
+  rerun.submit = h.clock.now() + 2 * kHour;  // requeued
+  rerun.start = rerun.submit + 60;
+  rerun.end = rerun.start + 600;
+  rerun.state = SlurmJobState::kCompleted;
+  ask_accounting_keeping(h, rerun, 3 * kHour);
+  expect_ran_once_and_went_on(h, id);
+  EXPECT_EQ(h.seg(id, 0).seg.end_time, rerun.end);
 }
 
 // Accounting's record says how the job ended, not its shape: the campaign keeps the shape Slurm
@@ -328,14 +387,35 @@ TEST(SacctLookup, AsksOnceForEveryJob) {
                                 "echo '713|0|FAILED|1700000100|1700000105|1700000115|1:0'\n");
   const auto answers = lookup_accounted_jobs(settings, {712, 713, 714});
   ASSERT_EQ(answers.size(), 3u);
-  EXPECT_EQ(answers.at(712).job->state, SlurmJobState::kCompleted);
-  EXPECT_EQ(answers.at(713).job->state, SlurmJobState::kFailed);
-  EXPECT_FALSE(answers.at(714).job);
+  ASSERT_EQ(answers.at(712).records.size(), 1u);
+  EXPECT_EQ(answers.at(712).records[0].state, SlurmJobState::kCompleted);
+  ASSERT_EQ(answers.at(713).records.size(), 1u);
+  EXPECT_EQ(answers.at(713).records[0].state, SlurmJobState::kFailed);
+  EXPECT_TRUE(answers.at(714).records.empty());
   EXPECT_NE(answers.at(714).why.find("no record of job 714"), std::string::npos);
   std::ifstream in(args);
   std::string line;
   std::getline(in, line);
-  EXPECT_NE(line.find("-j 712,713,714"), std::string::npos) << line;
+  EXPECT_NE(line.find("-D -j 712,713,714"), std::string::npos) << line;
+}
+
+// Without -D sacct prints only the newest job of an id: asked with it, every record of the id
+// comes back (a reused id, a requeued job's runs), with its name and comment to tell them apart.
+TEST(SacctLookup, ReadsEveryRecordOfAnId) {
+  testing::TempDir dir;
+  SacctSettings settings;
+  settings.program = testing::fake_program(
+      dir, "sacct",
+      "echo '712|0|NODE_FAIL|1700000000|1700000005|1700000015|0:0|train-s0|mirage:ab:1:0:1'\n"
+      "echo '712|0|COMPLETED|1700007200|1700007205|1700007215|0:0|train-s0|mirage:ab:1:0:1'\n"
+      "echo '712|0|RUNNING|1800000000|1800000005|Unknown|0:0|eval|'\n");
+  const auto answers = lookup_accounted_jobs(settings, {712});
+  const auto& records = answers.at(712).records;
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].state, SlurmJobState::kNodeFail);
+  EXPECT_EQ(records[1].state, SlurmJobState::kCompleted);
+  EXPECT_EQ(records[1].comment, "mirage:ab:1:0:1");
+  EXPECT_EQ(records[2].name, "eval");
 }
 
 TEST(SacctLine, ReadsARecordWithEpochTimes) {

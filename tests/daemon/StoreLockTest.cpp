@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "TestSupport.h"
 #include "mirage/daemon/store/StoreLock.h"
@@ -54,6 +56,42 @@ TEST(StoreLock, IsFreeAgainWhenItsHolderIsKilled) {
   EXPECT_TRUE(StoreLock::acquire(store, "mirage tick", 0).has_value());
   ::close(ready[0]);
   ::close(ready[1]);
+}
+
+// The flock guards the file it was taken on: a lock file deleted while held lets the next one
+// lock a new file at the path, which the holder must be able to tell.
+TEST(StoreLock, HolderIsToldItsLockFileWasDeletedOrReplaced) {
+  testing::TempDir dir;
+  const std::string store = dir.file("store.db");
+  auto held = StoreLock::acquire(store, "mirage daemon", 0);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_FALSE(held->lost().has_value());
+  std::filesystem::remove(StoreLock::lock_path(store));
+  ASSERT_TRUE(held->lost().has_value());
+  EXPECT_EQ(*held->lost(), StoreLock::lock_path(store) + " was deleted");
+  std::ofstream(StoreLock::lock_path(store)) << "";
+  ASSERT_TRUE(held->lost().has_value());
+  EXPECT_EQ(*held->lost(), StoreLock::lock_path(store) + " was replaced by another file");
+}
+
+// A waiter on the old file gets its flock once the old holder ends, but the file is no longer the
+// store's lock: a third process holds the one at the path now, and the waiter must not act too.
+TEST(StoreLock, WaiterOnADeletedLockFileDoesNotTakeTheStore) {
+  testing::TempDir dir;
+  const std::string store = dir.file("store.db");
+  auto first = StoreLock::acquire(store, "mirage daemon", 0);
+  ASSERT_TRUE(first.has_value());
+  std::optional<StoreLock> waiter;
+  std::string held_by;
+  std::thread waiting([&] { waiter = StoreLock::acquire(store, "mirage tick", 2, &held_by); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the waiter opened the old file
+  std::filesystem::remove(StoreLock::lock_path(store));
+  auto third = StoreLock::acquire(store, "mirage daemon", 0);
+  ASSERT_TRUE(third.has_value());
+  first.reset();  // the old file's flock comes free
+  waiting.join();
+  EXPECT_FALSE(waiter.has_value());
+  EXPECT_EQ(held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
 }
 
 // Root owns every path it makes, so the store is given away; anyone else finds root's files.

@@ -96,6 +96,28 @@ TEST(Tick, WhileAnotherHoldsTheStoreDoesNothingAndSaysWho) {
   EXPECT_TRUE(h.slurm.submissions().empty());
 }
 
+// The lock file deleted while the tick decides, and a second tick locking the new one: the first
+// no longer holds the store, so it submits nothing (its intent settles by its tag later).
+TEST(Tick, WhoseLockFileIsTakenMeanwhileSubmitsNothing) {
+  TickHarness h;
+  h.add(1);
+  std::optional<StoreLock> second;
+  h.slurm.set_on_dump([&](FakeSlurmClient&) {
+    std::filesystem::remove(StoreLock::lock_path(h.config.store_path));
+    second = StoreLock::acquire(h.config.store_path, "mirage tick", 0);
+  });
+  try {
+    h.tick();
+    FAIL() << "the tick acted on a store whose lock file another tick holds";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(" was replaced by another file while this tick held it"),
+              std::string::npos)
+        << e.what();
+  }
+  ASSERT_TRUE(second.has_value());
+  EXPECT_TRUE(h.slurm.submissions().empty());
+}
+
 // A `campaign` command holds the store for one request and makes no pass: the tick waits for it
 // and makes its own, rather than skip it believing the holder makes it.
 TEST(Tick, WhileACampaignCommandHoldsTheStoreWaitsForItThenMakesThePass) {

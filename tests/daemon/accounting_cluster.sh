@@ -42,3 +42,20 @@ path = "$dir/out/mirage.sock"
 [log]
 level = "warn"
 CONF
+
+# A pass, and campaign $id as `campaign show --json` prints it, on that config.
+tick() { "$bin" tick --config "$conf" >>"$dir/out/tick.log" 2>&1 || fail "mirage tick failed: $(tail -n 5 "$dir/out/tick.log")"; }
+show() { "$bin" campaign show "$id" --config "$conf" --json 2>/dev/null; }
+job_of() { show | json_get "d['segment_list'][$1]['job_id'] if len(d['segment_list']) > $1 else 0"; }
+
+# Campaign $1 of $2 segments of `sleep 3`, limit $3 minutes, each submitted as the last ends (no
+# fallback chain), added from $dir/out; sets $id.
+add_short_chain() {
+  printf '[policy]\nfallback_chain = false\n' >>"$conf"
+  printf '#!/bin/bash\nsleep 3\n' >"$dir/out/segment.sh"
+  local added
+  added="$(cd "$dir/out" && "$bin" campaign add --config "$conf" --name "$1" --script segment.sh \
+    --segments "$2" --nodes 1 --time "$3" --no-export-env --json 2>"$dir/out/add.err")" ||
+    fail "campaign add failed: $(cat "$dir/out/add.err")"
+  id="$(echo "$added" | json_get 'd["id"]')"
+}

@@ -12,11 +12,6 @@ test=restored_store
 dir="${MIRAGE_RESTORED_STORE_IT_DIR:-/tmp/mirage-restored-store-it}"
 source "$(dirname "$0")/accounting_cluster.sh"
 out="$dir/out"
-printf '[policy]\nfallback_chain = false\n' >>"$conf"  # each segment submitted as the last ends
-printf '#!/bin/bash\nsleep 3\n' >"$out/segment.sh"
-tick() { "$bin" tick --config "$conf" >>"$out/tick.log" 2>&1 || fail "mirage tick failed: $(tail -n 5 "$out/tick.log")"; }
-show() { "$bin" campaign show "$id" --config "$conf" --json 2>/dev/null; }
-job_of() { show | json_get "d['segment_list'][$1]['job_id'] if len(d['segment_list']) > $1 else 0"; }
 # Until accounting records job $1 as ended and slurmctld no longer lists it.
 wait_forgotten() {
   local deadline=$((SECONDS + 60))
@@ -27,10 +22,7 @@ wait_forgotten() {
   done
 }
 
-added="$(cd "$out" && "$bin" campaign add --config "$conf" --name restored --script segment.sh \
-  --segments 3 --nodes 1 --time 1 --no-export-env --json 2>"$out/add.err")" ||
-  fail "campaign add failed: $(cat "$out/add.err")"
-id="$(echo "$added" | json_get 'd["id"]')"
+add_short_chain restored 3 1
 tick
 first="$(job_of 0)"
 [ "$first" -gt 0 ] || fail "segment 0 was not submitted"

@@ -47,7 +47,7 @@ JobId FakeSlurmClient::submit(const SubmitRequest& request) {
   }
   SlurmJob job;
   job.name = request.name;
-  job.comment = request.comment;
+  job.comment = rewritten_comment_.value_or(request.comment);
   job.partition = request.partition.empty() ? "gpu" : request.partition;
   job.time_limit = request.time_limit;
   job.nodes = request.nodes;
@@ -157,10 +157,13 @@ void FakeSlurmClient::forget(JobId job) {
 
 namespace {
 
-// What sacct's record gives (SacctLookup): how and when it ran, not its shape.
-SlurmJob as_accounted(const SlurmJob& j) {
+// What sacct's record gives (SacctLookup): how and when it ran, its name and comment (where
+// accounting keeps comments), not its shape.
+SlurmJob as_accounted(const SlurmJob& j, bool comments) {
   SlurmJob a;
   a.id = j.id;
+  a.name = j.name;
+  if (comments) a.comment = j.comment;
   a.user_id = j.user_id;
   a.state = j.state;
   a.submit = j.submit;
@@ -179,14 +182,21 @@ std::map<JobId, AccountedJob> FakeSlurmClient::accounted_jobs(const std::vector<
     throw SlurmError("sacct: error: slurmdbd: Connection refused", 1, true);
   std::map<JobId, AccountedJob> out;
   for (JobId job : jobs) {
-    if (!accounting_)
-      out[job] = {std::nullopt, "this cluster keeps no accounting"};
-    else if (auto it = forgotten_.find(job); it != forgotten_.end())
-      out[job] = {as_accounted(it->second), {}};
+    AccountedJob& answer = out[job];
+    if (!accounting_) {
+      answer.why = "this cluster keeps no accounting";
+      continue;
+    }
+    for (const SlurmJob& r : extra_records_)
+      if (r.id == job) answer.records.push_back(as_accounted(r, accounting_comments_));
+    if (auto it = forgotten_.find(job); it != forgotten_.end())
+      answer.records.push_back(as_accounted(it->second, accounting_comments_));
     else if (auto it = jobs_.find(job); it != jobs_.end())
-      out[job] = {as_accounted(it->second), {}};
-    else
-      out[job] = {std::nullopt, "accounting has no record of job " + std::to_string(job)};
+      answer.records.push_back(as_accounted(it->second, accounting_comments_));
+    std::stable_sort(answer.records.begin(), answer.records.end(),
+                     [](const SlurmJob& a, const SlurmJob& b) { return a.submit < b.submit; });
+    if (answer.records.empty())
+      answer.why = "accounting has no record of job " + std::to_string(job);
   }
   return out;
 }
@@ -203,10 +213,7 @@ AccountedJobs FakeSlurmClient::search_accounting(const AccountingSearch& search)
       if (j.submit < search.since ||
           std::find(search.names.begin(), search.names.end(), j.name) == search.names.end())
         continue;
-      SlurmJob a = as_accounted(j);
-      a.name = j.name;
-      if (accounting_comments_) a.comment = j.comment;
-      found.push_back(std::move(a));
+      found.push_back(as_accounted(j, accounting_comments_));
     }
   return {std::move(found), {}};
 }

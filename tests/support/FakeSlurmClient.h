@@ -50,7 +50,12 @@ class FakeSlurmClient final : public SlurmClient {
   // answers that there is none. While unreachable, it throws a transient error.
   void set_accounting(bool on) { accounting_ = on; }
   void set_accounting_reachable(bool reachable) { accounting_reachable_ = reachable; }
+  // Every record of each id, oldest submission first, as `sacct -D` gives them: the job's own
+  // and those add_accounting_record made.
   std::map<JobId, AccountedJob> accounted_jobs(const std::vector<JobId>& jobs) override;
+  // A record accounting keeps under a job's id beside the job's own: another job that was given
+  // the same id (ids repeat), or an earlier run of a requeued one.
+  void add_accounting_record(SlurmJob record) { extra_records_.push_back(std::move(record)); }
   // The jobs submitted since the search's start under one of its names, kept or forgotten by
   // the controller; with their comments unless the site's accounting keeps none (22.05 without
   // AccountingStoreFlags=job_comment).
@@ -64,6 +69,8 @@ class FakeSlurmClient final : public SlurmClient {
   // Submitted jobs belong to this user (default 0), as the daemon's own user's do on a cluster.
   void set_submitter(std::uint32_t uid) { submitter_ = uid; }
   void lose_next_submit_reply() { lose_reply_ = true; }
+  // A site's job_submit plugin that writes its own text over every job's --comment.
+  void rewrite_comments_to(std::string comment) { rewritten_comment_ = std::move(comment); }
   void set_partitions(std::vector<PartitionInfo> partitions) {
     partitions_ = std::move(partitions);
   }
@@ -100,6 +107,7 @@ class FakeSlurmClient final : public SlurmClient {
   const Clock& clock_;
   std::map<JobId, SlurmJob> jobs_;
   std::map<JobId, SlurmJob> forgotten_;
+  std::vector<SlurmJob> extra_records_;
   bool accounting_ = false;
   bool accounting_reachable_ = true;
   bool accounting_comments_ = true;
@@ -109,6 +117,7 @@ class FakeSlurmClient final : public SlurmClient {
   bool reachable_ = true;
   std::optional<std::string> refuse_;
   bool lose_reply_ = false;
+  std::optional<std::string> rewritten_comment_;
   std::vector<PartitionInfo> partitions_{{"gpu", 4, 4, 0, true}};
   std::vector<Submission> submissions_;
   std::optional<Seconds> will_run_wait_;

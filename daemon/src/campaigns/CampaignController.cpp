@@ -143,8 +143,12 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
   const Seconds now = clock_.now();
   JobIndex index;
   for (const auto& j : jobs) {
-    if (j.comment.size() < 7 || j.comment.compare(0, 7, "mirage:") != 0) continue;
     if (j.user_id != config_.user_id) continue;
+    if (j.comment.size() < 7 || j.comment.compare(0, 7, "mirage:") != 0) {
+      index.untagged_by_id[j.id] = &j;
+      index.untagged_by_name.emplace(j.name, &j);
+      continue;
+    }
     index.tagged_by_id[j.id] = &j;
     const auto tag = JobTag::parse(j.comment);
     if (tag && tag->store == store_.store_id())

@@ -26,7 +26,7 @@ struct CampaignController::Entry {
   std::map<int, Seconds> unknown_since;    // segments whose intent has an unknown outcome
   std::map<int, Seconds> retry_after;      // refused segments: not submitted again before
   std::map<int, EarlierRun> earlier_runs;  // submissions not made: the segment had run unseen
-  std::set<JobId> strays_cancelled;        // second jobs of a segment's tag, cancel sent
+  std::set<JobId> strays_cancelled;        // cancel sent: a tag's second jobs, ended segments'
   // Why the latest submission could not be checked for an earlier unseen run; empty when it was.
   std::string rerun_note;
   // Slurm's latest estimate for segment `estimate_segment` (asked once a decision), or why there
@@ -50,6 +50,10 @@ struct CampaignController::JobIndex {
   std::map<std::tuple<std::int64_t, int, int>, std::vector<const SlurmJob*>> by_tag;
   // Every job of the user's that carries a mirage tag, of any store: what an adopted segment is.
   std::map<JobId, const SlurmJob*> tagged_by_id;
+  // The user's jobs whose comment is no mirage tag: where the site's job_submit plugin rewrites
+  // --comment, a segment's job is one of these, found by its id or name and its submit time.
+  std::map<JobId, const SlurmJob*> untagged_by_id;
+  std::multimap<std::string, const SlurmJob*> untagged_by_name;
   const std::vector<const SlurmJob*>* tagged(std::int64_t campaign, int segment,
                                              int attempt) const {
     const auto it = by_tag.find({campaign, segment, attempt});

@@ -233,6 +233,8 @@ Actions CampaignController::cancel(std::int64_t id) {
 void CampaignController::cancel_segment(Entry& e, SegmentRecord& s, SegmentState state,
                                         const std::string& message, Seconds now, Actions& out) {
   out.cancels.push_back({e.rec.spec.id, s.seg.index, s.seg.slurm_job_id});
+  // Its job still live in this dump is not a rerun of the segment it ended (cancel_strays).
+  e.strays_cancelled.insert(s.seg.slurm_job_id);
   s.seg.state = state;
   s.seg.end_time = now;
   s.message = message;

@@ -87,6 +87,10 @@ void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds
       adopt_tagged(e, s, *found->front(), now, out);
       continue;
     }
+    if (const SlurmJob* found = untagged_submission(e, s, index)) {
+      adopt_tagged(e, s, *found, now, out);
+      continue;
+    }
     auto [since, inserted] = e.unknown_since.emplace(s.seg.index, now);
     if (dump_time < since->second + config_.reconcile_delay) continue;
     if (is_finished(e.rec.state)) {
@@ -115,8 +119,9 @@ void CampaignController::adopt_tagged(Entry& e, SegmentRecord& s, const SlurmJob
   e.unknown_since.erase(s.seg.index);
   store_.finish_submission(e.rec.spec.id, s, job.id);
   ++counters_.adopted;
-  // A job found in accounting by its name carries no tag (accounting kept no comment).
-  if (job.comment.empty())
+  // A job found in accounting by its name carries no tag (accounting kept no comment), nor one
+  // whose comment the site rewrote.
+  if (!JobTag::parse(job.comment))
     spdlog::info("campaign {} segment {}: adopted job {} found by its name {}", e.rec.spec.id,
                  s.seg.index, job.id, job.name);
   else
@@ -167,7 +172,7 @@ const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, cons
     return it->second->comment == s.adopted_tag ? it->second : nullptr;
   }
   const auto* tagged = index.tagged(e.rec.spec.id, s.seg.index, s.seg.attempts);
-  if (!tagged) return nullptr;
+  if (!tagged) return untagged_segment_job(e, s, index);
   for (const SlurmJob* j : *tagged)
     if (j->id == s.seg.slurm_job_id) return j;
   // The tag is there under another id: the job is the one that carries the tag, and of several
@@ -185,6 +190,55 @@ const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, cons
   return best;
 }
 
+namespace {
+
+// How far slurmctld's submit time may lie before the daemon's intent (two clocks) and still be
+// the submission's.
+constexpr Seconds kClockSlack = 5 * kMinute;
+constexpr const char* kCommentsRewrittenKey = "site_rewrites_comments";
+
+bool submitted_since(const SlurmJob& job, Seconds intent_time) {
+  return intent_time < 0 || job.submit == kUnknownTime || job.submit + kClockSlack >= intent_time;
+}
+
+}  // namespace
+
+// A site's job_submit plugin may write over --comment, the tag with it: the job under the id
+// sbatch returned, of the segment's name, submitted since its intent, is the segment's then.
+// Said once (and kept in the store): a submission whose reply is lost is then found by its name.
+const SlurmJob* CampaignController::untagged_segment_job(Entry& e, const SegmentRecord& s,
+                                                         const JobIndex& index) {
+  const auto it = index.untagged_by_id.find(s.seg.slurm_job_id);
+  if (it == index.untagged_by_id.end()) return nullptr;
+  const SlurmJob& job = *it->second;
+  if (job.name != segment_job_name(e.rec, s.seg.index) || !submitted_since(job, s.intent_time))
+    return nullptr;
+  if (store_.value(kCommentsRewrittenKey).empty()) {
+    store_.set_value(kCommentsRewrittenKey, "1");
+    spdlog::warn(
+        "job {} ({}) carries the comment '{}', not the tag mirage gave it: the site rewrites "
+        "--comment (a job_submit plugin). mirage follows its jobs by the id sbatch returned and "
+        "their name, and finds a submission whose reply was lost by its name and submit time",
+        job.id, job.name, job.comment);
+  }
+  return &job;
+}
+
+// Where the site rewrites comments, a submission whose reply was lost is the job of the
+// segment's name submitted since the intent that no segment follows, the first submitted.
+const SlurmJob* CampaignController::untagged_submission(const Entry& e, const SegmentRecord& s,
+                                                        const JobIndex& index) const {
+  if (store_.value(kCommentsRewrittenKey).empty()) return nullptr;
+  const SlurmJob* found = nullptr;
+  const auto [from, to] = index.untagged_by_name.equal_range(segment_job_name(e.rec, s.seg.index));
+  for (auto it = from; it != to; ++it) {
+    const SlurmJob* j = it->second;
+    if (!submitted_since(*j, s.intent_time) || follower(e, j->id)) continue;
+    if (!found || j->submit < found->submit) found = j;
+  }
+  return found;
+}
+
 bool CampaignController::successor_started(const Entry& e, const SegmentRecord& s) const {
   const auto next = static_cast<std::size_t>(s.seg.index) + 1;
   return next < e.rec.segments.size() && e.rec.segments[next].seg.start_time >= 0;
@@ -192,9 +246,19 @@ bool CampaignController::successor_started(const Entry& e, const SegmentRecord& 
 
 // Only `e`'s segments can follow a job of its tags: a tick asks this of every live tagged job,
 // so it reads one campaign, not the whole store.
-bool CampaignController::followed(const Entry& e, JobId job) const {
-  return std::any_of(e.rec.segments.begin(), e.rec.segments.end(),
-                     [&](const SegmentRecord& s) { return s.seg.slurm_job_id == job; });
+const SegmentRecord* CampaignController::follower(const Entry& e, JobId job) const {
+  const auto it = std::find_if(e.rec.segments.begin(), e.rec.segments.end(),
+                               [&](const SegmentRecord& s) { return s.seg.slurm_job_id == job; });
+  return it == e.rec.segments.end() ? nullptr : &*it;
+}
+
+// A segment that ended (done, or failed with its successor out) whose job is queued or started
+// again since: `scontrol requeue` takes a finished batch job too, and no segment follows it any
+// more, so it would run the segment a second time unwatched beside the one that carries on.
+bool requeued_after_it_ended(const SegmentRecord& s, const SlurmJob& job) {
+  if (s.seg.state != SegmentState::kDone && s.seg.state != SegmentState::kFailed) return false;
+  return job.state == SlurmJobState::kPending ||
+         (s.seg.start_time >= 0 && job.start != kUnknownTime && job.start > s.seg.start_time);
 }
 
 // A submission whose reply was lost is submitted again once a dump taken `reconcile_delay` later
@@ -215,7 +279,17 @@ void CampaignController::cancel_strays(Entry& e, const JobIndex& index, Seconds 
     // campaign reaches it (queued_attempt), unless the campaign is over.
     if (!finished && (!s || attempt > s->seg.attempts)) continue;
     for (const SlurmJob* j : it->second) {
-      if (is_finished(j->state) || followed(e, j->id) || e.strays_cancelled.count(j->id)) continue;
+      if (is_finished(j->state) || e.strays_cancelled.count(j->id)) continue;
+      if (const SegmentRecord* f = follower(e, j->id)) {
+        if (!requeued_after_it_ended(*f, *j)) continue;
+        spdlog::warn(
+            "campaign {} segment {}: job {} was requeued after it ended ({}): cancelling it so "
+            "the segment does not run a second time",
+            id, f->seg.index, j->id, to_string(f->seg.state));
+        e.strays_cancelled.insert(j->id);
+        out.cancels.push_back({id, f->seg.index, j->id});
+        continue;
+      }
       JobId cancel = j->id;
       JobId kept = s ? s->seg.slurm_job_id : 0;
       if (!finished && attempt == s->seg.attempts && s->seg.state == SegmentState::kPending &&

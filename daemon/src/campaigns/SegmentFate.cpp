@@ -25,10 +25,35 @@ constexpr Seconds kOutputSlack = 10;
 // Accounting that did not answer, or whose record lags, is asked again this soon.
 constexpr Seconds kAskAgain = kMinute;
 
-bool same_job(const SegmentRecord& s, const SlurmJob& job, std::uint32_t user_id) {
-  if (job.id != s.seg.slurm_job_id || job.user_id != user_id) return false;
-  return job.submit == kUnknownTime || s.seg.submit_time < 0 ||
-         std::llabs(job.submit - s.seg.submit_time) <= kSubmitSlack;
+// What tells the segment's job among the records accounting keeps under its id.
+struct SegmentMarks {
+  std::uint32_t user_id = 0;
+  std::string tag;   // the comment it was submitted with; empty: not known
+  std::string name;  // the job name it was submitted under; empty: not known (an adopted job)
+};
+
+// Whether `job` is the segment's: the user's, under its id, carrying its tag where accounting
+// keeps comments, else by its name and submitted no earlier than the segment (a requeued job's
+// records can be submitted later), else submitted when the segment was.
+bool same_job(const SegmentRecord& s, const SlurmJob& job, const SegmentMarks& marks) {
+  if (job.id != s.seg.slurm_job_id || job.user_id != marks.user_id) return false;
+  if (!job.comment.empty() && !marks.tag.empty()) return job.comment == marks.tag;
+  const bool unknown_submit = job.submit == kUnknownTime || s.seg.submit_time < 0;
+  if (!job.name.empty() && !marks.name.empty())
+    return job.name == marks.name &&
+           (unknown_submit || job.submit >= s.seg.submit_time - kSubmitSlack);
+  return unknown_submit || std::llabs(job.submit - s.seg.submit_time) <= kSubmitSlack;
+}
+
+// The segment's record among every one accounting keeps under the id (`sacct -D`: an id repeats,
+// and a requeued job has a record for each run): the last of those that are the segment's, which
+// says how its last run ended; nullptr when none is.
+const SlurmJob* segment_record(const SegmentRecord& s, const std::vector<SlurmJob>& records,
+                               const SegmentMarks& marks) {
+  const SlurmJob* found = nullptr;
+  for (const SlurmJob& r : records)
+    if (same_job(s, r, marks) && (!found || r.submit >= found->submit)) found = &r;
+  return found;
 }
 
 // When the segment's output file was last written, if it shows that the job started: slurmd
@@ -71,13 +96,21 @@ void CampaignController::settle_fate(Entry& e, SegmentRecord& s, Seconds now, Ac
   const AccountedJob answer = std::move(a->second);
   e.answers.erase(a);
   const std::string job = "job " + std::to_string(s.seg.slurm_job_id);
-  const bool ours = answer.job && same_job(s, *answer.job, config_.user_id);
-  if (ours && is_finished(answer.job->state)) {
+  SegmentMarks marks{config_.user_id, {}, {}};
+  if (s.adopted_tag.empty() || s.seg.attempts > 1) {  // an adopted job's tag is its first's
+    marks.tag = JobTag{store_.store_id(), id, k, s.seg.attempts}.str();
+    marks.name = segment_job_name(e.rec, k);
+  } else if (s.adopted_tag != SegmentRecord::kTagUnread) {
+    marks.tag = s.adopted_tag;
+  }
+  const SlurmJob* record = segment_record(s, answer.records, marks);
+  const bool ours = record != nullptr;
+  if (ours && is_finished(record->state)) {
     s.lost_at = -1;
     e.next_lookup.erase(k);
     spdlog::info("campaign {} segment {}: accounting says {} ended {}", id, k, job,
-                 to_string(answer.job->state));
-    apply_job(e, s, in_campaign_shape(*answer.job, e.rec), now, out);
+                 to_string(record->state));
+    apply_job(e, s, in_campaign_shape(*record, e.rec), now, out);
     return;
   }
   // Accounting did not answer, or its record lags behind the controller's (not ended yet): asked
@@ -87,7 +120,7 @@ void CampaignController::settle_fate(Entry& e, SegmentRecord& s, Seconds now, Ac
     const std::string message =
         job + " left the queue unseen; accounting cannot say yet how it ended (" +
         (answer.transient ? answer.why
-                          : "its record says " + std::string(to_string(answer.job->state))) +
+                          : "its record says " + std::string(to_string(record->state))) +
         "): asked again shortly, nothing is submitted meanwhile";
     if (s.message != message) {
       s.message = message;
@@ -95,9 +128,9 @@ void CampaignController::settle_fate(Entry& e, SegmentRecord& s, Seconds now, Ac
     }
     return;
   }
-  const std::string no_record =
-      answer.job ? "accounting's record of " + job + " is not the segment's, or not ended"
-                 : answer.why;
+  const std::string no_record = !answer.records.empty() ? "accounting's record of " + job +
+                                                              " is not the segment's, or not ended"
+                                                        : answer.why;
   auto taken_as_ended = [&](const std::string& how, Seconds end) {
     s.lost_at = -1;
     e.next_lookup.erase(k);
@@ -146,8 +179,8 @@ void CampaignController::on_accounted(const LookupAction& a, AccountedJob answer
 }
 
 void CampaignController::on_accounting_failed(const LookupAction& a, const SlurmError& error) {
-  on_accounted(a, {std::nullopt, std::string("accounting did not answer: ") + error.what(),
-                   error.transient()});
+  on_accounted(a,
+               {{}, std::string("accounting did not answer: ") + error.what(), error.transient()});
 }
 
 const CampaignRecord& CampaignController::settle(std::int64_t id, int segment, bool ran) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/store/StoreHome.h"
 #include "store/Sqlite.h"
 
 namespace mirage::daemon {
@@ -53,6 +54,7 @@ CampaignPass::CampaignPass(const DaemonConfig& config, const Clock& clock)
     : clock_(clock), configured_partition_(config.partition), snapshots_(config.partition) {
   make_private_dir(std::filesystem::path(config.store_path).parent_path());
   store_ = std::make_unique<CampaignStore>(config.store_path);
+  check_store_home(*store_, config.store_path, config.store_moved);
   ::chmod(config.store_path.c_str(), 0600);
   controller_ = std::make_unique<CampaignController>(*store_, clock_, config.controller_config());
   controller_->load();

@@ -65,6 +65,8 @@ json pending_by_state(const QueueSnapshot& q) {
 struct Daemon::Impl {
   // A tick finishing, or the sbatch of a killed one, holds the store for seconds at most.
   static constexpr double kLockWait_s = 30;
+  // How often the daemon makes sure its lock file is still the one at the path.
+  static constexpr std::chrono::seconds kLockCheck{1};
 
   Impl(DaemonConfig cfg, std::unique_ptr<SlurmClient> c, std::shared_ptr<const Clock> clk)
       : config(std::move(cfg)),
@@ -72,6 +74,7 @@ struct Daemon::Impl {
         clock(std::move(clk)),
         worker(*client),
         poll_timer(io),
+        lock_timer(io),
         signals(io),
         rng(std::random_device{}()) {}
 
@@ -86,6 +89,34 @@ struct Daemon::Impl {
                                " (waited " + std::to_string(static_cast<int>(kLockWait_s)) +
                                " s); is another daemon running on it?");
     pass = std::make_unique<CampaignPass>(config, *clock);
+  }
+
+  // The lock file deleted (a cleaner, a user tidying up) or replaced: the next process would lock
+  // a new file at the path and act on the store too. Taken again at once if no one has; if
+  // another process already holds the new file, this daemon stops rather than act beside it.
+  void check_lock() {
+    const auto why = lock->lost();
+    if (!why) return;
+    std::string held_by;
+    if (auto again = StoreLock::acquire(config.store_path, "mirage daemon", 0, &held_by)) {
+      lock = std::move(again);
+      spdlog::warn("{}: the daemon made it again and holds it", *why);
+      return;
+    }
+    spdlog::error(
+        "{}, and {} holds the new one: this daemon stops so that one process acts on the store {}",
+        *why, held_by, config.store_path);
+    lock_lost = true;
+    shutdown();
+  }
+
+  void watch_lock() {
+    lock_timer.expires_after(kLockCheck);
+    lock_timer.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopping) return;
+      check_lock();
+      if (!stopping) watch_lock();
+    });
   }
 
   void start_server() {
@@ -217,6 +248,8 @@ struct Daemon::Impl {
 
   // One decide cycle on the latest job list.
   void cycle(Seconds dump_time, bool changed) {
+    check_lock();  // nothing is decided on a store another process may now act on
+    if (stopping) return;
     const auto t0 = std::chrono::steady_clock::now();
     try {
       perform(pass->decide(dump_time, changed));
@@ -372,16 +405,18 @@ struct Daemon::Impl {
     spdlog::info("mirage daemon {} serving (pid {}, backend {}, poll every {} s)", kVersion,
                  ::getpid(), client_name, config.poll_interval);
     schedule_poll(std::chrono::milliseconds(0));
+    watch_lock();
     io.run();
     worker.stop();
     spdlog::info("mirage daemon stopped");
-    return 0;
+    return lock_lost ? 1 : 0;
   }
 
   void shutdown() {
     if (stopping) return;
     stopping = true;
     poll_timer.cancel();
+    lock_timer.cancel();
     boost::system::error_code ec;
     signals.cancel(ec);
     if (server) server->stop();
@@ -395,6 +430,7 @@ struct Daemon::Impl {
   asio::io_context io;
   SlurmWorker worker;
   asio::steady_timer poll_timer;
+  asio::steady_timer lock_timer;
   asio::signal_set signals;
   std::optional<StoreLock> lock;
   std::unique_ptr<CampaignPass> pass;
@@ -407,6 +443,7 @@ struct Daemon::Impl {
   bool decide_pending = false;
   Seconds last_dump_time = 0;
   bool stopping = false;
+  bool lock_lost = false;  // another process took the store's lock file: the exit status says so
   std::uint64_t failures = 0;
   std::uint64_t polls = 0;
   std::int64_t unreachable_since = 0;

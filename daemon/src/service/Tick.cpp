@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 #include "mirage/daemon/service/CampaignPass.h"
@@ -54,6 +55,14 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
   pass.apply_partitions(client.load_partitions());
   pass.set_jobs(dump.jobs);
   Actions actions = pass.decide(dump.taken, true);
+  // The lock file deleted or replaced while the pass decided: another process may act on the
+  // store now. What was decided is left undone: its intents settle by their tags next time.
+  auto still_locked = [&] {
+    if (const auto why = lock->lost())
+      throw std::runtime_error(*why + " while this tick held it: another process may act on " +
+                               config.store_path + " now, so this tick stops without acting");
+  };
+  still_locked();
   perform_actions(controller, client, actions);
   // Accounting's answers on segments that left the queue unseen, and the runs found for segments
   // about to be submitted (a restored store's), are settled in further passes on the same dump: a
@@ -64,6 +73,7 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
   for (int passes = 1; passes < kMostPasses && (asked || controller.earlier_runs_waiting() > 0);
        ++passes) {
     Actions more = pass.decide(dump.taken, false);
+    still_locked();
     perform_actions(controller, client, more);
     asked = false;  // answers asked in a further pass wait for the next tick
     actions.append(std::move(more));

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <vector>
 
 #include "mirage/daemon/slurm/ChildProcess.h"
@@ -212,20 +213,20 @@ std::map<JobId, AccountedJob> lookup_accounted_jobs(const SacctSettings& setting
   if (jobs.empty()) return out;
   std::string ids;
   for (JobId job : jobs) ids += (ids.empty() ? "" : ",") + std::to_string(job);
-  const SacctOutput res = run_sacct(settings, {"-j", ids, "-o", kFields});
+  // -D: every record of the id, the segment's among them, whose name and comment tell it.
+  const SacctOutput res = run_sacct(settings, {"-D", "-j", ids, "-o", kNamedFields});
   std::string why = res.why;
   const auto records = res.out ? parse_sacct_output(*res.out, settings, why) : std::nullopt;
   for (JobId job : jobs) {
     if (!records) {
-      out[job] = {std::nullopt, why};
+      out[job] = {{}, why};
       continue;
     }
-    const auto it = std::find_if(records->begin(), records->end(),
-                                 [job](const SlurmJob& j) { return j.id == job; });
-    out[job] =
-        it != records->end()
-            ? AccountedJob{*it, {}}
-            : AccountedJob{std::nullopt, "accounting has no record of job " + std::to_string(job)};
+    AccountedJob& answer = out[job];
+    std::copy_if(records->begin(), records->end(), std::back_inserter(answer.records),
+                 [job](const SlurmJob& j) { return j.id == job; });
+    if (answer.records.empty())
+      answer.why = "accounting has no record of job " + std::to_string(job);
   }
   return out;
 }

@@ -433,10 +433,11 @@ std::map<JobId, AccountedJob> SimulatedSlurmClient::accounted_jobs(const std::ve
   std::map<JobId, AccountedJob> out;
   for (JobId job : jobs) {
     const auto j = static_cast<SimJobIndex>(job - 1);
-    out[job] = job >= 1 && ours_.count(j)
-                   ? AccountedJob{report(j), {}}
-                   : AccountedJob{std::nullopt, "the simulated cluster ran no job " +
-                                                    std::to_string(job) + " of ours"};
+    out[job] =
+        job >= 1 && ours_.count(j)
+            ? AccountedJob{{report(j)}, {}}
+            : AccountedJob{{},
+                           "the simulated cluster ran no job " + std::to_string(job) + " of ours"};
   }
   return out;
 }

@@ -15,10 +15,25 @@ namespace mirage::daemon {
 
 namespace {
 
+// Opened anew this often when the file locked is found deleted or replaced.
+constexpr int kMostTries = 20;
+
 std::string user_name(uid_t uid) {
   const passwd* pw = ::getpwuid(uid);
   return pw ? std::string(pw->pw_name) + " (uid " + std::to_string(uid) + ")"
             : "uid " + std::to_string(uid);
+}
+
+// Why the flock on `fd` does not guard `path` (the file there is not the one locked), if so.
+std::optional<std::string> not_the_file_at(int fd, const std::string& path) {
+  struct stat held {};
+  struct stat there {};
+  if (::fstat(fd, &held) != 0) return path + " cannot be checked: " + std::strerror(errno);
+  if (::stat(path.c_str(), &there) != 0)
+    return errno == ENOENT ? path + " was deleted" : path + ": " + std::strerror(errno);
+  if (held.st_dev != there.st_dev || held.st_ino != there.st_ino)
+    return path + " was replaced by another file";
+  return std::nullopt;
 }
 
 std::string read_holder(int fd) {
@@ -27,6 +42,20 @@ std::string read_holder(int fd) {
   std::string s = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
   while (!s.empty() && (s.back() == '\n' || s.back() == '\0')) s.pop_back();
   return s.empty() ? "another process" : s;
+}
+
+// Takes the flock on `fd`, trying until `deadline`; false when another still holds it then.
+bool lock_until(int fd, const std::string& path, std::chrono::steady_clock::time_point deadline) {
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      const int err = errno;
+      ::close(fd);
+      throw std::runtime_error("cannot lock " + path + ": " + std::strerror(err));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return true;
 }
 
 }  // namespace
@@ -48,25 +77,28 @@ std::optional<StoreLock> StoreLock::acquire(const std::string& store_path,
   const std::string path = lock_path(store_path);
   for (const auto& p : {store_path, path})
     if (auto why = foreign_owner(p)) throw StoreOwnerError(*why);
-  // Not O_CLOEXEC on purpose: the sbatch a pass runs inherits the lock, so a pass killed while
-  // its sbatch still talks to slurmctld keeps the store locked until that sbatch is gone, and
-  // the next pass settles the submission against a dump that can already show its job.
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0600);  // NOLINT(hicpp-signed-bitwise)
-  if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<long>(wait_s * 1000));
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) {
-      const int err = errno;
-      ::close(fd);
-      throw std::runtime_error("cannot lock " + path + ": " + std::strerror(err));
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
+  int fd = -1;
+  for (int tries = 1;; ++tries) {
+    // Not O_CLOEXEC on purpose: the sbatch a pass runs inherits the lock, so a pass killed while
+    // its sbatch still talks to slurmctld keeps the store locked until that sbatch is gone, and
+    // the next pass settles the submission against a dump that can already show its job.
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0600);  // NOLINT(hicpp-signed-bitwise)
+    if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+    const bool timed_out = !lock_until(fd, path, deadline);
+    // Locked, but perhaps a file deleted or replaced while this one waited on it: a process
+    // opening the path now would lock another file, so this lock would guard nothing.
+    const auto moved = timed_out ? std::nullopt : not_the_file_at(fd, path);
+    if (!timed_out && !moved) break;
+    if (timed_out) {
       if (held_by) *held_by = read_holder(fd);
       ::close(fd);
       return std::nullopt;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ::close(fd);
+    // A path that cannot be stat'ed, or replaced again and again, is not a lock to wait on.
+    if (tries == kMostTries) throw std::runtime_error("cannot lock " + *moved);
   }
   // Written over the last holder's line, then cut to length: one that reads it meanwhile finds
   // a whole line. A failure costs only the next one's message.
@@ -75,10 +107,14 @@ std::optional<StoreLock> StoreLock::acquire(const std::string& store_path,
       ::ftruncate(fd, static_cast<off_t>(who.size())) != 0) {
     // A longer line of an earlier holder keeps its tail; the lock is held all the same.
   }
-  return StoreLock(fd);
+  return StoreLock(fd, path);
 }
 
-StoreLock::StoreLock(StoreLock&& other) noexcept : fd_(other.fd_) {
+std::optional<std::string> StoreLock::lost() const {
+  return not_the_file_at(fd_, path_);
+}
+
+StoreLock::StoreLock(StoreLock&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
   other.fd_ = -1;
 }
 
@@ -86,6 +122,7 @@ StoreLock& StoreLock::operator=(StoreLock&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
+    path_ = std::move(other.path_);
     other.fd_ = -1;
   }
   return *this;

@@ -295,11 +295,14 @@ class CampaignController {
   void advance(Entry& e, Seconds now, const ObservationBuilder& history, const QueueSnapshot& queue,
                Actions& out);
   const SlurmJob* segment_job(Entry& e, SegmentRecord& s, const JobIndex& index);
+  const SlurmJob* untagged_segment_job(Entry& e, const SegmentRecord& s, const JobIndex& index);
+  const SlurmJob* untagged_submission(const Entry& e, const SegmentRecord& s,
+                                      const JobIndex& index) const;
   // Queued or running jobs of the campaign's tags that no segment follows (a submission whose
   // reply was lost, created by slurmctld after its resubmission): cancelled, or followed instead
   // of a twin still pending, so that no segment runs twice.
   void cancel_strays(Entry& e, const JobIndex& index, Seconds now, Actions& out);
-  bool followed(const Entry& e, JobId job) const;
+  const SegmentRecord* follower(const Entry& e, JobId job) const;
   bool successor_started(const Entry& e, const SegmentRecord& s) const;
   void adopt(CampaignRecord& rec, SegmentRecord& s, JobId job);
   // The segment's job is gone from the dump: how it ended is asked, never concluded from the

@@ -52,6 +52,9 @@ struct DaemonConfig {
 
   // [store]
   std::string store_path;
+  // --store-moved (not a config key): the store at store_path was moved there from the place it
+  // was made, which is gone; it is bound to its new path instead of refused as a copy.
+  bool store_moved = false;
 
   // [socket]
   std::string socket_path;

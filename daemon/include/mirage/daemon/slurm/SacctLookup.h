@@ -23,7 +23,8 @@ struct SacctSettings {
 // empty when there is none.
 std::string find_sacct(const std::string& sbatch, const std::string& search_path);
 
-// Runs `sacct -X -n -P -j JOB,JOB,...` once and reads each job's record. No record (no accounting
+// Runs `sacct -X -n -P -D -j JOB,JOB,...` once and reads every record of each id (without -D
+// sacct prints only the newest job of an id, which may be another's). No record (no accounting
 // on this cluster, or it does not know the job) is an answer with `why`; sacct timing out or
 // slurmdbd not answering throws a transient SlurmError (asked again later).
 std::map<JobId, AccountedJob> lookup_accounted_jobs(const SacctSettings& settings,

@@ -64,10 +64,11 @@ struct SlurmJob {
   std::string std_out;
 };
 
-// What accounting knows of a job the controller no longer lists: its record, or none and why
-// (no accounting on this cluster, the job unknown to it).
+// What accounting knows of a job the controller no longer lists: every record it keeps under the
+// id, in sacct's order (a requeued job's runs; another job given the same id, before or after:
+// ids repeat), or none and why (no accounting on this cluster, the job unknown to it).
 struct AccountedJob {
-  std::optional<SlurmJob> job;
+  std::vector<SlurmJob> records;
   std::string why;
   bool transient = false;  // accounting did not answer: ask again, conclude nothing yet
 };
@@ -217,8 +218,7 @@ class SlurmClient {
   // transient SlurmError when accounting did not answer. A backend without accounting says so.
   virtual std::map<JobId, AccountedJob> accounted_jobs(const std::vector<JobId>& jobs) {
     std::map<JobId, AccountedJob> out;
-    for (JobId job : jobs)
-      out[job] = {std::nullopt, "the " + name() + " backend keeps no accounting"};
+    for (JobId job : jobs) out[job] = {{}, "the " + name() + " backend keeps no accounting"};
     return out;
   }
   // The jobs accounting recorded that `search` asks for. Throws a transient SlurmError when

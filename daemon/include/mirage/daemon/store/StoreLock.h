@@ -1,7 +1,9 @@
 #pragma once
 // One process at a time acts on a store: the daemon for its life, `mirage tick` for its pass,
 // a `campaign` command for its request when no daemon runs. An flock on `<store>.lock`, which
-// the kernel releases when the holder dies, however it dies.
+// the kernel releases when the holder dies, however it dies. The flock guards only the file it
+// was taken on: a lock file deleted or replaced while held lets the next process lock a new file
+// at the path, so a holder that lasts asks `lost()` and takes the path again (or stops).
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -24,6 +26,10 @@ class StoreLock {
                                           double wait_s, std::string* held_by = nullptr);
   static std::string lock_path(const std::string& store_path);
 
+  // Why this lock no longer guards the store: its file was deleted or replaced since it was
+  // taken (the next process to lock the path locks another file); nullopt while it holds.
+  std::optional<std::string> lost() const;
+
   StoreLock(StoreLock&& other) noexcept;
   StoreLock& operator=(StoreLock&& other) noexcept;
   StoreLock(const StoreLock&) = delete;
@@ -31,8 +37,9 @@ class StoreLock {
   ~StoreLock();
 
  private:
-  explicit StoreLock(int fd) : fd_(fd) {}
+  StoreLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   int fd_ = -1;
+  std::string path_;
 };
 
 // Why `path` may not be used by this process's user: it exists and belongs to another user.
