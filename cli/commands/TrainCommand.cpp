@@ -142,14 +142,18 @@ int run_train_wait_model(const TrainOptions& o) {
   if (split) info.calibrated_from = split->calibration_from;
   const WaitModel model(info, members, tail);
   write_wait_model(o.out, model);
+  // "(2725 train, 681 validation, 594 calibration: the latest, from 2022-05-18)", or without
+  // the split "(3200 train, 800 validation: the latest, which also calibrates)".
+  const std::string rows =
+      split ? fmt::format("{} train, {} validation, {} calibration: the latest, from {}",
+                          fit.train_rows, fit.val_rows, data.rows - split->calibration_first,
+                          format_iso_time(split->calibration_from).substr(0, 10))
+            : fmt::format("{} train, {} validation: the latest, which also calibrates",
+                          fit.train_rows, fit.val_rows);
   fmt::print(
-      "wait model {} ({}), fitted on {} {} .. {}: {} jobs ({} train, {} validation, {} "
-      "calibration: the latest{})\n"
+      "wait model {} ({}), fitted on {} {} .. {}: {} jobs ({})\n"
       "training: {} epochs, the best {}, {:.1f} s; {} pinball loss {:.3f} h; file {} bytes\n{}\n",
-      o.out, fit.net.architecture, trace.source, o.episode.from, o.episode.to, data.rows,
-      fit.train_rows, fit.val_rows, split ? data.rows - split->calibration_first : 0,
-      split ? fmt::format(", from {}", format_iso_time(split->calibration_from).substr(0, 10))
-            : std::string(" validate and calibrate"),
+      o.out, fit.net.architecture, trace.source, o.episode.from, o.episode.to, data.rows, rows,
       fit.epochs, fit.best_epoch, fit.train_seconds, split ? "calibration" : "validation", pinball,
       std::filesystem::file_size(o.out), model.describe());
   return 0;
