@@ -33,6 +33,7 @@ void CampaignController::wait_started(const Entry& e, const SegmentRecord& s) {
 }
 
 void CampaignController::follow_granted_partition(Entry& e) {
+  // A policy an injected factory made (the tests' scripted ones) stays as it was made.
   if (!waits_ || factory_ || !e.policy || !reads_wait_distribution(PolicySpec(e.rec.spec.policy)))
     return;
   try {  // `quantile` keeps nothing between decisions but its predictor
