@@ -14,8 +14,10 @@
 # quantiles averaged; each member is also judged alone (its own tail fitted on it, without the
 # replays): the rows "seed K", whose spread is the noise a single network's figure carries.
 # MODELS=DIR keeps the model files there (default: a temporary folder); TRAIN_FLAGS adds flags to
-# `mirage train` (such as --no-blend or --max-jobs 5000); NETWORKS_OF=DIR fits no network and
-# takes DIR/NAME-ARCH.json's instead (only the tails are fitted again: seconds, no LibTorch).
+# `mirage train` (such as --no-blend, --max-jobs 5000, or --calibration-days 0 for the intervals
+# set on the networks' early-stopping rows); NETWORKS_OF=DIR fits no network and takes
+# DIR/NAME-ARCH.json's instead (only the tails are fitted again: seconds, no LibTorch); REPLAYS=0
+# leaves the replays' rows out (the model, its network and the binned distribution only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
@@ -68,9 +70,11 @@ PY
           seeds+=("$out/seed$k.json")
       done
     fi
+    local replays=()
+    [ "${REPLAYS:-1}" != 0 ] || replays=(--no-replays)
     # shellcheck disable=SC2086
     "$mirage" trace waits "$trace" $machine --lenient --check "$model" --from "$from" --to "$to" \
-      --json 2>/dev/null >"$out/check.json" ||
+      --json "${replays[@]+"${replays[@]}"}" 2>/dev/null >"$out/check.json" ||
       { echo "| $label | $arch | (check failed) |||||||"; continue; }
     # The network alone: every class's share 1, no shifts, no fall-back.
     local network="$models/$name-$arch.network.json"

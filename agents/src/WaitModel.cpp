@@ -9,6 +9,7 @@
 #include <numbers>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "mirage/core/DurableFile.h"
 #include "mirage/core/Error.h"
@@ -360,6 +361,12 @@ WaitQuantiles WaitModel::predict_logged(const QueueSnapshot& queue, const Job& j
                       info_.categories.inputs(info_.categories.of(job)));
 }
 
+WaitQuantiles WaitModel::predict_in_partition(const QueueSnapshot& queue, const ForecastJob& job,
+                                              const std::string& partition) const {
+  return predict_with(
+      queue, job, info_.categories.inputs(info_.categories.field == "partition" ? partition : ""));
+}
+
 WaitQuantiles WaitModel::predict_with(const QueueSnapshot& queue, const ForecastJob& job,
                                       std::array<float, 2> category) const {
   const auto x = wait_model_inputs(queue, job, category);
@@ -391,8 +398,12 @@ std::string WaitModel::describe() const {
   if (tail > 0)
     text += fmt::format(
         "; per size class, averaged with the binned distribution (the network's share {}) and "
-        "recalibrated on the latest {} jobs of its window",
-        fmt::join(shares, " / "), tail);
+        "recalibrated on the latest {} jobs of its window{}",
+        fmt::join(shares, " / "), tail,
+        info_.calibrated_from > 0
+            ? fmt::format(" (from {}, which the networks were not fitted on)",
+                          format_iso_time(info_.calibrated_from).substr(0, 10))
+            : std::string());
   return text;
 }
 
@@ -404,6 +415,8 @@ void write_wait_model(const std::string& path, const WaitModel& model) {
   const WaitModelInfo& i = model.info();
   nlohmann::json members = nlohmann::json::array();
   for (const WaitNet& n : model.members()) members.push_back(net_json(n));
+  const nlohmann::json calibrated_from =
+      i.calibrated_from > 0 ? nlohmann::json(format_iso_time(i.calibrated_from)) : nlohmann::json();
   const nlohmann::json j = {{"format", kWaitModelFormat},
                             {"format_version", kWaitModelFormatVersion},
                             {"encoder_version", i.encoder_version},
@@ -417,6 +430,7 @@ void write_wait_model(const std::string& path, const WaitModel& model) {
                             {"machine_nodes", i.machine_nodes},
                             {"val_pinball_h", i.val_pinball_h},
                             {"train_seconds", i.train_seconds},
+                            {"calibrated_from", calibrated_from},
                             {"members", members},
                             {"tail", tail_json(model.tail())},
                             {"categories", categories_json(i.categories)}};
@@ -476,6 +490,8 @@ WaitModel read_wait_model(const std::string& path) {
     info.machine_nodes = static_cast<int>(integer("machine_nodes"));
     info.val_pinball_h = j.value("val_pinball_h", 0.0);
     info.train_seconds = j.value("train_seconds", 0.0);
+    if (j.contains("calibrated_from") && !j["calibrated_from"].is_null())
+      info.calibrated_from = time("calibrated_from");
   } catch (const nlohmann::json::exception& e) {
     throw bad("jobs", std::string("expected what the model was fitted on: ") + e.what());
   }
@@ -519,6 +535,44 @@ WaitModel read_wait_model(const std::string& path) {
   } catch (const std::invalid_argument& e) {
     throw bad("net", e.what());
   }
+}
+
+WaitSplit split_for_calibration(const WaitTrainingSet& data, Seconds from, Seconds to,
+                                Seconds span) {
+  WaitSplit split;
+  split.calibration_from = to - std::min(span, (to - from) / 4);
+  split.calibration_first = static_cast<std::size_t>(
+      std::lower_bound(data.submits.begin(), data.submits.end(), split.calibration_from) -
+      data.submits.begin());
+  const std::size_t calibrate = data.rows - split.calibration_first;
+  if (split.calibration_first < kMinTailJobs || calibrate < kMinTailJobs)
+    throw InputError(
+        {"", 0, "--calibration-days"},
+        fmt::format("the window's last {} (from {}) hold {} of its {} fitted jobs: at least {} "
+                    "are needed on each side of the split",
+                    format_short_duration(to - split.calibration_from),
+                    format_iso_time(split.calibration_from).substr(0, 10), calibrate, data.rows,
+                    kMinTailJobs));
+  return split;
+}
+
+WaitTrainingSet first_rows(const WaitTrainingSet& data, std::size_t n) {
+  n = std::min(n, data.rows);
+  WaitTrainingSet head;
+  head.rows = n;
+  head.inputs.assign(data.inputs.begin(),
+                     data.inputs.begin() + static_cast<std::ptrdiff_t>(n * kWaitModelInputs));
+  const auto take = [n](const auto& v) {
+    return std::decay_t<decltype(v)>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+  };
+  head.targets = take(data.targets);
+  head.submits = take(data.submits);
+  head.nodes = take(data.nodes);
+  head.planned = take(data.planned);
+  head.waits = take(data.waits);
+  head.categories = data.categories;
+  head.window_jobs = data.window_jobs;
+  return head;
 }
 
 void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t first) {

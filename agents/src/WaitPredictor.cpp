@@ -32,6 +32,12 @@ WaitQuantiles WaitPredictor::predict_logged(const QueueSnapshot& queue, const Jo
   return predict(queue, ForecastJob{job.nodes, job.gpus_per_node, job.time_limit});
 }
 
+WaitQuantiles WaitPredictor::predict_in_partition(const QueueSnapshot& queue,
+                                                  const ForecastJob& job,
+                                                  const std::string&) const {
+  return predict(queue, job);
+}
+
 IntervalCoverage check_wait_intervals(const WaitPredictor& p, const Trace& trace,
                                       const ClusterSpec& cluster, int chain_nodes, Seconds from,
                                       Seconds to) {

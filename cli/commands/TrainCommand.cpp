@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ClusterOptions.h"
@@ -50,6 +51,10 @@ struct TrainOptions {
   // wait-model: keep these models' networks (every member of each), fit only what is set on them
   std::vector<std::string> network_of;
   int seeds = 1;  // wait-model: networks fitted from different starting weights, averaged
+  // wait-model: the window's last days, apart from the networks' rows, that the intervals are
+  // calibrated on (WaitSplit); 0, the default: on the networks' early-stopping rows (forward, the
+  // split lost beyond the seed noise on three of six logs, docs/results/wait-model.md)
+  double calibration_days = 0;
 };
 
 // `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
@@ -73,6 +78,14 @@ int run_train_wait_model(const TrainOptions& o) {
   t.architecture = o.architecture;
   t.seed = o.seed;
   t.threads = o.threads;
+  // The rows the networks are fitted on, and the tail the file's intervals are set on: the
+  // window's last weeks, apart (WaitSplit), or, with --calibration-days 0, the networks' own
+  // early-stopping rows (how files were fitted before).
+  std::optional<WaitSplit> split;
+  if (o.calibration_days > 0)
+    split = split_for_calibration(data, from, to,
+                                  static_cast<Seconds>(std::llround(o.calibration_days * kDay)));
+  const WaitTrainingSet fitted = split ? first_rows(data, split->calibration_first) : data;
   WaitModelFit fit;
   std::vector<WaitNet> members;
   if (o.network_of.empty()) {
@@ -80,7 +93,7 @@ int run_train_wait_model(const TrainOptions& o) {
     for (int m = 0; m < o.seeds; ++m) {
       t.seed = o.seed + static_cast<std::uint64_t>(m);
       const WaitModelFit one =
-          learned_plugin().train_wait_model(data, t, [&](const std::string& line) {
+          learned_plugin().train_wait_model(fitted, t, [&](const std::string& line) {
             fmt::print(stderr, "mirage train: {}{}\n",
                        o.seeds > 1 ? fmt::format("seed {}: ", t.seed) : "", line);
           });
@@ -96,27 +109,28 @@ int run_train_wait_model(const TrainOptions& o) {
     }
     fit.net = members.front();
     fit.val_rows = std::max<std::size_t>(
-        1, static_cast<std::size_t>(static_cast<double>(data.rows) * t.val_share));
-    fit.train_rows = data.rows - fit.val_rows;
+        1, static_cast<std::size_t>(static_cast<double>(fitted.rows) * t.val_share));
+    fit.train_rows = fitted.rows - fit.val_rows;
   }
   // On the tail the network was not fitted on: its levels shifted to hold their shares, then per
   // size class the blend with the binned distribution of the months before the tail and the
   // conformal recalibration (WaitTail.h).
+  const std::size_t tail_first = split ? split->calibration_first : fit.train_rows;
   WaitTail tail;
   if (!o.no_level_calibration) {
     std::string notes;
-    tail = fit_model_tail(trace, cluster, from, to, members, data, fit.train_rows,
+    tail = fit_model_tail(trace, cluster, from, to, members, data, tail_first,
                           {.blend = !o.no_blend, .selection = o.fall_back}, &notes);
     if (!notes.empty()) fmt::print(stderr, "mirage train: {}\n", notes);
   }
-  // The validation tail's pinball loss in hours, as `trace waits --check` scores it.
+  // The tail's pinball loss in hours, as `trace waits --check` scores it.
   double pinball = 0;
-  for (const TailRow& r : tail_rows(members, data, fit.train_rows)) {
+  for (const TailRow& r : tail_rows(members, data, tail_first)) {
     const WaitQuantiles q = tail.apply(size_class_index(r.nodes), r.network, r.planned);
     for (std::size_t k = 0; k < q.size(); ++k)
       pinball += pinball_loss(kWaitLevels[k], r.wait, q[k]);
   }
-  pinball /= static_cast<double>(fit.val_rows * kWaitLevels.size()) * kHour;
+  pinball /= static_cast<double>((data.rows - tail_first) * kWaitLevels.size()) * kHour;
   WaitModelInfo info;
   info.trace = trace.source;
   info.categories = data.categories;
@@ -126,14 +140,22 @@ int run_train_wait_model(const TrainOptions& o) {
   info.machine_nodes = cluster.nodes;
   info.val_pinball_h = pinball;
   info.train_seconds = fit.train_seconds;
+  if (split) info.calibrated_from = split->calibration_from;
   const WaitModel model(info, members, tail);
   write_wait_model(o.out, model);
+  // "(2725 train, 681 validation, 594 calibration: the latest, from 2022-05-18)", or without
+  // the split "(3200 train, 800 validation: the latest, which also calibrates)".
+  const std::string rows =
+      split ? fmt::format("{} train, {} validation, {} calibration: the latest, from {}",
+                          fit.train_rows, fit.val_rows, data.rows - split->calibration_first,
+                          format_iso_time(split->calibration_from).substr(0, 10))
+            : fmt::format("{} train, {} validation: the latest, which also calibrates",
+                          fit.train_rows, fit.val_rows);
   fmt::print(
-      "wait model {} ({}), fitted on {} {} .. {}: {} jobs ({} train, {} validation: the latest)\n"
-      "training: {} epochs, the best {}, {:.1f} s; validation pinball loss {:.3f} h; file {} "
-      "bytes\n{}\n",
-      o.out, fit.net.architecture, trace.source, o.episode.from, o.episode.to, data.rows,
-      fit.train_rows, fit.val_rows, fit.epochs, fit.best_epoch, fit.train_seconds, pinball,
+      "wait model {} ({}), fitted on {} {} .. {}: {} jobs ({})\n"
+      "training: {} epochs, the best {}, {:.1f} s; {} pinball loss {:.3f} h; file {} bytes\n{}\n",
+      o.out, fit.net.architecture, trace.source, o.episode.from, o.episode.to, data.rows, rows,
+      fit.epochs, fit.best_epoch, fit.train_seconds, split ? "calibration" : "validation", pinball,
       std::filesystem::file_size(o.out), model.describe());
   return 0;
 }
@@ -378,6 +400,14 @@ void register_train_command(CLI::App& app) {
                   "wait-model: fit this many networks from different starting weights (--seed, "
                   "--seed + 1, ...) and average their quantiles")
       ->check(whole_number(1))
+      ->capture_default_str();
+  cmd->add_option("--calibration-days", o->calibration_days,
+                  fmt::format("wait-model: the window's last days (at most a quarter of it; {} "
+                              "measured), on which the networks are not fitted, set each size "
+                              "class's interval offsets (conformalized quantile regression); 0: "
+                              "set them on the networks' early-stopping rows",
+                              kCalibrationSpan / kDay))
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--fall-back", o->fall_back,
                 "wait-model: a size class whose blend does not beat the binned distribution "

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <random>
+#include <utility>
 
 #include "WaitModelFixtures.h"
 #include "mirage/agents/WaitCheck.h"
@@ -269,6 +270,65 @@ TEST(WaitTail, TheChoiceIsMadeOnTheFitWindowsTailNeverOnTheJudgedMonth) {
   const WaitDistribution& binned = *fell_back.classes[0].binned;
   EXPECT_EQ(binned.spec.to, kT0 + 30 * kDay);
   EXPECT_LT(binned.quantile(0, 0.95), 30 * kMinute);
+}
+
+TEST(WaitTail, TheCalibrationWeeksAreTheFitWindowsLastAndNeverTheJudgedMonth) {
+  const LogNormal minutes{5 * kMinute, 0.5}, hours{2 * kHour, 0.5}, days{2 * kDay, 0.5};
+  ClusterSpec c;
+  c.nodes = 16;
+  c.priority = PriorityParameters::unweighted();
+  const Seconds to = kT0 + 30 * kDay;
+  // The window's last 6 days (hours) calibrate; the judged month after it waits days, or minutes.
+  const auto fitted_on = [&](const LogNormal& after) {
+    const Trace trace = three_eras(minutes, hours, after);
+    const WaitTrainingSet data = wait_training_set(trace, c, kT0, to, 0);
+    const WaitSplit split = split_for_calibration(data, kT0, to, 6 * kDay);
+    EXPECT_EQ(split.calibration_from, to - 6 * kDay);
+    for (std::size_t r = 0; r < data.rows; ++r)
+      EXPECT_EQ(r >= split.calibration_first,
+                data.submits[r] >= split.calibration_from && data.submits[r] < to)
+          << "row " << r;
+    EXPECT_EQ(first_rows(data, split.calibration_first).submits.back(),
+              data.submits[split.calibration_first - 1]);
+    std::vector<WaitNet> members{net_stating(minutes)};
+    return std::pair{
+        fit_model_tail(trace, c, kT0, to, members, data, split.calibration_first, {}, nullptr),
+        tail_rows(members, data, split.calibration_first)};
+  };
+  const auto [tail, calibration] = fitted_on(days);
+  const auto [same_tail, same_rows] = fitted_on(minutes);
+  // What the judged month holds changes nothing the file states: neither the offsets nor the
+  // blend with the binned distribution of the weeks before the calibration set.
+  EXPECT_EQ(tail.classes[0].shifts, same_tail.classes[0].shifts);
+  EXPECT_EQ(tail.classes[0].model_weight, same_tail.classes[0].model_weight);
+  ASSERT_TRUE(tail.classes[0].binned);
+  EXPECT_LE(tail.classes[0].binned->spec.to, to - 6 * kDay);
+  EXPECT_EQ(tail.classes[0].tail_jobs, 6u * 24u);
+  // The network states minutes; the offsets make its intervals hold the last weeks' hours.
+  const WaitScore held = judged(tail, calibration);
+  EXPECT_NEAR(*held.in_90, 0.90, 0.05);
+  EXPECT_NEAR(*held.in_50, 0.50, 0.08);
+  for (const TailRow& r : calibration) EXPECT_GT(r.wait, 20 * kMinute);
+}
+
+TEST(WaitTail, ACalibrationSplitLeavingTooFewJobsOnASideIsRefusedNamingTheFlag) {
+  const LogNormal minutes{5 * kMinute, 0.5};
+  ClusterSpec c;
+  c.nodes = 16;
+  c.priority = PriorityParameters::unweighted();
+  const Trace trace = three_eras(minutes, minutes, minutes);
+  const Seconds to = kT0 + 30 * kDay;
+  const WaitTrainingSet data = wait_training_set(trace, c, kT0, to, 0);
+  try {
+    split_for_calibration(data, kT0, to, kHour);  // one job an hour: 1 in the last hour
+    FAIL() << "a calibration set of one job was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--calibration-days"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("hold 1 of its 720 fitted jobs"), std::string::npos)
+        << e.what();
+  }
+  // A span longer than a quarter of the window is cut to it.
+  EXPECT_EQ(split_for_calibration(data, kT0, to, 20 * kDay).calibration_from, to - 30 * kDay / 4);
 }
 
 TEST(WaitTail, AFileOfTheFirstFormatIsRefusedNamingItsVersion) {

@@ -5,6 +5,7 @@
 
 #include "TestSupport.h"
 #include "mirage/agents/WaitDistribution.h"
+#include "mirage/agents/WaitModel.h"
 #include "mirage/daemon/control/ControlProtocol.h"
 
 namespace mirage::daemon {
@@ -25,6 +26,35 @@ std::string write_short_waits(const testing::TempDir& dir) {
   d.bins.push_back(bin);
   const std::string file = dir.file("waits.toml");
   write_wait_distribution(file, d);
+  return file;
+}
+
+// A wait model that reads partitions: its median is the partition's mean wait, 6 hours in "gpu"
+// (where the fake Slurm puts a job that names none) and 5 minutes in any other, or none.
+std::string write_partition_model(const testing::TempDir& dir) {
+  WaitNet net;
+  net.input_mean.assign(kWaitModelInputs, 0.f);
+  net.input_scale.assign(kWaitModelInputs, 1.f);
+  net.max_target = 12.f;
+  DenseLayer out{kWaitModelInputs, static_cast<int>(kWaitLevels.size()), {}, {}};
+  out.weights.assign(static_cast<std::size_t>(out.inputs * out.outputs), 0.f);
+  // The base (5%) is the partition's mean target, read at half scale (inputs are held within 5).
+  net.input_scale[kWaitModelInputs - 2] = 2.f;
+  out.weights[kWaitModelInputs - 2] = 2.f;
+  out.bias = {0.f, -9.f, -9.f, -9.f, -9.f, -9.f, -9.f};  // increments of almost nothing
+  net.experts.push_back({out});
+  WaitModelInfo info;
+  info.trace = "synthetic";
+  info.from = 1'600'000'000;
+  info.to = info.from + 60 * kDay;
+  info.jobs = 1000;
+  info.machine_nodes = 4;
+  info.categories.field = "partition";
+  info.categories.mean_target = wait_target(5 * kMinute);
+  info.categories.table = {{"gpu", {wait_target(6 * kHour), 0.5f}},
+                           {"short", {wait_target(5 * kMinute), 0.5f}}};
+  const std::string file = dir.file("waits.json");
+  write_wait_model(file, WaitModel(info, net));
   return file;
 }
 
@@ -124,6 +154,38 @@ TEST(WaitTracking, ASuccessorHeldBehindItsPredecessorIsPredictedWhenReleased) {
   h.tick();  // released: now it waits in the queue
   ASSERT_FALSE(h.slurm.held(h.job_of(id, 1)));
   EXPECT_EQ(h.store->predicted_waits(id), 2u);
+}
+
+TEST(WaitTracking, SuccessorsArePredictedAndDecidedInTheirCampaignsPartition) {
+  testing::TempDir dir;
+  Harness h(config_with(write_partition_model(dir)));
+  auto in_short = simple_request(2, 4 * kHour, "short-run");
+  in_short.shape.partition = "short";
+  in_short.policy = "quantile";
+  auto in_default = simple_request(2, 4 * kHour, "default-run");  // Slurm puts it in "gpu"
+  in_default.policy = "quantile";
+  const auto s = h.controller->add(in_short).spec.id;
+  const auto d = h.controller->add(in_default).spec.id;
+  h.tick();  // both first segments submitted
+  for (const auto id : {s, d}) h.slurm.start(h.job_of(id, 0));
+  h.tick();  // both seen running; the second one's partition is "gpu", as Slurm granted
+  EXPECT_EQ(h.campaign(d).spec.partition, "gpu");
+  h.clock.advance(kHour);
+  h.tick();  // 3 hours left of each predecessor
+  // `quantile` asks the model in the campaign's partition: "gpu" waits 6 hours, so its successor
+  // goes now; "short" waits minutes, so its successor waits.
+  ASSERT_GT(h.job_of(d, 1), 0);
+  EXPECT_EQ(h.job_of(s, 1), 0);
+  // And the prediction kept beside the decisions was made in that partition too.
+  h.slurm.start(h.job_of(d, 1));
+  h.tick();
+  const auto waits = h.store->started_waits(d, 10);
+  ASSERT_EQ(waits.size(), 2u);
+  EXPECT_LT(waits[0].model[3], 10 * kMinute);  // submitted before Slurm named the partition
+  EXPECT_NEAR(static_cast<double>(waits[1].model[3]), 6.0 * kHour, 0.05 * kHour);
+  const auto short_waits = h.store->started_waits(s, 10);
+  ASSERT_EQ(short_waits.size(), 1u);
+  EXPECT_LT(short_waits[0].model[3], 10 * kMinute);
 }
 
 TEST(WaitTracking, WithoutAWaitPredictorNothingIsRecordedOrShown) {

@@ -30,16 +30,17 @@ CampaignController::CampaignController(CampaignStore& store, const Clock& clock,
       spdlog::error("[policy] wait_distribution: {}", e.what());
     }
   }
-  if (factory_) return;
-  PolicyContext context;
-  context.waits = waits_;
-  factory_ = [context](const PolicySpec& policy) { return mirage::make_policy(policy, context); };
 }
 
 CampaignController::~CampaignController() = default;
 
-std::unique_ptr<Policy> CampaignController::make_policy_for(const PolicySpec& policy) const {
-  return factory_(policy.name.empty() ? PolicySpec(config_.default_policy) : policy);
+std::unique_ptr<Policy> CampaignController::make_policy_for(const PolicySpec& policy,
+                                                            const std::string& partition) const {
+  const PolicySpec spec = policy.name.empty() ? PolicySpec(config_.default_policy) : policy;
+  if (factory_) return factory_(spec);
+  PolicyContext context;
+  if (waits_) context.waits = waits_->in_partition(partition);
+  return mirage::make_policy(spec, context);
 }
 
 void CampaignController::load() {
@@ -51,11 +52,11 @@ void CampaignController::load() {
     e->rec = std::move(rec);
     if (!is_finished(e->rec.state)) {
       try {
-        e->policy = make_policy_for(e->rec.spec.policy);
+        e->policy = make_policy_for(e->rec.spec.policy, e->rec.spec.partition);
       } catch (const std::exception& ex) {
         spdlog::warn("campaign {}: policy '{}' cannot be loaded ({}); using reactive",
                      e->rec.spec.id, e->rec.spec.policy, ex.what());
-        e->policy = factory_("reactive");
+        e->policy = make_policy_for(PolicySpec("reactive"), "");
       }
     }
     for (const auto& s : e->rec.segments)

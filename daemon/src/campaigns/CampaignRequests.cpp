@@ -119,7 +119,8 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   auto e = std::make_unique<Entry>();
   const PolicySpec chosen(r.policy.empty() ? config_.default_policy : r.policy);
   try {
-    e->policy = make_policy_for(chosen);
+    e->policy =
+        make_policy_for(chosen, shape.partition.empty() ? config_.partition : shape.partition);
   } catch (const InputError& ex) {
     fail("policy: " + ex.message());
   } catch (const std::exception& ex) {

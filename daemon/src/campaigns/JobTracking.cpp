@@ -489,7 +489,10 @@ void CampaignController::record_granted_shape(Entry& e, const SlurmJob& job) {
   c.nodes = job.nodes;
   c.gpus_per_node = job.gpus_per_node;
   c.time_limit = limit;
-  c.partition = partition;
+  if (c.partition != partition) {
+    c.partition = partition;
+    follow_granted_partition(e);
+  }
   e.rec.shape_granted = true;
   store_.save_campaign_shape(e.rec);
 }

@@ -35,17 +35,32 @@ std::array<double, kWaitLevels.size()> WaitCalibration::factors() const {
 }
 
 CalibratedWaitPredictor::CalibratedWaitPredictor(std::shared_ptr<const WaitPredictor> model,
-                                                 std::shared_ptr<const WaitCalibration> calibration)
-    : model_(std::move(model)), calibration_(std::move(calibration)) {}
+                                                 std::shared_ptr<const WaitCalibration> calibration,
+                                                 std::string partition)
+    : model_(std::move(model)),
+      calibration_(std::move(calibration)),
+      partition_(std::move(partition)) {}
+
+std::shared_ptr<const CalibratedWaitPredictor> CalibratedWaitPredictor::in_partition(
+    std::string partition) const {
+  return std::make_shared<CalibratedWaitPredictor>(model_, calibration_, std::move(partition));
+}
 
 WaitQuantiles CalibratedWaitPredictor::predict(const QueueSnapshot& queue,
                                                const ForecastJob& job) const {
-  return calibration_->adjust(model_->predict(queue, job));
+  return predict_in_partition(queue, job, partition_);
+}
+
+WaitQuantiles CalibratedWaitPredictor::predict_in_partition(const QueueSnapshot& queue,
+                                                            const ForecastJob& job,
+                                                            const std::string& partition) const {
+  return calibration_->adjust(predict_uncalibrated(queue, job, partition));
 }
 
 WaitQuantiles CalibratedWaitPredictor::predict_uncalibrated(const QueueSnapshot& queue,
-                                                            const ForecastJob& job) const {
-  return model_->predict(queue, job);
+                                                            const ForecastJob& job,
+                                                            const std::string& partition) const {
+  return model_->predict_in_partition(queue, job, partition);
 }
 
 std::optional<std::string> CalibratedWaitPredictor::chain_mismatch(int nodes) const {

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "campaigns/CampaignEntry.h"
+#include "mirage/agents/PolicyRegistry.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
 
 namespace mirage::daemon {
@@ -19,7 +20,7 @@ void CampaignController::predict_wait(const Entry& e, const SegmentRecord& s, Se
   r.queued_at = now;
   r.predictor = config_.wait_distribution_file;
   r.predictor_digest = waits_digest_;
-  r.model = waits_->predict_uncalibrated(queue, job);
+  r.model = waits_->predict_uncalibrated(queue, job, e.rec.spec.partition);
   r.stated = calibration_->adjust(r.model);
   store_.record_wait_prediction(r);
 }
@@ -29,6 +30,18 @@ void CampaignController::wait_started(const Entry& e, const SegmentRecord& s) {
       store_.record_wait_start(e.rec.spec.id, s.seg.index, s.seg.attempts, s.seg.start_time);
   if (!r || !waits_ || r->predictor_digest != waits_digest_) return;
   calibration_->add(r->model, r->wait);
+}
+
+void CampaignController::follow_granted_partition(Entry& e) {
+  // A policy an injected factory made (the tests' scripted ones) stays as it was made.
+  if (!waits_ || factory_ || !e.policy || !reads_wait_distribution(PolicySpec(e.rec.spec.policy)))
+    return;
+  try {  // `quantile` keeps nothing between decisions but its predictor
+    e.policy = make_policy_for(e.rec.spec.policy, e.rec.spec.partition);
+  } catch (const std::exception& ex) {
+    spdlog::warn("campaign {}: policy '{}' kept for partition {}: {}", e.rec.spec.id,
+                 e.rec.spec.policy, e.rec.spec.partition, ex.what());
+  }
 }
 
 void CampaignController::restore_calibration() {

@@ -110,6 +110,9 @@ struct WaitModelInfo {
   int machine_nodes = 0;     // the machine the log ran on
   double val_pinball_h = 0;  // mean pinball over the levels on the validation tail, hours
   double train_seconds = 0;
+  // The first submission of the calibration weeks the tail was set on (WaitSplit); 0 in a file
+  // fitted before they were apart from the early-stopping rows (the tail was those rows).
+  Seconds calibrated_from = 0;
   int encoder_version = FeatureEncoder::kVersion;
   WaitCategories categories;
 };
@@ -126,6 +129,9 @@ class WaitModel final : public WaitPredictor {
   WaitQuantiles predict(const QueueSnapshot& queue, const ForecastJob& job) const override;
   // With the job's partition or queue.
   WaitQuantiles predict_logged(const QueueSnapshot& queue, const Job& job) const override;
+  // With the partition where the model reads partitions (a queue number is not one: the mean).
+  WaitQuantiles predict_in_partition(const QueueSnapshot& queue, const ForecastJob& job,
+                                     const std::string& partition) const override;
   std::optional<std::string> trace_mismatch(const Trace& trace) const override {
     return info_.categories.missing_in(trace);
   }
@@ -174,6 +180,24 @@ struct WaitTrainingSet {
 };
 WaitTrainingSet wait_training_set(const Trace& trace, const ClusterSpec& cluster, Seconds from,
                                   Seconds to, std::size_t max_jobs);
+
+// The fit window split for conformalized quantile regression: the networks train on the rows
+// submitted before the window's last weeks (early stopping on the latest share of those), and
+// the last weeks, which nothing else is fitted or chosen on, set each size class's blend and its
+// per-level conformal offsets (fit_model_tail), so the intervals the file states are calibrated
+// on jobs as close to the judged months as the window has, and on none of the judged months.
+// The span is at most a quarter of the window, so a short window keeps most of it to train on.
+inline constexpr Seconds kCalibrationSpan = 14 * kDay;
+struct WaitSplit {
+  std::size_t calibration_first = 0;  // rows [0, this) train, [this, rows) calibrate
+  Seconds calibration_from = 0;       // the span's start: to - min(span, (to - from) / 4)
+};
+// Throws InputError naming --calibration-days when either side would hold fewer than
+// kMinTailJobs rows.
+WaitSplit split_for_calibration(const WaitTrainingSet& data, Seconds from, Seconds to,
+                                Seconds span);
+// Rows [0, n) of `data`: what the networks are fitted on.
+WaitTrainingSet first_rows(const WaitTrainingSet& data, std::size_t n);
 
 // Shifts each level of `net` so that, on rows [first, data.rows) of `data` (the validation tail,
 // the latest jobs before the judged months), that share of the real waits falls at or below it:

@@ -44,6 +44,11 @@ class WaitPredictor {
   // its shape, unless the predictor reads more of the job (the wait model, its partition or
   // queue).
   virtual WaitQuantiles predict_logged(const QueueSnapshot& queue, const Job& job) const;
+  // The wait of a successor submitted to `partition` ("": the cluster's default), what the daemon
+  // asks with its campaign's partition: as predict() unless the predictor reads the job's
+  // partition (the wait model fitted on a log that gives one).
+  virtual WaitQuantiles predict_in_partition(const QueueSnapshot& queue, const ForecastJob& job,
+                                             const std::string& partition) const;
   // Why it cannot judge the jobs of `trace`, if it cannot (a model that reads a field the log
   // does not give).
   virtual std::optional<std::string> trace_mismatch(const Trace&) const { return std::nullopt; }

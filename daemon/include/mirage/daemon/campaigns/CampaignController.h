@@ -333,7 +333,13 @@ class CampaignController {
   void wait_started(const Entry& e, const SegmentRecord& s);
   // The calibration from the store: the latest outcomes of the predictor in use.
   void restore_calibration();
-  std::unique_ptr<Policy> make_policy_for(const PolicySpec& policy) const;
+  // `partition`: where the campaign's successors go, which the wait predictor `quantile` reads
+  // is asked for (WaitTracking.cpp).
+  std::unique_ptr<Policy> make_policy_for(const PolicySpec& policy,
+                                          const std::string& partition) const;
+  // A campaign whose successors Slurm put in another partition than it asked for (the cluster's
+  // default, named) decides by the wait predicted there from now on.
+  void follow_granted_partition(Entry& e);
 
   CampaignStore& store_;
   const Clock& clock_;

@@ -41,14 +41,24 @@ class WaitCalibration {
 };
 
 // A predictor whose quantiles are `model`'s corrected by a calibration it shares with whoever
-// feeds it outcomes (the controller): what the `quantile` policy decides by in the daemon.
+// feeds it outcomes (the controller): what the `quantile` policy decides by in the daemon. It
+// asks the model for successors submitted to `partition` (a campaign's; "": the cluster's
+// default), which a model that reads partitions reads as one.
 class CalibratedWaitPredictor : public WaitPredictor {
  public:
   CalibratedWaitPredictor(std::shared_ptr<const WaitPredictor> model,
-                          std::shared_ptr<const WaitCalibration> calibration);
+                          std::shared_ptr<const WaitCalibration> calibration,
+                          std::string partition = {});
+  // The same model and calibration, for the successors of a campaign submitted to `partition`.
+  std::shared_ptr<const CalibratedWaitPredictor> in_partition(std::string partition) const;
+  const std::string& partition() const { return partition_; }
   WaitQuantiles predict(const QueueSnapshot& queue, const ForecastJob& job) const override;
-  // The model's own quantiles, before the correction: what the calibration learns from.
-  WaitQuantiles predict_uncalibrated(const QueueSnapshot& queue, const ForecastJob& job) const;
+  WaitQuantiles predict_in_partition(const QueueSnapshot& queue, const ForecastJob& job,
+                                     const std::string& partition) const override;
+  // The model's own quantiles in `partition`, before the correction: what the calibration learns
+  // from.
+  WaitQuantiles predict_uncalibrated(const QueueSnapshot& queue, const ForecastJob& job,
+                                     const std::string& partition) const;
   std::optional<std::string> chain_mismatch(int nodes) const override;
   Seconds fitted_from() const override { return model_->fitted_from(); }
   Seconds fitted_to() const override { return model_->fitted_to(); }
@@ -59,6 +69,7 @@ class CalibratedWaitPredictor : public WaitPredictor {
  private:
   std::shared_ptr<const WaitPredictor> model_;
   std::shared_ptr<const WaitCalibration> calibration_;
+  std::string partition_;
 };
 
 // A stream of jobs each with the quantiles stated at its submission, recalibrated as the daemon
