@@ -2,6 +2,7 @@
 """The verdict on the learned agents, from bench/learned_verdict.sh's eval JSONs.
 
   bench/learned_verdict.py DIR [--verdict FILE] [--page FILE]...
+  bench/learned_verdict.py --runaway EVAL_JSON
 
 Reads every DIR/*-{concurrent,handoff}.json (`mirage eval --work ... --successor-wait both
 --pick-before 28d --json` with every baseline point, the oracle and the models) and prints, per
@@ -25,6 +26,10 @@ the verdict needs evidence. --verdict FILE writes the verdict for the build to c
 --page FILE writes the tables and the verdict into a page, each between the markers
 `<!-- learned_verdict.py writes: NAME -->` and `<!-- end: NAME -->` (NAME: standing, verdict,
 cases, training) where the page has them, so that no figure there is typed by hand.
+--runaway EVAL_JSON prints, comma-separated, the points to judge a case again without, where a
+world that has samples compared no campaign (every point finishing is what a campaign's figures
+need): those that left a campaign incomplete there, the oracle aside; nothing where every world
+with samples compared some.
 """
 import argparse
 import contextlib
@@ -37,6 +42,7 @@ import re
 import sys
 
 MODEL = ".mirage-model"
+AGENTS = ("moe", "pg", "dqn", "residual")
 EPS = 1e-6
 
 
@@ -125,6 +131,7 @@ def load(dir_):
         d = json.load(open(path))
         cases.append({"trace": name, "label": d["bench"]["label"], "chain": int(chain),
                       "overlap": overlap, "wall_s": d["bench"]["wall_s"],
+                      "left_out": d["bench"].get("left_out", []),
                       "unit": "GPU-h" if d["campaign"]["gpus_known"] else "node-h",
                       "worlds": {w: World(d, w) for w in ("replay", "logged")}})
     order = ["ls6", "sdsc", "kth", "ctc", "hpc2n", "theta"]
@@ -163,15 +170,19 @@ def detail_rows(cases):
                 models.append(f"{point(w, m, u)}, {pct(w.share(m))}, "
                               + (f"under `{by}`" if by else "on it"))
             earned = [f"`{agent_of(m)}` ({w.earns(m)})" for m in w.names(True) if w.earns(m)]
-            print(f"{head} {w.n} | {point(w, 'reactive', u)} | {point(w, 'oracle', u)} | {fp_cell} | "
+            n = str(w.n)
+            if c["left_out"]:
+                gone = [f"`{agent_of(p)}`" for p in c["left_out"]]
+                n += f" (without {', '.join(gone)}: ran away)"
+            print(f"{head} {n} | {point(w, 'reactive', u)} | {point(w, 'oracle', u)} | {fp_cell} | "
                   f"{point(w, hs, u)}, {pct(w.share(hs))} | {'; '.join(models) or 'no model'} | "
                   f"{'yes: ' + ', '.join(earned) if earned else 'no'} |")
 
 
 def training_times(dir_, cases):
-    """Each model's training wall time, from the logs bench/learned_verdict.sh kept."""
-    print("| chain | " + " | ".join(f"`{a}`" for a in ("moe", "pg", "dqn")) + " |")
-    print("|---|---|---|---|")
+    """Each model's training wall and CPU time, from the logs bench/learned_verdict.sh kept."""
+    print("| chain | " + " | ".join(f"`{a}`" for a in AGENTS) + " |")
+    print("|---|" + "---|" * len(AGENTS))
     seen = set()
     for c in cases:
         key = (c["trace"], c["chain"])
@@ -179,10 +190,15 @@ def training_times(dir_, cases):
             continue
         seen.add(key)
         cells = []
-        for agent in ("moe", "pg", "dqn"):
+        for agent in AGENTS:
             log = os.path.join(dir_, f"{c['trace']}-{c['chain']}-{agent}.log")
-            wall = re.findall(r"train wall ([0-9.]+) s", open(log).read()) if os.path.exists(log) else []
-            cells.append(f"{float(wall[-1]):.0f} s" if wall else "not trained")
+            text = open(log).read() if os.path.exists(log) else ""
+            wall = re.findall(r"train wall ([0-9.]+) s", text)
+            cpu = re.findall(r"CPU ([0-9.]+) s user \+ ([0-9.]+) s system", text)
+            cell = f"{float(wall[-1]):.0f} s" if wall else "not trained"
+            if wall and cpu:
+                cell += f" ({float(cpu[-1][0]) + float(cpu[-1][1]):.0f} s CPU)"
+            cells.append(cell)
         print(f"| {c['label']}, {c['chain']} node{'s' if c['chain'] > 1 else ''} | " + " | ".join(cells) + " |")
 
 
@@ -266,13 +282,32 @@ def write_page(path, blocks):
     open(path, "w").write(text)
 
 
+def runaway(path):
+    """The points that left a campaign incomplete in a world that compared none (empty when each
+    world with samples compared some)."""
+    d = json.load(open(path))
+    worlds = [d] + ([d["logged_world"]] if "policies" in d.get("logged_world", {}) else [])
+    worlds = [b for b in worlds if not b.get("no_figures") and "reactive" in b["policies"]]
+    if all(b["policies"]["reactive"].get("campaign", {}).get("compared", 0) > 0 for b in worlds):
+        return []
+    return sorted({n for b in worlds for n, p in b["policies"].items()
+                   if n != "oracle" and p.get("campaign", {}).get("incomplete", 0) > 0})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("dir")
+    ap.add_argument("dir", nargs="?")
+    ap.add_argument("--runaway", metavar="EVAL_JSON",
+                    help="print the points to judge this case again without, and stop")
     ap.add_argument("--verdict", help="write the verdict (TOML) here for the build")
     ap.add_argument("--page", action="append", default=[],
                     help="write the tables and the verdict into this page (repeatable)")
     a = ap.parse_args()
+    if a.runaway:
+        print(",".join(runaway(a.runaway)))
+        return
+    if not a.dir:
+        ap.error("DIR is required")
     cases = load(a.dir)
     if not cases:
         sys.exit(f"learned_verdict: no eval JSON in {a.dir}")
