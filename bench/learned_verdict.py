@@ -140,6 +140,15 @@ def load(dir_):
     return cases
 
 
+def expected_chains():
+    """Every chain the bench judges (bench/trace_windows.sh's traces and chain sizes, each with
+    both overlap modes), as (trace, chain, overlap): a chain not measured counts as not earned."""
+    rows = re.findall(r'^\s*"([a-z0-9]+)\|[^"]*\|([0-9 ]+)"', open(os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "trace_windows.sh")).read(), re.M)
+    return [(name, int(n), o) for name, sizes in rows for n in sizes.split()
+            for o in ("concurrent", "handoff")]
+
+
 def pct(x):
     return "-" if x is None else f"{100 * x:.0f}%".replace("-0%", "0%")
 
@@ -172,8 +181,9 @@ def detail_rows(cases):
             earned = [f"`{agent_of(m)}` ({w.earns(m)})" for m in w.names(True) if w.earns(m)]
             n = str(w.n)
             if c["left_out"]:
-                gone = [f"`{agent_of(p)}`" for p in c["left_out"]]
-                n += f" (without {', '.join(gone)}: ran away)"
+                gone = [f"`{agent_of(p)}`" for p in c["left_out"] if p.endswith(MODEL)]
+                n += (f" (without {len(c['left_out'])} points that ran away"
+                      + (f", the models {', '.join(gone)} among them" if gone else "") + ")")
             print(f"{head} {n} | {point(w, 'reactive', u)} | {point(w, 'oracle', u)} | {fp_cell} | "
                   f"{point(w, hs, u)}, {pct(w.share(hs))} | {'; '.join(models) or 'no model'} | "
                   f"{'yes: ' + ', '.join(earned) if earned else 'no'} |")
@@ -316,7 +326,9 @@ def main():
     print(blocks["cases"])
     print(blocks["standing"])
     print(blocks["training"], end="")
-    chains = len(cases)
+    measured = {(c["trace"], c["chain"], c["overlap"]) for c in cases}
+    chains = len(measured | set(expected_chains()))
+    missing = [k for k in expected_chains() if k not in measured]
     earned = sum(1 for c in cases
                  if any(c["worlds"]["logged"].earns(n) for n in c["worlds"]["logged"].names(True))
                  and not c["worlds"]["logged"].no_figures)
@@ -326,7 +338,11 @@ def main():
     learned = 2 * earned >= chains
     policy, share, runners = best_baseline(cases)
     lines = [f"verdict: learned agents earn {earned} of {chains} chains in real waits "
-             f"({judged} of them judged there; in the replay {replay_earned})"]
+             f"({len(measured)} measured, {judged} of them judged there; in the replay "
+             f"{replay_earned})"]
+    if missing:
+        lines.append("verdict: not measured (counted as not earned): " + ", ".join(
+            f"{t} {n}-node {o}" for t, n, o in missing))
     if learned:
         lines.append("verdict: a learned agent should be the default: ship its model and name it")
     else:
