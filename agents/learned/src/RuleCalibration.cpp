@@ -10,11 +10,9 @@ namespace mirage::learned {
 std::vector<double> decision_thresholds(AgentKind kind) {
   constexpr double kNever = std::numeric_limits<double>::infinity();
   if (kind == AgentKind::kPg) {
-    // Submission probabilities, as logits. pg starts near p0 (about 0.2% an instant) and training
-    // lowers its logits further: down to 1e-6, so that the trained ranking is still reached.
+    // Submission probabilities, as logits.
     std::vector<double> t;
-    for (const double p :
-         {0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6})
+    for (const double p : {0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002})
       t.push_back(std::log(p / (1 - p)));
     t.push_back(kNever);
     return t;
