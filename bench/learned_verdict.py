@@ -2,6 +2,7 @@
 """The verdict on the learned agents, from bench/learned_verdict.sh's eval JSONs.
 
   bench/learned_verdict.py DIR [--verdict FILE] [--page FILE]...
+  bench/learned_verdict.py --runaway EVAL_JSON
 
 Reads every DIR/*-{concurrent,handoff}.json (`mirage eval --work ... --successor-wait both
 --pick-before 28d --json` with every baseline point, the oracle and the models) and prints, per
@@ -25,6 +26,10 @@ the verdict needs evidence. --verdict FILE writes the verdict for the build to c
 --page FILE writes the tables and the verdict into a page, each between the markers
 `<!-- learned_verdict.py writes: NAME -->` and `<!-- end: NAME -->` (NAME: standing, verdict,
 cases, training) where the page has them, so that no figure there is typed by hand.
+--runaway EVAL_JSON prints, comma-separated, the points to judge a case again without, where a
+world that has samples compared no campaign (every point finishing is what a campaign's figures
+need): those that left a campaign incomplete there, the oracle aside; nothing where every world
+with samples compared some.
 """
 import argparse
 import contextlib
@@ -37,6 +42,7 @@ import re
 import sys
 
 MODEL = ".mirage-model"
+AGENTS = ("moe", "pg", "dqn", "residual")
 EPS = 1e-6
 
 
@@ -125,12 +131,22 @@ def load(dir_):
         d = json.load(open(path))
         cases.append({"trace": name, "label": d["bench"]["label"], "chain": int(chain),
                       "overlap": overlap, "wall_s": d["bench"]["wall_s"],
+                      "left_out": d["bench"].get("left_out", []),
                       "unit": "GPU-h" if d["campaign"]["gpus_known"] else "node-h",
                       "worlds": {w: World(d, w) for w in ("replay", "logged")}})
     order = ["ls6", "sdsc", "kth", "ctc", "hpc2n", "theta"]
     cases.sort(key=lambda c: (order.index(c["trace"]) if c["trace"] in order else 99, c["chain"],
                               c["overlap"]))
     return cases
+
+
+def expected_chains():
+    """Every chain the bench judges (bench/trace_windows.sh's traces and chain sizes, each with
+    both overlap modes), as (trace, chain, overlap): a chain not measured counts as not earned."""
+    rows = re.findall(r'^\s*"([a-z0-9]+)\|[^"]*\|([0-9 ]+)"', open(os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "trace_windows.sh")).read(), re.M)
+    return [(name, int(n), o) for name, sizes in rows for n in sizes.split()
+            for o in ("concurrent", "handoff")]
 
 
 def pct(x):
@@ -163,15 +179,20 @@ def detail_rows(cases):
                 models.append(f"{point(w, m, u)}, {pct(w.share(m))}, "
                               + (f"under `{by}`" if by else "on it"))
             earned = [f"`{agent_of(m)}` ({w.earns(m)})" for m in w.names(True) if w.earns(m)]
-            print(f"{head} {w.n} | {point(w, 'reactive', u)} | {point(w, 'oracle', u)} | {fp_cell} | "
+            n = str(w.n)
+            if c["left_out"]:
+                gone = [f"`{agent_of(p)}`" for p in c["left_out"] if p.endswith(MODEL)]
+                n += (f" (without {len(c['left_out'])} points that ran away"
+                      + (f", the models {', '.join(gone)} among them" if gone else "") + ")")
+            print(f"{head} {n} | {point(w, 'reactive', u)} | {point(w, 'oracle', u)} | {fp_cell} | "
                   f"{point(w, hs, u)}, {pct(w.share(hs))} | {'; '.join(models) or 'no model'} | "
                   f"{'yes: ' + ', '.join(earned) if earned else 'no'} |")
 
 
 def training_times(dir_, cases):
-    """Each model's training wall time, from the logs bench/learned_verdict.sh kept."""
-    print("| chain | " + " | ".join(f"`{a}`" for a in ("moe", "pg", "dqn")) + " |")
-    print("|---|---|---|---|")
+    """Each model's training wall and CPU time, from the logs bench/learned_verdict.sh kept."""
+    print("| chain | " + " | ".join(f"`{a}`" for a in AGENTS) + " |")
+    print("|---|" + "---|" * len(AGENTS))
     seen = set()
     for c in cases:
         key = (c["trace"], c["chain"])
@@ -179,10 +200,15 @@ def training_times(dir_, cases):
             continue
         seen.add(key)
         cells = []
-        for agent in ("moe", "pg", "dqn"):
+        for agent in AGENTS:
             log = os.path.join(dir_, f"{c['trace']}-{c['chain']}-{agent}.log")
-            wall = re.findall(r"train wall ([0-9.]+) s", open(log).read()) if os.path.exists(log) else []
-            cells.append(f"{float(wall[-1]):.0f} s" if wall else "not trained")
+            text = open(log).read() if os.path.exists(log) else ""
+            wall = re.findall(r"train wall ([0-9.]+) s", text)
+            cpu = re.findall(r"CPU ([0-9.]+) s user \+ ([0-9.]+) s system", text)
+            cell = f"{float(wall[-1]):.0f} s" if wall else "not trained"
+            if wall and cpu:
+                cell += f" ({float(cpu[-1][0]) + float(cpu[-1][1]):.0f} s CPU)"
+            cells.append(cell)
         print(f"| {c['label']}, {c['chain']} node{'s' if c['chain'] > 1 else ''} | " + " | ".join(cells) + " |")
 
 
@@ -266,13 +292,32 @@ def write_page(path, blocks):
     open(path, "w").write(text)
 
 
+def runaway(path):
+    """The points that left a campaign incomplete in a world that compared none (empty when each
+    world with samples compared some)."""
+    d = json.load(open(path))
+    worlds = [d] + ([d["logged_world"]] if "policies" in d.get("logged_world", {}) else [])
+    worlds = [b for b in worlds if not b.get("no_figures") and "reactive" in b["policies"]]
+    if all(b["policies"]["reactive"].get("campaign", {}).get("compared", 0) > 0 for b in worlds):
+        return []
+    return sorted({n for b in worlds for n, p in b["policies"].items()
+                   if n != "oracle" and p.get("campaign", {}).get("incomplete", 0) > 0})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("dir")
+    ap.add_argument("dir", nargs="?")
+    ap.add_argument("--runaway", metavar="EVAL_JSON",
+                    help="print the points to judge this case again without, and stop")
     ap.add_argument("--verdict", help="write the verdict (TOML) here for the build")
     ap.add_argument("--page", action="append", default=[],
                     help="write the tables and the verdict into this page (repeatable)")
     a = ap.parse_args()
+    if a.runaway:
+        print(",".join(runaway(a.runaway)))
+        return
+    if not a.dir:
+        ap.error("DIR is required")
     cases = load(a.dir)
     if not cases:
         sys.exit(f"learned_verdict: no eval JSON in {a.dir}")
@@ -281,7 +326,9 @@ def main():
     print(blocks["cases"])
     print(blocks["standing"])
     print(blocks["training"], end="")
-    chains = len(cases)
+    measured = {(c["trace"], c["chain"], c["overlap"]) for c in cases}
+    chains = len(measured | set(expected_chains()))
+    missing = [k for k in expected_chains() if k not in measured]
     earned = sum(1 for c in cases
                  if any(c["worlds"]["logged"].earns(n) for n in c["worlds"]["logged"].names(True))
                  and not c["worlds"]["logged"].no_figures)
@@ -291,7 +338,11 @@ def main():
     learned = 2 * earned >= chains
     policy, share, runners = best_baseline(cases)
     lines = [f"verdict: learned agents earn {earned} of {chains} chains in real waits "
-             f"({judged} of them judged there; in the replay {replay_earned})"]
+             f"({len(measured)} measured, {judged} of them judged there; in the replay "
+             f"{replay_earned})"]
+    if missing:
+        lines.append("verdict: not measured (counted as not earned): " + ", ".join(
+            f"{t} {n}-node {o}" for t, n, o in missing))
     if learned:
         lines.append("verdict: a learned agent should be the default: ship its model and name it")
     else:

@@ -15,11 +15,10 @@
 // would rarely be reached; the threshold is chosen, with the weights, on the validation episodes
 // (from decision_thresholds).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <numeric>
 
-#include "Nets.h"
+#include "PgEpochs.h"
 
 namespace mirage::learned {
 namespace {
@@ -96,106 +95,86 @@ AgentResult train_pg(const TrainContext& ctx) {
   const auto x = features_tensor(data);
   auto shaped = [&](Seconds gap) { return ctx.cost(gap); };
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  const std::size_t per_batch = static_cast<std::size_t>(std::max(1, hp.pg_batch_episodes));
   const int samples = std::max(1, hp.pg_samples);
-  while (!st.stop.done(hp)) {
-    const auto t0 = std::chrono::steady_clock::now();
-    st.policy->train();
-    std::vector<std::size_t> order = ctx.split.train;
-    std::shuffle(order.begin(), order.end(), st.rng);
-    const std::size_t steps = (order.size() + per_batch - 1) / per_batch;
-    double loss_sum = 0;
-    for (std::size_t s = 0; s < steps; ++s) {
-      const std::vector<std::size_t> eps(
-          order.begin() + static_cast<std::ptrdiff_t>(s * per_batch),
-          order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), (s + 1) * per_batch)));
-      auto idx = decision_indices(data, eps);
-      if (idx.empty()) continue;
-      const auto rows =
-          torch::from_blob(idx.data(), {static_cast<std::int64_t>(idx.size())}, torch::kInt64);
-      const auto xb = x.index_select(0, rows);
-      const auto logits = st.policy->forward(xb).squeeze(1);
-      const auto values = st.baseline->forward(xb).squeeze(1);
+  PgEpochs epochs;
+  epochs.phase = "pg";
+  epochs.key = "pg";
+  epochs.step = [&](const std::vector<std::size_t>& eps) -> std::optional<double> {
+    auto idx = decision_indices(data, eps);
+    if (idx.empty()) return std::nullopt;
+    const auto rows =
+        torch::from_blob(idx.data(), {static_cast<std::int64_t>(idx.size())}, torch::kInt64);
+    const auto xb = x.index_select(0, rows);
+    const auto logits = st.policy->forward(xb).squeeze(1);
+    const auto values = st.baseline->forward(xb).squeeze(1);
 
-      // Sample stopping times; gather, per decision, how often it was passed or chosen and the
-      // returns that followed.
-      const auto p = torch::sigmoid(logits.detach()).contiguous();
-      const float* prob = p.data_ptr<float>();
-      const std::size_t n = idx.size();
-      std::vector<float> n_stop(n, 0), n_wait(n, 0), g_stop(n, 0), g_wait(n, 0), g2(n, 0);
-      std::vector<double> returns;
-      std::size_t at = 0;
-      for (std::size_t e : eps) {
-        const auto& ep = data.episodes[e];
-        for (int k = 0; k < samples; ++k) {
-          std::size_t stop = ep.count;
-          for (std::size_t j = 0; j < ep.count; ++j)
-            if (uniform(st.rng) < prob[at + j]) {
-              stop = j;
-              break;
-            }
-          const double g = -shaped(stop < ep.count ? data.gap[ep.first + stop] : ep.fallback_gap);
-          returns.push_back(g);
-          for (std::size_t j = 0; j < std::min(stop + 1, ep.count); ++j) {
-            const bool stopped = j == stop;
-            (stopped ? n_stop : n_wait)[at + j] += 1;
-            (stopped ? g_stop : g_wait)[at + j] += static_cast<float>(g);
-            g2[at + j] += static_cast<float>(g * g);
+    // Sample stopping times; gather, per decision, how often it was passed or chosen and the
+    // returns that followed.
+    const auto p = torch::sigmoid(logits.detach()).contiguous();
+    const float* prob = p.data_ptr<float>();
+    const std::size_t n = idx.size();
+    std::vector<float> n_stop(n, 0), n_wait(n, 0), g_stop(n, 0), g_wait(n, 0), g2(n, 0);
+    std::vector<double> returns;
+    std::size_t at = 0;
+    for (std::size_t e : eps) {
+      const auto& ep = data.episodes[e];
+      for (int k = 0; k < samples; ++k) {
+        std::size_t stop = ep.count;
+        for (std::size_t j = 0; j < ep.count; ++j)
+          if (uniform(st.rng) < prob[at + j]) {
+            stop = j;
+            break;
           }
+        const double g = -shaped(stop < ep.count ? data.gap[ep.first + stop] : ep.fallback_gap);
+        returns.push_back(g);
+        for (std::size_t j = 0; j < std::min(stop + 1, ep.count); ++j) {
+          const bool stopped = j == stop;
+          (stopped ? n_stop : n_wait)[at + j] += 1;
+          (stopped ? g_stop : g_wait)[at + j] += static_cast<float>(g);
+          g2[at + j] += static_cast<float>(g * g);
         }
-        at += ep.count;
       }
-      const double total = static_cast<double>(returns.size());
-      const double mean_g = std::accumulate(returns.begin(), returns.end(), 0.0) / total;
-      double var = 0;
-      for (double g : returns) var += (g - mean_g) * (g - mean_g);
-      const double scale = std::max(0.1, std::sqrt(var / total));
-      auto t = [&](std::vector<float>& v) {
-        return torch::from_blob(v.data(), {static_cast<std::int64_t>(n)}, torch::kFloat32);
-      };
-      const auto ns = t(n_stop), nw = t(n_wait), gs = t(g_stop), gw = t(g_wait), gg = t(g2);
-      const auto b = values.detach();
-      const auto advantage_stop = (gs - ns * b) / scale;
-      const auto advantage_wait = (gw - nw * b) / scale;
-      auto policy_loss = -(advantage_stop * torch::log_sigmoid(logits) +
-                           advantage_wait * torch::log_sigmoid(-logits))
-                              .sum() /
-                         total;
-      if (hp.entropy > 0) {
-        const auto q = torch::sigmoid(logits);
-        const auto h = -(q * torch::log_sigmoid(logits) + (1 - q) * torch::log_sigmoid(-logits));
-        policy_loss = policy_loss - hp.entropy * ((ns + nw) * h).sum() / total;
-      }
-      const auto visits = ns + nw;
-      const auto baseline_loss =
-          (visits * values * values - 2 * values * (gs + gw) + gg).sum() / total;
-      st.policy_opt->zero_grad();
-      st.baseline_opt->zero_grad();
-      (policy_loss + baseline_loss).backward();
-      st.policy_opt->step();
-      st.baseline_opt->step();
-      loss_sum += baseline_loss.item<double>();
-      if (ctx.callbacks.step)
-        ctx.callbacks.step(s + 1, steps, loss_sum / static_cast<double>(s + 1));
+      at += ep.count;
     }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    st.policy->eval();
-    EpochStats es = epoch_stats("pg", ++st.stop.epoch, hp.max_epochs, loss_sum, steps, seconds);
-    // The best threshold for these weights.
-    const Calibration cal =
-        calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
-                  candidate_rules(AgentKind::kPg, hp.forecast_guard));
-    es.val = cal.val;
-    es.best = st.stop.record(cal);
-    if (es.best) copy_state(*st.policy, *st.best);
-    report_epoch(ctx, es);
-    auto out = begin_checkpoint(ctx);
-    torch::serialize::OutputArchive state;
-    st.save(state);
-    out.write("pg", state);
-    save_atomically(out, ctx.checkpoint_path);
-  }
+    const double total = static_cast<double>(returns.size());
+    const double mean_g = std::accumulate(returns.begin(), returns.end(), 0.0) / total;
+    double var = 0;
+    for (double g : returns) var += (g - mean_g) * (g - mean_g);
+    const double scale = std::max(0.1, std::sqrt(var / total));
+    auto t = [&](std::vector<float>& v) {
+      return torch::from_blob(v.data(), {static_cast<std::int64_t>(n)}, torch::kFloat32);
+    };
+    const auto ns = t(n_stop), nw = t(n_wait), gs = t(g_stop), gw = t(g_wait), gg = t(g2);
+    const auto b = values.detach();
+    const auto advantage_stop = (gs - ns * b) / scale;
+    const auto advantage_wait = (gw - nw * b) / scale;
+    auto policy_loss = -(advantage_stop * torch::log_sigmoid(logits) +
+                         advantage_wait * torch::log_sigmoid(-logits))
+                            .sum() /
+                       total;
+    if (hp.entropy > 0) {
+      const auto q = torch::sigmoid(logits);
+      const auto h = -(q * torch::log_sigmoid(logits) + (1 - q) * torch::log_sigmoid(-logits));
+      policy_loss = policy_loss - hp.entropy * ((ns + nw) * h).sum() / total;
+    }
+    const auto visits = ns + nw;
+    const auto baseline_loss =
+        (visits * values * values - 2 * values * (gs + gw) + gg).sum() / total;
+    st.policy_opt->zero_grad();
+    st.baseline_opt->zero_grad();
+    (policy_loss + baseline_loss).backward();
+    st.policy_opt->step();
+    st.baseline_opt->step();
+    return baseline_loss.item<double>();
+  };
+  // The best threshold for these weights.
+  epochs.validate = [&] {
+    return calibrate(margins(*st.policy, x, data, ctx.split.val), data, ctx.split.val, ctx.cost,
+                     candidate_rules(AgentKind::kPg, hp.forecast_guard));
+  };
+  epochs.keep_best = [&] { copy_state(*st.policy, *st.best); };
+  epochs.save = [&](torch::serialize::OutputArchive& state) { st.save(state); };
+  run_pg_epochs(ctx, *st.policy, st.rng, st.stop, epochs);
   save_model(ctx, *st.best, st.stop.best_val, st.stop.epoch, st.stop.best_rule);
   return {st.stop.best_val, st.stop.epoch, st.stop.best_rule};
 }

@@ -17,11 +17,10 @@
 // threshold that costs least there (as pg's rule, without the guard or the other clauses); the
 // epoch with the lowest mean risk-weighted cost is kept, with its thresholds.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "ModelFile.h"
-#include "Nets.h"
+#include "PgEpochs.h"
 
 namespace mirage::learned {
 namespace {
@@ -192,64 +191,53 @@ AgentResult train_risk_pg(const TrainContext& ctx) {
   };
 
   std::uniform_real_distribution<double> draw_risk(kMinRisk, kMaxRisk);
-  const std::size_t per_batch = static_cast<std::size_t>(std::max(1, hp.pg_batch_episodes));
   // The untrained network is the score to beat (with the residual: quantile@risk itself).
   if (st.best_points.empty()) st.stop.best_score = validate(*st.best, st.best_points);
-  while (!st.stop.done(hp)) {
-    const auto t0 = std::chrono::steady_clock::now();
-    st.policy->train();
-    std::vector<std::size_t> order = ctx.split.train;
-    std::shuffle(order.begin(), order.end(), st.rng);
-    const std::size_t steps = (order.size() + per_batch - 1) / per_batch;
-    double loss_sum = 0;
-    for (std::size_t s = 0; s < steps; ++s) {
-      std::vector<std::int64_t> idx;
-      std::vector<double> risk;
-      std::vector<std::pair<std::size_t, double>> eps;  // episode, its risk
-      for (std::size_t k = s * per_batch; k < std::min(order.size(), (s + 1) * per_batch); ++k) {
-        const auto& ep = data.episodes[order[k]];
-        const double q = draw_risk(st.rng);
-        eps.emplace_back(order[k], q);
-        for (std::size_t j = 0; j < ep.count; ++j) {
-          idx.push_back(static_cast<std::int64_t>(ep.first + j));
-          risk.push_back(q);
-        }
+  std::vector<RiskPoint> points;  // the epoch's, at each level
+  PgEpochs epochs;
+  epochs.phase = "pg, risk as an input";
+  epochs.key = "risk_pg";
+  epochs.step = [&](const std::vector<std::size_t>& batch) -> std::optional<double> {
+    std::vector<std::int64_t> idx;
+    std::vector<double> risk;
+    std::vector<std::pair<std::size_t, double>> eps;  // episode, its risk
+    for (const std::size_t e : batch) {
+      const auto& ep = data.episodes[e];
+      const double q = draw_risk(st.rng);
+      eps.emplace_back(e, q);
+      for (std::size_t j = 0; j < ep.count; ++j) {
+        idx.push_back(static_cast<std::int64_t>(ep.first + j));
+        risk.push_back(q);
       }
-      if (idx.empty()) continue;
-      const auto logits =
-          st.policy->forward(risk_rows(data, in, hp.history, idx, risk)).squeeze(1) +
-          baseline_logits(data, in, idx, risk);
-      const auto log_submit = torch::log_sigmoid(logits);
-      const auto log_wait = torch::log_sigmoid(-logits);
-      std::vector<torch::Tensor> terms;
-      std::int64_t at = 0;
-      for (const auto& [e, q] : eps) {
-        const auto& ep = data.episodes[e];
-        const auto n = static_cast<std::int64_t>(ep.count);
-        const auto first = static_cast<std::int64_t>(ep.first);
-        if (n == 0) continue;
-        const auto cost = static_cast<float>(q) *
-                              torch::from_blob(interruption.data() + first, {n}, torch::kFloat32) +
-                          static_cast<float>(1 - q) *
-                              torch::from_blob(overlap.data() + first, {n}, torch::kFloat32);
-        terms.push_back(expected_stopping_cost(log_submit.narrow(0, at, n),
-                                               log_wait.narrow(0, at, n), cost,
-                                               static_cast<float>(priced(q, ep.fallback_gap))));
-        at += n;
-      }
-      if (terms.empty()) continue;
-      const auto loss = torch::stack(terms).mean();
-      st.opt->zero_grad();
-      loss.backward();
-      st.opt->step();
-      loss_sum += loss.item<double>();
-      if (ctx.callbacks.step)
-        ctx.callbacks.step(s + 1, steps, loss_sum / static_cast<double>(s + 1));
     }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    st.policy->eval();
-    std::vector<RiskPoint> points;
+    if (idx.empty()) return std::nullopt;
+    const auto logits = st.policy->forward(risk_rows(data, in, hp.history, idx, risk)).squeeze(1) +
+                        baseline_logits(data, in, idx, risk);
+    const auto log_submit = torch::log_sigmoid(logits);
+    const auto log_wait = torch::log_sigmoid(-logits);
+    std::vector<torch::Tensor> terms;
+    std::int64_t at = 0;
+    for (const auto& [e, q] : eps) {
+      const auto& ep = data.episodes[e];
+      const auto n = static_cast<std::int64_t>(ep.count);
+      const auto first = static_cast<std::int64_t>(ep.first);
+      if (n == 0) continue;
+      const auto cost = static_cast<float>(q) *
+                            torch::from_blob(interruption.data() + first, {n}, torch::kFloat32) +
+                        static_cast<float>(1 - q) *
+                            torch::from_blob(overlap.data() + first, {n}, torch::kFloat32);
+      terms.push_back(expected_stopping_cost(log_submit.narrow(0, at, n), log_wait.narrow(0, at, n),
+                                             cost, static_cast<float>(priced(q, ep.fallback_gap))));
+      at += n;
+    }
+    if (terms.empty()) return std::nullopt;
+    const auto loss = torch::stack(terms).mean();
+    st.opt->zero_grad();
+    loss.backward();
+    st.opt->step();
+    return loss.item<double>();
+  };
+  epochs.validate = [&] {
     Calibration cal;
     cal.score = validate(*st.policy, points);
     // Reported, and kept as the file's plain rule: the default risk's.
@@ -257,21 +245,14 @@ AgentResult train_risk_pg(const TrainContext& ctx) {
                                     [](const RiskPoint& p) { return p.risk == kDefaultRisk; });
     cal.rule.threshold = mid.threshold;
     cal.val = mid.val;
-    EpochStats es = epoch_stats("pg, risk as an input", ++st.stop.epoch, hp.max_epochs, loss_sum,
-                                steps, seconds);
-    es.val = cal.val;
-    es.best = st.stop.record(cal);
-    if (es.best) {
-      copy_state(*st.policy, *st.best);
-      st.best_points = points;
-    }
-    report_epoch(ctx, es);
-    auto out = begin_checkpoint(ctx);
-    torch::serialize::OutputArchive state;
-    st.save(state, in);
-    out.write("risk_pg", state);
-    save_atomically(out, ctx.checkpoint_path);
-  }
+    return cal;
+  };
+  epochs.keep_best = [&] {
+    copy_state(*st.policy, *st.best);
+    st.best_points = points;
+  };
+  epochs.save = [&](torch::serialize::OutputArchive& state) { st.save(state, in); };
+  run_pg_epochs(ctx, *st.policy, st.rng, st.stop, epochs);
   // The file's plain rule and figures: the default risk's, as MODEL without a knob decides.
   RiskPoint mid;
   for (const RiskPoint& p : st.best_points)
