@@ -41,7 +41,7 @@ packages=(
 )
 # The suites that matter on a site (tests/daemon/CMakeLists.txt); all of them are label slurm.
 # MIRAGE_SLURM24_SUITES (a ctest -R expression) runs fewer while working on one.
-suites="${MIRAGE_SLURM24_SUITES:-^daemon_slurm_(integration_(campaigns|faults|scripts|ticks)|accounting_limits|restored_store)\$}"
+suites="${MIRAGE_SLURM24_SUITES:-^daemon_slurm_(integration_(campaigns|faults|scripts|ticks)|accounting_limits|restored_store|requeue_after_end)\$}"
 
 say() { echo "slurm-24.11: $*" >&2; }
 [ "$(id -u)" -eq 0 ] || { say "must run as root (chroot, mounts, the Slurm daemons)"; exit 1; }
