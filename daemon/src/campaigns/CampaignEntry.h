@@ -66,6 +66,13 @@ inline std::string segment_job_name(const CampaignRecord& r, int index) {
   return r.spec.name + "-s" + std::to_string(index);
 }
 
+// The tag the segment's current attempt is submitted with, and found by in the queue and
+// accounting.
+inline JobTag attempt_tag(const std::string& store_id, const CampaignRecord& r,
+                          const SegmentRecord& s) {
+  return JobTag{store_id, r.spec.id, s.seg.index, s.seg.attempts};
+}
+
 // Accounting's record of a segment's job as a dump would show it: how it ran and ended, in the
 // shape Slurm granted before (accounting's record does not say it).
 inline SlurmJob in_campaign_shape(SlurmJob job, const CampaignRecord& r) {

@@ -256,7 +256,7 @@ void CampaignController::adopt(CampaignRecord& rec, SegmentRecord& s, JobId job)
   s.seg.attempts = 1;
   s.submitting = true;
   s.intent_time = clock_.now();
-  const JobTag tag{store_.store_id(), rec.spec.id, s.seg.index, s.seg.attempts};
+  const JobTag tag = attempt_tag(store_.store_id(), rec, s);
   store_.begin_submission(
       rec.spec.id, s, tag,
       "adopted: job " + std::to_string(job) + " was in the queue already (campaign add --adopt)");

@@ -102,8 +102,7 @@ void CampaignController::settle_intents(Entry& e, const JobIndex& index, Seconds
     spdlog::warn(
         "campaign {} segment {}: attempt {} is not in Slurm (no job tagged {}); "
         "submitting it again",
-        e.rec.spec.id, s.seg.index, s.seg.attempts,
-        JobTag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts}.str());
+        e.rec.spec.id, s.seg.index, s.seg.attempts, attempt_tag(store_.store_id(), e.rec, s).str());
     ++counters_.resubmitted;
     e.unknown_since.erase(s.seg.index);
     submit(e, s, now, out, /*again=*/true, "not found in Slurm by its tag; submitted again");

@@ -65,7 +65,7 @@ void CampaignController::adopt_earlier_run(Entry& e, SegmentRecord& s, const Ear
     store_.refuse_submission(
         id, s, "not submitted: attempt " + std::to_string(run.attempt) + " had already run unseen");
     s.seg.attempts = run.attempt;
-    store_.begin_submission(id, s, JobTag{store_.store_id(), id, k, s.seg.attempts}, what);
+    store_.begin_submission(id, s, attempt_tag(store_.store_id(), e.rec, s), what);
   } else {
     store_.note_submission(id, s, what);
   }

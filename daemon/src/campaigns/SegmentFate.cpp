@@ -98,7 +98,7 @@ void CampaignController::settle_fate(Entry& e, SegmentRecord& s, Seconds now, Ac
   const std::string job = "job " + std::to_string(s.seg.slurm_job_id);
   SegmentMarks marks{config_.user_id, {}, {}};
   if (s.adopted_tag.empty() || s.seg.attempts > 1) {  // an adopted job's tag is its first's
-    marks.tag = JobTag{store_.store_id(), id, k, s.seg.attempts}.str();
+    marks.tag = attempt_tag(store_.store_id(), e.rec, s).str();
     marks.name = segment_job_name(e.rec, k);
   } else if (s.adopted_tag != SegmentRecord::kTagUnread) {
     marks.tag = s.adopted_tag;

@@ -303,7 +303,7 @@ void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions
   if (queued) s.seg.attempts = JobTag::parse(queued->comment)->attempt;
   s.submitting = true;
   s.intent_time = now;
-  const JobTag tag{store_.store_id(), e.rec.spec.id, s.seg.index, s.seg.attempts};
+  const JobTag tag = attempt_tag(store_.store_id(), e.rec, s);
   if (queued) {
     store_.begin_submission(e.rec.spec.id, s, tag,
                             why + "; already in Slurm as job " + std::to_string(queued->id) +
