@@ -144,6 +144,11 @@ while :; do
       fail "a campaign ended without finishing: $states" ;;
   esac
   [ -z "$(echo "$states" | tr ' ' '\n' | grep -v '^done$' || true)" ] && break
+  # A segment held because the cluster no longer knows its job never finishes on its own: said
+  # at once rather than after the deadline (the self-check's forgotten cluster ends here).
+  if grep -q "whether it ran cannot be known" "$log"; then
+    fail "the daemon lost a job it followed: $(grep -m1 -o 'job [0-9]* left the queue[^(]*' "$log")"
+  fi
   [ $SECONDS -lt $deadline ] || fail "campaigns not done after 300 s: $states"
   sleep 1
 done
