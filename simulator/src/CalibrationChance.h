@@ -5,10 +5,44 @@
 // inference.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <vector>
 
+#include "CalibrationLog.h"
 #include "mirage/simulator/Calibration.h"
 
 namespace mirage::calibration {
+
+// The log's jobs running at some moment of [t - window, t], asked for instants t in order: those
+// started before t and not ended before t - window.
+class RunningSweep {
+ public:
+  explicit RunningSweep(const LogView& log) : by_start_(log.jobs) {
+    std::sort(by_start_.begin(), by_start_.end(), [](const Job* a, const Job* b) {
+      return a->start != b->start ? a->start < b->start : a->id < b->id;
+    });
+  }
+  // The log's jobs by their start.
+  const std::vector<const Job*>& by_start() const { return by_start_; }
+  // t no earlier than the last asked, and window no longer.
+  const std::vector<const Job*>& at(Seconds t, Seconds window) {
+    const auto ends_later = [](const Job* a, const Job* b) { return a->end > b->end; };
+    for (; next_ < by_start_.size() && by_start_[next_]->start < t; ++next_) {
+      running_.push_back(by_start_[next_]);
+      std::push_heap(running_.begin(), running_.end(), ends_later);
+    }
+    while (!running_.empty() && running_.front()->end < t - window) {
+      std::pop_heap(running_.begin(), running_.end(), ends_later);
+      running_.pop_back();
+    }
+    return running_;
+  }
+
+ private:
+  std::vector<const Job*> by_start_;
+  std::vector<const Job*> running_;  // a min-heap by end
+  std::size_t next_ = 0;
+};
 
 struct ChanceCount {
   int seen = 0;

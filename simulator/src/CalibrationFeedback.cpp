@@ -47,26 +47,14 @@ ChanceCount followers_against_shuffled_users(const LogView& log,
                                              const Calibration& c) {
   std::unordered_map<JobId, char> dependent;
   for (const auto& [job, after] : c.dependencies) dependent.emplace(job, 1);
-  std::vector<const Job*> by_submit = log.jobs, by_start = log.jobs;
+  std::vector<const Job*> by_submit = log.jobs;
   std::sort(by_submit.begin(), by_submit.end(), [](const Job* a, const Job* b) {
     return a->submit != b->submit ? a->submit < b->submit : a->id < b->id;
   });
-  std::sort(by_start.begin(), by_start.end(), [](const Job* a, const Job* b) {
-    return a->start != b->start ? a->start < b->start : a->id < b->id;
-  });
-  const auto ends_later = [](const Job* a, const Job* b) { return a->end > b->end; };
-  std::vector<const Job*> running;  // a min-heap by end: started, not ended before the window
-  std::size_t next = 0;
+  RunningSweep sweep(log);
   ChanceCount out;
   for (const Job* b : by_submit) {
-    for (; next < by_start.size() && by_start[next]->start < b->submit; ++next) {
-      running.push_back(by_start[next]);
-      std::push_heap(running.begin(), running.end(), ends_later);
-    }
-    while (!running.empty() && running.front()->end < b->submit - settings.feedback_within) {
-      std::pop_heap(running.begin(), running.end(), ends_later);
-      running.pop_back();
-    }
+    const std::vector<const Job*>& running = sweep.at(b->submit, settings.feedback_within);
     if (b->user.empty() || dependent.count(b->id)) continue;
     int all = 0, own = 0, ended = 0;
     bool own_ended = false;

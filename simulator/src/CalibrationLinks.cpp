@@ -36,24 +36,10 @@ ChanceCount links_against_shuffled_users(const LogView& log, const ClusterSpec& 
                                          const DependencyCandidates& candidates,
                                          const Calibration& c) {
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
-  std::vector<const Job*> by_start = log.jobs;
-  std::sort(by_start.begin(), by_start.end(), [](const Job* a, const Job* b) {
-    return a->start != b->start ? a->start < b->start : a->id < b->id;
-  });
-  const auto ends_later = [](const Job* a, const Job* b) { return a->end > b->end; };
-  std::vector<const Job*> alive;  // a min-heap by end: started, not ended before the slack
-  std::size_t next = 0;
+  RunningSweep sweep(log);
   ChanceCount out;
-  for (const Job* b : by_start) {
-    const Seconds from = b->start - settings.dependency_slack;
-    for (; next < by_start.size() && by_start[next]->start < b->start; ++next) {
-      alive.push_back(by_start[next]);
-      std::push_heap(alive.begin(), alive.end(), ends_later);
-    }
-    while (!alive.empty() && alive.front()->end < from) {
-      std::pop_heap(alive.begin(), alive.end(), ends_later);
-      alive.pop_back();
-    }
+  for (const Job* b : sweep.by_start()) {
+    const std::vector<const Job*>& alive = sweep.at(b->start, settings.dependency_slack);
     if (b->user.empty() || b->start - b->submit < step) continue;
     if (const auto it = candidates.find(b); it != candidates.end() && it->second.array_member)
       continue;  // an array's throttle is its own evidence
