@@ -126,15 +126,6 @@ Calibration ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
   return c;
 }
 
-Trace ClusterOptions::logged_yardstick(Trace as_read, const ClusterSpec& machine) {
-  std::string said;  // not the replay's calibration: nothing to tell
-  const Calibration whole_log =
-      resolve_calibration("infer", as_read.jobs, as_read.source, machine, said);
-  ClusterSpec unused = machine;
-  apply_calibration(whole_log, unused, as_read.jobs);
-  return as_read;
-}
-
 std::string ClusterOptions::describe_fit(const std::string& trace_source) const {
   if (!fit_until.empty())
     return fmt::format(

@@ -41,11 +41,6 @@ struct ClusterOptions {
   Calibration calibrate(Trace& trace, ClusterSpec& spec) const;
   // The inference's settings the flags give (--null-tests).
   CalibrationSettings inference_settings() const;
-  // The log as the logged world reads its real waits from: `as_read`'s jobs, those that the
-  // calibration inferred on the whole log takes for dependent on another job marked so (their
-  // wait was that job's run; the logged world leaves them out), whatever calibration the replay
-  // uses, so that the yardstick does not move with it. Inferred once per log and machine (cached).
-  static Trace logged_yardstick(Trace as_read, const ClusterSpec& machine);
   // Where the replay's calibration was fitted, in one line for the tables that stand on it: in
   // sample (on the whole log, the judged window included), forward (--fit-until), from a file, or
   // nowhere.

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <functional>
 #include <tuple>
+#include <unordered_map>
 
+#include "mirage/simulator/Calibration.h"
 #include "mirage/simulator/Fidelity.h"
 
 namespace mirage {
@@ -28,6 +30,18 @@ Seconds pooled_floor(std::vector<Seconds> class_limits, Seconds time_limit, doub
        it != class_limits.end() && *it >= quartile; ++it)
     if (reaching(*it) >= needed) return *it;
   return quartile;
+}
+
+Trace yardstick_log(Trace as_read, const ClusterSpec& machine) {
+  CalibrationSettings as_shown;
+  as_shown.test_links = false;  // every link the log shows, not only where they beat chance
+  Calibration links;            // nothing fitted: the whole machine, no limit, boundary or down
+  infer_dependencies(as_read.jobs, machine, as_shown, links);
+  const std::unordered_map<JobId, JobId> after(links.dependencies.begin(),
+                                               links.dependencies.end());
+  for (Job& j : as_read.jobs)
+    if (const auto it = after.find(j.id); it != after.end()) j.after_any = it->second;
+  return as_read;
 }
 
 LoggedWaits::LoggedWaits(const Trace& trace, LoggedWaitsSpec spec) : spec_(spec) {

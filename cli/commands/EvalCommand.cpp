@@ -22,6 +22,7 @@
 #include "Validators.h"
 #include "WaitFit.h"
 #include "mirage/agents/Evaluation.h"
+#include "mirage/agents/LoggedWaits.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/RiskFrontier.h"
 #include "mirage/agents/Verdict.h"
@@ -398,8 +399,7 @@ int run_eval(const EvalOptions& o) {
   c.cluster = o.cluster.to_spec(trace);
   const std::vector<SuccessorWait> worlds = o.episode.worlds();
   if (std::find(worlds.begin(), worlds.end(), SuccessorWait::kLogged) != worlds.end())
-    c.yardstick_log =
-        std::make_shared<const Trace>(ClusterOptions::logged_yardstick(trace, c.cluster));
+    c.yardstick_log = std::make_shared<const Trace>(yardstick_log(trace, c.cluster));
   o.cluster.calibrate(trace, c.cluster);
   o.episode.apply(c.episode, c.cluster);
   c.episode.chain.segments = o.segments;

@@ -98,20 +98,24 @@ void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::v
 }
 
 std::string Calibration::describe_feedback_choice() const {
+  const std::string against = fmt::format(
+      "{} of the log's jobs were submitted minutes after their user's earlier job ended, against "
+      "{} by chance, whoever's jobs ended then",
+      followers_seen, followers_by_chance);
   switch (feedback_choice) {
     case FeedbackChoice::kChosen:
       return "chosen by replay: without it the replay missed a fidelity target, and with it lies "
-             "less far outside them";
+             "less far outside them; " +
+             against;
     case FeedbackChoice::kNoCloser:
-      return "off: tried by replay, it brought the replay no closer to the fidelity targets";
+      return "off: tried by replay, it brought the replay no closer to the fidelity targets; " +
+             against;
     case FeedbackChoice::kNoFollowers:
       return "off: no job of the log was submitted minutes after its user's earlier one ended";
-    case FeedbackChoice::kTargetsMet: return "off: the replay without it met every fidelity target";
+    case FeedbackChoice::kTargetsMet:
+      return "off: the replay without it met every fidelity target; " + against;
     case FeedbackChoice::kByChance:
-      return fmt::format(
-          "off: the replay without it shows {} jobs submitted as soon after their user's earlier "
-          "job's end by chance: the log cannot tell feedback apart from none",
-          followers_by_chance);
+      return "off: " + against + ": the log cannot tell feedback apart from none";
     case FeedbackChoice::kNotTried: break;
   }
   return "off: not tried (no replay of the log was chosen to judge it by)";

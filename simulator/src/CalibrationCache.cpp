@@ -201,7 +201,7 @@ json to_json(const Calibration& c) {
     j["followers"].push_back({f.job, f.after, f.think});
   j["feedback"] = c.feedback;
   j["feedback_choice"] = static_cast<int>(c.feedback_choice);
-  j["followers_by_chance"] = c.followers_by_chance;
+  j["followers_against_chance"] = {c.followers_seen, c.followers_by_chance};
   return j;
 }
 
@@ -236,7 +236,8 @@ Calibration calibration_from(const json& j) {
   if (choice < 0 || choice > static_cast<int>(Calibration::FeedbackChoice::kByChance))
     throw std::out_of_range("feedback_choice");
   c.feedback_choice = static_cast<Calibration::FeedbackChoice>(choice);
-  c.followers_by_chance = j.at("followers_by_chance");
+  c.followers_seen = j.at("followers_against_chance").at(0);
+  c.followers_by_chance = j.at("followers_against_chance").at(1);
   return c;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "CalibrationChance.h"
 #include "CalibrationParts.h"
 
 namespace mirage::calibration {
@@ -30,34 +31,15 @@ bool waited_with_room(const LogView& log, const ClusterSpec& spec, const Job& b,
 // the draw holds one that could be b's link (its user's, started before it, submitted no later,
 // still running a step after its submission) is hypergeometric. The log's own starts and ends
 // stay as they are; only who ran which job is left to chance.
-struct LinkCount {
-  int seen = 0;
-  double expected = 0, variance = 0;  // by chance: the sum of the jobs' chances, and its spread
-};
-
-LinkCount links_against_shuffled_users(const LogView& log, const ClusterSpec& spec,
-                                       const CalibrationSettings& settings,
-                                       const DependencyCandidates& candidates,
-                                       const Calibration& c) {
+ChanceCount links_against_shuffled_users(const LogView& log, const ClusterSpec& spec,
+                                         const CalibrationSettings& settings,
+                                         const DependencyCandidates& candidates,
+                                         const Calibration& c) {
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
-  std::vector<const Job*> by_start = log.jobs;
-  std::sort(by_start.begin(), by_start.end(), [](const Job* a, const Job* b) {
-    return a->start != b->start ? a->start < b->start : a->id < b->id;
-  });
-  const auto ends_later = [](const Job* a, const Job* b) { return a->end > b->end; };
-  std::vector<const Job*> alive;  // a min-heap by end: started, not ended before the slack
-  std::size_t next = 0;
-  LinkCount out;
-  for (const Job* b : by_start) {
-    const Seconds from = b->start - settings.dependency_slack;
-    for (; next < by_start.size() && by_start[next]->start < b->start; ++next) {
-      alive.push_back(by_start[next]);
-      std::push_heap(alive.begin(), alive.end(), ends_later);
-    }
-    while (!alive.empty() && alive.front()->end < from) {
-      std::pop_heap(alive.begin(), alive.end(), ends_later);
-      alive.pop_back();
-    }
+  RunningSweep sweep(log);
+  ChanceCount out;
+  for (const Job* b : sweep.by_start()) {
+    const std::vector<const Job*>& alive = sweep.at(b->start, settings.dependency_slack);
     if (b->user.empty() || b->start - b->submit < step) continue;
     if (const auto it = candidates.find(b); it != candidates.end() && it->second.array_member)
       continue;  // an array's throttle is its own evidence
@@ -74,14 +56,7 @@ LinkCount links_against_shuffled_users(const LogView& log, const ClusterSpec& sp
       own_ended = own_ended || (link && in_slack);
     }
     if (own == 0 || ended == 0 || !waited_with_room(log, spec, *b, c, step)) continue;
-    // The chance that `ended` jobs drawn from the `running` miss every one of the `own` links.
-    double none_own = 1;
-    for (int i = 0; i < ended; ++i)
-      none_own *= std::max(0.0, static_cast<double>(running - own - i) / (running - i));
-    const double p = 1 - none_own;
-    out.seen += own_ended;
-    out.expected += p;
-    out.variance += p * (1 - p);
+    out.add(own_ended, running, own, ended);
   }
   return out;
 }
@@ -145,12 +120,11 @@ void confirm_dependencies(const LogView& log, const ClusterSpec& spec,
 void test_links_against_chance(const LogView& log, const ClusterSpec& spec,
                                const CalibrationSettings& settings,
                                const DependencyCandidates& candidates, Calibration& c) {
-  const LinkCount links = links_against_shuffled_users(log, spec, settings, candidates, c);
+  const ChanceCount links = links_against_shuffled_users(log, spec, settings, candidates, c);
   c.links_seen = links.seen;
   c.links_by_chance = static_cast<int>(std::lround(links.expected));
   c.links_told_apart = true;
-  if (!settings.test_links || links.seen - links.expected > kLinkSigmas * std::sqrt(links.variance))
-    return;
+  if (!settings.test_links || links.stands_out()) return;
   c.links_told_apart = false;
   c.dependencies.clear();
   c.array_members = 0;

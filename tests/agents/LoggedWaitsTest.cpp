@@ -2,9 +2,14 @@
 // nearest them, waited; and the table that holds it beside the replay's.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "mirage/agents/Evaluation.h"
 #include "mirage/agents/LoggedWaits.h"
 #include "mirage/agents/WorldComparison.h"
+#include "mirage/simulator/Simulator.h"
 #include "support/BusyTrace.h"
 
 namespace mirage {
@@ -216,6 +221,71 @@ TEST(LoggedWaits, TheYardstickIsItsOwnLogNotTheJobsTheReplaysCalibrationMarkedDe
   c.yardstick_log = std::make_shared<const Trace>(as_read);
   const EvalReport yardstick = evaluate(calibrated, c);
   EXPECT_EQ(yardstick.logged_shape_jobs, plain.logged_shape_jobs);
+}
+
+// A job that started as its user's earlier job ended, after waiting beside room the log's own jobs
+// left free, waited for that job: the yardstick marks it so, and the logged world leaves it out.
+// One that waited on a full machine, and another user's started at the same instant, are not.
+TEST(LoggedWaits, TheYardstickMarksAJobThatWaitedForItsUsersJobBesideRoom) {
+  Trace t;
+  const auto job = [](JobId id, const char* user, Seconds submit, Seconds start, Seconds end,
+                      int nodes) {
+    Job j = real_job(id, kT0 + submit, start - submit, nodes);
+    j.user = user;
+    j.end = kT0 + end;
+    return j;
+  };
+  t.jobs = {job(1, "u", 0, 0, 10 * kHour, 1),
+            job(2, "u", kHour, 10 * kHour + 30, 20 * kHour, 1),  // waited for job 1, beside room
+            job(3, "v", kHour, 10 * kHour + 30, 20 * kHour, 1),  // another user's
+            job(4, "u", 19 * kHour, 19 * kHour, 30 * kHour, 1),
+            job(5, "w", 20 * kHour, 20 * kHour, 30 * kHour, 3),        // with 4: all 4 nodes
+            job(6, "u", 21 * kHour, 30 * kHour + 30, 40 * kHour, 1)};  // waited on a full machine
+  ClusterSpec machine;
+  machine.nodes = 4;
+  const Trace yardstick = yardstick_log(t, machine);
+  std::vector<JobId> after;
+  for (const Job& j : yardstick.jobs) after.push_back(j.after_any);
+  EXPECT_EQ(after, (std::vector<JobId>{0, 1, 0, 0, 0, 0}));
+}
+
+// The simulator's log of a busy machine shared by four users: its starts and ends as run.
+Trace simulated_log(unsigned seed) {
+  Trace t = busy_trace(seed, 21, 2000);
+  for (Job& j : t.jobs) j.user = "u" + std::to_string(j.id % 4);
+  ClusterSpec machine;
+  machine.nodes = 16;
+  Simulator sim(machine, std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(t.jobs)));
+  sim.run_to_completion();
+  for (std::size_t i = 0; i < t.jobs.size(); ++i) {
+    const Seconds run = t.jobs[i].end - t.jobs[i].start;
+    t.jobs[i].start = sim.start_time(static_cast<SimJobIndex>(i));
+    t.jobs[i].end = t.jobs[i].start + run;
+  }
+  return t;
+}
+
+// Forward: a job's mark reads nothing after its start, so the log cut at any instant (its jobs
+// submitted before it, as a forward fit sees them) marks every job that started before the cut as
+// the whole log does: the months after the judged one never change its yardstick.
+TEST(LoggedWaits, TheYardsticksMarksReadNothingAfterEachJobsStart) {
+  ClusterSpec machine;
+  machine.nodes = 16;
+  const Trace whole = simulated_log(7);
+  const Trace marked = yardstick_log(whole, machine);
+  std::size_t dependent = 0;
+  for (const Job& j : marked.jobs) dependent += j.after_any != 0;
+  ASSERT_GT(dependent, 0u) << "the busy log has jobs that waited for their user's";
+  for (const Seconds cut : {kT0 + 7 * kDay, kT0 + 14 * kDay}) {
+    Trace before = whole;
+    std::erase_if(before.jobs, [&](const Job& j) { return j.submit >= cut; });
+    const Trace early = yardstick_log(before, machine);
+    for (std::size_t i = 0; i < early.jobs.size(); ++i) {
+      if (early.jobs[i].start < cut) {
+        EXPECT_EQ(early.jobs[i].after_any, marked.jobs[i].after_any) << "job " << early.jobs[i].id;
+      }
+    }
+  }
 }
 
 // Where every real job waited 2 hours, reactive's successor, submitted a minute before its

@@ -98,6 +98,7 @@ TEST_F(CalibrationCacheTest, AnEntryReadsBackAsTheCalibrationInferredBitForBit) 
   EXPECT_EQ(back->describe_room_evidence(), c.describe_room_evidence());
   EXPECT_EQ(back->describe_links(), c.describe_links());
   EXPECT_EQ(back->priority->like_fcfs, c.priority->like_fcfs);
+  EXPECT_EQ(back->followers_seen, c.followers_seen);
   EXPECT_EQ(back->followers_by_chance, c.followers_by_chance);
 }
 

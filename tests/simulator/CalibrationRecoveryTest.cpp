@@ -34,15 +34,22 @@ std::vector<Job> workload(unsigned seed, double gap = 1500) {
   return jobs;
 }
 
-// The log `spec` makes of `jobs`: their starts and ends as the simulator ran them.
+// The log `spec` makes of `jobs`: their submissions, starts and ends as the simulator ran them (a
+// follower, Job::think, submitted that long after the job it follows ended), and neither
+// dependencies nor followers, which a log does not record; in the order of their submission.
 std::vector<Job> run_log(std::vector<Job> jobs, const ClusterSpec& spec) {
   Simulator sim(spec, std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(jobs)));
   sim.run_to_completion();
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Seconds run = jobs[i].end - jobs[i].start;
+    jobs[i].submit = sim.submit_time(static_cast<SimJobIndex>(i));
     jobs[i].start = sim.start_time(static_cast<SimJobIndex>(i));
     jobs[i].end = jobs[i].start + run;
+    jobs[i].after_any = 0;
+    jobs[i].think = kUnknownTime;
   }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const Job& a, const Job& b) { return a.submit < b.submit; });  // as logged
   return jobs;
 }
 
@@ -139,14 +146,64 @@ TEST(CalibrationRecovery, AUsersChainOfDependentJobsIsRecoveredWhereTheMachineHa
   }
   std::sort(jobs.begin(), jobs.end(),
             [](const Job& a, const Job& b) { return a.submit < b.submit; });
-  std::vector<Job> log = run_log(jobs, machine());
-  for (Job& j : log) j.after_any = 0;  // a log does not record dependencies
+  const std::vector<Job> log = run_log(jobs, machine());
   const Calibration c = infer_calibration(log, machine());
   int found = 0;
   for (const auto& [job, after] : c.dependencies) found += job > first && after == job - 1;
   EXPECT_GE(found, 24) << "of the 29 links, " << c.dependencies.size() << " dependencies in all; "
                        << c.describe_links();
   EXPECT_TRUE(c.links_told_apart);
+}
+
+// `jobs` with three users who each submit their next job a few minutes after their last one
+// ended, 40 times over: 1 or 2 nodes, 4 to 12 hours each.
+std::vector<Job> with_feedback_users(std::vector<Job> jobs, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  JobId id = 100000;
+  for (int user = 0; user < 3; ++user)
+    for (int i = 0; i < 40; ++i, ++id) {
+      Job j;
+      j.id = id;
+      j.user = "feedback" + std::to_string(user);
+      // The first is submitted as the log begins; each later one by its predecessor's end (the
+      // submission here only orders it after that job).
+      j.submit = j.start = kStart + kHour * user + i;
+      j.nodes = 1 + static_cast<int>(rng() % 2);
+      j.time_limit = 12 * kHour;
+      j.end = j.start + (4 + static_cast<Seconds>(rng() % 8)) * kHour;
+      if (i > 0) {
+        j.after_any = id - 1;
+        j.think = 60 + static_cast<Seconds>(rng() % 420);
+      }
+      jobs.push_back(j);
+    }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const Job& a, const Job& b) { return a.submit < b.submit; });
+  return jobs;
+}
+
+// Users who submit on seeing their job end: on a log made so, their followers stand out from what
+// the log's own submissions and ends give by chance, so the calibration would try feedback were
+// its replay off a target (it is not: the simulator remade the log exactly); on a log made without
+// them, users' own jobs end before their submissions no more often than chance has them, and
+// feedback is not given.
+TEST(CalibrationRecovery, FollowersStandOutFromChanceOnlyOnALogMadeWithThem) {
+  const Calibration with =
+      infer_calibration(run_log(with_feedback_users(workload(13, 3000), 13), machine()), machine());
+  EXPECT_GE(with.followers_seen, 100) << "of the 117 made; " << with.describe_feedback_choice();
+  EXPECT_LT(with.followers_by_chance, with.followers_seen / 3) << with.describe_feedback_choice();
+  EXPECT_NE(with.feedback_choice, Calibration::FeedbackChoice::kByChance);
+  EXPECT_NE(with.feedback_choice, Calibration::FeedbackChoice::kNoFollowers);
+  for (const unsigned seed : {3u, 13u}) {
+    SCOPED_TRACE(::testing::Message() << "made without feedback, seed " << seed);
+    const Calibration without =
+        infer_calibration(run_log(workload(seed, 3000), machine()), machine());
+    EXPECT_GT(without.followers_seen, 0) << "some jobs follow their user's by chance";
+    EXPECT_EQ(without.feedback_choice, Calibration::FeedbackChoice::kByChance)
+        << without.describe_feedback_choice();
+    EXPECT_FALSE(without.feedback);
+    EXPECT_TRUE(without.followers.empty());
+  }
 }
 
 // Made with job size favouring small jobs, with and without a week of 12 hidden nodes: the

@@ -35,10 +35,9 @@ struct EvalConfig {
   // chain's: its nodes and limit are set from episode.chain).
   Seconds logged_window = 3 * kDay;
   std::size_t logged_jobs = 5;
-  // The log the logged world's waits come from, its dependent jobs marked as a calibration on
-  // the whole log finds them, whatever months the replay was calibrated on (cli's
-  // ClusterOptions::logged_yardstick): the yardstick does not move with the replay. Null: the
-  // trace evaluated.
+  // The log the logged world's waits come from, its dependent jobs marked by the log's own fields
+  // (yardstick_log in LoggedWaits.h), whatever months the replay was calibrated on: the yardstick
+  // does not move with the replay. Null: the trace evaluated.
   std::shared_ptr<const Trace> yardstick_log;
 };
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "mirage/core/ClusterSpec.h"
 #include "mirage/core/Job.h"
 #include "mirage/traces/Trace.h"
 
@@ -33,6 +34,16 @@ struct LoggedWaitsSpec {
 // the class's top quartile of limits (the longest quarter): past it the jobs are no longer long
 // ones, and too few near an instant still drops the sample.
 Seconds pooled_floor(std::vector<Seconds> class_limits, Seconds time_limit, double needed);
+
+// The log the logged world reads its real waits from: `as_read`, each job whose wait its own
+// fields show to have been its user's earlier job's run marked dependent on that job (after_any),
+// so that LoggedWaits leaves it out. The job started within 2 minutes of that job's end, that job
+// ran from its submission on, and at some moment of its wait before that end the log's own jobs
+// left room for it on `machine`'s nodes (or it is a throttled array's member): the calibration's
+// links as the log shows them (Calibration.h), with nothing fitted, neither hidden room nor
+// limits nor the test against chance. A job's mark reads nothing after its start, so it is the
+// same whatever months a calibration is fitted on and whatever follows the judged month.
+Trace yardstick_log(Trace as_read, const ClusterSpec& machine);
 
 class LoggedWaits {
  public:

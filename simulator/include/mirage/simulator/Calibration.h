@@ -41,10 +41,12 @@
 //   feedback       A job submitted within minutes of its user's earlier job ending was
 //                  submitted on seeing that end: the replay submits it as long after that job's
 //                  replayed end (Simulator::submit_time), so a replay that runs the first late
-//                  does not queue the next at the log's time behind it. Tried by replay after
-//                  the rest is chosen, only where that replay misses a fidelity target, and kept
-//                  where it lies less far outside them and the log shows more such jobs than the
-//                  kept replay does by chance (or asked for: --feedback).
+//                  does not queue the next at the log's time behind it. Only where the log shows
+//                  more such jobs than its own submissions and ends give by chance, whoever's the
+//                  jobs that ended just before each submission were (kLinkSigmas), it is tried
+//                  by replay after the rest is chosen, where that replay misses a fidelity
+//                  target, and kept where it lies less far outside them (or asked for:
+//                  --feedback).
 //   priority       Where the log records each job's priority, the multifactor weights fitted to
 //                  it (PriorityFit.h): fairshare with its half-life, job size, age. Where it
 //                  does not, the log is replayed (with the parts above) under a few weightings
@@ -96,7 +98,7 @@ struct CalibrationSettings {
   bool test_room = true;      // hidden room against the log replayed with nothing hidden
   bool test_links = true;     // dependencies against the log's own ends with users shuffled
   bool test_rank = true;      // priority weights against first-come-first-served's rank
-  bool test_feedback = true;  // followers against the kept replay's
+  bool test_feedback = true;  // followers against the log's own ends with users shuffled
 };
 
 struct Calibration {
@@ -143,10 +145,13 @@ struct Calibration {
     kNoFollowers,  // no job of the log follows its user's earlier one
     kNoCloser,     // replayed with it, no closer to the targets: left off
     kChosen,       // replayed with it, closer: kept
-    kByChance,     // no more followers in the log than its replay without them shows by chance
+    kByChance,     // no more followers in the log than its own times give by chance
   };
   FeedbackChoice feedback_choice = FeedbackChoice::kNotTried;
-  int followers_by_chance = 0;  // in the kept replay written as a log (kByChance)
+  // The log's followers, and those its own times give by chance, whoever's the jobs that ended
+  // before each submission were (counted where a replay could judge feedback: all but kNotTried
+  // and kNoFollowers).
+  int followers_seen = 0, followers_by_chance = 0;
 
   // How feedback came to be on or off, for reports: "chosen by replay: ...", "off: ...".
   std::string describe_feedback_choice() const;
@@ -210,8 +215,9 @@ inline constexpr double kCapacityShareRefinement = 0.05;
 // The log's idle room beside waiting jobs must exceed what its replay with nothing hidden shows by
 // this share of the machine for any window to be congested (room_evidence in Calibration.cpp).
 inline constexpr double kRoomMargin = 0.05;
-// The log's dependencies outside arrays are kept where they outnumber those its own times give by
-// chance (links_against_shuffled_users in CalibrationLinks.cpp) by more than this many standard
+// The log's dependencies outside arrays, and its followers, are kept where they outnumber those
+// its own times give by chance (links_against_shuffled_users in CalibrationLinks.cpp,
+// followers_against_shuffled_users in CalibrationFeedback.cpp) by more than this many standard
 // deviations of that chance count.
 inline constexpr double kLinkSigmas = 3;
 

@@ -29,7 +29,7 @@ namespace mirage {
 // Bump whenever the inference (or anything it replays with) changes what it infers: every entry
 // of an older version is then stale. Entries do not name the build, so that rebuilding the same
 // code keeps them.
-inline constexpr int kCalibrationCodeVersion = 3;
+inline constexpr int kCalibrationCodeVersion = 4;
 
 // The key of the calibration inferred from `jobs` on `spec` with `settings`, fitted on the jobs
 // submitted before `fit_until` where it is given (ForwardCalibration.h).
