@@ -108,6 +108,13 @@ void keep_closer_share(const std::vector<Job>& all, const LogView& log, const Cl
     Calibration calibration;
     std::optional<ReplayOutcome> outcome;  // none: no job of the log to replay
   };
+  const int candidates = std::max(c.share_candidates, 1) + static_cast<int>(shares.size());
+  // A kept replay already inside every target leaves no share a replay could bring closer: their
+  // replays would change nothing but the count.
+  if (c.priority->replay_waits && !can_lie_less_far_outside(c.priority->replay)) {
+    c.share_candidates = candidates;
+    return;
+  }
   const Calibration base = c;  // what the threads read while `c` takes its own replay
   std::vector<std::future<Other>> runs;
   for (const double share : shares)
@@ -139,7 +146,6 @@ void keep_closer_share(const std::vector<Job>& all, const LogView& log, const Cl
     if (o.outcome && (!best || closer_to_targets(o.outcome->figures, best->outcome->figures)))
       best = std::move(o);
   }
-  const int candidates = std::max(c.share_candidates, 1) + static_cast<int>(runs.size());
   c.share_candidates = candidates;
   if (!best || !lies_less_far_outside(best->outcome->figures, kept)) return;
   c = std::move(best->calibration);
