@@ -45,9 +45,7 @@ ReplayOutcome replay_outcome(const CalibratedReplay& r, const PriorityParameters
   sim.set_recording(false);
   sim.run_to_completion();
   auto waits = std::make_shared<const std::vector<Seconds>>(sim.waits(r.jobs.size()));
-  std::size_t without_start = 0;
-  return ReplayOutcome{measure_overall_fidelity(pair_waits(r.jobs, *waits, 0, 0, without_start)),
-                       std::move(waits)};
+  return ReplayOutcome{measure_overall_fidelity(r.jobs, *waits), std::move(waits)};
 }
 
 // The same on a thread of its own, so that several replays run side by side.

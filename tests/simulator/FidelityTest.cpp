@@ -249,5 +249,42 @@ TEST(Fidelity, PairsEachJobWithItsSimulatedStartInsideTheWindow) {
   EXPECT_EQ(behind[0].user, 1u);
 }
 
+// What a calibration's replays are judged by: the report's overall figures, to the bit, without
+// the jobs the log never started or the replay never did.
+TEST(Fidelity, OverallFiguresOfAReplayAreTheReportsOverall) {
+  std::vector<Job> jobs(6);
+  std::vector<Seconds> waits(6);
+  for (int i = 0; i < 6; ++i) {
+    jobs[i].id = i + 1;
+    jobs[i].user = i % 2 ? "a" : "b";
+    jobs[i].submit = 1000 + 100 * i;
+    jobs[i].start = jobs[i].submit + 40 * i * i;
+    jobs[i].end = jobs[i].start + 600;
+    jobs[i].nodes = 1 + i;
+    waits[i] = 7000 - 900 * i;
+  }
+  jobs[1].start = kUnknownTime;  // the log never started it
+  waits[4] = kUnknownTime;       // the replay never did
+  std::size_t without_start = 0;
+  const WaitFidelity report =
+      measure_fidelity(pair_waits(jobs, waits, 0, 0, without_start)).overall;
+  const WaitFidelity overall = measure_overall_fidelity(jobs, waits);
+  EXPECT_EQ(overall.jobs, 4u);
+  for (const auto& [of_report, of_replay] : {std::pair{report.real_mean_s, overall.real_mean_s},
+                                             {report.sim_mean_s, overall.sim_mean_s},
+                                             {report.real_median_s, overall.real_median_s},
+                                             {report.sim_median_s, overall.sim_median_s},
+                                             {report.real_p90_s, overall.real_p90_s},
+                                             {report.sim_p90_s, overall.sim_p90_s},
+                                             {report.real_over_1h, overall.real_over_1h},
+                                             {report.sim_over_1h, overall.sim_over_1h},
+                                             {report.rank_correlation, overall.rank_correlation},
+                                             {report.mean_ratio, overall.mean_ratio}})
+    EXPECT_EQ(of_report, of_replay);
+  EXPECT_EQ(overall.group, report.group);
+  EXPECT_THROW(measure_overall_fidelity(jobs, std::vector<Seconds>(6, kUnknownTime)),
+               std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace mirage
