@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <future>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "CalibrationParts.h"
@@ -24,10 +26,13 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   infer_limits(log, settings, c);
   if (settings.down_windows && spec.allocation == AllocationMode::kWholeNode)
     infer_down_windows(log, spec, settings, c);
-  const auto candidates = dependency_candidates(log, settings, c);
   const bool whole_node = spec.allocation == AllocationMode::kWholeNode;
+  auto nothing_hidden =
+      whole_node ? replay_nothing_hidden(all, spec, settings, c) : std::future<std::vector<Job>>{};
+  const auto candidates = dependency_candidates(log, settings, c);
   const std::vector<char> room_seen =
-      whole_node ? room_evidence(all, log, spec, settings, candidates, c) : std::vector<char>{};
+      whole_node ? room_evidence(log, spec, settings, candidates, std::move(nothing_hidden), c)
+                 : std::vector<char>{};
   if (whole_node) infer_capacity(log, spec, settings, room_seen, c);
   if (settings.dependencies) {
     confirm_dependencies(log, spec, settings, candidates, c);

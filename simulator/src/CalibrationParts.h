@@ -1,6 +1,7 @@
 #pragma once
 // The parts of the calibration (Calibration.h), one rule per file; infer_calibration
 // (Calibration.cpp) runs them in order. Internal to the inference.
+#include <future>
 #include <unordered_map>
 #include <vector>
 
@@ -43,10 +44,17 @@ void test_links_against_chance(const LogView& log, const ClusterSpec& spec,
                                const DependencyCandidates& candidates, Calibration& c);
 
 // CalibrationRoom.cpp: which windows show hidden room (against the log replayed with nothing
-// hidden), the room of each, and the share of a window that sets it, chosen by replay.
-std::vector<char> room_evidence(const std::vector<Job>& all, const LogView& log,
-                                const ClusterSpec& spec, const CalibrationSettings& settings,
-                                const DependencyCandidates& candidates, Calibration& c);
+// hidden: started on a thread of its own by replay_nothing_hidden, so that the passes over the log
+// before room_evidence run beside it; none where settings.test_room is off), the room of each, and
+// the share of a window that sets it, chosen by replay.
+std::future<std::vector<Job>> replay_nothing_hidden(const std::vector<Job>& all,
+                                                    const ClusterSpec& spec,
+                                                    const CalibrationSettings& settings,
+                                                    const Calibration& c);
+std::vector<char> room_evidence(const LogView& log, const ClusterSpec& spec,
+                                const CalibrationSettings& settings,
+                                const DependencyCandidates& candidates,
+                                std::future<std::vector<Job>> nothing_hidden, Calibration& c);
 void infer_capacity(const LogView& log, const ClusterSpec& spec,
                     const CalibrationSettings& settings, const std::vector<char>& room_seen,
                     Calibration& c);

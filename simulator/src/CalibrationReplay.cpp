@@ -12,6 +12,10 @@
 
 namespace mirage::calibration {
 
+namespace {
+constexpr double kFitsNoWorse = 1e-9;  // a trial must miss the targets by this much less
+}  // namespace
+
 std::optional<CalibratedReplay> calibrated_replay(const std::vector<Job>& all,
                                                   const ClusterSpec& spec, const Calibration& c) {
   CalibratedReplay r;
@@ -41,9 +45,7 @@ ReplayOutcome replay_outcome(const CalibratedReplay& r, const PriorityParameters
   sim.set_recording(false);
   sim.run_to_completion();
   auto waits = std::make_shared<const std::vector<Seconds>>(sim.waits(r.jobs.size()));
-  std::size_t without_start = 0;
-  return ReplayOutcome{measure_overall_fidelity(pair_waits(r.jobs, *waits, 0, 0, without_start)),
-                       std::move(waits)};
+  return ReplayOutcome{measure_overall_fidelity(r.jobs, *waits), std::move(waits)};
 }
 
 // The same on a thread of its own, so that several replays run side by side.
@@ -69,7 +71,13 @@ std::pair<std::size_t, ReplayOutcome> closest_weighting(
 // Whether a trial replay lies less far outside the fidelity targets than the kept one: one that
 // fits the log no worse leaves the kept one in place.
 bool lies_less_far_outside(const WaitFidelity& trial, const WaitFidelity& kept) {
-  return trial.target_miss() < kept.target_miss() - 1e-9;
+  return trial.target_miss() < kept.target_miss() - kFitsNoWorse;
+}
+
+// A trial's miss is never below 0 (WaitFidelity::target_miss), so none lies less far outside
+// where the kept one's, less the margin, is not above it.
+bool can_lie_less_far_outside(const WaitFidelity& kept) {
+  return kept.target_miss() - kFitsNoWorse > 0;
 }
 
 void record_replay(const ReplayOutcome& o, PriorityFit& fit) {

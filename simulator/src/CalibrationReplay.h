@@ -45,6 +45,9 @@ std::pair<std::size_t, ReplayOutcome> closest_weighting(
     const CalibratedReplay& r, const std::vector<PriorityParameters>& weightings);
 // Whether a trial replay lies less far outside the fidelity targets than the kept one.
 bool lies_less_far_outside(const WaitFidelity& trial, const WaitFidelity& kept);
+// Whether any replay could lie less far outside the targets than the kept one: not where the kept
+// one lies inside every target (no replay misses by less than nothing).
+bool can_lie_less_far_outside(const WaitFidelity& kept);
 // Keeps `o` as the calibration's replay.
 void record_replay(const ReplayOutcome& o, PriorityFit& fit);
 // The log as the machine calibrated with `c` replays it, written as a log (the replay's starts and

@@ -108,6 +108,13 @@ void keep_closer_share(const std::vector<Job>& all, const LogView& log, const Cl
     Calibration calibration;
     std::optional<ReplayOutcome> outcome;  // none: no job of the log to replay
   };
+  const int candidates = std::max(c.share_candidates, 1) + static_cast<int>(shares.size());
+  // A kept replay already inside every target leaves no share a replay could bring closer: their
+  // replays would change nothing but the count.
+  if (c.priority->replay_waits && !can_lie_less_far_outside(c.priority->replay)) {
+    c.share_candidates = candidates;
+    return;
+  }
   const Calibration base = c;  // what the threads read while `c` takes its own replay
   std::vector<std::future<Other>> runs;
   for (const double share : shares)
@@ -139,7 +146,6 @@ void keep_closer_share(const std::vector<Job>& all, const LogView& log, const Cl
     if (o.outcome && (!best || closer_to_targets(o.outcome->figures, best->outcome->figures)))
       best = std::move(o);
   }
-  const int candidates = std::max(c.share_candidates, 1) + static_cast<int>(runs.size());
   c.share_candidates = candidates;
   if (!best || !lies_less_far_outside(best->outcome->figures, kept)) return;
   c = std::move(best->calibration);
@@ -173,23 +179,34 @@ std::vector<char> windows_with_waits(const LogView& log, const Calibration& c,
 
 }  // namespace
 
+// The log replayed on the machine with nothing hidden (the rules `c` holds so far, the flags'
+// priority), written as a log, on a thread of its own that reads a copy of `c`.
+std::future<std::vector<Job>> replay_nothing_hidden(const std::vector<Job>& all,
+                                                    const ClusterSpec& spec,
+                                                    const CalibrationSettings& settings,
+                                                    const Calibration& c) {
+  if (!settings.test_room) return {};
+  return std::async(std::launch::async, [&all, &spec, c] { return replayed_as_log(all, spec, c); });
+}
+
 // Which capacity windows show hidden room. Pooled over the whole log, the room that stood idle
 // where waiting jobs fitted it (idle_beside_waits) must exceed, by more than kRoomMargin of the
-// machine, what the log replayed on the machine with nothing hidden (the rules `c` holds so far,
-// the flags' priority) shows: a scheduler leaves nodes idle beside waiting jobs on its own (EASY
-// backfill drains them for the head of the queue), and only room beyond that is evidence. Where
-// it does, every window in which such a job waited is congested (day by day the replay's
-// congestion moves too far from the log's to set a bar: docs/results/fidelity.md); else none is.
-std::vector<char> room_evidence(const std::vector<Job>& all, const LogView& log,
-                                const ClusterSpec& spec, const CalibrationSettings& settings,
-                                const DependencyCandidates& candidates, Calibration& c) {
+// machine, what the log replayed on the machine with nothing hidden (`nothing_hidden`) shows: a
+// scheduler leaves nodes idle beside waiting jobs on its own (EASY backfill drains them for the
+// head of the queue), and only room beyond that is evidence. Where it does, every window in which
+// such a job waited is congested (day by day the replay's congestion moves too far from the log's
+// to set a bar: docs/results/fidelity.md); else none is.
+std::vector<char> room_evidence(const LogView& log, const ClusterSpec& spec,
+                                const CalibrationSettings& settings,
+                                const DependencyCandidates& candidates,
+                                std::future<std::vector<Job>> nothing_hidden, Calibration& c) {
   const Windows win = capacity_windows(log, settings);
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
   const std::unordered_set<JobId> skip = ids_of(candidates);
   const IdleBesideWaits seen = idle_beside_waits(log, spec, c, skip, win, step);
   std::vector<char> out = windows_with_waits(log, c, skip, win, step);
   if (!settings.test_room) return out;
-  const std::vector<Job> null_jobs = replayed_as_log(all, spec, c);
+  const std::vector<Job> null_jobs = nothing_hidden.get();
   const LogView null_log(null_jobs);
   IdleBesideWaits chance;
   if (!null_log.jobs.empty()) chance = idle_beside_waits(null_log, spec, c, skip, win, step);

@@ -1,7 +1,9 @@
 #include "mirage/simulator/Fidelity.h"
 
 #include <algorithm>
+#include <boost/sort/spreadsort/float_sort.hpp>
 #include <cmath>
+#include <cstdint>
 #include <ctime>
 #include <map>
 #include <numeric>
@@ -17,10 +19,18 @@ namespace {
 // Ranks 1..n, ties given the mean of the ranks they span.
 std::vector<double> ranks(const std::vector<double>& v) {
   // Values sorted beside their positions (not positions by their values: one array to sort, read
-  // in order); the order among equal values does not matter, their ranks are averaged.
-  std::vector<std::pair<double, std::size_t>> order(v.size());
+  // in order); the order among equal values does not matter, their ranks are averaged. Boost's
+  // radix-based float_sort: a third of std::sort's time on a log's waits, which every replay of
+  // the calibration's inference ranks.
+  using Entry = std::pair<double, std::size_t>;
+  std::vector<Entry> order(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) order[i] = {v[i], i};
-  std::sort(order.begin(), order.end());
+  boost::sort::spreadsort::float_sort(
+      order.begin(), order.end(),
+      [](const Entry& e, unsigned offset) {
+        return boost::sort::spreadsort::float_mem_cast<double, std::int64_t>(e.first) >> offset;
+      },
+      [](const Entry& a, const Entry& b) { return a.first < b.first; });
   std::vector<double> r(v.size());
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i;
@@ -45,18 +55,12 @@ double pearson(const std::vector<double>& a, const std::vector<double>& b) {
   return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
 }
 
-WaitFidelity figures(std::string group, const std::vector<const WaitPair*>& pairs) {
+// The figures of the jobs whose real and simulated waits are real[i] and sim[i].
+WaitFidelity figures(std::string group, std::vector<double> real, std::vector<double> sim) {
   WaitFidelity f;
   f.group = std::move(group);
-  f.jobs = pairs.size();
-  std::vector<double> real, sim;
-  real.reserve(pairs.size());
-  sim.reserve(pairs.size());
-  for (const WaitPair* p : pairs) {
-    real.push_back(static_cast<double>(p->real_wait));
-    sim.push_back(static_cast<double>(p->sim_wait));
-  }
-  const double n = static_cast<double>(pairs.size());
+  f.jobs = real.size();
+  const double n = static_cast<double>(real.size());
   f.real_mean_s = std::accumulate(real.begin(), real.end(), 0.0) / n;
   f.sim_mean_s = std::accumulate(sim.begin(), sim.end(), 0.0) / n;
 
@@ -75,6 +79,17 @@ WaitFidelity figures(std::string group, const std::vector<const WaitPair*>& pair
   f.real_p90_s = quantile(real, 0.9);
   f.sim_p90_s = quantile(sim, 0.9);
   return f;
+}
+
+WaitFidelity figures(std::string group, const std::vector<const WaitPair*>& pairs) {
+  std::vector<double> real, sim;
+  real.reserve(pairs.size());
+  sim.reserve(pairs.size());
+  for (const WaitPair* p : pairs) {
+    real.push_back(static_cast<double>(p->real_wait));
+    sim.push_back(static_cast<double>(p->sim_wait));
+  }
+  return figures(std::move(group), std::move(real), std::move(sim));
 }
 
 std::string month_of(Seconds t) {
@@ -220,12 +235,19 @@ TwinAgreement twin_agreement(const std::vector<WaitPair>& pairs) {
   return t;
 }
 
-WaitFidelity measure_overall_fidelity(const std::vector<WaitPair>& pairs) {
-  if (pairs.empty()) throw std::invalid_argument("no jobs to compare");
-  std::vector<const WaitPair*> all;
-  all.reserve(pairs.size());
-  for (const WaitPair& p : pairs) all.push_back(&p);
-  return figures("all", all);
+WaitFidelity measure_overall_fidelity(const std::vector<Job>& jobs,
+                                      const std::vector<Seconds>& waits) {
+  // The jobs pair_waits keeps, in its order, without the users and queues it pairs them with.
+  std::vector<double> real, sim;
+  real.reserve(jobs.size());
+  sim.reserve(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (!jobs[i].started() || waits.at(i) == kUnknownTime) continue;
+    real.push_back(static_cast<double>(jobs[i].wait()));
+    sim.push_back(static_cast<double>(waits[i]));
+  }
+  if (real.empty()) throw std::invalid_argument("no jobs to compare");
+  return figures("all", std::move(real), std::move(sim));
 }
 
 FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs) {

@@ -1,6 +1,10 @@
 // The fidelity report: real against simulated waits, by group, with exact figures on fixed data.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+#include <vector>
+
 #include "mirage/simulator/Fidelity.h"
 
 namespace mirage {
@@ -13,6 +17,46 @@ TEST(Fidelity, RankCorrelationAveragesTiedRanks) {
   EXPECT_NEAR(rank_correlation({0, 0, 0, 5}, {1, 2, 3, 4}), 0.7745966692414834, 1e-12);
   // Ties must not borrow an order from the input: all-equal waits say nothing.
   EXPECT_DOUBLE_EQ(rank_correlation({0, 0, 0, 0}, {1, 2, 3, 4}), 0.0);
+}
+
+// Spearman's by its definition: each value's rank the count of smaller values plus the mean
+// place among its equals, and Pearson's correlation of those ranks.
+double spearman_by_counting(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto ranks = [](const std::vector<double>& v) {
+    std::vector<double> r(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      double below = 0, equal = 0;
+      for (const double x : v) {
+        below += x < v[i];
+        equal += x == v[i];
+      }
+      r[i] = below + (equal + 1) / 2;
+    }
+    return r;
+  };
+  const std::vector<double> ra = ranks(a), rb = ranks(b);
+  const double mean = (static_cast<double>(a.size()) + 1) / 2;
+  double ab = 0, aa = 0, bb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ab += (ra[i] - mean) * (rb[i] - mean);
+    aa += (ra[i] - mean) * (ra[i] - mean);
+    bb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+// Samples as long as a log's, with waits' many ties (half of them none), negative values and
+// fractions: ranked as the definition ranks them, whatever sort orders them.
+TEST(Fidelity, RankCorrelationOfLongTiedSamplesIsSpearmansByDefinition) {
+  std::mt19937_64 draw(59);
+  std::vector<double> real(3000), sim(3000);
+  for (std::size_t i = 0; i < real.size(); ++i) {
+    const double u = std::uniform_real_distribution<>(0, 1)(draw);
+    real[i] = u < 0.5 ? 0 : std::floor(std::exp(std::uniform_real_distribution<>(0, 12)(draw)));
+    sim[i] = i % 7 == 0 ? -std::floor(50 * u) : real[i] * (0.5 + u) + (i % 3 == 0 ? 0.25 : 0);
+  }
+  EXPECT_NEAR(rank_correlation(real, sim), spearman_by_counting(real, sim), 1e-12);
+  EXPECT_NEAR(rank_correlation(sim, real), spearman_by_counting(sim, real), 1e-12);
 }
 
 WaitFidelity figures(double ratio, double share_gap, double rank) {
@@ -203,6 +247,43 @@ TEST(Fidelity, PairsEachJobWithItsSimulatedStartInsideTheWindow) {
   ASSERT_EQ(behind.size(), 1u);
   EXPECT_TRUE(behind[0].behind_own);
   EXPECT_EQ(behind[0].user, 1u);
+}
+
+// What a calibration's replays are judged by: the report's overall figures, to the bit, without
+// the jobs the log never started or the replay never did.
+TEST(Fidelity, OverallFiguresOfAReplayAreTheReportsOverall) {
+  std::vector<Job> jobs(6);
+  std::vector<Seconds> waits(6);
+  for (int i = 0; i < 6; ++i) {
+    jobs[i].id = i + 1;
+    jobs[i].user = i % 2 ? "a" : "b";
+    jobs[i].submit = 1000 + 100 * i;
+    jobs[i].start = jobs[i].submit + 40 * i * i;
+    jobs[i].end = jobs[i].start + 600;
+    jobs[i].nodes = 1 + i;
+    waits[i] = 7000 - 900 * i;
+  }
+  jobs[1].start = kUnknownTime;  // the log never started it
+  waits[4] = kUnknownTime;       // the replay never did
+  std::size_t without_start = 0;
+  const WaitFidelity report =
+      measure_fidelity(pair_waits(jobs, waits, 0, 0, without_start)).overall;
+  const WaitFidelity overall = measure_overall_fidelity(jobs, waits);
+  EXPECT_EQ(overall.jobs, 4u);
+  for (const auto& [of_report, of_replay] : {std::pair{report.real_mean_s, overall.real_mean_s},
+                                             {report.sim_mean_s, overall.sim_mean_s},
+                                             {report.real_median_s, overall.real_median_s},
+                                             {report.sim_median_s, overall.sim_median_s},
+                                             {report.real_p90_s, overall.real_p90_s},
+                                             {report.sim_p90_s, overall.sim_p90_s},
+                                             {report.real_over_1h, overall.real_over_1h},
+                                             {report.sim_over_1h, overall.sim_over_1h},
+                                             {report.rank_correlation, overall.rank_correlation},
+                                             {report.mean_ratio, overall.mean_ratio}})
+    EXPECT_EQ(of_report, of_replay);
+  EXPECT_EQ(overall.group, report.group);
+  EXPECT_THROW(measure_overall_fidelity(jobs, std::vector<Seconds>(6, kUnknownTime)),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -104,8 +104,11 @@ std::vector<WaitPair> pair_waits(const std::vector<Job>& jobs, const std::vector
 
 // Throws std::invalid_argument when `pairs` is empty.
 FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs);
-// Its overall figures alone (what choosing a calibration by replay reads).
-WaitFidelity measure_overall_fidelity(const std::vector<WaitPair>& pairs);
+// Its overall figures alone for the jobs of a whole replay (what choosing a calibration by replay
+// reads): measure_fidelity(pair_waits(jobs, waits, 0, 0, ...)).overall, without pairing each job
+// with its user and queue. Throws std::invalid_argument when no job has both waits.
+WaitFidelity measure_overall_fidelity(const std::vector<Job>& jobs,
+                                      const std::vector<Seconds>& waits);
 
 // Twins among `pairs` (in submission order), each job in one pair at most.
 TwinAgreement twin_agreement(const std::vector<WaitPair>& pairs);
