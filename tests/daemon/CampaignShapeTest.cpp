@@ -123,6 +123,23 @@ TEST(CampaignShape, AScriptSbatchWouldRefuseIsRefusedNamingTheLine) {
   EXPECT_TRUE(h.controller->campaigns().empty());
 }
 
+// sbatch takes them, but each array task or hetjob component would carry the segment's tag (all
+// but one cancelled as strays), and another cluster's job never shows in this one's queue.
+TEST(CampaignShape, AScriptOfMoreThanOneJobOrOfAnotherClusterIsRefusedNamingTheLine) {
+  Harness h(config());
+  for (const auto& [script, where] : std::vector<std::pair<std::string, std::string>>{
+           {"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --array=0-3\n", ":3: field '#SBATCH --array=0-3'"},
+           {"#!/bin/bash\n#SBATCH -N 1\n#SBATCH hetjob\n#SBATCH -N 2\n",
+            ":3: field '#SBATCH hetjob'"},
+           {"#!/bin/bash\n#SBATCH -M other\n", ":2: field '#SBATCH -M other'"}}) {
+    const std::string why = refusal_of(*h.controller, script_request(script));
+    EXPECT_NE(why.find("/home/u/gpt.sbatch" + where), std::string::npos) << why;
+    EXPECT_NE(why.find("a campaign's segment is one job of this cluster"), std::string::npos)
+        << why;
+  }
+  EXPECT_TRUE(h.controller->campaigns().empty());
+}
+
 TEST(CampaignShape, TheSimulatedClusterNeedsATimeLimitFromTheFlagsOrTheScript) {
   auto cfg = config();
   cfg.time_limit_required = true;

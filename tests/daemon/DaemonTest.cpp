@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "TestSupport.h"
@@ -190,6 +191,51 @@ TEST(Daemon, StopsWhenAnotherProcessHoldsItsReplacedLockFile) {
   if (!stopped) daemon.stop();
   t.join();
   EXPECT_TRUE(stopped) << "the daemon went on acting beside the new lock's holder";
+  EXPECT_EQ(status.load(), 1);
+}
+
+// The lock file replaced while the Slurm thread is busy submitting, after the next submission was
+// decided: that one is not made, though the one-second watch has not run yet.
+TEST(Daemon, MakesNoSubmissionAfterItsLockFileWasTakenMeanwhile) {
+  testing::TempDir dir;
+  const DaemonConfig config = quiet_config(dir);
+  SystemClock clock;
+  auto owned = std::make_unique<FakeSlurmClient>(clock);
+  FakeSlurmClient* fake = owned.get();
+  std::atomic<bool> second_added{false};
+  std::optional<StoreLock> second_holder;
+  fake->set_on_submit([&](FakeSlurmClient&) {
+    if (second_holder) return;
+    // Held here, on the Slurm thread, until the second campaign's submission is decided and
+    // queued behind this one; then another process takes the store.
+    eventually([&] { return second_added.load(); }, 10);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::filesystem::remove(StoreLock::lock_path(config.store_path));
+    second_holder = StoreLock::acquire(config.store_path, "mirage daemon", 0);
+  });
+  Daemon daemon(config, std::move(owned), std::make_shared<SystemClock>());
+  std::atomic<int> status{-1};
+  std::thread t([&] { status = daemon.run(false); });
+  const std::string sock = config.socket_path;
+  ASSERT_TRUE(eventually(
+      [&] {
+        return call_daemon(sock, {{"op", "ping"}})["ok"].get<bool>();
+      },
+      10));
+  for (const char* name : {"a", "b"}) {
+    const json add = {
+        {"op", "add"},
+        {"campaign",
+         {{"name", name}, {"script", "#!/bin/sh\n"}, {"segments", 1}, {"time_limit", 600}}}};
+    call_daemon(sock, add);
+  }
+  second_added = true;
+  const bool stopped = eventually([&] { return status.load() >= 0; }, 10);
+  if (!stopped) daemon.stop();
+  t.join();
+  ASSERT_TRUE(second_holder.has_value());
+  EXPECT_EQ(fake->submissions().size(), 1u)
+      << "the daemon submitted after another process had taken its store";
   EXPECT_EQ(status.load(), 1);
 }
 

@@ -185,6 +185,7 @@ struct Harness {
   // daemon died right after deciding).
   Actions tick(bool perform = true) {
     const JobDump dump = slurm.load_jobs(0);
+    if (dump.controller_ahead) controller->observe_controller_clock(*dump.controller_ahead);
     snapshots.observe(dump.jobs);
     const QueueSnapshot now = snapshots.build(dump.jobs, clock.now());
     history.add(now);

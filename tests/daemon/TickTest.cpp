@@ -42,8 +42,8 @@ struct TickHarness {
     return serve_on_store(config, r, static_cast<std::uint32_t>(::getuid()), slurm, clock,
                           lock_wait_s);
   }
-  std::int64_t add(int segments) {
-    json c = {{"name", "train"},      {"script", "#!/bin/bash\nsleep 20\n"},
+  std::int64_t add(int segments, const std::string& name = "train") {
+    json c = {{"name", name},         {"script", "#!/bin/bash\nsleep 20\n"},
               {"segments", segments}, {"nodes", 1},
               {"gpus_per_node", 4},   {"time_limit", kHour},
               {"work_dir", "/tmp"}};
@@ -116,6 +116,24 @@ TEST(Tick, WhoseLockFileIsTakenMeanwhileSubmitsNothing) {
   }
   ASSERT_TRUE(second.has_value());
   EXPECT_TRUE(h.slurm.submissions().empty());
+}
+
+// The lock file replaced while the tick submits (after the check made before acting): the next
+// submission is not made, as the process holding the new file may act on the store.
+TEST(Tick, WhoseLockFileIsTakenBetweenTwoSubmissionsMakesNoMore) {
+  TickHarness h;
+  h.add(1, "a");
+  h.add(1, "b");
+  std::optional<StoreLock> second;
+  h.slurm.set_on_submit([&](FakeSlurmClient&) {
+    if (second) return;
+    std::filesystem::remove(StoreLock::lock_path(h.config.store_path));
+    second = StoreLock::acquire(h.config.store_path, "mirage tick", 0);
+  });
+  EXPECT_THROW(h.tick(), std::runtime_error);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(h.slurm.submissions().size(), 1u)
+      << "the tick went on submitting after another process locked the store";
 }
 
 // A `campaign` command holds the store for one request and makes no pass: the tick waits for it

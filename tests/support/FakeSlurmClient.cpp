@@ -24,6 +24,7 @@ JobDump FakeSlurmClient::load_jobs(Seconds last_update) {
     dump.changed = false;
     return dump;
   }
+  dump.controller_ahead = controller_offset_;
   dump.jobs.reserve(jobs_.size());
   for (const auto& [id, job] : jobs_) dump.jobs.push_back(job);
   return dump;
@@ -38,6 +39,7 @@ std::vector<PartitionInfo> FakeSlurmClient::load_partitions() {
 }
 
 JobId FakeSlurmClient::submit(const SubmitRequest& request) {
+  if (on_submit_) on_submit_(*this);
   ++counters_.submits;
   check_reachable();
   if (refuse_) {
@@ -76,7 +78,7 @@ void FakeSlurmClient::cancel_job(JobId job) {
   auto it = jobs_.find(job);
   if (it == jobs_.end() || is_finished(it->second.state)) return;
   it->second.state = SlurmJobState::kCancelled;
-  it->second.end = clock_.now();
+  it->second.end = controller_now();
   touch();
 }
 
@@ -93,7 +95,7 @@ StartEstimate FakeSlurmClient::will_run(const SubmitRequest& request) {
   will_run_requests_.push_back(request);
   if (will_run_error_) throw SlurmError(*will_run_error_, 5004, true);
   StartEstimate e;
-  if (will_run_wait_) e.start = clock_.now() + *will_run_wait_;
+  if (will_run_wait_) e.start = controller_now() + *will_run_wait_;
   e.partition = request.partition.empty() ? partitions_.front().name : request.partition;
   return e;
 }
@@ -107,7 +109,7 @@ bool FakeSlurmClient::held(JobId job) const {
 
 JobId FakeSlurmClient::add_job(SlurmJob job) {
   if (job.id == 0) job.id = next_id_++;
-  if (job.submit == kUnknownTime) job.submit = clock_.now();
+  if (job.submit == kUnknownTime) job.submit = controller_now();
   if (job.partition.empty()) job.partition = "gpu";
   const JobId id = job.id;
   jobs_[id] = std::move(job);
@@ -121,14 +123,14 @@ void FakeSlurmClient::start(JobId job) {
                            " waits on its dependency and cannot start");
   SlurmJob& j = jobs_.at(job);
   j.state = SlurmJobState::kRunning;
-  j.start = clock_.now();
+  j.start = controller_now();
   touch();
 }
 
 void FakeSlurmClient::finish(JobId job, SlurmJobState state, int exit_code) {
   SlurmJob& j = jobs_.at(job);
   j.state = state;
-  j.end = clock_.now();
+  j.end = controller_now();
   j.exit_code = exit_code;
   touch();
 }

@@ -71,12 +71,18 @@ class FakeSlurmClient final : public SlurmClient {
   void lose_next_submit_reply() { lose_reply_ = true; }
   // A site's job_submit plugin that writes its own text over every job's --comment.
   void rewrite_comments_to(std::string comment) { rewritten_comment_ = std::move(comment); }
+  // slurmctld's clock runs `offset` seconds ahead of the daemon's (negative: behind, as when the
+  // login node's clock runs fast): the jobs' times and the dump's stamp are read on it.
+  void set_controller_clock_offset(Seconds offset) { controller_offset_ = offset; }
+  Seconds controller_now() const { return clock_.now() + controller_offset_; }
   void set_partitions(std::vector<PartitionInfo> partitions) {
     partitions_ = std::move(partitions);
   }
   // Called at the start of every load_jobs, on the caller's thread: lets a benchmark or a test
   // move the cluster along from the thread that owns the fake.
   void set_on_dump(std::function<void(FakeSlurmClient&)> hook) { on_dump_ = std::move(hook); }
+  // Called at the start of every submit: what happens on the machine while a pass submits.
+  void set_on_submit(std::function<void(FakeSlurmClient&)> hook) { on_submit_ = std::move(hook); }
   // What the will-run test answers from now on: a start this long after the call (nullopt: no
   // start time).
   void set_will_run(std::optional<Seconds> wait) { will_run_wait_ = wait; }
@@ -115,6 +121,7 @@ class FakeSlurmClient final : public SlurmClient {
   JobId next_id_ = 1000;
   Seconds update_stamp_ = 1;
   bool reachable_ = true;
+  Seconds controller_offset_ = 0;
   std::optional<std::string> refuse_;
   bool lose_reply_ = false;
   std::optional<std::string> rewritten_comment_;
@@ -129,6 +136,7 @@ class FakeSlurmClient final : public SlurmClient {
   std::map<JobId, JobId> after_any_;  // held job -> the job it waits for, until met or released
   RpcCounters counters_;
   std::function<void(FakeSlurmClient&)> on_dump_;
+  std::function<void(FakeSlurmClient&)> on_submit_;
   std::uint32_t submitter_ = 0;
 };
 

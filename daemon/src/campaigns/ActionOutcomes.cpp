@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <nlohmann/json.hpp>
 
 #include "campaigns/CampaignEntry.h"
@@ -38,7 +39,9 @@ void CampaignController::on_submitted(const SubmitAction& a, JobId job) {
   s.submitting = false;
   s.seg.slurm_job_id = job;
   s.seg.state = SegmentState::kPending;
-  s.seg.submit_time = clock_.now();
+  // On slurmctld's clock, as every Slurm time the segment is compared with (its first dump puts
+  // Slurm's own stamp here).
+  s.seg.submit_time = clock_.now() + controller_ahead_;
   // Where its output will be, should it run and be forgotten before a dump reports it.
   s.output_file = expected_output_file(e, s, job);
   e.unknown_since.erase(a.segment);
@@ -193,7 +196,19 @@ AccountedJobs search_earlier_runs(SlurmClient& client, const std::vector<SubmitA
 
 }  // namespace
 
-void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver) {
+namespace {
+
+// Throws, as a transient failure of the call, when `may_act` says this process may act no more.
+void check_may_act(const ActionGuard& may_act) {
+  if (!may_act) return;
+  if (const auto why = may_act())
+    throw SlurmError("not sent: " + *why + " (another process may act on the store)", ENOLCK, true);
+}
+
+}  // namespace
+
+void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver,
+                     const ActionGuard& may_act) {
   const AccountedJobs accounted =
       actions.submits.empty() ? AccountedJobs{} : search_earlier_runs(client, actions.submits);
   for (const auto& a : actions.submits) {
@@ -211,6 +226,7 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
       c.on_earlier_runs_checked(a, unchecked);
     });
     try {
+      check_may_act(may_act);
       const JobId id = client.submit(a.request);
       deliver([a, id](CampaignController& c) { c.on_submitted(a, id); });
     } catch (const SlurmError& e) {
@@ -219,6 +235,7 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
   }
   for (const auto& a : actions.signals) {
     try {
+      check_may_act(may_act);
       client.signal_job(a.job, a.signo);
     } catch (const SlurmError& e) {
       deliver([a, e](CampaignController& c) { c.on_signal_failed(a, e); });
@@ -226,6 +243,7 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
   }
   for (const auto& a : actions.cancels) {
     try {
+      check_may_act(may_act);
       client.cancel_job(a.job);
     } catch (const SlurmError& e) {
       deliver([a, e](CampaignController& c) { c.on_cancel_failed(a, e); });
@@ -233,6 +251,7 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
   }
   for (const auto& a : actions.releases) {
     try {
+      check_may_act(may_act);
       client.release_job(a.job);
     } catch (const SlurmError& e) {
       deliver([a, e](CampaignController& c) { c.on_release_failed(a, e); });
@@ -265,11 +284,14 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
   }
 }
 
-void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions) {
-  perform_actions(client, actions,
-                  [&controller](const std::function<void(CampaignController&)>& outcome) {
-                    outcome(controller);
-                  });
+void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions,
+                     const ActionGuard& may_act) {
+  perform_actions(
+      client, actions,
+      [&controller](const std::function<void(CampaignController&)>& outcome) {
+        outcome(controller);
+      },
+      may_act);
 }
 
 }  // namespace mirage::daemon

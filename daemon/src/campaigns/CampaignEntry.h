@@ -61,6 +61,14 @@ struct CampaignController::JobIndex {
   }
 };
 
+// What the measure of slurmctld's clock against this machine's may be off by (whole seconds both
+// sides, a dump stamped while its reply was on the way): a job submitted this much before an
+// intent, as the two clocks read, may still be the intent's.
+constexpr Seconds kControllerClockSlack = 30;
+
+// Kept in the store once a job of it is seen with its --comment (the tag) rewritten by the site.
+constexpr const char* kCommentsRewrittenKey = "site_rewrites_comments";
+
 // The job name a segment is submitted under: what accounting and its output file know it by.
 inline std::string segment_job_name(const CampaignRecord& r, int index) {
   return r.spec.name + "-s" + std::to_string(index);

@@ -60,6 +60,13 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   const std::string script_name = r.script_path.empty() ? "the script" : r.script_path;
   const BatchScriptDirectives directives = read_batch_directives(r.script, script_name);
   if (directives.error) fail(directives.error->what());
+  // Each task of an array, or component of a heterogeneous job, is a job of the segment's tag:
+  // all but one would be cancelled as strays; another cluster's job is never in this one's dump.
+  if (const auto& d = directives.not_one_local_job)
+    fail(InputError({script_name, d->line, "#SBATCH " + d->text},
+                    "a campaign's segment is one job of this cluster: a job array, a "
+                    "heterogeneous job or --clusters is refused (submit them on their own)")
+             .what());
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
   if (config_.time_limit_required && shape.time_limit <= 0)
     fail(

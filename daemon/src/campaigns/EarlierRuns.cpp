@@ -116,9 +116,10 @@ std::optional<EarlierRun> earlier_run_in_accounting(const EarlierRunQuestion& q,
       }
       continue;
     }
-    // No tag: the site's accounting keeps no comments (or another program's comment).
-    if (!j.comment.empty() || !q.name_is_unique || j.name != name || j.submit < q.since ||
-        known(q, j.id))
+    // No tag: the site's accounting keeps no comments, or the site rewrites them (else the
+    // comment is another program's).
+    if ((!j.comment.empty() && !q.comments_rewritten) || !q.name_is_unique || j.name != name ||
+        j.submit < q.since || known(q, j.id))
       continue;
     ++named_count;
     if (!named || j.submit > named->submit) named = &j;

@@ -152,8 +152,11 @@ void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_tim
       continue;
     }
     // Not in the dump: the controller purged its record (MinJobAge) or lost it. Only look into
-    // the absence of a job submitted well before the dump was taken.
-    if (s.seg.submit_time < 0 || s.seg.submit_time + config_.reconcile_delay > dump_time) continue;
+    // the absence of a job submitted well before the dump was taken (the submit time is
+    // slurmctld's, the dump's this machine's).
+    if (s.seg.submit_time < 0 ||
+        s.seg.submit_time - controller_ahead_ + config_.reconcile_delay > dump_time)
+      continue;
     settle_fate(e, s, now, out);
   }
 }
@@ -189,29 +192,20 @@ const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, cons
   return best;
 }
 
-namespace {
-
-// How far slurmctld's submit time may lie before the daemon's intent (two clocks) and still be
-// the submission's.
-constexpr Seconds kClockSlack = 5 * kMinute;
-constexpr const char* kCommentsRewrittenKey = "site_rewrites_comments";
-
-bool submitted_since(const SlurmJob& job, Seconds intent_time) {
-  return intent_time < 0 || job.submit == kUnknownTime || job.submit + kClockSlack >= intent_time;
+Seconds CampaignController::earliest_on_controller(Seconds local) const {
+  return local < 0 ? local : local + controller_ahead_ - kControllerClockSlack;
 }
 
-}  // namespace
-
 // A site's job_submit plugin may write over --comment, the tag with it: the job under the id
-// sbatch returned, of the segment's name, submitted since its intent, is the segment's then.
-// Said once (and kept in the store): a submission whose reply is lost is then found by its name.
+// sbatch returned, of the segment's name, is the segment's then. slurmctld holds one live job
+// under an id, and this one was returned for this submission: no clock is asked. Said once (and
+// kept in the store): a submission whose reply is lost is then found by its name.
 const SlurmJob* CampaignController::untagged_segment_job(Entry& e, const SegmentRecord& s,
                                                          const JobIndex& index) {
   const auto it = index.untagged_by_id.find(s.seg.slurm_job_id);
   if (it == index.untagged_by_id.end()) return nullptr;
   const SlurmJob& job = *it->second;
-  if (job.name != segment_job_name(e.rec, s.seg.index) || !submitted_since(job, s.intent_time))
-    return nullptr;
+  if (job.name != segment_job_name(e.rec, s.seg.index)) return nullptr;
   if (store_.value(kCommentsRewrittenKey).empty()) {
     store_.set_value(kCommentsRewrittenKey, "1");
     spdlog::warn(
@@ -224,15 +218,23 @@ const SlurmJob* CampaignController::untagged_segment_job(Entry& e, const Segment
 }
 
 // Where the site rewrites comments, a submission whose reply was lost is the job of the
-// segment's name submitted since the intent that no segment follows, the first submitted.
+// segment's name submitted since the intent (on slurmctld's clock) that no segment follows and
+// that no earlier attempt was, the first submitted. Asked before any rewrite was seen too: the
+// first submission of all may be the one whose reply is lost.
 const SlurmJob* CampaignController::untagged_submission(const Entry& e, const SegmentRecord& s,
                                                         const JobIndex& index) const {
-  if (store_.value(kCommentsRewrittenKey).empty()) return nullptr;
-  const SlurmJob* found = nullptr;
   const auto [from, to] = index.untagged_by_name.equal_range(segment_job_name(e.rec, s.seg.index));
+  if (from == to) return nullptr;
+  const Seconds since = earliest_on_controller(s.intent_time);
+  std::vector<JobId> earlier;  // the segment's earlier attempts (one may have failed at once)
+  for (const auto& sub : store_.submissions(e.rec.spec.id))
+    if (sub.segment == s.seg.index && sub.job > 0) earlier.push_back(sub.job);
+  const SlurmJob* found = nullptr;
   for (auto it = from; it != to; ++it) {
     const SlurmJob* j = it->second;
-    if (!submitted_since(*j, s.intent_time) || follower(e, j->id)) continue;
+    if (since >= 0 && (j->submit == kUnknownTime || j->submit < since)) continue;
+    if (follower(e, j->id) || std::find(earlier.begin(), earlier.end(), j->id) != earlier.end())
+      continue;
     if (!found || j->submit < found->submit) found = j;
   }
   return found;

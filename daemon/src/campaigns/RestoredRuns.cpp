@@ -15,13 +15,14 @@ namespace mirage::daemon {
 EarlierRunQuestion CampaignController::earlier_run_question(const Entry& e,
                                                             const SegmentRecord& s) const {
   EarlierRunQuestion q;
-  q.since = e.rec.created;
+  q.since = earliest_on_controller(e.rec.created);  // accounting's times are slurmctld's
   q.user_id = config_.user_id;
   for (const auto& sub : store_.submissions(e.rec.spec.id))
     if (sub.segment == s.seg.index && sub.job > 0) q.known_jobs.push_back(sub.job);
   if (s.seg.slurm_job_id > 0) q.known_jobs.push_back(s.seg.slurm_job_id);
   for (const auto& [id, other] : entries_)
     if (id != e.rec.spec.id && other->rec.spec.name == e.rec.spec.name) q.name_is_unique = false;
+  q.comments_rewritten = !store_.value(kCommentsRewrittenKey).empty();
   q.output_pattern = segment_output_pattern(
       segment_job_name(e.rec, s.seg.index), [&](JobId job, const std::string& name) {
         return output_file_of(e, name, job, /*one_job_only=*/false);

@@ -37,7 +37,9 @@ struct SegmentMarks {
 // records can be submitted later), else submitted when the segment was.
 bool same_job(const SegmentRecord& s, const SlurmJob& job, const SegmentMarks& marks) {
   if (job.id != s.seg.slurm_job_id || job.user_id != marks.user_id) return false;
-  if (!job.comment.empty() && !marks.tag.empty()) return job.comment == marks.tag;
+  // A comment that is no mirage tag was written by the site (a job_submit plugin), not by this
+  // job's submitter: the name and submit time tell then.
+  if (JobTag::parse(job.comment) && !marks.tag.empty()) return job.comment == marks.tag;
   const bool unknown_submit = job.submit == kUnknownTime || s.seg.submit_time < 0;
   if (!job.name.empty() && !marks.name.empty())
     return job.name == marks.name &&

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <unordered_map>
 
@@ -99,6 +100,7 @@ struct Daemon::Impl {
     if (!why) return;
     std::string held_by;
     if (auto again = StoreLock::acquire(config.store_path, "mirage daemon", 0, &held_by)) {
+      const std::lock_guard<std::mutex> hold(lock_mutex);  // the Slurm thread reads it
       lock = std::move(again);
       spdlog::warn("{}: the daemon made it again and holds it", *why);
       return;
@@ -108,6 +110,19 @@ struct Daemon::Impl {
         *why, held_by, config.store_path);
     lock_lost = true;
     shutdown();
+  }
+
+  // Asked on the Slurm thread right before each submit, signal, cancel or release: the watch
+  // above runs every second, and a call decided before a replaced lock file was seen would act
+  // beside the process that holds the new one. Seen lost: the main thread checks at once.
+  std::optional<std::string> may_act() {
+    const std::lock_guard<std::mutex> hold(lock_mutex);
+    auto why = lock->lost();
+    if (why)
+      asio::post(io, [this] {
+        if (!stopping) check_lock();
+      });
+    return why;
   }
 
   void watch_lock() {
@@ -203,6 +218,8 @@ struct Daemon::Impl {
       next_cluster_load = clock_steady_s() + config.cluster_every;
       pass->apply_partitions(*r.partitions);
     }
+    if (r.dump->controller_ahead)
+      pass->controller().observe_controller_clock(*r.dump->controller_ahead);
     if (r.dump->changed) {
       pass->set_jobs(std::move(r.dump->jobs));
       last_update = r.dump->last_update;
@@ -269,15 +286,18 @@ struct Daemon::Impl {
     if (actions.empty()) return;
     worker.post([this, actions = std::move(actions)](SlurmClient& c) {
       // Each outcome goes back to the controller's thread.
-      perform_actions(c, actions, [this](std::function<void(CampaignController&)> outcome) {
-        asio::post(io, [this, outcome = std::move(outcome)] {
-          try {
-            outcome(pass->controller());
-          } catch (const sql::StoreError& e) {  // the dump settles it later (by the job's tag)
-            store_failed(e.what());
-          }
-        });
-      });
+      perform_actions(
+          c, actions,
+          [this](std::function<void(CampaignController&)> outcome) {
+            asio::post(io, [this, outcome = std::move(outcome)] {
+              try {
+                outcome(pass->controller());
+              } catch (const sql::StoreError& e) {  // the dump settles it later (by the job's tag)
+                store_failed(e.what());
+              }
+            });
+          },
+          [this] { return may_act(); });
       const RpcCounters counters = c.counters();
       asio::post(io, [this, counters] { rpc_counters = counters; });
     });
@@ -433,6 +453,7 @@ struct Daemon::Impl {
   asio::steady_timer lock_timer;
   asio::signal_set signals;
   std::optional<StoreLock> lock;
+  std::mutex lock_mutex;  // `lock` is taken again on the main thread, read on the Slurm thread
   std::unique_ptr<CampaignPass> pass;
   std::unique_ptr<ControlHandler> handler;
   std::unique_ptr<ControlServer> server;

@@ -52,6 +52,7 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
 
   const std::uint64_t submits_before = client.counters().submits;
   const JobDump dump = client.load_jobs(0);
+  if (dump.controller_ahead) controller.observe_controller_clock(*dump.controller_ahead);
   pass.apply_partitions(client.load_partitions());
   pass.set_jobs(dump.jobs);
   Actions actions = pass.decide(dump.taken, true);
@@ -63,7 +64,10 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
                                config.store_path + " now, so this tick stops without acting");
   };
   still_locked();
-  perform_actions(controller, client, actions);
+  // And before each call: a submission takes seconds, and the lock may go between two.
+  const ActionGuard may_act = [&] { return lock->lost(); };
+  perform_actions(controller, client, actions, may_act);
+  still_locked();
   // Accounting's answers on segments that left the queue unseen, and the runs found for segments
   // about to be submitted (a restored store's), are settled in further passes on the same dump: a
   // tick that only asked would leave every decision to the next one (and a run found and not
@@ -74,7 +78,8 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
        ++passes) {
     Actions more = pass.decide(dump.taken, false);
     still_locked();
-    perform_actions(controller, client, more);
+    perform_actions(controller, client, more, may_act);
+    still_locked();
     asked = false;  // answers asked in a further pass wait for the next tick
     actions.append(std::move(more));
   }

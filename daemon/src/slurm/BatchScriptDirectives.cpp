@@ -287,6 +287,8 @@ class DirectiveReader {
   bool word(const std::string& w, long line) {
     if (w == kHetJobSeparator) {
       if (!finish_component()) return false;
+      if (!out_.not_one_local_job)
+        out_.not_one_local_job = ScriptValue<std::string>{"hetjob", line, "hetjob"};
       first_component_ = false;
       return true;
     }
@@ -375,6 +377,8 @@ class DirectiveReader {
 
   // Applies one option's value; false (with out_.error set) when the shape cannot use it.
   bool apply(const std::string& name, const std::string& v, const std::string& text, long line) {
+    if ((name == "array" || name == "clusters") && !out_.not_one_local_job)
+      out_.not_one_local_job = ScriptValue<std::string>{name, line, text};
     if (!first_component_ || !is_shape_option(name)) return true;
     const std::string field = "#SBATCH --" + name;
     auto bad = [&](const std::string& what) { return fail(line, field, what); };

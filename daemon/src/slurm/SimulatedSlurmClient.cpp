@@ -331,6 +331,7 @@ JobDump SimulatedSlurmClient::load_jobs(Seconds) {
   JobDump dump;
   dump.taken = now;
   dump.last_update = now;
+  dump.controller_ahead = 0;  // one clock: the simulated controller's is the daemon's
   while (next_arrival_ < jobs_->size() && (*jobs_)[next_arrival_].submit <= now)
     active_.push_back(static_cast<SimJobIndex>(next_arrival_++));
   std::vector<SimJobIndex> keep;

@@ -219,6 +219,12 @@ class CampaignController {
   Actions tick(const std::vector<SlurmJob>& jobs, Seconds dump_time,
                const ObservationBuilder& history, const QueueSnapshot& now);
 
+  // How far slurmctld's clock runs ahead of this machine's, as the latest dump measured it
+  // (JobDump::controller_ahead): Slurm's submit times are compared with the daemon's intents on
+  // Slurm's clock, so a login node whose clock runs minutes apart neither misses its own job nor
+  // takes an older one for it.
+  void observe_controller_clock(Seconds ahead) { controller_ahead_ = ahead; }
+
   // --- outcomes of the actions
   void on_submitted(const SubmitAction& action, JobId job);
   // Instead of submitting: the segment had already run, unseen by a store restored from an
@@ -298,6 +304,9 @@ class CampaignController {
   const SlurmJob* untagged_segment_job(Entry& e, const SegmentRecord& s, const JobIndex& index);
   const SlurmJob* untagged_submission(const Entry& e, const SegmentRecord& s,
                                       const JobIndex& index) const;
+  // A time of this machine's clock on slurmctld's, less what the measure may be off by: the
+  // earliest Slurm can have stamped a job submitted after it. Negative (none) stays so.
+  Seconds earliest_on_controller(Seconds local) const;
   // Queued or running jobs of the campaign's tags that no segment follows (a submission whose
   // reply was lost, created by slurmctld after its resubmission): cancelled, or followed instead
   // of a twin still pending, so that no segment runs twice.
@@ -354,14 +363,22 @@ class CampaignController {
   ControllerCounters counters_;
   bool orphans_reported_ = false;   // the first tick after load() reports them
   const JobIndex* dump_ = nullptr;  // the dump of the tick under way, by tag
+  Seconds controller_ahead_ = 0;    // slurmctld's clock less this machine's, latest measured
 };
 
 // Performs the actions against `client`, one call each, and hands each outcome to `deliver`,
 // which runs it on the controller: at once (`mirage tick`, tests), or posted to the controller's
 // thread (the daemon performs on its Slurm thread).
 using OutcomeDelivery = std::function<void(std::function<void(CampaignController&)>)>;
-void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver);
+// Asked right before each call that changes something in Slurm (submit, signal, cancel, release):
+// why this process may act no more (its store's lock file was deleted or replaced, so another
+// process may act on the store), or nullopt. A call it stops is not made and its outcome is a
+// transient failure: a submission's intent settles by its tag, as after a lost reply.
+using ActionGuard = std::function<std::optional<std::string>()>;
+void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver,
+                     const ActionGuard& may_act = {});
 // The same with the controller on this thread.
-void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions);
+void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions,
+                     const ActionGuard& may_act = {});
 
 }  // namespace mirage::daemon

@@ -22,6 +22,9 @@ struct EarlierRunQuestion {
   // Where accounting keeps no comment (no tag), a job is the segment's by its name only while no
   // other campaign of the store has that name.
   bool name_is_unique = true;
+  // The site's job_submit plugin writes over --comment: a job whose comment is no tag may still
+  // be the segment's, by its name.
+  bool comments_rewritten = false;
   // The segment's output file, every name but the job id's expanded ("%j" left for it), where
   // the file names this segment alone (%x: the job name carries the segment); empty otherwise.
   std::string output_pattern;

@@ -94,6 +94,11 @@ struct JobDump {
   bool changed = true;
   Seconds taken = 0;        // client time just before the RPC was sent
   Seconds last_update = 0;  // the controller's stamp, to pass back next time
+  // How far slurmctld's clock, which the jobs' submit, start and end times are read on, runs
+  // ahead of this machine's (negative: behind): the dump's stamp less this machine's time once
+  // the reply is in, so never more than the truth (less by the reply's travel). nullopt: the
+  // dump carries no stamp (no change since the last one).
+  std::optional<Seconds> controller_ahead;
   std::vector<SlurmJob> jobs;
 };
 

@@ -1,0 +1,132 @@
+// The login node's clock and slurmctld's run apart (a login node minutes fast): Slurm's submit
+// times are compared with the daemon's intents on slurmctld's clock, measured on every dump, so a
+// segment's job is neither missed (and submitted a second time) nor another, older job taken for
+// it.
+#include <gtest/gtest.h>
+
+#include "TestSupport.h"
+
+namespace mirage::daemon {
+namespace {
+
+using testing::Harness;
+using testing::quick_config;
+using testing::simple_request;
+
+// The login node's clock ten minutes ahead of slurmctld's.
+constexpr Seconds kLoginAhead = 10 * kMinute;
+
+// A site that rewrites every --comment (the tag with it), its controller's clock `ahead` of the
+// daemon's; a campaign of two segments added.
+struct SkewedRewritingSite {
+  explicit SkewedRewritingSite(Seconds ahead) : h(quick_config()) {
+    h.slurm.rewrite_comments_to("project=ml");
+    h.slurm.set_controller_clock_offset(ahead);
+    id = h.controller->add(simple_request(2)).spec.id;
+  }
+  Harness h;
+  std::int64_t id = 0;
+};
+
+TEST(ControllerClock, ASegmentIsFollowedByItsIdWhenTheLoginNodeRunsAhead) {
+  SkewedRewritingSite site(-kLoginAhead);
+  Harness& h = site.h;
+  h.tick();
+  const JobId first = h.job_of(site.id, 0);
+  h.slurm.start(first);
+  h.clock.advance(60);
+  h.tick();
+  EXPECT_EQ(h.seg(site.id, 0).seg.state, SegmentState::kRunning)
+      << "the job sbatch returned, submitted 'before' the intent on the two clocks, was not "
+         "followed";
+  h.slurm.finish(first);
+  h.clock.advance(60);
+  h.tick();
+  EXPECT_EQ(h.seg(site.id, 0).seg.state, SegmentState::kDone);
+  EXPECT_EQ(h.slurm.submissions_tagged(site.id, 0).size(), 1u);
+}
+
+TEST(ControllerClock, ALostReplyIsFoundWhenTheLoginNodeRunsAhead) {
+  SkewedRewritingSite site(-kLoginAhead);
+  Harness& h = site.h;
+  h.tick();
+  const JobId first = h.job_of(site.id, 0);
+  h.slurm.start(first);
+  h.clock.advance(60);
+  h.tick();  // the rewrite is seen
+  h.slurm.lose_next_submit_reply();
+  h.slurm.finish(first);
+  h.clock.advance(60);
+  h.tick();  // segment 1 submitted; its reply lost
+  for (int i = 0; i < 4; ++i) {
+    h.clock.advance(30);
+    h.tick();
+  }
+  EXPECT_EQ(h.slurm.submissions_tagged(site.id, 1).size(), 1u) << "segment 1 was submitted twice";
+  EXPECT_FALSE(h.seg(site.id, 1).submitting);
+  EXPECT_EQ(h.seg(site.id, 1).seg.state, SegmentState::kPending);
+}
+
+TEST(ControllerClock, AnOlderJobOfTheNameIsNotTakenWhenTheLoginNodeRunsBehind) {
+  // slurmctld's clock ten minutes ahead: a job of the segment's name submitted a few minutes
+  // before the intent reads as later than it on this machine's clock, and must not be taken.
+  SkewedRewritingSite site(kLoginAhead);
+  Harness& h = site.h;
+  h.tick();
+  const JobId first = h.job_of(site.id, 0);
+  h.slurm.start(first);
+  h.clock.advance(60);
+  h.tick();          // the rewrite is seen
+  SlurmJob by_hand;  // the user's own, under the name the next segment goes by
+  by_hand.name = "train-s1";
+  by_hand.comment = "project=ml";
+  by_hand.submit = h.slurm.controller_now() - 3 * kMinute;
+  const JobId stranger = h.slurm.add_job(by_hand);
+  h.slurm.lose_next_submit_reply();
+  h.slurm.finish(first);
+  h.clock.advance(60);
+  h.tick();  // segment 1 submitted; its reply lost
+  for (int i = 0; i < 4; ++i) {
+    h.clock.advance(30);
+    h.tick();
+  }
+  EXPECT_NE(h.job_of(site.id, 1), stranger) << "a job submitted before the intent was adopted";
+  EXPECT_EQ(h.slurm.submissions_tagged(site.id, 1).size(), 1u);
+}
+
+// Segment 1 of a store restored from before it was submitted ran and ended unseen; accounting
+// keeps no comments, so it is found by its name and a submit time since the campaign began.
+TEST(ControllerClock, ARestoredStoreFindsTheRunWhenTheLoginNodeRunsAhead) {
+  ControllerConfig config = quick_config();
+  config.fate_retry = 60;
+  Harness h(config);
+  h.slurm.set_accounting(true);
+  h.slurm.set_accounting_keeps_comments(false);
+  h.slurm.set_controller_clock_offset(-kLoginAhead);
+  const auto id = h.controller->add(simple_request(3)).spec.id;
+  h.tick();
+  const JobId first = h.job_of(id, 0);
+  h.slurm.start(first);
+  h.tick();
+  const std::string backup = h.copy_store();
+  h.slurm.finish(first);
+  h.tick();
+  const JobId second = h.job_of(id, 1);
+  h.slurm.start(second);
+  h.tick();
+  h.slurm.finish(second);
+  h.slurm.forget(first);
+  h.slurm.forget(second);
+  h.clock.advance(600);
+  h.restore_store(backup);
+  for (int i = 0; i < 6; ++i) {
+    h.tick();
+    h.clock.advance(30);
+  }
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u)
+      << "segment 1 ran unseen and was submitted again";
+  EXPECT_EQ(h.job_of(id, 1), second);
+}
+
+}  // namespace
+}  // namespace mirage::daemon
