@@ -9,6 +9,7 @@
 # Prints `mirage eval`'s tables; asserts nothing.
 #   bench/calibrated_eval.sh [ls6|sdsc|kth|ctc|hpc2n|theta|all] [POLICIES] [CALIBRATIONS]
 # (default: all, reactive,average,forecast,oracle, "infer forward")
+# MIRAGE_CLUSTER_FLAGS adds eval flags to every run (e.g. "--logged-window 7d").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
@@ -30,7 +31,8 @@ run_trace() {
       # shellcheck disable=SC2086 # $machine and $flags are lists of words
       /usr/bin/time -f "eval wall %e s" "$mirage" eval --trace "$trace" $machine --lenient \
         --nodes "$chain" --from "$from" --to "$to" --policies "$policies" \
-        $flags --successor-wait both --pick-before 28d 2>&1 | tr '\r' '\n' | grep -v -E '^eval \(|^eval: '
+        $flags --successor-wait both --pick-before 28d ${MIRAGE_CLUSTER_FLAGS:-} 2>&1 |
+        tr '\r' '\n' | grep -v -E '^eval \(|^eval: '
     done
   done
 }

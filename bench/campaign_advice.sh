@@ -60,10 +60,21 @@ def picked(world):
         return "no earlier window"
     if "picked" not in w:
         return w.get("no_figures", "none")
-    return cell(world, w["picked"]["policy"])
+    if "picked_here" not in w:
+        return f"`{w['picked']['policy']}` cut off on the month"
+    return priced(w, "picked_here")
 def hindsight(world):
     w = pick.get(world, {})
-    return cell(world, w["hindsight"]["policy"]) if "hindsight" in w else w.get("no_figures", "none")
+    return priced(w, "hindsight") if "hindsight" in w else w.get("no_figures", "none")
+# A pick's own figures on the month: eval prices the points on the campaigns they all finished,
+# leaving out a point cut off on every campaign (then no campaign has every point finished, and
+# the policies' table compares none).
+def priced(w, key):
+    p = w[key]
+    flag = " !" if p["policy"] in disagree else ""
+    out = w.get("left_out_here", [])
+    left = f" (priced without the {len(out)} points cut off on every campaign)" if out else ""
+    return f"`{p['policy']}` {p['makespan_h']:.1f} h / {p['charged']:.0f} {unit}{flag}{left}"
 n = f"{camp('replay', 'reactive')['compared']} / {camp('logged', 'reactive')['compared']}"
 print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {n} | "
       f"{cell('replay', 'reactive')}; {cell('logged', 'reactive')} | {picked('replay')} | "
