@@ -58,6 +58,8 @@ struct TrainOptions {
   double calibration_days = 0;
   // wait-model: or each size class's latest this many jobs of the window (WaitJobsSplit)
   std::size_t calibration_jobs = 0;
+  // wait-model: the tail also holds the networks' early-stopping rows, before the split's
+  bool tail_with_validation = false;
 };
 
 // `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
@@ -123,7 +125,8 @@ int run_train_wait_model(const TrainOptions& o) {
   // On the tail the network was not fitted on: its levels shifted to hold their shares, then per
   // size class the blend with the binned distribution of the months before the tail and the
   // conformal recalibration (WaitTail.h).
-  const std::size_t tail_first = split ? split->calibration_first : fit.train_rows;
+  const std::size_t tail_first =
+      split && !o.tail_with_validation ? split->calibration_first : fit.train_rows;
   WaitTail tail;
   if (!o.no_level_calibration) {
     std::string notes;
@@ -429,6 +432,9 @@ void register_train_command(CLI::App& app) {
                   "fitted, set its interval offsets")
       ->excludes(days)
       ->capture_default_str();
+  cmd->add_flag("--tail-with-validation", o->tail_with_validation,
+                "wait-model: with a split, set the offsets and blend on the networks' "
+                "early-stopping rows too, not on the split's rows alone");
   cmd->add_flag("--fall-back", o->fall_back,
                 "wait-model: a size class whose blend does not beat the binned distribution "
                 "alone on the validation tail beyond noise states the binned one");
