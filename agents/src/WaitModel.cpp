@@ -9,6 +9,7 @@
 #include <numbers>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "mirage/core/DurableFile.h"
 #include "mirage/core/Error.h"
@@ -555,59 +556,23 @@ WaitSplit split_for_calibration(const WaitTrainingSet& data, Seconds from, Secon
   return split;
 }
 
-namespace {
-
-// The rows `picked` of `data`, in that order.
-WaitTrainingSet rows_of(const WaitTrainingSet& data, const std::vector<std::size_t>& picked) {
-  WaitTrainingSet out;
-  out.rows = picked.size();
-  out.categories = data.categories;
-  out.window_jobs = data.window_jobs;
-  for (const std::size_t r : picked) {
-    const auto row = data.inputs.begin() + static_cast<std::ptrdiff_t>(r * kWaitModelInputs);
-    out.inputs.insert(out.inputs.end(), row, row + kWaitModelInputs);
-    out.targets.push_back(data.targets[r]);
-    out.submits.push_back(data.submits[r]);
-    out.nodes.push_back(data.nodes[r]);
-    out.planned.push_back(data.planned[r]);
-    out.waits.push_back(data.waits[r]);
-  }
-  return out;
-}
-
-}  // namespace
-
-WaitJobsSplit split_by_class_jobs(const WaitTrainingSet& data, std::size_t per_class) {
-  std::array<std::vector<std::size_t>, kSizeClasses> of_class;
-  for (std::size_t r = 0; r < data.rows; ++r)
-    of_class[size_class_index(data.nodes[r])].push_back(r);
-  std::vector<bool> calibrates(data.rows, false);
-  for (const auto& rows : of_class) {
-    const std::size_t n = std::min(per_class, rows.size() / 4);
-    for (std::size_t k = rows.size() - n; k < rows.size(); ++k) calibrates[rows[k]] = true;
-  }
-  std::vector<std::size_t> order;
-  for (const bool second : {false, true})
-    for (std::size_t r = 0; r < data.rows; ++r)
-      if (calibrates[r] == second) order.push_back(r);
-  WaitJobsSplit split;
-  split.calibration_first =
-      static_cast<std::size_t>(std::count(calibrates.begin(), calibrates.end(), false));
-  const std::size_t calibrate = data.rows - split.calibration_first;
-  if (split.calibration_first < kMinTailJobs || calibrate < kMinTailJobs)
-    throw InputError({"", 0, "--calibration-jobs"},
-                     fmt::format("each size class's latest {} jobs (at most a quarter of the "
-                                 "class's) are {} of the {} fitted: at least {} are needed on "
-                                 "each side of the split",
-                                 per_class, calibrate, data.rows, kMinTailJobs));
-  split.data = rows_of(data, order);
-  return split;
-}
-
 WaitTrainingSet first_rows(const WaitTrainingSet& data, std::size_t n) {
-  std::vector<std::size_t> head(std::min(n, data.rows));
-  for (std::size_t r = 0; r < head.size(); ++r) head[r] = r;
-  return rows_of(data, head);
+  n = std::min(n, data.rows);
+  WaitTrainingSet head;
+  head.rows = n;
+  head.inputs.assign(data.inputs.begin(),
+                     data.inputs.begin() + static_cast<std::ptrdiff_t>(n * kWaitModelInputs));
+  const auto take = [n](const auto& v) {
+    return std::decay_t<decltype(v)>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+  };
+  head.targets = take(data.targets);
+  head.submits = take(data.submits);
+  head.nodes = take(data.nodes);
+  head.planned = take(data.planned);
+  head.waits = take(data.waits);
+  head.categories = data.categories;
+  head.window_jobs = data.window_jobs;
+  return head;
 }
 
 void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t first) {
@@ -634,17 +599,11 @@ WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds 
                         std::size_t first, const TailSettings& settings, std::string* notes) {
   if (first >= data.rows) return {};
   for (WaitNet& n : members) calibrate_levels(n, data, first);
-  std::array<Seconds, kSizeClasses> tail_from;
-  tail_from.fill(data.submits[first]);
-  if (settings.binned_before_each_class) {
-    tail_from.fill(to);
-    for (std::size_t r = data.rows; r-- > first;)
-      tail_from[size_class_index(data.nodes[r])] = data.submits[r];
-  }
+  const Seconds tail_from = data.submits[first];
   const ClassDistributions before_tail = fit_class_distributions(trace, cluster, from, tail_from);
   if (notes) *notes = before_tail.notes;
   WaitTail tail = fit_wait_tail(tail_rows(members, data, first), before_tail.classes,
-                                settings.blend, true, settings.selection, settings.rule);
+                                settings.blend, true, settings.selection);
   // The classes that fell back to the binned distribution state it fitted on the whole window.
   tail.refit_binned_only(fit_class_distributions(trace, cluster, from, to).classes);
   return tail;

@@ -68,19 +68,13 @@ std::size_t size_class_index(int nodes) {
 
 ClassDistributions fit_class_distributions(const Trace& trace, const ClusterSpec& cluster,
                                            Seconds from, Seconds to) {
-  return fit_class_distributions(trace, cluster, from, {to, to, to});
-}
-
-ClassDistributions fit_class_distributions(const Trace& trace, const ClusterSpec& cluster,
-                                           Seconds from,
-                                           const std::array<Seconds, kSizeClasses>& to) {
   ClassDistributions out;
   for (std::size_t c = 0; c < kSizeClasses; ++c) {
     WaitDistributionSpec w;
     w.nodes = kSizeClassNodes[c];
     w.time_limit = 0;  // every limit: the jobs judged ask any
     w.from = from;
-    w.to = to[c];
+    w.to = to;
     try {
       out.classes[c] = fit_wait_distribution(trace, cluster, w);
     } catch (const InputError& e) {
@@ -112,69 +106,37 @@ WaitQuantiles WaitTail::apply(std::size_t cls, const WaitQuantiles& network,
 
 WaitTail fit_wait_tail(const std::vector<TailRow>& rows,
                        const std::array<std::optional<WaitDistribution>, kSizeClasses>& binned,
-                       bool with_blend, bool with_shifts, bool with_selection,
-                       const TailRule& rule) {
-  std::vector<const TailRow*> all;
-  for (const TailRow& r : rows) all.push_back(&r);
-  // `of` blended at `weight`, each job with its own class's binned distribution.
-  const auto blended = [&](const std::vector<const TailRow*>& of, double weight) {
-    std::vector<WaitOutcome> outcomes;
-    for (const TailRow* r : of) {
-      const auto& own = binned[size_class_index(r->nodes)];
-      outcomes.push_back({weight < 1 && own
-                              ? blend(r->network, binned_levels(*own, r->planned), weight)
-                              : r->network,
-                          r->wait});
-    }
-    return outcomes;
-  };
+                       bool with_blend, bool with_shifts, bool with_selection) {
   WaitTail tail;
   for (std::size_t c = 0; c < kSizeClasses; ++c) {
     WaitClassTail& t = tail.classes[c];
     t.binned = binned[c];
     std::vector<const TailRow*> mine;
-    for (const TailRow* r : all)
-      if (size_class_index(r->nodes) == c) mine.push_back(r);
+    for (const TailRow& r : rows)
+      if (size_class_index(r.nodes) == c) mine.push_back(&r);
     t.tail_jobs = mine.size();
-    if (rule.recent_jobs > 0 && mine.size() > rule.recent_jobs)
-      mine.erase(mine.begin(), mine.end() - static_cast<std::ptrdiff_t>(rule.recent_jobs));
     // A class with too few tail jobs of its own is set on the whole tail, each job blended with
     // its own class's distribution.
-    const bool own_jobs = mine.size() >= kMinTailJobs;
-    if (!own_jobs) mine = all;
-    if (mine.empty()) continue;
-    // The offsets `outcomes` call for, shrunk toward the whole tail's at the same weight.
-    const auto recalibrate = [&](std::vector<WaitOutcome>& outcomes, double weight) {
-      if (!with_shifts) return LevelShifts{};
-      LevelShifts shifts = conformal_shifts(outcomes);
-      if (own_jobs && rule.shrink_jobs > 0) {
-        const LevelShifts pooled = conformal_shifts(blended(all, weight));
-        const auto n = static_cast<double>(mine.size());
-        const auto k = static_cast<double>(rule.shrink_jobs);
-        for (std::size_t l = 0; l < shifts.size(); ++l)
-          shifts[l] = (n * shifts[l] + k * pooled[l]) / (n + k);
-      }
-      for (WaitOutcome& o : outcomes) o.predicted = shift_levels(o.predicted, shifts);
-      return shifts;
-    };
-    std::vector<double> weights{1.0};
-    if (with_blend && t.binned) {
-      if (rule.inverse_pinball) {
-        auto network = blended(mine, 1), alone = blended(mine, 0);
-        recalibrate(network, 1);
-        recalibrate(alone, 0);
-        const double ln = pinball_sum(network), lb = pinball_sum(alone);
-        weights = {ln + lb > 0 ? lb / (ln + lb) : 1.0};
-      } else {
-        for (int s = 1; s <= kWeightSteps; ++s)
-          weights.push_back(1 - static_cast<double>(s) / kWeightSteps);
-      }
+    if (mine.size() < kMinTailJobs) {
+      mine.clear();
+      for (const TailRow& r : rows) mine.push_back(&r);
     }
+    if (mine.empty()) continue;
     double best = std::numeric_limits<double>::infinity();
     std::vector<WaitOutcome> chosen;
-    for (const double weight : weights) {
-      std::vector<WaitOutcome> outcomes = blended(mine, weight);
-      const LevelShifts shifts = recalibrate(outcomes, weight);
+    const int steps = with_blend && t.binned ? kWeightSteps : 0;
+    for (int s = 0; s <= steps; ++s) {
+      const double weight = 1 - static_cast<double>(s) / kWeightSteps;
+      std::vector<WaitOutcome> outcomes;
+      for (const TailRow* r : mine) {
+        const auto& own = binned[size_class_index(r->nodes)];
+        outcomes.push_back({weight < 1 && own
+                                ? blend(r->network, binned_levels(*own, r->planned), weight)
+                                : r->network,
+                            r->wait});
+      }
+      const LevelShifts shifts = with_shifts ? conformal_shifts(outcomes) : LevelShifts{};
+      for (WaitOutcome& o : outcomes) o.predicted = shift_levels(o.predicted, shifts);
       const double loss = pinball_sum(outcomes);
       if (loss < best) {
         best = loss;

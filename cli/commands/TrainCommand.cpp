@@ -48,7 +48,6 @@ struct TrainOptions {
   // wait-model: fall back to the binned distribution alone where the network does not win on the
   // tail (off by default: forward it cost more than it saved, docs/results/wait-model.md)
   bool fall_back = false;
-  TailRule tail_rule;  // wait-model: how each size class's tail sets its blend and offsets
   // wait-model: keep these models' networks (every member of each), fit only what is set on them
   std::vector<std::string> network_of;
   int seeds = 1;  // wait-model: networks fitted from different starting weights, averaged
@@ -56,10 +55,6 @@ struct TrainOptions {
   // calibrated on (WaitSplit); 0, the default: on the networks' early-stopping rows (forward, the
   // split lost beyond the seed noise on three of six logs, docs/results/wait-model.md)
   double calibration_days = 0;
-  // wait-model: or each size class's latest this many jobs of the window (WaitJobsSplit)
-  std::size_t calibration_jobs = 0;
-  // wait-model: the tail also holds the networks' early-stopping rows, before the split's
-  bool tail_with_validation = false;
 };
 
 // `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
@@ -71,7 +66,7 @@ int run_train_wait_model(const TrainOptions& o) {
   const Seconds from = *o.episode.from_time(), to = *o.episode.to_time();
   if (to <= from) throw InputError({"", 0, "--to"}, "must be after --from");
   const auto t0 = std::chrono::steady_clock::now();
-  WaitTrainingSet data = wait_training_set(trace, cluster, from, to, o.max_jobs);
+  const WaitTrainingSet data = wait_training_set(trace, cluster, from, to, o.max_jobs);
   const double rows_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print(stderr,
@@ -90,11 +85,6 @@ int run_train_wait_model(const TrainOptions& o) {
   if (o.calibration_days > 0)
     split = split_for_calibration(data, from, to,
                                   static_cast<Seconds>(std::llround(o.calibration_days * kDay)));
-  if (o.calibration_jobs > 0) {  // the training rows first, then each class's latest jobs
-    WaitJobsSplit by_jobs = split_by_class_jobs(data, o.calibration_jobs);
-    data = std::move(by_jobs.data);
-    split = WaitSplit{by_jobs.calibration_first, data.submits[by_jobs.calibration_first]};
-  }
   const WaitTrainingSet fitted = split ? first_rows(data, split->calibration_first) : data;
   WaitModelFit fit;
   std::vector<WaitNet> members;
@@ -125,17 +115,12 @@ int run_train_wait_model(const TrainOptions& o) {
   // On the tail the network was not fitted on: its levels shifted to hold their shares, then per
   // size class the blend with the binned distribution of the months before the tail and the
   // conformal recalibration (WaitTail.h).
-  const std::size_t tail_first =
-      split && !o.tail_with_validation ? split->calibration_first : fit.train_rows;
+  const std::size_t tail_first = split ? split->calibration_first : fit.train_rows;
   WaitTail tail;
   if (!o.no_level_calibration) {
     std::string notes;
     tail = fit_model_tail(trace, cluster, from, to, members, data, tail_first,
-                          {.blend = !o.no_blend,
-                           .selection = o.fall_back,
-                           .rule = o.tail_rule,
-                           .binned_before_each_class = o.calibration_jobs > 0},
-                          &notes);
+                          {.blend = !o.no_blend, .selection = o.fall_back}, &notes);
     if (!notes.empty()) fmt::print(stderr, "mirage train: {}\n", notes);
   }
   // The tail's pinball loss in hours, as `trace waits --check` scores it.
@@ -416,39 +401,17 @@ void register_train_command(CLI::App& app) {
                   "--seed + 1, ...) and average their quantiles")
       ->check(whole_number(1))
       ->capture_default_str();
-  auto* days =
-      cmd->add_option(
-             "--calibration-days", o->calibration_days,
-             fmt::format("wait-model: the window's last days (at most a quarter of it; {} "
-                         "measured), on which the networks are not fitted, set each size "
-                         "class's interval offsets (conformalized quantile regression); 0: "
-                         "set them on the networks' early-stopping rows",
-                         kCalibrationSpan / kDay))
-          ->check(CLI::NonNegativeNumber)
-          ->capture_default_str();
-  cmd->add_option("--calibration-jobs", o->calibration_jobs,
-                  "wait-model: instead of days, each size class's latest this many jobs of the "
-                  "window (at most a quarter of the class's), on which the networks are not "
-                  "fitted, set its interval offsets")
-      ->excludes(days)
+  cmd->add_option("--calibration-days", o->calibration_days,
+                  fmt::format("wait-model: the window's last days (at most a quarter of it; {} "
+                              "measured), on which the networks are not fitted, set each size "
+                              "class's interval offsets (conformalized quantile regression); 0: "
+                              "set them on the networks' early-stopping rows",
+                              kCalibrationSpan / kDay))
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_flag("--tail-with-validation", o->tail_with_validation,
-                "wait-model: with a split, set the offsets and blend on the networks' "
-                "early-stopping rows too, not on the split's rows alone");
   cmd->add_flag("--fall-back", o->fall_back,
                 "wait-model: a size class whose blend does not beat the binned distribution "
                 "alone on the validation tail beyond noise states the binned one");
-  cmd->add_option("--tail-shrink-jobs", o->tail_rule.shrink_jobs,
-                  "wait-model: shrink each size class's offsets toward the whole tail's as if "
-                  "those were this many of the class's jobs (0: the class's own)")
-      ->capture_default_str();
-  cmd->add_option("--tail-recent-jobs", o->tail_rule.recent_jobs,
-                  "wait-model: set each size class's blend and offsets on its latest this many "
-                  "tail jobs only (0: all)")
-      ->capture_default_str();
-  cmd->add_flag("--tail-inverse-pinball", o->tail_rule.inverse_pinball,
-                "wait-model: weigh the network and the binned distribution by each other's "
-                "recalibrated pinball loss on the tail instead of the best of a grid");
   cmd->add_flag("--no-blend", o->no_blend,
                 "wait-model: recalibrate each size class on the validation tail without "
                 "averaging the binned distribution in");

@@ -196,16 +196,6 @@ struct WaitSplit {
 // kMinTailJobs rows.
 WaitSplit split_for_calibration(const WaitTrainingSet& data, Seconds from, Seconds to,
                                 Seconds span);
-// The fit window split by jobs instead of days: each size class's latest `per_class` rows (at
-// most a quarter of the class's) calibrate, so a sparse class is calibrated on as many of its own
-// jobs as a busy one, reaching further back; the rest train. `data` holds the training rows
-// first, then the calibration rows, each in submission order. Throws InputError naming
-// --calibration-jobs when either side would hold fewer than kMinTailJobs rows.
-struct WaitJobsSplit {
-  WaitTrainingSet data;
-  std::size_t calibration_first = 0;
-};
-WaitJobsSplit split_by_class_jobs(const WaitTrainingSet& data, std::size_t per_class);
 // Rows [0, n) of `data`: what the networks are fitted on.
 WaitTrainingSet first_rows(const WaitTrainingSet& data, std::size_t n);
 
@@ -232,10 +222,6 @@ std::vector<TailRow> tail_rows(const std::vector<WaitNet>& members, const WaitTr
 struct TailSettings {
   bool blend = true;
   bool selection = false;  // opt-in: measured forward, it lost in every class it chose
-  TailRule rule;
-  // Each class's binned distribution fitted before the class's own first tail job (the tail of
-  // split_by_class_jobs), not before the tail's first job.
-  bool binned_before_each_class = false;
 };
 WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from, Seconds to,
                         std::vector<WaitNet>& members, const WaitTrainingSet& data,

@@ -31,10 +31,6 @@ struct ClassDistributions {
 };
 ClassDistributions fit_class_distributions(const Trace& trace, const ClusterSpec& cluster,
                                            Seconds from, Seconds to);
-// Each class on [from, to[class]).
-ClassDistributions fit_class_distributions(const Trace& trace, const ClusterSpec& cluster,
-                                           Seconds from,
-                                           const std::array<Seconds, kSizeClasses>& to);
 
 struct WaitClassTail {
   std::size_t tail_jobs = 0;  // of the class; under kMinTailJobs, set on the whole tail
@@ -71,26 +67,13 @@ struct TailRow {
   Seconds planned = 0;
   Seconds wait = 0;
 };
-// How a class's tail sets its blend and offsets (issue 57 part 2's candidates, judged forward).
-struct TailRule {
-  // The class's offsets shrunk toward the whole tail's (at the same blend weight) as if the
-  // pooled ones were this many jobs of the class: (n s_class + k s_pooled) / (n + k). 0: the
-  // class's own (a class under kMinTailJobs takes the pooled ones either way).
-  std::size_t shrink_jobs = 0;
-  // Only the class's latest this many tail jobs set its blend and offsets (0: all of them).
-  std::size_t recent_jobs = 0;
-  // The network's share set by the recalibrated pinball losses on the class's tail jobs, the
-  // binned one's over both (weighting each by the other's loss), instead of the best of the grid.
-  bool inverse_pinball = false;
-};
-
 // Per class, the weight (0, 0.1, ..., 1) whose blend, recalibrated on `rows`, gives the least
 // pinball loss on them, and that recalibration; `with_blend` / `with_shifts` false keep the
 // network's share at 1 / no shifts. With `with_selection`, a class whose blend does not beat its
 // binned distribution alone on `rows` beyond kSelectionStandardErrors is set binned_only.
 WaitTail fit_wait_tail(const std::vector<TailRow>& rows,
                        const std::array<std::optional<WaitDistribution>, kSizeClasses>& binned,
-                       bool with_blend = true, bool with_shifts = true, bool with_selection = false,
-                       const TailRule& rule = {});
+                       bool with_blend = true, bool with_shifts = true,
+                       bool with_selection = false);
 
 }  // namespace mirage
