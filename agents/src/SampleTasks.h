@@ -10,7 +10,7 @@
 namespace mirage {
 
 // `start` is the sample's start state: with one task a sample the task's own, to consume (move
-// from) without a fork; with more, shared by the sample's tasks and only read (copy_start forks it).
+// from) without a fork; with more, shared by the sample's tasks, to read (copy_start forks it).
 using SampleTask = std::function<void(std::size_t sample, std::size_t task, EpisodeStart& start)>;
 using TaskProgress = std::function<void(std::size_t done, std::size_t total)>;
 

@@ -122,17 +122,19 @@ const std::vector<Simulator::Ranked>& Simulator::ranked_eligible() {
     // The same instant and jobs (a start took one out): a priority moves only with its user's
     // factor, and is then the same sum as below.
     bool moved = false;
-    for (const EligibleUser& u : eligible_users_) moved |= u.jobs > 0 && u.fairshare != u.ranked_with;
+    for (const EligibleUser& u : eligible_users_)
+      moved |= u.jobs > 0 && u.fairshare != u.ranked_with;
     if (moved)
       for (std::size_t i = 0; i < eligible_.size(); ++i)
-        if (const EligibleUser& u = eligible_users_[eligible_[i].slot]; u.fairshare != u.ranked_with)
+        if (const EligibleUser& u = eligible_users_[eligible_[i].slot];
+            u.fairshare != u.ranked_with)
           ranked[i].priority = priority_from(eligible_[i], u.fairshare);
   } else {
     ranked.resize(eligible_.size());
     for (std::size_t i = 0; i < eligible_.size(); ++i) {
       const EligibleJob& e = eligible_[i];
-      ranked[i] = {e.job, e.nodes, e.user, priority_from(e, eligible_users_[e.slot].fairshare),
-                   e.submit, e.planned};
+      const double priority = priority_from(e, eligible_users_[e.slot].fairshare);
+      ranked[i] = {e.job, e.nodes, e.user, priority, e.submit, e.planned};
     }
     bf_.ranked_at = now_;
     bf_.ranked_changes = eligible_changes_;

@@ -24,10 +24,6 @@ class SharedChunks {
   }
   // The element to write: its chunk copied first where another copy shares it.
   T& mut(std::size_t i) { return own(i / kChunk)[i % kChunk]; }
-  T& mut_at(std::size_t i) {
-    if (i >= size_) throw std::out_of_range("SharedChunks::mut_at");
-    return mut(i);
-  }
   void resize(std::size_t n) {
     while (size_ < n) push_back(T{});
   }

@@ -191,7 +191,7 @@ class Simulator {
   };
   struct Ranked {  // a pending job as the schedulers order it
     SimJobIndex job;
-    int nodes;  // held here, as the passes' counts of what fits read it for every job
+    int nodes;           // held here, as the passes' counts of what fits read it for every job
     std::uint32_t user;  // likewise, for the limits
     double priority;
     Seconds submit;   // ties of priority: earlier first (held here: ordering reads no job spec)
@@ -314,9 +314,9 @@ class Simulator {
 
   // Pending, eligible jobs.
   std::vector<EligibleJob> eligible_;
-  std::vector<EligibleUser> eligible_users_;      // slots; those of 0 jobs are free
-  std::vector<std::uint32_t> free_user_slots_;    // in eligible_users_
-  PerUser<std::uint32_t> slot_of_user_;           // a user's slot in eligible_users_
+  std::vector<EligibleUser> eligible_users_;    // slots; those of 0 jobs are free
+  std::vector<std::uint32_t> free_user_slots_;  // in eligible_users_
+  PerUser<std::uint32_t> slot_of_user_;         // a user's slot in eligible_users_
   // The instant and share version eligible_users_' factors were refreshed at.
   Seconds factors_at_ = -1;
   std::uint64_t factors_version_ = 0;
