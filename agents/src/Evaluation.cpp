@@ -269,7 +269,7 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
   // parts them (run_episodes), and each outcome is what its own episode gives.
   for_each_sample_task(
       starts, report.sample_times, 1, config.threads,
-      [&](std::size_t sample, std::size_t, const EpisodeStart& start) {
+      [&](std::size_t sample, std::size_t, EpisodeStart& start) {
         std::vector<std::unique_ptr<Policy>> owned;
         std::vector<std::unique_ptr<Decider>> deciders;
         OracleDecider* oracle = nullptr;
@@ -285,7 +285,7 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
         }
         std::vector<Decider*> each;
         for (const auto& d : deciders) each.push_back(d.get());
-        std::vector<EpisodeResult> results = run_episodes(copy_start(start), each, episode);
+        std::vector<EpisodeResult> results = run_episodes(std::move(start), each, episode);
         for (std::size_t i = 0; i < policies.size(); ++i) {
           // Each (sample, policy) slot is written by exactly one task.
           SampleOutcome& out = report.outcomes.at(policies[i])[sample];

@@ -96,8 +96,8 @@ std::vector<ProbedEpisode> probe_window(
   std::vector<ProbedEpisode> out(times.size());
   for_each_sample_task(
       starts, times, 1, threads,
-      [&](std::size_t sample, std::size_t, const EpisodeStart& start) {
-        out[sample] = probe_episode(copy_start(start), config, waits);
+      [&](std::size_t sample, std::size_t, EpisodeStart& start) {
+        out[sample] = probe_episode(std::move(start), config, waits);
       },
       progress);
   return out;

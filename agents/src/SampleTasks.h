@@ -9,7 +9,9 @@
 
 namespace mirage {
 
-using SampleTask = std::function<void(std::size_t sample, std::size_t task, const EpisodeStart&)>;
+// `start` is the sample's start state: with one task a sample the task's own, to consume (move
+// from) without a fork; with more, shared by the sample's tasks, to read (copy_start forks it).
+using SampleTask = std::function<void(std::size_t sample, std::size_t task, EpisodeStart& start)>;
 using TaskProgress = std::function<void(std::size_t done, std::size_t total)>;
 
 // `progress` counts episodes, `episodes_per_task` of them in each task.

@@ -73,6 +73,7 @@ Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobS
   if (users > (1u << 20)) users = 0;  // not numbered densely: all in the map
   user_use_ = PerUser<UserUse>(users);
   shares_ = PerUser<UserShare>(users);
+  slot_of_user_ = PerUser<std::uint32_t>(users);
   free_nodes_ = spec_.nodes;
   if (spec_.allocation == AllocationMode::kGpuGranular)
     free_gpus_.assign(static_cast<std::size_t>(spec_.nodes),
@@ -250,8 +251,9 @@ void Simulator::process_events_at(Seconds t) {
 }
 
 void Simulator::arrive(SimJobIndex j) {
-  state_[j].state = SimJobState::kPending;
-  state_[j].submitted = now_;
+  PerJob& p = state_.mut(j);
+  p.state = SimJobState::kPending;
+  p.submitted = now_;
   const SimJobSpec& s = job(j);
   // Every user with work on the machine holds an equal share.
   if (spec_.priority.weight_fairshare > 0 && s.user != 0 && shares_.try_emplace(s.user).second)
@@ -270,7 +272,7 @@ void Simulator::become_eligible_or_hold(SimJobIndex j) {
     const auto dep = state_.at(*s.after_any).state;
     if (dep != SimJobState::kDone && dep != SimJobState::kCancelled) {
       dependency_held_.push_back(j);
-      ++state_[*s.after_any].held_behind;
+      ++state_.mut(*s.after_any).held_behind;
       return;
     }
   }
@@ -282,13 +284,61 @@ void Simulator::add_eligible(SimJobIndex j) {
   const SimJobSpec& s = job(j);
   eligible_.push_back({j, s.user, now_, s.submit, size_part(s),
                        round_up(s.time_limit, std::max<Seconds>(1, spec_.scheduler.bf_resolution)),
-                       s.nodes});
+                       s.nodes, user_slot(s.user)});
   ++eligible_changes_;
   mark_dirty(true);
 }
 
+void Simulator::remove_eligible(std::size_t pos) {
+  // The ranking of this instant, made for eligible_ as it was, loses the same entry the same way.
+  std::vector<Ranked>& ranked = bf_.ranked;
+  const bool ranked_in_step = bf_.ranked_changes == eligible_changes_ && bf_.ranked_at == now_ &&
+                              ranked.size() == eligible_.size();
+  release_user_slot(eligible_[pos].slot);
+  eligible_[pos] = eligible_.back();
+  eligible_.pop_back();
+  ++eligible_changes_;
+  if (ranked_in_step) {
+    ranked[pos] = ranked.back();
+    ranked.pop_back();
+    bf_.ranked_changes = eligible_changes_;
+  }
+}
+
+void Simulator::clear_eligible() {
+  eligible_.clear();
+  eligible_users_.clear();
+  free_user_slots_.clear();
+  slot_of_user_ = PerUser<std::uint32_t>();
+  ++eligible_changes_;
+}
+
+std::uint32_t Simulator::user_slot(std::uint32_t user) {
+  auto [slot, made] = slot_of_user_.try_emplace(user);
+  if (made) {
+    if (free_user_slots_.empty()) {
+      *slot = static_cast<std::uint32_t>(eligible_users_.size());
+      eligible_users_.emplace_back();
+    } else {
+      *slot = free_user_slots_.back();
+      free_user_slots_.pop_back();
+    }
+    eligible_users_[*slot] = EligibleUser{user, 0, 0.0, 0.0};
+    factors_at_ = -1;  // its factor is to be computed
+  }
+  ++eligible_users_[*slot].jobs;
+  return *slot;
+}
+
+void Simulator::release_user_slot(std::uint32_t slot) {
+  EligibleUser& u = eligible_users_[slot];
+  if (--u.jobs > 0) return;
+  slot_of_user_.erase(u.user);
+  free_user_slots_.push_back(slot);
+}
+
 void Simulator::complete(SimJobIndex j, SimJobState final_state) {
-  PerJob& p = state_[j];
+  PerJob& p = state_.mut(j);
   const bool visible = !hidden(j);
   if (p.state == SimJobState::kRunning && visible) note_runtime(job(j).time_limit, now_ - p.start);
   p.state = final_state;
@@ -337,18 +387,23 @@ SimJobIndex Simulator::submit(SimJobSpec s) {
   s.think = -1;  // submitted now, whatever it follows
   const SimJobIndex j = next_submit_index();
   extra_.push_back(s);
-  state_.push_back({});
+  state_.push_back(PerJob{});
   arrive(j);
   main_needed_ = true;
   return j;
 }
 
 void Simulator::cancel(SimJobIndex j) {
-  PerJob& p = state_.at(j);
+  const PerJob& p = state_.at(j);
   if (p.state == SimJobState::kPending) {
-    std::erase_if(eligible_, [&](const EligibleJob& e) { return e.job == j; });
+    if (const auto it = std::find_if(eligible_.begin(), eligible_.end(),
+                                     [&](const EligibleJob& e) { return e.job == j; });
+        it != eligible_.end()) {
+      release_user_slot(it->slot);
+      eligible_.erase(it);
+    }
     ++eligible_changes_;
-    if (std::erase(dependency_held_, j) > 0) --state_[*job(j).after_any].held_behind;
+    if (std::erase(dependency_held_, j) > 0) --state_.mut(*job(j).after_any).held_behind;
     std::erase_if(begin_heap_, [&](const auto& e) { return e.second == j; });
     std::make_heap(begin_heap_.begin(), begin_heap_.end(), LaterBegin{});
     complete(j, SimJobState::kCancelled);
@@ -368,7 +423,7 @@ void Simulator::cancel(SimJobIndex j) {
 
 void Simulator::release_dependency(SimJobIndex j) {
   if (std::erase(dependency_held_, j) == 0) return;
-  --state_[*job(j).after_any].held_behind;
+  --state_.mut(*job(j).after_any).held_behind;
   add_eligible(j);
 }
 

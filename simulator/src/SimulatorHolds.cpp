@@ -11,17 +11,6 @@
 
 namespace mirage {
 
-bool Simulator::over_user_limit(std::uint32_t user, int job_nodes, int extra_jobs,
-                                int extra_nodes) const {
-  const UserLimits& l = spec_.user_limits;
-  if (user == 0 || (l.max_running_jobs <= 0 && l.max_running_nodes <= 0)) return false;
-  const UserUse* use = user_use_.find(user);
-  const int jobs = (use ? use->jobs : 0) + extra_jobs;
-  const int nodes = (use ? use->nodes : 0) + extra_nodes;
-  return (l.max_running_jobs > 0 && jobs + 1 > l.max_running_jobs) ||
-         (l.max_running_nodes > 0 && nodes + job_nodes > l.max_running_nodes);
-}
-
 std::optional<Seconds> Simulator::next_boundary_after(Seconds t) const {
   if (!spec_.boundaries) return std::nullopt;
   return mirage::next_boundary_after(*spec_.boundaries, t);

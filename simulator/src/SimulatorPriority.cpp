@@ -93,34 +93,53 @@ double Simulator::size_part(const SimJobSpec& s) const {
   return spec_.priority.size_part(units / static_cast<double>(spec_.capacity_units()));
 }
 
-// PriorityParameters::score's sum, in its order: the same figure from a size part kept.
-double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const {
-  const double fairshare =
-      spec_.priority.weight_fairshare > 0 ? (s.user != 0 ? fairshare_factor(s.user) : 0.5) : 0.0;
-  return spec_.priority.age_part(now_ - eligible_since) + size_part(s) +
-         spec_.priority.weight_fairshare * fairshare;
+double Simulator::fairshare_of(std::uint32_t user) const {
+  if (spec_.priority.weight_fairshare <= 0) return 0.0;
+  return user != 0 ? fairshare_factor(user) : 0.5;
 }
 
-double Simulator::priority_of(const EligibleJob& e) const {
-  const double fairshare =
-      spec_.priority.weight_fairshare > 0 ? (e.user != 0 ? fairshare_factor(e.user) : 0.5) : 0.0;
-  return spec_.priority.age_part(now_ - e.since) + e.size_part +
-         spec_.priority.weight_fairshare * fairshare;
+// PriorityParameters::score's sum, in its order: the same figure from a size part kept.
+double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const {
+  return spec_.priority.age_part(now_ - eligible_since) + size_part(s) +
+         spec_.priority.weight_fairshare * fairshare_of(s.user);
+}
+
+void Simulator::refresh_user_factors() {
+  if (factors_at_ == now_ && factors_version_ == share_version_) return;
+  for (EligibleUser& u : eligible_users_)
+    if (u.jobs > 0) u.fairshare = fairshare_of(u.user);
+  factors_at_ = now_;
+  factors_version_ = share_version_;
 }
 
 const std::vector<Simulator::Ranked>& Simulator::ranked_eligible() {
   std::vector<Ranked>& ranked = bf_.ranked;
-  if (bf_.ranked_at == now_ && bf_.ranked_shares == share_version_ &&
-      bf_.ranked_changes == eligible_changes_)
-    return ranked;
-  ranked.resize(eligible_.size());
-  for (std::size_t i = 0; i < eligible_.size(); ++i) {
-    const EligibleJob& e = eligible_[i];
-    ranked[i] = {e.job, e.nodes, priority_of(e), e.submit, e.planned};
-  }
-  bf_.ranked_at = now_;
+  const bool same_jobs = bf_.ranked_at == now_ && bf_.ranked_changes == eligible_changes_;
+  if (same_jobs && bf_.ranked_shares == share_version_) return ranked;
+  refresh_user_factors();
   bf_.ranked_shares = share_version_;
-  bf_.ranked_changes = eligible_changes_;
+  if (same_jobs) {
+    // The same instant and jobs (a start took one out): a priority moves only with its user's
+    // factor, and is then the same sum as below.
+    bool moved = false;
+    for (const EligibleUser& u : eligible_users_)
+      moved |= u.jobs > 0 && u.fairshare != u.ranked_with;
+    if (moved)
+      for (std::size_t i = 0; i < eligible_.size(); ++i)
+        if (const EligibleUser& u = eligible_users_[eligible_[i].slot];
+            u.fairshare != u.ranked_with)
+          ranked[i].priority = priority_from(eligible_[i], u.fairshare);
+  } else {
+    ranked.resize(eligible_.size());
+    for (std::size_t i = 0; i < eligible_.size(); ++i) {
+      const EligibleJob& e = eligible_[i];
+      const double priority = priority_from(e, eligible_users_[e.slot].fairshare);
+      ranked[i] = {e.job, e.nodes, e.user, priority, e.submit, e.planned};
+    }
+    bf_.ranked_at = now_;
+    bf_.ranked_changes = eligible_changes_;
+  }
+  for (EligibleUser& u : eligible_users_) u.ranked_with = u.fairshare;
   return ranked;
 }
 

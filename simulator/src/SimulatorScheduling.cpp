@@ -43,10 +43,8 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
   const SimJobIndex j = eligible_[eligible_pos].job;
   const SimJobSpec& s = job(j);
   RunningJob r;
-  r.priority = priority_of(eligible_[eligible_pos]);  // as Slurm keeps it once the job runs
-  eligible_[eligible_pos] = eligible_.back();
-  eligible_.pop_back();
-  ++eligible_changes_;
+  r.priority = eligible_priority(eligible_[eligible_pos]);  // as Slurm keeps it once it runs
+  remove_eligible(eligible_pos);
   r.job = j;
   r.start = now_;
   r.end = now_ + std::min(s.runtime, s.time_limit);
@@ -73,12 +71,13 @@ void Simulator::start_job(std::size_t eligible_pos, const std::vector<std::uint1
     u.nodes += s.nodes;
   }
   note_share(s, now_, true);
-  state_[j].state = SimJobState::kRunning;
-  state_[j].start = now_;
+  PerJob& p = state_.mut(j);
+  p.state = SimJobState::kRunning;
+  p.start = now_;
   if (hidden(j)) {  // what the partition's own queue never shows: not among its recent starts
     hidden_nodes_ += s.nodes;
   } else {
-    const Seconds wait = now_ - state_[j].submitted;  // a follower's from when it was submitted
+    const Seconds wait = now_ - p.submitted;  // a follower's from when it was submitted
     recent_sum_ += wait - recent_waits_[static_cast<std::size_t>(recent_pos_)];
     recent_waits_[static_cast<std::size_t>(recent_pos_)] = wait;
     recent_pos_ = (recent_pos_ + 1) % QueueSnapshot::kRecentStarts;
@@ -129,7 +128,7 @@ void Simulator::main_schedule() {
     for (std::size_t i = 0; i < ranked.size(); ++i) {
       const Ranked& r = ranked[i];
       if (best != eligible_.size() && !before(r, best_r)) continue;
-      if (over_user_limit(job(r.job))) continue;
+      if (over_user_limit(r.user, r.nodes)) continue;
       best = i;
       best_r = r;
     }
@@ -158,7 +157,7 @@ bool Simulator::best_cannot_fit() {
   if (fitting.empty()) return true;
   if (!blocker || over_user_limit(blocker->user, blocker->nodes)) return false;
   const auto ranked = [this](const EligibleJob& e) {
-    return Ranked{e.job, e.nodes, priority_of(e), e.submit, e.planned};
+    return Ranked{e.job, e.nodes, e.user, eligible_priority(e), e.submit, e.planned};
   };
   const Ranked b = ranked(*blocker);
   return std::all_of(fitting.begin(), fitting.end(),

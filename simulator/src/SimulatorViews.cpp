@@ -100,8 +100,7 @@ Seconds Simulator::planned_start(SimJobSpec spec, Seconds horizon) const {
   Simulator plan = fork();
   plan.spec_.down = nullptr;  // an outage is not announced: slurmctld cannot plan around it
   plan.next_arrival_ = plan.trace_->size();
-  plan.eligible_.clear();
-  ++plan.eligible_changes_;
+  plan.clear_eligible();
   plan.begin_heap_.clear();
   plan.dependency_held_.clear();
   plan.next_hidden_ = plan.hidden_->size();

@@ -39,6 +39,18 @@ class PerUser {
   T* find(std::uint32_t user) {
     return const_cast<T*>(static_cast<const PerUser&>(*this).find(user));
   }
+  // Drops the record of `user`, if it has one.
+  void erase(std::uint32_t user) {
+    if (user < dense_.size()) {
+      if (made_[user]) {
+        made_[user] = 0;
+        dense_[user] = T{};
+        --count_;
+      }
+      return;
+    }
+    count_ -= other_.erase(user);
+  }
   // How many users have a record.
   std::size_t size() const { return count_; }
   template <class F>

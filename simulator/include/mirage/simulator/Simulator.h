@@ -12,8 +12,9 @@
 // cancellation and early termination (the hand-off signal); capacity held by work the log does
 // not show, replayed as background jobs (HiddenWork.h).
 //
-// fork() copies the whole mutable state: the trace itself is shared and immutable, and the
-// per-job outcome log is not carried into forks, so a fork costs O(jobs in the system).
+// fork() copies the whole mutable state: the trace itself is shared and immutable, the per-job
+// records are shared until written (SharedChunks.h), and the per-job outcome log is not carried
+// into forks, so a fork costs O(jobs in the system).
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -29,6 +30,7 @@
 #include "mirage/core/Job.h"
 #include "mirage/core/QueueSnapshot.h"
 #include "mirage/simulator/PerUser.h"
+#include "mirage/simulator/SharedChunks.h"
 
 namespace mirage {
 
@@ -189,7 +191,8 @@ class Simulator {
   };
   struct Ranked {  // a pending job as the schedulers order it
     SimJobIndex job;
-    int nodes;  // held here, as the passes' counts of what fits read it for every job
+    int nodes;           // held here, as the passes' counts of what fits read it for every job
+    std::uint32_t user;  // likewise, for the limits
     double priority;
     Seconds submit;   // ties of priority: earlier first (held here: ordering reads no job spec)
     Seconds planned;  // its time limit as backfill plans it (rounded up to bf_resolution)
@@ -204,6 +207,16 @@ class Simulator {
     double size_part;  // the job-size factor's share of its priority (never changes)
     Seconds planned;   // its time limit as backfill plans it (rounded up to bf_resolution)
     int nodes;
+    std::uint32_t slot;  // its user's in eligible_users_
+  };
+  // A user with eligible jobs, and the fairshare factor their priorities were last ranked with:
+  // a ranking computes each user's factor once, and at the instant of a start only the jobs of
+  // users whose factor moved are ranked again.
+  struct EligibleUser {
+    std::uint32_t user = 0;
+    int jobs = 0;            // eligible jobs of this user; 0: a free slot
+    double fairshare = 0;    // fairshare_of(user) at the last refresh
+    double ranked_with = 0;  // the factor the ranking of this instant holds for their jobs
   };
 
   void process_events_at(Seconds t);
@@ -224,10 +237,30 @@ class Simulator {
   void backfill_schedule();
   void mark_dirty(bool main_too);
   double priority_of(const SimJobSpec& s, Seconds eligible_since) const;
-  // The same for an eligible job, from what it holds of its spec: the same figure.
-  double priority_of(const EligibleJob& e) const;
   // Makes `j` eligible now.
   void add_eligible(SimJobIndex j);
+  // Takes the eligible job at `pos` out (the last one takes its place), and out of the ranking
+  // made at this instant, which stays valid for the rest.
+  void remove_eligible(std::size_t pos);
+  void clear_eligible();
+  std::uint32_t user_slot(std::uint32_t user);
+  void release_user_slot(std::uint32_t slot);
+  // The fairshare factor a priority of `user`'s adds (weighted by weight_fairshare): 0.5 for an
+  // unknown user, 0 without fairshare.
+  double fairshare_of(std::uint32_t user) const;
+  // Every eligible user's factor now, into their slots (computed once for an instant and
+  // share version).
+  void refresh_user_factors();
+  // An eligible job's priority now, from what it holds of its spec: the same figure.
+  double eligible_priority(const EligibleJob& e) const {
+    return priority_from(e, fairshare_of(e.user));
+  }
+  // PriorityParameters::score's sum, in its order, from what an eligible job holds and its
+  // user's factor.
+  double priority_from(const EligibleJob& e, double fairshare) const {
+    return spec_.priority.age_part(now_ - e.since) + e.size_part +
+           spec_.priority.weight_fairshare * fairshare;
+  }
   double size_part(const SimJobSpec& s) const;
   // Every eligible job with its priority now, in eligible_'s order: computed once for an instant,
   // the shares and eligible_ as they are, so the backfill pass after a main pass that started
@@ -260,7 +293,15 @@ class Simulator {
     return over_user_limit(s.user, s.nodes, extra_jobs, extra_nodes);
   }
   bool over_user_limit(std::uint32_t user, int job_nodes, int extra_jobs = 0,
-                       int extra_nodes = 0) const;
+                       int extra_nodes = 0) const {  // in the header: every pass asks, per job
+    const UserLimits& l = spec_.user_limits;
+    if (user == 0 || (l.max_running_jobs <= 0 && l.max_running_nodes <= 0)) return false;
+    const UserUse* use = user_use_.find(user);
+    const int jobs = (use ? use->jobs : 0) + extra_jobs;
+    const int nodes = (use ? use->nodes : 0) + extra_nodes;
+    return (l.max_running_jobs > 0 && jobs + 1 > l.max_running_jobs) ||
+           (l.max_running_nodes > 0 && nodes + job_nodes > l.max_running_nodes);
+  }
   int gpus_needed(const SimJobSpec& s) const;
 
   ClusterSpec spec_;
@@ -273,6 +314,12 @@ class Simulator {
 
   // Pending, eligible jobs.
   std::vector<EligibleJob> eligible_;
+  std::vector<EligibleUser> eligible_users_;    // slots; those of 0 jobs are free
+  std::vector<std::uint32_t> free_user_slots_;  // in eligible_users_
+  PerUser<std::uint32_t> slot_of_user_;         // a user's slot in eligible_users_
+  // The instant and share version eligible_users_' factors were refreshed at.
+  Seconds factors_at_ = -1;
+  std::uint64_t factors_version_ = 0;
   std::uint64_t eligible_changes_ = 0;  // counts every change to eligible_ (ranked_eligible)
   std::vector<std::pair<Seconds, SimJobIndex>> begin_heap_;  // held by --begin (min-heap)
   std::vector<SimJobIndex> dependency_held_;                 // held by afterany
@@ -281,7 +328,8 @@ class Simulator {
   std::shared_ptr<const std::vector<std::pair<SimJobIndex, SimJobIndex>>> followers_;
   std::vector<std::pair<Seconds, SimJobIndex>> submit_heap_;
   std::vector<RunningJob> running_;  // min-heap by end
-  std::vector<PerJob> state_;        // every job: trace jobs, hidden work, then extra ones
+  // Every job: trace jobs, hidden work, then extra ones; shared with forks until written.
+  SharedChunks<PerJob> state_;
 
   int free_nodes_ = 0;    // whole-node mode
   int hidden_nodes_ = 0;  // nodes held by running hidden work
