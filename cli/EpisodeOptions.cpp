@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "TimeFlags.h"
 #include "Validators.h"
+#include "mirage/agents/LoggedWaits.h"
 #include "mirage/core/Error.h"
 
 namespace mirage::cli {
@@ -68,6 +71,13 @@ std::vector<SuccessorWait> EpisodeOptions::worlds() const {
 void EpisodeOptions::apply_logged_waits(EvalConfig& config) const {
   config.logged_window = parse_duration_flag(logged_window, "--logged-window");
   config.logged_jobs = static_cast<std::size_t>(logged_jobs);
+}
+
+std::shared_ptr<const Trace> EpisodeOptions::logged_yardstick(const Trace& as_read,
+                                                              const ClusterSpec& machine) const {
+  const std::vector<SuccessorWait> asked = worlds();
+  if (std::find(asked.begin(), asked.end(), SuccessorWait::kLogged) == asked.end()) return nullptr;
+  return std::make_shared<const Trace>(yardstick_log(as_read, machine));
 }
 
 void EpisodeOptions::apply(EpisodeConfig& episode, const ClusterSpec& machine) const {

@@ -3,6 +3,7 @@
 // shape (nodes, GPUs, time, overlap mode), the window of sample times and their spacing, the
 // cut-off, and how each sample starts (fork or peer). One set of flags, parsed in one place.
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "mirage/agents/EpisodeStarts.h"
 #include "mirage/agents/Evaluation.h"
 #include "mirage/core/ClusterSpec.h"
+#include "mirage/traces/Trace.h"
 
 namespace mirage::cli {
 
@@ -34,6 +36,11 @@ struct EpisodeOptions {
   // The worlds asked for, the replay first; and the logged world's settings into `config`.
   std::vector<SuccessorWait> worlds() const;
   void apply_logged_waits(EvalConfig& config) const;
+  // The log the logged world reads its real waits from (yardstick_log in LoggedWaits.h) where a
+  // world asked for is the logged one, else null: taken from the trace as read, before the
+  // replay's calibration marks its own dependencies, so that eval and train share one logged world.
+  std::shared_ptr<const Trace> logged_yardstick(const Trace& as_read,
+                                                const ClusterSpec& machine) const;
   // The chain (checked against the machine) and the cut-off into `episode`.
   void apply(EpisodeConfig& episode, const ClusterSpec& machine) const;
   EpisodeStartMode start_mode() const;

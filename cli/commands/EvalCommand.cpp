@@ -398,8 +398,7 @@ int run_eval(const EvalOptions& o) {
   EvalConfig c;
   c.cluster = o.cluster.to_spec(trace);
   const std::vector<SuccessorWait> worlds = o.episode.worlds();
-  if (std::find(worlds.begin(), worlds.end(), SuccessorWait::kLogged) != worlds.end())
-    c.yardstick_log = std::make_shared<const Trace>(yardstick_log(trace, c.cluster));
+  c.yardstick_log = o.episode.logged_yardstick(trace, c.cluster);
   o.cluster.calibrate(trace, c.cluster);
   o.episode.apply(c.episode, c.cluster);
   c.episode.chain.segments = o.segments;

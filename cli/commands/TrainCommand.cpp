@@ -18,6 +18,7 @@
 #include "SampleTraces.h"
 #include "TimeFlags.h"
 #include "Validators.h"
+#include "mirage/agents/LoggedWaits.h"
 #include "mirage/agents/WaitCheck.h"
 #include "mirage/agents/WaitModel.h"
 #include "mirage/agents/learned/Training.h"
@@ -215,14 +216,17 @@ int run_train(const TrainOptions& o) {
   c.torch_threads = learning.torch_threads;
   learned::ProbeSpec& p = c.probes;
   p.cluster = o.cluster.to_spec(trace);
+  // The world whose outcomes it learns from; it observes the replayed queue in both. The logged
+  // one reads the log as eval's does: its dependent jobs by the log's own fields, marked before
+  // the replay's calibration marks its own.
+  p.world = o.episode.worlds().front();
+  p.yardstick_log = o.episode.logged_yardstick(trace, p.cluster);
   o.cluster.calibrate(trace, p.cluster);
   o.episode.apply(p.episode, p.cluster);
   p.mode = o.episode.start_mode();
   p.from = *o.episode.from_time();  // both required
   p.to = *o.episode.to_time();
   p.every = o.episode.spacing();
-  // The world whose outcomes it learns from; it observes the replayed queue in both.
-  p.world = o.episode.worlds().front();
   {
     EvalConfig logged;
     o.episode.apply_logged_waits(logged);
@@ -240,7 +244,8 @@ int run_train(const TrainOptions& o) {
                  "from its in-sample answers\n",
                  o.wait_distribution, format_iso_time(p.waits->fitted_to()));
   }
-  if (p.world == SuccessorWait::kLogged && LoggedWaits(trace, p.logged_spec()).shape_jobs() == 0)
+  if (p.world == SuccessorWait::kLogged &&
+      LoggedWaits(*p.yardstick_log, p.logged_spec()).shape_jobs() == 0)
     throw InputError({"", 0, "--successor-wait"},
                      fmt::format("logged: {} has no real job of the chain's shape with a start "
                                  "time, so the logged world has no waits for it",
@@ -298,7 +303,8 @@ int run_train(const TrainOptions& o) {
     fmt::print(
         "outcomes: the logged world ({}); left out for want of a logged wait: {} decision "
         "instants, {} episodes\n",
-        LoggedWaits(trace, p.logged_spec()).describe(), s.unscored_instants, s.unscored_episodes);
+        LoggedWaits(*p.yardstick_log, p.logged_spec()).describe(), s.unscored_instants,
+        s.unscored_episodes);
   fmt::print(
       "training: {} episodes, validation: {} (the tail of each of {} blocks), {} purged before "
       "them; {} epochs, {:.1f} s\n",

@@ -56,8 +56,12 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   return c;
 }
 
-void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
-                        const CalibrationSettings& settings, Calibration& c) {
+namespace {
+
+// c's dependencies and followers over `all`, the links tested against chance on `all` again or
+// kept to c's verdict (links_told_apart), and feedback as `feedback` has it.
+void relink(const std::vector<Job>& all, const ClusterSpec& spec,
+            const CalibrationSettings& settings, bool test_links, bool feedback, Calibration& c) {
   c.dependencies.clear();
   c.array_members = 0;
   c.followers.clear();
@@ -66,11 +70,25 @@ void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
   if (log.jobs.empty()) return;
   if (settings.dependencies) {
     const auto candidates = dependency_candidates(log, settings, c);
-    c.links_told_apart = true;
+    if (test_links) c.links_told_apart = true;
     confirm_dependencies(log, spec, settings, candidates, c);
-    test_links_against_chance(log, spec, settings, candidates, c);
+    if (test_links) test_links_against_chance(log, spec, settings, candidates, c);
   }
-  infer_followers(log, settings, c);
+  CalibrationSettings followed = settings;
+  followed.feedback = feedback;
+  infer_followers(log, followed, c);
+}
+
+}  // namespace
+
+void infer_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
+                        const CalibrationSettings& settings, Calibration& c) {
+  relink(all, spec, settings, /*test_links=*/true, settings.feedback, c);
+}
+
+void apply_fitted_dependencies(const std::vector<Job>& all, const ClusterSpec& spec,
+                               const CalibrationSettings& settings, Calibration& c) {
+  relink(all, spec, settings, /*test_links=*/false, c.feedback, c);
 }
 
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs) {

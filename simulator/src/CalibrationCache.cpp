@@ -286,7 +286,9 @@ std::string calibration_cache_key(const std::vector<Job>& jobs, const ClusterSpe
       s.feedback, s.feedback_within, s.choose_feedback, s.priority, s.boundaries,
       s.boundary_stretch, s.boundary_share, s.down_windows, s.down_min, s.down_share, s.test_room,
       s.test_links, s.test_rank, s.test_feedback,
-      fit_until ? std::to_string(*fit_until) : std::string("none"), kCalibrationCodeVersion);
+      fit_until ? fmt::format("{},carry={}", *fit_until, kForwardCarryVersion)
+                : std::string("none"),
+      kCalibrationCodeVersion);
   return fmt::format("jobs={}:{} {} {}", jobs.size(), hex64(jobs_digest(jobs)), machine, inference);
 }
 

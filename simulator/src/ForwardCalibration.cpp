@@ -50,7 +50,7 @@ Calibration infer_calibration_before(const std::vector<Job>& jobs, Seconds until
   }
   Calibration c = infer_calibration(before, spec, settings);
   carry_past_fit(c, until, horizon);
-  infer_dependencies(jobs, spec, settings, c);
+  apply_fitted_dependencies(jobs, spec, settings, c);
   return c;
 }
 

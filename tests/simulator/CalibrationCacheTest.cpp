@@ -176,6 +176,12 @@ TEST_F(CalibrationCacheTest, TheKeyChangesWithEverythingTheInferenceReads) {
         calibration_cache_key(edited, spec_, {}, std::nullopt)})
     EXPECT_NE(other, base);
   EXPECT_NE(base.find("version=" + std::to_string(kCalibrationCodeVersion)), std::string::npos);
+  // A forward fit's entry names what it does past its cut; one in sample does not.
+  const std::string carry = "carry=" + std::to_string(kForwardCarryVersion);
+  EXPECT_NE(
+      calibration_cache_key(trace_.jobs, spec_, {}, trace_.jobs.front().submit + kWeek).find(carry),
+      std::string::npos);
+  EXPECT_EQ(base.find(carry), std::string::npos);
 }
 
 TEST_F(CalibrationCacheTest, OffInfersEveryTimeAndWritesNothing) {

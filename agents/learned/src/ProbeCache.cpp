@@ -20,6 +20,11 @@ namespace {
 // 2: the logged world's unscored instants and episodes; 3: the predicted waits.
 constexpr char kCacheMagic[] = "MIRAGE-PROBES 3\n";
 
+// The log the logged world reads its waits from.
+const Trace& logged_log(const Trace& trace, const ProbeSpec& spec) {
+  return spec.yardstick_log ? *spec.yardstick_log : trace;
+}
+
 template <class T>
 void put(std::ostream& out, const T& v) {
   out.write(reinterpret_cast<const char*>(&v), sizeof v);
@@ -190,8 +195,18 @@ std::string probe_fingerprint(const Trace& trace, const ProbeSpec& s) {
     << " lead=" << e.reactive_lead
     << " mode=" << (s.mode == EpisodeStartMode::kForkReplay ? "fork" : "peer")
     << " window=" << s.from << ".." << s.to << "/" << s.every << " world=" << to_string(s.world);
-  // The logged world's outcomes are the log's waits as these settings pool them.
-  if (s.world == SuccessorWait::kLogged) f << ":" << s.logged_window << "," << s.logged_jobs;
+  // The logged world's outcomes are the log's waits as these settings pool them, less the jobs
+  // its log marks dependent.
+  if (s.world == SuccessorWait::kLogged) {
+    Fnv1a marked;
+    for (const Job& j : logged_log(trace, s).jobs)
+      if (j.after_any != 0) {
+        marked.add(j.id);
+        marked.add(j.after_any);
+      }
+    f << ":" << s.logged_window << "," << s.logged_jobs << ",marked=" << std::hex << marked.h
+      << std::dec;
+  }
   // Probes with a predictor's quantiles hold that predictor's answers.
   f << " waits=" << (s.waits ? s.waits_ref.digest : "none");
   return f.str();
@@ -223,7 +238,7 @@ std::vector<ProbedEpisode> probe_or_load(const Trace& trace, const ProbeSpec& sp
   std::optional<LoggedWaits> logged;
   episode.logged_waits = nullptr;
   if (spec.world == SuccessorWait::kLogged) {
-    logged.emplace(trace, spec.logged_spec());
+    logged.emplace(logged_log(trace, spec), spec.logged_spec());
     episode.logged_waits = &*logged;
   }
   eps = probe_window(trace, spec.cluster, episode, spec.mode, spec.from, spec.to, spec.every,

@@ -62,5 +62,29 @@ TEST_F(ProbeCacheTest, ProbesOfAnotherWorldAreKeptApart) {
   EXPECT_EQ(probe_fingerprint(trace, replay_wider), r);
 }
 
+// The logged world reads the log eval's does (ProbeSpec::yardstick_log): probes whose log marks
+// other jobs dependent, and so leaves out other waits, are not these.
+TEST_F(ProbeCacheTest, ProbesOfAnotherLoggedWorldsLogAreKeptApart) {
+  const Trace trace = busy_trace(4, 8);
+  ProbeSpec logged;
+  logged.cluster.nodes = 16;
+  logged.world = SuccessorWait::kLogged;
+  Trace marked = trace;
+  marked.jobs.at(5).after_any = marked.jobs.at(4).id;
+  ProbeSpec as_read = logged, as_marked = logged;
+  as_read.yardstick_log = std::make_shared<const Trace>(trace);
+  as_marked.yardstick_log = std::make_shared<const Trace>(marked);
+  const std::string l = probe_fingerprint(trace, as_read);
+  EXPECT_NE(probe_fingerprint(trace, as_marked), l);
+  EXPECT_NE(probe_fingerprint(marked, logged), probe_fingerprint(marked, as_read))
+      << "the probed trace's marks are the replay's, not the logged world's";
+  EXPECT_NE(probe_cache_file(path("c"), "t", trace, as_marked),
+            probe_cache_file(path("c"), "t", trace, as_read));
+  // The replay's key does not move with the logged world's log, which it does not read.
+  ProbeSpec replay = as_read, replay_marked = as_marked;
+  replay.world = replay_marked.world = SuccessorWait::kReplay;
+  EXPECT_EQ(probe_fingerprint(trace, replay), probe_fingerprint(trace, replay_marked));
+}
+
 }  // namespace
 }  // namespace mirage::learned

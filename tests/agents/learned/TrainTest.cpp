@@ -99,6 +99,38 @@ TEST_F(TrainTest, ALearnedAgentBeatsTheBaselinesOnAHeldOutWindow) {
   }
 }
 
+// The logged world's waits come from the log eval's reads (ProbeSpec::yardstick_log), not from
+// the trace the replay probes, whose jobs its calibration may mark dependent: here every job is
+// marked (on a job the trace does not hold, so that the replay runs as without), which would
+// leave the logged world no wait at all.
+TEST_F(TrainTest, TheLoggedWorldReadsItsOwnLogNotTheReplaysMarks) {
+  Trace as_read = busy_trace(15, 12, 3400);
+  constexpr Seconds kRealWait = 4 * kHour;
+  for (Job& j : as_read.jobs) {
+    j.start += kRealWait;
+    j.end += kRealWait;
+  }
+  Trace calibrated = as_read;
+  for (Job& j : calibrated.jobs) j.after_any = j.id + 1'000'000;
+  TrainConfig c = tiny(AgentKind::kDqn, path("yardstick.mirage-model"), 1, 9);
+  c.probes.world = SuccessorWait::kLogged;
+  c.probes.yardstick_log = std::make_shared<const Trace>(as_read);
+  std::size_t decisions = 0;
+  for (const ProbedEpisode& e : probe_or_load(calibrated, c.probes, "", 2, {}, nullptr)) {
+    ASSERT_FALSE(e.unscored);
+    for (const ProbedDecision& d : e.decisions) {
+      EXPECT_EQ(d.gap_if_submitted,
+                std::min(d.time + kRealWait, e.predecessor_end + c.probes.episode.max_wait) -
+                    e.predecessor_end);
+      ++decisions;
+    }
+  }
+  EXPECT_GT(decisions, 1000u);
+  c.probes.yardstick_log = nullptr;  // the replay's marks: no real job left to read
+  for (const ProbedEpisode& e : probe_or_load(calibrated, c.probes, "", 2, {}, nullptr))
+    EXPECT_TRUE(e.unscored);
+}
+
 // `train --successor-wait logged`: the outcomes the agent learns from and is scored on are the
 // log's real waits, not the replay's. Here every real job waited 4 h, so submitting at instant t
 // gives a gap of t + 4 h - the predecessor's end; and the saved rule's validation figures are what

@@ -164,9 +164,9 @@ struct Calibration {
   // beside more idle room than ...: the log cannot tell hidden room apart from none"; empty
   // where nothing was inferred.
   std::string describe_room_evidence() const;
-  // How the log's dependencies stand against chance: "... as many as its replay without
-  // dependencies shows by chance (55): the log cannot tell them apart from none"; empty where
-  // the log shows none.
+  // How the log's dependencies stand against chance: "62 of the log's jobs outside arrays started
+  // as ...; 45 would by chance, whoever's jobs ended then: the log cannot tell these dependencies
+  // apart from none"; empty where the log shows none.
   std::string describe_links() const;
   // "Mon-Fri 07:00, Mon-Fri 16:00 UTC from 1996-09-30 to 1997-06-09"; "none".
   std::string describe_boundaries() const;
@@ -187,6 +187,13 @@ Calibration infer_calibration(const std::vector<Job>& jobs, const ClusterSpec& s
 // c.followers.
 void infer_dependencies(const std::vector<Job>& jobs, const ClusterSpec& spec,
                         const CalibrationSettings& settings, Calibration& c);
+
+// The dependencies and followers of `jobs` by the rules `c` was fitted with, its verdicts kept:
+// the links outside arrays only where its fit told them apart from chance (links_told_apart, and
+// its counts), followers only where its fit kept feedback (c.feedback). Nothing is tested again on
+// `jobs`, so jobs after those it was fitted on decide only their own marks.
+void apply_fitted_dependencies(const std::vector<Job>& jobs, const ClusterSpec& spec,
+                               const CalibrationSettings& settings, Calibration& c);
 
 // The weighting of `spec`'s priority, among a few, under which the log replayed on the machine
 // calibrated with `c` (its limits, capacity and dependencies) waits most like the log did. For

@@ -30,6 +30,9 @@ namespace mirage {
 // of an older version is then stale. Entries do not name the build, so that rebuilding the same
 // code keeps them.
 inline constexpr int kCalibrationCodeVersion = 4;
+// Likewise for what a forward fit does past its cut (ForwardCalibration.h): its entries alone go
+// stale. 2: the links' and feedback's verdicts kept as fitted, not tested again on later jobs.
+inline constexpr int kForwardCarryVersion = 2;
 
 // The key of the calibration inferred from `jobs` on `spec` with `settings`, fitted on the jobs
 // submitted before `fit_until` where it is given (ForwardCalibration.h).

@@ -10,7 +10,9 @@
 //             mean room would shut out every job larger than what it leaves, for good);
 //   down      no down window is foreseen (one open at `until` ends there);
 //   dependencies and followers  the fitted rules, applied to every job of the log (a job's
-//             dependency is read off the log as its submission would be seen live).
+//             dependency is read off the log as its submission would be seen live), with the
+//             fitted verdicts: links kept only where the fitted months told them apart from
+//             chance, followers only where their fit kept feedback; no test reruns on later jobs.
 #include <vector>
 
 #include "mirage/core/Job.h"
@@ -24,7 +26,7 @@ inline constexpr Seconds kRoomRepeated = 28 * kDay;
 void carry_past_fit(Calibration& c, Seconds until, Seconds horizon);
 
 // The calibration inferred from the jobs of `jobs` submitted before `until`, carried past it,
-// with dependencies and followers over all of `jobs`.
+// with dependencies and followers over all of `jobs` by its fitted rules and verdicts.
 Calibration infer_calibration_before(const std::vector<Job>& jobs, Seconds until,
                                      const ClusterSpec& spec,
                                      const CalibrationSettings& settings = {});

@@ -160,6 +160,10 @@ struct ProbeSpec {
   SuccessorWait world = SuccessorWait::kReplay;
   Seconds logged_window = 3 * kDay;  // LoggedWaitsSpec::window
   std::size_t logged_jobs = 5;       // LoggedWaitsSpec::jobs
+  // The log the logged world's waits come from, its dependent jobs marked by the log's own fields
+  // (yardstick_log in LoggedWaits.h), as eval's is (EvalConfig::yardstick_log), whatever the
+  // replay was calibrated on. Null: the trace probed. Its marks key the probes.
+  std::shared_ptr<const Trace> yardstick_log;
   // With a predictor, every decision also sees its quantiles of the successor's wait
   // (kWaitFeatures); its digest keys the probes.
   std::shared_ptr<const WaitPredictor> waits;
