@@ -451,10 +451,12 @@ def main():
     if learned:
         lines.append("verdict: a learned agent should be the default: ship its model and name it")
     elif previous:
-        lines.append(f"verdict: the default stays `{previous['policy']}`, chosen over every chain "
-                     f"judged when it was measured ({previous['judged_in_real_waits']} then); "
-                     f"this run's best: {ranked}")
+        chosen_over = previous.get("policy_chosen_over", previous.get("judged_in_real_waits"))
+        lines.append(f"verdict: the default stays `{previous['policy']}`, chosen over the "
+                     f"{chosen_over} chains the real waits judged when it was chosen; this run's "
+                     f"best: {ranked}")
         policy, share = previous["policy"], previous.get("policy_mean_oracle_share", 0.0)
+        run_judged = int(chosen_over)
     else:
         lines.append(f"verdict: the default is {ranked}")
     print()
@@ -473,6 +475,7 @@ def main():
             f.write(f"chains = {chains}\n")
             f.write(f"judged_in_real_waits = {len(judged)}\n")
             f.write(f"policy_mean_oracle_share = {share:.3f}\n")
+            f.write(f"policy_chosen_over = {run_judged}\n")
             f.write(f'measured = "{datetime.date.today().isoformat()}"\n')
 
 
