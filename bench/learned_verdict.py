@@ -140,13 +140,91 @@ def load(dir_):
     return cases
 
 
+def trace_rows():
+    """bench/trace_windows.sh's traces: (name, the log's name in labels, chain sizes)."""
+    return re.findall(r'^\s*"([a-z0-9]+)\|([^,|]*)[^|]*\|[^"]*\|([0-9 ]+)"', open(os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "trace_windows.sh")).read(), re.M)
+
+
 def expected_chains():
     """Every chain the bench judges (bench/trace_windows.sh's traces and chain sizes, each with
     both overlap modes), as (trace, chain, overlap): a chain not measured counts as not earned."""
-    rows = re.findall(r'^\s*"([a-z0-9]+)\|[^"]*\|([0-9 ]+)"', open(os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "trace_windows.sh")).read(), re.M)
-    return [(name, int(n), o) for name, sizes in rows for n in sizes.split()
+    return [(name, int(n), o) for name, _, sizes in trace_rows() for n in sizes.split()
             for o in ("concurrent", "handoff")]
+
+
+# ---- rows kept from the page: cases this run did not measure ----------------------------------
+# A run may judge only some chains (bench/learned_verdict.sh kth:8): the tables keep the page's
+# rows of the others as they were measured, and the verdict counts them from the cases table.
+
+def row_key(block, line):
+    """A table row's case: (the log's name, chain, overlap) and, in the cases table, the world;
+    None for a header or separator row."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    try:
+        if block == "cases":
+            return (cells[0].split(",")[0], int(cells[1]), cells[2], cells[3])
+        if block == "standing":
+            label, size, overlap = cells[0].rsplit(", ", 2)
+            return (label.split(",")[0], int(size.split()[0]), overlap)
+        label, size = cells[0].rsplit(", ", 1)
+        return (label.split(",")[0], int(size.split()[0]))
+    except (ValueError, IndexError):
+        return None
+
+
+def merged_block(block, new_text, old_text):
+    """The block's rows of this run, with the old text's rows of every case this run did not
+    measure, in the bench's order (trace, chain, overlap, world)."""
+    order = [log for _, log, _ in trace_rows()]
+    head, rows = [], {}
+    for text, fresh in ((old_text, False), (new_text, True)):
+        for line in text.splitlines():
+            if not line.startswith("|"):
+                continue
+            key = row_key(block, line)
+            if key is None:
+                if fresh:
+                    head.append(line)
+                continue
+            if fresh or key not in rows:
+                rows[key] = line
+    if len(head) < 2:  # a run with no row of this block (training: no log kept)
+        head = [line for line in old_text.splitlines() if line.startswith("|")][:2]
+    world = {"replay": 0, "logged": 1}
+    ranked = sorted(rows, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[1:2],
+                                         k[2:3], world.get(k[3], 2) if len(k) > 3 else 0))
+    return "\n".join(head + [rows[k] for k in ranked]) + "\n"
+
+
+def page_block(path, name):
+    """The text the page holds between the markers of block `name` ("" where it has none)."""
+    text = open(path).read()
+    begin, end = f"<!-- learned_verdict.py writes: {name} -->", f"<!-- end: {name} -->"
+    i, j = text.find(begin), text.find(end)
+    return text[i + len(begin): j] if 0 <= i < j else ""
+
+
+def table_counts(cases_text):
+    """From a cases table: the chains it holds, those the real waits judge, those a model earns
+    there, and those a model earns in the replay, each as a set of (log, chain, overlap)."""
+    held, judged, earned, replay = set(), set(), set(), set()
+    for line in cases_text.splitlines():
+        key = row_key("cases", line) if line.startswith("|") else None
+        if key is None:
+            continue
+        chain, world = key[:3], key[3]
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        held.add(chain)
+        figures = not cells[5].startswith("no figures")
+        yes = figures and cells[-1].startswith("yes")
+        if world == "logged" and figures:
+            judged.add(chain)
+        if world == "logged" and yes:
+            earned.add(chain)
+        if world == "replay" and yes:
+            replay.add(chain)
+    return held, judged, earned, replay
 
 
 def pct(x):
@@ -304,6 +382,18 @@ def runaway(path):
                    if n != "oracle" and p.get("campaign", {}).get("incomplete", 0) > 0})
 
 
+def read_verdict(path):
+    """The verdict file's keys (policy, counts), or None where there is none."""
+    if not os.path.exists(path):
+        return None
+    out = {}
+    for line in open(path):
+        m = re.match(r'^(\w+) = "?([^"\n]*)"?$', line.strip())
+        if m:
+            out[m.group(1)] = float(m.group(2)) if m.group(1).endswith("share") else m.group(2)
+    return out if "policy" in out else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir", nargs="?")
@@ -312,6 +402,8 @@ def main():
     ap.add_argument("--verdict", help="write the verdict (TOML) here for the build")
     ap.add_argument("--page", action="append", default=[],
                     help="write the tables and the verdict into this page (repeatable)")
+    ap.add_argument("--keep-page", metavar="PAGE",
+                    help="keep this page's rows of the chains DIR does not hold, and count them")
     a = ap.parse_args()
     if a.runaway:
         print(",".join(runaway(a.runaway)))
@@ -323,33 +415,50 @@ def main():
         sys.exit(f"learned_verdict: no eval JSON in {a.dir}")
     blocks = {"cases": printed(detail_rows, cases), "standing": printed(summary_rows, cases),
               "training": printed(training_times, a.dir, cases)}
+    if a.keep_page:
+        blocks = {name: merged_block(name, text, page_block(a.keep_page, name))
+                  for name, text in blocks.items()}
     print(blocks["cases"])
     print(blocks["standing"])
     print(blocks["training"], end="")
-    measured = {(c["trace"], c["chain"], c["overlap"]) for c in cases}
-    chains = len(measured | set(expected_chains()))
-    missing = [k for k in expected_chains() if k not in measured]
-    earned = sum(1 for c in cases
-                 if any(c["worlds"]["logged"].earns(n) for n in c["worlds"]["logged"].names(True))
-                 and not c["worlds"]["logged"].no_figures)
-    judged = sum(1 for c in cases if not c["worlds"]["logged"].no_figures)
-    replay_earned = sum(1 for c in cases if not c["worlds"]["replay"].no_figures
-                        and any(c["worlds"]["replay"].earns(n) for n in c["worlds"]["replay"].names(True)))
-    learned = 2 * earned >= chains
+    held, judged, earned, replay = table_counts(blocks["cases"])
+    log_of = {name: log for name, log, _ in trace_rows()}
+    expected = [(log_of[t], n, o) for t, n, o in expected_chains()]
+    chains = len(held | set(expected))
+    missing = [k for k in expected if k not in held]
+    this_run = {(log_of.get(c["trace"], c["trace"]), c["chain"], c["overlap"]) for c in cases}
+    kept = sorted(held - this_run, key=lambda k: expected.index(k) if k in expected else len(expected))
+    learned = 2 * len(earned) >= chains
     policy, share, runners = best_baseline(cases)
-    lines = [f"verdict: learned agents earn {earned} of {chains} chains in real waits "
-             f"({len(measured)} measured, {judged} of them judged there; in the replay "
-             f"{replay_earned})"]
+    run_judged = sum(1 for c in cases if not c["worlds"]["logged"].no_figures)
+    name = lambda k: f"{k[0]} {k[1]}-node {k[2]}"
+    lines = [f"verdict: learned agents earn {len(earned)} of {chains} chains in real waits "
+             f"({len(held)} measured, {len(judged)} of them judged there; in the replay "
+             f"{len(replay)})"]
+    if kept:
+        lines.append(f"verdict: kept as the page had them, from an earlier run ({len(kept)} "
+                     "chains): " + ", ".join(map(name, kept)))
     if missing:
-        lines.append("verdict: not measured (counted as not earned): " + ", ".join(
-            f"{t} {n}-node {o}" for t, n, o in missing))
+        lines.append("verdict: not measured (counted as not earned): " + ", ".join(map(name, missing)))
+    # The best baseline is chosen over every chain the real waits judge, which needs each one's
+    # figures for every point: where some are kept rows, the default chosen with them stays.
+    partial = bool(judged & set(kept))
+    previous = read_verdict(a.verdict) if a.verdict and partial else None
+    ranked = (f"`{policy}`, the baseline with the largest mean share of the oracle's gain "
+              f"({pct(share)}) over the {run_judged} chain(s) the real waits judge"
+              + (" in this run" if partial else "") + "; the next: "
+              + ", ".join(f"`{n}` {pct(v)}" for n, v in runners[1:]))
     if learned:
         lines.append("verdict: a learned agent should be the default: ship its model and name it")
+    elif previous:
+        chosen_over = previous.get("policy_chosen_over", previous.get("judged_in_real_waits"))
+        lines.append(f"verdict: the default stays `{previous['policy']}`, chosen over the "
+                     f"{chosen_over} chains the real waits judged when it was chosen; this run's "
+                     f"best: {ranked}")
+        policy, share = previous["policy"], previous.get("policy_mean_oracle_share", 0.0)
+        run_judged = int(chosen_over)
     else:
-        lines.append(f"verdict: the default is `{policy}`, the baseline with the largest mean share "
-                     f"of the oracle's gain ({pct(share)}) over the {judged} chain(s) the real "
-                     "waits judge; the next: "
-                     + ", ".join(f"`{n}` {pct(v)}" for n, v in runners[1:]))
+        lines.append(f"verdict: the default is {ranked}")
     print()
     print("\n".join(lines))
     blocks["verdict"] = "```\n" + "\n".join(lines) + "\n```\n"
@@ -362,10 +471,11 @@ def main():
                     "(docs/results/learned-agents.md), not by hand;\n"
                     "# the build compiles it in as the default policy of new campaigns.\n")
             f.write(f'policy = "{policy}"\n')
-            f.write(f"learned_earned_chains = {earned}\n")
+            f.write(f"learned_earned_chains = {len(earned)}\n")
             f.write(f"chains = {chains}\n")
-            f.write(f"judged_in_real_waits = {judged}\n")
+            f.write(f"judged_in_real_waits = {len(judged)}\n")
             f.write(f"policy_mean_oracle_share = {share:.3f}\n")
+            f.write(f"policy_chosen_over = {run_judged}\n")
             f.write(f'measured = "{datetime.date.today().isoformat()}"\n')
 
 

@@ -15,7 +15,11 @@
 #     docs/learned-agents.md) and the verdict to
 #     daemon/config/default-policy.toml, which the build compiles in as the default policy.
 # Prints figures; asserts nothing.
-#   bench/learned_verdict.sh [ls6|sdsc|kth|ctc|hpc2n|theta|all]   (default: all)
+#   bench/learned_verdict.sh [TRACE[:CHAINS]...|all]   (default: all)
+# TRACE: ls6, sdsc, kth, ctc, hpc2n or theta; CHAINS: the chain sizes to judge, comma-separated
+# (kth:8 hpc2n:1,8), all of the trace's where not given. The tables keep the page's rows of the
+# chains a run does not judge (learned_verdict.py --keep-page), so that a run of some chains
+# completes the verdict over all of them.
 # $MIRAGE_BENCH_DIR (default build/verdict-bench) keeps models, probes, logs and each case's
 # eval JSON: a model or a JSON already there is reused (delete it to measure again), so a run
 # cut short goes on where it stopped. $MIRAGE_AGENTS (default "moe pg dqn residual") names the
@@ -24,13 +28,14 @@
 # at the verdict's price, risk 0.5);
 # $MIRAGE_TRAIN_FLAGS replaces the flags below that every `mirage train` gets (the recipe file
 # and --every 4h);
-# $MIRAGE_CHAINS (e.g. "1") restricts the chain sizes; MIRAGE_VERDICT_ONLY=1 only reads the
+# $MIRAGE_OVERLAPS (e.g. "handoff") restricts the overlap modes judged (two runs on one DIR, one
+# mode each, judge a chain side by side once its models are trained);
+# $MIRAGE_CHAINS (e.g. "1") restricts the chain sizes of every TRACE without its own; MIRAGE_VERDICT_ONLY=1 only reads the
 # JSONs there; MIRAGE_VERDICT_FILE= (empty) prints the verdict without writing it or the page (a
 # partial run, another recipe).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
-which="${1:-all}"
 dir="${MIRAGE_BENCH_DIR:-build/verdict-bench}"
 read -r -a agents <<<"${MIRAGE_AGENTS:-moe pg dqn residual}"
 mkdir -p "$dir"
@@ -90,7 +95,7 @@ run_trace() {
       fi
       models+=",$model"
     done
-    for overlap in concurrent handoff; do
+    for overlap in ${MIRAGE_OVERLAPS:-concurrent handoff}; do
       local json="$dir/$name-$chain-$overlap.json"
       [ ! -s "$json" ] || continue
       echo "== $label, $chain-node chains, $overlap: judging on $from .. $to" >&2
@@ -128,7 +133,18 @@ PY
   done
 }
 
-[ -n "${MIRAGE_VERDICT_ONLY:-}" ] || for_each_trace "$which" run_trace
+if [ -z "${MIRAGE_VERDICT_ONLY:-}" ]; then
+  for arg in "${@:-all}"; do
+    case $arg in
+      *:*)
+        chains=${arg#*:}
+        MIRAGE_CHAINS=${chains//,/ } for_each_trace "${arg%%:*}" run_trace
+        ;;
+      *) for_each_trace "$arg" run_trace ;;
+    esac
+  done
+fi
 verdict="${MIRAGE_VERDICT_FILE-daemon/config/default-policy.toml}"
-pages=(--page docs/results/learned-agents.md --page docs/learned-agents.md)
-python3 bench/learned_verdict.py "$dir" ${verdict:+--verdict "$verdict" "${pages[@]}"}
+page=docs/results/learned-agents.md
+pages=(--page "$page" --page docs/learned-agents.md)
+python3 bench/learned_verdict.py "$dir" --keep-page "$page" ${verdict:+--verdict "$verdict" "${pages[@]}"}

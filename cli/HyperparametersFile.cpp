@@ -84,9 +84,9 @@ std::vector<Knob> knobs(LearningSettings& s) {
       {"pg_samples", &hp.pg_samples, 1, 1e9, "pg: stopping times sampled per episode"},
       {"entropy", &hp.entropy, 0, 1e6, "pg: entropy bonus weight"},
       {"risk_input", &hp.risk_input, 0, 0,
-       "pg: train over prices, the risk an input (an idle hour costs RISK, an hour charged "
-       "twice 1 - RISK; drawn from 0.1 to 0.9): MODEL@RISK picks the point as quantile@RISK "
-       "does; needs ensemble = 1"},
+       "train over prices, the risk an input (an idle hour costs RISK, an hour charged twice "
+       "1 - RISK; drawn from 0.1 to 0.9): MODEL@RISK picks the point as quantile@RISK does; "
+       "needs ensemble = 1"},
       {"quantile_residual", &hp.quantile_residual, 0, 0,
        "pg with risk_input and --wait-distribution: learn a departure from quantile@RISK, "
        "starting as exactly that rule"},

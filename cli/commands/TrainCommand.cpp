@@ -314,8 +314,8 @@ int run_train(const TrainOptions& o) {
     fmt::print(
         "\nvalidation (each risk's cost = interruption + (1 - risk) / risk x overlap; the "
         "epoch chosen for the lowest mean of risk x that cost over the levels, each level's "
-        "threshold for the lowest cost there; `pg` below: MODEL without a knob, @{:g})\n",
-        learned::kDefaultRisk);
+        "threshold for the lowest cost there; `{}` below: MODEL without a knob, @{:g})\n",
+        o.agent, learned::kDefaultRisk);
   else
     fmt::print("\nvalidation (cost = interruption + {} x overlap; chosen for the lowest cost)\n",
                hp.overlap_weight);

@@ -20,10 +20,18 @@
 // waiting is plainly right); the few busy episodes where the moment matters get the attention.
 // Greedy at evaluation, by a margin chosen on validation (calibrate); the epoch with the best
 // validation score is kept (early stopping).
+//
+// With the risk as an input (risk_input, RiskInput.h) the row also holds ln r, each epoch
+// prices each training episode at its own risk q (drawn uniformly from [kMinRisk, kMaxRisk]),
+// y(submit) and y(wait) are then minus the risk-weighted cost q x interruption + (1 - q) x
+// overlap, and the target network's greedy policy is read at the episode's own risk: one network
+// learns the stopping values at every price. Validation chooses a threshold at each level of
+// kRiskLevels, as for pg's (calibrate_risk_levels).
 #include <algorithm>
 #include <chrono>
 #include <numeric>
 
+#include "ModelFile.h"
 #include "Nets.h"
 
 namespace mirage::learned {
@@ -35,15 +43,17 @@ constexpr std::int64_t kChunk = 16384;
 
 QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& ctx, torch::Tensor x,
                    std::vector<std::size_t> train, std::uint64_t seed,
-                   const std::optional<ForecastGuard>& forecast_guard)
+                   const std::optional<ForecastGuard>& forecast_guard, RiskRows risk_rows)
     : phase_(std::move(phase)),
       ctx_(ctx),
       hp_(ctx.config.hp),
       train_(std::move(train)),
       x_(std::move(x)),
-      rng_(seed) {
-  // Margins are in hours.
-  rules_ = candidate_rules(AgentKind::kDqn, forecast_guard);
+      rng_(seed),
+      risk_rows_(std::move(risk_rows)) {
+  // Margins are in hours. With the risk as an input, thresholds alone (as pg's).
+  rules_ = risk_rows_ ? threshold_rules(AgentKind::kDqn)
+                      : candidate_rules(AgentKind::kDqn, forecast_guard);
   torch::manual_seed(seed);
   online_ = make();
   target_ = make();
@@ -61,15 +71,68 @@ QLearner::QLearner(std::string phase, const Factory& make, const TrainContext& c
   last_wait_value_ = torch::zeros({n});
   auto submit = submit_value_.accessor<float, 1>();
   auto last_wait = last_wait_value_.accessor<float, 1>();
-  for (const auto& ep : data.episodes) {
-    const auto fallback = static_cast<float>(-ctx.cost(ep.fallback_gap));
-    for (std::size_t k = 0; k < ep.count; ++k) {
-      const auto i = static_cast<std::int64_t>(ep.first + k);
-      submit[i] = static_cast<float>(-ctx.cost(data.gap[ep.first + k]));
-      last_wait[i] = fallback;
+  if (risk_rows_) {
+    // Until each epoch prices its episodes: every decision at the default risk.
+    x_ = rows_at(kDefaultRisk);
+    price_submissions(std::vector<float>(data.decisions(), static_cast<float>(kDefaultRisk)));
+  } else {
+    for (const auto& ep : data.episodes) {
+      const auto fallback = static_cast<float>(-ctx.cost(ep.fallback_gap));
+      for (std::size_t k = 0; k < ep.count; ++k) {
+        const auto i = static_cast<std::int64_t>(ep.first + k);
+        submit[i] = static_cast<float>(-ctx.cost(data.gap[ep.first + k]));
+        last_wait[i] = fallback;
+      }
     }
   }
   sync_target();
+}
+
+torch::Tensor QLearner::rows_at(double risk) const {
+  return risk_rows_(
+      std::vector<float>(ctx_.data.decisions(), static_cast<float>(std::log(price_ratio(risk)))));
+}
+
+void QLearner::price_submissions(const std::vector<float>& risk) {
+  const ProbeSet& data = ctx_.data;
+  auto submit = submit_value_.accessor<float, 1>();
+  auto last_wait = last_wait_value_.accessor<float, 1>();
+  const auto value = [&](double q, Seconds gap) {
+    return static_cast<float>(
+        -(q * ctx_.cost.interruption_h(gap) + (1 - q) * ctx_.cost.overlap_h(gap)));
+  };
+  for (const auto& ep : data.episodes)
+    for (std::size_t k = 0; k < ep.count; ++k) {
+      const std::size_t i = ep.first + k;
+      const auto row = static_cast<std::int64_t>(i);
+      submit[row] = value(risk[i], data.gap[i]);
+      last_wait[row] = value(risk[i], ep.fallback_gap);
+    }
+}
+
+void QLearner::price_episodes() {
+  const ProbeSet& data = ctx_.data;
+  std::vector<float> risk(data.decisions(), static_cast<float>(kDefaultRisk));
+  std::uniform_real_distribution<double> draw(kMinRisk, kMaxRisk);
+  for (const std::size_t e : train_) {
+    const auto& ep = data.episodes[e];
+    const auto first = risk.begin() + static_cast<std::ptrdiff_t>(ep.first);
+    std::fill(first, first + static_cast<std::ptrdiff_t>(ep.count), static_cast<float>(draw(rng_)));
+  }
+  std::vector<float> log_ratio(risk.size());
+  for (std::size_t i = 0; i < risk.size(); ++i) log_ratio[i] = std::log(price_ratio(risk[i]));
+  x_ = risk_rows_(log_ratio);
+  price_submissions(risk);
+  update_wait_targets();
+}
+
+Calibration QLearner::validate(std::vector<RiskPoint>& points) {
+  const auto& val = ctx_.split.val;
+  if (!risk_rows_)
+    return calibrate(margins(*online_, x_, ctx_.data, val), ctx_.data, val, ctx_.cost, rules_);
+  return calibrate_risk_levels(
+      [&](double q) { return margins(*online_, rows_at(q), ctx_.data, val); }, ctx_.data, val,
+      ctx_.cost, rules_, points);
 }
 
 void QLearner::sync_target() {
@@ -112,6 +175,7 @@ bool QLearner::done() const {
 
 EpochStats QLearner::run_epoch(bool report_steps) {
   const auto t0 = std::chrono::steady_clock::now();
+  if (risk_rows_) price_episodes();
   online_->train();
   std::vector<std::int64_t> order = decision_indices(ctx_.data, train_);
   // Importance weights of the drawn transitions (empty: uniform replay, all 1).
@@ -185,11 +249,14 @@ EpochStats QLearner::run_epoch(bool report_steps) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   online_->eval();
   EpochStats st = epoch_stats(phase_, ++stop_.epoch, hp_.max_epochs, loss_sum, steps, seconds);
-  const Calibration cal = calibrate(margins(*online_, x_, ctx_.data, ctx_.split.val), ctx_.data,
-                                    ctx_.split.val, ctx_.cost, rules_);
+  std::vector<RiskPoint> points;
+  const Calibration cal = validate(points);
   st.val = cal.val;
   st.best = stop_.record(cal);
-  if (st.best) copy_state(*online_, *best_);
+  if (st.best) {
+    copy_state(*online_, *best_);
+    best_points_ = points;
+  }
   return st;
 }
 
@@ -206,6 +273,7 @@ void QLearner::save(torch::serialize::OutputArchive& a) {
   put_int(a, "steps", steps_);
   stop_.save(a);
   put_string(a, "rng", rng_state(rng_));
+  if (risk_rows_) put_string(a, "points", risk_input_json({}, best_points_).dump());
 }
 
 void QLearner::load(torch::serialize::InputArchive& a) {
@@ -220,6 +288,12 @@ void QLearner::load(torch::serialize::InputArchive& a) {
   steps_ = get_int(a, "steps");
   stop_.load(a);
   set_rng_state(rng_, get_string(a, "rng"));
+  if (risk_rows_) {
+    const auto points = nlohmann::json::parse(get_string(a, "points"));
+    best_points_.clear();
+    if (!points.at("levels").empty())
+      best_points_ = read_risk_model({{"risk_input", points}}, ctx_.checkpoint_path)->points;
+  }
   // The y(wait) table comes from the target network's weights as saved.
   target_->load(target);
   update_wait_targets();
@@ -227,14 +301,15 @@ void QLearner::load(torch::serialize::InputArchive& a) {
 
 AgentResult train_dqn(const TrainContext& ctx) {
   const Hyperparameters& hp = ctx.config.hp;
-  const auto [mean, stddev] = feature_moments(ctx.data, ctx.split.train);
+  const auto [x, mean, stddev, rows] = q_inputs(ctx);
+  const int inputs = static_cast<int>(mean.size(0));
   auto make = [&] {
-    auto net = std::make_shared<MlpNet>(ctx.data.width, hp.hidden, hp.layers, 2);
+    auto net = std::make_shared<MlpNet>(inputs, hp.hidden, hp.layers, 2);
     net->set_standardisation(mean, stddev);
     return std::static_pointer_cast<ScoreNet>(net);
   };
-  QLearner learner("dqn", make, ctx, features_tensor(ctx.data), ctx.split.train, ctx.config.seed,
-                   ctx.config.hp.forecast_guard);
+  QLearner learner("dqn", make, ctx, x, ctx.split.train, ctx.config.seed,
+                   ctx.config.hp.forecast_guard, rows);
   torch::serialize::InputArchive in;
   if (open_checkpoint(ctx, in)) {
     torch::serialize::InputArchive state;
@@ -251,6 +326,9 @@ AgentResult train_dqn(const TrainContext& ctx) {
     out.write("learner", state);
     save_atomically(out, ctx.checkpoint_path);
   }
+  if (hp.risk_input)
+    return save_risk_model(ctx, learner.best(), RiskInputs{}, learner.best_points(),
+                           learner.epochs(), inputs);
   save_model(ctx, learner.best(), learner.best_val(), learner.epochs(), learner.best_rule());
   return {learner.best_val(), learner.epochs(), learner.best_rule()};
 }

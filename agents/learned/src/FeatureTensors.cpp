@@ -15,6 +15,27 @@ torch::Tensor features_tensor(const ProbeSet& data) {
                           torch::kFloat32);
 }
 
+torch::Tensor with_log_ratio(const torch::Tensor& x, const std::vector<float>& log_ratio) {
+  const auto column =
+      torch::from_blob(const_cast<float*>(log_ratio.data()),
+                       {static_cast<std::int64_t>(log_ratio.size()), 1}, torch::kFloat32);
+  return torch::cat({x, column}, 1);  // a copy: `log_ratio` may go
+}
+
+QInputs q_inputs(const TrainContext& ctx) {
+  QInputs in;
+  std::tie(in.mean, in.stddev) = feature_moments(ctx.data, ctx.split.train);
+  in.x = features_tensor(ctx.data);
+  if (ctx.config.hp.risk_input) {
+    in.mean = torch::cat({in.mean, torch::zeros({1})});
+    in.stddev = torch::cat({in.stddev, torch::ones({1})});
+    in.rows = [x = in.x](const std::vector<float>& log_ratio) {
+      return with_log_ratio(x, log_ratio);
+    };
+  }
+  return in;
+}
+
 std::vector<std::int64_t> decision_indices(const ProbeSet& data,
                                            const std::vector<std::size_t>& episodes) {
   std::vector<std::int64_t> idx;

@@ -42,6 +42,22 @@ void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, 
   save_atomically(a, ctx.config.out);
 }
 
+AgentResult save_risk_model(const TrainContext& ctx, ScoreNet& net, const RiskInputs& inputs,
+                            const std::vector<RiskPoint>& points, int epochs, int pooled_features) {
+  RiskPoint mid;
+  for (const RiskPoint& p : points)
+    if (p.risk == kDefaultRisk) mid = p;
+  TrainContext with_points = ctx;
+  auto meta = nlohmann::json::parse(ctx.metadata_json);
+  meta["risk_input"] = risk_input_json(inputs, points);
+  meta["pooled_features"] = pooled_features;
+  with_points.metadata_json = meta.dump();
+  DecisionRule rule;
+  rule.threshold = mid.threshold;
+  save_model(with_points, net, mid.val, epochs, rule);
+  return {mid.val, epochs, rule};
+}
+
 namespace {
 
 // The metadata string, or nullptr when there is none.

@@ -8,6 +8,11 @@
 // with the same fitted-Q loss. Frozen experts give the same Q-values all along, so they are
 // computed once and fed to the gate phase as extra input columns. The gate starts uniform (the
 // experts' mean). Greedy at evaluation.
+//
+// With the risk as an input (risk_input, RiskInput.h) the experts and the gate read ln r after
+// the pooled row and are QLearners trained over prices (Dqn.cpp); the experts' Q-values then
+// depend on the risk, so the gate's extra columns are computed again whenever its rows are
+// priced (each epoch, and at each validated level).
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -39,11 +44,11 @@ struct CachedMixture : ScoreNet {
 AgentResult train_moe(const TrainContext& ctx) {
   const Hyperparameters& hp = ctx.config.hp;
   const int n_experts = std::max(1, hp.experts);
-  const auto [mean, stddev] = feature_moments(ctx.data, ctx.split.train);
-  const auto x = features_tensor(ctx.data);
+  const auto [x, mean, stddev, rows] = q_inputs(ctx);
+  const int inputs = static_cast<int>(mean.size(0));
   torch::manual_seed(ctx.config.seed);
   auto mixture =
-      std::make_shared<MixtureNet>(n_experts, ctx.data.width, hp.hidden, hp.layers, hp.gate_hidden);
+      std::make_shared<MixtureNet>(n_experts, inputs, hp.hidden, hp.layers, hp.gate_hidden);
   for (int k = 0; k < n_experts; ++k) mixture->expert(k)->set_standardisation(mean, stddev);
   mixture->gate->set_standardisation(mean, stddev);
 
@@ -57,7 +62,7 @@ AgentResult train_moe(const TrainContext& ctx) {
   std::vector<std::unique_ptr<QLearner>> experts;
   for (int k = 0; k < n_experts; ++k) {
     auto make = [&] {
-      auto net = std::make_shared<MlpNet>(ctx.data.width, hp.hidden, hp.layers, 2);
+      auto net = std::make_shared<MlpNet>(inputs, hp.hidden, hp.layers, 2);
       net->set_standardisation(mean, stddev);
       return std::static_pointer_cast<ScoreNet>(net);
     };
@@ -66,7 +71,7 @@ AgentResult train_moe(const TrainContext& ctx) {
         periods[static_cast<std::size_t>(k)], ctx.config.seed + 1 + static_cast<std::uint64_t>(k),
         // An expert's own decision rule is never used, only its Q-values: it is selected on
         // them unguarded, and the gate's rule (saved with the model) chooses the guard.
-        ForecastGuard::kOff));
+        ForecastGuard::kOff, rows));
   }
   torch::serialize::InputArchive in;
   const bool resumed = open_checkpoint(ctx, in);
@@ -127,30 +132,34 @@ AgentResult train_moe(const TrainContext& ctx) {
     epochs += experts[static_cast<std::size_t>(k)]->epochs();
   }
 
-  // The experts' Q-values on every decision, once, as extra input columns for the gate.
-  torch::Tensor x_gate;
-  {
+  // The experts' Q-values on every decision as extra input columns for the gate: once, or with
+  // the risk as an input each time the gate's rows are priced.
+  const auto with_experts = [&](const torch::Tensor& in) {
     torch::NoGradGuard no_grad;
     std::vector<torch::Tensor> parts;
-    for (std::int64_t at = 0; at < x.size(0); at += kChunk) {
-      const auto rows = x.narrow(0, at, std::min(kChunk, x.size(0) - at));
-      std::vector<torch::Tensor> cols = {rows};
-      for (int k = 0; k < n_experts; ++k) cols.push_back(mixture->expert(k)->forward(rows));
+    for (std::int64_t at = 0; at < in.size(0); at += kChunk) {
+      const auto chunk = in.narrow(0, at, std::min(kChunk, in.size(0) - at));
+      std::vector<torch::Tensor> cols = {chunk};
+      for (int k = 0; k < n_experts; ++k) cols.push_back(mixture->expert(k)->forward(chunk));
       parts.push_back(torch::cat(cols, 1));
     }
-    x_gate = torch::cat(parts, 0);
-  }
+    return torch::cat(parts, 0);
+  };
+  RiskRows gate_rows;
+  if (rows)
+    gate_rows = [&](const std::vector<float>& log_ratio) { return with_experts(rows(log_ratio)); };
   auto make_gate = [&] {
-    auto g = std::make_shared<MlpNet>(ctx.data.width, hp.gate_hidden, 1, n_experts);
+    auto g = std::make_shared<MlpNet>(inputs, hp.gate_hidden, 1, n_experts);
     g->set_standardisation(mean, stddev);
     torch::NoGradGuard no_grad;
     g->head->weight.zero_();
     g->head->bias.zero_();
     return std::static_pointer_cast<ScoreNet>(
-        std::make_shared<CachedMixture>(g, ctx.data.width, n_experts));
+        std::make_shared<CachedMixture>(g, inputs, n_experts));
   };
-  QLearner gate("moe gate", make_gate, ctx, x_gate, train,
-                ctx.config.seed + 1 + static_cast<std::uint64_t>(n_experts), hp.forecast_guard);
+  QLearner gate("moe gate", make_gate, ctx, rows ? torch::Tensor() : with_experts(x), train,
+                ctx.config.seed + 1 + static_cast<std::uint64_t>(n_experts), hp.forecast_guard,
+                gate_rows);
   if (resume_gate) {
     torch::serialize::InputArchive state;
     in.read("gate", state);
@@ -169,6 +178,7 @@ AgentResult train_moe(const TrainContext& ctx) {
   epochs += gate.epochs();
   copy_state(*dynamic_cast<CachedMixture&>(gate.best()).gate, *mixture->gate);
   // The saved mixture must decide as the validated one did.
+  if (rows) return save_risk_model(ctx, *mixture, RiskInputs{}, gate.best_points(), epochs, inputs);
   save_model(ctx, *mixture, gate.best_val(), epochs, gate.best_rule());
   return {gate.best_val(), epochs, gate.best_rule()};
 }

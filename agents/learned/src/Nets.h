@@ -89,6 +89,8 @@ torch::Tensor submit_margin(ScoreNet& net, const torch::Tensor& x);
 
 // All decisions of the set as one [N, data.width] tensor (no copy: `data` must outlive it).
 torch::Tensor features_tensor(const ProbeSet& data);
+// `x` with one column more: each row's ln r (a risk-input dqn's or moe's row).
+torch::Tensor with_log_ratio(const torch::Tensor& x, const std::vector<float>& log_ratio);
 // The decision indices of `episodes`, back to back.
 std::vector<std::int64_t> decision_indices(const ProbeSet& data,
                                            const std::vector<std::size_t>& episodes);
@@ -123,6 +125,19 @@ struct Calibration {
 Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
                       const std::vector<std::size_t>& episodes, const CostModel& cost,
                       const std::vector<DecisionRule>& rules);
+
+// A model trained with the risk as an input (RiskInput.h) is validated at every level of
+// kRiskLevels: `margins_at(q)` gives the margins of the decisions of `val` at the risk q, back to
+// back; at each level the rule among `rules` (thresholds alone: the other clauses are not
+// trained with the risk) that costs least at that level's price goes into `points`. Returns the
+// mean risk-weighted cost over the levels, the epoch's score; its rule and figures are the
+// default risk's, the file's plain rule.
+Calibration calibrate_risk_levels(const std::function<std::vector<float>(double)>& margins_at,
+                                  const ProbeSet& data, const std::vector<std::size_t>& val,
+                                  const CostModel& cost, const std::vector<DecisionRule>& rules,
+                                  std::vector<RiskPoint>& points);
+// The rules a risk-input model is validated with: each of decision_thresholds(kind) alone.
+std::vector<DecisionRule> threshold_rules(AgentKind kind);
 
 // Early stopping on the validation score, the same for every learner: the epochs so far, those
 // since the best, and the best score with the rule and figures it came with. Checkpoints keep it
@@ -171,16 +186,40 @@ bool open_checkpoint(const TrainContext& ctx, torch::serialize::InputArchive& in
 // and the network.
 void save_model(const TrainContext& ctx, ScoreNet& net, const StopMetrics& val, int epochs,
                 const DecisionRule& rule = {});
+// Writes the model file of a network trained with the risk as an input: `inputs` describes what
+// it reads beyond the pooled row (`pooled_features` in all), `points` the threshold and
+// validation at each level; the file's plain rule is the default risk's (MODEL without a knob).
+AgentResult save_risk_model(const TrainContext& ctx, ScoreNet& net, const RiskInputs& inputs,
+                            const std::vector<RiskPoint>& points, int epochs, int pooled_features);
+
+// The network's input for every decision of ctx.data, one row each, given each decision's
+// ln r (the logarithm of its price ratio, RiskInput.h), for a Q-learner trained with the risk as
+// an input.
+using RiskRows = std::function<torch::Tensor(const std::vector<float>& log_ratio)>;
 
 // Fitted Q-learning on probe transitions, used by dqn and by moe's experts and gate (Dqn.cpp).
-// `x` is the network's input for every decision of ctx.data (one row each).
+// `x` is the network's input for every decision of ctx.data (one row each). With `risk_rows`
+// (Hyperparameters::risk_input) the input comes from it instead: each epoch prices each training
+// episode at a risk q drawn uniformly from [kMinRisk, kMaxRisk], the targets are the
+// risk-weighted costs q x interruption + (1 - q) x overlap, and validation chooses a threshold
+// at each of kRiskLevels (calibrate_risk_levels).
+// A Q-learner's inputs (dqn, moe): every decision's features, their moments over the training
+// episodes, and with the risk as an input (Hyperparameters::risk_input) the rows with ln r
+// appended (its moments 0 and 1: bounded, |ln r| <= 2.2, and kept as it is); `rows` is empty
+// without.
+struct QInputs {
+  torch::Tensor x, mean, stddev;
+  RiskRows rows;
+};
+QInputs q_inputs(const TrainContext& ctx);
+
 class QLearner {
  public:
   using Factory = std::function<std::shared_ptr<ScoreNet>()>;
   // `forecast_guard`: the guard candidates of its decision rules (Hyperparameters::forecast_guard).
   QLearner(std::string phase, const Factory& make, const TrainContext& ctx, torch::Tensor x,
            std::vector<std::size_t> train, std::uint64_t seed,
-           const std::optional<ForecastGuard>& forecast_guard);
+           const std::optional<ForecastGuard>& forecast_guard, RiskRows risk_rows = {});
 
   bool done() const;
   // One pass over the training transitions, then validation; keeps the best weights. With
@@ -190,6 +229,10 @@ class QLearner {
   const StopMetrics& best_val() const { return stop_.best_val; }
   const DecisionRule& best_rule() const { return stop_.best_rule; }
   int epochs() const { return stop_.epoch; }
+  // With the risk as an input: the best epoch's threshold and validation at each level.
+  const std::vector<RiskPoint>& best_points() const { return best_points_; }
+  // The network's input for every decision, each at the risk `risk` (with the risk as an input).
+  torch::Tensor rows_at(double risk) const;
 
   void save(torch::serialize::OutputArchive& a);
   void load(torch::serialize::InputArchive& a);
@@ -209,6 +252,12 @@ class QLearner {
   std::mt19937_64 rng_;
   std::int64_t steps_ = 0;
   EarlyStopping stop_;
+  RiskRows risk_rows_;                  // set: the risk is an input
+  std::vector<RiskPoint> best_points_;  // the best epoch's, at each level
+  void price_episodes();                // draws each training episode's risk, sets x_ and values
+  void price_submissions(const std::vector<float>& risk);  // the values at each decision's risk
+  // The epoch's validation; with the risk as an input at every level, into `points`.
+  Calibration validate(std::vector<RiskPoint>& points);
 };
 
 }  // namespace mirage::learned

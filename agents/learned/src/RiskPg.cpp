@@ -165,34 +165,26 @@ AgentResult train_risk_pg(const TrainContext& ctx) {
   };
 
   // The thresholds tried at each level: pg's (logits), none of the other clauses.
-  std::vector<DecisionRule> rules;
-  for (const double t : decision_thresholds(AgentKind::kPg)) {
-    rules.emplace_back();
-    rules.back().threshold = t;
-  }
+  const std::vector<DecisionRule> rules = threshold_rules(AgentKind::kPg);
   const auto val_idx = decision_indices(data, ctx.split.val);
   const auto validate = [&](ScoreNet& net, std::vector<RiskPoint>& points) {
     torch::NoGradGuard no_grad;
-    points.clear();
-    double score = 0;
-    for (const double q : kRiskLevels) {
-      const std::vector<double> risk(val_idx.size(), q);
-      const auto logits = (net.forward(risk_rows(data, in, hp.history, val_idx, risk)).squeeze(1) +
-                           baseline_logits(data, in, val_idx, risk))
-                              .contiguous();
-      const std::vector<float> m(logits.data_ptr<float>(),
-                                 logits.data_ptr<float>() + logits.numel());
-      const Calibration cal = calibrate(m, data, ctx.split.val, cost_at_risk(ctx.cost, q), rules);
-      points.push_back({q, cal.rule.threshold, cal.val});
-      // cost_at_risk's cost is 1/q times the risk-weighted one.
-      score += q * cal.val.mean_cost_h / static_cast<double>(kRiskLevels.size());
-    }
-    return score;
+    return calibrate_risk_levels(
+        [&](double q) {
+          const std::vector<double> risk(val_idx.size(), q);
+          const auto logits =
+              (net.forward(risk_rows(data, in, hp.history, val_idx, risk)).squeeze(1) +
+               baseline_logits(data, in, val_idx, risk))
+                  .contiguous();
+          return std::vector<float>(logits.data_ptr<float>(),
+                                    logits.data_ptr<float>() + logits.numel());
+        },
+        data, ctx.split.val, ctx.cost, rules, points);
   };
 
   std::uniform_real_distribution<double> draw_risk(kMinRisk, kMaxRisk);
   // The untrained network is the score to beat (with the residual: quantile@risk itself).
-  if (st.best_points.empty()) st.stop.best_score = validate(*st.best, st.best_points);
+  if (st.best_points.empty()) st.stop.best_score = validate(*st.best, st.best_points).score;
   std::vector<RiskPoint> points;  // the epoch's, at each level
   PgEpochs epochs;
   epochs.phase = "pg, risk as an input";
@@ -237,35 +229,15 @@ AgentResult train_risk_pg(const TrainContext& ctx) {
     st.opt->step();
     return loss.item<double>();
   };
-  epochs.validate = [&] {
-    Calibration cal;
-    cal.score = validate(*st.policy, points);
-    // Reported, and kept as the file's plain rule: the default risk's.
-    const auto& mid = *std::find_if(points.begin(), points.end(),
-                                    [](const RiskPoint& p) { return p.risk == kDefaultRisk; });
-    cal.rule.threshold = mid.threshold;
-    cal.val = mid.val;
-    return cal;
-  };
+  // Reported, and kept as the file's plain rule: the default risk's.
+  epochs.validate = [&] { return validate(*st.policy, points); };
   epochs.keep_best = [&] {
     copy_state(*st.policy, *st.best);
     st.best_points = points;
   };
   epochs.save = [&](torch::serialize::OutputArchive& state) { st.save(state, in); };
   run_pg_epochs(ctx, *st.policy, st.rng, st.stop, epochs);
-  // The file's plain rule and figures: the default risk's, as MODEL without a knob decides.
-  RiskPoint mid;
-  for (const RiskPoint& p : st.best_points)
-    if (p.risk == kDefaultRisk) mid = p;
-  TrainContext with_points = ctx;
-  auto meta = nlohmann::json::parse(ctx.metadata_json);
-  meta["risk_input"] = risk_input_json(in, st.best_points);
-  meta["pooled_features"] = cols;
-  with_points.metadata_json = meta.dump();
-  DecisionRule rule;
-  rule.threshold = mid.threshold;
-  save_model(with_points, *st.best, mid.val, st.stop.epoch, rule);
-  return {mid.val, st.stop.epoch, rule};
+  return save_risk_model(ctx, *st.best, in, st.best_points, st.stop.epoch, cols);
 }
 
 }  // namespace mirage::learned

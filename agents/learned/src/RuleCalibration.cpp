@@ -128,4 +128,32 @@ Calibration calibrate(const std::vector<float>& margins, const ProbeSet& data,
   return best;
 }
 
+Calibration calibrate_risk_levels(const std::function<std::vector<float>(double)>& margins_at,
+                                  const ProbeSet& data, const std::vector<std::size_t>& val,
+                                  const CostModel& cost, const std::vector<DecisionRule>& rules,
+                                  std::vector<RiskPoint>& points) {
+  points.clear();
+  Calibration out;
+  for (const double q : kRiskLevels) {
+    const Calibration cal = calibrate(margins_at(q), data, val, cost_at_risk(cost, q), rules);
+    points.push_back({q, cal.rule.threshold, cal.val});
+    // cost_at_risk's cost is 1/q times the risk-weighted one.
+    out.score += q * cal.val.mean_cost_h / static_cast<double>(kRiskLevels.size());
+    if (q == kDefaultRisk) {
+      out.rule = cal.rule;
+      out.val = cal.val;
+    }
+  }
+  return out;
+}
+
+std::vector<DecisionRule> threshold_rules(AgentKind kind) {
+  std::vector<DecisionRule> rules;
+  for (const double t : decision_thresholds(kind)) {
+    rules.emplace_back();
+    rules.back().threshold = t;
+  }
+  return rules;
+}
+
 }  // namespace mirage::learned

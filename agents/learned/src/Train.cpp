@@ -76,13 +76,13 @@ void check(const TrainConfig& c) {
   if (hp.overlap_weight < 0) bad("overlap_weight", "must not be negative");
   if (hp.experts < 1) bad("experts", "needs at least one expert");
   if (hp.ensemble < 1) bad("ensemble", "needs at least one member");
-  if (hp.risk_input && c.agent != AgentKind::kPg)
-    bad("risk_input", "only pg trains with the risk as an input (--agent pg)");
   if (hp.risk_input && hp.ensemble != 1)
     bad("ensemble", "must be 1 with risk_input (one network for every price)");
   if (hp.quantile_residual && !hp.risk_input)
     bad("quantile_residual", "needs risk_input = true (the residual is on quantile@risk)");
-  if (hp.history != 0 && !hp.risk_input)
+  if (hp.quantile_residual && c.agent != AgentKind::kPg)
+    bad("quantile_residual", "the residual on quantile@risk is pg's (--agent pg)");
+  if (hp.history != 0 && (!hp.risk_input || c.agent != AgentKind::kPg))
     bad("history", "the sequence model is pg's with risk_input = true");
   if (hp.history != 0 && (hp.history < 3 || hp.history > kMaxHistory))
     bad("history", "must be 0 (none) or from 3 to " + std::to_string(kMaxHistory) +

@@ -54,18 +54,23 @@ TEST_F(RiskInputTest, TheRiskSetsThePriceAndTheNearestLevelsThreshold) {
   EXPECT_TRUE(risk_problem(0));
 }
 
-// One model file, every point: at each risk the replay of MODEL@RISK through the simulator (live
-// features through RowNet, the risk appended) gives the figures validation recorded for that
-// level on the probes; a higher risk overlaps no less; `--sweep-risk` sweeps it at quantile's
-// levels; a risk outside (0, 1) is refused in one line.
-TEST_F(RiskInputTest, AModelDecidesAtEachRiskAsItWasValidatedThere) {
+// One model file, every point, for each agent that takes the risk as an input (pg, dqn, moe): at
+// each risk the replay of MODEL@RISK through the simulator (live features through RowNet, the
+// risk appended) gives the figures validation recorded for that level on the probes; what it
+// decides moves with the price ratio (the overlap at 0.2 and at 0.8 differ); `--sweep-risk`
+// sweeps it at quantile's levels; a risk outside (0, 1) is refused in one line.
+class RiskInputAgentTest : public RiskInputTest, public ::testing::WithParamInterface<AgentKind> {};
+
+TEST_P(RiskInputAgentTest, AModelDecidesAtEachRiskAsItWasValidatedThere) {
   const Trace trace = busy_trace(11, 12);
-  TrainConfig c = tiny(AgentKind::kPg, path("risk.mirage-model"), 1, 9);
+  const std::string name = fmt::format("risk-{}.mirage-model", to_string(GetParam()));
+  TrainConfig c = tiny(GetParam(), path(name), 1, 9);
   c.hp.ensemble = 1;
   c.hp.risk_input = true;
   const TrainSummary s = train_agent(trace, c);
   ASSERT_EQ(s.risk_points.size(), kRiskLevels.size());
   const auto meta = nlohmann::json::parse(read_model_info(c.out).metadata_json);
+  EXPECT_EQ(meta.at("agent").get<std::string>(), std::string(to_string(GetParam())));
   EXPECT_EQ(meta.at("pooled_features"), kPooledFeatures + 1);
   EXPECT_EQ(meta.at("risk_input").at("levels").size(), kRiskLevels.size());
 
@@ -88,6 +93,10 @@ TEST_F(RiskInputTest, AModelDecidesAtEachRiskAsItWasValidatedThere) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Agents, RiskInputAgentTest,
+                         ::testing::Values(AgentKind::kPg, AgentKind::kDqn, AgentKind::kMoe),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
 // The sequence model: the last snapshots through a convolution over time, decided live by
 // RowNet from the encoder's window as LibTorch validated it on the probes' snapshots.
 TEST_F(RiskInputTest, TheSequenceModelDecidesLiveAsItWasValidated) {
@@ -105,7 +114,7 @@ TEST_F(RiskInputTest, TheSequenceModelDecidesLiveAsItWasValidated) {
   EXPECT_NO_THROW((void)weights_digest(c.out));
 }
 
-TEST_F(RiskInputTest, TheRiskInputIsPgsAloneAndOneNetwork) {
+TEST_F(RiskInputTest, TheRiskInputIsOneNetworkAndTheResidualAndSequencePgs) {
   const Trace trace = busy_trace(11, 12);
   const auto refusal = [&](AgentKind agent, int ensemble, bool residual) {
     TrainConfig c = tiny(agent, path("bad.mirage-model"), 1, 9);
@@ -119,12 +128,15 @@ TEST_F(RiskInputTest, TheRiskInputIsPgsAloneAndOneNetwork) {
     }
     return std::string("trained");
   };
-  EXPECT_NE(refusal(AgentKind::kDqn, 1, false).find("only pg"), std::string::npos);
-  EXPECT_NE(refusal(AgentKind::kPg, 3, false).find("must be 1"), std::string::npos);
+  EXPECT_NE(refusal(AgentKind::kDqn, 1, true).find("pg's"), std::string::npos);
+  EXPECT_NE(refusal(AgentKind::kMoe, 3, false).find("must be 1"), std::string::npos);
   EXPECT_NE(refusal(AgentKind::kPg, 1, true).find("--wait-distribution"), std::string::npos);
   TrainConfig c = tiny(AgentKind::kPg, path("seq.mirage-model"), 1, 9);
   c.hp.history = 4;
   EXPECT_THROW(train_agent(trace, c), InputError) << "history without risk_input";
+  c.agent = AgentKind::kDqn;
+  c.hp.risk_input = true;
+  EXPECT_THROW(train_agent(trace, c), InputError) << "history with dqn";
 }
 
 }  // namespace
