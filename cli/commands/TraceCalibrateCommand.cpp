@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "ClusterOptions.h"
 #include "Commands.h"
@@ -18,6 +19,7 @@
 #include "mirage/simulator/Calibration.h"
 #include "mirage/simulator/CalibrationCache.h"
 #include "mirage/simulator/CalibrationFile.h"
+#include "mirage/simulator/ForwardCalibration.h"
 
 namespace mirage::cli {
 namespace {
@@ -41,10 +43,20 @@ void run_calibrate(const CalibrateOptions& o) {
   settings.capacity_share = o.capacity_share;
   settings.choose_capacity_share = !o.share_given;  // a share asked for is kept, not chosen
   settings.feedback = o.feedback;
+  // --fit-until saves the forward fit a replay of the later days would use (ClusterOptions).
+  std::optional<Seconds> until;
+  if (!o.cluster.fit_until.empty()) until = parse_time_flag(o.cluster.fit_until, "--fit-until");
   const CachedCalibration cached = cached_or_inferred(
-      trace.source, calibration_cache_key(trace.jobs, spec, settings, std::nullopt),
-      [&] { return infer_calibration(trace.jobs, spec, settings); });
+      trace.source, calibration_cache_key(trace.jobs, spec, settings, until), [&] {
+        return until ? infer_calibration_before(trace.jobs, *until, spec, settings)
+                     : infer_calibration(trace.jobs, spec, settings);
+      });
   fmt::print(stderr, "mirage: {}\n", describe_cached(cached, trace.source));
+  if (until)
+    fmt::print(
+        "fitted on the jobs submitted before {} (--fit-until) and carried past it: the last four "
+        "weeks' room repeated, no down window foreseen\n",
+        format_iso_time(*until));
   const Calibration& c = cached.calibration;
   const std::string out = o.out.empty() ? calibration_path(o.file) : o.out;
   write_calibration(c, settings, spec.nodes, trace.source, out);
