@@ -24,6 +24,26 @@ struct SkewedRewritingSite {
     h.slurm.set_controller_clock_offset(ahead);
     id = h.controller->add(simple_request(2)).spec.id;
   }
+  // Segment 0 submitted and seen running a minute later (the site's rewrite seen with it).
+  JobId run_first_segment() {
+    h.tick();
+    const JobId first = h.job_of(id, 0);
+    h.slurm.start(first);
+    h.clock.advance(60);
+    h.tick();
+    return first;
+  }
+  // Segment 0 ends and segment 1 is submitted with its reply lost, then four more passes.
+  void submit_next_losing_its_reply(JobId first) {
+    h.slurm.lose_next_submit_reply();
+    h.slurm.finish(first);
+    h.clock.advance(60);
+    h.tick();
+    for (int i = 0; i < 4; ++i) {
+      h.clock.advance(30);
+      h.tick();
+    }
+  }
   Harness h;
   std::int64_t id = 0;
 };
@@ -31,11 +51,7 @@ struct SkewedRewritingSite {
 TEST(ControllerClock, ASegmentIsFollowedByItsIdWhenTheLoginNodeRunsAhead) {
   SkewedRewritingSite site(-kLoginAhead);
   Harness& h = site.h;
-  h.tick();
-  const JobId first = h.job_of(site.id, 0);
-  h.slurm.start(first);
-  h.clock.advance(60);
-  h.tick();
+  const JobId first = site.run_first_segment();
   EXPECT_EQ(h.seg(site.id, 0).seg.state, SegmentState::kRunning)
       << "the job sbatch returned, submitted 'before' the intent on the two clocks, was not "
          "followed";
@@ -49,19 +65,7 @@ TEST(ControllerClock, ASegmentIsFollowedByItsIdWhenTheLoginNodeRunsAhead) {
 TEST(ControllerClock, ALostReplyIsFoundWhenTheLoginNodeRunsAhead) {
   SkewedRewritingSite site(-kLoginAhead);
   Harness& h = site.h;
-  h.tick();
-  const JobId first = h.job_of(site.id, 0);
-  h.slurm.start(first);
-  h.clock.advance(60);
-  h.tick();  // the rewrite is seen
-  h.slurm.lose_next_submit_reply();
-  h.slurm.finish(first);
-  h.clock.advance(60);
-  h.tick();  // segment 1 submitted; its reply lost
-  for (int i = 0; i < 4; ++i) {
-    h.clock.advance(30);
-    h.tick();
-  }
+  site.submit_next_losing_its_reply(site.run_first_segment());
   EXPECT_EQ(h.slurm.submissions_tagged(site.id, 1).size(), 1u) << "segment 1 was submitted twice";
   EXPECT_FALSE(h.seg(site.id, 1).submitting);
   EXPECT_EQ(h.seg(site.id, 1).seg.state, SegmentState::kPending);
@@ -72,24 +76,13 @@ TEST(ControllerClock, AnOlderJobOfTheNameIsNotTakenWhenTheLoginNodeRunsBehind) {
   // before the intent reads as later than it on this machine's clock, and must not be taken.
   SkewedRewritingSite site(kLoginAhead);
   Harness& h = site.h;
-  h.tick();
-  const JobId first = h.job_of(site.id, 0);
-  h.slurm.start(first);
-  h.clock.advance(60);
-  h.tick();          // the rewrite is seen
+  const JobId first = site.run_first_segment();
   SlurmJob by_hand;  // the user's own, under the name the next segment goes by
   by_hand.name = "train-s1";
   by_hand.comment = "project=ml";
   by_hand.submit = h.slurm.controller_now() - 3 * kMinute;
   const JobId stranger = h.slurm.add_job(by_hand);
-  h.slurm.lose_next_submit_reply();
-  h.slurm.finish(first);
-  h.clock.advance(60);
-  h.tick();  // segment 1 submitted; its reply lost
-  for (int i = 0; i < 4; ++i) {
-    h.clock.advance(30);
-    h.tick();
-  }
+  site.submit_next_losing_its_reply(first);
   EXPECT_NE(h.job_of(site.id, 1), stranger) << "a job submitted before the intent was adopted";
   EXPECT_EQ(h.slurm.submissions_tagged(site.id, 1).size(), 1u);
 }
