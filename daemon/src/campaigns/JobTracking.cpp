@@ -192,6 +192,14 @@ const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, cons
   return best;
 }
 
+std::vector<JobId> CampaignController::submitted_jobs(const Entry& e,
+                                                      const SegmentRecord& s) const {
+  std::vector<JobId> jobs;
+  for (const auto& sub : store_.submissions(e.rec.spec.id))
+    if (sub.segment == s.seg.index && sub.job > 0) jobs.push_back(sub.job);
+  return jobs;
+}
+
 Seconds CampaignController::earliest_on_controller(Seconds local) const {
   return local < 0 ? local : local + controller_ahead_ - kControllerClockSlack;
 }
@@ -226,9 +234,8 @@ const SlurmJob* CampaignController::untagged_submission(const Entry& e, const Se
   const auto [from, to] = index.untagged_by_name.equal_range(segment_job_name(e.rec, s.seg.index));
   if (from == to) return nullptr;
   const Seconds since = earliest_on_controller(s.intent_time);
-  std::vector<JobId> earlier;  // the segment's earlier attempts (one may have failed at once)
-  for (const auto& sub : store_.submissions(e.rec.spec.id))
-    if (sub.segment == s.seg.index && sub.job > 0) earlier.push_back(sub.job);
+  // The segment's earlier attempts (one may have failed at once).
+  const std::vector<JobId> earlier = submitted_jobs(e, s);
   const SlurmJob* found = nullptr;
   for (auto it = from; it != to; ++it) {
     const SlurmJob* j = it->second;

@@ -17,8 +17,7 @@ EarlierRunQuestion CampaignController::earlier_run_question(const Entry& e,
   EarlierRunQuestion q;
   q.since = earliest_on_controller(e.rec.created);  // accounting's times are slurmctld's
   q.user_id = config_.user_id;
-  for (const auto& sub : store_.submissions(e.rec.spec.id))
-    if (sub.segment == s.seg.index && sub.job > 0) q.known_jobs.push_back(sub.job);
+  q.known_jobs = submitted_jobs(e, s);
   if (s.seg.slurm_job_id > 0) q.known_jobs.push_back(s.seg.slurm_job_id);
   for (const auto& [id, other] : entries_)
     if (id != e.rec.spec.id && other->rec.spec.name == e.rec.spec.name) q.name_is_unique = false;

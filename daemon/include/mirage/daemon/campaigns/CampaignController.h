@@ -304,6 +304,8 @@ class CampaignController {
   const SlurmJob* untagged_segment_job(Entry& e, const SegmentRecord& s, const JobIndex& index);
   const SlurmJob* untagged_submission(const Entry& e, const SegmentRecord& s,
                                       const JobIndex& index) const;
+  // The jobs the segment's attempts were submitted as, from the intent log.
+  std::vector<JobId> submitted_jobs(const Entry& e, const SegmentRecord& s) const;
   // A time of this machine's clock on slurmctld's, less what the measure may be off by: the
   // earliest Slurm can have stamped a job submitted after it. Negative (none) stays so.
   Seconds earliest_on_controller(Seconds local) const;
