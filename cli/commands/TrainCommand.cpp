@@ -244,8 +244,9 @@ int run_train(const TrainOptions& o) {
                  "from its in-sample answers\n",
                  o.wait_distribution, format_iso_time(p.waits->fitted_to()));
   }
-  if (p.world == SuccessorWait::kLogged &&
-      LoggedWaits(*p.yardstick_log, p.logged_spec()).shape_jobs() == 0)
+  std::optional<LoggedWaits> logged_world;
+  if (p.world == SuccessorWait::kLogged) logged_world.emplace(*p.yardstick_log, p.logged_spec());
+  if (logged_world && logged_world->shape_jobs() == 0)
     throw InputError({"", 0, "--successor-wait"},
                      fmt::format("logged: {} has no real job of the chain's shape with a start "
                                  "time, so the logged world has no waits for it",
@@ -299,12 +300,11 @@ int run_train(const TrainOptions& o) {
   fmt::print("probes: {} episodes, {} decisions, {} in {:.1f} s{}\n", s.episodes, s.transitions,
              s.probes_from_cache ? "loaded from the cache" : "probed", s.probe_seconds,
              c.probe_cache_dir.empty() ? "" : " (cache in " + c.probe_cache_dir + ")");
-  if (p.world == SuccessorWait::kLogged)
+  if (logged_world)
     fmt::print(
         "outcomes: the logged world ({}); left out for want of a logged wait: {} decision "
         "instants, {} episodes\n",
-        LoggedWaits(*p.yardstick_log, p.logged_spec()).describe(), s.unscored_instants,
-        s.unscored_episodes);
+        logged_world->describe(), s.unscored_instants, s.unscored_episodes);
   fmt::print(
       "training: {} episodes, validation: {} (the tail of each of {} blocks), {} purged before "
       "them; {} epochs, {:.1f} s\n",

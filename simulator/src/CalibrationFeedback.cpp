@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -19,8 +19,8 @@ void infer_followers(const LogView& log, const CalibrationSettings& settings, Ca
   c.followers.clear();
   c.feedback = settings.feedback;
   if (!settings.feedback) return;
-  std::unordered_map<JobId, char> dependent;
-  for (const auto& [job, after] : c.dependencies) dependent.emplace(job, 1);
+  std::unordered_set<JobId> dependent;
+  for (const auto& [job, after] : c.dependencies) dependent.insert(job);
   for (const Job* b : log.jobs) {
     if (b->user.empty() || dependent.count(b->id)) continue;
     const auto& list = log.ends.at(b->user);
@@ -45,8 +45,8 @@ namespace {
 ChanceCount followers_against_shuffled_users(const LogView& log,
                                              const CalibrationSettings& settings,
                                              const Calibration& c) {
-  std::unordered_map<JobId, char> dependent;
-  for (const auto& [job, after] : c.dependencies) dependent.emplace(job, 1);
+  std::unordered_set<JobId> dependent;
+  for (const auto& [job, after] : c.dependencies) dependent.insert(job);
   std::vector<const Job*> by_submit = log.jobs;
   std::sort(by_submit.begin(), by_submit.end(), [](const Job* a, const Job* b) {
     return a->submit != b->submit ? a->submit < b->submit : a->id < b->id;
