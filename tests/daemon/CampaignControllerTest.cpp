@@ -43,7 +43,7 @@ TEST(CampaignController, SubmitsTheFirstSegmentAtOnceTaggedAndComplete) {
   EXPECT_EQ(r.gpus_per_node, 4);
   EXPECT_EQ(r.partition, "gpu");
   EXPECT_EQ(r.account, "proj");
-  EXPECT_EQ(r.name, "train-s0");
+  EXPECT_EQ(r.name, "train-s0-" + h.store->store_id());
   EXPECT_EQ(r.work_dir, "/tmp");
   EXPECT_NE(std::find(r.environment.begin(), r.environment.end(), "FOO=bar"), r.environment.end());
   EXPECT_NE(std::find(r.environment.begin(), r.environment.end(), "MIRAGE_SEGMENT=0"),
@@ -207,14 +207,14 @@ TEST(CampaignController, AFailedSegmentIsRetriedThenTheCampaignGoesOn) {
   h.slurm.finish(h.job_of(id, 0), SlurmJobState::kNodeFail);
   h.tick();
   ASSERT_EQ(h.slurm.submissions().size(), 2u);
-  EXPECT_EQ(h.slurm.submissions()[1].request.name, "train-s0");
+  EXPECT_EQ(h.slurm.submissions()[1].request.name, "train-s0-" + h.store->store_id());
   EXPECT_EQ(h.seg(id, 0).seg.attempts, 2);
   h.slurm.start(h.job_of(id, 0));
   h.tick();
   h.slurm.finish(h.job_of(id, 0));
   h.tick();
   ASSERT_EQ(h.slurm.submissions().size(), 3u);
-  EXPECT_EQ(h.slurm.submissions()[2].request.name, "train-s1");
+  EXPECT_EQ(h.slurm.submissions()[2].request.name, "train-s1-" + h.store->store_id());
 }
 
 TEST(CampaignController, RefusedSubmissionIsRetriedAfterADelay) {

@@ -127,8 +127,9 @@ TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
 
 // A store of schema 1 (before shapes came from the script), 2 (before the fallback chain), 3
 // (before decisions recorded expected starts), 4 (before segments lost unseen and request
-// keys) or 5 (before the waits predicted and got): today's without the columns the later schemas
-// added, holding one campaign with a running first segment and one decision.
+// keys), 5 (before the waits predicted and got) or 6 (before job names carried the store id):
+// today's without the columns the later schemas added, holding one campaign with a running first
+// segment and one decision.
 std::int64_t write_old_store(const std::string& path, int schema) {
   std::int64_t id = 0;
   {
@@ -149,7 +150,8 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
-  std::string sql = "DROP TABLE wait_predictions;";
+  std::string sql = "ALTER TABLE campaigns DROP COLUMN job_names_carry_store;";
+  if (schema <= 5) sql += "DROP TABLE wait_predictions;";
   if (schema <= 4)
     sql +=
         "DROP INDEX campaigns_by_request_key;"
@@ -182,6 +184,17 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   sqlite3_free(err);
   sqlite3_close(db);
   return id;
+}
+
+TEST(CampaignStore, AStoreOfSchema6KeepsItsCampaignsJobNamesAndNamesNewOnesByTheStore) {
+  TempDir dir;
+  write_old_store(dir.file("old.db"), 6);
+  CampaignStore store(dir.file("old.db"));
+  EXPECT_FALSE(store.load_campaigns().at(0).job_names_carry_store)
+      << "a campaign of before would look for its jobs in flight under names they do not have";
+  CampaignRecord added = sample_record();
+  store.add_campaign(added);
+  EXPECT_TRUE(store.load_campaigns().at(1).job_names_carry_store);
 }
 
 TEST(CampaignStore, AStoreOfSchema5IsMigratedAndKeepsWaitPredictionsFromThenOn) {

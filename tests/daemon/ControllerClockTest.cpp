@@ -3,6 +3,9 @@
 // segment's job is neither missed (and submitted a second time) nor another, older job taken for
 // it.
 #include <gtest/gtest.h>
+#include <utime.h>
+
+#include <fstream>
 
 #include "TestSupport.h"
 
@@ -78,13 +81,27 @@ TEST(ControllerClock, AnOlderJobOfTheNameIsNotTakenWhenTheLoginNodeRunsBehind) {
   Harness& h = site.h;
   const JobId first = site.run_first_segment();
   SlurmJob by_hand;  // the user's own, under the name the next segment goes by
-  by_hand.name = "train-s1";
+  by_hand.name = "train-s1-" + h.store->store_id();
   by_hand.comment = "project=ml";
   by_hand.submit = h.slurm.controller_now() - 3 * kMinute;
   const JobId stranger = h.slurm.add_job(by_hand);
   site.submit_next_losing_its_reply(first);
   EXPECT_NE(h.job_of(site.id, 1), stranger) << "a job submitted before the intent was adopted";
   EXPECT_EQ(h.slurm.submissions_tagged(site.id, 1).size(), 1u);
+}
+
+// The store restored from `backup` and `passes` passes of the restarted daemon 30 s apart: job
+// `ran`, segment k's run the copy did not know, is adopted as it, not submitted again.
+void expect_unseen_run_adopted(Harness& h, const std::string& backup, int passes, std::int64_t id,
+                               int k, JobId ran) {
+  h.restore_store(backup);
+  for (int i = 0; i < passes; ++i) {
+    h.tick();
+    h.clock.advance(30);
+  }
+  EXPECT_EQ(h.slurm.submissions_tagged(id, k).size(), 1u)
+      << "segment " << k << " ran unseen and was submitted again";
+  EXPECT_EQ(h.job_of(id, k), ran);
 }
 
 // Segment 1 of a store restored from before it was submitted ran and ended unseen; accounting
@@ -111,14 +128,64 @@ TEST(ControllerClock, ARestoredStoreFindsTheRunWhenTheLoginNodeRunsAhead) {
   h.slurm.forget(first);
   h.slurm.forget(second);
   h.clock.advance(600);
-  h.restore_store(backup);
-  for (int i = 0; i < 6; ++i) {
-    h.tick();
-    h.clock.advance(30);
-  }
-  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u)
-      << "segment 1 ran unseen and was submitted again";
-  EXPECT_EQ(h.job_of(id, 1), second);
+  expect_unseen_run_adopted(h, backup, 6, id, 1, second);
+}
+
+// A file's time is its file server's clock, which may follow this machine's rather than
+// slurmctld's. The segment's output file, an earlier job's, written five minutes before the
+// submission on the login node running ahead, reads as written after it on slurmctld's clock:
+// taken for a run, the segment, which never started, would be skipped.
+TEST(ControllerClock, AnOutputFileOlderThanTheSubmissionIsNoRunWhenTheLoginNodeRunsAhead) {
+  ControllerConfig config = quick_config();
+  config.fate_retry = 60;
+  Harness h(config);
+  h.slurm.set_controller_clock_offset(-kLoginAhead);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  const std::string out = h.dir.file("slurm-" + std::to_string(job) + ".out");
+  std::ofstream(out) << "an earlier job's lines\n";
+  const utimbuf before{h.clock.now() - 5 * kMinute, h.clock.now() - 5 * kMinute};
+  ASSERT_EQ(::utime(out.c_str(), &before), 0);
+  h.slurm.set_std_out(job, out);
+  h.tick();                                        // seen pending, its output file named
+  h.slurm.finish(job, SlurmJobState::kCancelled);  // cancelled before it started
+  h.slurm.forget(job);
+  h.clock.advance(600);
+  h.tick();
+  h.tick();
+  EXPECT_NE(h.seg(id, 0).seg.state, SegmentState::kDone)
+      << "the segment was taken as run and skipped: " << h.seg(id, 0).message;
+  EXPECT_TRUE(h.seg(id, 0).fate_unknown()) << "held until accounting or the user says";
+  EXPECT_TRUE(h.slurm.submissions_tagged(id, 1).empty());
+}
+
+// A store restored from a copy taken before segment 0 was submitted; segment 0 ran and ended
+// unseen a minute after the campaign began, its output file stamped on this machine's clock,
+// slurmctld's ten minutes ahead. No accounting: the file is what says it ran.
+TEST(ControllerClock, ARestoredStoreFindsTheRunsOutputFileWhenSlurmctldRunsAhead) {
+  ControllerConfig config = quick_config();
+  config.fate_retry = 60;
+  Harness h(config);
+  h.slurm.set_controller_clock_offset(kLoginAhead);
+  testing::TempDir out;
+  CampaignRequest r = simple_request(2);
+  r.script = "#!/bin/bash\n#SBATCH --output=" + out.file("%x-%j.out") + "\nsleep 20\n";
+  const auto id = h.controller->add(r).spec.id;
+  const std::string backup = h.copy_store();
+  h.clock.advance(60);
+  h.tick();
+  const JobId job = h.job_of(id, 0);
+  h.slurm.start(job);
+  const std::string file =
+      out.file("train-s0-" + h.store->store_id() + "-" + std::to_string(job) + ".out");
+  std::ofstream(file) << "step 1\n";
+  const utimbuf now{h.clock.now(), h.clock.now()};
+  ASSERT_EQ(::utime(file.c_str(), &now), 0);
+  h.slurm.finish(job);
+  h.slurm.forget(job);
+  h.clock.advance(60);
+  expect_unseen_run_adopted(h, backup, 4, id, 0, job);
 }
 
 }  // namespace

@@ -125,7 +125,8 @@ TEST(StoreSurvival, ARestoredStoreWithoutAccountingFindsTheUnseenRunByItsOutputF
   testing::TempDir out;
   Restorable c(3, named_output_request(out));
   c.end_segment(0, true);
-  const std::string file = out.file("train-s1-" + std::to_string(c.jobs[1]) + ".out");
+  const std::string file =
+      out.file("train-s1-" + c.h.store->store_id() + "-" + std::to_string(c.jobs[1]) + ".out");
   std::ofstream(file) << "step 1\n";
   const utimbuf at{c.h.clock.now(), c.h.clock.now()};
   ASSERT_EQ(::utime(file.c_str(), &at), 0);
@@ -194,7 +195,9 @@ TEST(StoreSurvival, OneAccountingSearchATickForEverySegmentAboutToBeSubmitted) {
   EXPECT_EQ(h.slurm.counters().accounting_searches, 1u);
   ASSERT_EQ(h.slurm.accounting_searches().size(), 1u);
   const auto& names = h.slurm.accounting_searches()[0].names;
-  EXPECT_EQ(names, (std::vector<std::string>{"alpha-s0", "beta-s0", "gamma-s0"}));
+  const std::string store = "-" + h.store->store_id();
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"alpha-s0" + store, "beta-s0" + store, "gamma-s0" + store}));
   h.tick();  // nothing to submit: nothing asked
   EXPECT_EQ(h.slurm.counters().accounting_searches, 1u);
 }

@@ -163,6 +163,21 @@ struct Scripted {
   }
 };
 
+// One poll-and-decide cycle of `controller` on `slurm`. With perform=false the actions are returned
+// unperformed (the daemon died right after deciding).
+inline Actions tick_controller(CampaignController& controller, FakeSlurmClient& slurm,
+                               SnapshotBuilder& snapshots, ObservationBuilder& history,
+                               const Clock& clock, bool perform = true) {
+  const JobDump dump = slurm.load_jobs(0);
+  if (dump.controller_ahead) controller.observe_controller_clock(*dump.controller_ahead);
+  snapshots.observe(dump.jobs);
+  const QueueSnapshot now = snapshots.build(dump.jobs, clock.now());
+  history.add(now);
+  Actions actions = controller.tick(dump.jobs, dump.taken, history, now);
+  if (perform) perform_actions(controller, slurm, actions);
+  return actions;
+}
+
 // A daemon without the daemon: store + controller + fake cluster, stepped by hand.
 struct Harness {
   explicit Harness(ControllerConfig config = {}, PolicyFactory factory = {},
@@ -184,14 +199,7 @@ struct Harness {
   // One poll-and-decide cycle. With perform=false the actions are returned unperformed (the
   // daemon died right after deciding).
   Actions tick(bool perform = true) {
-    const JobDump dump = slurm.load_jobs(0);
-    if (dump.controller_ahead) controller->observe_controller_clock(*dump.controller_ahead);
-    snapshots.observe(dump.jobs);
-    const QueueSnapshot now = snapshots.build(dump.jobs, clock.now());
-    history.add(now);
-    Actions actions = controller->tick(dump.jobs, dump.taken, history, now);
-    if (perform) perform_actions(*controller, slurm, actions);
-    return actions;
+    return tick_controller(*controller, slurm, snapshots, history, clock, perform);
   }
 
   // A copy of the store's main file (which holds every commit), as a backup or a snapshot takes.
@@ -227,5 +235,34 @@ struct Harness {
   std::unique_ptr<CampaignStore> store;
   std::unique_ptr<CampaignController> controller;
 };
+
+// A second store of the same user on the harness's cluster (another project's `--store`), with
+// its own daemon, stepped by hand beside the harness's.
+struct NeighbourStore {
+  explicit NeighbourStore(Harness& h)
+      : h(h), store(h.dir.file("neighbour.db")), controller(store, h.clock, quick_config()) {
+    controller.load();
+  }
+  Actions tick() { return tick_controller(controller, h.slurm, snapshots, history, h.clock); }
+  JobId job_of(std::int64_t id, int k) const {
+    return controller.find(id)->segments.at(static_cast<std::size_t>(k)).seg.slurm_job_id;
+  }
+
+  Harness& h;
+  CampaignStore store;
+  CampaignController controller;
+  SnapshotBuilder snapshots;
+  ObservationBuilder history;
+};
+
+// How many submissions the store `store_id` made of campaign `id`'s segment `k` (stores number
+// their campaigns alike: the tag's store tells theirs apart).
+inline std::size_t submissions_of(const FakeSlurmClient& slurm, const std::string& store_id,
+                                  std::int64_t id, int k) {
+  std::size_t n = 0;
+  for (const auto& s : slurm.submissions_tagged(id, k))
+    if (JobTag::parse(s.request.comment)->store == store_id) ++n;
+  return n;
+}
 
 }  // namespace mirage::daemon::testing

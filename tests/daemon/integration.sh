@@ -192,13 +192,19 @@ wait_done() {  # wait_done TIMEOUT ID...
   done
 }
 
+# A segment's job in jobcomp: the campaign's name, the segment and the store id (NAME-sK-<8 hex>),
+# or no store id (NAME-sK: a job under the name of before, such as the self-checks' strays).
+segment_job() {  # segment_job NAME K -> a grep pattern
+  echo " Name=$1-s$2\(-[0-9a-f]\{8\}\)\? "
+}
+
 # Exactly one job per segment: in the cluster's job completion log (by name) and in the
 # daemon's intent log.
 check_exactly_once() {  # check_exactly_once ID NAME SEGMENTS [SUBMISSIONS (default SEGMENTS)]
   local id="$1" name="$2" segs="$3" subs="${4:-$3}" k n
   sleep 3  # jobcomp is written as jobs are purged
   for ((k = 0; k < segs; k++)); do
-    n="$(grep -c " Name=$name-s$k " "$jobcomp" || true)"
+    n="$(grep -c "$(segment_job "$name" "$k")" "$jobcomp" || true)"
     [ "$n" -eq 1 ] || { grep " Name=$name-s" "$jobcomp" >&2 || true; fail "campaign $id segment $k ran as $n jobs in Slurm (expected 1)"; }
   done
   n="$(mirage campaign show "$id" --json | json_get 'len(d["submissions"])')"
@@ -216,9 +222,9 @@ handoff_slack_s=2  # the poll interval (1 s, above) plus the record's one-second
 check_handoffs() {  # check_handoffs ID NAME SEGMENTS
   local id="$1" name="$2" segs="$3" k out pred_end succ_start pred_job n=0
   for ((k = 0; k + 1 < segs; k++)); do
-    pred_end="$(grep " Name=$name-s$k " "$jobcomp" | sed -n 's/.* EndTime=\([^ ]*\).*/\1/p')"
-    succ_start="$(grep " Name=$name-s$((k + 1)) " "$jobcomp" | sed -n 's/.* StartTime=\([^ ]*\).*/\1/p')"
-    pred_job="$(grep " Name=$name-s$k " "$jobcomp" | sed -n 's/.*JobId=\([0-9]*\).*/\1/p')"
+    pred_end="$(grep "$(segment_job "$name" "$k")" "$jobcomp" | sed -n 's/.* EndTime=\([^ ]*\).*/\1/p')"
+    succ_start="$(grep "$(segment_job "$name" $((k + 1)))" "$jobcomp" | sed -n 's/.* StartTime=\([^ ]*\).*/\1/p')"
+    pred_job="$(grep "$(segment_job "$name" "$k")" "$jobcomp" | sed -n 's/.*JobId=\([0-9]*\).*/\1/p')"
     out="$work/slurm-$pred_job.out"
     # Not "<": a predecessor signalled at once may end within its successor's starting second.
     if [[ ! "$pred_end" < "$succ_start" ]]; then

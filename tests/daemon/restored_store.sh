@@ -35,6 +35,8 @@ until [ "$(job_of 1)" -gt 0 ]; do
 done
 second="$(job_of 1)"
 wait_forgotten "$second"  # ended, with no tick that saw it
+name1="$(sacct -X -n -P -j "$second" -o JobName | head -n1)"
+case "$name1" in restored-s1-????????) ;; *) fail "segment 1's job is named '$name1', not restored-s1-<store id>" ;; esac
 note "segment 1 ran as job $second after the copy; the store is restored from it"
 rm -f "$out/store.db-wal" "$out/store.db-shm"
 cp "$out/store.backup" "$out/store.db"
@@ -46,7 +48,7 @@ until [ "$(job_of 2)" -gt 0 ]; do
 done
 third="$(job_of 2)"
 # Segment 1's jobs, queued or running (slurmctld) and ended (accounting, which lags a few seconds).
-runs="$({ squeue -h -n restored-s1 -o %i; sacct -X -n -P -S now-1hour --name=restored-s1 -o JobIDRaw; } | sort -u)"
+runs="$({ squeue -h -n "$name1" -o %i; sacct -X -n -P -S now-1hour --name="$name1" -o JobIDRaw; } | sort -u)"
 [ "$(echo "$runs" | wc -l)" -eq 1 ] || fail "segment 1 ran as jobs $(echo $runs)"
 [ "$(job_of 1)" = "$second" ] || fail "segment 1 is job $(job_of 1), not the run $second"
 reason="$(show | json_get '[s["reason"] for s in d["submissions"] if s["segment"] == 1][-1]')"

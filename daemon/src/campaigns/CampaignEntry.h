@@ -69,9 +69,16 @@ constexpr Seconds kControllerClockSlack = 30;
 // Kept in the store once a job of it is seen with its --comment (the tag) rewritten by the site.
 constexpr const char* kCommentsRewrittenKey = "site_rewrites_comments";
 
-// The job name a segment is submitted under: what accounting and its output file know it by.
-inline std::string segment_job_name(const CampaignRecord& r, int index) {
-  return r.spec.name + "-s" + std::to_string(index);
+// The job name a segment is submitted under, NAME-sK-<store id>: what squeue, accounting and its
+// output file (%x) know it by, and, where the site rewrites --comment, what tells its job from
+// others. The store id (the tag's, 8 hex digits) keeps apart two stores of one user (two
+// projects) with campaigns of one name. A campaign added before names carried it keeps NAME-sK,
+// the name its jobs in flight were submitted under.
+inline std::string segment_job_name(const std::string& store_id, const CampaignRecord& r,
+                                    int index) {
+  std::string name = r.spec.name + "-s" + std::to_string(index);
+  if (r.job_names_carry_store) name += "-" + store_id;
+  return name;
 }
 
 // The tag the segment's current attempt is submitted with, and found by in the queue and

@@ -213,7 +213,7 @@ const SlurmJob* CampaignController::untagged_segment_job(Entry& e, const Segment
   const auto it = index.untagged_by_id.find(s.seg.slurm_job_id);
   if (it == index.untagged_by_id.end()) return nullptr;
   const SlurmJob& job = *it->second;
-  if (job.name != segment_job_name(e.rec, s.seg.index)) return nullptr;
+  if (job.name != segment_job_name(store_.store_id(), e.rec, s.seg.index)) return nullptr;
   if (store_.value(kCommentsRewrittenKey).empty()) {
     store_.set_value(kCommentsRewrittenKey, "1");
     spdlog::warn(
@@ -231,7 +231,8 @@ const SlurmJob* CampaignController::untagged_segment_job(Entry& e, const Segment
 // first submission of all may be the one whose reply is lost.
 const SlurmJob* CampaignController::untagged_submission(const Entry& e, const SegmentRecord& s,
                                                         const JobIndex& index) const {
-  const auto [from, to] = index.untagged_by_name.equal_range(segment_job_name(e.rec, s.seg.index));
+  const auto [from, to] =
+      index.untagged_by_name.equal_range(segment_job_name(store_.store_id(), e.rec, s.seg.index));
   if (from == to) return nullptr;
   const Seconds since = earliest_on_controller(s.intent_time);
   // The segment's earlier attempts (one may have failed at once).

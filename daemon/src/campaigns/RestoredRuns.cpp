@@ -7,6 +7,8 @@
 // store had seen it; the segment is never submitted again.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "campaigns/CampaignEntry.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
 
@@ -15,17 +17,26 @@ namespace mirage::daemon {
 EarlierRunQuestion CampaignController::earlier_run_question(const Entry& e,
                                                             const SegmentRecord& s) const {
   EarlierRunQuestion q;
-  q.since = earliest_on_controller(e.rec.created);  // accounting's times are slurmctld's
+  // Accounting's times are slurmctld's, an output file's its file server's, which may follow this
+  // machine's clock instead: nothing the campaign ran is older than its creation on either. A run
+  // taken as older would run the segment twice; a file of an earlier campaign of the name that
+  // the wider window takes in is a job the store knows (below).
+  q.since = std::min(e.rec.created, e.rec.created + controller_ahead_) - kControllerClockSlack;
   q.user_id = config_.user_id;
   q.known_jobs = submitted_jobs(e, s);
   if (s.seg.slurm_job_id > 0) q.known_jobs.push_back(s.seg.slurm_job_id);
-  for (const auto& [id, other] : entries_)
-    if (id != e.rec.spec.id && other->rec.spec.name == e.rec.spec.name) q.name_is_unique = false;
+  for (const auto& [id, other] : entries_) {
+    if (id == e.rec.spec.id || other->rec.spec.name != e.rec.spec.name) continue;
+    q.name_is_unique = false;
+    for (const auto& sub : store_.submissions(id))
+      if (sub.job > 0) q.known_jobs.push_back(sub.job);
+  }
   q.comments_rewritten = !store_.value(kCommentsRewrittenKey).empty();
-  q.output_pattern = segment_output_pattern(
-      segment_job_name(e.rec, s.seg.index), [&](JobId job, const std::string& name) {
-        return output_file_of(e, name, job, /*one_job_only=*/false);
-      });
+  q.output_pattern =
+      segment_output_pattern(segment_job_name(store_.store_id(), e.rec, s.seg.index),
+                             [&](JobId job, const std::string& name) {
+                               return output_file_of(e, name, job, /*one_job_only=*/false);
+                             });
   return q;
 }
 

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "campaigns/CampaignEntry.h"
@@ -59,12 +60,17 @@ const SlurmJob* segment_record(const SegmentRecord& s, const std::vector<SlurmJo
 }
 
 // When the segment's output file was last written, if it shows that the job started: slurmd
-// creates it as the batch script starts.
-std::optional<Seconds> output_written(const SegmentRecord& s) {
+// creates it as the batch script starts. The file's time is its file server's clock, which may
+// follow slurmctld's (the submit time's) or this machine's, `controller_ahead` apart: the file
+// must be no older than the submission on either, else a file written before it (on this
+// machine's clock, ahead) would pass for a run and the segment would be skipped. A run missed so
+// is held and asked about, never submitted again.
+std::optional<Seconds> output_written(const SegmentRecord& s, Seconds controller_ahead) {
   if (s.output_file.empty()) return std::nullopt;
   struct stat st {};
   if (::stat(s.output_file.c_str(), &st) != 0) return std::nullopt;
-  if (st.st_mtime + kOutputSlack < s.seg.submit_time) return std::nullopt;
+  const Seconds submitted = std::max(s.seg.submit_time, s.seg.submit_time - controller_ahead);
+  if (st.st_mtime + kOutputSlack < submitted) return std::nullopt;
   return static_cast<Seconds>(st.st_mtime);
 }
 
@@ -101,7 +107,7 @@ void CampaignController::settle_fate(Entry& e, SegmentRecord& s, Seconds now, Ac
   SegmentMarks marks{config_.user_id, {}, {}};
   if (s.adopted_tag.empty() || s.seg.attempts > 1) {  // an adopted job's tag is its first's
     marks.tag = attempt_tag(store_.store_id(), e.rec, s).str();
-    marks.name = segment_job_name(e.rec, k);
+    marks.name = segment_job_name(store_.store_id(), e.rec, k);
   } else if (s.adopted_tag != SegmentRecord::kTagUnread) {
     marks.tag = s.adopted_tag;
   }
@@ -147,7 +153,7 @@ void CampaignController::settle_fate(Entry& e, SegmentRecord& s, Seconds now, Ac
     taken_as_ended("it was seen running, so it is taken as ended", now);
     return;
   }
-  if (const auto written = output_written(s)) {
+  if (const auto written = output_written(s, controller_ahead_)) {
     taken_as_ended("its output file " + s.output_file + " shows it started", *written);
     return;
   }

@@ -255,7 +255,7 @@ std::string CampaignController::output_file_of(const Entry& e, const std::string
 std::string CampaignController::expected_output_file(const Entry& e, const SegmentRecord& s,
                                                      JobId job) const {
   // Empty where the file is not this job's alone: it would say nothing of it.
-  return output_file_of(e, segment_job_name(e.rec, s.seg.index), job, true);
+  return output_file_of(e, segment_job_name(store_.store_id(), e.rec, s.seg.index), job, true);
 }
 
 SubmitRequest CampaignController::make_request(const Entry& e, const SegmentRecord& s,
@@ -284,7 +284,7 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   q.gpus_per_node = r.spec.gpus_per_node;
   q.partition = r.spec.partition.empty() ? config_.partition : r.spec.partition;
   q.account = r.account.empty() ? config_.account : r.account;
-  q.name = segment_job_name(r, s.seg.index);
+  q.name = segment_job_name(store_.store_id(), r, s.seg.index);
   q.comment = tag.str();
   q.after_any = s.held_behind;
   return q;

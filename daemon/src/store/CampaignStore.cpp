@@ -46,8 +46,9 @@ namespace {
 // chain (a successor held behind its predecessor, released early) and the --max-hours cap; 4:
 // each decision's expected starts (mirage's forecast, Slurm's estimate); 5: a segment whose job
 // left the queue unseen (lost_at) and its output file, and the request key of `campaign add`; 6:
-// the waits predicted for submitted jobs and got (a new table: kSchema adds it to earlier stores).
-constexpr int kSchemaVersion = 6;
+// the waits predicted for submitted jobs and got (a new table: kSchema adds it to earlier stores);
+// 7: whether a campaign's job names carry the store id.
+constexpr int kSchemaVersion = 7;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS campaigns(
@@ -65,7 +66,7 @@ CREATE TABLE IF NOT EXISTS campaigns(
   max_retries INTEGER NOT NULL DEFAULT -1, done_file TEXT NOT NULL DEFAULT '',
   shape_granted INTEGER NOT NULL DEFAULT 0,
   fallback_chain INTEGER NOT NULL DEFAULT 0, max_hours REAL NOT NULL DEFAULT 0,
-  request_key TEXT NOT NULL DEFAULT '');
+  request_key TEXT NOT NULL DEFAULT '', job_names_carry_store INTEGER NOT NULL DEFAULT 1);
 CREATE TABLE IF NOT EXISTS segments(
   campaign_id INTEGER NOT NULL REFERENCES campaigns(id), idx INTEGER NOT NULL,
   state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
@@ -154,6 +155,12 @@ void migrate_from_4(sql::Database& db) {
       "ALTER TABLE segments ADD COLUMN lost_at INTEGER NOT NULL DEFAULT -1;"
       "ALTER TABLE segments ADD COLUMN output_file TEXT NOT NULL DEFAULT '';"
       "ALTER TABLE segments ADD COLUMN adopted_tag TEXT NOT NULL DEFAULT '';");
+}
+
+// Schema 6 -> 7. The campaigns already in the store keep the job names they were submitted under
+// (NAME-sK), so that their jobs in flight are found by them until they end.
+void migrate_from_6(sql::Database& db) {
+  db.exec("ALTER TABLE campaigns ADD COLUMN job_names_carry_store INTEGER NOT NULL DEFAULT 0;");
 }
 
 SegmentState parse_segment_state(const std::string& s) {
@@ -283,6 +290,7 @@ void CampaignStore::initialise(std::int64_t version) {
   if (version == 1 || version == 2) migrate_from_2(*db_);
   if (version >= 1 && version <= 3) migrate_from_3(*db_);
   if (version >= 1 && version <= 4) migrate_from_4(*db_);
+  if (version >= 1 && version <= 6) migrate_from_6(*db_);
   db_->exec(kSchema);
   db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   store_id_ = value("store_id");
@@ -314,8 +322,8 @@ void CampaignStore::add_campaign(CampaignRecord& r) {
       "INSERT INTO campaigns(name, owner_uid, script, script_path, partition, account, policy, "
       "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
       "environment, state, message, created, finished, qos, sbatch_options, max_retries, "
-      "done_file, shape_granted, fallback_chain, max_hours, request_key) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "done_file, shape_granted, fallback_chain, max_hours, request_key, job_names_carry_store) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   const Campaign& c = r.spec;
   s.bind(1, c.name)
       .bind(2, static_cast<std::int64_t>(r.owner_uid))
@@ -343,7 +351,8 @@ void CampaignStore::add_campaign(CampaignRecord& r) {
       .bind(24, r.shape_granted ? 1 : 0)
       .bind(25, r.fallback_chain ? 1 : 0)
       .bind(26, r.max_hours)
-      .bind(27, r.request_key);
+      .bind(27, r.request_key)
+      .bind(28, r.job_names_carry_store ? 1 : 0);
   s.run();
   r.spec.id = db_->last_insert_id();
   // Every segment of a bounded campaign is planned at once; an open-ended one starts with one.
@@ -362,8 +371,8 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
       "SELECT id, name, owner_uid, script, script_path, partition, account, policy, "
       "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
       "environment, state, message, created, finished, qos, sbatch_options, max_retries, "
-      "done_file, shape_granted, fallback_chain, max_hours, request_key FROM campaigns "
-      "ORDER BY id");
+      "done_file, shape_granted, fallback_chain, max_hours, request_key, job_names_carry_store "
+      "FROM campaigns ORDER BY id");
   while (s.step()) {
     CampaignRecord r;
     Campaign& c = r.spec;
@@ -398,6 +407,7 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     r.fallback_chain = s.integer(25) != 0;
     r.max_hours = s.real(26);
     r.request_key = s.text(27);
+    r.job_names_carry_store = s.integer(28) != 0;
     out.push_back(std::move(r));
   }
   auto g = db_->prepare(

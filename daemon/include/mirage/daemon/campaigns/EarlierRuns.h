@@ -16,9 +16,13 @@ namespace mirage::daemon {
 
 // What tells a segment's earlier runs from the rest, filled in when its submission is decided.
 struct EarlierRunQuestion {
-  Seconds since = 0;  // the campaign's creation: nothing of it ran before
+  // The campaign's creation, as the earlier of slurmctld's clock and this machine's reads it (an
+  // output file's time may follow either): nothing of it ran before.
+  Seconds since = 0;
   std::uint32_t user_id = 0;
-  std::vector<JobId> known_jobs;  // the segment's jobs the store knows of: not unseen
+  // The segment's jobs the store knows of, and those of its other campaigns of the same name:
+  // not unseen runs of the segment.
+  std::vector<JobId> known_jobs;
   // Where accounting keeps no comment (no tag), a job is the segment's by its name only while no
   // other campaign of the store has that name.
   bool name_is_unique = true;

@@ -82,6 +82,9 @@ struct CampaignRecord {
   Seconds finished = -1;
   // The key `campaign add` sent: a retry with the same key returns this campaign.
   std::string request_key;
+  // Its segments' jobs are named NAME-sK-<store id> (segment_job_name); false for a campaign
+  // added before names carried the store id (schema 6 and earlier), whose jobs go by NAME-sK.
+  bool job_names_carry_store = true;
   std::vector<SegmentRecord> segments;
 
   int segments_done() const;
