@@ -400,6 +400,26 @@ TEST(Simulator, FairshareRanksTheLighterUserFirst) {
   EXPECT_EQ(fifo.start_time(2), 1100);
 }
 
+// The main pass's check that the last pass's blocker still outranks every job that fits reads
+// each user's fairshare factor as of this instant. A and D start at 0 and B (4 nodes) blocks the
+// pass with a node free; C (2 nodes) fits once D ends at 50, which gives D's user (B's) usage and
+// C's user none: C outranks B, which is older, and starts then.
+TEST(Simulator, AJobWhoseUserFairshareRoseOvertakesTheBlockerAtTheSameInstant) {
+  ClusterSpec c = machine(4, BackfillMode::kNone);
+  c.priority = PriorityParameters::unweighted();
+  c.priority.weight_fairshare = 1000;
+  c.priority.decay_half_life = kDay;
+  auto a = make_job(0, 2, 1000, 1000), d = make_job(0, 1, 50, 50), b = make_job(0, 4, 100, 100),
+       cj = make_job(10, 2, 100, 100);
+  a.user = 1;
+  d.user = b.user = 2;
+  cj.user = 3;
+  auto sim = run(c, {a, d, b, cj});
+  EXPECT_EQ(sim.start_time(1), 0);
+  EXPECT_EQ(sim.start_time(3), 50);
+  EXPECT_EQ(sim.start_time(2), 1000);
+}
+
 TEST(Simulator, BeginTimeDelaysEligibility) {
   Simulator sim(machine(4), std::make_shared<const std::vector<SimJobSpec>>());
   SimJobSpec s = make_job(0, 1, 100, 10);
