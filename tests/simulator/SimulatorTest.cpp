@@ -420,6 +420,26 @@ TEST(Simulator, AJobWhoseUserFairshareRoseOvertakesTheBlockerAtTheSameInstant) {
   EXPECT_EQ(sim.start_time(2), 1000);
 }
 
+// A snapshot lists the last kRecentEnds jobs' runtime shares oldest first, before the ring of
+// them fills and after it has wrapped.
+TEST(Simulator, SnapshotListsTheRecentRuntimeSharesOldestFirst) {
+  constexpr int kRing = QueueSnapshot::kRecentEnds;
+  std::vector<SimJobSpec> jobs;
+  for (int i = 0; i < kRing + kRing / 3; ++i) jobs.push_back(make_job(0, 1, 1000, i + 1));
+  const auto shares_of = [](int from, int to) {  // jobs from..to-1, one after another
+    std::vector<float> s;
+    for (int i = from; i < to; ++i) s.push_back(QueueSnapshot::runtime_share(i + 1, 1000));
+    return s;
+  };
+  Simulator sim(machine(1, BackfillMode::kNone),
+                std::make_shared<const std::vector<SimJobSpec>>(jobs));
+  sim.run_until(static_cast<Seconds>(kRing / 2) * (kRing / 2 + 1) / 2);  // job kRing/2-1's end
+  EXPECT_EQ(sim.snapshot().recent_runtime_shares, shares_of(0, kRing / 2));
+  sim.run_to_completion();
+  const int n = static_cast<int>(jobs.size());
+  EXPECT_EQ(sim.snapshot().recent_runtime_shares, shares_of(n - kRing, n));
+}
+
 TEST(Simulator, BeginTimeDelaysEligibility) {
   Simulator sim(machine(4), std::make_shared<const std::vector<SimJobSpec>>());
   SimJobSpec s = make_job(0, 1, 100, 10);
