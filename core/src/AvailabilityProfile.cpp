@@ -137,15 +137,18 @@ std::optional<Seconds> AvailabilityProfile::earliest_start_pooled(int units, Sec
   const auto start_of = [&](std::size_t i) { return std::max(times_[i], not_before); };
   // The first run of segments with enough free units that lasts `duration`, in one pass and
   // without allocating (the queue forecast calls this per job).
-  std::size_t start = first;
+  // The run's start and the end it needs, remade only where a segment without room restarts it.
+  Seconds start = start_of(first);
+  Seconds needed_end = start + duration;
   for (std::size_t j = first; j < n; ++j) {
-    if (start_of(start) > latest_start) return std::nullopt;
+    if (start > latest_start) return std::nullopt;
     if (free_[j] < units) {
-      start = j + 1;
-      if (start == n) return std::nullopt;
+      if (j + 1 == n) return std::nullopt;
+      start = start_of(j + 1);
+      needed_end = start + duration;
       continue;
     }
-    if (j + 1 == n || times_[j + 1] >= start_of(start) + duration) return start_of(start);
+    if (j + 1 == n || times_[j + 1] >= needed_end) return start;
   }
   return std::nullopt;
 }
@@ -153,7 +156,7 @@ std::optional<Seconds> AvailabilityProfile::earliest_start_pooled(int units, Sec
 void AvailabilityProfile::least_free_so_far(std::vector<int>& out, std::size_t from) const {
   assert(slots_ == 1);
   from = std::min({from, out.size(), free_.size()});
-  out.resize(free_.size());
+  if (out.size() != free_.size()) out.resize(free_.size());  // a call a reservation: mostly none
   int least = from == 0 ? free_[0] : out[from - 1];
   for (std::size_t i = from; i < free_.size(); ++i) out[i] = least = std::min(least, free_[i]);
 }

@@ -156,8 +156,12 @@ bool Simulator::best_cannot_fit() {
   }
   if (fitting.empty()) return true;
   if (!blocker || over_user_limit(blocker->user, blocker->nodes)) return false;
+  // The factors from the users' slots, computed once an instant for every eligible user (the
+  // ranking of this instant reads them too): cheaper than each fitting job asking for its own.
+  refresh_user_factors();
   const auto ranked = [this](const EligibleJob& e) {
-    return Ranked{e.job, e.nodes, e.user, eligible_priority(e), e.submit, e.planned};
+    return Ranked{e.job,    e.nodes,  e.user, priority_from(e, eligible_users_[e.slot].fairshare),
+                  e.submit, e.planned};
   };
   const Ranked b = ranked(*blocker);
   return std::all_of(fitting.begin(), fitting.end(),

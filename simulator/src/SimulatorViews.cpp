@@ -57,12 +57,17 @@ QueueSnapshot Simulator::snapshot_without_jobs() const {
   q.reservations = boundary_reservations();
   q.recent_starts = recent_count_;
   q.recent_mean_wait_s = recent_count_ > 0 ? static_cast<double>(recent_sum_) / recent_count_ : 0.0;
-  // Oldest first: the ring's next slot holds the oldest once it is full.
-  q.recent_runtime_shares.reserve(static_cast<std::size_t>(recent_ends_));
-  const int oldest = recent_ends_ < QueueSnapshot::kRecentEnds ? 0 : recent_end_pos_;
-  for (int k = 0; k < recent_ends_; ++k)
-    q.recent_runtime_shares.push_back(
-        recent_shares_[static_cast<std::size_t>((oldest + k) % QueueSnapshot::kRecentEnds)]);
+  // Oldest first: the ring's next slot holds the oldest once it is full (two spans copied: every
+  // decision takes a snapshot).
+  std::vector<float>& shares = q.recent_runtime_shares;
+  const auto ring = recent_shares_.begin();
+  if (recent_ends_ < QueueSnapshot::kRecentEnds) {
+    shares.assign(ring, ring + recent_ends_);
+  } else {
+    shares.reserve(recent_shares_.size());
+    shares.assign(ring + recent_end_pos_, recent_shares_.end());
+    shares.insert(shares.end(), ring, ring + recent_end_pos_);
+  }
   return q;
 }
 

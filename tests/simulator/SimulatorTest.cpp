@@ -400,6 +400,46 @@ TEST(Simulator, FairshareRanksTheLighterUserFirst) {
   EXPECT_EQ(fifo.start_time(2), 1100);
 }
 
+// The main pass's check that the last pass's blocker still outranks every job that fits reads
+// each user's fairshare factor as of this instant. A and D start at 0 and B (4 nodes) blocks the
+// pass with a node free; C (2 nodes) fits once D ends at 50, which gives D's user (B's) usage and
+// C's user none: C outranks B, which is older, and starts then.
+TEST(Simulator, AJobWhoseUserFairshareRoseOvertakesTheBlockerAtTheSameInstant) {
+  ClusterSpec c = machine(4, BackfillMode::kNone);
+  c.priority = PriorityParameters::unweighted();
+  c.priority.weight_fairshare = 1000;
+  c.priority.decay_half_life = kDay;
+  auto a = make_job(0, 2, 1000, 1000), d = make_job(0, 1, 50, 50), b = make_job(0, 4, 100, 100),
+       cj = make_job(10, 2, 100, 100);
+  a.user = 1;
+  d.user = b.user = 2;
+  cj.user = 3;
+  auto sim = run(c, {a, d, b, cj});
+  EXPECT_EQ(sim.start_time(1), 0);
+  EXPECT_EQ(sim.start_time(3), 50);
+  EXPECT_EQ(sim.start_time(2), 1000);
+}
+
+// A snapshot lists the last kRecentEnds jobs' runtime shares oldest first, before the ring of
+// them fills and after it has wrapped.
+TEST(Simulator, SnapshotListsTheRecentRuntimeSharesOldestFirst) {
+  constexpr int kRing = QueueSnapshot::kRecentEnds;
+  std::vector<SimJobSpec> jobs;
+  for (int i = 0; i < kRing + kRing / 3; ++i) jobs.push_back(make_job(0, 1, 1000, i + 1));
+  const auto shares_of = [](int from, int to) {  // jobs from..to-1, one after another
+    std::vector<float> s;
+    for (int i = from; i < to; ++i) s.push_back(QueueSnapshot::runtime_share(i + 1, 1000));
+    return s;
+  };
+  Simulator sim(machine(1, BackfillMode::kNone),
+                std::make_shared<const std::vector<SimJobSpec>>(jobs));
+  sim.run_until(static_cast<Seconds>(kRing / 2) * (kRing / 2 + 1) / 2);  // job kRing/2-1's end
+  EXPECT_EQ(sim.snapshot().recent_runtime_shares, shares_of(0, kRing / 2));
+  sim.run_to_completion();
+  const int n = static_cast<int>(jobs.size());
+  EXPECT_EQ(sim.snapshot().recent_runtime_shares, shares_of(n - kRing, n));
+}
+
 TEST(Simulator, BeginTimeDelaysEligibility) {
   Simulator sim(machine(4), std::make_shared<const std::vector<SimJobSpec>>());
   SimJobSpec s = make_job(0, 1, 100, 10);
