@@ -5,7 +5,7 @@
 # and forward (fitted on the months before it), with what it kept. Prints one table
 # (docs/results/fidelity.md); asserts nothing.
 #   bench/null_tests.sh [ls6|sdsc|kth|ctc|hpc2n|theta|all] [TESTS ...]
-# TESTS default: none room links rank feedback all. Set XDG_CACHE_HOME to a fresh folder to infer
+# TESTS default: none room links rank feedback limits all. Set XDG_CACHE_HOME to a fresh folder to infer
 # anew rather than read the calibration cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
 shift || true
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(none room links rank feedback all)
+[ ${#tests[@]} -gt 0 ] || tests=(none room links rank feedback limits all)
 
 # shellcheck source=bench/trace_windows.sh
 . bench/trace_windows.sh
@@ -48,6 +48,8 @@ run_trace() {
 import re, sys
 out = sys.stdin.read()
 parts = []
+m = re.search(r"user limits\s+(\d+) running jobs, (\d+) nodes", out)
+if m and m.groups() != ("0", "0"): parts.append("limits %s jobs, %s nodes per user" % m.groups())
 m = re.search(r"capacity\s+(\d+) of (\d+) \w+ congested, ([\d.]+) nodes", out)
 if m: parts.append("room %s of %s days, %s nodes" % m.groups())
 m = re.search(r"dependencies\s+(\d+) jobs replayed as dependent on their user.s earlier job, (\d+) of them", out)

@@ -44,19 +44,21 @@ void ClusterOptions::add_to(CLI::App& cmd, bool command_has_segment) {
   cmd.add_option("--null-tests", null_tests,
                  "Which inferred parts must stand out from what the log shows without them "
                  "before they are kept: all, none, or a comma list of room (hidden room), links "
-                 "(dependencies), rank (priority weights), feedback; one left out is kept as "
-                 "the log shows it (docs/simulator.md)")
+                 "(dependencies), rank (priority weights), feedback, limits (user limits); one "
+                 "left out is kept as the log shows it (docs/simulator.md)")
       ->check(CLI::Validator(
           [](const std::string& value) -> std::string {
             if (value == "all" || value == "none") return "";
             std::stringstream list(value);
             for (std::string part; std::getline(list, part, ',');)
-              if (part != "room" && part != "links" && part != "rank" && part != "feedback")
+              if (part != "room" && part != "links" && part != "rank" && part != "feedback" &&
+                  part != "limits")
                 return fmt::format(
-                    "expected all, none or a list of room, links, rank, feedback; got '{}'", part);
+                    "expected all, none or a list of room, links, rank, feedback, limits; got '{}'",
+                    part);
             return "";
           },
-          "all|none|room,links,rank,feedback"))
+          "all|none|room,links,rank,feedback,limits"))
       ->capture_default_str();
 }
 
@@ -68,6 +70,7 @@ CalibrationSettings ClusterOptions::inference_settings() const {
   s.test_links = list.find(",links,") != std::string::npos;
   s.test_rank = list.find(",rank,") != std::string::npos;
   s.test_feedback = list.find(",feedback,") != std::string::npos;
+  s.test_limits = list.find(",limits,") != std::string::npos;
   return s;
 }
 

@@ -67,8 +67,10 @@ void run_calibrate(const CalibrateOptions& o) {
         "  the log gives no real start time for its {} jobs: nothing could be inferred, and "
         "the replay uses the flags alone\n",
         trace.jobs.size());
-  fmt::print("  user limits   {} running jobs, {} nodes per user (0: none)\n",
-             c.user_limits.max_running_jobs, c.user_limits.max_running_nodes);
+  const std::string limits = c.describe_limits();
+  fmt::print("  user limits   {} running jobs, {} nodes per user (0: none){}\n",
+             c.user_limits.max_running_jobs, c.user_limits.max_running_nodes,
+             limits.empty() ? "" : " (" + limits + ")");
   const std::string room = c.describe_room();
   const std::string evidence = c.describe_room_evidence();
   fmt::print("  capacity      {}, {:.1f} nodes unavailable on average{}{}\n",

@@ -23,7 +23,7 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   const LogView log(all);
   if (log.jobs.empty()) return c;
   if (settings.boundaries) infer_boundaries(log, settings, c);
-  infer_limits(log, settings, c);
+  infer_limits(log, spec, settings, c);
   if (settings.down_windows && spec.allocation == AllocationMode::kWholeNode)
     infer_down_windows(log, spec, settings, c);
   const bool whole_node = spec.allocation == AllocationMode::kWholeNode;

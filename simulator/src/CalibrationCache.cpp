@@ -173,6 +173,15 @@ PriorityFit fit_from(const json& j) {
   return p;
 }
 
+json to_json(const LimitEvidence& e) {
+  return {e.candidate,      e.waiting_jobs, e.free_at_limit, e.free_under, e.free_sigmas,
+          e.taken_at_limit, e.taken_under,  e.taken_sigmas,  e.told_apart};
+}
+
+LimitEvidence limit_evidence_from(const json& j) {
+  return {j.at(0), j.at(1), j.at(2), j.at(3), j.at(4), j.at(5), j.at(6), j.at(7), j.at(8)};
+}
+
 // Every field of Calibration: one added there must be added here (and the version bumped).
 json to_json(const Calibration& c) {
   json j;
@@ -188,6 +197,7 @@ json to_json(const Calibration& c) {
   j["priority"] = c.priority ? to_json(*c.priority) : json(nullptr);
   j["scheduler"] = c.scheduler ? to_json(*c.scheduler) : json(nullptr);
   j["users"] = {c.users, c.users_at_job_limit, c.users_at_node_limit};
+  j["limit_evidence"] = {to_json(c.job_limit_evidence), to_json(c.node_limit_evidence)};
   j["windows"] = {c.window, c.windows, c.congested_windows};
   j["mean_unavailable"] = c.mean_unavailable;
   j["capacity_share"] = c.capacity_share;
@@ -218,6 +228,8 @@ Calibration calibration_from(const json& j) {
   c.users = j.at("users").at(0);
   c.users_at_job_limit = j.at("users").at(1);
   c.users_at_node_limit = j.at("users").at(2);
+  c.job_limit_evidence = limit_evidence_from(j.at("limit_evidence").at(0));
+  c.node_limit_evidence = limit_evidence_from(j.at("limit_evidence").at(1));
   c.window = j.at("windows").at(0);
   c.windows = j.at("windows").at(1);
   c.congested_windows = j.at("windows").at(2);
@@ -279,13 +291,13 @@ std::string calibration_cache_key(const std::vector<Job>& jobs, const ClusterSpe
       p.weight_fairshare, p.decay_half_life, spec.user_limits.max_running_jobs,
       spec.user_limits.max_running_nodes, hex64(held_digest(spec)));
   const std::string inference = fmt::format(
-      "settings={},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{} tests={},{},{},{} "
+      "settings={},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{} tests={},{},{},{},{} "
       "fit_until={} version={}",
       s.capacity_window, s.capacity_share, s.choose_capacity_share, s.sample_every,
       s.limit_min_users, s.dependencies, s.dependency_slack, s.arrays, s.array_min_members,
       s.feedback, s.feedback_within, s.choose_feedback, s.priority, s.boundaries,
       s.boundary_stretch, s.boundary_share, s.down_windows, s.down_min, s.down_share, s.test_room,
-      s.test_links, s.test_rank, s.test_feedback,
+      s.test_links, s.test_rank, s.test_feedback, s.test_limits,
       fit_until ? fmt::format("{},carry={}", *fit_until, kForwardCarryVersion)
                 : std::string("none"),
       kCalibrationCodeVersion);

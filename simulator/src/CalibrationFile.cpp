@@ -56,6 +56,14 @@ struct Reader {
   }
 };
 
+// The comment beside a limit: how many users reach the most seen, and how it stood against its
+// null where enough did (LimitEvidence::describe).
+std::string limit_note(const LimitEvidence& e, const char* what, int users_at, int users) {
+  return e.candidate > 0
+             ? e.describe(what, users_at, users)
+             : fmt::format("{} of {} users reach the most {} seen", users_at, users, what);
+}
+
 }  // namespace
 
 std::string calibration_path(const std::string& trace_path) {
@@ -73,10 +81,10 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
     << "# Edit freely; models: simulator/include/mirage/simulator/Calibration.h.\n"
     << "nodes = " << nodes << "\n\n"
     << "[user_limits]  # held as a QOS holds them; 0: none\n"
-    << "max_running_jobs = " << c.user_limits.max_running_jobs << "  # " << c.users_at_job_limit
-    << " of " << c.users << " users reach the most running jobs seen\n"
-    << "max_running_nodes = " << c.user_limits.max_running_nodes << "  # " << c.users_at_node_limit
-    << " of " << c.users << " users reach the most nodes seen\n\n"
+    << "max_running_jobs = " << c.user_limits.max_running_jobs << "  # "
+    << limit_note(c.job_limit_evidence, "running jobs", c.users_at_job_limit, c.users) << "\n"
+    << "max_running_nodes = " << c.user_limits.max_running_nodes << "  # "
+    << limit_note(c.node_limit_evidence, "nodes", c.users_at_node_limit, c.users) << "\n\n"
     << "[capacity]\n"
     << "# Nodes held by work the log does not show, from each instant (UTC) to the next "
        "(replayed as background jobs that queue like the others); "

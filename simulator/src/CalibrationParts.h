@@ -21,8 +21,10 @@ struct WaitedFor {
 
 using DependencyCandidates = std::unordered_map<const Job*, WaitedFor>;
 
-// CalibrationLimits.cpp: the per-user limits several users reach and none exceeds.
-void infer_limits(const LogView& log, const CalibrationSettings& settings, Calibration& c);
+// CalibrationLimits.cpp: the per-user limits several users reach and none exceeds, kept where the
+// log's own starts show those users passed over at them more than under them (a null test).
+void infer_limits(const LogView& log, const ClusterSpec& spec, const CalibrationSettings& settings,
+                  Calibration& c);
 // CalibrationBoundaries.cpp: hours of the week no job's limit ran across.
 void infer_boundaries(const LogView& log, const CalibrationSettings& settings, Calibration& c);
 // CalibrationDownWindows.cpp: stretches without a start while a job that fitted waited.

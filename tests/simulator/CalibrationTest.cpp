@@ -32,6 +32,14 @@ ClusterSpec machine(int nodes) {
   return c;
 }
 
+// The rules below are about other parts: a limit the log shows is kept without its null test
+// (CalibrationRecoveryTest holds limits against it).
+CalibrationSettings limits_untested() {
+  CalibrationSettings s;
+  s.test_limits = false;
+  return s;
+}
+
 // Three users each run 2 jobs at once and nobody runs 3: a limit of 2. One user alone at the
 // most is no limit.
 TEST(Calibration, AJobLimitIsAValueSeveralUsersReachAndNoneExceeds) {
@@ -41,15 +49,21 @@ TEST(Calibration, AJobLimitIsAValueSeveralUsersReachAndNoneExceeds) {
     jobs.push_back(job(u, 0, 0, 100));
     jobs.push_back(job(u, 0, 100, 200));  // waited for its own user's jobs
   }
-  const Calibration c = infer_calibration(jobs, machine(100));
+  const Calibration c = infer_calibration(jobs, machine(100), limits_untested());
   EXPECT_EQ(c.user_limits.max_running_jobs, 2);
   EXPECT_EQ(c.users_at_job_limit, 3);
   EXPECT_EQ(c.users, 3);
   EXPECT_EQ(c.user_limits.max_running_nodes, 2);  // one node each: the same evidence
+  // Tested, the waits (shorter than a sample) show no room taken by later jobs: no limit.
+  const Calibration tested = infer_calibration(jobs, machine(100));
+  EXPECT_EQ(tested.user_limits, UserLimits{}) << tested.describe_limits();
+  EXPECT_EQ(tested.job_limit_evidence.candidate, 2);
+  EXPECT_FALSE(tested.job_limit_evidence.told_apart);
   jobs.push_back(job("d", 0, 0, 100));
   jobs.push_back(job("d", 0, 0, 100));
   jobs.push_back(job("d", 0, 0, 100));
-  EXPECT_EQ(infer_calibration(jobs, machine(100)).user_limits.max_running_jobs, 0);
+  EXPECT_EQ(infer_calibration(jobs, machine(100), limits_untested()).user_limits.max_running_jobs,
+            0);
 }
 
 // Day 0: a job waits 5 hours with 4 of 10 nodes free in the log; the log's jobs held 6 nodes for
@@ -67,7 +81,7 @@ TEST(Calibration,
     jobs.push_back(job(u, 2 * kDay, 2 * kDay, 2 * kDay + 5 * kHour, 1));
     jobs.push_back(job(u, 2 * kDay, 2 * kDay + 5 * kHour, 2 * kDay + 6 * kHour, 1));
   }
-  CalibrationSettings quarter;
+  CalibrationSettings quarter = limits_untested();
   quarter.choose_capacity_share = false;
   const Calibration c = infer_calibration(jobs, machine(10), quarter);
   EXPECT_EQ(c.user_limits.max_running_jobs, 1);
@@ -102,7 +116,7 @@ TEST(Calibration, AShorterCapacityWindowFollowsTheLogMoreClosely) {
     jobs.push_back(job(u, 2 * kDay, 2 * kDay, 2 * kDay + 5 * kHour, 1));
     jobs.push_back(job(u, 2 * kDay, 2 * kDay + 5 * kHour, 2 * kDay + 6 * kHour, 1));
   }
-  CalibrationSettings settings;
+  CalibrationSettings settings = limits_untested();
   settings.capacity_window = 6 * kHour;
   settings.choose_capacity_share = false;
   const Calibration c = infer_calibration(jobs, machine(10), settings);
@@ -112,7 +126,8 @@ TEST(Calibration, AShorterCapacityWindowFollowsTheLogMoreClosely) {
   EXPECT_EQ(c.unavailable[1].from, 6 * kHour);
   EXPECT_EQ(c.unavailable[1].unavailable_nodes, 0);
   EXPECT_EQ(c.describe_congestion(), "1 of 10 windows of 6h congested");
-  EXPECT_EQ(infer_calibration(jobs, machine(10)).describe_congestion(), "1 of 3 days congested");
+  EXPECT_EQ(infer_calibration(jobs, machine(10), limits_untested()).describe_congestion(),
+            "1 of 3 days congested");
 }
 
 // b waited 5 hours with room free and its user under the limits, and started the minute its

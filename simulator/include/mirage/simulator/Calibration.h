@@ -13,7 +13,11 @@
 //                  fell to a tenth of the machine with such a job waiting (DownWindows.h). No job
 //                  starts in them; running ones go on.
 //   user limits    A per-user limit on running jobs (or nodes) shows in a log as a value that
-//                  several users reach and nobody exceeds; it is held as a QOS would hold it.
+//                  several users reach and nobody exceeds, and at which their waiting jobs were
+//                  passed over while room they fitted was free: kept only where, at the value,
+//                  the log's own starts show room for those users' waiting jobs more often than
+//                  while the same users were under it (kLimitSigmas), else none. Held as a QOS
+//                  would hold it.
 //   capacity       Nodes held by work the log does not show. Over each window (a day by
 //                  default) in which some job waited that neither its user's limits nor a
 //                  dependency held back, the cluster had about as much room as the log's jobs
@@ -99,6 +103,26 @@ struct CalibrationSettings {
   bool test_links = true;     // dependencies against the log's own ends with users shuffled
   bool test_rank = true;      // priority weights against first-come-first-served's rank
   bool test_feedback = true;  // followers against the log's own ends with users shuffled
+  bool test_limits = true;    // user limits against the same users' waits under the limit
+};
+
+// How a candidate per-user limit (the most running jobs, or nodes, several users reached) stood
+// against its null (test_limit_against_chance in CalibrationLimits.cpp): of the instants at which
+// those users had a job waiting, the share at which the log showed room for it, at the value and
+// while the same users were under it, by two marks: nodes free by the log's own counts that the
+// job fitted, and room given to a later job (one submitted after it, of at least its nodes,
+// started in the step before).
+struct LimitEvidence {
+  int candidate = 0;     // the value several users reached (0: fewer than limit_min_users did)
+  int waiting_jobs = 0;  // their jobs that waited at it
+  double free_at_limit = 0, free_under = 0, free_sigmas = 0;     // the free nodes' shares, excess
+  double taken_at_limit = 0, taken_under = 0, taken_sigmas = 0;  // the later jobs'
+  bool told_apart = false;  // either excess over kLimitSigmas: the limit is kept
+
+  // "4 of 40 users reach 4 running jobs; at it 1 of their jobs waited, beside nodes free they
+  // fitted at 0% of the instants (under it 34%, -1.0 sd) and room a later job took at 0% (8%,
+  // -1.0 sd): the log cannot tell this limit apart from none"; empty where there is no candidate.
+  std::string describe(const char* what, int users_at, int users) const;
 };
 
 struct Calibration {
@@ -112,10 +136,11 @@ struct Calibration {
   std::optional<SchedulerParameters> scheduler;
   // The evidence, for reports.
   int users = 0;
-  int users_at_job_limit = 0;    // users whose most running jobs at once is the limit
-  int users_at_node_limit = 0;   // likewise for nodes
-  Seconds window = kDay;         // the length of a capacity window
-  int windows = 0;               // capacity windows the log spans
+  int users_at_job_limit = 0;   // users whose most running jobs at once is the limit
+  int users_at_node_limit = 0;  // likewise for nodes
+  LimitEvidence job_limit_evidence, node_limit_evidence;  // each candidate against its null
+  Seconds window = kDay;                                  // the length of a capacity window
+  int windows = 0;                                        // capacity windows the log spans
   int congested_windows = 0;     // windows with a job waiting that its limits did not hold back
   double mean_unavailable = 0;   // nodes, averaged over the windows
   double capacity_share = 0.25;  // a congested window's room: what the log's jobs held this long
@@ -170,6 +195,9 @@ struct Calibration {
   std::string describe_links() const;
   // "Mon-Fri 07:00, Mon-Fri 16:00 UTC from 1996-09-30 to 1997-06-09"; "none".
   std::string describe_boundaries() const;
+  // How each candidate limit stood against its null (LimitEvidence::describe), "; "-joined; empty
+  // where no value was reached by limit_min_users users.
+  std::string describe_limits() const;
 
   bool empty() const {
     return user_limits == UserLimits{} && unavailable.empty() && boundaries.empty() &&
@@ -227,6 +255,10 @@ inline constexpr double kRoomMargin = 0.05;
 // followers_against_shuffled_users in CalibrationFeedback.cpp) by more than this many standard
 // deviations of that chance count.
 inline constexpr double kLinkSigmas = 3;
+// A candidate user limit is kept where the share of its users' waiting instants that show room
+// for the waiting job (by either mark) exceeds the same users' share under the limit by more than
+// this many standard deviations (test_limit_against_chance in CalibrationLimits.cpp).
+inline constexpr double kLimitSigmas = 3;
 
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.
 void apply_calibration(const Calibration& calibration, ClusterSpec& spec, std::vector<Job>& jobs);
