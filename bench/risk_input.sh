@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# pg with the risk as an input (docs/learned-agents.md: one objective, the user's), on LS6's
-# CHAIN-node chains (1 and 8 by default): trained on 2022-11-01 .. 2023-01-27 in the world of the
-# log's real waits (the replay calibrated on the months before February), in three variants
-# (plain; residual on quantile@RISK with the binned wait distribution of those months; the
-# sequence model over the last 12 hourly snapshots), each with its CPU time and peak memory; then
+# The agents with the risk as an input (docs/learned-agents.md: one objective, the user's), on
+# LS6's CHAIN-node chains (1 and 8 by default): trained on 2022-11-01 .. 2023-01-27 in the world
+# of the log's real waits (the replay calibrated on the months before February), pg in three
+# variants (plain; residual on quantile@RISK with the binned wait distribution of those months;
+# the sequence model over the last 12 hourly snapshots), and dqn and moe with the risk as an
+# input alone ($MIRAGE_VARIANTS names some of risk, residual, seq, dqn and moe; default all),
+# each with its CPU time and peak memory; then
 # judged on February 2023 in both worlds with --sweep-risk beside reactive, forecast, quantile and
 # the oracle. Prints what `mirage train` and `mirage eval` print; the files stay in
 # $MIRAGE_BENCH_DIR (default build/risk-input-bench), and a model already there is not retrained.
@@ -29,18 +31,20 @@ for chain in "${chains[@]}"; do
   [ -f "$waits" ] || "$mirage" trace waits "$trace" "${machine[@]}" --nodes "$chain" \
     --from 2022-11-01 --to 2023-02-01 --out "$waits" >/dev/null
   models=""
-  for variant in risk residual seq; do
+  for variant in ${MIRAGE_VARIANTS:-risk residual seq dqn moe}; do
     model="$dir/ls6-$chain-$variant.mirage-model"
     models+=",$model"
     [ ! -f "$model" ] || continue
+    agent=pg
     case $variant in
       risk) extra=(--hyperparameters "$(recipe risk)") ;;
       residual) extra=(--hyperparameters "$(recipe residual quantile_residual=true)" --wait-distribution "$waits") ;;
       seq) extra=(--hyperparameters "$(recipe seq history=12)") ;;
+      dqn | moe) agent=$variant extra=(--hyperparameters "$(recipe risk)") ;;
     esac
-    echo "== LS6 $chain-node chains: training pg ($variant)"
+    echo "== LS6 $chain-node chains: training $agent ($variant)"
     /usr/bin/time -f "CPU %U s user + %S s system, wall %e s, peak memory %M KiB" \
-      "$mirage" train --agent pg --trace "$trace" "${machine[@]}" --nodes "$chain" \
+      "$mirage" train --agent "$agent" --trace "$trace" "${machine[@]}" --nodes "$chain" \
       --from 2022-11-01 --to 2023-01-27 --fit-until 2023-02-01 --successor-wait logged \
       --logged-window 7d --probe-cache "$dir/probes" "${extra[@]}" --out "$model" 2>"$dir/train-$chain-$variant.err"
     tail -n 1 "$dir/train-$chain-$variant.err"
