@@ -331,19 +331,11 @@ TEST(WaitTail, ACalibrationSplitLeavingTooFewJobsOnASideIsRefusedNamingTheFlag) 
   EXPECT_EQ(split_for_calibration(data, kT0, to, 20 * kDay).calibration_from, to - 30 * kDay / 4);
 }
 
-// The 16-node machine three_eras runs on, its queue unweighted.
-ClusterSpec sixteen_nodes() {
-  ClusterSpec c;
-  c.nodes = 16;
-  c.priority = PriorityParameters::unweighted();
-  return c;
-}
-
 TEST(WaitTail, CrossFittingCutsTheWindowIntoEqualSpansAndRefusesAFoldOfTooFewJobs) {
   const LogNormal minutes{5 * kMinute, 0.5};
   const Trace trace = three_eras(minutes, minutes, minutes);
   const Seconds to = kT0 + 30 * kDay;
-  const WaitTrainingSet data = wait_training_set(trace, sixteen_nodes(), kT0, to, 0);
+  const WaitTrainingSet data = wait_training_set(trace, test::machine16(), kT0, to, 0);
   const std::vector<WaitFold> folds = time_folds(data, kT0, to, 3);
   ASSERT_EQ(folds.size(), 3u);
   for (std::size_t f = 0; f < folds.size(); ++f) {
@@ -370,11 +362,11 @@ TEST(WaitTail, EachFoldsJobsAreBlendedWithTheBinnedDistributionFittedWithoutThem
   const LogNormal minutes{5 * kMinute, 0.5}, hours{2 * kHour, 0.5};
   const Trace trace = three_eras(minutes, hours, minutes);  // the window's last 6 days wait hours
   const Seconds to = kT0 + 30 * kDay;
-  const WaitTrainingSet data = wait_training_set(trace, sixteen_nodes(), kT0, to, 0);
+  const WaitTrainingSet data = wait_training_set(trace, test::machine16(), kT0, to, 0);
   const std::vector<WaitFold> folds = time_folds(data, kT0, to, 3);
   std::vector<WaitNet> nets(3, net_stating(minutes));
   const std::vector<TailRow> oof =
-      out_of_fold_rows(trace, sixteen_nodes(), kT0, to, nets, data, folds);
+      out_of_fold_rows(trace, test::machine16(), kT0, to, nets, data, folds);
   ASSERT_EQ(oof.size(), 720u);
   // The last fold's jobs (those hours among them) read the first two folds' minutes; the whole
   // window's distribution, which holds them, states hours at 95%.
@@ -382,7 +374,7 @@ TEST(WaitTail, EachFoldsJobsAreBlendedWithTheBinnedDistributionFittedWithoutThem
     ASSERT_TRUE(oof[r].binned);
     EXPECT_LT((*oof[r].binned)[6], 30 * kMinute) << "row " << r;
   }
-  const ClassDistributions whole = fit_class_distributions(trace, sixteen_nodes(), kT0, to);
+  const ClassDistributions whole = fit_class_distributions(trace, test::machine16(), kT0, to);
   EXPECT_GT(whole.classes[0]->quantile(0, 0.95), kHour);
   // The blend is chosen with each row's own: the rows wait hours and their out-of-fold binned
   // levels say so; the network says half an hour, the class's distribution (of the window's first
@@ -392,7 +384,7 @@ TEST(WaitTail, EachFoldsJobsAreBlendedWithTheBinnedDistributionFittedWithoutThem
   for (TailRow& r : stated_hours) r.binned = hours.levels();
   const WaitTail tail = fit_wait_tail(
       stated_hours,
-      {fit_class_distributions(trace, sixteen_nodes(), kT0, kT0 + 20 * kDay).classes[0]}, true,
+      {fit_class_distributions(trace, test::machine16(), kT0, kT0 + 20 * kDay).classes[0]}, true,
       false);
   EXPECT_EQ(tail.classes[0].model_weight, 0);
 }
@@ -402,13 +394,13 @@ TEST(WaitTail, CrossFittedOffsetsHoldOnTheWholeWindowNotOnItsLastWeeks) {
   const Seconds to = kT0 + 30 * kDay;
   const auto fitted_on = [&](const LogNormal& after) {
     const Trace trace = three_eras(minutes, hours, after);
-    const WaitTrainingSet data = wait_training_set(trace, sixteen_nodes(), kT0, to, 0);
+    const WaitTrainingSet data = wait_training_set(trace, test::machine16(), kT0, to, 0);
     const std::vector<WaitFold> folds = time_folds(data, kT0, to, 3);
     std::vector<WaitNet> nets(3, net_stating(minutes));
     const std::vector<TailRow> rows =
-        out_of_fold_rows(trace, sixteen_nodes(), kT0, to, nets, data, folds);
+        out_of_fold_rows(trace, test::machine16(), kT0, to, nets, data, folds);
     return std::pair{
-        fit_cross_fitted_tail(trace, sixteen_nodes(), kT0, to, rows, {.blend = false}, nullptr),
+        fit_cross_fitted_tail(trace, test::machine16(), kT0, to, rows, {.blend = false}, nullptr),
         rows};
   };
   const auto [tail, window] = fitted_on(days);
