@@ -50,9 +50,11 @@ run_trace() {
       >"$out/train.txt" 2>"$out/train.err" ||
       { echo "| $label | $arch | (train failed: $(tail -1 "$out/train.err")) |||||||"; continue; }
     train_s=$(echo "$(date +%s.%N) - $start" | bc)
-    # Each member alone, its tail fitted on it as the file's was on the average.
+    # Each member alone, its tail fitted on it as the file's was on the average (not for a
+    # cross-fitted file, whose members are its folds' networks, each blind to a third of the tail).
     local members seeds=()
-    members=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["members"]))' "$model")
+    members=$(python3 -c 'import json,sys; m = json.load(open(sys.argv[1]))
+print(0 if m.get("cross_fit_folds", 0) else len(m["members"]))' "$model")
     if [ "$members" -gt 1 ]; then
       for ((k = 0; k < members; k++)); do
         python3 - "$model" "$models/$name-$arch.member$k.json" "$k" <<'PY'

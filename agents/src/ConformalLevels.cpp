@@ -22,6 +22,11 @@ Seconds from_log(double v) {
 }  // namespace
 
 LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes) {
+  return conformal_shifts(outcomes, kWaitLevels);
+}
+
+LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes,
+                             const std::array<double, kWaitLevels.size()>& at) {
   LevelShifts shift{};
   const std::size_t n = outcomes.size();
   if (n == 0) return shift;
@@ -32,7 +37,7 @@ LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes) {
     std::sort(residuals.begin(), residuals.end());
     // The conformal rank: above the median, the ceil((n + 1) q)-th smallest residual keeps at
     // least q of future waits at or below the level (the floor below the median, symmetrically).
-    const double q = kWaitLevels[k];
+    const double q = std::clamp(at[k], 0.0, 1.0);
     const double rank = (static_cast<double>(n) + 1) * q;
     const double r = q > 0.5 ? std::ceil(rank) : q < 0.5 ? std::floor(rank) : std::round(rank);
     const auto at = static_cast<std::size_t>(std::clamp(r, 1.0, static_cast<double>(n))) - 1;

@@ -23,14 +23,14 @@ struct Sample {
   Seconds wait = 0;     // what it really waited
 };
 
-// The jobs `spec` speaks for, submitted in [from, to), each with its planned and real wait.
+// The jobs `spec` speaks for, submitted in its window, each with its planned and real wait.
 std::vector<Sample> samples(const Trace& trace, const ClusterSpec& cluster,
-                            const WaitDistributionSpec& spec, Seconds from, Seconds to) {
+                            const WaitDistributionSpec& spec) {
   std::vector<std::size_t> picked;
   std::vector<Seconds> times;
   for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
     const Job& job = trace.jobs[i];
-    if (job.submit < from || job.submit >= to || !speaks_for(job, spec)) continue;
+    if (!fitted_in(job, spec) || !speaks_for(job, spec)) continue;
     picked.push_back(i);
     times.push_back(job.submit);
   }
@@ -61,6 +61,11 @@ Seconds level(std::span<const Seconds> v, double q) {
 bool speaks_for(const Job& job, const WaitDistributionSpec& spec) {
   return job.started() && size_class(job.nodes) == size_class(spec.nodes) &&
          job.time_limit >= spec.min_job_limit;
+}
+
+bool fitted_in(const Job& job, const WaitDistributionSpec& spec) {
+  return job.submit >= spec.from && job.submit < spec.to &&
+         !(job.submit >= spec.skip_from && job.submit < spec.skip_to);
 }
 
 std::optional<std::string> chain_mismatch(const WaitDistribution& d, int nodes) {
@@ -111,8 +116,7 @@ WaitDistribution fit_wait_distribution(const Trace& trace, const ClusterSpec& cl
                                        WaitDistributionSpec spec) {
   std::vector<Seconds> limits;
   for (const Job& job : trace.jobs)
-    if (job.submit >= spec.from && job.submit < spec.to && job.started() &&
-        size_class(job.nodes) == size_class(spec.nodes))
+    if (fitted_in(job, spec) && job.started() && size_class(job.nodes) == size_class(spec.nodes))
       limits.push_back(job.time_limit);
   spec.min_job_limit = spec.time_limit / 2;
   if (!limits.empty()) {
@@ -120,7 +124,7 @@ WaitDistribution fit_wait_distribution(const Trace& trace, const ClusterSpec& cl
     std::nth_element(limits.begin(), p90, limits.end());
     spec.min_job_limit = std::min(spec.min_job_limit, *p90);
   }
-  std::vector<Sample> s = samples(trace, cluster, spec, spec.from, spec.to);
+  std::vector<Sample> s = samples(trace, cluster, spec);
   if (s.size() < WaitDistribution::kMinJobs)
     throw InputError(
         {trace.source, 0, "wait distribution"},

@@ -395,7 +395,13 @@ std::string WaitModel::describe() const {
   if (!info_.categories.field.empty())
     text += fmt::format("; reads each job's {} ({} values)", info_.categories.field,
                         info_.categories.table.size());
-  if (tail > 0)
+  if (tail > 0 && info_.cross_fit_folds > 0)
+    text += fmt::format(
+        "; per size class, averaged with the binned distribution (the network's share {}) and "
+        "recalibrated on all {} jobs of its window, each as predicted by the network fitted "
+        "without its fold ({} time folds)",
+        fmt::join(shares, " / "), tail, info_.cross_fit_folds);
+  else if (tail > 0)
     text += fmt::format(
         "; per size class, averaged with the binned distribution (the network's share {}) and "
         "recalibrated on the latest {} jobs of its window{}",
@@ -431,6 +437,7 @@ void write_wait_model(const std::string& path, const WaitModel& model) {
                             {"val_pinball_h", i.val_pinball_h},
                             {"train_seconds", i.train_seconds},
                             {"calibrated_from", calibrated_from},
+                            {"cross_fit_folds", i.cross_fit_folds},
                             {"members", members},
                             {"tail", tail_json(model.tail())},
                             {"categories", categories_json(i.categories)}};
@@ -492,6 +499,8 @@ WaitModel read_wait_model(const std::string& path) {
     info.train_seconds = j.value("train_seconds", 0.0);
     if (j.contains("calibrated_from") && !j["calibrated_from"].is_null())
       info.calibrated_from = time("calibrated_from");
+    if (j.contains("cross_fit_folds"))  // absent in a file fitted before cross-fitting
+      info.cross_fit_folds = static_cast<int>(integer("cross_fit_folds"));
   } catch (const nlohmann::json::exception& e) {
     throw bad("jobs", std::string("expected what the model was fitted on: ") + e.what());
   }
@@ -609,14 +618,83 @@ WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds 
   return tail;
 }
 
+std::vector<WaitFold> time_folds(const WaitTrainingSet& data, Seconds from, Seconds to, int folds) {
+  std::vector<WaitFold> out;
+  for (int f = 0; f < folds; ++f) {
+    WaitFold fold;
+    fold.from = from + (to - from) * f / folds;
+    fold.to = f + 1 == folds ? to : from + (to - from) * (f + 1) / folds;
+    const auto at = [&](Seconds t) {
+      return static_cast<std::size_t>(
+          std::lower_bound(data.submits.begin(), data.submits.end(), t) - data.submits.begin());
+    };
+    fold.first = at(fold.from);
+    fold.last = at(fold.to);
+    if (fold.last - fold.first < kMinTailJobs ||
+        data.rows - (fold.last - fold.first) < kMinTailJobs)
+      throw InputError({"", 0, "--cross-fit-folds"},
+                       fmt::format("fold {} of {} ({} .. {}) holds {} of the window's {} fitted "
+                                   "jobs: at least {} are needed in each fold and outside it",
+                                   f + 1, folds, format_iso_time(fold.from).substr(0, 10),
+                                   format_iso_time(fold.to).substr(0, 10), fold.last - fold.first,
+                                   data.rows, kMinTailJobs));
+    out.push_back(fold);
+  }
+  return out;
+}
+
+WaitTrainingSet rows_outside(const WaitTrainingSet& data, const WaitFold& fold) {
+  WaitTrainingSet out;
+  out.categories = data.categories;
+  out.window_jobs = data.window_jobs;
+  for (std::size_t r = 0; r < data.rows; ++r) {
+    if (r >= fold.first && r < fold.last) continue;
+    const auto x = data.inputs.begin() + static_cast<std::ptrdiff_t>(r * kWaitModelInputs);
+    out.inputs.insert(out.inputs.end(), x, x + kWaitModelInputs);
+    out.targets.push_back(data.targets[r]);
+    out.submits.push_back(data.submits[r]);
+    out.nodes.push_back(data.nodes[r]);
+    out.planned.push_back(data.planned[r]);
+    out.waits.push_back(data.waits[r]);
+    ++out.rows;
+  }
+  return out;
+}
+
+std::vector<TailRow> out_of_fold_rows(const Trace& trace, const ClusterSpec& cluster, Seconds from,
+                                      Seconds to, std::vector<WaitNet>& fold_nets,
+                                      const WaitTrainingSet& data,
+                                      const std::vector<WaitFold>& folds) {
+  std::vector<TailRow> rows;
+  for (std::size_t f = 0; f < folds.size(); ++f) {
+    fold_nets[f].level_shift = {};  // the offsets, set on every fold's rows, recalibrate
+    const ClassDistributions without =
+        fit_class_distributions(trace, cluster, from, to, folds[f].from, folds[f].to);
+    for (TailRow& r : tail_rows({fold_nets[f]}, data, folds[f].first, folds[f].last)) {
+      if (const auto& own = without.classes[size_class_index(r.nodes)])
+        r.binned = binned_levels(*own, r.planned);
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
+WaitTail fit_cross_fitted_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from,
+                               Seconds to, const std::vector<TailRow>& out_of_fold,
+                               const TailSettings& settings, std::string* notes) {
+  const ClassDistributions whole = fit_class_distributions(trace, cluster, from, to);
+  if (notes) *notes = whole.notes;
+  return fit_wait_tail(out_of_fold, whole.classes, settings.blend, true, settings.selection);
+}
+
 std::vector<TailRow> tail_rows(const WaitNet& net, const WaitTrainingSet& data, std::size_t first) {
   return tail_rows(std::vector<WaitNet>{net}, data, first);
 }
 
 std::vector<TailRow> tail_rows(const std::vector<WaitNet>& members, const WaitTrainingSet& data,
-                               std::size_t first) {
+                               std::size_t first, std::size_t last) {
   std::vector<TailRow> rows;
-  for (std::size_t r = first; r < data.rows; ++r) {
+  for (std::size_t r = first; r < std::min(last, data.rows); ++r) {
     const auto y = ensemble_forward(members, data.inputs.data() + r * kWaitModelInputs);
     TailRow row{{}, data.nodes[r], data.planned[r], data.waits[r]};
     for (std::size_t k = 0; k < y.size(); ++k) row.network[k] = wait_from_target(y[k]);

@@ -22,10 +22,13 @@ WaitQuantiles blend(const WaitQuantiles& network, const WaitQuantiles& binned, d
   return out;  // an average of two non-decreasing vectors: non-decreasing
 }
 
-WaitQuantiles binned_levels(const WaitDistribution& d, Seconds planned) {
-  WaitQuantiles w{};
-  for (std::size_t k = 0; k < w.size(); ++k) w[k] = d.quantile(planned, kWaitLevels[k]);
-  return w;
+// What the blend is chosen with for `row`: its own out-of-fold levels, else its class's.
+std::optional<WaitQuantiles> row_binned(
+    const TailRow& row, const std::array<std::optional<WaitDistribution>, kSizeClasses>& binned) {
+  if (row.binned) return row.binned;
+  const auto& own = binned[size_class_index(row.nodes)];
+  if (!own) return std::nullopt;
+  return binned_levels(*own, row.planned);
 }
 
 double pinball_of(const WaitQuantiles& stated, Seconds wait) {
@@ -47,10 +50,10 @@ bool beats_binned(const std::vector<WaitOutcome>& chosen, const std::vector<cons
                   const std::array<std::optional<WaitDistribution>, kSizeClasses>& binned) {
   std::vector<double> diff;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& own = binned[size_class_index(rows[i]->nodes)];
+    const auto own = row_binned(*rows[i], binned);
     if (!own) return true;  // nothing to fall back to
     diff.push_back(pinball_of(chosen[i].predicted, rows[i]->wait) -
-                   pinball_of(binned_levels(*own, rows[i]->planned), rows[i]->wait));
+                   pinball_of(*own, rows[i]->wait));
   }
   if (diff.size() < 2) return true;
   const auto n = static_cast<double>(diff.size());
@@ -62,12 +65,19 @@ bool beats_binned(const std::vector<WaitOutcome>& chosen, const std::vector<cons
 
 }  // namespace
 
+WaitQuantiles binned_levels(const WaitDistribution& d, Seconds planned) {
+  WaitQuantiles w{};
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = d.quantile(planned, kWaitLevels[k]);
+  return w;
+}
+
 std::size_t size_class_index(int nodes) {
   return nodes <= 1 ? 0 : nodes < 8 ? 1 : 2;
 }
 
 ClassDistributions fit_class_distributions(const Trace& trace, const ClusterSpec& cluster,
-                                           Seconds from, Seconds to) {
+                                           Seconds from, Seconds to, Seconds skip_from,
+                                           Seconds skip_to) {
   ClassDistributions out;
   for (std::size_t c = 0; c < kSizeClasses; ++c) {
     WaitDistributionSpec w;
@@ -75,6 +85,8 @@ ClassDistributions fit_class_distributions(const Trace& trace, const ClusterSpec
     w.time_limit = 0;  // every limit: the jobs judged ask any
     w.from = from;
     w.to = to;
+    w.skip_from = skip_from;
+    w.skip_to = skip_to;
     try {
       out.classes[c] = fit_wait_distribution(trace, cluster, w);
     } catch (const InputError& e) {
@@ -129,11 +141,8 @@ WaitTail fit_wait_tail(const std::vector<TailRow>& rows,
       const double weight = 1 - static_cast<double>(s) / kWeightSteps;
       std::vector<WaitOutcome> outcomes;
       for (const TailRow* r : mine) {
-        const auto& own = binned[size_class_index(r->nodes)];
-        outcomes.push_back({weight < 1 && own
-                                ? blend(r->network, binned_levels(*own, r->planned), weight)
-                                : r->network,
-                            r->wait});
+        const auto own = weight < 1 ? row_binned(*r, binned) : std::nullopt;
+        outcomes.push_back({own ? blend(r->network, *own, weight) : r->network, r->wait});
       }
       const LevelShifts shifts = with_shifts ? conformal_shifts(outcomes) : LevelShifts{};
       for (WaitOutcome& o : outcomes) o.predicted = shift_levels(o.predicted, shifts);

@@ -72,14 +72,16 @@ Column replay_column(const std::string& name, const Trace& as_read, const TraceO
 // size class), on the waits of the judged jobs started by each job's submission: what the file
 // states where it learns, live, from the cluster's own recent jobs (the daemon learns from the
 // user's successors alone, fewer).
-Column live_column(const Column& model, const Trace& trace, const Judged& j) {
+Column live_column(const Column& model, const Trace& trace, const Judged& j, bool adaptive) {
   std::vector<daemon::StreamJob> stream;
   for (std::size_t k = 0; k < j.jobs.size(); ++k) {
     const Job& job = trace.jobs[j.jobs[k]];
     stream.push_back({job.submit, job.start, job.nodes, *model.quantiles[k]});
   }
-  const std::vector<WaitQuantiles> live = daemon::recalibrated_live(stream);
-  Column c{"recalibrated live", {live.begin(), live.end()}, {}, {}};
+  const std::vector<WaitQuantiles> live =
+      adaptive ? daemon::recalibrated_adaptive(stream) : daemon::recalibrated_live(stream);
+  Column c{
+      adaptive ? "recalibrated adaptive" : "recalibrated live", {live.begin(), live.end()}, {}, {}};
   return c;
 }
 
@@ -196,7 +198,8 @@ void run_wait_check(const WaitCheckOptions& o) {
                             bins.quantiles[k] = b->predict(queue, fj);
                           forecast.points[k] = QueueForecast::plan(queue, fj).wait;
                         });
-  j.columns = {model, live_column(model, trace, j), bins, forecast};
+  j.columns = {model, live_column(model, trace, j, false), live_column(model, trace, j, true), bins,
+               forecast};
   // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged
   // window), and the log's jobs alone on the whole machine.
   ClusterOptions calibrated = o.cluster;

@@ -56,6 +56,9 @@ struct TrainOptions {
   // calibrated on (WaitSplit); 0, the default: on the networks' early-stopping rows (forward, the
   // split lost beyond the seed noise on three of six logs, docs/results/wait-model.md)
   double calibration_days = 0;
+  // wait-model: the tail cross-fitted over this many time folds of the window (WaitFold), one
+  // network a fold; 0: not
+  int cross_fit_folds = 0;
 };
 
 // `--agent wait-model`: every real job of the window, its queue and its wait, fitted in the
@@ -83,13 +86,33 @@ int run_train_wait_model(const TrainOptions& o) {
   // window's last weeks, apart (WaitSplit), or, with --calibration-days 0, the networks' own
   // early-stopping rows (how files were fitted before).
   std::optional<WaitSplit> split;
+  std::vector<WaitFold> folds;
+  if (o.cross_fit_folds > 0) {
+    if (o.calibration_days > 0 || o.seeds > 1 || o.no_level_calibration)
+      throw InputError({"", 0, "--cross-fit-folds"},
+                       "sets the tail on every fold's jobs, one network a fold: expected neither "
+                       "--calibration-days, --seeds above 1 nor --no-level-calibration with it");
+    folds = time_folds(data, from, to, o.cross_fit_folds);
+  }
   if (o.calibration_days > 0)
     split = split_for_calibration(data, from, to,
                                   static_cast<Seconds>(std::llround(o.calibration_days * kDay)));
   const WaitTrainingSet fitted = split ? first_rows(data, split->calibration_first) : data;
   WaitModelFit fit;
   std::vector<WaitNet> members;
-  if (o.network_of.empty()) {
+  if (o.network_of.empty() && !folds.empty()) {
+    // One network a fold, fitted on the other folds' rows (early stopping on their latest).
+    for (std::size_t f = 0; f < folds.size(); ++f) {
+      const WaitModelFit one = learned_plugin().train_wait_model(
+          rows_outside(data, folds[f]), t, [&](const std::string& line) {
+            fmt::print(stderr, "mirage train: fold {} left out: {}\n", f + 1, line);
+          });
+      const double seconds = fit.train_seconds + one.train_seconds;
+      fit = one;
+      fit.train_seconds = seconds;
+      members.push_back(one.net);
+    }
+  } else if (o.network_of.empty()) {
     // Every member on the same rows and the same held-out tail, from its own seed.
     for (int m = 0; m < o.seeds; ++m) {
       t.seed = o.seed + static_cast<std::uint64_t>(m);
@@ -108,6 +131,11 @@ int run_train_wait_model(const TrainOptions& o) {
       const WaitModel kept = read_wait_model(file);
       members.insert(members.end(), kept.members().begin(), kept.members().end());
     }
+    if (!folds.empty() && members.size() != folds.size())
+      throw InputError({o.network_of.front(), 0, "members"},
+                       fmt::format("holds {} networks: expected one a fold ({}) for "
+                                   "--cross-fit-folds",
+                                   members.size(), folds.size()));
     fit.net = members.front();
     fit.val_rows = std::max<std::size_t>(
         1, static_cast<std::size_t>(static_cast<double>(fitted.rows) * t.val_share));
@@ -116,22 +144,29 @@ int run_train_wait_model(const TrainOptions& o) {
   // On the tail the network was not fitted on: its levels shifted to hold their shares, then per
   // size class the blend with the binned distribution of the months before the tail and the
   // conformal recalibration (WaitTail.h).
+  // Cross-fitted, every row of the window, each as its fold's network predicts it.
   const std::size_t tail_first = split ? split->calibration_first : fit.train_rows;
   WaitTail tail;
-  if (!o.no_level_calibration) {
-    std::string notes;
-    tail = fit_model_tail(trace, cluster, from, to, members, data, tail_first,
-                          {.blend = !o.no_blend, .selection = o.fall_back}, &notes);
-    if (!notes.empty()) fmt::print(stderr, "mirage train: {}\n", notes);
+  std::vector<TailRow> judged;
+  const TailSettings settings{.blend = !o.no_blend, .selection = o.fall_back};
+  std::string notes;
+  if (!folds.empty()) {
+    judged = out_of_fold_rows(trace, cluster, from, to, members, data, folds);
+    tail = fit_cross_fitted_tail(trace, cluster, from, to, judged, settings, &notes);
+  } else {
+    if (!o.no_level_calibration)
+      tail = fit_model_tail(trace, cluster, from, to, members, data, tail_first, settings, &notes);
+    judged = tail_rows(members, data, tail_first);
   }
+  if (!notes.empty()) fmt::print(stderr, "mirage train: {}\n", notes);
   // The tail's pinball loss in hours, as `trace waits --check` scores it.
   double pinball = 0;
-  for (const TailRow& r : tail_rows(members, data, tail_first)) {
+  for (const TailRow& r : judged) {
     const WaitQuantiles q = tail.apply(size_class_index(r.nodes), r.network, r.planned);
     for (std::size_t k = 0; k < q.size(); ++k)
       pinball += pinball_loss(kWaitLevels[k], r.wait, q[k]);
   }
-  pinball /= static_cast<double>((data.rows - tail_first) * kWaitLevels.size()) * kHour;
+  pinball /= static_cast<double>(judged.size() * kWaitLevels.size()) * kHour;
   WaitModelInfo info;
   info.trace = trace.source;
   info.categories = data.categories;
@@ -142,22 +177,32 @@ int run_train_wait_model(const TrainOptions& o) {
   info.val_pinball_h = pinball;
   info.train_seconds = fit.train_seconds;
   if (split) info.calibrated_from = split->calibration_from;
+  info.cross_fit_folds = static_cast<int>(folds.size());
   const WaitModel model(info, members, tail);
   write_wait_model(o.out, model);
   // "(2725 train, 681 validation, 594 calibration: the latest, from 2022-05-18)", or without
   // the split "(3200 train, 800 validation: the latest, which also calibrates)".
+  std::vector<std::size_t> fold_rows;
+  for (const WaitFold& f : folds) fold_rows.push_back(f.last - f.first);
   const std::string rows =
-      split ? fmt::format("{} train, {} validation, {} calibration: the latest, from {}",
-                          fit.train_rows, fit.val_rows, data.rows - split->calibration_first,
-                          format_iso_time(split->calibration_from).substr(0, 10))
-            : fmt::format("{} train, {} validation: the latest, which also calibrates",
-                          fit.train_rows, fit.val_rows);
+      !folds.empty() ? fmt::format(
+                           "{} time folds of {} jobs, each predicted by the network fitted on the "
+                           "others, all of them calibrating",
+                           folds.size(), fmt::join(fold_rows, " / "))
+      : split ? fmt::format("{} train, {} validation, {} calibration: the latest, from {}",
+                            fit.train_rows, fit.val_rows, data.rows - split->calibration_first,
+                            format_iso_time(split->calibration_from).substr(0, 10))
+              : fmt::format("{} train, {} validation: the latest, which also calibrates",
+                            fit.train_rows, fit.val_rows);
   fmt::print(
       "wait model {} ({}), fitted on {} {} .. {}: {} jobs ({})\n"
       "training: {} epochs, the best {}, {:.1f} s; {} pinball loss {:.3f} h; file {} bytes\n{}\n",
       o.out, fit.net.architecture, trace.source, o.episode.from, o.episode.to, data.rows, rows,
-      fit.epochs, fit.best_epoch, fit.train_seconds, split ? "calibration" : "validation", pinball,
-      std::filesystem::file_size(o.out), model.describe());
+      fit.epochs, fit.best_epoch, fit.train_seconds,
+      !folds.empty() ? "out-of-fold"
+      : split        ? "calibration"
+                     : "validation",
+      pinball, std::filesystem::file_size(o.out), model.describe());
   return 0;
 }
 
@@ -413,6 +458,13 @@ void register_train_command(CLI::App& app) {
                               "class's interval offsets (conformalized quantile regression); 0: "
                               "set them on the networks' early-stopping rows",
                               kCalibrationSpan / kDay))
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--cross-fit-folds", o->cross_fit_folds,
+                  "wait-model: cut the window into this many spans of equal time, fit one "
+                  "network with each left out, and set each size class's blend and interval "
+                  "offsets on every job as predicted by the network that did not see it; the "
+                  "file averages the fold networks; 0: not")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--fall-back", o->fall_back,

@@ -17,4 +17,12 @@ inline WaitModelInfo synthetic_wait_model_info() {
   return i;
 }
 
+// The 16-node machine the synthetic logs run on, its queue unweighted.
+inline ClusterSpec machine16() {
+  ClusterSpec c;
+  c.nodes = 16;
+  c.priority = PriorityParameters::unweighted();
+  return c;
+}
+
 }  // namespace mirage::test

@@ -251,35 +251,29 @@ Trace jobs_every_hour(int count, bool with_starts) {
   return t;
 }
 
-ClusterSpec machine16() {
-  ClusterSpec c;
-  c.nodes = 16;
-  c.priority = PriorityParameters::unweighted();
-  return c;
-}
-
 TEST(WaitModel, RowsAreEveryStartedJobOfTheWindowInSubmissionOrder) {
   const Trace t = jobs_every_hour(300, true);
-  const WaitTrainingSet s = wait_training_set(t, machine16(), kT0, kT0 + 250 * kHour, 0);
+  const WaitTrainingSet s = wait_training_set(t, test::machine16(), kT0, kT0 + 250 * kHour, 0);
   ASSERT_EQ(s.rows, 250u);
   EXPECT_EQ(s.inputs.size(), 250u * kWaitModelInputs);
   EXPECT_FLOAT_EQ(s.targets[3], wait_target(3 * kMinute));
   EXPECT_EQ(s.submits[249], kT0 + 249 * kHour);
   // The job's shape: 2 nodes of 16.
   EXPECT_FLOAT_EQ(s.inputs[1 * kWaitModelInputs + FeatureEncoder::kPerSnapshot], 2.f / 16);
-  const WaitTrainingSet thinned = wait_training_set(t, machine16(), kT0, kT0 + 250 * kHour, 200);
+  const WaitTrainingSet thinned =
+      wait_training_set(t, test::machine16(), kT0, kT0 + 250 * kHour, 200);
   EXPECT_EQ(thinned.rows, 200u);
   EXPECT_EQ(thinned.window_jobs, 250u);
 }
 
 TEST(WaitModel, ALogWithoutStartsOrAWindowWithTooFewJobsIsRefused) {
   EXPECT_NE(error_of([] {
-              (void)wait_training_set(jobs_every_hour(300, false), machine16(), kT0,
+              (void)wait_training_set(jobs_every_hour(300, false), test::machine16(), kT0,
                                       kT0 + kDay * 30, 0);
             }).find("hourly: field 'start': the log gives no real start time for its 300 jobs"),
             std::string::npos);
   EXPECT_NE(error_of([] {
-              (void)wait_training_set(jobs_every_hour(300, true), machine16(), kT0,
+              (void)wait_training_set(jobs_every_hour(300, true), test::machine16(), kT0,
                                       kT0 + 100 * kHour, 0);
             }).find("only 100 jobs with a real start were submitted in"),
             std::string::npos);
@@ -300,7 +294,7 @@ Trace jobs_in_two_queues(bool with_queue) {
 
 TEST(WaitModel, TheJobsQueueIsReadWhereTheLogGivesOne) {
   const Trace t = jobs_in_two_queues(true);
-  const WaitTrainingSet s = wait_training_set(t, machine16(), kT0, kT0 + 250 * kHour, 0);
+  const WaitTrainingSet s = wait_training_set(t, test::machine16(), kT0, kT0 + 250 * kHour, 0);
   ASSERT_EQ(s.categories.field, "queue");
   ASSERT_EQ(s.categories.table.size(), 2u);
   const auto fast = s.categories.inputs("1"), slow = s.categories.inputs("2");
@@ -338,7 +332,7 @@ TEST(WaitModel, TheJobsQueueIsReadWhereTheLogGivesOne) {
   EXPECT_EQ(m.trace_mismatch(t), std::nullopt);
   // Without a queue in the log, the model reads none, and judges any log.
   const WaitTrainingSet plain =
-      wait_training_set(jobs_in_two_queues(false), machine16(), kT0, kT0 + 250 * kHour, 0);
+      wait_training_set(jobs_in_two_queues(false), test::machine16(), kT0, kT0 + 250 * kHour, 0);
   EXPECT_EQ(plain.categories.field, "");
   EXPECT_EQ(
       WaitModel(test::synthetic_wait_model_info(), n).trace_mismatch(jobs_in_two_queues(false)),

@@ -331,6 +331,90 @@ TEST(WaitTail, ACalibrationSplitLeavingTooFewJobsOnASideIsRefusedNamingTheFlag) 
   EXPECT_EQ(split_for_calibration(data, kT0, to, 20 * kDay).calibration_from, to - 30 * kDay / 4);
 }
 
+TEST(WaitTail, CrossFittingCutsTheWindowIntoEqualSpansAndRefusesAFoldOfTooFewJobs) {
+  const LogNormal minutes{5 * kMinute, 0.5};
+  const Trace trace = three_eras(minutes, minutes, minutes);
+  const Seconds to = kT0 + 30 * kDay;
+  const WaitTrainingSet data = wait_training_set(trace, test::machine16(), kT0, to, 0);
+  const std::vector<WaitFold> folds = time_folds(data, kT0, to, 3);
+  ASSERT_EQ(folds.size(), 3u);
+  for (std::size_t f = 0; f < folds.size(); ++f) {
+    EXPECT_EQ(folds[f].from, kT0 + static_cast<Seconds>(f) * 10 * kDay);
+    EXPECT_EQ(folds[f].to, kT0 + static_cast<Seconds>(f + 1) * 10 * kDay);
+    EXPECT_EQ(folds[f].last - folds[f].first, 240u);  // one job an hour
+    // Its network is fitted on every other row of the window, none of its own.
+    const WaitTrainingSet others = rows_outside(data, folds[f]);
+    EXPECT_EQ(others.rows, 480u);
+    for (Seconds s : others.submits) EXPECT_TRUE(s < folds[f].from || s >= folds[f].to);
+  }
+  try {
+    time_folds(data, kT0, to, 30);  // 24 jobs a fold
+    FAIL() << "folds of 24 jobs were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--cross-fit-folds"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("holds 24 of the window's 720 fitted jobs"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(WaitTail, EachFoldsJobsAreBlendedWithTheBinnedDistributionFittedWithoutThem) {
+  const LogNormal minutes{5 * kMinute, 0.5}, hours{2 * kHour, 0.5};
+  const Trace trace = three_eras(minutes, hours, minutes);  // the window's last 6 days wait hours
+  const Seconds to = kT0 + 30 * kDay;
+  const WaitTrainingSet data = wait_training_set(trace, test::machine16(), kT0, to, 0);
+  const std::vector<WaitFold> folds = time_folds(data, kT0, to, 3);
+  std::vector<WaitNet> nets(3, net_stating(minutes));
+  const std::vector<TailRow> oof =
+      out_of_fold_rows(trace, test::machine16(), kT0, to, nets, data, folds);
+  ASSERT_EQ(oof.size(), 720u);
+  // The last fold's jobs (those hours among them) read the first two folds' minutes; the whole
+  // window's distribution, which holds them, states hours at 95%.
+  for (std::size_t r = folds[2].first; r < folds[2].last; ++r) {
+    ASSERT_TRUE(oof[r].binned);
+    EXPECT_LT((*oof[r].binned)[6], 30 * kMinute) << "row " << r;
+  }
+  const ClassDistributions whole = fit_class_distributions(trace, test::machine16(), kT0, to);
+  EXPECT_GT(whole.classes[0]->quantile(0, 0.95), kHour);
+  // The blend is chosen with each row's own: the rows wait hours and their out-of-fold binned
+  // levels say so; the network says half an hour, the class's distribution (of the window's first
+  // 20 days) minutes, so the network alone would win over that.
+  std::mt19937 rng(5);
+  std::vector<TailRow> stated_hours = rows(1, {30 * kMinute, 0.5}, hours, 300, rng);
+  for (TailRow& r : stated_hours) r.binned = hours.levels();
+  const WaitTail tail = fit_wait_tail(
+      stated_hours,
+      {fit_class_distributions(trace, test::machine16(), kT0, kT0 + 20 * kDay).classes[0]}, true,
+      false);
+  EXPECT_EQ(tail.classes[0].model_weight, 0);
+}
+
+TEST(WaitTail, CrossFittedOffsetsHoldOnTheWholeWindowNotOnItsLastWeeks) {
+  const LogNormal minutes{5 * kMinute, 0.5}, hours{2 * kHour, 0.5}, days{2 * kDay, 0.5};
+  const Seconds to = kT0 + 30 * kDay;
+  const auto fitted_on = [&](const LogNormal& after) {
+    const Trace trace = three_eras(minutes, hours, after);
+    const WaitTrainingSet data = wait_training_set(trace, test::machine16(), kT0, to, 0);
+    const std::vector<WaitFold> folds = time_folds(data, kT0, to, 3);
+    std::vector<WaitNet> nets(3, net_stating(minutes));
+    const std::vector<TailRow> rows =
+        out_of_fold_rows(trace, test::machine16(), kT0, to, nets, data, folds);
+    return std::pair{
+        fit_cross_fitted_tail(trace, test::machine16(), kT0, to, rows, {.blend = false}, nullptr),
+        rows};
+  };
+  const auto [tail, window] = fitted_on(days);
+  // Every job of the window set the offsets, and none of the judged month's.
+  EXPECT_EQ(tail.classes[0].tail_jobs, 720u);
+  EXPECT_EQ(tail.classes[0].shifts, fitted_on(minutes).first.classes[0].shifts);
+  // The network states minutes; a fifth of the window waited hours. The offsets hold the
+  // window's intervals; the last weeks' alone (all hours) would state hours for every job.
+  const WaitScore held = judged(tail, window);
+  EXPECT_NEAR(*held.in_90, 0.90, 0.03);
+  EXPECT_NEAR(*held.in_50, 0.50, 0.05);
+  EXPECT_LT(tail.apply(0, minutes.levels(), 0)[3], 30 * kMinute);
+}
+
 TEST(WaitTail, AFileOfTheFirstFormatIsRefusedNamingItsVersion) {
   const std::string path = temp_file("v1.json");
   write_wait_model(path, WaitModel(test::synthetic_wait_model_info(), constant_net()));

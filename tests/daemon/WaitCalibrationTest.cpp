@@ -61,6 +61,26 @@ TEST(WaitCalibration, ModelWhoseWaitsAreThreeTimesLongerRegainsNinetyPercentCove
   EXPECT_NEAR(std::exp(log_median_factor / 3000), 3.0, 0.3);  // the median scaled by the drift
 }
 
+TEST(WaitCalibration, AdaptiveLevelsReadFurtherOutWhileTheRecentWaitsKeepMissing) {
+  Stream stream;
+  AdaptiveWaitCalibration adaptive;
+  WaitCalibration fixed(AdaptiveWaitCalibration::kHistory);  // the same outcomes, fixed levels
+  const auto learn = [&](double drift, int jobs) {
+    for (int i = 0; i < jobs; ++i) {
+      const auto [model, wait] = stream.next(drift);
+      adaptive.add(model, wait);
+      fixed.add(model, wait);
+    }
+  };
+  learn(1, 700);  // the model held
+  learn(3, 300);  // then the queue tripled
+  // Both read the same 1,000 outcomes, most of them from before the drift; the adaptive levels,
+  // missed 300 times in a row at the top, read the upper level further out.
+  const WaitQuantiles model = lognormal_quantiles(3600);
+  EXPECT_GT(adaptive.adjust(model)[6], fixed.adjust(model)[6] * 5 / 4);
+  EXPECT_EQ(adaptive.outcomes(), 1000u);
+}
+
 TEST(WaitCalibration, ALogsStreamIsRecalibratedPerClassOnlyFromWaitsKnownAtEachSubmission) {
   Stream stream;
   std::vector<StreamJob> jobs;

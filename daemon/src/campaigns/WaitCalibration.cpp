@@ -80,7 +80,25 @@ bool CalibratedWaitPredictor::speaks_for(const Job& job, int chain_nodes) const 
   return model_->speaks_for(job, chain_nodes);
 }
 
-std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs) {
+void AdaptiveWaitCalibration::add(const WaitQuantiles& model, Seconds wait) {
+  if (active()) {  // how the correction in force did on this wait moves each working level
+    const WaitQuantiles stated = shift_levels(model, shift_);
+    for (std::size_t k = 0; k < working_.size(); ++k)
+      working_[k] += kStep * (kWaitLevels[k] - (wait <= stated[k] ? 1.0 : 0.0));
+  }
+  history_.push_back({model, wait});
+  if (history_.size() > kHistory) history_.erase(history_.begin());
+  shift_ = active() ? conformal_shifts(history_, working_) : LevelShifts{};
+}
+
+WaitQuantiles AdaptiveWaitCalibration::adjust(const WaitQuantiles& model) const {
+  return active() ? shift_levels(model, shift_) : model;
+}
+
+namespace {
+
+template <class Calibration>
+std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& jobs) {
   std::vector<std::size_t> by_start(jobs.size());
   for (std::size_t k = 0; k < by_start.size(); ++k) by_start[k] = k;
   std::stable_sort(by_start.begin(), by_start.end(),
@@ -88,7 +106,7 @@ std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs)
   std::vector<std::size_t> by_submit = by_start;
   std::stable_sort(by_submit.begin(), by_submit.end(),
                    [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
-  std::array<WaitCalibration, kSizeClasses> live;
+  std::array<Calibration, kSizeClasses> live;
   std::vector<WaitQuantiles> out(jobs.size());
   std::size_t next = 0;  // in by_start: the first wait not yet learned
   for (const std::size_t k : by_submit) {
@@ -99,6 +117,16 @@ std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs)
     out[k] = live[size_class_index(jobs[k].nodes)].adjust(jobs[k].stated);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs) {
+  return recalibrated_stream<WaitCalibration>(jobs);
+}
+
+std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs) {
+  return recalibrated_stream<AdaptiveWaitCalibration>(jobs);
 }
 
 std::string predictor_digest(const std::string& path) {

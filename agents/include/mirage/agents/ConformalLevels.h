@@ -25,6 +25,10 @@ using LevelShifts = std::array<double, kWaitLevels.size()>;
 
 // The conformal corrections that `outcomes` call for (zero when there are none).
 LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes);
+// The same, each level's correction read at `at[k]` (clamped to [0, 1]) of the residuals
+// instead of at kWaitLevels[k]: what adaptive conformal inference reads at its working levels.
+LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes,
+                             const std::array<double, kWaitLevels.size()>& at);
 
 // `stated` corrected by `shifts`; levels corrected apart are put back in order (never
 // decreasing).

@@ -26,6 +26,10 @@ struct WaitDistributionSpec {
   Seconds time_limit = 2 * kDay;
   Seconds from = 0;
   Seconds to = 0;
+  // The jobs submitted in [skip_from, skip_to) are left out: a cross-fitted fold's own jobs,
+  // which the distribution is then judged on (WaitModel.h's out_of_fold_rows). Empty by default.
+  Seconds skip_from = 0;
+  Seconds skip_to = 0;
   // The jobs fitted ask at least this (set by the fit): half the segment's limit (a short job
   // backfills where a segment cannot), or, where the log's jobs of the size class never ask that
   // much (limits capped below it), their 90th percentile: its longest jobs.
@@ -35,6 +39,8 @@ struct WaitDistributionSpec {
 // The jobs a distribution speaks for: the chain's size class, a limit of min_job_limit or more,
 // and a real start.
 bool speaks_for(const Job& job, const WaitDistributionSpec& spec);
+// Whether `job` was submitted in the spec's window and outside its skipped span.
+bool fitted_in(const Job& job, const WaitDistributionSpec& spec);
 
 struct WaitDistribution {
   static constexpr int kLevels = 21;  // the waits' quantiles at 0, 5%, ..., 100%

@@ -11,6 +11,7 @@
 // non-decreasing vectors with non-negative weights, so monotone too.
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -113,6 +114,8 @@ struct WaitModelInfo {
   // The first submission of the calibration weeks the tail was set on (WaitSplit); 0 in a file
   // fitted before they were apart from the early-stopping rows (the tail was those rows).
   Seconds calibrated_from = 0;
+  // The time folds its tail was cross-fitted over (WaitFold): every job of the window set it.
+  int cross_fit_folds = 0;
   int encoder_version = FeatureEncoder::kVersion;
   WaitCategories categories;
 };
@@ -205,11 +208,33 @@ WaitTrainingSet first_rows(const WaitTrainingSet& data, std::size_t n);
 // quantile regression, one shift a level).
 void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t first);
 
-// Rows [first, data.rows) of `data` with the members' averaged quantiles: what fit_wait_tail
-// chooses on.
+// Rows [first, last) of `data` (by default to the end) with the members' averaged quantiles:
+// what fit_wait_tail chooses on.
 std::vector<TailRow> tail_rows(const WaitNet& net, const WaitTrainingSet& data, std::size_t first);
 std::vector<TailRow> tail_rows(const std::vector<WaitNet>& members, const WaitTrainingSet& data,
-                               std::size_t first);
+                               std::size_t first, std::size_t last = SIZE_MAX);
+
+// Cross-fitted conformal over time folds (`--cross-fit-folds K`): the fit window cut into K spans
+// of equal time, one network fitted with each fold left out, so every job of the window has a
+// prediction from a network that never saw it; each class's blend and offsets are then set on
+// all of those out-of-fold rows, months of levels instead of the window's last weeks alone (the
+// judged month drifts from any one span of the window, docs/results/wait-model.md).
+struct WaitFold {
+  std::size_t first = 0, last = 0;  // rows [first, last) of the training set
+  Seconds from = 0, to = 0;         // submitted in [from, to)
+};
+// Throws InputError naming --cross-fit-folds when a fold would hold fewer than kMinTailJobs rows.
+std::vector<WaitFold> time_folds(const WaitTrainingSet& data, Seconds from, Seconds to, int folds);
+// The rows of `data` outside `fold`, in submission order: what its network is fitted on.
+WaitTrainingSet rows_outside(const WaitTrainingSet& data, const WaitFold& fold);
+// Every fold's rows, predicted by its own network (`fold_nets[f]`, its level shifts cleared: a
+// shift set on its own fold would be judged on the very rows it was set on; the class offsets
+// set on every fold's rows recalibrate instead), each row carrying the levels of its class's
+// binned distribution fitted on the window without its fold.
+std::vector<TailRow> out_of_fold_rows(const Trace& trace, const ClusterSpec& cluster, Seconds from,
+                                      Seconds to, std::vector<WaitNet>& fold_nets,
+                                      const WaitTrainingSet& data,
+                                      const std::vector<WaitFold>& folds);
 
 // What the held-out tail (rows [first, data.rows) of `data`, the latest jobs of the window
 // [from, to) it was read from) sets on
@@ -226,6 +251,13 @@ struct TailSettings {
 WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from, Seconds to,
                         std::vector<WaitNet>& members, const WaitTrainingSet& data,
                         std::size_t first, const TailSettings& settings, std::string* notes);
+
+// What the out-of-fold rows (out_of_fold_rows) set on the fold networks, which the file keeps as
+// its members, averaged: per size class the blend with the binned distribution of the whole
+// window [from, to) and the conformal offsets, chosen on every row.
+WaitTail fit_cross_fitted_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from,
+                               Seconds to, const std::vector<TailRow>& out_of_fold,
+                               const TailSettings& settings, std::string* notes);
 
 // The training the plugin does (LibTorch), without LibTorch in the interface.
 struct WaitModelTraining {

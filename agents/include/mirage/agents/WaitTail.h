@@ -23,14 +23,19 @@ inline constexpr std::size_t kSizeClasses = 3;
 inline constexpr std::array<int, kSizeClasses> kSizeClassNodes{1, 2, 8};
 std::size_t size_class_index(int nodes);
 
-// The binned distribution of each size class, fitted on [from, to) at every limit; a class with
-// too few jobs has none, and a line in `notes` says why.
+// The binned distribution of each size class, fitted on [from, to) at every limit, the jobs
+// submitted in [skip_from, skip_to) left out (a cross-fitted fold's own); a class with too few
+// jobs has none, and a line in `notes` says why.
 struct ClassDistributions {
   std::array<std::optional<WaitDistribution>, kSizeClasses> classes;
   std::string notes;
 };
 ClassDistributions fit_class_distributions(const Trace& trace, const ClusterSpec& cluster,
-                                           Seconds from, Seconds to);
+                                           Seconds from, Seconds to, Seconds skip_from = 0,
+                                           Seconds skip_to = 0);
+
+// The levels `d` states for a job whose planned wait (to the limits) is `planned`.
+WaitQuantiles binned_levels(const WaitDistribution& d, Seconds planned);
 
 struct WaitClassTail {
   std::size_t tail_jobs = 0;  // of the class; under kMinTailJobs, set on the whole tail
@@ -60,12 +65,15 @@ struct WaitTail {
   WaitQuantiles apply(std::size_t cls, const WaitQuantiles& network, Seconds planned) const;
 };
 
-// One job of the tail: the network's quantiles, its size, its planned and its real wait.
+// One job of the tail: the network's quantiles, its size, its planned and its real wait; and,
+// where it was set (a cross-fitted row), the levels of its class's binned distribution fitted
+// without its own fold, which the blend is chosen with instead of the class's one in `binned`.
 struct TailRow {
   WaitQuantiles network{};
   int nodes = 1;
   Seconds planned = 0;
   Seconds wait = 0;
+  std::optional<WaitQuantiles> binned = std::nullopt;
 };
 // Per class, the weight (0, 0.1, ..., 1) whose blend, recalibrated on `rows`, gives the least
 // pinball loss on them, and that recalibration; `with_blend` / `with_shifts` false keep the

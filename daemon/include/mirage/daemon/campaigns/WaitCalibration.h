@@ -40,6 +40,27 @@ class WaitCalibration {
   LevelShifts shift_{};
 };
 
+// Adaptive conformal inference (Gibbs & Candes 2021) on the same residuals: each level's
+// correction is read at a working level of every outcome learned so far (the latest kHistory),
+// and each outcome moves that working level by kStep times (the level's share - whether the
+// wait fell at or below the corrected level), so a level that keeps missing reads further out
+// until it holds its share again, however the queue drifts.
+class AdaptiveWaitCalibration {
+ public:
+  static constexpr double kStep = 0.005;  // the paper's gamma
+  static constexpr std::size_t kHistory = 1000;
+  static constexpr std::size_t kMinOutcomes = WaitCalibration::kMinOutcomes;
+  void add(const WaitQuantiles& model, Seconds wait);
+  std::size_t outcomes() const { return history_.size(); }
+  bool active() const { return history_.size() >= kMinOutcomes; }
+  WaitQuantiles adjust(const WaitQuantiles& model) const;
+
+ private:
+  std::vector<WaitOutcome> history_;  // oldest first
+  std::array<double, kWaitLevels.size()> working_ = kWaitLevels;
+  LevelShifts shift_{};
+};
+
 // A predictor whose quantiles are `model`'s corrected by a calibration it shares with whoever
 // feeds it outcomes (the controller): what the `quantile` policy decides by in the daemon. It
 // asks the model for successors submitted to `partition` (a campaign's; "": the cluster's
@@ -82,6 +103,8 @@ struct StreamJob {
   WaitQuantiles stated{};
 };
 std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs);
+// The same, each class's levels by adaptive conformal inference (AdaptiveWaitCalibration).
+std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs);
 
 // The FNV-1a digest of a predictor file's bytes ("" when it cannot be read): a refit written
 // over the same path is another predictor, whose calibration starts afresh.
