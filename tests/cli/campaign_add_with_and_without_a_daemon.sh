@@ -54,7 +54,7 @@ for way in "--socket $dir/daemon.sock" "--config $dir/store.toml"; do
   for f in 100k at-limit latin1; do
     out="$(add "${where[@]}" "$dir/$f.sbatch")"
     grep -q "^rc=0$" <<<"$out" || fail "$f.sbatch refused with ${where[0]}: $out"
-    grep -q "note: policy $default (the default): learned agents were least-cost on [0-9]* of [0-9]* chains in real waits (.*, so the default is .*: see docs/learned-agents.md" <<<"$out" ||
+    grep -q "note: policy $default (the default): learned agents earned their place (least cost, or on the frontier and cheaper than the baseline chosen the month before) on [0-9]* of [0-9]* chains in real waits (.*, so the default is .*: see docs/learned-agents.md" <<<"$out" ||
       fail "an add without --policy, with ${where[0]}, does not say it took $default and why: $out"
   done
   out="$(add "${where[@]}" "$dir/over-limit.sbatch")"

@@ -18,8 +18,10 @@ std::string default_policy_note(const std::string& default_policy) {
   const bool learned =
       verdict::kChains > 0 && 2 * verdict::kLearnedEarnedChains >= verdict::kChains;
   return fmt::format(
-      "policy {} (the default): learned agents were least-cost on {} of {} chains in real waits "
-      "({} judged there, measured {}), so the default is {}: see docs/learned-agents.md",
+      "policy {} (the default): learned agents earned their place (least cost, or on the "
+      "frontier and cheaper than the baseline chosen the month before) on {} of {} chains in "
+      "real waits ({} judged there, measured {}), so the default is {}: see "
+      "docs/learned-agents.md",
       default_policy, verdict::kLearnedEarnedChains, verdict::kChains, verdict::kJudgedInRealWaits,
       verdict::kMeasured, learned ? "a learned agent" : "the best baseline");
 }
