@@ -17,11 +17,7 @@ namespace mirage::calibration {
 // started before t and not ended before t - window.
 class RunningSweep {
  public:
-  explicit RunningSweep(const LogView& log) : by_start_(log.jobs) {
-    std::sort(by_start_.begin(), by_start_.end(), [](const Job* a, const Job* b) {
-      return a->start != b->start ? a->start < b->start : a->id < b->id;
-    });
-  }
+  explicit RunningSweep(const LogView& log) : by_start_(jobs_by_start(log)) {}
   // The log's jobs by their start.
   const std::vector<const Job*>& by_start() const { return by_start_; }
   // t no earlier than the last asked, and window no longer.

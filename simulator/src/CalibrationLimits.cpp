@@ -98,10 +98,7 @@ LimitEvidence test_limit_against_chance(const LogView& log, const ClusterSpec& s
                                         const std::unordered_set<std::string>& users,
                                         const UserLimits& candidate) {
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
-  std::vector<const Job*> by_start = log.jobs;
-  std::sort(by_start.begin(), by_start.end(), [](const Job* a, const Job* b) {
-    return a->start != b->start ? a->start < b->start : a->id < b->id;
-  });
+  const std::vector<const Job*> by_start = jobs_by_start(log);
   Shares at, under;
   for (const Job* b : log.jobs) {
     if (!users.count(b->user) || b->start - b->submit < step) continue;

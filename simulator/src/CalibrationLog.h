@@ -122,6 +122,15 @@ struct LogView {
   }
 };
 
+// The log's jobs by their start (ties by id).
+inline std::vector<const Job*> jobs_by_start(const LogView& log) {
+  std::vector<const Job*> by_start = log.jobs;
+  std::sort(by_start.begin(), by_start.end(), [](const Job* a, const Job* b) {
+    return a->start != b->start ? a->start < b->start : a->id < b->id;
+  });
+  return by_start;
+}
+
 // Whether `j`, waiting at `t`, was held by what the log shows of the cluster's rules: its user's
 // limits, a boundary its time limit would have run across, or a down window.
 inline bool held_by_rules(const LogView& log, const Job& j, Seconds t, const Calibration& c) {
