@@ -8,10 +8,6 @@
 
 namespace mirage {
 
-EpisodeStart copy_start(const EpisodeStart& s) {
-  return EpisodeStart{s.sample_time, s.sim.fork(), s.history, s.deadline, s.next_snapshot};
-}
-
 void for_each_sample_task(EpisodeStarts& starts, const std::vector<Seconds>& times,
                           std::size_t tasks_per_sample, int threads, const SampleTask& run,
                           const TaskProgress& progress, std::size_t episodes_per_task) {

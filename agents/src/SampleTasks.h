@@ -10,7 +10,8 @@
 namespace mirage {
 
 // `start` is the sample's start state: with one task a sample the task's own, to consume (move
-// from) without a fork; with more, shared by the sample's tasks, to read (copy_start forks it).
+// from) without a fork; with more, shared by the sample's tasks, to read (a task that steps a
+// replay forks `start.sim`).
 using SampleTask = std::function<void(std::size_t sample, std::size_t task, EpisodeStart& start)>;
 using TaskProgress = std::function<void(std::size_t done, std::size_t total)>;
 
@@ -18,8 +19,5 @@ using TaskProgress = std::function<void(std::size_t done, std::size_t total)>;
 void for_each_sample_task(EpisodeStarts& starts, const std::vector<Seconds>& times,
                           std::size_t tasks_per_sample, int threads, const SampleTask& run,
                           const TaskProgress& progress, std::size_t episodes_per_task = 1);
-
-// A fork of `start` that a task may consume.
-EpisodeStart copy_start(const EpisodeStart& start);
 
 }  // namespace mirage

@@ -127,47 +127,63 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$repo/tests/slurm/cluster.sh" start --dir "$cluster_dir" --nodes 4 "${cluster_args[@]+"${cluster_args[@]}"}" >/dev/null
-started=$(date +%s)
-"$here/replay.sh" --workload "$workload" --out "$out" --bin "$bin" --dir "$cluster_dir"
-note "real replay took $(($(date +%s) - started)) s"
-# The configuration both sides use, and the controller's record, kept beside the results.
-cp "$cluster_dir/slurm.conf" "$out/slurm.conf"
-mkdir -p "$out/slurm-logs"
-cp "$cluster_dir"/log/*.log "$cluster_dir/jobcomp.txt" "$out/slurm-logs/" 2>/dev/null || true
-if [ $keep -eq 0 ]; then
-  "$repo/tests/slurm/cluster.sh" stop --dir "$cluster_dir" >/dev/null
-fi
+# One real replay and both comparisons; sets rc to the first failing comparison's exit code (called
+# plainly, not in a condition, so set -e still stops on a cluster or replay error).
+attempt() {
+  "$repo/tests/slurm/cluster.sh" start --dir "$cluster_dir" --nodes 4 "${cluster_args[@]+"${cluster_args[@]}"}" >/dev/null
+  started=$(date +%s)
+  "$here/replay.sh" --workload "$workload" --out "$out" --bin "$bin" --dir "$cluster_dir"
+  note "real replay took $(($(date +%s) - started)) s"
+  # The configuration both sides use, and the controller's record, kept beside the results.
+  cp "$cluster_dir/slurm.conf" "$out/slurm.conf"
+  mkdir -p "$out/slurm-logs"
+  cp "$cluster_dir"/log/*.log "$cluster_dir/jobcomp.txt" "$out/slurm-logs/" 2>/dev/null || true
+  if [ $keep -eq 0 ]; then
+    "$repo/tests/slurm/cluster.sh" stop --dir "$cluster_dir" >/dev/null
+  fi
 
-compare=("$bin" compare --workload "$workload" --real "$out/real.csv" --slurm-conf "$out/slurm.conf")
-if [ -n "$overhead_ms" ]; then
-  turnaround=(--unit-ms 100 --overhead-ms "$overhead_ms")
-else
-  turnaround=(--unit-ms 100 --fit-overhead-ms 1000)
-fi
-bounds=()
-[ -z "$min_order" ] || bounds+=(--min-order-agreement "$min_order")
-[ -z "$max_median" ] || bounds+=(--max-median-abs-error "$max_median")
-[ $gain -eq 0 ] || bounds+=(--require-backfill-gain)
-raw_bounds=()
-[ -z "$raw_min_order" ] || raw_bounds+=(--min-order-agreement "$raw_min_order")
+  compare=("$bin" compare --workload "$workload" --real "$out/real.csv" --slurm-conf "$out/slurm.conf")
+  if [ -n "$overhead_ms" ]; then
+    turnaround=(--unit-ms 100 --overhead-ms "$overhead_ms")
+  else
+    turnaround=(--unit-ms 100 --fit-overhead-ms 1000)
+  fi
+  bounds=()
+  [ -z "$min_order" ] || bounds+=(--min-order-agreement "$min_order")
+  [ -z "$max_median" ] || bounds+=(--max-median-abs-error "$max_median")
+  [ $gain -eq 0 ] || bounds+=(--require-backfill-gain)
+  raw_bounds=()
+  [ -z "$raw_min_order" ] || raw_bounds+=(--min-order-agreement "$raw_min_order")
 
-"${compare[@]}" --json --details "$out/details.csv" >"$out/report.json" || true
-"${compare[@]}" "${turnaround[@]}" --json --details "$out/details-turnaround.csv" \
-  >"$out/report-turnaround.json" || true
-set +e
-{
-  echo "== 1. the simulator as it is: a job's nodes are free the instant it ends"
-  "${compare[@]}" "${raw_bounds[@]+"${raw_bounds[@]}"}"
-  rc1=$?
-  echo
-  echo "== 2. with Slurm's node turnaround added to every simulated runtime"
-  "${compare[@]}" "${turnaround[@]}" "${bounds[@]+"${bounds[@]}"}"
-  rc2=$?
-  echo "$rc1 $rc2" >"$out/compare.rc"
-} | tee "$out/report.txt"
-set -e
-read -r rc1 rc2 <"$out/compare.rc"
+  "${compare[@]}" --json --details "$out/details.csv" >"$out/report.json" || true
+  "${compare[@]}" "${turnaround[@]}" --json --details "$out/details-turnaround.csv" \
+    >"$out/report-turnaround.json" || true
+  set +e
+  {
+    echo "== 1. the simulator as it is: a job's nodes are free the instant it ends"
+    "${compare[@]}" "${raw_bounds[@]+"${raw_bounds[@]}"}"
+    rc1=$?
+    echo
+    echo "== 2. with Slurm's node turnaround added to every simulated runtime"
+    "${compare[@]}" "${turnaround[@]}" "${bounds[@]+"${bounds[@]}"}"
+    rc2=$?
+    echo "$rc1 $rc2" >"$out/compare.rc"
+  } | tee "$out/report.txt"
+  set -e
+  read -r rc1 rc2 <"$out/compare.rc"
+  rc=$rc1
+  [ "$rc" -ne 0 ] || rc=$rc2
+}
+
+# A loaded host can stall slurmctld for seconds (CI builds beside the suites), and a stall shifts
+# every later real start. The short run's bounds are measured on the scheduling decisions, so a
+# missed bound gets one more replay: a simulator that decides differently misses both.
+attempt
+if [ "$rc" -eq 3 ] && [ $short -eq 1 ] && [ $keep -eq 0 ]; then
+  mkdir -p "$out/attempt-1"
+  mv "$out"/report* "$out"/details*.csv "$out/real.csv" "$out/attempt-1/"
+  note "bounds missed (first replay kept in $out/attempt-1); replaying once more, as a stalled controller shifts every later start"
+  attempt
+fi
 note "results in $out (report.txt, report*.json, details*.csv, real.csv, workload.csv, slurm.conf)"
-[ "$rc1" -eq 0 ] || exit "$rc1"
-exit "$rc2"
+exit "$rc"
