@@ -57,6 +57,22 @@ TEST(CalibrationRecovery, ALogMadeFirstComeFirstServedIsReadAsFirstComeFirstServ
   EXPECT_TRUE(c.dependencies.empty()) << c.describe_links();
 }
 
+// Off logs made with `made` on `users` users (seeds 3 and 5), exactly `made` is read, told apart
+// from chance.
+void expect_limits_read_back(const UserLimits& made, int users) {
+  for (const unsigned seed : {3u, 5u}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    ClusterSpec maker = machine();
+    maker.user_limits = made;
+    const Calibration c =
+        infer_calibration(run_log(as_users(workload(seed), users, seed), maker), machine());
+    EXPECT_EQ(c.user_limits, made) << c.describe_limits();
+    const LimitEvidence& e =
+        made.max_running_nodes > 0 ? c.node_limit_evidence : c.job_limit_evidence;
+    EXPECT_TRUE(e.told_apart) << c.describe_limits();
+  }
+}
+
 // Held at the limit, its users' jobs wait beside nodes free that they fitted far more often than
 // jobs of their size while the same users ran fewer: four users under a limit of 3 (it held 750
 // and 956 of their jobs) stand out from the null by 13.6 and 11.2 standard deviations; on twelve
@@ -64,16 +80,7 @@ TEST(CalibrationRecovery, ALogMadeFirstComeFirstServedIsReadAsFirstComeFirstServ
 // other waits (+1.5 to +3.7 sd by the free nodes), and was told apart in 5 of 8 logs (four seeds,
 // with and without fair share: bench/limit_recovery).
 TEST(CalibrationRecovery, APerUserLimitOnRunningJobsIsRecovered) {
-  for (const unsigned seed : {3u, 5u}) {
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    ClusterSpec maker = machine();
-    maker.user_limits.max_running_jobs = 3;
-    const std::vector<Job> log = run_log(as_users(workload(seed), 4, seed), maker);
-    const Calibration c = infer_calibration(log, machine());
-    EXPECT_EQ(c.user_limits.max_running_jobs, 3) << c.describe_limits();
-    EXPECT_TRUE(c.job_limit_evidence.told_apart) << c.describe_limits();
-    EXPECT_EQ(c.user_limits.max_running_nodes, 0) << c.describe_limits();
-  }
+  expect_limits_read_back(UserLimits{3, 0}, 4);
 }
 
 // A limit on nodes holds large jobs first, and a large job waits beside room it fits less often
@@ -83,16 +90,7 @@ TEST(CalibrationRecovery, APerUserLimitOnRunningJobsIsRecovered) {
 // share) and 6 of 8 on 40 users; a limit of 16 nodes, which holds fewer jobs, in 4 of 8 logs of
 // four users and none of twelve or 40 (bench/limit_recovery).
 TEST(CalibrationRecovery, APerUserLimitOnRunningNodesIsRecovered) {
-  for (const unsigned seed : {3u, 5u}) {
-    SCOPED_TRACE(::testing::Message() << "seed " << seed);
-    ClusterSpec maker = machine();
-    maker.user_limits.max_running_nodes = 8;
-    const std::vector<Job> log = run_log(as_users(workload(seed), 12, seed), maker);
-    const Calibration c = infer_calibration(log, machine());
-    EXPECT_EQ(c.user_limits.max_running_nodes, 8) << c.describe_limits();
-    EXPECT_TRUE(c.node_limit_evidence.told_apart) << c.describe_limits();
-    EXPECT_EQ(c.user_limits.max_running_jobs, 0) << c.describe_limits();
-  }
+  expect_limits_read_back(UserLimits{0, 8}, 12);
 }
 
 // The embedded sample was made with no limit (traces/tools/make_samples.cpp). Over three weeks
