@@ -174,12 +174,12 @@ PriorityFit fit_from(const json& j) {
 }
 
 json to_json(const LimitEvidence& e) {
-  return {e.candidate,      e.waiting_jobs, e.free_at_limit, e.free_under, e.free_sigmas,
-          e.taken_at_limit, e.taken_under,  e.taken_sigmas,  e.told_apart};
+  return {e.candidate,   e.waiting_jobs,   e.compared_jobs, e.free_at_limit, e.free_under,
+          e.free_sigmas, e.taken_at_limit, e.taken_under,   e.taken_sigmas,  e.told_apart};
 }
 
 LimitEvidence limit_evidence_from(const json& j) {
-  return {j.at(0), j.at(1), j.at(2), j.at(3), j.at(4), j.at(5), j.at(6), j.at(7), j.at(8)};
+  return {j.at(0), j.at(1), j.at(2), j.at(3), j.at(4), j.at(5), j.at(6), j.at(7), j.at(8), j.at(9)};
 }
 
 // Every field of Calibration: one added there must be added here (and the version bumped).

@@ -16,8 +16,8 @@
 //                  several users reach and nobody exceeds, and at which their waiting jobs were
 //                  passed over while room they fitted was free: kept only where, at the value,
 //                  the log's own starts show room for those users' waiting jobs more often than
-//                  while the same users were under it (kLimitSigmas), else none. Held as a QOS
-//                  would hold it.
+//                  for jobs of the same nodes while the same users were under it (kLimitSigmas),
+//                  else none. Held as a QOS would hold it.
 //   capacity       Nodes held by work the log does not show. Over each window (a day by
 //                  default) in which some job waited that neither its user's limits nor a
 //                  dependency held back, the cluster had about as much room as the log's jobs
@@ -109,19 +109,21 @@ struct CalibrationSettings {
 // How a candidate per-user limit (the most running jobs, or nodes, several users reached) stood
 // against its null (test_limit_against_chance in CalibrationLimits.cpp): of the instants at which
 // those users had a job waiting, the share at which the log showed room for it, at the value and
-// while the same users were under it, by two marks: nodes free by the log's own counts that the
-// job fitted, and room given to a later job (one submitted after it, of at least its nodes,
-// started in the step before).
+// for jobs of the same nodes while the same users were under it, by two marks: nodes free by the
+// log's own counts that the job fitted, and room given to a later job (one submitted after it, of
+// at least its nodes, started in the step before).
 struct LimitEvidence {
-  int candidate = 0;     // the value several users reached (0: fewer than limit_min_users did)
-  int waiting_jobs = 0;  // their jobs that waited at it
+  int candidate = 0;      // the value several users reached (0: fewer than limit_min_users did)
+  int waiting_jobs = 0;   // their jobs that waited at it
+  int compared_jobs = 0;  // of those, the ones of a size that also waited under it (the tested)
   double free_at_limit = 0, free_under = 0, free_sigmas = 0;     // the free nodes' shares, excess
   double taken_at_limit = 0, taken_under = 0, taken_sigmas = 0;  // the later jobs'
   bool told_apart = false;  // either excess over kLimitSigmas: the limit is kept
 
-  // "4 of 40 users reach 4 running jobs; at it 1 of their jobs waited, beside nodes free they
-  // fitted at 0% of the instants (under it 34%, -1.0 sd) and room a later job took at 0% (8%,
-  // -1.0 sd): the log cannot tell this limit apart from none"; empty where there is no candidate.
+  // "4 of 40 users reach 4 running jobs; at it 1 of their jobs waited (1 of a size that waited
+  // under it too), beside nodes free they fitted at 0% of the instants (their sizes under it 0%,
+  // +0.0 sd) and room a later job took at 0% (0%, +0.0 sd): the log cannot tell this limit apart
+  // from none"; empty where there is no candidate.
   std::string describe(const char* what, int users_at, int users) const;
 };
 
@@ -256,8 +258,9 @@ inline constexpr double kRoomMargin = 0.05;
 // deviations of that chance count.
 inline constexpr double kLinkSigmas = 3;
 // A candidate user limit is kept where the share of its users' waiting instants that show room
-// for the waiting job (by either mark) exceeds the same users' share under the limit by more than
-// this many standard deviations (test_limit_against_chance in CalibrationLimits.cpp).
+// for the waiting job (by either mark) exceeds the same users' share under the limit, for jobs of
+// the same nodes, by more than this many standard deviations (test_limit_against_chance in
+// CalibrationLimits.cpp).
 inline constexpr double kLimitSigmas = 3;
 
 // Puts the calibration into the machine the simulator replays, and the dependencies into `jobs`.

@@ -29,7 +29,7 @@ namespace mirage {
 // Bump whenever the inference (or anything it replays with) changes what it infers: every entry
 // of an older version is then stale. Entries do not name the build, so that rebuilding the same
 // code keeps them.
-inline constexpr int kCalibrationCodeVersion = 5;  // 5: user limits held against a null
+inline constexpr int kCalibrationCodeVersion = 6;  // 6: the limits' null matched by size
 // Likewise for what a forward fit does past its cut (ForwardCalibration.h): its entries alone go
 // stale. 2: the links' and feedback's verdicts kept as fitted, not tested again on later jobs.
 inline constexpr int kForwardCarryVersion = 2;
