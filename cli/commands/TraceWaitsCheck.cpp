@@ -68,21 +68,34 @@ Column replay_column(const std::string& name, const Trace& as_read, const TraceO
   return c;
 }
 
-// `model`'s quantiles recalibrated as the daemon recalibrates them (daemon::WaitCalibration, per
-// size class), on the waits of the judged jobs started by each job's submission: what the file
-// states where it learns, live, from the cluster's own recent jobs (the daemon learns from the
-// user's successors alone, fewer).
-Column live_column(const Column& model, const Trace& trace, const Judged& j, bool adaptive) {
+std::vector<daemon::StreamJob> stream_of(const Column& model, const Trace& trace, const Judged& j) {
   std::vector<daemon::StreamJob> stream;
   for (std::size_t k = 0; k < j.jobs.size(); ++k) {
     const Job& job = trace.jobs[j.jobs[k]];
     stream.push_back({job.submit, job.start, job.nodes, *model.quantiles[k]});
   }
-  const std::vector<WaitQuantiles> live =
-      adaptive ? daemon::recalibrated_adaptive(stream) : daemon::recalibrated_live(stream);
-  Column c{
-      adaptive ? "recalibrated adaptive" : "recalibrated live", {live.begin(), live.end()}, {}, {}};
-  return c;
+  return stream;
+}
+
+// `model`'s quantiles recalibrated as the daemon once did (daemon::WaitCalibration, the latest 50
+// per size class), on the waits of the judged jobs started by each job's submission: what the
+// file states where it learns, live, from the cluster's own recent jobs (the daemon learns from
+// the user's successors alone, fewer).
+Column live_column(const Column& model, const Trace& trace, const Judged& j) {
+  const std::vector<WaitQuantiles> live = daemon::recalibrated_live(stream_of(model, trace, j));
+  return {"recalibrated live", {live.begin(), live.end()}, {}, {}};
+}
+
+// The same by adaptive conformal inference moving by `step` (the daemon's: unnamed).
+Column adaptive_column(const Column& model, const Trace& trace, const Judged& j,
+                       std::optional<double> step) {
+  const std::vector<WaitQuantiles> live = daemon::recalibrated_adaptive(
+      stream_of(model, trace, j), step.value_or(daemon::AdaptiveWaitCalibration::kStep));
+  return {step ? fmt::format("recalibrated adaptive, step {:g}", *step)
+               : std::string("recalibrated adaptive"),
+          {live.begin(), live.end()},
+          {},
+          {}};
 }
 
 struct ClassScores {
@@ -198,8 +211,11 @@ void run_wait_check(const WaitCheckOptions& o) {
                             bins.quantiles[k] = b->predict(queue, fj);
                           forecast.points[k] = QueueForecast::plan(queue, fj).wait;
                         });
-  j.columns = {model, live_column(model, trace, j, false), live_column(model, trace, j, true), bins,
-               forecast};
+  j.columns = {model, live_column(model, trace, j), adaptive_column(model, trace, j, std::nullopt)};
+  for (const double step : o.adaptive_steps)
+    j.columns.push_back(adaptive_column(model, trace, j, step));
+  j.columns.push_back(bins);
+  j.columns.push_back(forecast);
   // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged
   // window), and the log's jobs alone on the whole machine.
   ClusterOptions calibrated = o.cluster;

@@ -2,6 +2,7 @@
 // `mirage trace waits TRACE --check FILE --from --to [--json] [--out JOBS.csv]`
 // (TraceWaitsCheck.cpp).
 #include <string>
+#include <vector>
 
 #include "ClusterOptions.h"
 
@@ -14,6 +15,9 @@ struct WaitCheckOptions {
   std::string out;  // one row per judged job; empty: none
   bool json = false;
   bool no_replays = false;
+  // Steps of adaptive recalibration stated beside the daemon's (a row each): how the step is
+  // chosen on a fit window's last month.
+  std::vector<double> adaptive_steps;
   TraceOptions trace_options;
   ClusterOptions cluster;
 };

@@ -30,6 +30,7 @@ struct WaitsOptions {
   std::string check;  // a file to judge instead of fitting
   bool json = false;
   bool no_replays = false;
+  std::vector<double> adaptive_steps;
 };
 
 void run_waits(const WaitsOptions& o) {
@@ -42,6 +43,7 @@ void run_waits(const WaitsOptions& o) {
     c.out = o.out;
     c.json = o.json;
     c.no_replays = o.no_replays;
+    c.adaptive_steps = o.adaptive_steps;
     c.trace_options = o.trace_options;
     c.cluster = o.cluster;
     run_wait_check(c);
@@ -49,6 +51,7 @@ void run_waits(const WaitsOptions& o) {
   }
   if (o.out.empty()) throw InputError({"", 0, "--out"}, "required: where to write the fit");
   if (o.json) throw InputError({"", 0, "--json"}, "only with --check");
+  if (!o.adaptive_steps.empty()) throw InputError({"", 0, "--adaptive-steps"}, "only with --check");
   Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
@@ -98,6 +101,12 @@ void register_trace_waits_command(CLI::App& trace) {
       ->check(CLI::ExistingFile);
   cmd->add_flag("--json", o->json, "With --check: one JSON object instead of the table");
   cmd->add_flag("--no-replays", o->no_replays, "With --check: leave the two replays out");
+  cmd->add_option("--adaptive-steps", o->adaptive_steps,
+                  "With --check: also state the file's quantiles recalibrated adaptively with "
+                  "these steps (a row each, beside the daemon's step), to choose one on a fit "
+                  "window's last month")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--from", o->from,
                   "Fit on jobs submitted from (YYYY-MM-DD[THH:MM:SS], UTC); with --check, judge "
                   "them")

@@ -106,13 +106,84 @@ TEST(WaitTracking, EachJobsPredictionAndWaitAreKeptAndTheCalibrationLearnsFromTh
   const CalibratedWaitPredictor* p = h.controller->wait_predictor();
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->quantile(QueueSnapshot{}, ForecastJob{1, 4, kHour}, 0.5), 3 * kHour);
-  EXPECT_NE(p->describe().find("recalibrated on the last 12 jobs"), std::string::npos)
+  EXPECT_NE(p->describe().find("recalibrated adaptively (step 0.005) on the last 12 jobs"),
+            std::string::npos)
       << p->describe();
   // A restarted daemon reads the outcomes back.
   h.restart();
   EXPECT_EQ(
       h.controller->wait_predictor()->quantile(QueueSnapshot{}, ForecastJob{1, 4, kHour}, 0.5),
       3 * kHour);
+}
+
+// What the daemon's predictor states for a 1-node job now.
+WaitQuantiles stated_now(const Harness& h) {
+  return h.controller->wait_predictor()->predict(QueueSnapshot{}, ForecastJob{1, 4, kHour});
+}
+
+// Pairs k of segments of campaigns `a` and `b` whose waits drift; with `swapped`, b's job starts
+// first but both starts are seen in one tick, a's learned first, against the order they happened.
+void run_pairs(Harness& h, std::int64_t a, std::int64_t b, int first, int last, bool swapped) {
+  for (int k = first; k < last; ++k) {
+    h.tick();  // submits both segments k
+    const JobId ja = h.job_of(a, k), jb = h.job_of(b, k);
+    ASSERT_GT(ja, 0);
+    ASSERT_GT(jb, 0);
+    h.clock.advance((k % 7 + 1) * 20 * kMinute);
+    h.slurm.start(swapped ? jb : ja);
+    h.clock.advance((k % 3) * 25 * kMinute);
+    h.slurm.start(swapped ? ja : jb);
+    h.tick();  // sees both start
+    h.clock.advance(10 * kMinute);
+    h.slurm.finish(ja);
+    h.slurm.finish(jb);
+  }
+}
+
+TEST(WaitTracking, ARestartedDaemonStatesTheIntervalsOfOneThatNeverStopped) {
+  testing::TempDir dir;
+  Harness h(config_with(write_short_waits(dir)));
+  const auto a = h.controller->add(simple_request(50, 4 * kHour, "a")).spec.id;
+  const auto b = h.controller->add(simple_request(50, 4 * kHour, "b")).spec.id;
+  // More outcomes than the old window of 50, their starts seen out of order.
+  run_pairs(h, a, b, 0, 35, true);
+  ASSERT_EQ(h.store->started_waits(std::nullopt, 1000).size(), 70u);
+  const WaitQuantiles never_stopped = stated_now(h);
+  // The file's quantiles say 30 minutes at most; the user's waits moved them.
+  ASSERT_GT(never_stopped[6], 2 * kHour);
+  h.restart();
+  EXPECT_EQ(stated_now(h), never_stopped);
+  // Then in order: what is learned from every outcome since is the whole sequence's too.
+  run_pairs(h, a, b, 35, 45, false);
+  const WaitQuantiles later = stated_now(h);
+  h.restart();
+  EXPECT_EQ(stated_now(h), later);
+  // Which is the adaptive rule's on every outcome, in the order of their starts.
+  AdaptiveWaitCalibration expected;
+  for (const auto& w : h.store->started_waits(std::nullopt, 1000)) expected.add(w.model, w.wait);
+  const WaitQuantiles model = h.controller->wait_predictor()->predict_uncalibrated(
+      QueueSnapshot{}, ForecastJob{1, 4, kHour}, "");
+  EXPECT_EQ(later, expected.adjust(model));
+}
+
+TEST(WaitTracking, AStillPendingSuccessorChangesNothing) {
+  testing::TempDir dir;
+  Harness h(config_with(write_short_waits(dir)));
+  const auto id = h.controller->add(simple_request(14)).spec.id;
+  run_segments(h, id, 12, 3 * kHour);
+  const WaitQuantiles before = stated_now(h);
+  h.tick();  // submits segment 12, which waits in the queue
+  ASSERT_GT(h.job_of(id, 12), 0);
+  ASSERT_EQ(h.store->predicted_waits(id), 13u);
+  h.clock.advance(20 * kHour);
+  h.tick();
+  EXPECT_EQ(stated_now(h), before);
+  h.restart();
+  EXPECT_EQ(stated_now(h), before);
+  // Once it starts, its 20 hours are learned.
+  h.slurm.start(h.job_of(id, 12));
+  h.tick();
+  EXPECT_GT(stated_now(h)[6], before[6]);
 }
 
 TEST(WaitTracking, ARefitFileIsAnotherPredictorWhoseCalibrationStartsAfresh) {

@@ -34,9 +34,9 @@ std::array<double, kWaitLevels.size()> WaitCalibration::factors() const {
   return f;
 }
 
-CalibratedWaitPredictor::CalibratedWaitPredictor(std::shared_ptr<const WaitPredictor> model,
-                                                 std::shared_ptr<const WaitCalibration> calibration,
-                                                 std::string partition)
+CalibratedWaitPredictor::CalibratedWaitPredictor(
+    std::shared_ptr<const WaitPredictor> model,
+    std::shared_ptr<const AdaptiveWaitCalibration> calibration, std::string partition)
     : model_(std::move(model)),
       calibration_(std::move(calibration)),
       partition_(std::move(partition)) {}
@@ -71,9 +71,10 @@ std::string CalibratedWaitPredictor::describe() const {
   if (!calibration_->active())
     return model_->describe() + fmt::format("; not recalibrated yet ({} of {} jobs seen)",
                                             calibration_->outcomes(),
-                                            WaitCalibration::kMinOutcomes);
+                                            AdaptiveWaitCalibration::kMinOutcomes);
   return model_->describe() +
-         fmt::format("; recalibrated on the last {} jobs", calibration_->outcomes());
+         fmt::format("; recalibrated adaptively (step {:g}) on the last {} jobs",
+                     calibration_->step(), calibration_->outcomes());
 }
 
 bool CalibratedWaitPredictor::speaks_for(const Job& job, int chain_nodes) const {
@@ -84,7 +85,7 @@ void AdaptiveWaitCalibration::add(const WaitQuantiles& model, Seconds wait) {
   if (active()) {  // how the correction in force did on this wait moves each working level
     const WaitQuantiles stated = shift_levels(model, shift_);
     for (std::size_t k = 0; k < working_.size(); ++k)
-      working_[k] += kStep * (kWaitLevels[k] - (wait <= stated[k] ? 1.0 : 0.0));
+      working_[k] += step_ * (kWaitLevels[k] - (wait <= stated[k] ? 1.0 : 0.0));
   }
   history_.push_back({model, wait});
   if (history_.size() > kHistory) history_.erase(history_.begin());
@@ -98,7 +99,8 @@ WaitQuantiles AdaptiveWaitCalibration::adjust(const WaitQuantiles& model) const 
 namespace {
 
 template <class Calibration>
-std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& jobs) {
+std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& jobs,
+                                               const Calibration& fresh) {
   std::vector<std::size_t> by_start(jobs.size());
   for (std::size_t k = 0; k < by_start.size(); ++k) by_start[k] = k;
   std::stable_sort(by_start.begin(), by_start.end(),
@@ -107,6 +109,7 @@ std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& job
   std::stable_sort(by_submit.begin(), by_submit.end(),
                    [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
   std::array<Calibration, kSizeClasses> live;
+  live.fill(fresh);
   std::vector<WaitQuantiles> out(jobs.size());
   std::size_t next = 0;  // in by_start: the first wait not yet learned
   for (const std::size_t k : by_submit) {
@@ -122,11 +125,11 @@ std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& job
 }  // namespace
 
 std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs) {
-  return recalibrated_stream<WaitCalibration>(jobs);
+  return recalibrated_stream(jobs, WaitCalibration());
 }
 
-std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs) {
-  return recalibrated_stream<AdaptiveWaitCalibration>(jobs);
+std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs, double step) {
+  return recalibrated_stream(jobs, AdaptiveWaitCalibration(step));
 }
 
 std::string predictor_digest(const std::string& path) {

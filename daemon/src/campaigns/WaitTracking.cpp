@@ -1,13 +1,23 @@
 // The daemon's own record of its wait predictions: what the predictor said when each job
-// entered the queue, the wait the job got, and the calibration those outcomes feed
-// (WaitCalibration.h), which the `quantile` policy then decides by.
+// entered the queue, the wait the job got, and the adaptive calibration those outcomes feed
+// (WaitCalibration.h), which the `quantile` policy then decides by and every stated interval is
+// recorded under.
 #include <spdlog/spdlog.h>
+
+#include <limits>
+#include <tuple>
 
 #include "campaigns/CampaignEntry.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
 
 namespace mirage::daemon {
+namespace {
+
+// Every stored outcome (SQLite's LIMIT is a signed 64-bit count).
+constexpr std::size_t kEveryOutcome = std::numeric_limits<std::int64_t>::max();
+
+}  // namespace
 
 void CampaignController::predict_wait(const Entry& e, const SegmentRecord& s, Seconds now,
                                       const QueueSnapshot& queue) {
@@ -29,7 +39,13 @@ void CampaignController::wait_started(const Entry& e, const SegmentRecord& s) {
   const auto r =
       store_.record_wait_start(e.rec.spec.id, s.seg.index, s.seg.attempts, s.seg.start_time);
   if (!r || !waits_ || r->predictor_digest != waits_digest_) return;
+  const std::tuple<Seconds, std::int64_t, int> key{r->started, r->campaign, r->segment};
+  if (key < learned_up_to_) {  // seen after a later start: learned in the order of the starts
+    restore_calibration();
+    return;
+  }
   calibration_->add(r->model, r->wait);
+  learned_up_to_ = key;
 }
 
 void CampaignController::follow_granted_partition(Entry& e) {
@@ -46,9 +62,12 @@ void CampaignController::follow_granted_partition(Entry& e) {
 
 void CampaignController::restore_calibration() {
   if (!waits_) return;
-  *calibration_ = WaitCalibration();
-  for (const auto& r : store_.started_waits(std::nullopt, WaitCalibration::kWindow, waits_digest_))
+  *calibration_ = AdaptiveWaitCalibration();
+  learned_up_to_ = {kUnknownTime, 0, 0};
+  for (const auto& r : store_.started_waits(std::nullopt, kEveryOutcome, waits_digest_)) {
     calibration_->add(r.model, r.wait);
+    learned_up_to_ = {r.started, r.campaign, r.segment};
+  }
   spdlog::info("wait predictor {}", waits_->describe());
 }
 

@@ -31,6 +31,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "mirage/agents/PolicyRegistry.h"
@@ -342,7 +343,8 @@ class CampaignController {
   void predict_wait(const Entry& e, const SegmentRecord& s, Seconds now,
                     const QueueSnapshot& queue);
   void wait_started(const Entry& e, const SegmentRecord& s);
-  // The calibration from the store: the latest outcomes of the predictor in use.
+  // The calibration from the store: every outcome of the predictor in use, in the order of their
+  // starts, as a daemon that never stopped learned them (its state is the sequence's).
   void restore_calibration();
   // `partition`: where the campaign's successors go, which the wait predictor `quantile` reads
   // is asked for (WaitTracking.cpp).
@@ -358,8 +360,11 @@ class CampaignController {
   PolicyFactory factory_;
   // What `quantile` reads ([policy] wait_distribution), recalibrated on the user's recent jobs;
   // null when none could be read. `waits_digest_` names the file's contents in the store.
-  std::shared_ptr<WaitCalibration> calibration_;
+  std::shared_ptr<AdaptiveWaitCalibration> calibration_;
   std::shared_ptr<const CalibratedWaitPredictor> waits_;
+  // The latest outcome learned, by (start, campaign, segment): the order the store replays them
+  // in; a start seen later than one after it is learned by replaying them all.
+  std::tuple<Seconds, std::int64_t, int> learned_up_to_{kUnknownTime, 0, 0};
   std::string waits_digest_;
   std::map<std::int64_t, std::unique_ptr<Entry>> entries_;
   ControllerCounters counters_;

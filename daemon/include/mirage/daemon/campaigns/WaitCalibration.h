@@ -47,28 +47,34 @@ class WaitCalibration {
 // until it holds its share again, however the queue drifts.
 class AdaptiveWaitCalibration {
  public:
-  static constexpr double kStep = 0.005;  // the paper's gamma
+  // The paper's gamma, which the shared logs' fit months chose too: replayed as if live on each
+  // window's last third, the least pinball loss relative to each window's best step, the worst
+  // case breaking the tie with 0.002 (bench/aci_step.sh, docs/results/wait-model.md).
+  static constexpr double kStep = 0.005;
   static constexpr std::size_t kHistory = 1000;
   static constexpr std::size_t kMinOutcomes = WaitCalibration::kMinOutcomes;
+  explicit AdaptiveWaitCalibration(double step = kStep) : step_(step) {}
+  double step() const { return step_; }
   void add(const WaitQuantiles& model, Seconds wait);
   std::size_t outcomes() const { return history_.size(); }
   bool active() const { return history_.size() >= kMinOutcomes; }
   WaitQuantiles adjust(const WaitQuantiles& model) const;
 
  private:
+  double step_;
   std::vector<WaitOutcome> history_;  // oldest first
   std::array<double, kWaitLevels.size()> working_ = kWaitLevels;
   LevelShifts shift_{};
 };
 
-// A predictor whose quantiles are `model`'s corrected by a calibration it shares with whoever
-// feeds it outcomes (the controller): what the `quantile` policy decides by in the daemon. It
-// asks the model for successors submitted to `partition` (a campaign's; "": the cluster's
+// A predictor whose quantiles are `model`'s corrected by the adaptive calibration it shares with
+// whoever feeds it outcomes (the controller): what the `quantile` policy decides by in the daemon.
+// It asks the model for successors submitted to `partition` (a campaign's; "": the cluster's
 // default), which a model that reads partitions reads as one.
 class CalibratedWaitPredictor : public WaitPredictor {
  public:
   CalibratedWaitPredictor(std::shared_ptr<const WaitPredictor> model,
-                          std::shared_ptr<const WaitCalibration> calibration,
+                          std::shared_ptr<const AdaptiveWaitCalibration> calibration,
                           std::string partition = {});
   // The same model and calibration, for the successors of a campaign submitted to `partition`.
   std::shared_ptr<const CalibratedWaitPredictor> in_partition(std::string partition) const;
@@ -89,7 +95,7 @@ class CalibratedWaitPredictor : public WaitPredictor {
 
  private:
   std::shared_ptr<const WaitPredictor> model_;
-  std::shared_ptr<const WaitCalibration> calibration_;
+  std::shared_ptr<const AdaptiveWaitCalibration> calibration_;
   std::string partition_;
 };
 
@@ -103,8 +109,10 @@ struct StreamJob {
   WaitQuantiles stated{};
 };
 std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs);
-// The same, each class's levels by adaptive conformal inference (AdaptiveWaitCalibration).
-std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs);
+// The same, each class's levels by adaptive conformal inference (AdaptiveWaitCalibration) moving
+// by `step`.
+std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs,
+                                                 double step = AdaptiveWaitCalibration::kStep);
 
 // The FNV-1a digest of a predictor file's bytes ("" when it cannot be read): a refit written
 // over the same path is another predictor, whose calibration starts afresh.
