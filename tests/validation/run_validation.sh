@@ -127,6 +127,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
+compare=("$bin" compare --workload "$workload" --real "$out/real.csv" --slurm-conf "$out/slurm.conf")
+if [ -n "$overhead_ms" ]; then
+  turnaround=(--unit-ms 100 --overhead-ms "$overhead_ms")
+else
+  turnaround=(--unit-ms 100 --fit-overhead-ms 1000)
+fi
+bounds=()
+[ -z "$min_order" ] || bounds+=(--min-order-agreement "$min_order")
+[ -z "$max_median" ] || bounds+=(--max-median-abs-error "$max_median")
+[ $gain -eq 0 ] || bounds+=(--require-backfill-gain)
+raw_bounds=()
+[ -z "$raw_min_order" ] || raw_bounds+=(--min-order-agreement "$raw_min_order")
+
 # One real replay and both comparisons; sets rc to the first failing comparison's exit code (called
 # plainly, not in a condition, so set -e still stops on a cluster or replay error).
 attempt() {
@@ -141,19 +154,6 @@ attempt() {
   if [ $keep -eq 0 ]; then
     "$repo/tests/slurm/cluster.sh" stop --dir "$cluster_dir" >/dev/null
   fi
-
-  compare=("$bin" compare --workload "$workload" --real "$out/real.csv" --slurm-conf "$out/slurm.conf")
-  if [ -n "$overhead_ms" ]; then
-    turnaround=(--unit-ms 100 --overhead-ms "$overhead_ms")
-  else
-    turnaround=(--unit-ms 100 --fit-overhead-ms 1000)
-  fi
-  bounds=()
-  [ -z "$min_order" ] || bounds+=(--min-order-agreement "$min_order")
-  [ -z "$max_median" ] || bounds+=(--max-median-abs-error "$max_median")
-  [ $gain -eq 0 ] || bounds+=(--require-backfill-gain)
-  raw_bounds=()
-  [ -z "$raw_min_order" ] || raw_bounds+=(--min-order-agreement "$raw_min_order")
 
   "${compare[@]}" --json --details "$out/details.csv" >"$out/report.json" || true
   "${compare[@]}" "${turnaround[@]}" --json --details "$out/details-turnaround.csv" \
