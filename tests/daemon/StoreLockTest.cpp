@@ -1,7 +1,9 @@
 // One process at a time on a store: a second holder is refused and told who holds it, the lock
 // comes free when its holder ends however it ends, and another user's store is refused.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +58,22 @@ TEST(StoreLock, IsFreeAgainWhenItsHolderIsKilled) {
   EXPECT_TRUE(StoreLock::acquire(store, "mirage tick", 0).has_value());
   ::close(ready[0]);
   ::close(ready[1]);
+}
+
+// A holder writes its line over the last holder's, then cuts the file to it: one that reads in
+// between finds the new line with the tail of a longer old one after it, and names the new one.
+TEST(StoreLock, HolderReadBeforeItsLineIsCutToLengthIsItsLineAlone) {
+  testing::TempDir dir;
+  const std::string store = dir.file("store.db");
+  const std::string path = StoreLock::lock_path(store);
+  { std::ofstream(path) << "pid 5322 (mirage tick)\ngn)\n"; }
+  const int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  std::string held_by;
+  EXPECT_FALSE(StoreLock::acquire(store, "mirage tick", 0, &held_by).has_value());
+  EXPECT_EQ(held_by, "pid 5322 (mirage tick)");
+  ::close(fd);
 }
 
 // The flock guards the file it was taken on: a lock file deleted while held lets the next one

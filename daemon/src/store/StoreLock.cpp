@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -36,11 +37,14 @@ std::optional<std::string> not_the_file_at(int fd, const std::string& path) {
   return std::nullopt;
 }
 
+// The first line only: read between a holder's write and its cut to length, the file still has
+// the tail of a longer line of the one before after it.
 std::string read_holder(int fd) {
   char buf[256];
   const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   std::string s = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\0')) s.pop_back();
+  s.resize(std::min(s.find('\n'), s.size()));
+  while (!s.empty() && s.back() == '\0') s.pop_back();
   return s.empty() ? "another process" : s;
 }
 
@@ -101,7 +105,7 @@ std::optional<StoreLock> StoreLock::acquire(const std::string& store_path,
     if (tries == kMostTries) throw std::runtime_error("cannot lock " + *moved);
   }
   // Written over the last holder's line, then cut to length: one that reads it meanwhile finds
-  // a whole line. A failure costs only the next one's message.
+  // a whole first line. A failure costs only the next one's message.
   const std::string who = "pid " + std::to_string(::getpid()) + " (" + holder + ")\n";
   if (::pwrite(fd, who.data(), who.size(), 0) == static_cast<ssize_t>(who.size()) &&
       ::ftruncate(fd, static_cast<off_t>(who.size())) != 0) {
