@@ -42,12 +42,14 @@ import re
 import sys
 
 MODEL = ".mirage-model"
-AGENTS = ("moe", "pg", "dqn", "residual")
+AGENTS = ("moe", "pg", "dqn", "residual", "residual-wm")
 EPS = 1e-6
 
 
 def agent_of(name):
-    return os.path.basename(name)[: -len(MODEL)].rsplit("-", 1)[1] if name.endswith(MODEL) else name
+    """A model's agent from its file, TRACE-CHAIN-AGENT.mirage-model (an agent may hold a dash:
+    residual-wm); a baseline point's name as it is."""
+    return os.path.basename(name)[: -len(MODEL)].split("-", 2)[2] if name.endswith(MODEL) else name
 
 
 class World:
@@ -267,6 +269,19 @@ def detail_rows(cases):
                   f"{'yes: ' + ', '.join(earned) if earned else 'no'} |")
 
 
+def trained_in(log):
+    """A training's wall and CPU time from its log ("" where there is none)."""
+    text = open(log).read() if os.path.exists(log) else ""
+    wall = re.findall(r"train wall ([0-9.]+) s", text)
+    cpu = re.findall(r"CPU ([0-9.]+) s user \+ ([0-9.]+) s system", text)
+    if not wall:
+        return ""
+    cell = f"{float(wall[-1]):.0f} s"
+    if cpu:
+        cell += f" ({float(cpu[-1][0]) + float(cpu[-1][1]):.0f} s CPU)"
+    return cell
+
+
 def training_times(dir_, cases):
     """Each model's training wall and CPU time, from the logs bench/learned_verdict.sh kept."""
     print("| chain | " + " | ".join(f"`{a}`" for a in AGENTS) + " |")
@@ -279,14 +294,12 @@ def training_times(dir_, cases):
         seen.add(key)
         cells = []
         for agent in AGENTS:
-            log = os.path.join(dir_, f"{c['trace']}-{c['chain']}-{agent}.log")
-            text = open(log).read() if os.path.exists(log) else ""
-            wall = re.findall(r"train wall ([0-9.]+) s", text)
-            cpu = re.findall(r"CPU ([0-9.]+) s user \+ ([0-9.]+) s system", text)
-            cell = f"{float(wall[-1]):.0f} s" if wall else "not trained"
-            if wall and cpu:
-                cell += f" ({float(cpu[-1][0]) + float(cpu[-1][1]):.0f} s CPU)"
-            cells.append(cell)
+            cell = trained_in(os.path.join(dir_, f"{c['trace']}-{c['chain']}-{agent}.log"))
+            if agent == "residual-wm" and cell:
+                # Its wait model, one a trace, shared by the trace's chains.
+                wm = trained_in(os.path.join(dir_, f"{c['trace']}-wait-model.log"))
+                cell += f", its wait model {wm}" if wm else ""
+            cells.append(cell or "not trained")
         print(f"| {c['label']}, {c['chain']} node{'s' if c['chain'] > 1 else ''} | " + " | ".join(cells) + " |")
 
 

@@ -3,11 +3,14 @@
 // trained with, and a residual on quantile@RISK starts as exactly that rule.
 #include <fmt/format.h>
 
+#include <array>
 #include <random>
 
 #include "LearnedFixtures.h"
 #include "mirage/agents/Baselines.h"
 #include "mirage/agents/WaitDistribution.h"
+#include "mirage/agents/WaitModel.h"
+#include "mirage/agents/learned/WaitModelTraining.h"
 
 namespace mirage::learned {
 namespace {
@@ -153,31 +156,94 @@ class AgreementDecider final : public Decider {
 // `quantile_residual`: the model's margin is quantile@RISK's plus the network's, whose last
 // layer starts at zero, so that untrained it decides as quantile@RISK on every instant, at every
 // risk the predictor states as one of its levels.
-TEST_F(WaitFeaturesTest, AnUntrainedResidualDecidesAsQuantileOnEveryInstant) {
+class ResidualTest : public WaitFeaturesTest {
+ protected:
+  static constexpr std::array<double, 3> kRisks{0.1, 0.25, 0.5};
+  // Trains such a model, untrained, with c.probes.waits; returns its file with the plain rule at
+  // every level (submit where the margin is positive), not the thresholds validation chose: the
+  // network's untrained margin is what is pinned here.
+  std::string untrained_residual(const Trace& trace, TrainConfig& c) const {
+    c.hp.ensemble = 1;
+    c.hp.risk_input = true;
+    c.hp.quantile_residual = true;
+    c.hp.max_epochs = 0;  // untrained
+    train_agent(trace, c);
+    return with_metadata(c.out, "plain.mirage-model", [](nlohmann::json& m) {
+      for (auto& level : m["risk_input"]["levels"]) level["threshold"] = 0.0;
+    });
+  }
+  // Per risk, the model against quantile@RISK reading `baseline`, both asked on every instant of
+  // episodes started every 4 h of the window.
+  static std::vector<AgreementDecider> against(const Trace& trace, const TrainConfig& c,
+                                               const std::string& model,
+                                               const std::shared_ptr<const WaitPredictor>& baseline,
+                                               std::vector<std::unique_ptr<Policy>>& keep) {
+    EpisodeStarts starts(trace, c.probes.cluster, c.probes.episode, c.probes.mode);
+    std::vector<AgreementDecider> counts;
+    counts.reserve(kRisks.size());
+    for (const double q : kRisks) {
+      keep.push_back(make_policy(model + "@" + fmt::format("{:g}", q)));
+      keep.push_back(std::make_unique<QuantilePolicy>(baseline, q));
+      counts.emplace_back(*keep[keep.size() - 2], *keep.back());
+      for (Seconds t = c.probes.from; t < c.probes.to; t += 4 * kHour)
+        run_episode(starts.at(t), counts.back(), c.probes.episode);
+    }
+    return counts;
+  }
+};
+
+TEST_F(ResidualTest, AnUntrainedResidualDecidesAsQuantileOnEveryInstant) {
   const Trace trace = waited_trace();
   TrainConfig c = tiny(AgentKind::kPg, path("residual.mirage-model"), 1, 8);
-  c.hp.ensemble = 1;
-  c.hp.risk_input = true;
-  c.hp.quantile_residual = true;
-  c.hp.max_epochs = 0;  // untrained
   c.probes.waits = predictor(trace, path("waits.toml"), &c.probes.waits_ref);
-  train_agent(trace, c);
-  // The plain rule at every level (submit where the margin is positive), not the thresholds
-  // validation chose: the network's untrained margin is what is pinned here.
-  const std::string plain = with_metadata(c.out, "plain.mirage-model", [](nlohmann::json& m) {
-    for (auto& level : m["risk_input"]["levels"]) level["threshold"] = 0.0;
-  });
-  EpisodeStarts starts(trace, c.probes.cluster, c.probes.episode, c.probes.mode);
-  for (const double q : {0.1, 0.25, 0.5}) {
-    const auto model = make_policy(plain + "@" + fmt::format("{:g}", q));
-    QuantilePolicy baseline(c.probes.waits, q);
-    AgreementDecider both(*model, baseline);
-    for (Seconds t = c.probes.from; t < c.probes.to; t += 4 * kHour)
-      run_episode(starts.at(t), both, c.probes.episode);
-    EXPECT_EQ(both.disagree, 0) << "risk " << q;
-    EXPECT_GT(both.submit, 0) << "risk " << q << ": the baseline submits somewhere";
-    EXPECT_GT(both.wait, 0) << "risk " << q << ": and waits somewhere";
+  std::vector<std::unique_ptr<Policy>> policies;
+  const auto both = against(trace, c, untrained_residual(trace, c), c.probes.waits, policies);
+  for (std::size_t k = 0; k < kRisks.size(); ++k) {
+    EXPECT_EQ(both[k].disagree, 0) << "risk " << kRisks[k];
+    EXPECT_GT(both[k].submit, 0) << "risk " << kRisks[k] << ": the baseline submits somewhere";
+    EXPECT_GT(both[k].wait, 0) << "risk " << kRisks[k] << ": and waits somewhere";
   }
+}
+
+// The learned wait model's file (`mirage train --agent wait-model`) where the binned
+// distribution's goes: the residual sees that model's quantiles, in training and as its model
+// file reads the model again to decide, so untrained it decides as quantile@RISK by the model on
+// every instant, and not as by the binned distribution of the same months.
+TEST_F(ResidualTest, AResidualOnTheLearnedWaitModelDecidesAsQuantileByThatModel) {
+  const Trace trace = waited_trace();
+  ClusterSpec cluster;
+  cluster.nodes = 16;
+  const Seconds fitted_to = kT0 + 12 * kDay;  // the binned distribution's months
+  WaitModelTraining settings;
+  settings.hidden = 16;
+  settings.max_epochs = 30;
+  const WaitModelFit fit =
+      train_wait_model(wait_training_set(trace, cluster, kT0, fitted_to, 0), settings, {});
+  WaitModelInfo info;
+  info.trace = "synthetic";
+  info.from = kT0;
+  info.to = fitted_to;
+  info.jobs = fit.train_rows + fit.val_rows;
+  info.machine_nodes = cluster.nodes;
+  write_wait_model(path("waits.json"), WaitModel(info, fit.net));
+
+  TrainConfig c = tiny(AgentKind::kPg, path("residual.mirage-model"), 1, 8);
+  c.probes.waits = read_recorded_predictor(path("waits.json"), &c.probes.waits_ref);
+  ASSERT_NE(dynamic_cast<const WaitModel*>(c.probes.waits.get()), nullptr);
+  const std::string model = untrained_residual(trace, c);
+  std::vector<std::unique_ptr<Policy>> policies;
+  const auto by_model = against(trace, c, model, c.probes.waits, policies);
+  WaitPredictorRef binned_ref;
+  const auto by_binned =
+      against(trace, c, model, predictor(trace, path("waits.toml"), &binned_ref), policies);
+  int departs_from_binned = 0;
+  for (std::size_t k = 0; k < kRisks.size(); ++k) {
+    EXPECT_EQ(by_model[k].disagree, 0) << "risk " << kRisks[k];
+    EXPECT_GT(by_model[k].submit, 0) << "risk " << kRisks[k] << ": the model submits somewhere";
+    EXPECT_GT(by_model[k].wait, 0) << "risk " << kRisks[k] << ": and waits somewhere";
+    departs_from_binned += by_binned[k].disagree;
+  }
+  EXPECT_GT(departs_from_binned, 0) << "the two predictors state other quantiles somewhere";
 }
 
 }  // namespace
