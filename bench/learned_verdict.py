@@ -3,6 +3,7 @@
 
   bench/learned_verdict.py DIR [--verdict FILE] [--page FILE]...
   bench/learned_verdict.py --runaway EVAL_JSON
+  bench/learned_verdict.py DIR --compare AGENT AGENT
 
 Reads every DIR/*-{concurrent,handoff}.json (`mirage eval --work ... --successor-wait both
 --pick-before 28d --json` with every baseline point, the oracle and the models) and prints, per
@@ -29,7 +30,9 @@ cases, training) where the page has them, so that no figure there is typed by ha
 --runaway EVAL_JSON prints, comma-separated, the points to judge a case again without, where a
 world that has samples compared no campaign (every point finishing is what a campaign's figures
 need): those that left a campaign incomplete there, the oracle aside; nothing where every world
-with samples compared some.
+with samples compared some. --compare A B prints agent B beside agent A chain by chain (each
+one's share of the oracle's gain in both worlds, the baseline point picked on the month before)
+and counts the chains where B costs less than A in real waits, more, or the same.
 """
 import argparse
 import contextlib
@@ -327,6 +330,34 @@ def summary_rows(cases):
               f"{cells[0]} | {cells[1]} | {'yes (' + ', '.join(helps) + ')' if helps else 'no'} |")
 
 
+def comparison_rows(cases, a, b):
+    """Agent `b` beside agent `a` (bench/learned_verdict.py --compare A B), chain by chain: each
+    one's share of the oracle's gain in either world, the baseline point picked on the month
+    before, and whether b costs less than a in real waits; then the count of each."""
+    print(f"| chain | replay: `{a}` / `{b}` / baseline picked before | real waits: `{a}` / `{b}` / "
+          f"baseline picked before | `{b}` against `{a}` in real waits |")
+    print("|---|---|---|---|")
+    tally = {"better": 0, "worse": 0, "the same": 0, "not judged": 0}
+    for c in cases:
+        cells, verdict = [], "not judged"
+        for key, w in c["worlds"].items():
+            models = {agent_of(m): m for m in w.names(True)}
+            if w.no_figures or a not in models or b not in models:
+                cells.append("no figures" if w.no_figures else "no model")
+                continue
+            fp = w.forward_pick()
+            cells.append(f"{pct(w.share(models[a]))} / {pct(w.share(models[b]))} / "
+                         + (f"`{fp}` {pct(w.share(fp))}" if fp else "no pick"))
+            if key == "logged":
+                gap = w.cost(models[a]) - w.cost(models[b])
+                verdict = "better" if gap > EPS else "worse" if gap < -EPS else "the same"
+        tally[verdict] += 1
+        print(f"| {c['label']}, {c['chain']} node{'s' if c['chain'] > 1 else ''}, {c['overlap']} | "
+              f"{cells[0]} | {cells[1]} | {verdict} |")
+    print()
+    print(f"`{b}` against `{a}` in real waits: " + ", ".join(f"{v} {k}" for k, v in tally.items()))
+
+
 def best_baseline(cases):
     """The baseline point needing no file with the largest mean share over the chains the real
     waits judge; ties to reactive."""
@@ -417,6 +448,8 @@ def main():
                     help="write the tables and the verdict into this page (repeatable)")
     ap.add_argument("--keep-page", metavar="PAGE",
                     help="keep this page's rows of the chains DIR does not hold, and count them")
+    ap.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                    help="print agent B beside agent A chain by chain, and stop")
     a = ap.parse_args()
     if a.runaway:
         print(",".join(runaway(a.runaway)))
@@ -426,6 +459,9 @@ def main():
     cases = load(a.dir)
     if not cases:
         sys.exit(f"learned_verdict: no eval JSON in {a.dir}")
+    if a.compare:
+        comparison_rows(cases, *a.compare)
+        return
     blocks = {"cases": printed(detail_rows, cases), "standing": printed(summary_rows, cases),
               "training": printed(training_times, a.dir, cases)}
     if a.keep_page:
