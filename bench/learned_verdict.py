@@ -339,7 +339,7 @@ def comparison_rows(cases, a, b):
     print("|---|---|---|---|")
     tally = {"better": 0, "worse": 0, "the same": 0, "not judged": 0}
     for c in cases:
-        cells, verdict = [], "not judged"
+        cells, verdict, cost = [], "not judged", ""
         for key, w in c["worlds"].items():
             models = {agent_of(m): m for m in w.names(True)}
             if w.no_figures or a not in models or b not in models:
@@ -349,11 +349,12 @@ def comparison_rows(cases, a, b):
             cells.append(f"{pct(w.share(models[a]))} / {pct(w.share(models[b]))} / "
                          + (f"`{fp}` {pct(w.share(fp))}" if fp else "no pick"))
             if key == "logged":
-                gap = w.cost(models[a]) - w.cost(models[b])
-                verdict = "better" if gap > EPS else "worse" if gap < -EPS else "the same"
+                gap = w.cost(models[b]) - w.cost(models[a])
+                verdict = "better" if gap < -EPS else "worse" if gap > EPS else "the same"
+                cost = f" ({gap:+.1f} {c['unit']} of cost a campaign)" if verdict != "the same" else ""
         tally[verdict] += 1
         print(f"| {c['label']}, {c['chain']} node{'s' if c['chain'] > 1 else ''}, {c['overlap']} | "
-              f"{cells[0]} | {cells[1]} | {verdict} |")
+              f"{cells[0]} | {cells[1]} | {verdict}{cost if verdict != 'not judged' else ''} |")
     print()
     print(f"`{b}` against `{a}` in real waits: " + ", ".join(f"{v} {k}" for k, v in tally.items()))
 
