@@ -45,13 +45,13 @@ import re
 import sys
 
 MODEL = ".mirage-model"
-AGENTS = ("moe", "pg", "dqn", "residual", "residual-wm")
+AGENTS = ("moe", "pg", "dqn", "residual")
 EPS = 1e-6
 
 
 def agent_of(name):
-    """A model's agent from its file, TRACE-CHAIN-AGENT.mirage-model (an agent may hold a dash:
-    residual-wm); a baseline point's name as it is."""
+    """A model's agent from its file, TRACE-CHAIN-AGENT.mirage-model (the agent's name may hold a
+    dash); a baseline point's name as it is."""
     return os.path.basename(name)[: -len(MODEL)].split("-", 2)[2] if name.endswith(MODEL) else name
 
 
@@ -298,10 +298,6 @@ def training_times(dir_, cases):
         cells = []
         for agent in AGENTS:
             cell = trained_in(os.path.join(dir_, f"{c['trace']}-{c['chain']}-{agent}.log"))
-            if agent == "residual-wm" and cell:
-                # Its wait model, one a trace, shared by the trace's chains.
-                wm = trained_in(os.path.join(dir_, f"{c['trace']}-wait-model.log"))
-                cell += f", its wait model {wm}" if wm else ""
             cells.append(cell or "not trained")
         print(f"| {c['label']}, {c['chain']} node{'s' if c['chain'] > 1 else ''} | " + " | ".join(cells) + " |")
 

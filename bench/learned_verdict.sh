@@ -25,9 +25,7 @@
 # cut short goes on where it stopped. $MIRAGE_AGENTS (default "moe pg dqn residual") names the
 # agents (residual: pg with the risk as an input, a departure from quantile@RISK, trained in the
 # world of real waits with the chain's binned wait distribution of the training months, judged
-# at the verdict's price, risk 0.5; residual-wm: the same with the learned wait model fitted on
-# those months, `mirage train --agent wait-model`, in place of the binned distribution; a
-# residual's model file records its wait file, which `mirage eval` reads again);
+# at the verdict's price, risk 0.5);
 # $MIRAGE_TRAIN_FLAGS replaces the flags below that every `mirage train` gets (the recipe file
 # and --every 4h);
 # $MIRAGE_OVERLAPS (e.g. "handoff") restricts the overlap modes judged (two runs on one DIR, one
@@ -75,25 +73,12 @@ run_trace() {
       local model="$dir/$name-$chain-$agent.mirage-model" flags learner=$agent
       # shellcheck disable=SC2206 # lists of words
       flags=(${MIRAGE_TRAIN_FLAGS:---hyperparameters $recipe --every 4h})
-      if [ "$agent" = residual ] || [ "$agent" = residual-wm ]; then
-        local waits
-        if [ "$agent" = residual ]; then
-          # The chain's binned wait distribution of the training months, as quantile gets it.
-          waits="$dir/$name-$chain-waits.toml"
-          # shellcheck disable=SC2086
-          [ -f "$waits" ] || "$mirage" trace waits "$trace" $machine --lenient --nodes "$chain" \
-            --from "$train_from" --to "$from" --out "$waits" >/dev/null
-        else
-          # The learned wait model fitted on the same months (all sizes pooled, so one a trace),
-          # thinned to 4,000 jobs as docs/results/wait-model.md measured it.
-          waits="$dir/$name-wait-model.json"
-          # shellcheck disable=SC2086
-          [ -f "$waits" ] || /usr/bin/time -f "train wall %e s, CPU %U s user + %S s system" \
-            "$mirage" train --agent wait-model --trace "$trace" $machine --lenient \
-            --from "$train_from" --to "$from" --max-jobs 4000 --out "$waits" \
-            >"$dir/$name-wait-model.log" 2>&1 ||
-            { echo "   wait model failed: $dir/$name-wait-model.log" >&2; continue; }
-        fi
+      if [ "$agent" = residual ]; then
+        # The chain's binned wait distribution of the training months, as quantile gets it.
+        local waits="$dir/$name-$chain-waits.toml"
+        # shellcheck disable=SC2086
+        [ -f "$waits" ] || "$mirage" trace waits "$trace" $machine --lenient --nodes "$chain" \
+          --from "$train_from" --to "$from" --out "$waits" >/dev/null
         learner=pg
         flags=(--hyperparameters "$residual_recipe" --every 4h --wait-distribution "$waits"
           --successor-wait logged --logged-window 7d)
