@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "TestSupport.h"
+#include "mirage/agents/WaitDistribution.h"
 
 namespace mirage::daemon {
 namespace {
@@ -88,6 +89,62 @@ TEST(ControllerClock, AnOlderJobOfTheNameIsNotTakenWhenTheLoginNodeRunsBehind) {
   site.submit_next_losing_its_reply(first);
   EXPECT_NE(h.job_of(site.id, 1), stranger) << "a job submitted before the intent was adopted";
   EXPECT_EQ(h.slurm.submissions_tagged(site.id, 1).size(), 1u);
+}
+
+// The decisions read the predecessor's run and remaining time on slurmctld's clock, its start's:
+// fifteen minutes of fallback lead are fifteen minutes before the limit Slurm holds the job to,
+// whichever way the two clocks run apart (ahead, the successor went ten minutes late and the
+// chain waited; behind, ten minutes early and both were charged).
+TEST(ControllerClock, TheFallbackLeadIsCountedOnSlurmctldsClock) {
+  for (const Seconds ahead : {kLoginAhead, -kLoginAhead}) {
+    ControllerConfig config = quick_config();
+    config.fallback_lead = 15 * kMinute;
+    Harness h(config);
+    h.slurm.set_controller_clock_offset(ahead);
+    auto req = simple_request(2, kHour);
+    req.policy = "reactive";
+    const auto id = h.controller->add(req).spec.id;
+    h.tick();
+    h.slurm.start(h.job_of(id, 0));
+    h.tick();
+    h.clock.advance(40 * kMinute);  // 20 minutes left
+    h.tick();
+    EXPECT_EQ(h.slurm.submissions().size(), 1u) << "slurmctld " << ahead << " s ahead";
+    h.clock.advance(6 * kMinute);  // 14 minutes left
+    h.tick();
+    EXPECT_EQ(h.slurm.submissions().size(), 2u) << "slurmctld " << ahead << " s ahead";
+  }
+}
+
+// A successor's recorded wait runs from its submission to its start, both on slurmctld's clock:
+// with the login node ten minutes apart, an hour's wait is an hour, not 50 or 70 minutes.
+TEST(ControllerClock, ASuccessorsRecordedWaitIsItsTimeInTheQueue) {
+  testing::TempDir dir;
+  WaitDistribution d;
+  d.spec.from = 1'600'000'000;
+  d.spec.to = d.spec.from + 60 * kDay;
+  WaitDistribution::Bin bin;
+  bin.jobs = 40;
+  for (int k = 0; k < WaitDistribution::kLevels; ++k)
+    bin.waits[static_cast<std::size_t>(k)] = k * 90;
+  d.bins.push_back(bin);
+  const std::string waits = dir.file("waits.toml");
+  write_wait_distribution(waits, d);
+  for (const Seconds ahead : {kLoginAhead, -kLoginAhead}) {
+    ControllerConfig config = quick_config();
+    config.wait_distribution_file = waits;
+    config.fallback_lead = 0;
+    Harness h(config);
+    h.slurm.set_controller_clock_offset(ahead);
+    const auto id = h.controller->add(simple_request(1)).spec.id;
+    h.tick();
+    h.clock.advance(kHour);
+    h.slurm.start(h.job_of(id, 0));
+    h.tick();
+    const auto recorded = h.store->started_waits(id, 10);
+    ASSERT_EQ(recorded.size(), 1u) << "slurmctld " << ahead << " s ahead";
+    EXPECT_EQ(recorded[0].wait, kHour) << "slurmctld " << ahead << " s ahead";
+  }
 }
 
 // The store restored from `backup` and `passes` passes of the restarted daemon 30 s apart: job

@@ -171,7 +171,7 @@ inline Actions tick_controller(CampaignController& controller, FakeSlurmClient& 
   const JobDump dump = slurm.load_jobs(0);
   if (dump.controller_ahead) controller.observe_controller_clock(*dump.controller_ahead);
   snapshots.observe(dump.jobs);
-  const QueueSnapshot now = snapshots.build(dump.jobs, clock.now());
+  const QueueSnapshot now = snapshots.build(dump.jobs, controller.on_controller_clock(clock.now()));
   history.add(now);
   Actions actions = controller.tick(dump.jobs, dump.taken, history, now);
   if (perform) perform_actions(controller, slurm, actions);

@@ -51,7 +51,8 @@ double CampaignController::committed_hours(const Entry& e, Seconds now) const {
   for (const auto& s : e.rec.segments) {
     if (s.seg.start_time < 0) continue;
     if (s.seg.state == SegmentState::kRunning)
-      total += std::max(now, s.seg.start_time + e.rec.spec.time_limit) - s.seg.start_time;
+      total += std::max(on_controller_clock(now), s.seg.start_time + e.rec.spec.time_limit) -
+               s.seg.start_time;
     else if (s.seg.end_time >= s.seg.start_time)
       total += s.seg.end_time - s.seg.start_time;
   }
@@ -81,7 +82,9 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
   // Known once Slurm granted it; until then, (only with no limit from flags or script) the
   // successor waits for its predecessor's end.
   const Seconds limit = e.rec.spec.time_limit > 0 ? e.rec.spec.time_limit : kUnknownLimit;
-  const Seconds remaining = pred.seg.start_time + limit - now;
+  // The predecessor's start, Slurm's estimate and the queue are on slurmctld's clock.
+  const Seconds ctld_now = on_controller_clock(now);
+  const Seconds remaining = pred.seg.start_time + limit - ctld_now;
   if (remaining <= config_.fallback_lead) {
     log("fallback", 1);
     return "fallback: segment " + std::to_string(next - 1) + " reaches its limit in " +
@@ -96,19 +99,19 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
   // from that predecessor's end), not from its submission.
   Seconds queued_from = pred.seg.submit_time;
   if (pred.released_at >= 0)
-    queued_from = std::max(queued_from, pred.released_at);
+    queued_from = std::max(queued_from, on_controller_clock(pred.released_at));
   else if (pred.held_behind > 0 && next >= 2 && e.seg(next - 2).seg.end_time >= 0)
     queued_from = std::max(queued_from, e.seg(next - 2).seg.end_time);
   CampaignView view =
       CampaignView::running_chain(e.rec.spec.nodes, e.rec.spec.gpus_per_node, limit,
                                   std::max<Seconds>(0, pred.seg.start_time - queued_from),
-                                  std::max<Seconds>(0, now - pred.seg.start_time));
+                                  std::max<Seconds>(0, ctld_now - pred.seg.start_time));
   view.predecessor_priority = pred.priority;
   view.qos = e.rec.qos;
   if (estimate_fresh && e.slurm_start != kUnknownTime)
-    view.slurm_estimated_wait = std::max<Seconds>(0, e.slurm_start - now);
+    view.slurm_estimated_wait = std::max<Seconds>(0, e.slurm_start - ctld_now);
   Observation obs = history.build(view);
-  obs.time = now;
+  obs.time = ctld_now;
   obs.latest = queue;
   const Decision d = e.policy->decide(obs);
   ++counters_.decisions;
@@ -116,7 +119,7 @@ std::optional<std::string> CampaignController::successor_due(Entry& e, int next,
   // Were it submitted now: what `campaign show` tells the user, beside Slurm's estimate.
   const Seconds planned = QueueForecast::plan_successor(obs, RuntimeGuess::recent_ends()).wait;
   log(go ? "submit" : "wait", d.confidence,
-      planned < QueueForecast::kHorizon ? now + planned : kUnknownTime);
+      planned < QueueForecast::kHorizon ? ctld_now + planned : kUnknownTime);
   // Slurm's estimate for the next decision: the segment not submitted yet, or held behind its
   // predecessor (the fallback chain), as if submitted or released now.
   if (!go) {

@@ -27,7 +27,7 @@ void CampaignController::predict_wait(const Entry& e, const SegmentRecord& s, Se
   r.campaign = e.rec.spec.id;
   r.segment = s.seg.index;
   r.attempt = s.seg.attempts;
-  r.queued_at = now;
+  r.queued_at = on_controller_clock(now);  // its start, which the wait runs to, is slurmctld's
   r.predictor = config_.wait_distribution_file;
   r.predictor_digest = waits_digest_;
   r.model = waits_->predict_uncalibrated(queue, job, e.rec.spec.partition);

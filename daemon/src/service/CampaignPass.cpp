@@ -141,7 +141,8 @@ Actions CampaignPass::decide(Seconds dump_time, bool changed) {
       if (snapshots_.observe(jobs_)) store_->set_value(kRecentJobsKey, snapshots_.save_recent());
       record_observed();
     }
-    last_queue_ = snapshots_.build(jobs_, now);
+    // Seen at slurmctld's now: the jobs' submit, start and end times are on its clock.
+    last_queue_ = snapshots_.build(jobs_, controller_->on_controller_clock(now));
     if (now >= next_snapshot_) {
       history_.add(last_queue_);
       next_snapshot_ = (now / FeatureEncoder::kSpacing + 1) * FeatureEncoder::kSpacing;
@@ -150,7 +151,7 @@ Actions CampaignPass::decide(Seconds dump_time, bool changed) {
     }
     batch.commit();
   } catch (const sql::StoreError& e) {
-    last_queue_ = snapshots_.build(jobs_, now);
+    last_queue_ = snapshots_.build(jobs_, controller_->on_controller_clock(now));
     if (!observation_unsaved_)
       spdlog::warn("store {}: the queue's observations are not kept while it cannot be written: {}",
                    store_->path(), e.what());

@@ -225,6 +225,9 @@ class CampaignController {
   // Slurm's clock, so a login node whose clock runs minutes apart neither misses its own job nor
   // takes an older one for it.
   void observe_controller_clock(Seconds ahead) { controller_ahead_ = ahead; }
+  // A time of this machine's clock on slurmctld's, which every time Slurm reports is on (starts,
+  // ends, submit times, its estimates): what a decision compares with them, and the queue seen.
+  Seconds on_controller_clock(Seconds local) const { return local + controller_ahead_; }
 
   // --- outcomes of the actions
   void on_submitted(const SubmitAction& action, JobId job);
