@@ -1,32 +1,41 @@
 #!/usr/bin/env bash
-# The step of the daemon's adaptive live recalibration (AdaptiveWaitCalibration), chosen on each
-# fit window and then judged forward (docs/results/wait-model.md#adaptive-live-recalibration-its-step-chosen-on-the-fit-months).
+# The daemon's adaptive live recalibration (AdaptiveWaitCalibration, ClassWaitCalibration): its step,
+# or with MINIMUMS its size classes' minimum, chosen on each fit window and then judged forward
+# (docs/results/wait-model.md#adaptive-live-recalibration-its-step-chosen-on-the-fit-months).
 # For each trace of bench/trace_windows.sh whose cross-fitted wait model is in MODELS
 # (`--cross-fit-folds 3`, as bench/wait_model.sh writes NAME-mlp.json there):
 #   chosen: the network fitted with the window's last fold left out (the file's last member) gets
 #     its tail set on the window's jobs before that fold (`train --network-of`), and is replayed
-#     as if live on that last fold, a step of STEPS a row; the step of least pinball loss over all
-#     jobs is chosen. Nothing of the judged month is read.
-#   judged: the file itself on the judged month, recalibrated live by the latest 50, by the step
-#     chosen on its window and by the daemon's step (AdaptiveWaitCalibration::kStep, the row
-#     "recalibrated adaptive"); the other steps are computed too and never read.
-# Prints per trace the step chosen and every step's pinball loss on the last fold (what a step
-# common to every site is chosen on), then per class the pinball loss and the 50% / 90% coverage
-# of each way of recalibrating; asserts nothing.
-#   MODELS=DIR [STEPS=0,0.002,0.005,0.01,0.02,0.05] bench/aci_step.sh [TRACE|all]
+#     as if live on that last fold, a row per candidate: each step of STEPS (`--adaptive-steps`)
+#     or, with MINIMUMS, the pooled state and each minimum of MINIMUMS of a class's own waits
+#     before its own state corrects it (`--adaptive-class-minimums`); the candidate of least
+#     pinball loss over all jobs is chosen. Nothing of the judged month is read.
+#   judged: the file itself on the judged month, recalibrated live by the latest 50, by every
+#     candidate (the one chosen on its window marked) and by the daemon's rule (the row
+#     "recalibrated adaptive").
+# Prints per trace every candidate's pinball loss and classes on both targets on the last fold
+# (what a rule common to every site is chosen on), then per class the pinball loss and the
+# 50% / 90% coverage of each way of recalibrating on the judged month; asserts nothing. With KEEP,
+# each trace's two JSON answers are kept there (NAME-choose.json, NAME-judged.json).
+#   MODELS=DIR [STEPS=0,0.002,0.005,0.01,0.02,0.05 | MINIMUMS=0,10,30,100,300] [KEEP=DIR] \
+#     bench/aci_step.sh [TRACE|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
-steps="${STEPS:-0,0.002,0.005,0.01,0.02,0.05}"
+if [ -n "${MINIMUMS:-}" ]; then
+  candidates=(--adaptive-class-minimums "$MINIMUMS")
+else
+  candidates=(--adaptive-steps "${STEPS:-0,0.002,0.005,0.01,0.02,0.05}")
+fi
 models="${MODELS:?MODELS=DIR holding the cross-fitted NAME-mlp.json files}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # shellcheck source=bench/trace_windows.sh
 . bench/trace_windows.sh
 
-echo "| trace, month | step chosen on the fit window's last fold (its pinball h by step) | class | jobs | latest 50: pinball h, in 50% / 90% | adaptive, step chosen: pinball h, in 50% / 90% | adaptive, the daemon's step: pinball h, in 50% / 90% | on both targets: latest 50 / chosen / daemon's |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| trace, month | chosen on the fit window's last fold (by candidate: pinball h, classes on both targets) | class | jobs | latest 50 / each candidate (the chosen one marked *) / the daemon's rule: pinball h, in 50% / 90%, on both targets |"
+echo "|---|---|---|---|---|"
 
 run_trace() {
   local name=$1 label=$2 trace=$3 machine=$4 train_from=$5 from=$6 to=$7
@@ -55,34 +64,52 @@ PY
     { echo "| $label | (tail fit failed: $(tail -1 "$out/train.err")) ||||||"; return; }
   # shellcheck disable=SC2086
   "$mirage" trace waits "$trace" $machine --lenient --check "$out/last-fold.json" \
-    --from "$fold_from" --to "$from" --json --no-replays --adaptive-steps "$steps" \
+    --from "$fold_from" --to "$from" --json --no-replays "${candidates[@]}" \
     2>/dev/null >"$out/choose.json" || { echo "| $label | (replay of the last fold failed) ||||||"; return; }
   # shellcheck disable=SC2086
   "$mirage" trace waits "$trace" $machine --lenient --check "$model" --from "$from" --to "$to" \
-    --json --no-replays --adaptive-steps "$steps" 2>/dev/null >"$out/judged.json" ||
+    --json --no-replays "${candidates[@]}" 2>/dev/null >"$out/judged.json" ||
     { echo "| $label | (check failed) ||||||"; return; }
+  if [ -n "${KEEP:-}" ]; then
+    mkdir -p "$KEEP"
+    cp "$out/choose.json" "$KEEP/$name-choose.json"
+    cp "$out/judged.json" "$KEEP/$name-judged.json"
+  fi
   python3 - "$out/choose.json" "$out/judged.json" "$label" <<'PY'
 import json, sys
 choose, judged, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
-prefix = "recalibrated adaptive, step "
-everyone = next(c for c in choose["classes"] if c["class"] == "all")
-by_step = {p["name"][len(prefix):]: p["pinball_h"] for p in everyone["predictors"]
-           if p["name"].startswith(prefix)}
-chosen = min(by_step, key=lambda s: (by_step[s], float(s)))
-tried = ", ".join(f"{s}: {v:.3f}" for s, v in by_step.items())
+daemon, prefixes = "recalibrated adaptive", ("recalibrated adaptive, step ",
+                                             "recalibrated adaptive, per class from ")
+def candidate(name):  # the candidate a row states, or None
+    if name == daemon + ", pooled":
+        return "pooled"
+    return next((name[len(p):] for p in prefixes if name.startswith(p)), None)
 def on_target(p):  # the shares as the tables print them, whole percents
     return 45 <= round(100 * p["in_50"]) <= 55 and 85 <= round(100 * p["in_90"]) <= 95
+def rows(answer):
+    return {c["class"]: {q["name"]: q for q in c["predictors"]} for c in answer["classes"]
+            if not c.get("too_few")}
 def cell(p):
     return f"{p['pinball_h']:.3f}, {100 * p['in_50']:.0f}% / {100 * p['in_90']:.0f}%"
+fit = rows(choose)
+names = [n for n in fit["all"] if candidate(n) is not None]
+held = {n: sum(on_target(c[n]) for k, c in fit.items() if k != "all") for n in names}
+chosen = min(names, key=lambda n: (fit["all"][n]["pinball_h"], n))
+tried = ", ".join(f"{candidate(n)}: {fit['all'][n]['pinball_h']:.3f}, {held[n]} of {len(fit) - 1}"
+                  for n in names)
 for c in judged["classes"]:
     if c.get("too_few"):
-        print(f"| {label} | {chosen} | {c['class']} | {c['jobs']} | (fewer than 30 jobs) ||||")
+        print(f"| {label} | {candidate(chosen)} | {c['class']} | {c['jobs']} | (fewer than 30 jobs) |")
         continue
     p = {q["name"]: q for q in c["predictors"]}
-    rows = [p["recalibrated live"], p[prefix + chosen], p["recalibrated adaptive"]]
-    targets = "-" if c["class"] == "all" else " / ".join(f"{on_target(r):d}" for r in rows)
-    print(f"| {label} | {chosen} ({tried}) | {c['class']} | {c['jobs']} | "
-          f"{' | '.join(cell(r) for r in rows)} | {targets} |")
+    cells = []
+    for n in ["recalibrated live"] + names + [daemon]:
+        mark = "*" if n == chosen else ""
+        target = "" if c["class"] == "all" else f", {on_target(p[n]):d}"
+        tag = "latest 50" if n == "recalibrated live" else candidate(n) or "daemon's"
+        cells.append(f"{tag}{mark}: {cell(p[n])}{target}")
+    print(f"| {label} | {candidate(chosen)} ({tried}) | {c['class']} | {c['jobs']} | "
+          f"{'; '.join(cells)} |")
 PY
 }
 for_each_trace "$which" run_trace

@@ -86,16 +86,15 @@ Column live_column(const Column& model, const Trace& trace, const Judged& j) {
   return {"recalibrated live", {live.begin(), live.end()}, {}, {}};
 }
 
-// The same by adaptive conformal inference moving by `step` (the daemon's: unnamed).
-Column adaptive_column(const Column& model, const Trace& trace, const Judged& j,
-                       std::optional<double> step) {
-  const std::vector<WaitQuantiles> live = daemon::recalibrated_adaptive(
-      stream_of(model, trace, j), step.value_or(daemon::AdaptiveWaitCalibration::kStep));
-  return {step ? fmt::format("recalibrated adaptive, step {:g}", *step)
-               : std::string("recalibrated adaptive"),
-          {live.begin(), live.end()},
-          {},
-          {}};
+// The same by the daemon's adaptive conformal inference (ClassWaitCalibration), named `name`,
+// moving by `step`, a size class corrected by its own state from `min_class_outcomes` waits on.
+Column adaptive_column(
+    std::string name, const Column& model, const Trace& trace, const Judged& j,
+    double step = daemon::AdaptiveWaitCalibration::kStep,
+    std::size_t min_class_outcomes = daemon::ClassWaitCalibration::kMinClassOutcomes) {
+  const std::vector<WaitQuantiles> live =
+      daemon::recalibrated_adaptive(stream_of(model, trace, j), step, min_class_outcomes);
+  return {std::move(name), {live.begin(), live.end()}, {}, {}};
 }
 
 struct ClassScores {
@@ -211,9 +210,19 @@ void run_wait_check(const WaitCheckOptions& o) {
                             bins.quantiles[k] = b->predict(queue, fj);
                           forecast.points[k] = QueueForecast::plan(queue, fj).wait;
                         });
-  j.columns = {model, live_column(model, trace, j), adaptive_column(model, trace, j, std::nullopt)};
+  j.columns = {model, live_column(model, trace, j),
+               adaptive_column("recalibrated adaptive", model, trace, j)};
   for (const double step : o.adaptive_steps)
-    j.columns.push_back(adaptive_column(model, trace, j, step));
+    j.columns.push_back(adaptive_column(fmt::format("recalibrated adaptive, step {:g}", step),
+                                        model, trace, j, step));
+  if (!o.class_minimums.empty())
+    j.columns.push_back(adaptive_column("recalibrated adaptive, pooled", model, trace, j,
+                                        daemon::AdaptiveWaitCalibration::kStep,
+                                        daemon::ClassWaitCalibration::kPooled));
+  for (const std::size_t minimum : o.class_minimums)
+    j.columns.push_back(
+        adaptive_column(fmt::format("recalibrated adaptive, per class from {}", minimum), model,
+                        trace, j, daemon::AdaptiveWaitCalibration::kStep, minimum));
   j.columns.push_back(bins);
   j.columns.push_back(forecast);
   // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged

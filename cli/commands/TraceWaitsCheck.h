@@ -18,6 +18,9 @@ struct WaitCheckOptions {
   // Steps of adaptive recalibration stated beside the daemon's (a row each): how the step is
   // chosen on a fit window's last month.
   std::vector<double> adaptive_steps;
+  // Minimums of a size class's own waits before its own adaptive state corrects it (a row each),
+  // stated beside the pooled state alone: how the daemon's minimum is chosen.
+  std::vector<std::size_t> class_minimums;
   TraceOptions trace_options;
   ClusterOptions cluster;
 };

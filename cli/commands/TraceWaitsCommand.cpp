@@ -31,6 +31,7 @@ struct WaitsOptions {
   bool json = false;
   bool no_replays = false;
   std::vector<double> adaptive_steps;
+  std::vector<std::size_t> class_minimums;
 };
 
 void run_waits(const WaitsOptions& o) {
@@ -44,6 +45,7 @@ void run_waits(const WaitsOptions& o) {
     c.json = o.json;
     c.no_replays = o.no_replays;
     c.adaptive_steps = o.adaptive_steps;
+    c.class_minimums = o.class_minimums;
     c.trace_options = o.trace_options;
     c.cluster = o.cluster;
     run_wait_check(c);
@@ -52,6 +54,8 @@ void run_waits(const WaitsOptions& o) {
   if (o.out.empty()) throw InputError({"", 0, "--out"}, "required: where to write the fit");
   if (o.json) throw InputError({"", 0, "--json"}, "only with --check");
   if (!o.adaptive_steps.empty()) throw InputError({"", 0, "--adaptive-steps"}, "only with --check");
+  if (!o.class_minimums.empty())
+    throw InputError({"", 0, "--adaptive-class-minimums"}, "only with --check");
   Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
@@ -107,6 +111,12 @@ void register_trace_waits_command(CLI::App& trace) {
                   "window's last month")
       ->delimiter(',')
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--adaptive-class-minimums", o->class_minimums,
+                  "With --check: also state the file's quantiles recalibrated adaptively with one "
+                  "state per size class, in force once its class has this many waits (the pooled "
+                  "state before; a row each), and with the pooled state alone, to choose the "
+                  "daemon's minimum on a fit window's last month")
+      ->delimiter(',');
   cmd->add_option("--from", o->from,
                   "Fit on jobs submitted from (YYYY-MM-DD[THH:MM:SS], UTC); with --check, judge "
                   "them")

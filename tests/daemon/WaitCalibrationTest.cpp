@@ -2,8 +2,10 @@
 // stated coverage, too few outcomes leave it alone, and the record `campaign show` prints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
 
 #include "mirage/daemon/campaigns/WaitCalibration.h"
 
@@ -177,6 +179,76 @@ TEST(WaitCalibration, CorrectedQuantilesNeverDecrease) {
   cal.add({100, 200, 300, 400, 500, 600, 700}, 100);
   const auto w = cal.adjust({100, 200, 300, 400, 500, 600, 700});
   for (std::size_t k = 1; k < w.size(); ++k) EXPECT_LE(w[k - 1], w[k]);
+}
+
+// 1-node jobs that wait what the model says, 8-node ones `drift` times longer, alternating.
+std::vector<std::tuple<int, WaitQuantiles, Seconds>> two_classes(Stream& stream, int jobs,
+                                                                 double drift) {
+  std::vector<std::tuple<int, WaitQuantiles, Seconds>> out;
+  for (int i = 0; i < jobs; ++i) {
+    const int nodes = i % 2 == 0 ? 8 : 1;
+    const auto [model, wait] = stream.next(nodes == 8 ? drift : 1);
+    out.emplace_back(nodes, model, wait);
+  }
+  return out;
+}
+
+TEST(ClassWaitCalibration, AClassIsCorrectedByThePooledStateUntilItHasItsMinimumOfWaits) {
+  Stream stream;
+  constexpr std::size_t kMinimum = 40;
+  ClassWaitCalibration classes(AdaptiveWaitCalibration::kStep, kMinimum);
+  AdaptiveWaitCalibration pooled, large;  // every wait; the 8-node waits alone
+  const WaitQuantiles w = lognormal_quantiles(3600);
+  for (const auto& [nodes, model, wait] : two_classes(stream, 200, 3)) {
+    classes.add(nodes, model, wait);
+    pooled.add(model, wait);
+    if (nodes == 8) large.add(model, wait);
+    const AdaptiveWaitCalibration& expected = large.outcomes() < kMinimum ? pooled : large;
+    ASSERT_EQ(classes.adjust(8, w), expected.adjust(w)) << large.outcomes() << " 8-node waits";
+  }
+  EXPECT_EQ(classes.outcomes(), 200u);
+  // Pooled, every class reads the one state.
+  ClassWaitCalibration one(AdaptiveWaitCalibration::kStep, ClassWaitCalibration::kPooled);
+  for (const auto& [nodes, model, wait] : two_classes(stream, 100, 3)) one.add(nodes, model, wait);
+  EXPECT_EQ(one.adjust(1, w), one.adjust(8, w));
+  EXPECT_EQ(one.adjust(1, w), one.pooled().adjust(w));
+}
+
+TEST(ClassWaitCalibration, AClassWhoseWaitsDriftDoesNotMoveAnotherClasssIntervals) {
+  Stream stream;
+  const auto jobs = two_classes(stream, 600, 3);
+  ClassWaitCalibration classes;   // the daemon's
+  AdaptiveWaitCalibration small;  // the 1-node waits alone
+  for (const auto& [nodes, model, wait] : jobs) {
+    classes.add(nodes, model, wait);
+    if (nodes == 1) small.add(model, wait);
+  }
+  const WaitQuantiles w = lognormal_quantiles(3600);
+  EXPECT_EQ(classes.adjust(1, w), small.adjust(w));
+  // The 8-node waits, three times the model's, moved their own class's median out, not 1 node's.
+  EXPECT_GT(classes.adjust(8, w)[3], 2 * classes.adjust(1, w)[3]);
+}
+
+// The check's adaptive row is the daemon's calibration fed the log's jobs in the order they
+// started: pooled, one state for every class.
+TEST(ClassWaitCalibration, ALogsStreamPooledIsOneStateFedEveryStartInOrder) {
+  Stream stream;
+  std::vector<StreamJob> jobs;
+  for (const auto& [nodes, model, wait] : two_classes(stream, 400, 3)) {
+    const Seconds submit = static_cast<Seconds>(jobs.size()) * 600;
+    jobs.push_back({submit, submit + wait, nodes, model});
+  }
+  const auto pooled =
+      recalibrated_adaptive(jobs, AdaptiveWaitCalibration::kStep, ClassWaitCalibration::kPooled);
+  // The last job's: every job started by its submission learned, in the order of the starts.
+  std::vector<const StreamJob*> started;
+  for (const StreamJob& j : jobs)
+    if (j.start <= jobs.back().submit) started.push_back(&j);
+  std::stable_sort(started.begin(), started.end(),
+                   [](const StreamJob* a, const StreamJob* b) { return a->start < b->start; });
+  AdaptiveWaitCalibration one;
+  for (const StreamJob* j : started) one.add(j->stated, j->start - j->submit);
+  EXPECT_EQ(pooled.back(), one.adjust(jobs.back().stated));
 }
 
 TEST(IntervalRecord, CountsTheIntervalsThatHeldAndTheMedianError) {

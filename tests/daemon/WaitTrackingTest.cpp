@@ -166,6 +166,73 @@ TEST(WaitTracking, ARestartedDaemonStatesTheIntervalsOfOneThatNeverStopped) {
   EXPECT_EQ(later, expected.adjust(model));
 }
 
+// What the daemon's predictor states for a job of `nodes` nodes now.
+WaitQuantiles stated_now(const Harness& h, int nodes) {
+  return h.controller->wait_predictor()->predict(QueueSnapshot{}, ForecastJob{nodes, 4, kHour});
+}
+
+CampaignRequest request_of(int nodes, int segments, const std::string& name) {
+  CampaignRequest r = simple_request(segments, 4 * kHour, name);
+  r.shape.nodes = nodes;
+  return r;
+}
+
+// A 1-node campaign and an 8-node one, each with 20 jobs more than a class needs for its own
+// state, run segment by segment side by side: the 1-node jobs wait 10 to 40 minutes, about what
+// the file says, the 8-node ones 4 to 10 hours. Returns the 1-node campaign's id.
+std::int64_t run_two_classes(Harness& h) {
+  const int segments = static_cast<int>(ClassWaitCalibration::kMinClassOutcomes) + 20;
+  const auto small = h.controller->add(request_of(1, segments, "small")).spec.id;
+  const auto large = h.controller->add(request_of(8, segments, "large")).spec.id;
+  for (int k = 0; k < segments; ++k) {
+    h.tick();  // submits segment k of each
+    const JobId js = h.job_of(small, k), jl = h.job_of(large, k);
+    EXPECT_GT(js, 0);
+    EXPECT_GT(jl, 0);
+    h.clock.advance((k % 4 + 1) * 10 * kMinute);
+    h.slurm.start(js);
+    h.tick();
+    h.clock.advance((k % 7 + 4) * kHour);
+    h.slurm.start(jl);
+    h.tick();
+    h.clock.advance(10 * kMinute);
+    h.slurm.finish(js);
+    h.slurm.finish(jl);
+  }
+  return small;
+}
+
+TEST(WaitTracking, AClassWhoseWaitsDriftDoesNotMoveAnotherClasssIntervals) {
+  testing::TempDir dir;
+  Harness h(config_with(write_short_waits(dir)));
+  const std::int64_t small = run_two_classes(h);
+  // The 8-node waits, hours where the file says minutes, moved their own class's intervals...
+  EXPECT_GT(stated_now(h, 8)[3], 2 * kHour);
+  // ...and not the 1-node class's: it states what the 1-node waits alone call for, in the order
+  // they started, which all the waits together would not.
+  AdaptiveWaitCalibration alone, all;
+  for (const auto& w : h.store->started_waits(std::nullopt, 1000)) {
+    if (w.campaign == small) alone.add(w.model, w.wait);
+    all.add(w.model, w.wait);
+  }
+  const WaitQuantiles model = h.controller->wait_predictor()->predict_uncalibrated(
+      QueueSnapshot{}, ForecastJob{1, 4, kHour}, "");
+  ASSERT_NE(alone.adjust(model), all.adjust(model));
+  EXPECT_EQ(stated_now(h, 1), alone.adjust(model));
+  EXPECT_LT(stated_now(h, 1)[6], 2 * kHour);
+}
+
+TEST(WaitTracking, ARestartRestoresEachClasssState) {
+  testing::TempDir dir;
+  Harness h(config_with(write_short_waits(dir)));
+  run_two_classes(h);
+  const WaitQuantiles one = stated_now(h, 1), eight = stated_now(h, 8);
+  ASSERT_NE(one, eight);
+  h.restart();
+  EXPECT_EQ(stated_now(h, 1), one);
+  EXPECT_EQ(stated_now(h, 8), eight);
+}
+
 TEST(WaitTracking, AStillPendingSuccessorChangesNothing) {
   testing::TempDir dir;
   Harness h(config_with(write_short_waits(dir)));

@@ -23,7 +23,7 @@ CampaignController::CampaignController(CampaignStore& store, const Clock& clock,
   if (!config_.wait_distribution_file.empty()) {
     try {
       auto model = read_wait_predictor(config_.wait_distribution_file);
-      calibration_ = std::make_shared<AdaptiveWaitCalibration>();
+      calibration_ = std::make_shared<ClassWaitCalibration>();
       waits_ = std::make_shared<CalibratedWaitPredictor>(std::move(model), calibration_);
       waits_digest_ = predictor_digest(config_.wait_distribution_file);
     } catch (const std::exception& e) {  // `--check` names it; campaigns asking for it are refused

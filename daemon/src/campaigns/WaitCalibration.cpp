@@ -36,7 +36,7 @@ std::array<double, kWaitLevels.size()> WaitCalibration::factors() const {
 
 CalibratedWaitPredictor::CalibratedWaitPredictor(
     std::shared_ptr<const WaitPredictor> model,
-    std::shared_ptr<const AdaptiveWaitCalibration> calibration, std::string partition)
+    std::shared_ptr<const ClassWaitCalibration> calibration, std::string partition)
     : model_(std::move(model)),
       calibration_(std::move(calibration)),
       partition_(std::move(partition)) {}
@@ -54,7 +54,7 @@ WaitQuantiles CalibratedWaitPredictor::predict(const QueueSnapshot& queue,
 WaitQuantiles CalibratedWaitPredictor::predict_in_partition(const QueueSnapshot& queue,
                                                             const ForecastJob& job,
                                                             const std::string& partition) const {
-  return calibration_->adjust(predict_uncalibrated(queue, job, partition));
+  return calibration_->adjust(job.nodes, predict_uncalibrated(queue, job, partition));
 }
 
 WaitQuantiles CalibratedWaitPredictor::predict_uncalibrated(const QueueSnapshot& queue,
@@ -68,13 +68,17 @@ std::optional<std::string> CalibratedWaitPredictor::chain_mismatch(int nodes) co
 }
 
 std::string CalibratedWaitPredictor::describe() const {
-  if (!calibration_->active())
-    return model_->describe() + fmt::format("; not recalibrated yet ({} of {} jobs seen)",
-                                            calibration_->outcomes(),
+  const std::size_t seen = calibration_->outcomes();
+  if (seen < AdaptiveWaitCalibration::kMinOutcomes)
+    return model_->describe() + fmt::format("; not recalibrated yet ({} of {} jobs seen)", seen,
                                             AdaptiveWaitCalibration::kMinOutcomes);
+  const std::size_t minimum = calibration_->min_class_outcomes();
   return model_->describe() +
-         fmt::format("; recalibrated adaptively (step {:g}) on the last {} jobs",
-                     calibration_->step(), calibration_->outcomes());
+         fmt::format("; recalibrated adaptively (step {:g}) on the last {} jobs{}",
+                     calibration_->step(), std::min(seen, AdaptiveWaitCalibration::kHistory),
+                     minimum == ClassWaitCalibration::kPooled
+                         ? std::string()
+                         : fmt::format(", per size class from {} of its jobs", minimum));
 }
 
 bool CalibratedWaitPredictor::speaks_for(const Job& job, int chain_nodes) const {
@@ -96,11 +100,30 @@ WaitQuantiles AdaptiveWaitCalibration::adjust(const WaitQuantiles& model) const 
   return active() ? shift_levels(model, shift_) : model;
 }
 
+ClassWaitCalibration::ClassWaitCalibration(double step, std::size_t min_class_outcomes)
+    : min_class_outcomes_(min_class_outcomes), pooled_(step) {
+  classes_.fill(AdaptiveWaitCalibration(step));
+}
+
+void ClassWaitCalibration::add(int nodes, const WaitQuantiles& model, Seconds wait) {
+  ++outcomes_;
+  // A state that can never be in force is not fed (each add sorts up to kHistory residuals).
+  if (min_class_outcomes_ > 0) pooled_.add(model, wait);
+  if (min_class_outcomes_ != kPooled) classes_[size_class_index(nodes)].add(model, wait);
+}
+
+const AdaptiveWaitCalibration& ClassWaitCalibration::in_force(int nodes) const {
+  const AdaptiveWaitCalibration& own = classes_[size_class_index(nodes)];
+  return min_class_outcomes_ != kPooled && own.outcomes() >= min_class_outcomes_ ? own : pooled_;
+}
+
 namespace {
 
-template <class Calibration>
-std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& jobs,
-                                               const Calibration& fresh) {
+// Each job's quantiles as `adjust(job)` states them after `learn(o)` has seen every job o of the
+// stream started by its submission, in the order of their starts.
+template <class Learn, class Adjust>
+std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& jobs, Learn learn,
+                                               Adjust adjust) {
   std::vector<std::size_t> by_start(jobs.size());
   for (std::size_t k = 0; k < by_start.size(); ++k) by_start[k] = k;
   std::stable_sort(by_start.begin(), by_start.end(),
@@ -108,16 +131,12 @@ std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& job
   std::vector<std::size_t> by_submit = by_start;
   std::stable_sort(by_submit.begin(), by_submit.end(),
                    [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
-  std::array<Calibration, kSizeClasses> live;
-  live.fill(fresh);
   std::vector<WaitQuantiles> out(jobs.size());
   std::size_t next = 0;  // in by_start: the first wait not yet learned
   for (const std::size_t k : by_submit) {
-    for (; next < by_start.size() && jobs[by_start[next]].start <= jobs[k].submit; ++next) {
-      const StreamJob& o = jobs[by_start[next]];
-      live[size_class_index(o.nodes)].add(o.stated, o.start - o.submit);
-    }
-    out[k] = live[size_class_index(jobs[k].nodes)].adjust(jobs[k].stated);
+    for (; next < by_start.size() && jobs[by_start[next]].start <= jobs[k].submit; ++next)
+      learn(jobs[by_start[next]]);
+    out[k] = adjust(jobs[k]);
   }
   return out;
 }
@@ -125,11 +144,21 @@ std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& job
 }  // namespace
 
 std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs) {
-  return recalibrated_stream(jobs, WaitCalibration());
+  std::array<WaitCalibration, kSizeClasses> live;
+  return recalibrated_stream(
+      jobs,
+      [&](const StreamJob& o) {
+        live[size_class_index(o.nodes)].add(o.stated, o.start - o.submit);
+      },
+      [&](const StreamJob& j) { return live[size_class_index(j.nodes)].adjust(j.stated); });
 }
 
-std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs, double step) {
-  return recalibrated_stream(jobs, AdaptiveWaitCalibration(step));
+std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs, double step,
+                                                 std::size_t min_class_outcomes) {
+  ClassWaitCalibration live(step, min_class_outcomes);
+  return recalibrated_stream(
+      jobs, [&](const StreamJob& o) { live.add(o.nodes, o.stated, o.start - o.submit); },
+      [&](const StreamJob& j) { return live.adjust(j.nodes, j.stated); });
 }
 
 std::string predictor_digest(const std::string& path) {

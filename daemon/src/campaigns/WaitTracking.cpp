@@ -31,7 +31,7 @@ void CampaignController::predict_wait(const Entry& e, const SegmentRecord& s, Se
   r.predictor = config_.wait_distribution_file;
   r.predictor_digest = waits_digest_;
   r.model = waits_->predict_uncalibrated(queue, job, e.rec.spec.partition);
-  r.stated = calibration_->adjust(r.model);
+  r.stated = calibration_->adjust(job.nodes, r.model);
   store_.record_wait_prediction(r);
 }
 
@@ -44,7 +44,7 @@ void CampaignController::wait_started(const Entry& e, const SegmentRecord& s) {
     restore_calibration();
     return;
   }
-  calibration_->add(r->model, r->wait);
+  calibration_->add(r->nodes, r->model, r->wait);
   learned_up_to_ = key;
 }
 
@@ -62,10 +62,10 @@ void CampaignController::follow_granted_partition(Entry& e) {
 
 void CampaignController::restore_calibration() {
   if (!waits_) return;
-  *calibration_ = AdaptiveWaitCalibration();
+  *calibration_ = ClassWaitCalibration();
   learned_up_to_ = {kUnknownTime, 0, 0};
   for (const auto& r : store_.started_waits(std::nullopt, kEveryOutcome, waits_digest_)) {
-    calibration_->add(r.model, r.wait);
+    calibration_->add(r.nodes, r.model, r.wait);
     learned_up_to_ = {r.started, r.campaign, r.segment};
   }
   spdlog::info("wait predictor {}", waits_->describe());

@@ -650,7 +650,7 @@ namespace {
 
 constexpr const char* kWaitColumns =
     "campaign_id, idx, attempt, queued_at, predictor, predictor_digest, model, stated, started, "
-    "wait";
+    "wait, (SELECT nodes FROM campaigns WHERE campaigns.id=wait_predictions.campaign_id)";
 
 WaitPredictionRecord read_wait_row(sql::Statement& s) {
   WaitPredictionRecord r;
@@ -664,6 +664,7 @@ WaitPredictionRecord read_wait_row(sql::Statement& s) {
   r.stated = nlohmann::json::parse(s.text(7)).get<WaitQuantiles>();
   r.started = s.integer(8);
   r.wait = s.integer(9);
+  r.nodes = static_cast<int>(s.integer(10));
   return r;
 }
 

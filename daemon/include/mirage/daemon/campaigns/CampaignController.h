@@ -363,7 +363,7 @@ class CampaignController {
   PolicyFactory factory_;
   // What `quantile` reads ([policy] wait_distribution), recalibrated on the user's recent jobs;
   // null when none could be read. `waits_digest_` names the file's contents in the store.
-  std::shared_ptr<AdaptiveWaitCalibration> calibration_;
+  std::shared_ptr<ClassWaitCalibration> calibration_;
   std::shared_ptr<const CalibratedWaitPredictor> waits_;
   // The latest outcome learned, by (start, campaign, segment): the order the store replays them
   // in; a start seen later than one after it is learned by replaying them all.

@@ -6,13 +6,16 @@
 // Per level, split-conformal on the log of the wait plus 10 minutes (agents/ConformalLevels.h,
 // the mechanism the wait model's training recalibrates its size classes with). With fewer
 // outcomes than the minimum, the model's own quantiles stand.
+#include <array>
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "mirage/agents/ConformalLevels.h"
 #include "mirage/agents/WaitPredictor.h"
+#include "mirage/agents/WaitTail.h"
 
 namespace mirage::daemon {
 
@@ -67,14 +70,50 @@ class AdaptiveWaitCalibration {
   LevelShifts shift_{};
 };
 
+// The adaptive calibration kept per size class (1 node, 2-7, 8+) beside a pooled one that every
+// outcome feeds: a job's quantiles are corrected by its class's own state once that state has
+// learned `min_class_outcomes` waits of the class, by the pooled state before, so a class whose
+// waits drift moves its own intervals and no other class's. kPooled: the pooled state corrects
+// every class (the class states are not kept); 0: each class by its own state alone, the model's
+// own quantiles until it is active.
+class ClassWaitCalibration {
+ public:
+  static constexpr std::size_t kPooled = std::numeric_limits<std::size_t>::max();
+  // Chosen on the shared logs' fit months as the step was (replayed as if live on each window's
+  // last third, the least pinball loss relative to each window's best among pooled, 0, 10, 30, 100
+  // and 300; bench/aci_step.sh with MINIMUMS, docs/results/wait-model.md).
+  static constexpr std::size_t kMinClassOutcomes = 30;
+  explicit ClassWaitCalibration(double step = AdaptiveWaitCalibration::kStep,
+                                std::size_t min_class_outcomes = kMinClassOutcomes);
+  double step() const { return pooled_.step(); }
+  std::size_t min_class_outcomes() const { return min_class_outcomes_; }
+  // Every wait learned, of any class.
+  std::size_t outcomes() const { return outcomes_; }
+  // The wait a job of `nodes` nodes got, and the model's quantiles at its submission.
+  void add(int nodes, const WaitQuantiles& model, Seconds wait);
+  // The state that corrects a job of `nodes` nodes now.
+  const AdaptiveWaitCalibration& in_force(int nodes) const;
+  const AdaptiveWaitCalibration& pooled() const { return pooled_; }
+  WaitQuantiles adjust(int nodes, const WaitQuantiles& model) const {
+    return in_force(nodes).adjust(model);
+  }
+
+ private:
+  std::size_t min_class_outcomes_;
+  std::size_t outcomes_ = 0;
+  AdaptiveWaitCalibration pooled_;
+  std::array<AdaptiveWaitCalibration, kSizeClasses> classes_;
+};
+
 // A predictor whose quantiles are `model`'s corrected by the adaptive calibration it shares with
-// whoever feeds it outcomes (the controller): what the `quantile` policy decides by in the daemon.
+// whoever feeds it outcomes (the controller), each job by the state in force for its size class:
+// what the `quantile` policy decides by in the daemon.
 // It asks the model for successors submitted to `partition` (a campaign's; "": the cluster's
 // default), which a model that reads partitions reads as one.
 class CalibratedWaitPredictor : public WaitPredictor {
  public:
   CalibratedWaitPredictor(std::shared_ptr<const WaitPredictor> model,
-                          std::shared_ptr<const AdaptiveWaitCalibration> calibration,
+                          std::shared_ptr<const ClassWaitCalibration> calibration,
                           std::string partition = {});
   // The same model and calibration, for the successors of a campaign submitted to `partition`.
   std::shared_ptr<const CalibratedWaitPredictor> in_partition(std::string partition) const;
@@ -95,24 +134,26 @@ class CalibratedWaitPredictor : public WaitPredictor {
 
  private:
   std::shared_ptr<const WaitPredictor> model_;
-  std::shared_ptr<const AdaptiveWaitCalibration> calibration_;
+  std::shared_ptr<const ClassWaitCalibration> calibration_;
   std::string partition_;
 };
 
-// A stream of jobs each with the quantiles stated at its submission, recalibrated as the daemon
-// recalibrates live: each job's by a WaitCalibration of its size class (1 node, 2-7, 8+) that has
-// learned the waits of the stream's jobs of that class started by its submission (at their
-// start, in that order). What `trace waits --check` states beside a file, on a log.
+// A stream of jobs each with the quantiles stated at its submission, recalibrated live: each
+// job's by a WaitCalibration of its size class (1 node, 2-7, 8+) that has learned the waits of
+// the stream's jobs of that class started by its submission (at their start, in that order).
+// What `trace waits --check` states beside a file, on a log.
 struct StreamJob {
   Seconds submit = 0, start = 0;
   int nodes = 1;
   WaitQuantiles stated{};
 };
 std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs);
-// The same, each class's levels by adaptive conformal inference (AdaptiveWaitCalibration) moving
-// by `step`.
-std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs,
-                                                 double step = AdaptiveWaitCalibration::kStep);
+// The same by the daemon's adaptive conformal inference (ClassWaitCalibration: every started
+// job's wait learned by the pooled state and its class's), its levels moving by `step`, a class
+// corrected by its own state from `min_class_outcomes` of its waits on.
+std::vector<WaitQuantiles> recalibrated_adaptive(
+    const std::vector<StreamJob>& jobs, double step = AdaptiveWaitCalibration::kStep,
+    std::size_t min_class_outcomes = ClassWaitCalibration::kMinClassOutcomes);
 
 // The FNV-1a digest of a predictor file's bytes ("" when it cannot be read): a refit written
 // over the same path is another predictor, whose calibration starts afresh.

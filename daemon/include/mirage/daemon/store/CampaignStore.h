@@ -65,6 +65,7 @@ struct WaitPredictionRecord {
   std::int64_t campaign = 0;
   int segment = 0;
   int attempt = 0;
+  int nodes = 1;                 // the campaign's (read back; not written): its size class
   Seconds queued_at = 0;         // when its wait began
   std::string predictor;         // the file
   std::string predictor_digest;  // of the file's bytes: a refit is another predictor
