@@ -41,8 +41,10 @@ void AvailabilityProfile::occupy_all(std::vector<Holding>& holdings) {
 void AvailabilityProfile::occupy_sorted(std::span<const Holding> holdings) {
   assert(times_.size() == 1);
   // Segment 0 lacks every holding; each later one gets back what ended at its start.
-  for (const Holding& h : holdings) free_[h.slot] -= h.units;
   if (slots_ == 1) {  // one pool (whole-node mode): a running count, no row to copy
+    int held = 0;     // summed apart from the profile: a loop with no store in it
+    for (const Holding& h : holdings) held += h.units;
+    free_[0] -= held;
     int free = free_[0];
     for (std::size_t k = 0; k < holdings.size();) {
       const Seconds end = holdings[k].end;
@@ -52,6 +54,7 @@ void AvailabilityProfile::occupy_sorted(std::span<const Holding> holdings) {
     }
     return;
   }
+  for (const Holding& h : holdings) free_[h.slot] -= h.units;
   // A segment per distinct end (GPU-granular plans hold one holding per node of each job).
   std::size_t ends = 0;
   for (std::size_t k = 0; k < holdings.size(); ++k)

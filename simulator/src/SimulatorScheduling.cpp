@@ -158,11 +158,12 @@ bool Simulator::best_cannot_fit() {
   if (fitting.empty()) return true;
   if (!blocker || over_user_limit(blocker->user, blocker->nodes)) return false;
   // The factors from the users' slots, each computed once an instant and share version (the
-  // ranking of this instant reads them too), and here only those of the users priced.
-  const auto ranked = [this](const EligibleJob& e) {
-    return Ranked{e.job,    e.nodes,
-                  e.user,   priority_from(e, slot_factor(eligible_users_[e.slot])),
-                  e.submit, e.planned};
+  // ranking of this instant reads them too), and here only those of the users priced; none
+  // without fairshare (fairshare_of's 0 for every user).
+  const bool fairshare = spec_.priority.weight_fairshare > 0;
+  const auto ranked = [this, fairshare](const EligibleJob& e) {
+    const double factor = fairshare ? slot_factor(eligible_users_[e.slot]) : 0.0;
+    return Ranked{e.job, e.nodes, e.user, priority_from(e, factor), e.submit, e.planned};
   };
   const Ranked b = ranked(*blocker);
   return std::all_of(fitting.begin(), fitting.end(),
