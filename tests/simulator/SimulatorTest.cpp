@@ -348,8 +348,9 @@ TEST(Simulator, NoJobStartsInADownWindowAndTheQueueStartsAsItEnds) {
 }
 
 // Several down windows, one after another: each holds the jobs submitted in it until it ends, and
-// a job submitted between two starts at once (the windows are looked up as time goes on, each
-// instant after the last: a cursor that must move past every window that ended).
+// a job submitted between two starts at once, also where several came and went unasked (the
+// windows are looked up as time goes on, each instant after the last: a cursor that must move
+// past every window that ended, not one a look).
 TEST(Simulator, EachOfSeveralDownWindowsHoldsTheQueueUntilItEnds) {
   ClusterSpec c = machine(4);
   c.down = std::make_shared<const std::vector<DownWindow>>(
@@ -372,6 +373,11 @@ TEST(Simulator, EachOfSeveralDownWindowsHoldsTheQueueUntilItEnds) {
   later.run_to_completion();  // a fork goes on from where its original was
   EXPECT_EQ(later.start_time(2), 450);
   EXPECT_EQ(later.start_time(3), 600);
+  // Windows that came and went while nothing was asked: a job between two starts at once.
+  c.down = std::make_shared<const std::vector<DownWindow>>(
+      std::vector<DownWindow>{{100, 110}, {120, 130}, {140, 150}, {160, 170}});
+  const Simulator quiet = run(c, {make_job(50, 1, 10, 10), make_job(155, 1, 10, 10)});
+  EXPECT_EQ(quiet.start_time(1), 155);
 }
 
 // Backfill plans a job past a down window to come: the blocked top job (both nodes, free only
