@@ -61,6 +61,11 @@ std::optional<SimJobIndex> EpisodeStarts::replayed(std::size_t trace_index) cons
   return static_cast<SimJobIndex>(it - kept_.begin());
 }
 
+void EpisodeStarts::drop_window() {
+  window_read_ = false;
+  history_.drop_window();
+}
+
 EpisodeStart EpisodeStarts::at(Seconds t) {
   const Seconds interval = episode_.decision_interval;
   if (mode_ == EpisodeStartMode::kForkReplay) {
@@ -69,7 +74,8 @@ EpisodeStart EpisodeStarts::at(Seconds t) {
       next_snapshot_ = next_grid(t - FeatureEncoder::kWindow * interval - 1, interval);
     while (next_snapshot_ <= t) {
       base_->run_until(next_snapshot_);
-      history_.add(base_->snapshot());
+      const bool read = window_read_ || next_snapshot_ + interval > t;
+      history_.add(read ? base_->snapshot() : base_->snapshot_without_jobs());
       next_snapshot_ += interval;
     }
     base_->run_until(t);

@@ -242,8 +242,10 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
     throw std::invalid_argument("a whole campaign needs more work than one segment does");
   const std::vector<std::string> policies = evaluated_policies(config);
   const std::vector<PolicySpec> specs(policies.begin(), policies.end());
+  bool window_read = false;  // by any policy: else the starts need none
   for (const PolicySpec& p : specs)
-    if (p.name != kOracleName) (void)make_policy(p, config.context);  // fail early on a bad name
+    if (p.name != kOracleName)  // fails early on a bad name
+      window_read |= make_policy(p, config.context)->reads_window();
 
   EvalReport report;
   report.world = config.world;
@@ -261,6 +263,7 @@ EvalReport evaluate(const Trace& trace, const EvalConfig& config, const EvalProg
     report.logged_pooling = logged->pooling();
   }
   EpisodeStarts starts(trace, config.cluster, episode, config.start_mode);
+  if (!window_read) starts.drop_window();
   report.sample_times =
       starts.sample_times(config.from, config.to, config.every, &report.dropped_past_horizon);
   for (const auto& p : policies) report.outcomes[p].resize(report.sample_times.size());

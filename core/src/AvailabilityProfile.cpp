@@ -41,8 +41,10 @@ void AvailabilityProfile::occupy_all(std::vector<Holding>& holdings) {
 void AvailabilityProfile::occupy_sorted(std::span<const Holding> holdings) {
   assert(times_.size() == 1);
   // Segment 0 lacks every holding; each later one gets back what ended at its start.
-  for (const Holding& h : holdings) free_[h.slot] -= h.units;
   if (slots_ == 1) {  // one pool (whole-node mode): a running count, no row to copy
+    int held = 0;     // summed apart from the profile: a loop with no store in it
+    for (const Holding& h : holdings) held += h.units;
+    free_[0] -= held;
     int free = free_[0];
     for (std::size_t k = 0; k < holdings.size();) {
       const Seconds end = holdings[k].end;
@@ -52,6 +54,7 @@ void AvailabilityProfile::occupy_sorted(std::span<const Holding> holdings) {
     }
     return;
   }
+  for (const Holding& h : holdings) free_[h.slot] -= h.units;
   // A segment per distinct end (GPU-granular plans hold one holding per node of each job).
   std::size_t ends = 0;
   for (std::size_t k = 0; k < holdings.size(); ++k)
@@ -137,20 +140,23 @@ std::optional<Seconds> AvailabilityProfile::earliest_start_pooled(int units, Sec
   const auto start_of = [&](std::size_t i) { return std::max(times_[i], not_before); };
   // The first run of segments with enough free units that lasts `duration`, in one pass and
   // without allocating (the queue forecast calls this per job).
-  // The run's start and the end it needs, remade only where a segment without room restarts it.
+  // The run's start and the end it needs, remade (and held against latest_start) only where a
+  // segment without room restarts it.
   Seconds start = start_of(first);
+  if (start > latest_start) return std::nullopt;
   Seconds needed_end = start + duration;
-  for (std::size_t j = first; j < n; ++j) {
-    if (start > latest_start) return std::nullopt;
+  for (std::size_t j = first; j + 1 < n; ++j) {
     if (free_[j] < units) {
-      if (j + 1 == n) return std::nullopt;
       start = start_of(j + 1);
+      if (start > latest_start) return std::nullopt;
       needed_end = start + duration;
-      continue;
+    } else if (times_[j + 1] >= needed_end) {
+      return start;
     }
-    if (j + 1 == n || times_[j + 1] >= needed_end) return start;
   }
-  return std::nullopt;
+  // The last segment never ends: the run lasts where it has room.
+  if (free_[n - 1] < units) return std::nullopt;
+  return start;
 }
 
 void AvailabilityProfile::least_free_so_far(std::vector<int>& out, std::size_t from) const {

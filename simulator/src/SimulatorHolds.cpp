@@ -18,7 +18,13 @@ std::optional<Seconds> Simulator::next_boundary_after(Seconds t) const {
 
 std::optional<Seconds> Simulator::down_until(Seconds t) const {
   if (!spec_.down) return std::nullopt;
-  return mirage::down_until(*spec_.down, t);
+  const std::vector<DownWindow>& windows = *spec_.down;
+  if (t < down_asked_) return mirage::down_until(windows, t);
+  down_asked_ = t;
+  while (down_next_ < windows.size() && windows[down_next_].to <= t) ++down_next_;
+  // The windows do not overlap: the first that ends after t is the only one that can hold it.
+  if (down_next_ < windows.size() && windows[down_next_].from <= t) return windows[down_next_].to;
+  return std::nullopt;
 }
 
 bool Simulator::runs_across_boundary(SimJobIndex j, Seconds start) const {

@@ -107,7 +107,7 @@ double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const
 void Simulator::refresh_user_factors() {
   if (factors_at_ == now_ && factors_version_ == share_version_) return;
   for (EligibleUser& u : eligible_users_)
-    if (u.jobs > 0) u.fairshare = fairshare_of(u.user);
+    if (u.jobs > 0) slot_factor(u);
   factors_at_ = now_;
   factors_version_ = share_version_;
 }

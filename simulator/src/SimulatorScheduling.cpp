@@ -144,6 +144,7 @@ void Simulator::main_schedule() {
 }
 
 bool Simulator::best_cannot_fit() {
+  if (free_nodes_ <= 0) return true;  // every job needs a node: no need to look at the queue
   std::vector<const EligibleJob*>& fitting = bf_.fitting;
   fitting.clear();
   const EligibleJob* blocker = nullptr;
@@ -156,20 +157,25 @@ bool Simulator::best_cannot_fit() {
   }
   if (fitting.empty()) return true;
   if (!blocker || over_user_limit(blocker->user, blocker->nodes)) return false;
-  // The factors from the users' slots, computed once an instant for every eligible user (the
-  // ranking of this instant reads them too): cheaper than each fitting job asking for its own.
-  refresh_user_factors();
-  const auto ranked = [this](const EligibleJob& e) {
-    return Ranked{e.job,    e.nodes,  e.user, priority_from(e, eligible_users_[e.slot].fairshare),
-                  e.submit, e.planned};
+  // The factors from the users' slots, each computed once an instant and share version (the
+  // ranking of this instant reads them too), and here only those of the users priced; none
+  // without fairshare (fairshare_of's 0 for every user).
+  const bool fairshare = spec_.priority.weight_fairshare > 0;
+  const auto ranked = [this, fairshare](const EligibleJob& e) {
+    const double factor = fairshare ? slot_factor(eligible_users_[e.slot]) : 0.0;
+    return Ranked{e.job, e.nodes, e.user, priority_from(e, factor), e.submit, e.planned};
   };
   const Ranked b = ranked(*blocker);
   return std::all_of(fitting.begin(), fitting.end(),
                      [&](const EligibleJob* e) { return before(b, ranked(*e)); });
 }
 
-void Simulator::rank_in_order(std::vector<Ranked>& order) {
+const std::vector<Simulator::Ranked>& Simulator::rank_in_order() {
   const std::vector<Ranked>& ranked = ranked_eligible();
+  // The last pass's order, kept by a swap of buffers, not copied out job by job.
+  std::vector<Ranked>& order = bf_.order;
+  std::vector<Ranked>& last = bf_.last_order;
+  std::swap(order, last);
   // The jobs in the last pass's order, the ones new since then after them: between passes few
   // change places, so an insertion sort from there costs about a comparison a job.
   std::vector<std::uint32_t>& slot = bf_.slot_of;
@@ -183,7 +189,7 @@ void Simulator::rank_in_order(std::vector<Ranked>& order) {
     order[taken++] = ranked[slot[j] - 1];
     slot[j] = 0;
   };
-  for (SimJobIndex j : bf_.last_order) take(j);
+  for (const Ranked& r : last) take(r.job);
   for (const Ranked& r : ranked) take(r.job);
   // The same order as any sort's (`before` is a strict total order); where the order moved much
   // (a fork's first pass has none to start from), a sort of the whole.
@@ -197,8 +203,7 @@ void Simulator::rank_in_order(std::vector<Ranked>& order) {
     order[k] = x;
   }
   if (moves > budget) std::sort(order.begin(), order.end(), cmp);
-  bf_.last_order.resize(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) bf_.last_order[i] = order[i].job;
+  return order;
 }
 
 void Simulator::backfill_schedule() {
@@ -221,8 +226,7 @@ void Simulator::backfill_schedule() {
 
   // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
   // a congested replay makes hundreds of thousands of passes).
-  std::vector<Ranked>& order = bf_.order;
-  rank_in_order(order);
+  const std::vector<Ranked>& order = rank_in_order();
   const std::size_t tested = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
   const auto at = [&order](std::size_t k) {

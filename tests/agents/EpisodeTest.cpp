@@ -495,5 +495,42 @@ TEST(Episode, APolicyThatReadsNoWindowDecidesAsWithOne) {
   EXPECT_EQ(o.window_filled, 2);
 }
 
+// Starts that carry no window (for deciders none of which reads one) give the same episodes and
+// show every decision the same observation as starts that carry it, less the window: a decision
+// reads its episode's own snapshots, and of the start's only their count.
+TEST(Episode, StartsWithoutAWindowGiveTheSameEpisodes) {
+  const Trace t = busy_trace(3);
+  EpisodeConfig cfg = short_chain();
+  cfg.chain.segments = 3;
+  EpisodeStarts kept(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  EpisodeStarts dropped(t, cluster16(), cfg, EpisodeStartMode::kForkReplay);
+  dropped.drop_window();
+  std::size_t decisions = 0;
+  for (Seconds sample : {kT0 + 3 * kDay, kT0 + 3 * kDay + 4 * kHour, kT0 + 5 * kDay}) {
+    const EpisodeStart a = kept.at(sample);
+    const EpisodeStart b = dropped.at(sample);
+    EXPECT_EQ(a.next_snapshot, b.next_snapshot);
+    RecordingDecider da, db;
+    const auto ra = run_episode(a, da, cfg);
+    const auto rb = run_episode(b, db, cfg);
+    ASSERT_EQ(ra.boundaries.size(), rb.boundaries.size());
+    for (std::size_t k = 0; k < ra.boundaries.size(); ++k) {
+      EXPECT_EQ(ra.boundaries[k].successor_submit, rb.boundaries[k].successor_submit);
+      EXPECT_EQ(ra.boundaries[k].successor_start, rb.boundaries[k].successor_start);
+    }
+    ASSERT_EQ(da.seen.size(), db.seen.size());
+    for (std::size_t i = 0; i < da.seen.size(); ++i) {
+      EXPECT_FALSE(da.seen[i].window.empty());
+      EXPECT_TRUE(db.seen[i].window.empty());
+      EXPECT_EQ(da.seen[i].window_filled, db.seen[i].window_filled);
+      Observation without = da.seen[i];
+      without.window.clear();
+      expect_same_observation(without, db.seen[i]);
+    }
+    decisions += da.seen.size();
+  }
+  EXPECT_GT(decisions, 0u);
+}
+
 }  // namespace
 }  // namespace mirage

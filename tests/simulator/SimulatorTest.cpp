@@ -347,6 +347,39 @@ TEST(Simulator, NoJobStartsInADownWindowAndTheQueueStartsAsItEnds) {
   EXPECT_EQ(sim.start_time(2), 3000);  // after job 0, which the window did not stop
 }
 
+// Several down windows, one after another: each holds the jobs submitted in it until it ends, and
+// a job submitted between two starts at once, also where several came and went unasked (the
+// windows are looked up as time goes on, each instant after the last: a cursor that must move
+// past every window that ended, not one a look).
+TEST(Simulator, EachOfSeveralDownWindowsHoldsTheQueueUntilItEnds) {
+  ClusterSpec c = machine(4);
+  c.down = std::make_shared<const std::vector<DownWindow>>(
+      std::vector<DownWindow>{{100, 200}, {300, 400}, {400, 450}, {500, 600}});
+  Simulator sim(c, std::make_shared<const std::vector<SimJobSpec>>(std::vector<SimJobSpec>{
+                       make_job(150, 1, 10, 10), make_job(250, 1, 10, 10), make_job(350, 1, 10, 10),
+                       make_job(550, 1, 10, 10)}));
+  sim.run_until(150);
+  EXPECT_TRUE(sim.held_by_down_window(0));
+  sim.run_until(350);
+  EXPECT_TRUE(sim.held_by_down_window(2));
+  sim.run_until(420);  // the next window, touching the last: still down
+  EXPECT_TRUE(sim.held_by_down_window(2));
+  Simulator later = sim.fork();
+  sim.run_to_completion();
+  EXPECT_EQ(sim.start_time(0), 200);
+  EXPECT_EQ(sim.start_time(1), 250);
+  EXPECT_EQ(sim.start_time(2), 450);
+  EXPECT_EQ(sim.start_time(3), 600);
+  later.run_to_completion();  // a fork goes on from where its original was
+  EXPECT_EQ(later.start_time(2), 450);
+  EXPECT_EQ(later.start_time(3), 600);
+  // Windows that came and went while nothing was asked: a job between two starts at once.
+  c.down = std::make_shared<const std::vector<DownWindow>>(
+      std::vector<DownWindow>{{100, 110}, {120, 130}, {140, 150}, {160, 170}});
+  const Simulator quiet = run(c, {make_job(50, 1, 10, 10), make_job(155, 1, 10, 10)});
+  EXPECT_EQ(quiet.start_time(1), 155);
+}
+
 // Backfill plans a job past a down window to come: the blocked top job (both nodes, free only
 // at 600, inside the window) is planned at its end, so a long 1-node job fits before it now;
 // without the window it would delay the top job, and waits.

@@ -29,6 +29,10 @@ class EpisodeStarts {
   // The start state at `t`. In fork mode calls must come in increasing t: the base replay only
   // moves forward.
   EpisodeStart at(Seconds t);
+  // For deciders none of which reads Observation::window: the starts carry none, and of the
+  // snapshots between samples only the last before each lists the queue's jobs (a decision
+  // reads the snapshots its episode takes; of the start's, their count alone).
+  void drop_window();
 
   Seconds trace_end() const { return jobs_->empty() ? 0 : jobs_->back().submit; }
   // The replay's index of the trace's job `trace_index`; none when it was left out.
@@ -45,6 +49,7 @@ class EpisodeStarts {
   std::vector<std::size_t> kept_;  // the trace indices of jobs_, in order
   std::optional<Simulator> base_;
   ObservationBuilder history_;
+  bool window_read_ = true;
   Seconds next_snapshot_ = 0;
 };
 

@@ -215,8 +215,10 @@ class Simulator {
   struct EligibleUser {
     std::uint32_t user = 0;
     int jobs = 0;            // eligible jobs of this user; 0: a free slot
-    double fairshare = 0;    // fairshare_of(user) at the last refresh
+    double fairshare = 0;    // fairshare_of(user) at `factor_at` and `factor_version`
     double ranked_with = 0;  // the factor the ranking of this instant holds for their jobs
+    Seconds factor_at = -1;  // -1: not computed since the slot was taken
+    std::uint64_t factor_version = 0;
   };
 
   void process_events_at(Seconds t);
@@ -251,6 +253,16 @@ class Simulator {
   // Every eligible user's factor now, into their slots (computed once for an instant and
   // share version).
   void refresh_user_factors();
+  // One eligible user's factor now, into their slot where it is not there already: a check that
+  // prices a few jobs need not compute every user's.
+  double slot_factor(EligibleUser& u) {
+    if (u.factor_at != now_ || u.factor_version != share_version_) {
+      u.fairshare = fairshare_of(u.user);
+      u.factor_at = now_;
+      u.factor_version = share_version_;
+    }
+    return u.fairshare;
+  }
   // An eligible job's priority now, from what it holds of its spec: the same figure.
   double eligible_priority(const EligibleJob& e) const {
     return priority_from(e, fairshare_of(e.user));
@@ -266,8 +278,8 @@ class Simulator {
   // the shares and eligible_ as they are, so the backfill pass after a main pass that started
   // nothing ranks nothing again.
   const std::vector<Ranked>& ranked_eligible();
-  // The same in priority order, into `order`: sorted from the last backfill pass's order.
-  void rank_in_order(std::vector<Ranked>& order);
+  // The same in priority order (in bf_.order): sorted from the last backfill pass's order.
+  const std::vector<Ranked>& rank_in_order();
   PendingJobView pending_view(SimJobIndex j, PendingState state, Seconds accruing_since) const;
   // True when a should run before b: higher priority, then earlier submit, then lower index (in
   // the header, so that the sorts of the scheduling passes inline it).
@@ -286,6 +298,7 @@ class Simulator {
   // window can hold it (held_by_boundary, held_by_down_window).
   bool eligible_within_limits(SimJobIndex j) const;
   // The end of the down window (ClusterSpec::down) that holds `t`, in which no job starts.
+  // Asked of every event and pass, each at now or later: found from a cursor, not searched for.
   std::optional<Seconds> down_until(Seconds t) const;
   // True when starting `s` now would break its user's limits, counting `extra` more jobs and
   // nodes of that user started in the same pass.
@@ -382,8 +395,9 @@ class Simulator {
     std::vector<Ranked> with_room;
     std::vector<std::pair<std::uint32_t, UserUse>> started_by;
     std::optional<Placement> placed;
-    // rank_in_order's: the last order, and per job 1 + its place in the ranking (0: none).
-    std::vector<SimJobIndex> last_order;
+    // rank_in_order's: the last pass's order (`order` the pass before), and per job 1 + its
+    // place in the ranking (0: none).
+    std::vector<Ranked> last_order;
     std::vector<std::uint32_t> slot_of;
     Seconds ranked_at = -1;
     std::uint64_t ranked_shares = 0, ranked_changes = 0;
@@ -396,6 +410,10 @@ class Simulator {
   // bf_resolution, in order of those ends (kept as jobs start and end, so a pass sorts nothing).
   std::vector<AvailabilityProfile::Holding> planned_ends_;
 
+  // down_until's cursor: the first window of spec_.down that ends after `down_asked_`, the
+  // latest instant asked (an earlier one is searched for).
+  mutable std::size_t down_next_ = 0;
+  mutable Seconds down_asked_ = INT64_MIN;
   bool main_needed_ = false;  // something changed since the last main-scheduler pass
   // The best job of the last main pass that started nothing more (it did not fit, or would run
   // across a boundary): a hint for best_cannot_fit, checked again each time.
