@@ -7,8 +7,8 @@
 
 #include <fstream>
 
+#include "ShortWaits.h"
 #include "TestSupport.h"
-#include "mirage/agents/WaitDistribution.h"
 
 namespace mirage::daemon {
 namespace {
@@ -120,16 +120,7 @@ TEST(ControllerClock, TheFallbackLeadIsCountedOnSlurmctldsClock) {
 // with the login node ten minutes apart, an hour's wait is an hour, not 50 or 70 minutes.
 TEST(ControllerClock, ASuccessorsRecordedWaitIsItsTimeInTheQueue) {
   testing::TempDir dir;
-  WaitDistribution d;
-  d.spec.from = 1'600'000'000;
-  d.spec.to = d.spec.from + 60 * kDay;
-  WaitDistribution::Bin bin;
-  bin.jobs = 40;
-  for (int k = 0; k < WaitDistribution::kLevels; ++k)
-    bin.waits[static_cast<std::size_t>(k)] = k * 90;
-  d.bins.push_back(bin);
-  const std::string waits = dir.file("waits.toml");
-  write_wait_distribution(waits, d);
+  const std::string waits = testing::write_short_waits(dir);
   for (const Seconds ahead : {kLoginAhead, -kLoginAhead}) {
     ControllerConfig config = quick_config();
     config.wait_distribution_file = waits;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "ShortWaits.h"
 #include "TestSupport.h"
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/agents/WaitModel.h"
@@ -13,21 +14,7 @@ namespace {
 
 using testing::Harness;
 using testing::simple_request;
-
-// A binned distribution of 1-node waits that says every job waits 0 to 30 minutes.
-std::string write_short_waits(const testing::TempDir& dir) {
-  WaitDistribution d;
-  d.spec.from = 1'600'000'000;
-  d.spec.to = d.spec.from + 60 * kDay;
-  WaitDistribution::Bin bin;
-  bin.jobs = 40;
-  for (int k = 0; k < WaitDistribution::kLevels; ++k)
-    bin.waits[static_cast<std::size_t>(k)] = k * 90;
-  d.bins.push_back(bin);
-  const std::string file = dir.file("waits.toml");
-  write_wait_distribution(file, d);
-  return file;
-}
+using testing::write_short_waits;
 
 // A wait model that reads partitions: its median is the partition's mean wait, 6 hours in "gpu"
 // (where the fake Slurm puts a job that names none) and 5 minutes in any other, or none.
