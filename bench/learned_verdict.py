@@ -50,9 +50,7 @@ EPS = 1e-6
 
 
 def agent_of(name):
-    """A model's agent from its file, TRACE-CHAIN-AGENT.mirage-model (the agent's name may hold a
-    dash); a baseline point's name as it is."""
-    return os.path.basename(name)[: -len(MODEL)].split("-", 2)[2] if name.endswith(MODEL) else name
+    return os.path.basename(name)[: -len(MODEL)].rsplit("-", 1)[1] if name.endswith(MODEL) else name
 
 
 class World:
