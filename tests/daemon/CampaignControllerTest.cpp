@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "TestSupport.h"
@@ -338,21 +340,35 @@ TEST(CampaignController, RandomCrashesNeverLoseOrDuplicate) {
   }
 }
 
+// A hand-off campaign whose policy submits at once (`max_retries` further submissions of a failed
+// segment): segment 1 started beside segment 0, which the tick signalled.
+struct HandoffUnderway {
+  explicit HandoffUnderway(std::optional<int> max_retries = std::nullopt)
+      : h(quick_config(), policy.factory()) {
+    policy.submit = true;
+    auto req = simple_request(2, 10 * kHour);
+    req.policy = "scripted";
+    req.overlap = OverlapMode::kHandoff;
+    req.handoff_grace = 300;
+    req.max_retries = max_retries;
+    id = h.controller->add(req).spec.id;
+    h.tick();
+    h.slurm.start(h.job_of(id, 0));
+    h.tick();  // policy: submit now
+    EXPECT_EQ(h.slurm.submissions().size(), 2u);
+    h.slurm.start(h.job_of(id, 1));
+    h.tick();
+    EXPECT_EQ(h.slurm.signals().size(), 1u);
+  }
+  Scripted policy;
+  Harness h;
+  std::int64_t id = 0;
+};
+
 TEST(CampaignController, HandoffSignalsThePredecessorThenCancelsItAfterTheGrace) {
-  Scripted p;
-  p.submit = true;
-  Harness h(quick_config(), p.factory());
-  auto req = simple_request(2, 10 * kHour);
-  req.policy = "scripted";
-  req.overlap = OverlapMode::kHandoff;
-  req.handoff_grace = 300;
-  const auto id = h.controller->add(req).spec.id;
-  h.tick();
-  h.slurm.start(h.job_of(id, 0));
-  h.tick();  // policy: submit now
-  ASSERT_EQ(h.slurm.submissions().size(), 2u);
-  h.slurm.start(h.job_of(id, 1));
-  h.tick();
+  HandoffUnderway c;
+  Harness& h = c.h;
+  const auto id = c.id;
   ASSERT_EQ(h.slurm.signals().size(), 1u);
   EXPECT_EQ(h.slurm.signals()[0].job, h.job_of(id, 0));
   EXPECT_EQ(h.slurm.signals()[0].signo, SIGUSR1);
@@ -366,6 +382,37 @@ TEST(CampaignController, HandoffSignalsThePredecessorThenCancelsItAfterTheGrace)
   h.tick();
   EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
   EXPECT_EQ(h.slurm.cancels().size(), 1u);
+}
+
+// A script that traps no hand-off signal dies of it (FAILED): its successor carries on from the
+// checkpoint, so that is no failure, not even with no retry allowed.
+TEST(CampaignController, AHandoffPredecessorThatDiesOfItsSignalIsDone) {
+  HandoffUnderway c(/*max_retries=*/0);
+  Harness& h = c.h;
+  const auto id = c.id;
+  h.slurm.finish(h.job_of(id, 0), SlurmJobState::kFailed, 138);
+  h.tick();
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
+  EXPECT_EQ(h.campaign(id).state, CampaignState::kActive);
+  EXPECT_EQ(h.slurm.find(h.job_of(id, 1))->state, SlurmJobState::kRunning);
+  EXPECT_TRUE(h.slurm.cancels().empty());
+}
+
+// Each segment of a hand-off campaign may start beside its predecessor: it is told to wait for
+// the hand-off (the training job's template passes --handoff-wait).
+TEST(CampaignController, AHandoffCampaignsSegmentsAreToldToWaitForTheHandoff) {
+  for (const OverlapMode mode : {OverlapMode::kHandoff, OverlapMode::kConcurrent}) {
+    Harness h(quick_config());
+    auto req = simple_request(2);
+    req.overlap = mode;
+    h.controller->add(req);
+    h.tick();
+    ASSERT_EQ(h.slurm.submissions().size(), 1u);
+    const auto& env = h.slurm.submissions()[0].request.environment;
+    EXPECT_EQ(std::count(env.begin(), env.end(), "MIRAGE_HANDOFF=1"),
+              mode == OverlapMode::kHandoff ? 1 : 0)
+        << to_string(mode);
+  }
 }
 
 TEST(CampaignController, ConcurrentModeNeverSignals) {

@@ -109,6 +109,23 @@ TEST(RunsOnce, ALateJobIsCancelledByADaemonStartedAfterward) {
   EXPECT_NE(h.slurm.cancels()[0], h.job_of(id, 0));
 }
 
+// A cancel that failed is sent again whatever the error: one given up would leave the late job
+// running the segment beside its own.
+TEST(RunsOnce, AStrayWhoseCancelWasRefusedIsCancelledAgain) {
+  Harness h(quick_config());
+  h.controller->add(simple_request(2));
+  const JobId late = create_late(h, time_out_submission(h));
+  const Actions a = h.tick(/*perform=*/false);
+  ASSERT_EQ(a.cancels.size(), 1u);
+  EXPECT_EQ(a.cancels[0].job, late);
+  h.controller->on_cancel_failed(
+      a.cancels[0], SlurmError("slurm_kill_job: Access/permission denied", 2002, false));
+  h.tick();
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.slurm.cancels()[0], late);
+  EXPECT_EQ(h.slurm.find(late)->state, SlurmJobState::kCancelled);
+}
+
 // Segment 0 submitted and started; its job.
 JobId run_first_segment(Harness& h, std::int64_t id) {
   h.tick();
@@ -178,19 +195,61 @@ TEST(RunsOnce, AJobRequeuedAndStartedAgainUnseenIsTheSameAttemptFromItsNewStart)
   EXPECT_EQ(h.slurm.submissions().size(), 2u);
 }
 
+// The first segment's job back in the queue (preempted, a node failed) while its successor
+// waits, seen by a dump.
+void requeue_first(EagerChain& c) {
+  c.h.slurm.requeue(c.first);
+  c.h.tick();
+  EXPECT_EQ(c.h.seg(c.id, 0).seg.state, SegmentState::kPending);
+}
+
 // Requeued while its successor waits: it runs again as the same attempt, nothing cancelled.
 TEST(RunsOnce, AJobRequeuedBeforeItsSuccessorStartsRunsAgainAsTheSameAttempt) {
   EagerChain c(OverlapMode::kConcurrent);
   Harness& h = c.h;
-  h.slurm.requeue(c.first);
-  h.tick();
-  EXPECT_EQ(h.seg(c.id, 0).seg.state, SegmentState::kPending);
+  requeue_first(c);
   h.slurm.start(c.first);
   h.tick();
   EXPECT_EQ(h.seg(c.id, 0).seg.state, SegmentState::kRunning);
   EXPECT_TRUE(h.slurm.cancels().empty());
   EXPECT_EQ(h.seg(c.id, 0).seg.attempts, 1);
   EXPECT_EQ(h.slurm.submissions().size(), 2u);
+}
+
+// Cancelled with its campaign while running, and the cancel got no answer (slurmctld busy): the
+// segment is over, so its job, still running, is cancelled at the next tick rather than left
+// to run to its limit unwatched.
+TEST(RunsOnce, ARunningJobWhoseCancelGotNoAnswerIsCancelledAtTheNextTick) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const JobId job = run_first_segment(h, id);
+  const Actions a = h.controller->cancel(id);
+  ASSERT_EQ(a.cancels.size(), 1u);
+  h.controller->on_cancel_failed(a.cancels[0],
+                                 SlurmError("Socket timed out on send/recv operation", 5004, true));
+  h.tick();
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.slurm.cancels()[0], job);
+  EXPECT_EQ(h.slurm.find(job)->state, SlurmJobState::kCancelled);
+  h.tick();  // once
+  EXPECT_EQ(h.slurm.cancels().size(), 1u);
+}
+
+// Requeued while its successor waits, then cancelled in the queue (by an admin): it ran and
+// checkpointed, so its successor carries on; submitted again, it would run beside that one.
+TEST(RunsOnce, ASegmentRequeuedThenCancelledInTheQueueIsNotSubmittedAgain) {
+  EagerChain c(OverlapMode::kConcurrent);
+  Harness& h = c.h;
+  requeue_first(c);
+  h.slurm.finish(c.first, SlurmJobState::kCancelled);
+  h.tick();
+  EXPECT_EQ(h.seg(c.id, 0).seg.state, SegmentState::kDone);
+  EXPECT_EQ(h.seg(c.id, 0).message, "cancelled after it had run");
+  h.slurm.start(h.job_of(c.id, 1));
+  h.tick();
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions_tagged(c.id, 0).size(), 1u);
+  EXPECT_EQ(h.seg(c.id, 1).seg.state, SegmentState::kRunning);
 }
 
 // `scontrol requeue` takes a batch job that already COMPLETED: the same id queued again, which no

@@ -1,7 +1,12 @@
-// The job tag and the TRES parsing at the Slurm seam.
+// The job tag, the TRES parsing and libslurm's errors at the Slurm seam.
 #include <gtest/gtest.h>
 
 #include "mirage/daemon/slurm/SlurmClient.h"
+#if MIRAGE_HAVE_LIBSLURM
+#include <slurm/slurm_errno.h>
+
+#include "mirage/daemon/slurm/LibSlurmClient.h"
+#endif
 
 namespace mirage::daemon {
 namespace {
@@ -54,6 +59,18 @@ TEST(SlurmJobState, FinishedStates) {
   EXPECT_TRUE(is_finished(SlurmJobState::kTimeout));
   EXPECT_TRUE(is_finished(SlurmJobState::kCancelled));
 }
+
+#if MIRAGE_HAVE_LIBSLURM
+// A busy slurmctld times out on the socket: the call may have been carried out, so its outcome is
+// unknown (asked again, never taken as a refusal); a refusal is one.
+TEST(LibSlurmErrors, ASocketTimeoutLeavesTheOutcomeUnknown) {
+  EXPECT_TRUE(slurm_error_is_transient(SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT));
+  EXPECT_TRUE(slurm_error_is_transient(SLURM_PROTOCOL_SOCKET_ZERO_BYTES_SENT));
+  EXPECT_TRUE(slurm_error_is_transient(SLURM_COMMUNICATIONS_CONNECTION_ERROR));
+  EXPECT_FALSE(slurm_error_is_transient(ESLURM_INVALID_PARTITION_NAME));
+  EXPECT_FALSE(slurm_error_is_transient(ESLURM_ACCESS_DENIED));
+}
+#endif
 
 }  // namespace
 }  // namespace mirage::daemon

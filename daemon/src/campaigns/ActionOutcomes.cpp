@@ -104,14 +104,16 @@ void CampaignController::on_cancel_failed(const CancelAction& a, const SlurmErro
   if (it == entries_.end()) return;
   spdlog::warn("campaign {} segment {}: cancelling job {} failed: {}", a.campaign, a.segment, a.job,
                error.what());
-  // A second job of the segment's tag: tried again at the next tick.
+  // Tried again at the next tick whatever the error: a cancel repeated is harmless (a job
+  // already gone is no error), one given up leaves the job running beside the segment's.
+  // A second job of the segment's tag, or the job of a segment that ended:
   if (it->second->strays_cancelled.count(a.job)) {
-    if (error.transient()) it->second->strays_cancelled.erase(a.job);
+    it->second->strays_cancelled.erase(a.job);
     return;
   }
+  // A hand-off predecessor past its grace:
   SegmentRecord& s = it->second->seg(a.segment);
-  if (error.transient() && s.seg.slurm_job_id == a.job && s.killed_at >= 0 &&
-      !is_finished(it->second->rec.state)) {
+  if (s.seg.slurm_job_id == a.job && s.killed_at >= 0 && !is_finished(it->second->rec.state)) {
     s.killed_at = -1;
     save(*it->second, s);
   }

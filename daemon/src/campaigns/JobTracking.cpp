@@ -261,13 +261,18 @@ const SegmentRecord* CampaignController::follower(const Entry& e, JobId job) con
   return it == e.rec.segments.end() ? nullptr : &*it;
 }
 
-// A segment that ended (done, or failed with its successor out) whose job is queued or started
-// again since: `scontrol requeue` takes a finished batch job too, and no segment follows it any
-// more, so it would run the segment a second time unwatched beside the one that carries on.
-bool requeued_after_it_ended(const SegmentRecord& s, const SlurmJob& job) {
-  if (s.seg.state != SegmentState::kDone && s.seg.state != SegmentState::kFailed) return false;
-  return job.state == SlurmJobState::kPending ||
-         (s.seg.start_time >= 0 && job.start != kUnknownTime && job.start > s.seg.start_time);
+// Why a segment that ended (done, or failed with its successor out) still has its job live, if
+// it does: queued or started again since (`scontrol requeue` takes a finished batch job too, and
+// no segment follows it any more, so it would run the segment a second time unwatched beside the
+// one that carries on), or still running after the segment was ended by cancelling it (the
+// cancel did not land: the job would run to its limit unwatched). Empty: not live.
+std::string live_after_it_ended(const SegmentRecord& s, const SlurmJob& job) {
+  if (s.seg.state != SegmentState::kDone && s.seg.state != SegmentState::kFailed) return {};
+  if (is_finished(job.state)) return {};
+  if (job.state == SlurmJobState::kPending ||
+      (s.seg.start_time >= 0 && job.start != kUnknownTime && job.start > s.seg.start_time))
+    return "was requeued after it ended";
+  return "still runs after it ended";
 }
 
 // A submission whose reply was lost is submitted again once a dump taken `reconcile_delay` later
@@ -290,11 +295,12 @@ void CampaignController::cancel_strays(Entry& e, const JobIndex& index, Seconds 
     for (const SlurmJob* j : it->second) {
       if (is_finished(j->state) || e.strays_cancelled.count(j->id)) continue;
       if (const SegmentRecord* f = follower(e, j->id)) {
-        if (!requeued_after_it_ended(*f, *j)) continue;
+        const std::string live = live_after_it_ended(*f, *j);
+        if (live.empty()) continue;
         spdlog::warn(
-            "campaign {} segment {}: job {} was requeued after it ended ({}): cancelling it so "
-            "the segment does not run a second time",
-            id, f->seg.index, j->id, to_string(f->seg.state));
+            "campaign {} segment {}: job {} {} ({}): cancelling it so the segment does not run "
+            "a second time",
+            id, f->seg.index, j->id, live, to_string(f->seg.state));
         e.strays_cancelled.insert(j->id);
         out.cancels.push_back({id, f->seg.index, j->id});
         continue;
@@ -388,8 +394,10 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
       return;
     default: break;
   }
-  // Finished.
-  const bool started = job.start != kUnknownTime || s.seg.state == SegmentState::kRunning;
+  // Finished. A job that ran, was requeued and then ended in the queue ran all the same: its
+  // successor carries on from its checkpoint, and submitting it again could run it beside that.
+  const bool started =
+      job.start != kUnknownTime || s.seg.state == SegmentState::kRunning || s.seg.start_time >= 0;
   if (s.seg.start_time < 0 && job.start != kUnknownTime) {
     s.seg.start_time = job.start;  // started and ended between two dumps
     wait_started(e, s);
@@ -412,8 +420,11 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
       return;
     case SlurmJobState::kCancelled:
       if (started) {
+        // Pending: requeued after it ran, then cancelled in the queue.
+        s.message = s.signalled_at >= 0                     ? ""
+                    : s.seg.state == SegmentState::kPending ? "cancelled after it had run"
+                                                            : "cancelled while running";
         s.seg.state = SegmentState::kDone;
-        s.message = s.signalled_at < 0 ? "cancelled while running" : "";
         save(e, s);
         spdlog::info("campaign {} segment {}: {}", id, s.seg.index, what);
         return;
@@ -421,6 +432,17 @@ void CampaignController::apply_job(Entry& e, SegmentRecord& s, const SlurmJob& j
       segment_failed(e, s, false, what + " before it started", now, out);
       return;
     default:
+      // A hand-off predecessor ends whichever way after its signal (a script that traps no signal
+      // dies of it): its successor carries on from its checkpoint, so this is no failure of the
+      // campaign, and never one of a streak that would fail it.
+      if (started && s.signalled_at >= 0) {
+        s.seg.state = SegmentState::kDone;
+        s.message = what + " after the hand-off signal; segment " +
+                    std::to_string(s.seg.index + 1) + " carries on";
+        save(e, s);
+        spdlog::info("campaign {} segment {}: {}", id, s.seg.index, s.message);
+        return;
+      }
       segment_failed(e, s, started, what + (started ? "" : " before it started"), now, out);
       return;
   }

@@ -273,6 +273,9 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   q.environment.push_back("MIRAGE_SEGMENTS=" + std::to_string(r.spec.segment_count));
   q.environment.push_back("MIRAGE_ATTEMPT=" + std::to_string(s.seg.attempts));
   q.environment.push_back("MIRAGE_DONE_FILE=" + r.done_file);
+  // The segment may start while its predecessor still runs: it waits for the hand-off
+  // (training_jobs/sbatch/gpt-segment.sbatch passes --handoff-wait).
+  if (r.spec.overlap == OverlapMode::kHandoff) q.environment.push_back("MIRAGE_HANDOFF=1");
   q.work_dir = r.work_dir;
   q.options = r.sbatch_options;
   // The daemon's partition and account stand in where neither the flags nor the script name

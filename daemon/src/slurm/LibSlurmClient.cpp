@@ -40,19 +40,10 @@ std::string str(const char* s) {
   return s ? std::string(s) : std::string();
 }
 
-// Whether an error leaves the outcome unknown (no answer from the controller) rather than a
-// refusal: communication errors and plain system errors (timeouts, refused connections).
-bool is_transient(int code) {
-  if (code == 0) return true;
-  if (code < 1000) return true;
-  if (code >= 1000 && code < 1900) return true;
-  return code == ESLURM_IN_STANDBY_MODE;
-}
-
 [[noreturn]] void fail(const std::string& what) {
   const int code = last_slurm_error();
   throw SlurmError(what + ": " + slurm_strerror(code) + " (errno " + std::to_string(code) + ")",
-                   code, is_transient(code));
+                   code, slurm_error_is_transient(code));
 }
 
 // A node no pending job can have now: down or not yet configured, or idle but drained, failing,
@@ -503,6 +494,18 @@ class LibSlurmClient final : public SlurmClient {
 };
 
 }  // namespace
+
+bool slurm_error_is_transient(int code) {
+  if (code == 0) return true;
+  if (code < 1000) return true;
+  if (code >= 1000 && code < 1900) return true;
+  // A busy slurmctld's socket timing out ("Socket timed out on send/recv operation") or closed
+  // mid-reply: the request may have been carried out. The socket errors start at 5000 in every
+  // release (24.11 dropped 5000 to 5002 and renamed 5003).
+  constexpr int kSocketErrorsFirst = 5000;
+  if (code >= kSocketErrorsFirst && code <= SLURM_PROTOCOL_SOCKET_ZERO_BYTES_SENT) return true;
+  return code == ESLURM_IN_STANDBY_MODE;
+}
 
 bool have_libslurm() {
   return true;

@@ -19,6 +19,11 @@ std::string resolve_slurm_conf(const std::string& configured);
 // True when this build has libslurm.
 bool have_libslurm();
 
+// Whether libslurm's error `code` leaves a call's outcome unknown (no answer from the controller:
+// communication errors, timeouts, refused connections) rather than a refusal. Built with libslurm
+// only.
+bool slurm_error_is_transient(int code);
+
 // The Slurm release this build was compiled against ("24.11.5"); empty without libslurm.
 std::string built_slurm_release();
 
