@@ -286,5 +286,45 @@ TEST(Fidelity, OverallFiguresOfAReplayAreTheReportsOverall) {
                std::invalid_argument);
 }
 
+// A calibration's replays of one log share the log's side of their figures (ranked once): each
+// replay's figures are those worked out whole, to the bit; where the replay left a job the log
+// started unstarted (fewer jobs compared), they are worked out whole again.
+TEST(Fidelity, ReplaysSharingTheLogsSideHaveTheFiguresWorkedOutWhole) {
+  std::vector<Job> jobs(7);
+  for (int i = 0; i < 7; ++i) {
+    jobs[i].id = i + 1;
+    jobs[i].submit = 1000 + 100 * i;
+    jobs[i].start = jobs[i].submit + 700 * ((i * 5) % 7);  // ties and a wait over the hour
+    jobs[i].end = jobs[i].start + 600;
+  }
+  jobs[2].start = kUnknownTime;  // the log never started it: in no replay's figures
+  const WaitSideFigures logged = logged_wait_figures(jobs);
+  EXPECT_EQ(logged.jobs, 6u);
+  std::vector<Seconds> waits = {4000, 9000, 10, 4000, 0, 7200, 3599};
+  std::vector<Seconds> short_one = waits;
+  short_one[5] = kUnknownTime;  // the replay never started it
+  for (const auto& replay : {waits, short_one}) {
+    const WaitFidelity whole = measure_overall_fidelity(jobs, replay);
+    const WaitFidelity shared = measure_overall_fidelity(jobs, logged, replay);
+    EXPECT_EQ(shared.jobs, whole.jobs);
+    for (const auto& [a, b] : {std::pair{whole.real_mean_s, shared.real_mean_s},
+                               {whole.sim_mean_s, shared.sim_mean_s},
+                               {whole.real_median_s, shared.real_median_s},
+                               {whole.sim_median_s, shared.sim_median_s},
+                               {whole.real_p90_s, shared.real_p90_s},
+                               {whole.sim_p90_s, shared.sim_p90_s},
+                               {whole.real_over_1h, shared.real_over_1h},
+                               {whole.sim_over_1h, shared.sim_over_1h},
+                               {whole.rank_correlation, shared.rank_correlation},
+                               {whole.mean_ratio, shared.mean_ratio}})
+      EXPECT_EQ(a, b);
+  }
+  EXPECT_EQ(measure_overall_fidelity(jobs, logged, short_one).jobs, 5u);
+  // The log's side of other jobs is no side of these.
+  std::vector<Job> fewer(jobs.begin(), jobs.begin() + 4);
+  EXPECT_THROW(measure_overall_fidelity(jobs, logged_wait_figures(fewer), waits),
+               std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace mirage
