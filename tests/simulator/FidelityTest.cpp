@@ -249,6 +249,23 @@ TEST(Fidelity, PairsEachJobWithItsSimulatedStartInsideTheWindow) {
   EXPECT_EQ(behind[0].user, 1u);
 }
 
+// Every figure of `b` is `a`'s, to the bit.
+void expect_same_figures(const WaitFidelity& a, const WaitFidelity& b) {
+  EXPECT_EQ(a.group, b.group);
+  EXPECT_EQ(a.jobs, b.jobs);
+  for (const auto& [of_a, of_b] : {std::pair{a.real_mean_s, b.real_mean_s},
+                                   {a.sim_mean_s, b.sim_mean_s},
+                                   {a.real_median_s, b.real_median_s},
+                                   {a.sim_median_s, b.sim_median_s},
+                                   {a.real_p90_s, b.real_p90_s},
+                                   {a.sim_p90_s, b.sim_p90_s},
+                                   {a.real_over_1h, b.real_over_1h},
+                                   {a.sim_over_1h, b.sim_over_1h},
+                                   {a.rank_correlation, b.rank_correlation},
+                                   {a.mean_ratio, b.mean_ratio}})
+    EXPECT_EQ(of_a, of_b);
+}
+
 // What a calibration's replays are judged by: the report's overall figures, to the bit, without
 // the jobs the log never started or the replay never did.
 TEST(Fidelity, OverallFiguresOfAReplayAreTheReportsOverall) {
@@ -270,18 +287,7 @@ TEST(Fidelity, OverallFiguresOfAReplayAreTheReportsOverall) {
       measure_fidelity(pair_waits(jobs, waits, 0, 0, without_start)).overall;
   const WaitFidelity overall = measure_overall_fidelity(jobs, waits);
   EXPECT_EQ(overall.jobs, 4u);
-  for (const auto& [of_report, of_replay] : {std::pair{report.real_mean_s, overall.real_mean_s},
-                                             {report.sim_mean_s, overall.sim_mean_s},
-                                             {report.real_median_s, overall.real_median_s},
-                                             {report.sim_median_s, overall.sim_median_s},
-                                             {report.real_p90_s, overall.real_p90_s},
-                                             {report.sim_p90_s, overall.sim_p90_s},
-                                             {report.real_over_1h, overall.real_over_1h},
-                                             {report.sim_over_1h, overall.sim_over_1h},
-                                             {report.rank_correlation, overall.rank_correlation},
-                                             {report.mean_ratio, overall.mean_ratio}})
-    EXPECT_EQ(of_report, of_replay);
-  EXPECT_EQ(overall.group, report.group);
+  expect_same_figures(report, overall);
   EXPECT_THROW(measure_overall_fidelity(jobs, std::vector<Seconds>(6, kUnknownTime)),
                std::invalid_argument);
 }
@@ -304,20 +310,8 @@ TEST(Fidelity, ReplaysSharingTheLogsSideHaveTheFiguresWorkedOutWhole) {
   std::vector<Seconds> short_one = waits;
   short_one[5] = kUnknownTime;  // the replay never started it
   for (const auto& replay : {waits, short_one}) {
-    const WaitFidelity whole = measure_overall_fidelity(jobs, replay);
-    const WaitFidelity shared = measure_overall_fidelity(jobs, logged, replay);
-    EXPECT_EQ(shared.jobs, whole.jobs);
-    for (const auto& [a, b] : {std::pair{whole.real_mean_s, shared.real_mean_s},
-                               {whole.sim_mean_s, shared.sim_mean_s},
-                               {whole.real_median_s, shared.real_median_s},
-                               {whole.sim_median_s, shared.sim_median_s},
-                               {whole.real_p90_s, shared.real_p90_s},
-                               {whole.sim_p90_s, shared.sim_p90_s},
-                               {whole.real_over_1h, shared.real_over_1h},
-                               {whole.sim_over_1h, shared.sim_over_1h},
-                               {whole.rank_correlation, shared.rank_correlation},
-                               {whole.mean_ratio, shared.mean_ratio}})
-      EXPECT_EQ(a, b);
+    expect_same_figures(measure_overall_fidelity(jobs, replay),
+                        measure_overall_fidelity(jobs, logged, replay));
   }
   EXPECT_EQ(measure_overall_fidelity(jobs, logged, short_one).jobs, 5u);
   // The log's side of other jobs is no side of these.
