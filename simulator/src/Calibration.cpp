@@ -30,13 +30,21 @@ Calibration infer_calibration(const std::vector<Job>& all, const ClusterSpec& sp
   auto nothing_hidden =
       whole_node ? replay_nothing_hidden(all, spec, settings, c) : std::future<std::vector<Job>>{};
   const auto candidates = dependency_candidates(log, settings, c);
+  // The links' count against chance reads only the rules inferred so far: on a thread of its own
+  // (a copy of them), beside the null replay.
+  auto links = settings.dependencies ? std::async(std::launch::async,
+                                                  [&log, &spec, &settings, &candidates, rules = c] {
+                                                    return count_links_against_chance(
+                                                        log, spec, settings, candidates, rules);
+                                                  })
+                                     : std::future<ChanceCount>{};
   const std::vector<char> room_seen =
       whole_node ? room_evidence(log, spec, settings, candidates, std::move(nothing_hidden), c)
                  : std::vector<char>{};
   if (whole_node) infer_capacity(log, spec, settings, room_seen, c);
   if (settings.dependencies) {
     confirm_dependencies(log, spec, settings, candidates, c);
-    test_links_against_chance(log, spec, settings, candidates, c);
+    test_links_against_chance(log, spec, settings, candidates, links.get(), c);
   }
   infer_followers(log, settings, c);
   if (settings.priority) {
@@ -72,7 +80,9 @@ void relink(const std::vector<Job>& all, const ClusterSpec& spec,
     const auto candidates = dependency_candidates(log, settings, c);
     if (test_links) c.links_told_apart = true;
     confirm_dependencies(log, spec, settings, candidates, c);
-    if (test_links) test_links_against_chance(log, spec, settings, candidates, c);
+    if (test_links)
+      test_links_against_chance(log, spec, settings, candidates,
+                                count_links_against_chance(log, spec, settings, candidates, c), c);
   }
   CalibrationSettings followed = settings;
   followed.feedback = feedback;

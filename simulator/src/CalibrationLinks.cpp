@@ -22,6 +22,8 @@ bool waited_with_room(const LogView& log, const ClusterSpec& spec, const Job& b,
   return false;
 }
 
+}  // namespace
+
 // The log's links outside arrays, and how many of them its own times give by chance. A job that
 // waited with room free and started as one of its user's earlier jobs ended is a link; but some
 // job ends just before most starts (the freed nodes are what the waiting job took), and that job
@@ -31,10 +33,10 @@ bool waited_with_room(const LogView& log, const ClusterSpec& spec, const Job& b,
 // the draw holds one that could be b's link (its user's, started before it, submitted no later,
 // still running a step after its submission) is hypergeometric. The log's own starts and ends
 // stay as they are; only who ran which job is left to chance.
-ChanceCount links_against_shuffled_users(const LogView& log, const ClusterSpec& spec,
-                                         const CalibrationSettings& settings,
-                                         const DependencyCandidates& candidates,
-                                         const Calibration& c) {
+ChanceCount count_links_against_chance(const LogView& log, const ClusterSpec& spec,
+                                       const CalibrationSettings& settings,
+                                       const DependencyCandidates& candidates,
+                                       const Calibration& c) {
   const Seconds step = std::max<Seconds>(1, settings.sample_every);
   RunningSweep sweep(log);
   ChanceCount out;
@@ -60,8 +62,6 @@ ChanceCount links_against_shuffled_users(const LogView& log, const ClusterSpec& 
   }
   return out;
 }
-
-}  // namespace
 
 // Jobs that started as the same user's earlier job ended, after waiting, while the limits did
 // not hold them: each with the job it may have waited for; and the members of throttled arrays,
@@ -113,14 +113,14 @@ void confirm_dependencies(const LogView& log, const ClusterSpec& spec,
   }
 }
 
-// Whether the log's dependencies outside arrays stand out from chance
-// (links_against_shuffled_users): they must outnumber those the log's own times give by chance by
+// Whether the log's dependencies outside arrays stand out from chance (`links`, counted by
+// count_links_against_chance): they must outnumber those the log's own times give by chance by
 // more than kLinkSigmas standard deviations. Else c's links outside arrays are dropped: the log
 // cannot tell them from none.
 void test_links_against_chance(const LogView& log, const ClusterSpec& spec,
                                const CalibrationSettings& settings,
-                               const DependencyCandidates& candidates, Calibration& c) {
-  const ChanceCount links = links_against_shuffled_users(log, spec, settings, candidates, c);
+                               const DependencyCandidates& candidates, const ChanceCount& links,
+                               Calibration& c) {
   c.links_seen = links.seen;
   c.links_by_chance = static_cast<int>(std::lround(links.expected));
   c.links_told_apart = true;

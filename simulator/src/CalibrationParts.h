@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "CalibrationChance.h"
 #include "CalibrationLog.h"
 #include "mirage/core/ClusterSpec.h"
 #include "mirage/core/Job.h"
@@ -41,9 +42,17 @@ DependencyCandidates dependency_candidates(const LogView& log, const Calibration
 void confirm_dependencies(const LogView& log, const ClusterSpec& spec,
                           const CalibrationSettings& settings,
                           const DependencyCandidates& candidates, Calibration& c);
+// The log's links outside arrays, and how many its own times give by chance: it reads c's limits,
+// boundaries and down windows alone (neither the room nor the dependencies), so it is counted
+// beside the replay with nothing hidden.
+ChanceCount count_links_against_chance(const LogView& log, const ClusterSpec& spec,
+                                       const CalibrationSettings& settings,
+                                       const DependencyCandidates& candidates,
+                                       const Calibration& c);
 void test_links_against_chance(const LogView& log, const ClusterSpec& spec,
                                const CalibrationSettings& settings,
-                               const DependencyCandidates& candidates, Calibration& c);
+                               const DependencyCandidates& candidates, const ChanceCount& links,
+                               Calibration& c);
 
 // CalibrationRoom.cpp: which windows show hidden room (against the log replayed with nothing
 // hidden: started on a thread of its own by replay_nothing_hidden, so that the passes over the log

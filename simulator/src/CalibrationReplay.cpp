@@ -34,6 +34,7 @@ std::optional<CalibratedReplay> calibrated_replay(const std::vector<Job>& all,
   if (std::none_of(r.jobs.begin(), r.jobs.end(), [](const Job& j) { return j.started(); }))
     return std::nullopt;
   r.sim_jobs = std::make_shared<const std::vector<SimJobSpec>>(to_sim_jobs(r.jobs));
+  r.logged = std::make_shared<const WaitSideFigures>(logged_wait_figures(r.jobs));
   return r;
 }
 
@@ -45,7 +46,7 @@ ReplayOutcome replay_outcome(const CalibratedReplay& r, const PriorityParameters
   sim.set_recording(false);
   sim.run_to_completion();
   auto waits = std::make_shared<const std::vector<Seconds>>(sim.waits(r.jobs.size()));
-  return ReplayOutcome{measure_overall_fidelity(r.jobs, *waits), std::move(waits)};
+  return ReplayOutcome{measure_overall_fidelity(r.jobs, *r.logged, *waits), std::move(waits)};
 }
 
 // The same on a thread of its own, so that several replays run side by side.

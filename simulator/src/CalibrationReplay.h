@@ -23,6 +23,8 @@ struct CalibratedReplay {
   ClusterSpec machine;
   std::shared_ptr<const std::vector<SimJobSpec>> sim_jobs;
   bool users = false;  // whether the log names them (fairshare needs them)
+  // The log's side of every replay's figures (logged_wait_figures), shared by its replays.
+  std::shared_ptr<const WaitSideFigures> logged;
 };
 
 // A whole replay of the log: its figures against the log's waits, and each job's start.

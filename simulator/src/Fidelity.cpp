@@ -1,5 +1,7 @@
 #include "mirage/simulator/Fidelity.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <boost/sort/spreadsort/integer_sort.hpp>
 #include <cmath>
@@ -62,30 +64,27 @@ double pearson(const std::vector<double>& a, const std::vector<double>& b) {
   return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0.0;
 }
 
-// The figures of the jobs whose real and simulated waits are real[i] and sim[i].
-WaitFidelity figures(std::string group, std::vector<double> real, std::vector<double> sim) {
+// The figures of the jobs whose real and simulated waits are real[i] and sim[i], from each
+// side's own (side_figures).
+WaitFidelity figures(std::string group, const WaitSideFigures& real, const WaitSideFigures& sim) {
   WaitFidelity f;
   f.group = std::move(group);
-  f.jobs = real.size();
-  const double n = static_cast<double>(real.size());
-  f.real_mean_s = std::accumulate(real.begin(), real.end(), 0.0) / n;
-  f.sim_mean_s = std::accumulate(sim.begin(), sim.end(), 0.0) / n;
-
-  const auto over = [&](const std::vector<double>& v) {
-    return static_cast<double>(
-               std::count_if(v.begin(), v.end(), [](double w) { return w > kHour; })) /
-           n;
-  };
-  f.real_over_1h = over(real);
-  f.sim_over_1h = over(sim);
-  f.rank_correlation = rank_correlation(real, sim);
+  f.jobs = real.jobs;
+  f.real_mean_s = real.mean_s;
+  f.sim_mean_s = sim.mean_s;
+  f.real_over_1h = real.over_1h;
+  f.sim_over_1h = sim.over_1h;
+  f.rank_correlation = real.jobs < 2 ? 0.0 : pearson(real.ranks, sim.ranks);
   f.mean_ratio = f.real_mean_s > 0 ? f.sim_mean_s / f.real_mean_s : 0.0;
-  // Last: quantile reorders each sample, and the rank correlation above needs them paired.
-  f.real_median_s = quantile(real, 0.5);
-  f.sim_median_s = quantile(sim, 0.5);
-  f.real_p90_s = quantile(real, 0.9);
-  f.sim_p90_s = quantile(sim, 0.9);
+  f.real_median_s = real.median_s;
+  f.sim_median_s = sim.median_s;
+  f.real_p90_s = real.p90_s;
+  f.sim_p90_s = sim.p90_s;
   return f;
+}
+
+WaitFidelity figures(std::string group, std::vector<double> real, std::vector<double> sim) {
+  return figures(std::move(group), side_figures(std::move(real)), side_figures(std::move(sim)));
 }
 
 WaitFidelity figures(std::string group, const std::vector<const WaitPair*>& pairs) {
@@ -114,6 +113,21 @@ std::string size_class(int nodes) {
   if (nodes <= 1) return "1 node";
   if (nodes < 8) return "2-7 nodes";
   return "8+ nodes";
+}
+
+WaitSideFigures side_figures(std::vector<double> waits) {
+  WaitSideFigures s;
+  s.jobs = waits.size();
+  const double n = static_cast<double>(waits.size());
+  s.mean_s = std::accumulate(waits.begin(), waits.end(), 0.0) / n;
+  s.over_1h = static_cast<double>(
+                  std::count_if(waits.begin(), waits.end(), [](double w) { return w > kHour; })) /
+              n;
+  if (waits.size() >= 2) s.ranks = ranks(waits);
+  // Last: quantile reorders the sample, and the ranks above are by position.
+  s.median_s = quantile(waits, 0.5);
+  s.p90_s = quantile(waits, 0.9);
+  return s;
 }
 
 double rank_correlation(const std::vector<double>& a, const std::vector<double>& b) {
@@ -255,6 +269,33 @@ WaitFidelity measure_overall_fidelity(const std::vector<Job>& jobs,
   }
   if (real.empty()) throw std::invalid_argument("no jobs to compare");
   return figures("all", std::move(real), std::move(sim));
+}
+
+WaitSideFigures logged_wait_figures(const std::vector<Job>& jobs) {
+  std::vector<double> real;
+  real.reserve(jobs.size());
+  for (const Job& j : jobs)
+    if (j.started()) real.push_back(static_cast<double>(j.wait()));
+  return side_figures(std::move(real));
+}
+
+WaitFidelity measure_overall_fidelity(const std::vector<Job>& jobs, const WaitSideFigures& logged,
+                                      const std::vector<Seconds>& waits) {
+  std::vector<double> sim;
+  sim.reserve(logged.jobs);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (!jobs[i].started()) continue;
+    // A job the log started and the replay did not: the jobs compared are fewer than those
+    // `logged` was worked out on.
+    if (waits.at(i) == kUnknownTime) return measure_overall_fidelity(jobs, waits);
+    sim.push_back(static_cast<double>(waits[i]));
+  }
+  if (sim.size() != logged.jobs)
+    throw std::invalid_argument(fmt::format(
+        "measure_overall_fidelity: the log's figures are of {} started jobs, these jobs have {}",
+        logged.jobs, sim.size()));
+  if (sim.empty()) throw std::invalid_argument("no jobs to compare");
+  return figures("all", logged, side_figures(std::move(sim)));
 }
 
 FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs) {

@@ -168,6 +168,32 @@ TEST(Calibration, AJobThatWaitedWithRoomFreeAndStartedAsItsUsersJobEndedDependsO
   EXPECT_EQ(sim.start_time(1), 5 * kHour);
 }
 
+// The links are counted against chance on a thread of their own, beside the replay with nothing
+// hidden, from the rules inferred before it: the same count, dependencies and verdict as counted
+// again, one part after another, from the finished calibration (infer_dependencies).
+TEST(Calibration, LinksCountedBesideTheNullReplayAreThoseCountedAfterIt) {
+  std::vector<Job> jobs;
+  // Twelve days of a link, each beside three other users' jobs that could have ended instead;
+  // on odd days a fourth user's job whose end frees the room, by chance.
+  for (int d = 0; d < 12; ++d) {
+    const Seconds at = d * kDay;
+    jobs.push_back(job("u", at, at, at + 5 * kHour, 2));
+    jobs.push_back(job("u", at + 60, at + 5 * kHour + 30, at + 6 * kHour, 2));
+    for (const char* other : {"x", "y", "y"})
+      jobs.push_back(job(other, at + 60, at + 60, at + 8 * kHour, 1));
+    if (d % 2) jobs.push_back(job("w", at + 120, at + 120, at + 5 * kHour + 10, 1));
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].id = static_cast<JobId>(i + 1);
+  const Calibration beside = infer_calibration(jobs, machine(8));
+  ASSERT_GT(beside.links_seen, 0) << beside.describe_links();
+  Calibration after = beside;
+  infer_dependencies(jobs, machine(8), CalibrationSettings{}, after);
+  EXPECT_EQ(after.links_seen, beside.links_seen);
+  EXPECT_EQ(after.links_by_chance, beside.links_by_chance);
+  EXPECT_EQ(after.links_told_apart, beside.links_told_apart);
+  EXPECT_EQ(after.dependencies, beside.dependencies);
+}
+
 // A job that waited with room free and started as one of four running jobs ended, one of them its
 // user's: the one that ended was its user's on 3 of 12 days, as often as chance gives when the
 // ending job is anyone's. The log cannot tell these links from none.

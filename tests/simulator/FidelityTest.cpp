@@ -249,6 +249,23 @@ TEST(Fidelity, PairsEachJobWithItsSimulatedStartInsideTheWindow) {
   EXPECT_EQ(behind[0].user, 1u);
 }
 
+// Every figure of `b` is `a`'s, to the bit.
+void expect_same_figures(const WaitFidelity& a, const WaitFidelity& b) {
+  EXPECT_EQ(a.group, b.group);
+  EXPECT_EQ(a.jobs, b.jobs);
+  for (const auto& [of_a, of_b] : {std::pair{a.real_mean_s, b.real_mean_s},
+                                   {a.sim_mean_s, b.sim_mean_s},
+                                   {a.real_median_s, b.real_median_s},
+                                   {a.sim_median_s, b.sim_median_s},
+                                   {a.real_p90_s, b.real_p90_s},
+                                   {a.sim_p90_s, b.sim_p90_s},
+                                   {a.real_over_1h, b.real_over_1h},
+                                   {a.sim_over_1h, b.sim_over_1h},
+                                   {a.rank_correlation, b.rank_correlation},
+                                   {a.mean_ratio, b.mean_ratio}})
+    EXPECT_EQ(of_a, of_b);
+}
+
 // What a calibration's replays are judged by: the report's overall figures, to the bit, without
 // the jobs the log never started or the replay never did.
 TEST(Fidelity, OverallFiguresOfAReplayAreTheReportsOverall) {
@@ -270,19 +287,36 @@ TEST(Fidelity, OverallFiguresOfAReplayAreTheReportsOverall) {
       measure_fidelity(pair_waits(jobs, waits, 0, 0, without_start)).overall;
   const WaitFidelity overall = measure_overall_fidelity(jobs, waits);
   EXPECT_EQ(overall.jobs, 4u);
-  for (const auto& [of_report, of_replay] : {std::pair{report.real_mean_s, overall.real_mean_s},
-                                             {report.sim_mean_s, overall.sim_mean_s},
-                                             {report.real_median_s, overall.real_median_s},
-                                             {report.sim_median_s, overall.sim_median_s},
-                                             {report.real_p90_s, overall.real_p90_s},
-                                             {report.sim_p90_s, overall.sim_p90_s},
-                                             {report.real_over_1h, overall.real_over_1h},
-                                             {report.sim_over_1h, overall.sim_over_1h},
-                                             {report.rank_correlation, overall.rank_correlation},
-                                             {report.mean_ratio, overall.mean_ratio}})
-    EXPECT_EQ(of_report, of_replay);
-  EXPECT_EQ(overall.group, report.group);
+  expect_same_figures(report, overall);
   EXPECT_THROW(measure_overall_fidelity(jobs, std::vector<Seconds>(6, kUnknownTime)),
+               std::invalid_argument);
+}
+
+// A calibration's replays of one log share the log's side of their figures (ranked once): each
+// replay's figures are those worked out whole, to the bit; where the replay left a job the log
+// started unstarted (fewer jobs compared), they are worked out whole again.
+TEST(Fidelity, ReplaysSharingTheLogsSideHaveTheFiguresWorkedOutWhole) {
+  std::vector<Job> jobs(7);
+  for (int i = 0; i < 7; ++i) {
+    jobs[i].id = i + 1;
+    jobs[i].submit = 1000 + 100 * i;
+    jobs[i].start = jobs[i].submit + 700 * ((i * 5) % 7);  // ties and a wait over the hour
+    jobs[i].end = jobs[i].start + 600;
+  }
+  jobs[2].start = kUnknownTime;  // the log never started it: in no replay's figures
+  const WaitSideFigures logged = logged_wait_figures(jobs);
+  EXPECT_EQ(logged.jobs, 6u);
+  std::vector<Seconds> waits = {4000, 9000, 10, 4000, 0, 7200, 3599};
+  std::vector<Seconds> short_one = waits;
+  short_one[5] = kUnknownTime;  // the replay never started it
+  for (const auto& replay : {waits, short_one}) {
+    expect_same_figures(measure_overall_fidelity(jobs, replay),
+                        measure_overall_fidelity(jobs, logged, replay));
+  }
+  EXPECT_EQ(measure_overall_fidelity(jobs, logged, short_one).jobs, 5u);
+  // The log's side of other jobs is no side of these.
+  std::vector<Job> fewer(jobs.begin(), jobs.begin() + 4);
+  EXPECT_THROW(measure_overall_fidelity(jobs, logged_wait_figures(fewer), waits),
                std::invalid_argument);
 }
 

@@ -110,6 +110,26 @@ FidelityReport measure_fidelity(const std::vector<WaitPair>& pairs);
 WaitFidelity measure_overall_fidelity(const std::vector<Job>& jobs,
                                       const std::vector<Seconds>& waits);
 
+// One side's figures of a comparison (the log's waits or the replay's): what WaitFidelity holds
+// of it, and the waits' ranks in their order, which the rank correlation pairs with the other
+// side's.
+struct WaitSideFigures {
+  std::size_t jobs = 0;
+  double mean_s = 0, over_1h = 0, median_s = 0, p90_s = 0;
+  std::vector<double> ranks;  // none for fewer than two waits
+};
+WaitSideFigures side_figures(std::vector<double> waits);
+// The log's side of measure_overall_fidelity for `jobs` (its jobs with a real start), worked out
+// once for every replay of the same jobs: a calibration's inference replays one log with several
+// weightings, and the log's waits are ranked once, not once a replay.
+WaitSideFigures logged_wait_figures(const std::vector<Job>& jobs);
+// measure_overall_fidelity(jobs, waits) to the bit, its log's side taken from `logged`
+// (logged_wait_figures(jobs)); worked out again where the replay left a job the log started
+// unstarted (fewer jobs compared). Throws std::invalid_argument where `logged` is of another
+// number of started jobs.
+WaitFidelity measure_overall_fidelity(const std::vector<Job>& jobs, const WaitSideFigures& logged,
+                                      const std::vector<Seconds>& waits);
+
 // Twins among `pairs` (in submission order), each job in one pair at most.
 TwinAgreement twin_agreement(const std::vector<WaitPair>& pairs);
 
