@@ -165,6 +165,19 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
     orphans_reported_ = true;
   }
   Actions out;
+  // A submission is in flight once its action is handed out: a pass whose writes fail hands out
+  // none, and must leave none marked (load() keeps the marks of what is truly out).
+  struct UnhandedSubmits {
+    std::map<std::int64_t, std::unique_ptr<Entry>>& entries;
+    const Actions& out;
+    bool handed = false;
+    ~UnhandedSubmits() {
+      if (handed) return;
+      for (const auto& a : out.submits)
+        if (auto it = entries.find(a.campaign); it != entries.end())
+          it->second->in_flight.erase(a.segment);
+    }
+  } unhanded{entries_, out};
   CampaignStore::Batch batch(store_);
   for (auto& [id, ep] : entries_) {
     Entry& e = *ep;
@@ -186,6 +199,7 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
     if (e.rec.state == CampaignState::kActive) advance(e, now, history, queue, out);
   }
   batch.commit();
+  unhanded.handed = true;
   return out;
 }
 
