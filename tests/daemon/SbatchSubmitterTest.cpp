@@ -94,6 +94,29 @@ TEST(SbatchSubmitter, AHeldSuccessorGoesBehindItsPredecessorOverTheUsersOwnDepen
     EXPECT_EQ(a.find("afterany"), std::string::npos);
 }
 
+// The command line's --export replaces the script's: it says the script's, with the segment's
+// MIRAGE_* variables beside it (by name: sbatch takes their values from its environment).
+TEST(SbatchSubmitter, TheJobGetsTheEnvironmentTheScriptsExportLineAsksForWithMirages) {
+  SubmitRequest r;
+  r.comment = "mirage:00000001:1:1:1";
+  r.environment = {"HOME=/home/u", "MIRAGE_SEGMENT=3", "MIRAGE_DONE_FILE=/s/done"};
+  auto export_of = [&](const std::string& script) {
+    r.script = script;
+    for (const auto& a : SbatchSubmitter::arguments(r))
+      if (a.rfind("--export", 0) == 0) return a;
+    return std::string("(none)");
+  };
+  EXPECT_EQ(export_of("#!/bin/bash\nsrun a\n"), "--export=ALL");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=NONE\nsrun a\n"),
+            "--export=MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export none\nsrun a\n"),
+            "--export=MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH -N 1 --export=PATH,OMP_NUM_THREADS=8\nsrun a\n"),
+            "--export=PATH,OMP_NUM_THREADS=8,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=ALL,EDITOR=vi\nsrun a\n"),
+            "--export=ALL,EDITOR=vi,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+}
+
 TEST(SbatchSubmitter, ReadsAFederatedIdAfterWarnings) {
   TempDir dir;
   const auto s = submitter(fake_sbatch(dir, "echo 'sbatch: warning: odd' >&2; echo '77;cluster'"));
