@@ -41,6 +41,8 @@ struct SubmissionRecord {
   std::string message;  // why Slurm refused it
   std::string outcome;  // how its job ended ("COMPLETED", "FAILED, exit code 1"); empty until then
   std::string reason;   // why it was made, in words ("first segment", the policy's reason)
+  // A second job of the attempt's tag, cancelled because `job` started first (0: none).
+  JobId twin = 0;
 };
 
 struct DecisionRecord {
@@ -119,6 +121,9 @@ class CampaignStore {
   void begin_submission(std::int64_t campaign, const SegmentRecord& segment, const JobTag& tag,
                         const std::string& reason);
   void finish_submission(std::int64_t campaign, const SegmentRecord& segment, JobId job);
+  // The attempt's job is now the segment's (a twin of its tag that started first); `cancelled`,
+  // the one it had, stays known as its twin.
+  void follow_twin(std::int64_t campaign, const SegmentRecord& segment, JobId cancelled);
   void refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
                          const std::string& why);
   // How the job of the segment's current attempt ended.
