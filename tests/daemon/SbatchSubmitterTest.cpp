@@ -136,6 +136,41 @@ TEST(SbatchSubmitter, ARefusalCarriesSbatchsOwnMessage) {
                "combination specified");
 }
 
+// As sbatch of 22.05 and 24.11 prints them: the submit limit's reason on the line before the
+// accounting policy's message, or the last line after sbatch's own tries.
+TEST(SbatchSubmitter, ARefusalThatLastsOnlyAWhileIsToldFromARealOne) {
+  const std::string failed = "echo 'sbatch: error: Batch job submission failed: ";
+  for (const auto& [body, for_now] : std::vector<std::pair<std::string, bool>>{
+           {"echo 'sbatch: error: QOSMaxSubmitJobPerUserLimit' >&2; " + failed +
+                "Job violates accounting/QOS policy (job submit limit, user'\\''s size and/or "
+                "time limits)' >&2",
+            true},
+           {"echo 'sbatch: error: AssocMaxSubmitJobLimit' >&2; " + failed +
+                "Job violates accounting/QOS policy (job submit limit, user'\\''s size and/or "
+                "time limits)' >&2",
+            true},
+           {"echo 'sbatch: error: Slurm temporarily unable to accept job, sleeping and "
+            "retrying' >&2; " +
+                failed + "Resource temporarily unavailable' >&2",
+            true},
+           {"echo 'sbatch: error: Slurm job queue full, sleeping and retrying' >&2; " + failed +
+                "Unable to create job record, try again' >&2",
+            true},
+           {failed + "System submissions disabled' >&2", true},
+           // A size or time limit: waiting does not lift it.
+           {"echo 'sbatch: error: QOSMaxWallDurationPerJobLimit' >&2; " + failed +
+                "Job violates accounting/QOS policy (job submit limit, user'\\''s size and/or "
+                "time limits)' >&2",
+            false},
+           {failed + "Invalid qos specification' >&2", false},
+       }) {
+    TempDir dir;
+    const SlurmError e = error_of(submitter(fake_sbatch(dir, body + "; exit 1")), request(dir));
+    EXPECT_EQ(e.refused_for_now(), for_now) << e.what();
+    EXPECT_FALSE(e.transient()) << e.what();
+  }
+}
+
 TEST(SbatchSubmitter, AControllerThatDoesNotAnswerLeavesTheOutcomeToTheTag) {
   TempDir dir;
   const auto s = submitter(

@@ -29,6 +29,46 @@ constexpr const char* kNoAnswer[] = {
     "in standby mode",
 };
 
+// sbatch's refusals that last only a while, as the last line says them ("Batch job submission
+// failed: " and slurm_strerror's text, src/common/slurm_errno.c, alike in 22.05 and 24.11).
+// Nothing was made: the same request is taken once the load or the user's jobs go down.
+constexpr const char* kRefusedForNow[] = {
+    // EAGAIN, after sbatch's own 15 tries ("Slurm temporarily unable to accept job, sleeping and
+    // retrying", src/sbatch/sbatch.c of 22.05 and 24.11).
+    "Resource temporarily unavailable",
+    // ESLURM_ERROR_ON_DESC_TO_RECORD_COPY (MaxJobCount reached), after "Slurm job queue full,
+    // sleeping and retrying".
+    "Unable to create job record, try again",
+    // ESLURM_NODES_BUSY (22.05, 24.11) and ESLURM_PORTS_BUSY (retried by 24.11's sbatch), after
+    // "Job creation temporarily disabled, retrying".
+    "Requested nodes are busy",
+    "Required ports are in use",
+    // ESLURM_SUBMISSIONS_DISABLED: an administrator holds all submissions.
+    "System submissions disabled",
+};
+
+// ESLURM_ACCOUNTING_POLICY ("Job violates accounting/QOS policy (job submit limit, user's size
+// and/or time limits)", 22.05 and 24.11) is a submit limit or a size or time limit alike:
+// slurmctld says which on the line before it, by the limit's reason (src/common/
+// job_state_reason.c in 24.11, slurm_protocol_defs.c in 22.05; the same names). Only a submit
+// limit lasts just until some of the user's jobs end.
+constexpr const char* kAccountingPolicy = "Job violates accounting/QOS policy";
+constexpr const char* kSubmitLimitReasons[] = {
+    "QOSMaxSubmitJobPerUserLimit", "QOSGrpSubmitJobsLimit",   "AssocMaxSubmitJobLimit",
+    "AssocGrpSubmitJobsLimit",     "MaxSubmitJobsPerAccount",
+};
+
+bool any_in(const std::string& text, const auto& patterns) {
+  for (const char* p : patterns)
+    if (text.find(p) != std::string::npos) return true;
+  return false;
+}
+
+bool refused_for_now(const std::string& err) {
+  return any_in(err, kRefusedForNow) ||
+         (err.find(kAccountingPolicy) != std::string::npos && any_in(err, kSubmitLimitReasons));
+}
+
 // sbatch's standard error as one line: its lines, trimmed, joined.
 std::string one_line(const std::string& text) {
   std::string out;
@@ -171,9 +211,8 @@ JobId SbatchSubmitter::submit(const SubmitRequest& r) const {
   if (err.empty())
     throw SlurmError(who + " exited with status " + std::to_string(res.exit_code), res.exit_code,
                      false);
-  bool no_answer = false;
-  for (const char* pattern : kNoAnswer) no_answer = no_answer || err.find(pattern) != err.npos;
-  throw SlurmError(err, res.exit_code, no_answer);
+  const bool no_answer = any_in(err, kNoAnswer);
+  throw SlurmError(err, res.exit_code, no_answer, !no_answer && refused_for_now(err));
 }
 
 }  // namespace mirage::daemon

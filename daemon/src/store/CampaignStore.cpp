@@ -585,6 +585,16 @@ void CampaignStore::update_attempt(const char* set, const std::string& text, std
   s.run();
 }
 
+void CampaignStore::withdraw_submission(std::int64_t campaign, const SegmentRecord& segment,
+                                        int attempt) {
+  sql::Transaction t(*db_);
+  auto s = db_->prepare("DELETE FROM submissions WHERE campaign_id=? AND idx=? AND attempt=?");
+  s.bind(1, campaign).bind(2, segment.seg.index).bind(3, attempt);
+  s.run();
+  save_segment(campaign, segment);
+  t.commit();
+}
+
 void CampaignStore::refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
                                       const std::string& why) {
   sql::Transaction t(*db_);

@@ -124,6 +124,9 @@ class CampaignStore {
   // The attempt's job is now the segment's (a twin of its tag that started first); `cancelled`,
   // the one it had, stays known as its twin.
   void follow_twin(std::int64_t campaign, const SegmentRecord& segment, JobId cancelled);
+  // The intent of `attempt` taken back: Slurm refused it for now and made no job, so the
+  // attempt's number (and tag) is used again by the next submission.
+  void withdraw_submission(std::int64_t campaign, const SegmentRecord& segment, int attempt);
   void refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
                          const std::string& why);
   // How the job of the segment's current attempt ended.
