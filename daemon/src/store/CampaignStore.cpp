@@ -546,14 +546,13 @@ void CampaignStore::begin_submission(std::int64_t campaign, const SegmentRecord&
   t.commit();
 }
 
-void CampaignStore::finish_submission(std::int64_t campaign, const SegmentRecord& segment,
-                                      JobId job) {
+void CampaignStore::record_attempt_jobs(const char* set, std::int64_t a, std::int64_t b,
+                                        std::int64_t campaign, const SegmentRecord& segment) {
   sql::Transaction t(*db_);
-  auto s = db_->prepare(
-      "UPDATE submissions SET state='submitted', job_id=?, result_time=? "
-      "WHERE campaign_id=? AND idx=? AND attempt=?");
-  s.bind(1, job)
-      .bind(2, segment.seg.submit_time)
+  auto s = db_->prepare(std::string("UPDATE submissions SET ") + set +
+                        " WHERE campaign_id=? AND idx=? AND attempt=?");
+  s.bind(1, a)
+      .bind(2, b)
       .bind(3, campaign)
       .bind(4, segment.seg.index)
       .bind(5, segment.seg.attempts);
@@ -562,19 +561,16 @@ void CampaignStore::finish_submission(std::int64_t campaign, const SegmentRecord
   t.commit();
 }
 
+void CampaignStore::finish_submission(std::int64_t campaign, const SegmentRecord& segment,
+                                      JobId job) {
+  record_attempt_jobs("state='submitted', job_id=?, result_time=?", job, segment.seg.submit_time,
+                      campaign, segment);
+}
+
 void CampaignStore::follow_twin(std::int64_t campaign, const SegmentRecord& segment,
                                 JobId cancelled) {
-  sql::Transaction t(*db_);
-  auto s = db_->prepare(
-      "UPDATE submissions SET job_id=?, twin_job=? WHERE campaign_id=? AND idx=? AND attempt=?");
-  s.bind(1, segment.seg.slurm_job_id)
-      .bind(2, cancelled)
-      .bind(3, campaign)
-      .bind(4, segment.seg.index)
-      .bind(5, segment.seg.attempts);
-  s.run();
-  save_segment(campaign, segment);
-  t.commit();
+  record_attempt_jobs("job_id=?, twin_job=?", segment.seg.slurm_job_id, cancelled, campaign,
+                      segment);
 }
 
 void CampaignStore::update_attempt(const char* set, const std::string& text, std::int64_t campaign,

@@ -180,6 +180,10 @@ class CampaignStore {
   // UPDATE submissions SET `set` (one ? for `text`) for the segment's current attempt.
   void update_attempt(const char* set, const std::string& text, std::int64_t campaign,
                       const SegmentRecord& segment);
+  // UPDATE submissions SET `set` (two ? for `a` and `b`) for the segment's current attempt, and
+  // the segment saved with it, in one transaction.
+  void record_attempt_jobs(const char* set, std::int64_t a, std::int64_t b, std::int64_t campaign,
+                           const SegmentRecord& segment);
 
   std::string path_;
   std::string store_id_;
