@@ -234,6 +234,57 @@ TEST(CampaignController, RefusedSubmissionIsRetriedAfterADelay) {
   EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kPending);
 }
 
+// A submit limit reached (the user's other jobs), a controller too busy: the segment waits,
+// later and later, saying why, and spends no retry: the campaign does not fail for it, and the
+// attempt is the same one once Slurm takes it.
+TEST(CampaignController, ASubmissionRefusedForNowWaitsWithoutSpendingARetry) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(1)).spec.id;
+  const std::string limit =
+      "QOSMaxSubmitJobPerUserLimit; Job violates accounting/QOS policy (job submit limit, user's "
+      "size and/or time limits)";
+  Seconds waited = 0;
+  for (int i = 1; i <= 2 * (h.config_.max_retries + 1); ++i) {
+    h.slurm.refuse_next_submit(limit, /*for_now=*/true);
+    h.tick();
+    ASSERT_EQ(h.slurm.counters().submits, static_cast<std::uint64_t>(i));
+    EXPECT_EQ(h.campaign(id).state, CampaignState::kActive) << "after refusal " << i;
+    EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kPlanned);
+    EXPECT_EQ(h.seg(id, 0).seg.attempts, 0) << "a retry was spent";
+    const std::string& why = h.seg(id, 0).message;
+    EXPECT_NE(why.find("Slurm refuses submissions for now"), std::string::npos) << why;
+    EXPECT_NE(why.find("QOSMaxSubmitJobPerUserLimit"), std::string::npos) << why;
+    EXPECT_NE(why.find("no retry spent"), std::string::npos) << why;
+    // Not before the backoff, which grows with each refusal in a row.
+    const Seconds backoff = h.config_.retry_delay << std::min(i - 1, 4);
+    h.clock.advance(backoff - 1);
+    h.tick();
+    EXPECT_EQ(h.slurm.counters().submits, static_cast<std::uint64_t>(i)) << "before the backoff";
+    h.clock.advance(1);
+    waited += backoff;
+  }
+  EXPECT_GT(waited, 3 * h.config_.retry_delay);
+  h.tick();  // Slurm takes it now
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kPending);
+  EXPECT_EQ(h.seg(id, 0).seg.attempts, 1);
+  EXPECT_TRUE(h.seg(id, 0).message.empty()) << h.seg(id, 0).message;
+  ASSERT_EQ(h.store->submissions(id).size(), 1u);
+  EXPECT_EQ(h.store->submissions(id).front().job, h.job_of(id, 0));
+}
+
+// A refusal that waiting does not lift (a bad option) still spends the retries and fails.
+TEST(CampaignController, ARealRefusalStillFailsTheCampaignAfterItsRetries) {
+  Harness h(quick_config());
+  const auto id = h.controller->add(simple_request(1)).spec.id;
+  for (int i = 0; i <= h.config_.max_retries; ++i) {
+    h.slurm.refuse_next_submit("Invalid account or account/partition combination specified");
+    h.tick();
+    h.clock.advance(h.config_.retry_delay);
+  }
+  EXPECT_EQ(h.campaign(id).state, CampaignState::kFailed);
+  EXPECT_NE(h.campaign(id).message.find("refused by Slurm after"), std::string::npos);
+}
+
 TEST(CampaignController, CrashAfterTheIntentBeforeSubmittingSubmitsOnce) {
   Harness h(quick_config());
   const auto id = h.controller->add(simple_request(2)).spec.id;

@@ -140,6 +140,22 @@ TEST(CampaignShape, AScriptOfMoreThanOneJobOrOfAnotherClusterIsRefusedNamingTheL
   EXPECT_TRUE(h.controller->campaigns().empty());
 }
 
+// sbatch prints and exits 0 with no job id: the segment's outcome would never be settled.
+TEST(CampaignShape, AScriptWithWhichSbatchSubmitsNothingIsRefusedNamingTheLine) {
+  Harness h(config());
+  for (const auto& [script, where] : std::vector<std::pair<std::string, std::string>>{
+           {"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --test-only\n", ":3: field '#SBATCH --test-only'"},
+           {"#!/bin/bash\n#SBATCH --help\n", ":2: field '#SBATCH --help'"},
+           {"#!/bin/bash\n#SBATCH --usage\n", ":2: field '#SBATCH --usage'"},
+           {"#!/bin/bash\n#SBATCH -N 1 -V\n", ":2: field '#SBATCH -V'"},
+           {"#!/bin/bash\n#SBATCH -Hh\n", ":2: field '#SBATCH -Hh'"}}) {
+    const std::string why = refusal_of(*h.controller, script_request(script));
+    EXPECT_NE(why.find("/home/u/gpt.sbatch" + where), std::string::npos) << why;
+    EXPECT_NE(why.find("submits no job"), std::string::npos) << why;
+  }
+  EXPECT_TRUE(h.controller->campaigns().empty());
+}
+
 TEST(CampaignShape, TheSimulatedClusterNeedsATimeLimitFromTheFlagsOrTheScript) {
   auto cfg = config();
   cfg.time_limit_required = true;

@@ -127,7 +127,8 @@ TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
 
 // A store of schema 1 (before shapes came from the script), 2 (before the fallback chain), 3
 // (before decisions recorded expected starts), 4 (before segments lost unseen and request
-// keys), 5 (before the waits predicted and got) or 6 (before job names carried the store id):
+// keys), 5 (before the waits predicted and got), 6 (before job names carried the store id) or 7
+// (before an attempt's twin was recorded):
 // today's without the columns the later schemas added, holding one campaign with a running first
 // segment and one decision.
 std::int64_t write_old_store(const std::string& path, int schema) {
@@ -150,7 +151,8 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
-  std::string sql = "ALTER TABLE campaigns DROP COLUMN job_names_carry_store;";
+  std::string sql = "ALTER TABLE submissions DROP COLUMN twin_job;";
+  if (schema <= 6) sql += "ALTER TABLE campaigns DROP COLUMN job_names_carry_store;";
   if (schema <= 5) sql += "DROP TABLE wait_predictions;";
   if (schema <= 4)
     sql +=
@@ -184,6 +186,15 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   sqlite3_free(err);
   sqlite3_close(db);
   return id;
+}
+
+TEST(CampaignStore, AStoreOfSchema7IsMigratedAndItsAttemptsHaveNoTwin) {
+  TempDir dir;
+  const std::int64_t id = write_old_store(dir.file("old.db"), 7);
+  CampaignStore store(dir.file("old.db"));
+  ASSERT_EQ(store.submissions(id).size(), 1u);
+  EXPECT_EQ(store.submissions(id)[0].job, 55);
+  EXPECT_EQ(store.submissions(id)[0].twin, 0);
 }
 
 TEST(CampaignStore, AStoreOfSchema6KeepsItsCampaignsJobNamesAndNamesNewOnesByTheStore) {

@@ -217,7 +217,8 @@ TEST(RewrittenComment, AJobInFlightUnderTheNameOfBeforeIsFoundAfterAnUpgrade) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(h.path.c_str(), &db), SQLITE_OK);
   const char* to_schema_6 =
-      "ALTER TABLE campaigns DROP COLUMN job_names_carry_store; PRAGMA user_version=6;";
+      "ALTER TABLE campaigns DROP COLUMN job_names_carry_store; ALTER TABLE submissions DROP "
+      "COLUMN twin_job; PRAGMA user_version=6;";
   EXPECT_EQ(sqlite3_exec(db, to_schema_6, nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   h.restart();  // the new release on the old store

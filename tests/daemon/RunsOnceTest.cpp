@@ -81,6 +81,34 @@ TEST(RunsOnce, ALateJobThatStartedFirstIsFollowedAndItsPendingTwinCancelled) {
   EXPECT_EQ(h.slurm.cancels().size(), 1u);
 }
 
+// The late job followed fails: the retry's search for runs the store does not know (here by the
+// job's name, as accounting of 22.05 without job comments gives it) knows both jobs of the
+// attempt, so the retry is a new job, not the failed one adopted again.
+TEST(RunsOnce, AFollowedTwinThatFailsIsRetriedAsANewJobNotAdoptedAsTheRetry) {
+  Harness h(quick_config());
+  h.slurm.set_accounting(true);
+  h.slurm.set_accounting_keeps_comments(false);
+  const auto id = h.controller->add(simple_request(2)).spec.id;
+  const SubmitRequest lost = time_out_submission(h);
+  const JobId resubmitted = h.job_of(id, 0);
+  const JobId late = create_late(h, lost);
+  h.slurm.start(late);
+  h.tick();
+  ASSERT_EQ(h.job_of(id, 0), late);
+  const auto history = h.store->submissions(id);
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].job, late) << "the intent log does not know the job the segment follows";
+  EXPECT_EQ(history[0].twin, resubmitted);
+  h.slurm.finish(late, SlurmJobState::kFailed, 1);
+  h.tick();  // failed: submitted again
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions_tagged(id, 0).size(), 2u)
+      << "the failed job was adopted as the retry";
+  EXPECT_EQ(h.seg(id, 0).seg.attempts, 2);
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kPending);
+  EXPECT_EQ(h.job_of(id, 0), h.slurm.submissions_tagged(id, 0).back().job);
+}
+
 TEST(RunsOnce, ALateJobOfACancelledCampaignIsCancelled) {
   Harness h(quick_config());
   const auto id = h.controller->add(simple_request(2)).spec.id;

@@ -94,6 +94,29 @@ TEST(SbatchSubmitter, AHeldSuccessorGoesBehindItsPredecessorOverTheUsersOwnDepen
     EXPECT_EQ(a.find("afterany"), std::string::npos);
 }
 
+// The command line's --export replaces the script's: it says the script's, with the segment's
+// MIRAGE_* variables beside it (by name: sbatch takes their values from its environment).
+TEST(SbatchSubmitter, TheJobGetsTheEnvironmentTheScriptsExportLineAsksForWithMirages) {
+  SubmitRequest r;
+  r.comment = "mirage:00000001:1:1:1";
+  r.environment = {"HOME=/home/u", "MIRAGE_SEGMENT=3", "MIRAGE_DONE_FILE=/s/done"};
+  auto export_of = [&](const std::string& script) {
+    r.script = script;
+    for (const auto& a : SbatchSubmitter::arguments(r))
+      if (a.rfind("--export", 0) == 0) return a;
+    return std::string("(none)");
+  };
+  EXPECT_EQ(export_of("#!/bin/bash\nsrun a\n"), "--export=ALL");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=NONE\nsrun a\n"),
+            "--export=MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export none\nsrun a\n"),
+            "--export=MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH -N 1 --export=PATH,OMP_NUM_THREADS=8\nsrun a\n"),
+            "--export=PATH,OMP_NUM_THREADS=8,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=ALL,EDITOR=vi\nsrun a\n"),
+            "--export=ALL,EDITOR=vi,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+}
+
 TEST(SbatchSubmitter, ReadsAFederatedIdAfterWarnings) {
   TempDir dir;
   const auto s = submitter(fake_sbatch(dir, "echo 'sbatch: warning: odd' >&2; echo '77;cluster'"));
@@ -111,6 +134,41 @@ TEST(SbatchSubmitter, ARefusalCarriesSbatchsOwnMessage) {
   EXPECT_STREQ(e.what(),
                "sbatch: error: Batch job submission failed: Invalid account or account/partition "
                "combination specified");
+}
+
+// As sbatch of 22.05 and 24.11 prints them: the submit limit's reason on the line before the
+// accounting policy's message, or the last line after sbatch's own tries.
+TEST(SbatchSubmitter, ARefusalThatLastsOnlyAWhileIsToldFromARealOne) {
+  const std::string failed = "echo 'sbatch: error: Batch job submission failed: ";
+  for (const auto& [body, for_now] : std::vector<std::pair<std::string, bool>>{
+           {"echo 'sbatch: error: QOSMaxSubmitJobPerUserLimit' >&2; " + failed +
+                "Job violates accounting/QOS policy (job submit limit, user'\\''s size and/or "
+                "time limits)' >&2",
+            true},
+           {"echo 'sbatch: error: AssocMaxSubmitJobLimit' >&2; " + failed +
+                "Job violates accounting/QOS policy (job submit limit, user'\\''s size and/or "
+                "time limits)' >&2",
+            true},
+           {"echo 'sbatch: error: Slurm temporarily unable to accept job, sleeping and "
+            "retrying' >&2; " +
+                failed + "Resource temporarily unavailable' >&2",
+            true},
+           {"echo 'sbatch: error: Slurm job queue full, sleeping and retrying' >&2; " + failed +
+                "Unable to create job record, try again' >&2",
+            true},
+           {failed + "System submissions disabled' >&2", true},
+           // A size or time limit: waiting does not lift it.
+           {"echo 'sbatch: error: QOSMaxWallDurationPerJobLimit' >&2; " + failed +
+                "Job violates accounting/QOS policy (job submit limit, user'\\''s size and/or "
+                "time limits)' >&2",
+            false},
+           {failed + "Invalid qos specification' >&2", false},
+       }) {
+    TempDir dir;
+    const SlurmError e = error_of(submitter(fake_sbatch(dir, body + "; exit 1")), request(dir));
+    EXPECT_EQ(e.refused_for_now(), for_now) << e.what();
+    EXPECT_FALSE(e.transient()) << e.what();
+  }
 }
 
 TEST(SbatchSubmitter, AControllerThatDoesNotAnswerLeavesTheOutcomeToTheTag) {

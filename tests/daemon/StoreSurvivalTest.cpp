@@ -168,6 +168,44 @@ TEST(StoreSurvival, AStoreThatCannotBeWrittenRefusesTheRequestAndLivesOn) {
   EXPECT_TRUE(list.at("campaigns").empty()) << "a refused add left a campaign";
 }
 
+// A segment whose submission was lost is submitted again by a pass whose writes then fail (the
+// disk fills up: here, the file size limit): that pass hands out no action, and the daemon reads
+// the store back. The segment is not taken as in flight for it: once the store can be written, it
+// is submitted again. In a child: the limit is the process's.
+TEST(StoreSurvival, ASubmissionOfAPassWhoseWritesFailedIsNotLeftInFlight) {
+  const std::string out = testing::in_child_process([] {
+    ::signal(SIGXFSZ, SIG_IGN);
+    Harness h(testing::quick_config());
+    const auto id = h.controller->add(simple_request(2)).spec.id;
+    h.slurm.set_on_submit([](FakeSlurmClient& s) { s.set_reachable(false); });
+    h.tick();  // the submission's outcome is unknown, and no job has its tag
+    h.slurm.set_on_submit({});
+    h.slurm.set_reachable(true);
+    h.clock.advance(h.config_.reconcile_delay + 1);
+    rlimit limit{};
+    ::getrlimit(RLIMIT_FSIZE, &limit);
+    const rlimit full{1, limit.rlim_max};
+    ::setrlimit(RLIMIT_FSIZE, &full);
+    std::string failed = "the pass did not fail";
+    try {
+      h.tick();
+    } catch (const std::exception& e) {  // the store's error
+      failed = e.what();
+    }
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    h.controller->load();  // what the daemon does when the store cannot be written
+    for (int i = 0; i < 3; ++i) {
+      h.clock.advance(h.config_.reconcile_delay + 1);
+      h.tick();
+    }
+    return failed + "\n" + std::to_string(h.slurm.submissions_tagged(id, 0).size());
+  });
+  const auto nl = out.find('\n');
+  ASSERT_NE(nl, std::string::npos) << out;
+  EXPECT_NE(out.substr(0, nl), "the pass did not fail");
+  EXPECT_EQ(out.substr(nl + 1), "1") << "the segment was left in flight and never submitted again";
+}
+
 // The store lost what it had written (its -wal file deleted after a crash): the jobs of its tag
 // still in the queue are named, one line each, on the first pass.
 TEST(StoreSurvival, QueuedJobsOfThisStoreThatNoCampaignOwnsAreNamed) {

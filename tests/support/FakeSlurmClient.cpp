@@ -45,7 +45,7 @@ JobId FakeSlurmClient::submit(const SubmitRequest& request) {
   if (refuse_) {
     const std::string why = *refuse_;
     refuse_.reset();
-    throw SlurmError("Batch job submission failed: " + why, 2000, false);
+    throw SlurmError("Batch job submission failed: " + why, 2000, false, refuse_for_now_);
   }
   SlurmJob job;
   job.name = request.name;

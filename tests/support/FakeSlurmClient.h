@@ -64,8 +64,12 @@ class FakeSlurmClient final : public SlurmClient {
   const std::vector<AccountingSearch>& accounting_searches() const { return searches_; }
   void set_reachable(bool reachable) { reachable_ = reachable; }
   // The next submit fails: refused (transient=false) or lost (transient=true: the job is created
-  // but the reply never arrives, as when the daemon dies or times out mid-RPC).
-  void refuse_next_submit(const std::string& why) { refuse_ = why; }
+  // but the reply never arrives, as when the daemon dies or times out mid-RPC). Refused
+  // `for_now`: only while a limit or the controller's load lasts (a submit limit reached).
+  void refuse_next_submit(const std::string& why, bool for_now = false) {
+    refuse_ = why;
+    refuse_for_now_ = for_now;
+  }
   // Submitted jobs belong to this user (default 0), as the daemon's own user's do on a cluster.
   void set_submitter(std::uint32_t uid) { submitter_ = uid; }
   void lose_next_submit_reply() { lose_reply_ = true; }
@@ -123,6 +127,7 @@ class FakeSlurmClient final : public SlurmClient {
   bool reachable_ = true;
   Seconds controller_offset_ = 0;
   std::optional<std::string> refuse_;
+  bool refuse_for_now_ = false;
   bool lose_reply_ = false;
   std::optional<std::string> rewritten_comment_;
   std::vector<PartitionInfo> partitions_{{"gpu", 4, 4, 0, true}};

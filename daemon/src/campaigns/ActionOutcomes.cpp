@@ -45,6 +45,7 @@ void CampaignController::on_submitted(const SubmitAction& a, JobId job) {
   // Where its output will be, should it run and be forgotten before a dump reports it.
   s.output_file = expected_output_file(e, s, job);
   e.unknown_since.erase(a.segment);
+  if (e.refused_for_now.erase(a.segment)) s.message.clear();
   store_.finish_submission(a.campaign, s, job);
   spdlog::info("campaign {} segment {}: submitted as job {} (attempt {})", a.campaign, a.segment,
                job, a.attempt);
@@ -66,6 +67,10 @@ void CampaignController::on_submit_failed(const SubmitAction& a, const SlurmErro
                  a.campaign, a.segment, error.what());
     return;
   }
+  if (error.refused_for_now() && !is_finished(e.rec.state)) {
+    refused_for_now(e, s, error, now);
+    return;
+  }
   ++counters_.refused;
   s.submitting = false;
   s.message = error.what();
@@ -85,6 +90,26 @@ void CampaignController::on_submit_failed(const SubmitAction& a, const SlurmErro
            "segment " + std::to_string(a.segment) + " refused by Slurm after " +
                attempts_text(s.seg.attempts) + ": " + error.what(),
            now);
+}
+
+// A submit limit reached, a controller too busy: waiting is all it takes, so no retry is spent
+// (the campaign would fail while its predecessor runs well). The attempt's number is used again:
+// no job was made under its tag. Tried again later and later, up to 16 retry delays apart.
+void CampaignController::refused_for_now(Entry& e, SegmentRecord& s, const SlurmError& error,
+                                         Seconds now) {
+  const int k = s.seg.index;
+  const int times = ++e.refused_for_now[k];
+  const Seconds wait = config_.retry_delay * (Seconds{1} << std::min(times - 1, 4));
+  s.submitting = false;
+  s.seg.state = SegmentState::kPlanned;
+  e.unknown_since.erase(k);
+  e.retry_after[k] = now + wait;
+  s.message = "Slurm refuses submissions for now (" + std::string(error.what()) +
+              "); trying again in " + format_short_duration(wait) + ", no retry spent (" +
+              std::to_string(times) + (times == 1 ? " refusal" : " refusals in a row") + ")";
+  const int attempt = s.seg.attempts--;
+  store_.withdraw_submission(e.rec.spec.id, s, attempt);
+  spdlog::warn("campaign {} segment {}: {}", e.rec.spec.id, k, s.message);
 }
 
 void CampaignController::on_signal_failed(const SignalAction& a, const SlurmError& error) {

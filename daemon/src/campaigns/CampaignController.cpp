@@ -81,6 +81,7 @@ void CampaignController::load() {
       e->earlier_runs = o.earlier_runs;
       e->next_lookup = o.next_lookup;
       e->retry_after = o.retry_after;
+      e->refused_for_now = o.refused_for_now;
       for (const auto& [k, since] : o.unknown_since)
         if (e->unknown_since.count(k)) e->unknown_since[k] = since;
       e->next_decision = o.next_decision;
@@ -165,6 +166,19 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
     orphans_reported_ = true;
   }
   Actions out;
+  // A submission is in flight once its action is handed out: a pass whose writes fail hands out
+  // none, and must leave none marked (load() keeps the marks of what is truly out).
+  struct UnhandedSubmits {
+    std::map<std::int64_t, std::unique_ptr<Entry>>& entries;
+    const Actions& out;
+    bool handed = false;
+    ~UnhandedSubmits() {
+      if (handed) return;
+      for (const auto& a : out.submits)
+        if (auto it = entries.find(a.campaign); it != entries.end())
+          it->second->in_flight.erase(a.segment);
+    }
+  } unhanded{entries_, out};
   CampaignStore::Batch batch(store_);
   for (auto& [id, ep] : entries_) {
     Entry& e = *ep;
@@ -186,6 +200,7 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
     if (e.rec.state == CampaignState::kActive) advance(e, now, history, queue, out);
   }
   batch.commit();
+  unhanded.handed = true;
   return out;
 }
 

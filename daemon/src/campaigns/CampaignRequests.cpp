@@ -67,6 +67,14 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
                     "a campaign's segment is one job of this cluster: a job array, a "
                     "heterogeneous job or --clusters is refused (submit them on their own)")
              .what());
+  // sbatch then exits 0 without a job id: the outcome is never settled, and the segment would be
+  // submitted again every reconcile period.
+  if (const auto& d = directives.submits_nothing)
+    fail(InputError({script_name, d->line, "#SBATCH " + d->text},
+                    "sbatch --" + d->value +
+                        " submits no job (it only prints, and exits 0): a campaign's segment must "
+                        "be a job; remove the line")
+             .what());
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
   if (config_.time_limit_required && shape.time_limit <= 0)
     fail(

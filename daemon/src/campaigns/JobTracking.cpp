@@ -312,7 +312,7 @@ void CampaignController::cancel_strays(Entry& e, const JobIndex& index, Seconds 
         cancel = s->seg.slurm_job_id;  // the twin that started first is the segment's run
         kept = j->id;
         s->seg.slurm_job_id = j->id;
-        save(e, *s);
+        store_.follow_twin(id, *s, cancel);  // a later search for its runs knows both
         apply_job(e, *s, *j, now, out);
       }
       spdlog::warn(

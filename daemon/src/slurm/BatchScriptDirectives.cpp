@@ -276,6 +276,11 @@ bool parse_gpu_count(std::string_view text, int& out) {
 
 constexpr std::string_view kRefused = "sbatch would refuse the script";
 
+// The options with which sbatch prints something, submits nothing and exits 0.
+bool submits_nothing(std::string_view name) {
+  return name == "test-only" || name == "help" || name == "usage" || name == "version";
+}
+
 // The directive words in order, as sbatch's getopt_long reads them ("+": it stops at the first
 // word that is no option, and sbatch then refuses the script naming it). An option's value may
 // be the next word, on the next directive line too.
@@ -346,6 +351,7 @@ class DirectiveReader {
                       std::string(kRefused) + " (\"unrecognized option\")");
     }
     const std::string name(o->name);
+    note_submits_nothing(name, w, line);
     if (eq != std::string::npos) {
       if (o->arg == Arg::kNone)
         return fail(line, "#SBATCH --" + name,
@@ -365,8 +371,9 @@ class DirectiveReader {
                     "unknown option -" + std::string(1, w[i]) + " in '" + w +
                         "': no sbatch from Slurm 22.05 to 24.11 has it, " + std::string(kRefused) +
                         " (\"invalid option\")");
-      if (o->arg == Arg::kNone) continue;
       const std::string name(o->name);
+      note_submits_nothing(name, w, line);
+      if (o->arg == Arg::kNone) continue;
       if (i + 1 < w.size())
         return apply(name, w.substr(i + 1 + (w[i + 1] == '='), std::string::npos), w, line);
       if (o->arg == Arg::kRequired) pending_ = Pending{name, w, line};
@@ -375,10 +382,17 @@ class DirectiveReader {
     return true;
   }
 
+  void note_submits_nothing(const std::string& name, const std::string& text, long line) {
+    if (submits_nothing(name) && !out_.submits_nothing)
+      out_.submits_nothing = ScriptValue<std::string>{name, line, text};
+  }
+
   // Applies one option's value; false (with out_.error set) when the shape cannot use it.
   bool apply(const std::string& name, const std::string& v, const std::string& text, long line) {
     if ((name == "array" || name == "clusters") && !out_.not_one_local_job)
       out_.not_one_local_job = ScriptValue<std::string>{name, line, text};
+    if (name == "export" && first_component_)  // the last one wins, as in sbatch
+      out_.export_env = ScriptValue<std::string>{v, line, text};
     if (!first_component_ || !is_shape_option(name)) return true;
     const std::string field = "#SBATCH --" + name;
     auto bad = [&](const std::string& what) { return fail(line, field, what); };

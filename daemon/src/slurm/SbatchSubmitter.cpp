@@ -3,11 +3,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <stdexcept>
 
+#include "mirage/daemon/slurm/BatchScriptDirectives.h"
 #include "mirage/daemon/slurm/ChildProcess.h"
 
 namespace mirage::daemon {
@@ -26,6 +28,46 @@ constexpr const char* kNoAnswer[] = {
     "Transport endpoint is not connected",
     "in standby mode",
 };
+
+// sbatch's refusals that last only a while, as the last line says them ("Batch job submission
+// failed: " and slurm_strerror's text, src/common/slurm_errno.c, alike in 22.05 and 24.11).
+// Nothing was made: the same request is taken once the load or the user's jobs go down.
+constexpr const char* kRefusedForNow[] = {
+    // EAGAIN, after sbatch's own 15 tries ("Slurm temporarily unable to accept job, sleeping and
+    // retrying", src/sbatch/sbatch.c of 22.05 and 24.11).
+    "Resource temporarily unavailable",
+    // ESLURM_ERROR_ON_DESC_TO_RECORD_COPY (MaxJobCount reached), after "Slurm job queue full,
+    // sleeping and retrying".
+    "Unable to create job record, try again",
+    // ESLURM_NODES_BUSY (22.05, 24.11) and ESLURM_PORTS_BUSY (retried by 24.11's sbatch), after
+    // "Job creation temporarily disabled, retrying".
+    "Requested nodes are busy",
+    "Required ports are in use",
+    // ESLURM_SUBMISSIONS_DISABLED: an administrator holds all submissions.
+    "System submissions disabled",
+};
+
+// ESLURM_ACCOUNTING_POLICY ("Job violates accounting/QOS policy (job submit limit, user's size
+// and/or time limits)", 22.05 and 24.11) is a submit limit or a size or time limit alike:
+// slurmctld says which on the line before it, by the limit's reason (src/common/
+// job_state_reason.c in 24.11, slurm_protocol_defs.c in 22.05; the same names). Only a submit
+// limit lasts just until some of the user's jobs end.
+constexpr const char* kAccountingPolicy = "Job violates accounting/QOS policy";
+constexpr const char* kSubmitLimitReasons[] = {
+    "QOSMaxSubmitJobPerUserLimit", "QOSGrpSubmitJobsLimit",   "AssocMaxSubmitJobLimit",
+    "AssocGrpSubmitJobsLimit",     "MaxSubmitJobsPerAccount",
+};
+
+bool any_in(const std::string& text, const auto& patterns) {
+  for (const char* p : patterns)
+    if (text.find(p) != std::string::npos) return true;
+  return false;
+}
+
+bool refused_for_now(const std::string& err) {
+  return any_in(err, kRefusedForNow) ||
+         (err.find(kAccountingPolicy) != std::string::npos && any_in(err, kSubmitLimitReasons));
+}
 
 // sbatch's standard error as one line: its lines, trimmed, joined.
 std::string one_line(const std::string& text) {
@@ -56,6 +98,29 @@ std::optional<JobId> parse_job_id(const std::string& out) {
   const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
   if (ec != std::errc() || p != digits.data() + digits.size() || id <= 0) return std::nullopt;
   return id;
+}
+
+// sbatch's --export for the job: the script's, with the segment's MIRAGE_* variables added (the
+// command line's --export replaces the script's, so it says both). sbatch runs with the
+// campaign's environment and MIRAGE_*: without an --export line, all of it is the job's, as
+// sbatch's default. NONE and NIL take no variables beside them (sbatch.1 of 22.05 and 24.11): a
+// list of the MIRAGE_* names alone is NONE with them (neither passes the rest, both load the
+// user's login environment on the node; NIL would not load it).
+std::string export_value(const SubmitRequest& r) {
+  const auto script = read_batch_directives(r.script, "the script");
+  if (!script.export_env || script.export_env->value.empty()) return "ALL";
+  std::string names;
+  for (const auto& e : r.environment)
+    if (e.rfind("MIRAGE_", 0) == 0) {
+      const std::string name = e.substr(0, e.find('='));
+      if (("," + names + ",").find("," + name + ",") == std::string::npos)
+        names += (names.empty() ? "" : ",") + name;
+    }
+  std::string v = script.export_env->value;
+  std::string upper = v;
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (upper == "NONE" || upper == "NIL") return names.empty() ? v : names;
+  return names.empty() ? v : v + "," + names;
 }
 
 }  // namespace
@@ -98,8 +163,7 @@ std::vector<std::string> SbatchSubmitter::arguments(const SubmitRequest& r) {
   std::vector<std::string> args{"--parsable"};
   if (!r.name.empty()) args.push_back("--job-name=" + r.name);
   args.push_back("--comment=" + r.comment);
-  // The environment sbatch runs with (the campaign's, and MIRAGE_*) is the job's.
-  args.push_back("--export=ALL");
+  args.push_back("--export=" + export_value(r));
   args.insert(args.end(), r.options.begin(), r.options.end());
   // Last, so that it wins over a --dependency the user gave (the chain is mirage's to keep).
   if (r.after_any > 0) args.push_back("--dependency=afterany:" + std::to_string(r.after_any));
@@ -147,9 +211,8 @@ JobId SbatchSubmitter::submit(const SubmitRequest& r) const {
   if (err.empty())
     throw SlurmError(who + " exited with status " + std::to_string(res.exit_code), res.exit_code,
                      false);
-  bool no_answer = false;
-  for (const char* pattern : kNoAnswer) no_answer = no_answer || err.find(pattern) != err.npos;
-  throw SlurmError(err, res.exit_code, no_answer);
+  const bool no_answer = any_in(err, kNoAnswer);
+  throw SlurmError(err, res.exit_code, no_answer, !no_answer && refused_for_now(err));
 }
 
 }  // namespace mirage::daemon

@@ -47,8 +47,9 @@ namespace {
 // each decision's expected starts (mirage's forecast, Slurm's estimate); 5: a segment whose job
 // left the queue unseen (lost_at) and its output file, and the request key of `campaign add`; 6:
 // the waits predicted for submitted jobs and got (a new table: kSchema adds it to earlier stores);
-// 7: whether a campaign's job names carry the store id.
-constexpr int kSchemaVersion = 7;
+// 7: whether a campaign's job names carry the store id; 8: an attempt's second job, cancelled
+// when its first one started (twin_job).
+constexpr int kSchemaVersion = 8;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS campaigns(
@@ -84,7 +85,7 @@ CREATE TABLE IF NOT EXISTS submissions(
   tag TEXT NOT NULL UNIQUE, state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
   intent_time INTEGER NOT NULL, result_time INTEGER NOT NULL DEFAULT -1,
   message TEXT NOT NULL DEFAULT '', outcome TEXT NOT NULL DEFAULT '',
-  reason TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT '', twin_job INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(campaign_id, idx, attempt));
 CREATE TABLE IF NOT EXISTS decisions(
   id INTEGER PRIMARY KEY AUTOINCREMENT, campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL,
@@ -161,6 +162,11 @@ void migrate_from_4(sql::Database& db) {
 // (NAME-sK), so that their jobs in flight are found by them until they end.
 void migrate_from_6(sql::Database& db) {
   db.exec("ALTER TABLE campaigns ADD COLUMN job_names_carry_store INTEGER NOT NULL DEFAULT 0;");
+}
+
+// Schema 7 -> 8. No attempt had a twin recorded.
+void migrate_from_7(sql::Database& db) {
+  db.exec("ALTER TABLE submissions ADD COLUMN twin_job INTEGER NOT NULL DEFAULT 0;");
 }
 
 SegmentState parse_segment_state(const std::string& s) {
@@ -291,6 +297,7 @@ void CampaignStore::initialise(std::int64_t version) {
   if (version >= 1 && version <= 3) migrate_from_3(*db_);
   if (version >= 1 && version <= 4) migrate_from_4(*db_);
   if (version >= 1 && version <= 6) migrate_from_6(*db_);
+  if (version >= 1 && version <= 7) migrate_from_7(*db_);
   db_->exec(kSchema);
   db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   store_id_ = value("store_id");
@@ -539,14 +546,13 @@ void CampaignStore::begin_submission(std::int64_t campaign, const SegmentRecord&
   t.commit();
 }
 
-void CampaignStore::finish_submission(std::int64_t campaign, const SegmentRecord& segment,
-                                      JobId job) {
+void CampaignStore::record_attempt_jobs(const char* set, std::int64_t a, std::int64_t b,
+                                        std::int64_t campaign, const SegmentRecord& segment) {
   sql::Transaction t(*db_);
-  auto s = db_->prepare(
-      "UPDATE submissions SET state='submitted', job_id=?, result_time=? "
-      "WHERE campaign_id=? AND idx=? AND attempt=?");
-  s.bind(1, job)
-      .bind(2, segment.seg.submit_time)
+  auto s = db_->prepare(std::string("UPDATE submissions SET ") + set +
+                        " WHERE campaign_id=? AND idx=? AND attempt=?");
+  s.bind(1, a)
+      .bind(2, b)
       .bind(3, campaign)
       .bind(4, segment.seg.index)
       .bind(5, segment.seg.attempts);
@@ -555,12 +561,34 @@ void CampaignStore::finish_submission(std::int64_t campaign, const SegmentRecord
   t.commit();
 }
 
+void CampaignStore::finish_submission(std::int64_t campaign, const SegmentRecord& segment,
+                                      JobId job) {
+  record_attempt_jobs("state='submitted', job_id=?, result_time=?", job, segment.seg.submit_time,
+                      campaign, segment);
+}
+
+void CampaignStore::follow_twin(std::int64_t campaign, const SegmentRecord& segment,
+                                JobId cancelled) {
+  record_attempt_jobs("job_id=?, twin_job=?", segment.seg.slurm_job_id, cancelled, campaign,
+                      segment);
+}
+
 void CampaignStore::update_attempt(const char* set, const std::string& text, std::int64_t campaign,
                                    const SegmentRecord& segment) {
   auto s = db_->prepare(std::string("UPDATE submissions SET ") + set +
                         " WHERE campaign_id=? AND idx=? AND attempt=?");
   s.bind(1, text).bind(2, campaign).bind(3, segment.seg.index).bind(4, segment.seg.attempts);
   s.run();
+}
+
+void CampaignStore::withdraw_submission(std::int64_t campaign, const SegmentRecord& segment,
+                                        int attempt) {
+  sql::Transaction t(*db_);
+  auto s = db_->prepare("DELETE FROM submissions WHERE campaign_id=? AND idx=? AND attempt=?");
+  s.bind(1, campaign).bind(2, segment.seg.index).bind(3, attempt);
+  s.run();
+  save_segment(campaign, segment);
+  t.commit();
 }
 
 void CampaignStore::refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
@@ -592,13 +620,13 @@ void CampaignStore::record_release(std::int64_t campaign, const SegmentRecord& s
 std::vector<SubmissionRecord> CampaignStore::submissions(std::int64_t campaign) const {
   auto s = db_->prepare(
       "SELECT campaign_id, idx, attempt, tag, state, job_id, intent_time, message, outcome, "
-      "reason FROM submissions WHERE campaign_id=? ORDER BY idx, attempt");
+      "reason, twin_job FROM submissions WHERE campaign_id=? ORDER BY idx, attempt");
   s.bind(1, campaign);
   std::vector<SubmissionRecord> out;
   while (s.step())
     out.push_back({s.integer(0), static_cast<int>(s.integer(1)), static_cast<int>(s.integer(2)),
                    s.text(3), s.text(4), s.integer(5), s.integer(6), s.text(7), s.text(8),
-                   s.text(9)});
+                   s.text(9), s.integer(10)});
   return out;
 }
 

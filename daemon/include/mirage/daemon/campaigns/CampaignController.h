@@ -339,6 +339,8 @@ class CampaignController {
   std::string output_file_of(const Entry& e, const std::string& job_name, JobId job,
                              bool one_job_only) const;
   void finish(Entry& e, CampaignState state, const std::string& message, Seconds now);
+  // Slurm refused the segment's submission only for a while: planned again, later, as it was.
+  void refused_for_now(Entry& e, SegmentRecord& s, const SlurmError& error, Seconds now);
   void save(const Entry& e, const SegmentRecord& s);
   // The wait the predictor states for the segment's job, which entered the queue now (submitted
   // free to start, or released from behind its predecessor), kept beside the decisions; and,

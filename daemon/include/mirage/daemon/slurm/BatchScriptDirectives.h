@@ -58,10 +58,15 @@ struct BatchScriptDirectives {
   // Where its standard output goes (a filename pattern) and its working directory.
   std::optional<ScriptValue<std::string>> output;
   std::optional<ScriptValue<std::string>> chdir;
+  // Which of the submission's environment the job gets (--export: ALL, NONE, NIL or a list).
+  std::optional<ScriptValue<std::string>> export_env;
   // The first directive that makes a submission other than one job of this cluster: a job array
   // (--array), a heterogeneous job (hetjob) or another cluster's job (--clusters). sbatch takes
   // them, but a campaign's segment is one job, followed in this cluster's queue by its tag.
   std::optional<ScriptValue<std::string>> not_one_local_job;
+  // The first directive with which sbatch submits no job and still exits 0 (--test-only,
+  // --help, --usage, --version): no job id, an outcome never settled.
+  std::optional<ScriptValue<std::string>> submits_nothing;
   // The first malformed line (no shebang, a value that does not parse); nothing after it is read.
   std::optional<InputError> error;
 

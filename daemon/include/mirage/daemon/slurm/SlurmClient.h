@@ -155,14 +155,21 @@ struct SubmitRequest {
 // outcome is unknown and the call may be retried; otherwise Slurm refused it.
 class SlurmError : public std::runtime_error {
  public:
-  SlurmError(const std::string& message, int code, bool transient)
-      : std::runtime_error(message), code_(code), transient_(transient) {}
+  SlurmError(const std::string& message, int code, bool transient, bool refused_for_now = false)
+      : std::runtime_error(message),
+        code_(code),
+        transient_(transient),
+        refused_for_now_(refused_for_now) {}
   int code() const { return code_; }
   bool transient() const { return transient_; }
+  // A submission refused only while a limit or the controller's load lasts (a submit limit, a
+  // full queue): no job was made, and the same request is taken later.
+  bool refused_for_now() const { return refused_for_now_; }
 
  private:
   int code_;
   bool transient_;
+  bool refused_for_now_;
 };
 
 // Controller RPCs made so far, by kind.

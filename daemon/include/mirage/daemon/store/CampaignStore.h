@@ -41,6 +41,8 @@ struct SubmissionRecord {
   std::string message;  // why Slurm refused it
   std::string outcome;  // how its job ended ("COMPLETED", "FAILED, exit code 1"); empty until then
   std::string reason;   // why it was made, in words ("first segment", the policy's reason)
+  // A second job of the attempt's tag, cancelled because `job` started first (0: none).
+  JobId twin = 0;
 };
 
 struct DecisionRecord {
@@ -119,6 +121,12 @@ class CampaignStore {
   void begin_submission(std::int64_t campaign, const SegmentRecord& segment, const JobTag& tag,
                         const std::string& reason);
   void finish_submission(std::int64_t campaign, const SegmentRecord& segment, JobId job);
+  // The attempt's job is now the segment's (a twin of its tag that started first); `cancelled`,
+  // the one it had, stays known as its twin.
+  void follow_twin(std::int64_t campaign, const SegmentRecord& segment, JobId cancelled);
+  // The intent of `attempt` taken back: Slurm refused it for now and made no job, so the
+  // attempt's number (and tag) is used again by the next submission.
+  void withdraw_submission(std::int64_t campaign, const SegmentRecord& segment, int attempt);
   void refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
                          const std::string& why);
   // How the job of the segment's current attempt ended.
@@ -172,6 +180,10 @@ class CampaignStore {
   // UPDATE submissions SET `set` (one ? for `text`) for the segment's current attempt.
   void update_attempt(const char* set, const std::string& text, std::int64_t campaign,
                       const SegmentRecord& segment);
+  // UPDATE submissions SET `set` (two ? for `a` and `b`) for the segment's current attempt, and
+  // the segment saved with it, in one transaction.
+  void record_attempt_jobs(const char* set, std::int64_t a, std::int64_t b, std::int64_t campaign,
+                           const SegmentRecord& segment);
 
   std::string path_;
   std::string store_id_;
