@@ -8,9 +8,11 @@
 namespace mirage {
 namespace {
 
-// A boundary censored before its predecessor started is truncated too (Episode.cpp).
+// A boundary censored before its predecessor started is truncated too (Episode.cpp). With --work
+// a campaign that did not do its work is no outcome either, however its boundaries went.
 bool finished(const SampleOutcome& o) {
-  return !o.episode.boundaries.empty() && !o.episode.truncated();
+  return !o.episode.boundaries.empty() && !o.episode.truncated() &&
+         (!o.episode.campaign || o.episode.campaign->complete);
 }
 
 }  // namespace
@@ -76,7 +78,7 @@ std::string describe(const Verdict& v, std::string_view world) {
   if (v.policy.empty())
     return fmt::format(
         "verdict ({}): none: at no sample did every policy finish its chain (the log's end or "
-        "--max-wait cut them off)",
+        "--max-wait cut them off) or, with --work, its campaign",
         world);
   // The samples behind the figures: they may be far fewer than the table's (a few, where most
   // chains were cut off), and the figures are theirs, not the table's means.

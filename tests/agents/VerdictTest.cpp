@@ -46,6 +46,26 @@ TEST(Verdict, ReactiveWhenNothingSavesMoreThanItChargesTwice) {
   EXPECT_EQ(choose_policy(r, ChainSpec{}).policy, "reactive");
 }
 
+// eval --work: a campaign that did not do its work is no outcome, however its boundaries went, so
+// the verdict judges only the start times where every policy's campaign finished.
+TEST(Verdict, AnUnfinishedCampaignIsNoOutcome) {
+  const auto campaign = [](Seconds gap, bool complete) {
+    SampleOutcome o = sample(gap);
+    o.episode.campaign = CampaignOutcome{};
+    o.episode.campaign->complete = complete;
+    return o;
+  };
+  EvalReport r;
+  r.outcomes["reactive"] = {campaign(6 * kHour, true), campaign(2 * kHour, true)};
+  r.outcomes["forecast"] = {campaign(0, false), campaign(-3 * kHour, true)};
+  const Verdict v = choose_policy(r, ChainSpec{});
+  EXPECT_EQ(v.samples, 1u);  // forecast's first campaign ran out of segments
+  EXPECT_EQ(v.policy, "reactive");
+  EXPECT_DOUBLE_EQ(v.reactive_interruption_h, 2);
+  r.outcomes["forecast"][1].episode.campaign->complete = false;
+  EXPECT_TRUE(choose_policy(r, ChainSpec{}).policy.empty());
+}
+
 TEST(Verdict, NoneWhereNoSampleFinishedForEveryPolicy) {
   EvalReport r;
   r.outcomes["reactive"] = {sample(1 * kHour, true)};
