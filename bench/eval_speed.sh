@@ -44,10 +44,12 @@ else
   echo "peer: PEER_MIRAGE_GIT not set (a clone of zhaozhang/Mirage): its figures are left out"
 fi
 
+# The replay alone, as the peer runs it: no logged world, no forward pick.
 two_samples=(eval --trace "$ls6" --cluster-nodes 88 --nodes 8 --from 2023-02-01T00:00:00
-  --to 2023-02-01T04:00:01 --every 4h --policies reactive,average --threads 1)
+  --to 2023-02-01T04:00:01 --every 4h --policies reactive,average --threads 1
+  --successor-wait replay --pick-before 0)
 february=(eval --trace "$ls6" --cluster-nodes 88 --nodes 8 --from 2023-02-01 --to 2023-03-01
-  --every 4h --policies reactive,average --threads 1 --json)
+  --every 4h --policies reactive,average --threads 1 --json --successor-wait replay --pick-before 0)
 fidelity=(trace fidelity "$hpc2n" --calibration infer --what-if-nodes none)
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -28,7 +28,8 @@ run_trace() {
     [ -n "$list" ] || continue
     # shellcheck disable=SC2086 # $machine and the flags are lists of words
     "$mirage" eval --trace "$trace" $machine --lenient --nodes "$chain" --from "$from" \
-      --to "$to" --policies "$baseline_points$list" ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
+      --to "$to" --policies "$baseline_points$list" --successor-wait replay --pick-before 0 \
+      ${MIRAGE_CLUSTER_FLAGS:-} --json 2>/dev/null \
       >"$out/eval.json"
     python3 - "$out/eval.json" "$label" "$chain" <<'PY'
 import json, os, sys

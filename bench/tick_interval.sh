@@ -24,7 +24,8 @@ for chain in 1 8; do
       for off in 00:00:00 00:03:45 00:07:30 00:11:15; do
         "$mirage" eval --trace "$trace" --cluster-nodes 88 --nodes "$chain" \
           --from "2023-02-01T$off" --to 2023-03-01 --every "$every" \
-          --policies reactive,average,forecast "${flags[@]}" --json 2>/dev/null \
+          --policies reactive,average,forecast "${flags[@]}" --successor-wait replay \
+          --pick-before 0 --json 2>/dev/null \
           >"$out/$chain-$tick-$driver-$off.json"
       done
     done

@@ -41,6 +41,9 @@ void EpisodeOptions::add_to(CLI::App& cmd, const std::string& default_every, boo
 }
 
 void EpisodeOptions::add_successor_wait_to(CLI::App& cmd, bool both) {
+  // A command that can report two worlds reports both by default: the replay is an instrument
+  // with known errors, the log's real waits stand beside it.
+  if (both) successor_wait = "both";
   const std::string worlds =
       "When a chain's segments start: replay (the calibrated replay's scheduler) or logged (what "
       "the log's real jobs of the segment's shape submitted nearest then waited)";

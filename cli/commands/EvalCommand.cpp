@@ -419,13 +419,11 @@ int run_eval(const EvalOptions& o) {
                                             format_iso_time(c.to) + " (or give --to)");
   }
   c.every = o.episode.spacing();
-  // The least-cost choice a --sweep-risk frontier or --work costs invite is made forward, on
-  // earlier sample times, unless --pick-before 0 says not to.
+  // The policy to use is chosen forward, on earlier sample times, unless --pick-before 0 says
+  // not to (a log too short for them says so and is judged in hindsight).
   const bool pick_given = !o.pick_before.empty();
-  const Seconds pick_length = pick_given
-                                  ? parse_nonnegative_duration_flag(o.pick_before, "--pick-before")
-                              : (o.sweep_risk || c.episode.campaign.active()) ? kPickBefore
-                                                                              : 0;
+  const Seconds pick_length =
+      pick_given ? parse_nonnegative_duration_flag(o.pick_before, "--pick-before") : kPickBefore;
   c.start_mode = o.episode.start_mode();
   c.threads = o.threads;
   std::stringstream ss(o.policies);
@@ -734,8 +732,8 @@ void register_eval_command(CLI::App& app) {
                   "The least-cost point (an hour waited, or a campaign's hour idle or late, "
                   "priced as an hour charged twice) chosen on this long of earlier sample times "
                   "(e.g. 28d), whose episodes all end before --from, and judged on --from..--to "
-                  "beside hindsight's pick, in each world (default: 28d with --sweep-risk or "
-                  "--work, else none; 0: none)");
+                  "beside hindsight's pick, in each world (0: none)")
+      ->default_str("28d");
   cmd->add_option("--threads", o->threads, "Worker threads (0: all cores)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object instead of tables");
   cmd->add_option(
