@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# The daemon's adaptive live recalibration (AdaptiveWaitCalibration, ClassWaitCalibration): its step,
-# or with MINIMUMS its size classes' minimum, chosen on each fit window and then judged forward
-# (docs/results/wait-model.md#adaptive-live-recalibration-its-step-chosen-on-the-fit-months).
+# The live recalibration of a wait model's intervals: the adaptive rule's step (AdaptiveWaitCalibration),
+# with MINIMUMS the size classes' minimum, or with DECAYS the daemon's weighted rule's decay
+# (WeightedWaitCalibration, ClassWaitCalibration), chosen on each fit window and then judged
+# forward (docs/results/wait-model.md#adaptive-live-recalibration-its-step-chosen-on-the-fit-months).
 # For each trace of bench/trace_windows.sh whose cross-fitted wait model is in MODELS
 # (`--cross-fit-folds 3`, as bench/wait_model.sh writes NAME-mlp.json there):
 #   chosen: the network fitted with the window's last fold left out (the file's last member) gets
 #     its tail set on the window's jobs before that fold (`train --network-of`), and is replayed
-#     as if live on that last fold, a row per candidate: each step of STEPS (`--adaptive-steps`)
-#     or, with MINIMUMS, the pooled state and each minimum of MINIMUMS of a class's own waits
-#     before its own state corrects it (`--adaptive-class-minimums`); the candidate of least
+#     as if live on that last fold, a row per candidate: each step of STEPS (`--adaptive-steps`),
+#     with MINIMUMS the pooled state and each minimum of MINIMUMS of a class's own waits before
+#     its own state corrects it (`--adaptive-class-minimums`), or with DECAYS each decay of the
+#     weighted rule (`--weighted-decays`); the candidate of least
 #     pinball loss over all jobs is chosen. Nothing of the judged month is read.
 #   judged: the file itself on the judged month, recalibrated live by the latest 50, by every
-#     candidate (the one chosen on its window marked) and by the daemon's rule (the row
-#     "recalibrated adaptive").
+#     candidate (the one chosen on its window marked), by the adaptive rule at its step (the row
+#     "recalibrated adaptive") and by the daemon's rule (the row "recalibrated weighted").
 # Prints per trace every candidate's pinball loss and classes on both targets on the last fold
 # (what a rule common to every site is chosen on), then per class the pinball loss and the
 # 50% / 90% coverage of each way of recalibrating on the judged month; asserts nothing. With KEEP,
 # each trace's two JSON answers are kept there (NAME-choose.json, NAME-judged.json).
-#   MODELS=DIR [STEPS=0,0.002,0.005,0.01,0.02,0.05 | MINIMUMS=0,10,30,100,300] [KEEP=DIR] \
+#   MODELS=DIR [STEPS=0,0.002,0.005,0.01,0.02,0.05 | MINIMUMS=0,10,30,100,300 |
+#     DECAYS=1,0.999,0.995,0.99,0.98,0.95] [KEEP=DIR] \
 #     bench/aci_step.sh [TRACE|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +28,8 @@ mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
 if [ -n "${MINIMUMS:-}" ]; then
   candidates=(--adaptive-class-minimums "$MINIMUMS")
+elif [ -n "${DECAYS:-}" ]; then
+  candidates=(--weighted-decays "$DECAYS")
 else
   candidates=(--adaptive-steps "${STEPS:-0,0.002,0.005,0.01,0.02,0.05}")
 fi
@@ -34,7 +39,7 @@ trap 'rm -rf "$out"' EXIT
 # shellcheck source=bench/trace_windows.sh
 . bench/trace_windows.sh
 
-echo "| trace, month | chosen on the fit window's last fold (by candidate: pinball h, classes on both targets) | class | jobs | latest 50 / each candidate (the chosen one marked *) / the daemon's rule: pinball h, in 50% / 90%, on both targets |"
+echo "| trace, month | chosen on the fit window's last fold (by candidate: pinball h, classes on both targets) | class | jobs | latest 50 / each candidate (the chosen one marked *) / the adaptive rule / the daemon's: pinball h, in 50% / 90%, on both targets |"
 echo "|---|---|---|---|---|"
 
 run_trace() {
@@ -78,10 +83,11 @@ PY
   python3 - "$out/choose.json" "$out/judged.json" "$label" <<'PY'
 import json, sys
 choose, judged, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
-daemon, prefixes = "recalibrated adaptive", ("recalibrated adaptive, step ",
-                                             "recalibrated adaptive, per class from ")
+daemon, adaptive = "recalibrated weighted", "recalibrated adaptive"
+prefixes = ("recalibrated adaptive, step ", "recalibrated adaptive, per class from ",
+            "recalibrated weighted, decay ")
 def candidate(name):  # the candidate a row states, or None
-    if name == daemon + ", pooled":
+    if name == adaptive + ", pooled":
         return "pooled"
     return next((name[len(p):] for p in prefixes if name.startswith(p)), None)
 def on_target(p):  # the shares as the tables print them, whole percents
@@ -103,10 +109,11 @@ for c in judged["classes"]:
         continue
     p = {q["name"]: q for q in c["predictors"]}
     cells = []
-    for n in ["recalibrated live"] + names + [daemon]:
+    for n in ["recalibrated live"] + names + [adaptive, daemon]:
         mark = "*" if n == chosen else ""
         target = "" if c["class"] == "all" else f", {on_target(p[n]):d}"
-        tag = "latest 50" if n == "recalibrated live" else candidate(n) or "daemon's"
+        tag = {"recalibrated live": "latest 50", adaptive: "adaptive"}.get(n) or candidate(n) \
+            or "daemon's"
         cells.append(f"{tag}{mark}: {cell(p[n])}{target}")
     print(f"| {label} | {candidate(chosen)} ({tried}) | {c['class']} | {c['jobs']} | "
           f"{'; '.join(cells)} |")

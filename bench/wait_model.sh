@@ -78,13 +78,13 @@ PY
     "$mirage" trace waits "$trace" $machine --lenient --check "$model" --from "$from" --to "$to" \
       --json "${replays[@]+"${replays[@]}"}" 2>/dev/null >"$out/check.json" ||
       { echo "| $label | $arch | (check failed) |||||||"; continue; }
-    # The network alone: every class's share 1, no shifts, no fall-back.
+    # The network alone: every class's share 1, no shifts.
     local network="$models/$name-$arch.network.json"
     python3 - "$model" "$network" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 for c in m.get("tail", {}).get("classes", []):
-    c["model_weight"], c["shifts"], c["binned_only"] = 1.0, [0.0] * 7, False
+    c["model_weight"], c["shifts"] = 1.0, [0.0] * 7
 json.dump(m, open(sys.argv[2], "w"))
 PY
     # shellcheck disable=SC2086

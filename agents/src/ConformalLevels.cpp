@@ -46,6 +46,34 @@ LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes,
   return shift;
 }
 
+LevelShifts weighted_conformal_shifts(const std::vector<WaitOutcome>& outcomes,
+                                      const std::vector<double>& weights) {
+  LevelShifts shift{};
+  const std::size_t n = outcomes.size();
+  if (n == 0) return shift;
+  double total = 0;
+  for (std::size_t i = 0; i < n; ++i) total += weights[i];
+  std::vector<std::pair<double, double>> residuals(n);  // residual, weight
+  for (std::size_t k = 0; k < kWaitLevels.size(); ++k) {
+    for (std::size_t i = 0; i < n; ++i)
+      residuals[i] = {log_wait(outcomes[i].wait) - log_wait(outcomes[i].predicted[k]), weights[i]};
+    std::sort(residuals.begin(), residuals.end());
+    const double q = kWaitLevels[k];
+    const double rank = (total + 1) * q;
+    std::size_t at = 0;
+    double below = 0;  // the weight of the residuals before `at`
+    if (q >= 0.5) {    // the first whose weight with those below reaches the rank
+      for (at = 0; at + 1 < n && below + residuals[at].second < rank; ++at)
+        below += residuals[at].second;
+    } else {  // the last with the job to come's weight and those below within the rank
+      for (; at + 1 < n && below + residuals[at].second + 1 <= rank; ++at)
+        below += residuals[at].second;
+    }
+    shift[k] = residuals[at].first;
+  }
+  return shift;
+}
+
 WaitQuantiles shift_levels(const WaitQuantiles& stated, const LevelShifts& shifts) {
   WaitQuantiles out{};
   for (std::size_t k = 0; k < kWaitLevels.size(); ++k) {

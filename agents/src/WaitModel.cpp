@@ -87,7 +87,6 @@ nlohmann::json tail_json(const WaitTail& t) {
                        {"tail_jobs", ct.tail_jobs},
                        {"model_weight", ct.model_weight},
                        {"shifts", ct.shifts},
-                       {"binned_only", ct.binned_only},
                        {"binned", ct.binned ? distribution_json(*ct.binned) : nlohmann::json()}});
   }
   return {{"classes", classes}};
@@ -106,10 +105,12 @@ WaitTail tail_of(const nlohmann::json& j) {
     if (!(ct.model_weight >= 0 && ct.model_weight <= 1))
       throw std::invalid_argument("model_weight: expected a share in [0, 1]");
     ct.shifts = cj.at("shifts").get<LevelShifts>();
-    ct.binned_only = cj.value("binned_only", false);  // absent in files of version 2
+    // Files fitted with the removed --fall-back may state a class's binned distribution alone.
+    if (cj.value("binned_only", false))
+      throw std::invalid_argument(
+          "binned_only: expected false (a class stating the binned distribution alone was the "
+          "removed --fall-back's; fit the file again)");
     if (!cj.at("binned").is_null()) ct.binned = distribution_of(cj.at("binned"));
-    if (ct.binned_only && !ct.binned)
-      throw std::invalid_argument("binned_only: a class without a binned distribution");
   }
   return t;
 }
@@ -389,8 +390,7 @@ std::string WaitModel::describe() const {
   std::vector<std::string> shares;
   for (const WaitClassTail& c : tail_.classes) {
     tail += c.tail_jobs;
-    shares.push_back(c.binned_only ? std::string("binned alone")
-                                   : fmt::format("{:g}", c.model_weight));
+    shares.push_back(fmt::format("{:g}", c.model_weight));
   }
   if (!info_.categories.field.empty())
     text += fmt::format("; reads each job's {} ({} values)", info_.categories.field,
@@ -603,7 +603,7 @@ void calibrate_levels(WaitNet& net, const WaitTrainingSet& data, std::size_t fir
   }
 }
 
-WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from, Seconds to,
+WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from,
                         std::vector<WaitNet>& members, const WaitTrainingSet& data,
                         std::size_t first, const TailSettings& settings, std::string* notes) {
   if (first >= data.rows) return {};
@@ -611,11 +611,7 @@ WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds 
   const Seconds tail_from = data.submits[first];
   const ClassDistributions before_tail = fit_class_distributions(trace, cluster, from, tail_from);
   if (notes) *notes = before_tail.notes;
-  WaitTail tail = fit_wait_tail(tail_rows(members, data, first), before_tail.classes,
-                                settings.blend, true, settings.selection);
-  // The classes that fell back to the binned distribution state it fitted on the whole window.
-  tail.refit_binned_only(fit_class_distributions(trace, cluster, from, to).classes);
-  return tail;
+  return fit_wait_tail(tail_rows(members, data, first), before_tail.classes, settings.blend);
 }
 
 std::vector<WaitFold> time_folds(const WaitTrainingSet& data, Seconds from, Seconds to, int folds) {
@@ -684,7 +680,7 @@ WaitTail fit_cross_fitted_tail(const Trace& trace, const ClusterSpec& cluster, S
                                const TailSettings& settings, std::string* notes) {
   const ClassDistributions whole = fit_class_distributions(trace, cluster, from, to);
   if (notes) *notes = whole.notes;
-  return fit_wait_tail(out_of_fold, whole.classes, settings.blend, true, settings.selection);
+  return fit_wait_tail(out_of_fold, whole.classes, settings.blend);
 }
 
 std::vector<TailRow> tail_rows(const WaitNet& net, const WaitTrainingSet& data, std::size_t first) {

@@ -44,25 +44,6 @@ double pinball_sum(const std::vector<WaitOutcome>& outcomes) {
   return sum;
 }
 
-// Whether `chosen` (the blend as recalibrated) beats each row's own binned distribution alone on
-// `rows` by more than kSelectionStandardErrors of the paired differences' mean.
-bool beats_binned(const std::vector<WaitOutcome>& chosen, const std::vector<const TailRow*>& rows,
-                  const std::array<std::optional<WaitDistribution>, kSizeClasses>& binned) {
-  std::vector<double> diff;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto own = row_binned(*rows[i], binned);
-    if (!own) return true;  // nothing to fall back to
-    diff.push_back(pinball_of(chosen[i].predicted, rows[i]->wait) -
-                   pinball_of(*own, rows[i]->wait));
-  }
-  if (diff.size() < 2) return true;
-  const auto n = static_cast<double>(diff.size());
-  double mean = 0, var = 0;
-  for (double d : diff) mean += d / n;
-  for (double d : diff) var += (d - mean) * (d - mean) / (n - 1);
-  return mean + kSelectionStandardErrors * std::sqrt(var / n) < 0;
-}
-
 }  // namespace
 
 WaitQuantiles binned_levels(const WaitDistribution& d, Seconds planned) {
@@ -98,19 +79,12 @@ ClassDistributions fit_class_distributions(const Trace& trace, const ClusterSpec
 }
 
 bool WaitTail::blends(std::size_t cls) const {
-  return classes[cls].binned && (classes[cls].model_weight < 1 || classes[cls].binned_only);
-}
-
-void WaitTail::refit_binned_only(
-    const std::array<std::optional<WaitDistribution>, kSizeClasses>& whole) {
-  for (std::size_t c = 0; c < kSizeClasses; ++c)
-    if (classes[c].binned_only && whole[c]) classes[c].binned = whole[c];
+  return classes[cls].binned && classes[cls].model_weight < 1;
 }
 
 WaitQuantiles WaitTail::apply(std::size_t cls, const WaitQuantiles& network,
                               Seconds planned) const {
   const WaitClassTail& t = classes[cls];
-  if (t.binned_only && t.binned) return binned_levels(*t.binned, planned);
   const WaitQuantiles mixed =
       blends(cls) ? blend(network, binned_levels(*t.binned, planned), t.model_weight) : network;
   return shift_levels(mixed, t.shifts);
@@ -118,7 +92,7 @@ WaitQuantiles WaitTail::apply(std::size_t cls, const WaitQuantiles& network,
 
 WaitTail fit_wait_tail(const std::vector<TailRow>& rows,
                        const std::array<std::optional<WaitDistribution>, kSizeClasses>& binned,
-                       bool with_blend, bool with_shifts, bool with_selection) {
+                       bool with_blend, bool with_shifts) {
   WaitTail tail;
   for (std::size_t c = 0; c < kSizeClasses; ++c) {
     WaitClassTail& t = tail.classes[c];
@@ -135,7 +109,6 @@ WaitTail fit_wait_tail(const std::vector<TailRow>& rows,
     }
     if (mine.empty()) continue;
     double best = std::numeric_limits<double>::infinity();
-    std::vector<WaitOutcome> chosen;
     const int steps = with_blend && t.binned ? kWeightSteps : 0;
     for (int s = 0; s <= steps; ++s) {
       const double weight = 1 - static_cast<double>(s) / kWeightSteps;
@@ -151,13 +124,7 @@ WaitTail fit_wait_tail(const std::vector<TailRow>& rows,
         best = loss;
         t.model_weight = weight;
         t.shifts = shifts;
-        chosen = std::move(outcomes);
       }
-    }
-    t.binned_only = with_selection && t.binned && !beats_binned(chosen, mine, binned);
-    if (t.binned_only) {
-      t.model_weight = 0;
-      t.shifts = {};
     }
   }
   return tail;

@@ -86,14 +86,23 @@ Column live_column(const Column& model, const Trace& trace, const Judged& j) {
   return {"recalibrated live", {live.begin(), live.end()}, {}, {}};
 }
 
-// The same by the daemon's adaptive conformal inference (ClassWaitCalibration), named `name`,
-// moving by `step`, a size class corrected by its own state from `min_class_outcomes` waits on.
-Column adaptive_column(
-    std::string name, const Column& model, const Trace& trace, const Judged& j,
-    double step = daemon::AdaptiveWaitCalibration::kStep,
-    std::size_t min_class_outcomes = daemon::ClassWaitCalibration::kMinClassOutcomes) {
+// The same by adaptive conformal inference per size class (the daemon's rule until the weighted
+// one replaced it), named `name`, moving by `step`, a size class corrected by its own state from
+// `min_class_outcomes` waits on.
+Column adaptive_column(std::string name, const Column& model, const Trace& trace, const Judged& j,
+                       double step = daemon::AdaptiveWaitCalibration::kStep,
+                       std::size_t min_class_outcomes = daemon::kMinClassOutcomes) {
   const std::vector<WaitQuantiles> live =
       daemon::recalibrated_adaptive(stream_of(model, trace, j), step, min_class_outcomes);
+  return {std::move(name), {live.begin(), live.end()}, {}, {}};
+}
+
+// The same by the daemon's rule (ClassWaitCalibration: weighted conformal per size class), its
+// weights decaying by `decay` a job.
+Column weighted_column(std::string name, const Column& model, const Trace& trace, const Judged& j,
+                       double decay = daemon::WeightedWaitCalibration::kDecay) {
+  const std::vector<WaitQuantiles> live =
+      daemon::recalibrated_weighted(stream_of(model, trace, j), decay);
   return {std::move(name), {live.begin(), live.end()}, {}, {}};
 }
 
@@ -210,19 +219,23 @@ void run_wait_check(const WaitCheckOptions& o) {
                             bins.quantiles[k] = b->predict(queue, fj);
                           forecast.points[k] = QueueForecast::plan(queue, fj).wait;
                         });
+  // The daemon's rule, then adaptive conformal inference, the rule it replaced.
   j.columns = {model, live_column(model, trace, j),
+               weighted_column("recalibrated weighted", model, trace, j),
                adaptive_column("recalibrated adaptive", model, trace, j)};
   for (const double step : o.adaptive_steps)
     j.columns.push_back(adaptive_column(fmt::format("recalibrated adaptive, step {:g}", step),
                                         model, trace, j, step));
   if (!o.class_minimums.empty())
     j.columns.push_back(adaptive_column("recalibrated adaptive, pooled", model, trace, j,
-                                        daemon::AdaptiveWaitCalibration::kStep,
-                                        daemon::ClassWaitCalibration::kPooled));
+                                        daemon::AdaptiveWaitCalibration::kStep, daemon::kPooled));
   for (const std::size_t minimum : o.class_minimums)
     j.columns.push_back(
         adaptive_column(fmt::format("recalibrated adaptive, per class from {}", minimum), model,
                         trace, j, daemon::AdaptiveWaitCalibration::kStep, minimum));
+  for (const double decay : o.weighted_decays)
+    j.columns.push_back(weighted_column(fmt::format("recalibrated weighted, decay {:g}", decay),
+                                        model, trace, j, decay));
   j.columns.push_back(bins);
   j.columns.push_back(forecast);
   // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged

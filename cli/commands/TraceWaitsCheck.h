@@ -21,6 +21,8 @@ struct WaitCheckOptions {
   // Minimums of a size class's own waits before its own adaptive state corrects it (a row each),
   // stated beside the pooled state alone: how the daemon's minimum is chosen.
   std::vector<std::size_t> class_minimums;
+  // Decays of the weighted calibration's weights (a row each), beside its default's row.
+  std::vector<double> weighted_decays;
   TraceOptions trace_options;
   ClusterOptions cluster;
 };

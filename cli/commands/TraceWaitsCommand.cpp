@@ -32,6 +32,7 @@ struct WaitsOptions {
   bool no_replays = false;
   std::vector<double> adaptive_steps;
   std::vector<std::size_t> class_minimums;
+  std::vector<double> weighted_decays;
 };
 
 void run_waits(const WaitsOptions& o) {
@@ -46,6 +47,7 @@ void run_waits(const WaitsOptions& o) {
     c.no_replays = o.no_replays;
     c.adaptive_steps = o.adaptive_steps;
     c.class_minimums = o.class_minimums;
+    c.weighted_decays = o.weighted_decays;
     c.trace_options = o.trace_options;
     c.cluster = o.cluster;
     run_wait_check(c);
@@ -56,6 +58,8 @@ void run_waits(const WaitsOptions& o) {
   if (!o.adaptive_steps.empty()) throw InputError({"", 0, "--adaptive-steps"}, "only with --check");
   if (!o.class_minimums.empty())
     throw InputError({"", 0, "--adaptive-class-minimums"}, "only with --check");
+  if (!o.weighted_decays.empty())
+    throw InputError({"", 0, "--weighted-decays"}, "only with --check");
   Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
@@ -117,6 +121,11 @@ void register_trace_waits_command(CLI::App& trace) {
                   "state before; a row each), and with the pooled state alone, to choose the "
                   "daemon's minimum on a fit window's last month")
       ->delimiter(',');
+  cmd->add_option("--weighted-decays", o->weighted_decays,
+                  "With --check: also state the file's quantiles recalibrated by weighted "
+                  "conformal per size class with these decays of an outcome's weight (a row each)")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--from", o->from,
                   "Fit on jobs submitted from (YYYY-MM-DD[THH:MM:SS], UTC); with --check, judge "
                   "them")

@@ -48,7 +48,6 @@ struct TrainOptions {
   bool no_blend = false;  // wait-model: recalibrate per size class without the binned average
   // wait-model: fall back to the binned distribution alone where the network does not win on the
   // tail (off by default: forward it cost more than it saved, docs/results/wait-model.md)
-  bool fall_back = false;
   // wait-model: keep these models' networks (every member of each), fit only what is set on them
   std::vector<std::string> network_of;
   int seeds = 1;  // wait-model: networks fitted from different starting weights, averaged
@@ -148,14 +147,14 @@ int run_train_wait_model(const TrainOptions& o) {
   const std::size_t tail_first = split ? split->calibration_first : fit.train_rows;
   WaitTail tail;
   std::vector<TailRow> judged;
-  const TailSettings settings{.blend = !o.no_blend, .selection = o.fall_back};
+  const TailSettings settings{.blend = !o.no_blend};
   std::string notes;
   if (!folds.empty()) {
     judged = out_of_fold_rows(trace, cluster, from, to, members, data, folds);
     tail = fit_cross_fitted_tail(trace, cluster, from, to, judged, settings, &notes);
   } else {
     if (!o.no_level_calibration)
-      tail = fit_model_tail(trace, cluster, from, to, members, data, tail_first, settings, &notes);
+      tail = fit_model_tail(trace, cluster, from, members, data, tail_first, settings, &notes);
     judged = tail_rows(members, data, tail_first);
   }
   if (!notes.empty()) fmt::print(stderr, "mirage train: {}\n", notes);
@@ -467,9 +466,6 @@ void register_train_command(CLI::App& app) {
                   "file averages the fold networks; 0: not")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_flag("--fall-back", o->fall_back,
-                "wait-model: a size class whose blend does not beat the binned distribution "
-                "alone on the validation tail beyond noise states the binned one");
   cmd->add_flag("--no-blend", o->no_blend,
                 "wait-model: recalibrate each size class on the validation tail without "
                 "averaging the binned distribution in");

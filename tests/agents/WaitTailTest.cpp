@@ -119,30 +119,6 @@ TEST(WaitTail, TheBlendLeansOnWhicheverStatesTheTailsWaitsBetter) {
   EXPECT_EQ(fit_wait_tail(tail, binned, false, false).classes[1].model_weight, 1.0);
 }
 
-TEST(WaitTail, AClassFallsBackToTheBinnedDistributionWhereTheNetworkDoesNotBeatItBeyondNoise) {
-  std::mt19937 rng(9);
-  const LogNormal truth{kHour, 0.7}, near{1.05 * kHour, 0.7}, wrong{10 * kHour, 0.2};
-  // 1 node: the network is right, the binned one wrong; 2-7: both about right (the network 5%
-  // off, within the noise of 200 jobs); 8+: the network wrong.
-  std::vector<TailRow> tail = rows(1, truth, truth, 400, rng);
-  for (const auto& more : {rows(4, near, truth, 200, rng), rows(8, wrong, truth, 400, rng)})
-    tail.insert(tail.end(), more.begin(), more.end());
-  const std::array<std::optional<WaitDistribution>, kSizeClasses> binned{
-      one_bin(wrong, 1), one_bin(truth, 2), one_bin(truth, 8)};
-  const WaitTail chosen = fit_wait_tail(tail, binned, true, true, true);
-  EXPECT_FALSE(chosen.classes[0].binned_only);
-  EXPECT_TRUE(chosen.classes[1].binned_only);
-  EXPECT_TRUE(chosen.classes[2].binned_only);
-  // A class that falls back states the binned distribution as it is: no blend, no shifts.
-  const TailRow& r = tail.back();
-  const WaitQuantiles stated = chosen.apply(2, r.network, r.planned);
-  for (std::size_t k = 0; k < stated.size(); ++k)
-    EXPECT_EQ(stated[k], binned[2]->quantile(r.planned, kWaitLevels[k]));
-  // Without the selection, every class keeps its blend.
-  for (const WaitClassTail& c : fit_wait_tail(tail, binned, true, true, false).classes)
-    EXPECT_FALSE(c.binned_only);
-}
-
 std::string temp_file(const std::string& name) {
   return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-tail-" + name;
 }
@@ -243,35 +219,6 @@ Trace three_eras(const LogNormal& early, const LogNormal& late, const LogNormal&
   return t;
 }
 
-// What the tail sets on `network`, fitted on the first 30 days of `trace`, with the fall-back on.
-WaitTail tail_of(const Trace& trace, const LogNormal& network) {
-  ClusterSpec c;
-  c.nodes = 16;
-  c.priority = PriorityParameters::unweighted();
-  const Seconds to = kT0 + 30 * kDay;
-  const WaitTrainingSet data = wait_training_set(trace, c, kT0, to, 0);
-  std::vector<WaitNet> members{net_stating(network)};
-  const std::size_t first = data.rows - data.rows / 5;
-  return fit_model_tail(trace, c, kT0, to, members, data, first, {.selection = true}, nullptr);
-}
-
-TEST(WaitTail, TheChoiceIsMadeOnTheFitWindowsTailNeverOnTheJudgedMonth) {
-  const LogNormal minutes{5 * kMinute, 0.5}, hours{2 * kHour, 0.5};
-  // The tail's waits grew to hours, which the network states: it beats the binned distribution
-  // of the weeks before (minutes) there, and is kept, though the judged month went back to
-  // minutes, where the binned one would have won.
-  const WaitTail kept = tail_of(three_eras(minutes, hours, minutes), hours);
-  EXPECT_FALSE(kept.classes[0].binned_only);
-  // The tail's waits are as before, the network states hours: the class falls back to the binned
-  // distribution, though the judged month's waits are hours, where the network would have won;
-  // and the distribution it states is the fit window's (minutes), not the judged month's.
-  const WaitTail fell_back = tail_of(three_eras(minutes, minutes, hours), hours);
-  ASSERT_TRUE(fell_back.classes[0].binned_only);
-  const WaitDistribution& binned = *fell_back.classes[0].binned;
-  EXPECT_EQ(binned.spec.to, kT0 + 30 * kDay);
-  EXPECT_LT(binned.quantile(0, 0.95), 30 * kMinute);
-}
-
 TEST(WaitTail, TheCalibrationWeeksAreTheFitWindowsLastAndNeverTheJudgedMonth) {
   const LogNormal minutes{5 * kMinute, 0.5}, hours{2 * kHour, 0.5}, days{2 * kDay, 0.5};
   ClusterSpec c;
@@ -292,7 +239,7 @@ TEST(WaitTail, TheCalibrationWeeksAreTheFitWindowsLastAndNeverTheJudgedMonth) {
               data.submits[split.calibration_first - 1]);
     std::vector<WaitNet> members{net_stating(minutes)};
     return std::pair{
-        fit_model_tail(trace, c, kT0, to, members, data, split.calibration_first, {}, nullptr),
+        fit_model_tail(trace, c, kT0, members, data, split.calibration_first, {}, nullptr),
         tail_rows(members, data, split.calibration_first)};
   };
   const auto [tail, calibration] = fitted_on(days);

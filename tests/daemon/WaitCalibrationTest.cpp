@@ -35,6 +35,15 @@ struct Stream {
   }
 };
 
+// Feeds `jobs` jobs of `stream`, their waits `drift` times the model's, to each calibration.
+template <class... Calibrations>
+void learn(Stream& stream, double drift, int jobs, Calibrations&... calibrations) {
+  for (int i = 0; i < jobs; ++i) {
+    const auto [model, wait] = stream.next(drift);
+    (calibrations.add(model, wait), ...);
+  }
+}
+
 double held_90(const std::vector<WaitOutcome>& o) {
   const auto r = interval_record(o);
   return static_cast<double>(r.held_90) / static_cast<double>(r.jobs);
@@ -67,15 +76,8 @@ TEST(WaitCalibration, AdaptiveLevelsReadFurtherOutWhileTheRecentWaitsKeepMissing
   Stream stream;
   AdaptiveWaitCalibration adaptive;
   WaitCalibration fixed(AdaptiveWaitCalibration::kHistory);  // the same outcomes, fixed levels
-  const auto learn = [&](double drift, int jobs) {
-    for (int i = 0; i < jobs; ++i) {
-      const auto [model, wait] = stream.next(drift);
-      adaptive.add(model, wait);
-      fixed.add(model, wait);
-    }
-  };
-  learn(1, 700);  // the model held
-  learn(3, 300);  // then the queue tripled
+  learn(stream, 1, 700, adaptive, fixed);                    // the model held
+  learn(stream, 3, 300, adaptive, fixed);                    // then the queue tripled
   // Both read the same 1,000 outcomes, most of them from before the drift; the adaptive levels,
   // missed 300 times in a row at the top, read the upper level further out.
   const WaitQuantiles model = lognormal_quantiles(3600);
@@ -196,19 +198,19 @@ std::vector<std::tuple<int, WaitQuantiles, Seconds>> two_classes(Stream& stream,
 TEST(ClassWaitCalibration, AClassIsCorrectedByThePooledStateUntilItHasItsMinimumOfWaits) {
   Stream stream;
   constexpr std::size_t kMinimum = 40;
-  ClassWaitCalibration classes(AdaptiveWaitCalibration::kStep, kMinimum);
-  AdaptiveWaitCalibration pooled, large;  // every wait; the 8-node waits alone
+  ClassWaitCalibration classes(WeightedWaitCalibration(), kMinimum);
+  WeightedWaitCalibration pooled, large;  // every wait; the 8-node waits alone
   const WaitQuantiles w = lognormal_quantiles(3600);
   for (const auto& [nodes, model, wait] : two_classes(stream, 200, 3)) {
     classes.add(nodes, model, wait);
     pooled.add(model, wait);
     if (nodes == 8) large.add(model, wait);
-    const AdaptiveWaitCalibration& expected = large.outcomes() < kMinimum ? pooled : large;
+    const WeightedWaitCalibration& expected = large.outcomes() < kMinimum ? pooled : large;
     ASSERT_EQ(classes.adjust(8, w), expected.adjust(w)) << large.outcomes() << " 8-node waits";
   }
   EXPECT_EQ(classes.outcomes(), 200u);
   // Pooled, every class reads the one state.
-  ClassWaitCalibration one(AdaptiveWaitCalibration::kStep, ClassWaitCalibration::kPooled);
+  ClassWaitCalibration one(WeightedWaitCalibration(), kPooled);
   for (const auto& [nodes, model, wait] : two_classes(stream, 100, 3)) one.add(nodes, model, wait);
   EXPECT_EQ(one.adjust(1, w), one.adjust(8, w));
   EXPECT_EQ(one.adjust(1, w), one.pooled().adjust(w));
@@ -218,7 +220,7 @@ TEST(ClassWaitCalibration, AClassWhoseWaitsDriftDoesNotMoveAnotherClasssInterval
   Stream stream;
   const auto jobs = two_classes(stream, 600, 3);
   ClassWaitCalibration classes;   // the daemon's
-  AdaptiveWaitCalibration small;  // the 1-node waits alone
+  WeightedWaitCalibration small;  // the 1-node waits alone
   for (const auto& [nodes, model, wait] : jobs) {
     classes.add(nodes, model, wait);
     if (nodes == 1) small.add(model, wait);
@@ -229,7 +231,7 @@ TEST(ClassWaitCalibration, AClassWhoseWaitsDriftDoesNotMoveAnotherClasssInterval
   EXPECT_GT(classes.adjust(8, w)[3], 2 * classes.adjust(1, w)[3]);
 }
 
-// The check's adaptive row is the daemon's calibration fed the log's jobs in the order they
+// The check's weighted row is the daemon's calibration fed the log's jobs in the order they
 // started: pooled, one state for every class.
 TEST(ClassWaitCalibration, ALogsStreamPooledIsOneStateFedEveryStartInOrder) {
   Stream stream;
@@ -238,17 +240,42 @@ TEST(ClassWaitCalibration, ALogsStreamPooledIsOneStateFedEveryStartInOrder) {
     const Seconds submit = static_cast<Seconds>(jobs.size()) * 600;
     jobs.push_back({submit, submit + wait, nodes, model});
   }
-  const auto pooled =
-      recalibrated_adaptive(jobs, AdaptiveWaitCalibration::kStep, ClassWaitCalibration::kPooled);
+  const auto pooled = recalibrated_weighted(jobs, WeightedWaitCalibration::kDecay, kPooled);
   // The last job's: every job started by its submission learned, in the order of the starts.
   std::vector<const StreamJob*> started;
   for (const StreamJob& j : jobs)
     if (j.start <= jobs.back().submit) started.push_back(&j);
   std::stable_sort(started.begin(), started.end(),
                    [](const StreamJob* a, const StreamJob* b) { return a->start < b->start; });
-  AdaptiveWaitCalibration one;
+  WeightedWaitCalibration one;
   for (const StreamJob* j : started) one.add(j->stated, j->start - j->submit);
   EXPECT_EQ(pooled.back(), one.adjust(jobs.back().stated));
+}
+
+TEST(WeightedWaitCalibration, EqualWeightsGiveTheSplitConformalRanks) {
+  Stream stream;
+  std::vector<WaitOutcome> outcomes;
+  for (std::size_t n = 1; n <= 60; ++n) {
+    const auto [model, wait] = stream.next(2);
+    outcomes.push_back({model, wait});
+    EXPECT_EQ(weighted_conformal_shifts(outcomes, std::vector<double>(n, 1.0)),
+              conformal_shifts(outcomes))
+        << n << " outcomes";
+  }
+}
+
+TEST(WeightedWaitCalibration, TheRecentWaitsOutweighTheOlderOnes) {
+  Stream stream;
+  WeightedWaitCalibration weighted;
+  WaitCalibration alike(WeightedWaitCalibration::kHistory);  // the same outcomes, equal weights
+  learn(stream, 1, 800, weighted, alike);                    // the model held
+  learn(stream, 5, 200, weighted, alike);                    // then the queue's waits grew fivefold
+  // Four in five of the outcomes are from before; weighted by recency, the last 200 carry most of
+  // the weight, and the median follows them.
+  const WaitQuantiles model = lognormal_quantiles(3600);
+  EXPECT_GT(weighted.adjust(model)[3], 2 * model[3]);
+  EXPECT_LT(alike.adjust(model)[3], 3 * model[3] / 2);
+  EXPECT_EQ(weighted.outcomes(), 1000u);
 }
 
 TEST(IntervalRecord, CountsTheIntervalsThatHeldAndTheMedianError) {

@@ -93,7 +93,8 @@ TEST(WaitTracking, EachJobsPredictionAndWaitAreKeptAndTheCalibrationLearnsFromTh
   const CalibratedWaitPredictor* p = h.controller->wait_predictor();
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->quantile(QueueSnapshot{}, ForecastJob{1, 4, kHour}, 0.5), 3 * kHour);
-  EXPECT_NE(p->describe().find("recalibrated adaptively (step 0.005) on the last 12 jobs"),
+  EXPECT_NE(p->describe().find(
+                "recalibrated by weighted conformal (decay 0.995 a job) on the last 12 jobs"),
             std::string::npos)
       << p->describe();
   // A restarted daemon reads the outcomes back.
@@ -145,8 +146,8 @@ TEST(WaitTracking, ARestartedDaemonStatesTheIntervalsOfOneThatNeverStopped) {
   const WaitQuantiles later = stated_now(h);
   h.restart();
   EXPECT_EQ(stated_now(h), later);
-  // Which is the adaptive rule's on every outcome, in the order of their starts.
-  AdaptiveWaitCalibration expected;
+  // Which is the weighted rule's on every outcome, in the order of their starts.
+  WeightedWaitCalibration expected;
   for (const auto& w : h.store->started_waits(std::nullopt, 1000)) expected.add(w.model, w.wait);
   const WaitQuantiles model = h.controller->wait_predictor()->predict_uncalibrated(
       QueueSnapshot{}, ForecastJob{1, 4, kHour}, "");
@@ -168,7 +169,7 @@ CampaignRequest request_of(int nodes, int segments, const std::string& name) {
 // state, run segment by segment side by side: the 1-node jobs wait 10 to 40 minutes, about what
 // the file says, the 8-node ones 4 to 10 hours. Returns the 1-node campaign's id.
 std::int64_t run_two_classes(Harness& h) {
-  const int segments = static_cast<int>(ClassWaitCalibration::kMinClassOutcomes) + 20;
+  const int segments = static_cast<int>(kMinClassOutcomes) + 20;
   const auto small = h.controller->add(request_of(1, segments, "small")).spec.id;
   const auto large = h.controller->add(request_of(8, segments, "large")).spec.id;
   for (int k = 0; k < segments; ++k) {
@@ -197,7 +198,7 @@ TEST(WaitTracking, AClassWhoseWaitsDriftDoesNotMoveAnotherClasssIntervals) {
   EXPECT_GT(stated_now(h, 8)[3], 2 * kHour);
   // ...and not the 1-node class's: it states what the 1-node waits alone call for, in the order
   // they started, which all the waits together would not.
-  AdaptiveWaitCalibration alone, all;
+  WeightedWaitCalibration alone, all;
   for (const auto& w : h.store->started_waits(std::nullopt, 1000)) {
     if (w.campaign == small) alone.add(w.model, w.wait);
     all.add(w.model, w.wait);

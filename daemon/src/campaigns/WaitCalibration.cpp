@@ -69,16 +69,17 @@ std::optional<std::string> CalibratedWaitPredictor::chain_mismatch(int nodes) co
 
 std::string CalibratedWaitPredictor::describe() const {
   const std::size_t seen = calibration_->outcomes();
-  if (seen < AdaptiveWaitCalibration::kMinOutcomes)
+  if (seen < WeightedWaitCalibration::kMinOutcomes)
     return model_->describe() + fmt::format("; not recalibrated yet ({} of {} jobs seen)", seen,
-                                            AdaptiveWaitCalibration::kMinOutcomes);
+                                            WeightedWaitCalibration::kMinOutcomes);
   const std::size_t minimum = calibration_->min_class_outcomes();
   return model_->describe() +
-         fmt::format("; recalibrated adaptively (step {:g}) on the last {} jobs{}",
-                     calibration_->step(), std::min(seen, AdaptiveWaitCalibration::kHistory),
-                     minimum == ClassWaitCalibration::kPooled
-                         ? std::string()
-                         : fmt::format(", per size class from {} of its jobs", minimum));
+         fmt::format(
+             "; recalibrated by weighted conformal (decay {:g} a job) on the last {} "
+             "jobs{}",
+             calibration_->pooled().decay(), std::min(seen, WeightedWaitCalibration::kHistory),
+             minimum == kPooled ? std::string()
+                                : fmt::format(", per size class from {} of its jobs", minimum));
 }
 
 bool CalibratedWaitPredictor::speaks_for(const Job& job, int chain_nodes) const {
@@ -100,21 +101,18 @@ WaitQuantiles AdaptiveWaitCalibration::adjust(const WaitQuantiles& model) const 
   return active() ? shift_levels(model, shift_) : model;
 }
 
-ClassWaitCalibration::ClassWaitCalibration(double step, std::size_t min_class_outcomes)
-    : min_class_outcomes_(min_class_outcomes), pooled_(step) {
-  classes_.fill(AdaptiveWaitCalibration(step));
+void WeightedWaitCalibration::add(const WaitQuantiles& model, Seconds wait) {
+  history_.push_back({model, wait});
+  if (history_.size() > kHistory) history_.erase(history_.begin());
+  if (!active()) return;
+  std::vector<double> weights(history_.size());
+  double w = decay_;  // the newest: one job before the job to come, which weighs 1
+  for (std::size_t i = weights.size(); i-- > 0; w *= decay_) weights[i] = w;
+  shift_ = weighted_conformal_shifts(history_, weights);
 }
 
-void ClassWaitCalibration::add(int nodes, const WaitQuantiles& model, Seconds wait) {
-  ++outcomes_;
-  // A state that can never be in force is not fed (each add sorts up to kHistory residuals).
-  if (min_class_outcomes_ > 0) pooled_.add(model, wait);
-  if (min_class_outcomes_ != kPooled) classes_[size_class_index(nodes)].add(model, wait);
-}
-
-const AdaptiveWaitCalibration& ClassWaitCalibration::in_force(int nodes) const {
-  const AdaptiveWaitCalibration& own = classes_[size_class_index(nodes)];
-  return min_class_outcomes_ != kPooled && own.outcomes() >= min_class_outcomes_ ? own : pooled_;
+WaitQuantiles WeightedWaitCalibration::adjust(const WaitQuantiles& model) const {
+  return active() ? shift_levels(model, shift_) : model;
 }
 
 namespace {
@@ -155,7 +153,16 @@ std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs)
 
 std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs, double step,
                                                  std::size_t min_class_outcomes) {
-  ClassWaitCalibration live(step, min_class_outcomes);
+  PerClassCalibration<AdaptiveWaitCalibration> live(AdaptiveWaitCalibration(step),
+                                                    min_class_outcomes);
+  return recalibrated_stream(
+      jobs, [&](const StreamJob& o) { live.add(o.nodes, o.stated, o.start - o.submit); },
+      [&](const StreamJob& j) { return live.adjust(j.nodes, j.stated); });
+}
+
+std::vector<WaitQuantiles> recalibrated_weighted(const std::vector<StreamJob>& jobs, double decay,
+                                                 std::size_t min_class_outcomes) {
+  ClassWaitCalibration live(WeightedWaitCalibration(decay), min_class_outcomes);
   return recalibrated_stream(
       jobs, [&](const StreamJob& o) { live.add(o.nodes, o.stated, o.start - o.submit); },
       [&](const StreamJob& j) { return live.adjust(j.nodes, j.stated); });

@@ -1,5 +1,5 @@
 // The daemon's own record of its wait predictions: what the predictor said when each job
-// entered the queue, the wait the job got, and the adaptive calibration those outcomes feed
+// entered the queue, the wait the job got, and the calibration those outcomes feed
 // (WaitCalibration.h), which the `quantile` policy then decides by and every stated interval is
 // recorded under.
 #include <spdlog/spdlog.h>

@@ -29,6 +29,13 @@ LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes);
 // instead of at kWaitLevels[k]: what adaptive conformal inference reads at its working levels.
 LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes,
                              const std::array<double, kWaitLevels.size()>& at);
+// The same with outcome i weighted `weights[i]` (nonexchangeable conformal prediction, Barber,
+// Candes, Ramdas & Tibshirani 2023): each level's correction is the weighted quantile of the
+// residuals beside a weight of 1 for the job to come, placed beyond the highest residual for
+// levels from the median up, below the lowest for those under it; with every weight 1, the ranks
+// of conformal_shifts(outcomes).
+LevelShifts weighted_conformal_shifts(const std::vector<WaitOutcome>& outcomes,
+                                      const std::vector<double>& weights);
 
 // `stated` corrected by `shifts`; levels corrected apart are put back in order (never
 // decreasing).

@@ -237,18 +237,15 @@ std::vector<TailRow> out_of_fold_rows(const Trace& trace, const ClusterSpec& clu
                                       const std::vector<WaitFold>& folds);
 
 // What the held-out tail (rows [first, data.rows) of `data`, the latest jobs of the window
-// [from, to) it was read from) sets on
-// `members`, fitted without them: each member's levels shifted (calibrate_levels), then per size
-// class the blend with the binned distribution of the window's jobs before the tail, the conformal
-// recalibration and, with `selection`, the fall-back to the binned distribution alone where the
-// blend does not beat it on the tail beyond noise (WaitTail.h); a class that falls back states the
-// binned distribution of the whole window. Nothing submitted at or after `to` is read. `notes`
-// hears why a class has no binned distribution.
+// starting at `from` that it was read from) sets on `members`, fitted without them: each member's
+// levels shifted (calibrate_levels), then per size class the blend with the binned distribution
+// of the window's jobs before the tail and the conformal recalibration (WaitTail.h). Nothing
+// submitted after the rows of `data` is read. `notes` hears why a class has no binned
+// distribution.
 struct TailSettings {
   bool blend = true;
-  bool selection = false;  // opt-in: measured forward, it lost in every class it chose
 };
-WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from, Seconds to,
+WaitTail fit_model_tail(const Trace& trace, const ClusterSpec& cluster, Seconds from,
                         std::vector<WaitNet>& members, const WaitTrainingSet& data,
                         std::size_t first, const TailSettings& settings, std::string* notes);
 

@@ -42,26 +42,15 @@ struct WaitClassTail {
   double model_weight = 1;    // the network's share in the average, the binned one's the rest
   std::optional<WaitDistribution> binned;
   LevelShifts shifts{};
-  // The class states the binned distribution alone, as fitted, no shifts: on the tail the
-  // network's blend did not beat it by more than the tail's noise (kSelectionStandardErrors).
-  bool binned_only = false;
 };
 inline constexpr std::size_t kMinTailJobs = 30;
-// The network's blend is kept for a class only where its pinball loss on the tail is lower than
-// the binned distribution's by this many standard errors of the jobs' paired differences (a
-// one-sided test at about 2%): what users get is never worse than binned beyond the noise the
-// tail itself shows.
-inline constexpr double kSelectionStandardErrors = 2.0;
 
 struct WaitTail {
   std::array<WaitClassTail, kSizeClasses> classes;
   // Whether the class's quantiles read the binned distribution (which needs the planned wait).
   bool blends(std::size_t cls) const;
-  // The binned_only classes state `whole`'s distribution instead, fitted on the whole window
-  // once the tail has chosen (the others keep the one their blend was chosen with).
-  void refit_binned_only(const std::array<std::optional<WaitDistribution>, kSizeClasses>& whole);
   // The network's quantiles for a job of class `cls` whose planned wait (to the limits) is
-  // `planned`, blended and corrected (or the binned distribution's alone); never decreasing.
+  // `planned`, blended and corrected; never decreasing.
   WaitQuantiles apply(std::size_t cls, const WaitQuantiles& network, Seconds planned) const;
 };
 
@@ -77,11 +66,9 @@ struct TailRow {
 };
 // Per class, the weight (0, 0.1, ..., 1) whose blend, recalibrated on `rows`, gives the least
 // pinball loss on them, and that recalibration; `with_blend` / `with_shifts` false keep the
-// network's share at 1 / no shifts. With `with_selection`, a class whose blend does not beat its
-// binned distribution alone on `rows` beyond kSelectionStandardErrors is set binned_only.
+// network's share at 1 / no shifts.
 WaitTail fit_wait_tail(const std::vector<TailRow>& rows,
                        const std::array<std::optional<WaitDistribution>, kSizeClasses>& binned,
-                       bool with_blend = true, bool with_shifts = true,
-                       bool with_selection = false);
+                       bool with_blend = true, bool with_shifts = true);
 
 }  // namespace mirage

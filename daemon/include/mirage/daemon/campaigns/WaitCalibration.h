@@ -70,30 +70,67 @@ class AdaptiveWaitCalibration {
   LevelShifts shift_{};
 };
 
-// The adaptive calibration kept per size class (1 node, 2-7, 8+) beside a pooled one that every
-// outcome feeds: a job's quantiles are corrected by its class's own state once that state has
-// learned `min_class_outcomes` waits of the class, by the pooled state before, so a class whose
-// waits drift moves its own intervals and no other class's. kPooled: the pooled state corrects
-// every class (the class states are not kept); 0: each class by its own state alone, the model's
-// own quantiles until it is active.
-class ClassWaitCalibration {
+// Nonexchangeable (weighted) split-conformal calibration (Barber, Candes, Ramdas & Tibshirani
+// 2023) on the same residuals: each level's correction is the weighted quantile of the latest
+// kHistory residuals (weighted_conformal_shifts), the i-th newest weighted decay^i, so the waits
+// of now count most and a drift is followed as fast as the decay forgets. Decay 1: the latest
+// kHistory alike (split conformal, which AdaptiveWaitCalibration is at step 0).
+class WeightedWaitCalibration {
  public:
-  static constexpr std::size_t kPooled = std::numeric_limits<std::size_t>::max();
-  // Chosen on the shared logs' fit months as the step was (replayed as if live on each window's
-  // last third, the least pinball loss relative to each window's best among pooled, 0, 10, 30, 100
-  // and 300; bench/aci_step.sh with MINIMUMS, docs/results/wait-model.md).
-  static constexpr std::size_t kMinClassOutcomes = 30;
-  explicit ClassWaitCalibration(double step = AdaptiveWaitCalibration::kStep,
-                                std::size_t min_class_outcomes = kMinClassOutcomes);
-  double step() const { return pooled_.step(); }
+  // Chosen on the shared logs' fit months as the adaptive step was: replayed as if live on each
+  // window's last third, the least pinball loss relative to each window's best among 1, 0.999,
+  // 0.995, 0.99, 0.98 and 0.95 (bench/aci_step.sh with DECAYS, docs/results/wait-model.md).
+  static constexpr double kDecay = 0.995;
+  static constexpr std::size_t kHistory = AdaptiveWaitCalibration::kHistory;
+  static constexpr std::size_t kMinOutcomes = WaitCalibration::kMinOutcomes;
+  explicit WeightedWaitCalibration(double decay = kDecay) : decay_(decay) {}
+  double decay() const { return decay_; }
+  void add(const WaitQuantiles& model, Seconds wait);
+  std::size_t outcomes() const { return history_.size(); }
+  bool active() const { return history_.size() >= kMinOutcomes; }
+  WaitQuantiles adjust(const WaitQuantiles& model) const;
+
+ private:
+  double decay_;
+  std::vector<WaitOutcome> history_;  // oldest first
+  LevelShifts shift_{};
+};
+
+// A calibration `State` (WeightedWaitCalibration, AdaptiveWaitCalibration) kept per size class
+// (1 node, 2-7, 8+) beside a pooled one that every outcome feeds: a job's quantiles are corrected
+// by its class's own state once that state has learned `min_class_outcomes` waits of the class,
+// by the pooled state before, so a class whose waits drift moves its own intervals and no other
+// class's. kPooled: the pooled state corrects every class (the class states are not kept); 0:
+// each class by its own state alone, the model's own quantiles until it is active.
+inline constexpr std::size_t kPooled = std::numeric_limits<std::size_t>::max();
+// Chosen on the shared logs' fit months (replayed as if live on each window's last third, the
+// least pinball loss relative to each window's best among pooled, 0, 10, 30, 100 and 300 under
+// the adaptive rule; bench/aci_step.sh with MINIMUMS, docs/results/wait-model.md).
+inline constexpr std::size_t kMinClassOutcomes = 30;
+template <class State>
+class PerClassCalibration {
+ public:
+  explicit PerClassCalibration(State prototype = State(),
+                               std::size_t min_class_outcomes = kMinClassOutcomes)
+      : min_class_outcomes_(min_class_outcomes), pooled_(prototype) {
+    classes_.fill(prototype);
+  }
   std::size_t min_class_outcomes() const { return min_class_outcomes_; }
   // Every wait learned, of any class.
   std::size_t outcomes() const { return outcomes_; }
   // The wait a job of `nodes` nodes got, and the model's quantiles at its submission.
-  void add(int nodes, const WaitQuantiles& model, Seconds wait);
+  void add(int nodes, const WaitQuantiles& model, Seconds wait) {
+    ++outcomes_;
+    // A state that can never be in force is not fed (each add sorts up to kHistory residuals).
+    if (min_class_outcomes_ > 0) pooled_.add(model, wait);
+    if (min_class_outcomes_ != kPooled) classes_[size_class_index(nodes)].add(model, wait);
+  }
   // The state that corrects a job of `nodes` nodes now.
-  const AdaptiveWaitCalibration& in_force(int nodes) const;
-  const AdaptiveWaitCalibration& pooled() const { return pooled_; }
+  const State& in_force(int nodes) const {
+    const State& own = classes_[size_class_index(nodes)];
+    return min_class_outcomes_ != kPooled && own.outcomes() >= min_class_outcomes_ ? own : pooled_;
+  }
+  const State& pooled() const { return pooled_; }
   WaitQuantiles adjust(int nodes, const WaitQuantiles& model) const {
     return in_force(nodes).adjust(model);
   }
@@ -101,11 +138,13 @@ class ClassWaitCalibration {
  private:
   std::size_t min_class_outcomes_;
   std::size_t outcomes_ = 0;
-  AdaptiveWaitCalibration pooled_;
-  std::array<AdaptiveWaitCalibration, kSizeClasses> classes_;
+  State pooled_;
+  std::array<State, kSizeClasses> classes_;
 };
+// The daemon's: the weighted calibration per size class.
+using ClassWaitCalibration = PerClassCalibration<WeightedWaitCalibration>;
 
-// A predictor whose quantiles are `model`'s corrected by the adaptive calibration it shares with
+// A predictor whose quantiles are `model`'s corrected by the calibration it shares with
 // whoever feeds it outcomes (the controller), each job by the state in force for its size class:
 // what the `quantile` policy decides by in the daemon.
 // It asks the model for successors submitted to `partition` (a campaign's; "": the cluster's
@@ -148,12 +187,17 @@ struct StreamJob {
   WaitQuantiles stated{};
 };
 std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs);
-// The same by the daemon's adaptive conformal inference (ClassWaitCalibration: every started
-// job's wait learned by the pooled state and its class's), its levels moving by `step`, a class
-// corrected by its own state from `min_class_outcomes` of its waits on.
+// The same by the daemon's rule (ClassWaitCalibration: every started job's wait learned by the
+// pooled state and its class's), its weights decaying by `decay` a job, a class corrected by its
+// own state from `min_class_outcomes` of its waits on.
+std::vector<WaitQuantiles> recalibrated_weighted(
+    const std::vector<StreamJob>& jobs, double decay = WeightedWaitCalibration::kDecay,
+    std::size_t min_class_outcomes = kMinClassOutcomes);
+// The same by adaptive conformal inference (AdaptiveWaitCalibration per size class, the daemon's
+// rule until the weighted one replaced it), its levels moving by `step`.
 std::vector<WaitQuantiles> recalibrated_adaptive(
     const std::vector<StreamJob>& jobs, double step = AdaptiveWaitCalibration::kStep,
-    std::size_t min_class_outcomes = ClassWaitCalibration::kMinClassOutcomes);
+    std::size_t min_class_outcomes = kMinClassOutcomes);
 
 // The FNV-1a digest of a predictor file's bytes ("" when it cannot be read): a refit written
 // over the same path is another predictor, whose calibration starts afresh.
