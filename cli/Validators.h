@@ -42,4 +42,20 @@ inline CLI::Validator number_between(double lo, double hi) {
       range, "number");
 }
 
+// A number above 0, up to `hi` (a weight's decay: 0 would weigh nothing).
+inline CLI::Validator number_above_zero_to(double hi) {
+  const std::string range = "above 0, up to " + CLI::detail::to_string(hi);
+  return CLI::Validator(
+      [hi, range](std::string& value) {
+        try {
+          std::size_t used = 0;
+          const double v = std::stod(value, &used);
+          if (used == value.size() && v > 0 && v <= hi) return std::string();
+        } catch (const std::exception&) {
+        }
+        return "expected a number " + range + ", got '" + value + "'";
+      },
+      range, "number");
+}
+
 }  // namespace mirage::cli

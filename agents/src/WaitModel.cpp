@@ -105,11 +105,9 @@ WaitTail tail_of(const nlohmann::json& j) {
     if (!(ct.model_weight >= 0 && ct.model_weight <= 1))
       throw std::invalid_argument("model_weight: expected a share in [0, 1]");
     ct.shifts = cj.at("shifts").get<LevelShifts>();
-    // Files fitted with the removed --fall-back may state a class's binned distribution alone.
-    if (cj.value("binned_only", false))
-      throw std::invalid_argument(
-          "binned_only: expected false (a class stating the binned distribution alone was the "
-          "removed --fall-back's; fit the file again)");
+    // Files fitted with the removed --fall-back may mark a class `binned_only`: it gave such a
+    // class no network share and no shifts, so the blend states its binned distribution alone,
+    // as fitted, and the mark needs no reading.
     if (!cj.at("binned").is_null()) ct.binned = distribution_of(cj.at("binned"));
   }
   return t;

@@ -13,6 +13,7 @@
 #include "SegmentFlags.h"
 #include "TimeFlags.h"
 #include "TraceWaitsCheck.h"
+#include "Validators.h"
 #include "WaitFit.h"
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Error.h"
@@ -114,7 +115,7 @@ void register_trace_waits_command(CLI::App& trace) {
                   "these steps (a row each, beside the daemon's step), to choose one on a fit "
                   "window's last month")
       ->delimiter(',')
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_above_zero_to(1.0));
   cmd->add_option("--adaptive-class-minimums", o->class_minimums,
                   "With --check: also state the file's quantiles recalibrated adaptively with one "
                   "state per size class, in force once its class has this many waits (the pooled "
@@ -125,7 +126,7 @@ void register_trace_waits_command(CLI::App& trace) {
                   "With --check: also state the file's quantiles recalibrated by weighted "
                   "conformal per size class with these decays of an outcome's weight (a row each)")
       ->delimiter(',')
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_above_zero_to(1.0));
   cmd->add_option("--from", o->from,
                   "Fit on jobs submitted from (YYYY-MM-DD[THH:MM:SS], UTC); with --check, judge "
                   "them")

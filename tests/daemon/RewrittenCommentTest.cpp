@@ -48,6 +48,21 @@ TEST(RewrittenComment, SegmentsAreFollowedByTheirIdAndName) {
   EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
 }
 
+// A campaign cancelled while its segment runs, the cancel unanswered (slurmctld busy): the job,
+// found by its id and name without its tag, is cancelled at the next tick, not left to its limit.
+TEST(RewrittenComment, ARunningJobWhoseCancelGotNoAnswerIsCancelledAtTheNextTick) {
+  RewritingSite site;
+  Harness& h = site.h;
+  const Actions a = h.controller->cancel(site.id);
+  ASSERT_EQ(a.cancels.size(), 1u);
+  h.controller->on_cancel_failed(a.cancels[0],
+                                 SlurmError("Socket timed out on send/recv operation", 5004, true));
+  h.tick();
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.slurm.cancels()[0], site.first);
+  EXPECT_EQ(h.slurm.find(site.first)->state, SlurmJobState::kCancelled);
+}
+
 TEST(RewrittenComment, ASubmissionWhoseReplyWasLostIsFoundByItsName) {
   RewritingSite site;
   Harness& h = site.h;

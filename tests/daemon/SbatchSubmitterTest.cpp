@@ -163,6 +163,10 @@ TEST(SbatchSubmitter, ARefusalThatLastsOnlyAWhileIsToldFromARealOne) {
                 "time limits)' >&2",
             false},
            {failed + "Invalid qos specification' >&2", false},
+           // The same words in a warning before a refusal that lasts: the refusal's line tells.
+           {"echo 'sbatch: warning: Resource temporarily unavailable, retrying' >&2; " + failed +
+                "Invalid account or account/partition combination specified' >&2",
+            false},
        }) {
     TempDir dir;
     const SlurmError e = error_of(submitter(fake_sbatch(dir, body + "; exit 1")), request(dir));

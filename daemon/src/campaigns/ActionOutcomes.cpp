@@ -45,7 +45,7 @@ void CampaignController::on_submitted(const SubmitAction& a, JobId job) {
   // Where its output will be, should it run and be forgotten before a dump reports it.
   s.output_file = expected_output_file(e, s, job);
   e.unknown_since.erase(a.segment);
-  if (e.refused_for_now.erase(a.segment)) s.message.clear();
+  if (e.refusals_for_now.erase(a.segment)) s.message.clear();
   store_.finish_submission(a.campaign, s, job);
   spdlog::info("campaign {} segment {}: submitted as job {} (attempt {})", a.campaign, a.segment,
                job, a.attempt);
@@ -75,6 +75,7 @@ void CampaignController::on_submit_failed(const SubmitAction& a, const SlurmErro
   s.submitting = false;
   s.message = error.what();
   e.unknown_since.erase(a.segment);
+  e.refusals_for_now.erase(a.segment);
   if (s.seg.attempts <= max_retries(e) && !is_finished(e.rec.state)) {
     s.seg.state = SegmentState::kPlanned;
     e.retry_after[a.segment] = now + config_.retry_delay;
@@ -94,11 +95,13 @@ void CampaignController::on_submit_failed(const SubmitAction& a, const SlurmErro
 
 // A submit limit reached, a controller too busy: waiting is all it takes, so no retry is spent
 // (the campaign would fail while its predecessor runs well). The attempt's number is used again:
-// no job was made under its tag. Tried again later and later, up to 16 retry delays apart.
+// no job was made under its tag by this try (a first try that went unanswered and makes its job
+// late is followed when the segment is next submitted: queued_attempt). Tried again later and
+// later, up to 16 retry delays apart.
 void CampaignController::refused_for_now(Entry& e, SegmentRecord& s, const SlurmError& error,
                                          Seconds now) {
   const int k = s.seg.index;
-  const int times = ++e.refused_for_now[k];
+  const int times = ++e.refusals_for_now[k];
   const Seconds wait = config_.retry_delay * (Seconds{1} << std::min(times - 1, 4));
   s.submitting = false;
   s.seg.state = SegmentState::kPlanned;

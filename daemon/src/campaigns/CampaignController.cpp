@@ -81,7 +81,7 @@ void CampaignController::load() {
       e->earlier_runs = o.earlier_runs;
       e->next_lookup = o.next_lookup;
       e->retry_after = o.retry_after;
-      e->refused_for_now = o.refused_for_now;
+      e->refusals_for_now = o.refusals_for_now;
       for (const auto& [k, since] : o.unknown_since)
         if (e->unknown_since.count(k)) e->unknown_since[k] = since;
       e->next_decision = o.next_decision;

@@ -25,7 +25,7 @@ struct CampaignController::Entry {
   std::map<int, Seconds> next_lookup;      // a segment whose fate is unknown: asked again then
   std::map<int, Seconds> unknown_since;    // segments whose intent has an unknown outcome
   std::map<int, Seconds> retry_after;      // refused segments: not submitted again before
-  std::map<int, int> refused_for_now;      // refusals in a row that only last a while
+  std::map<int, int> refusals_for_now;     // refusals in a row that only last a while
   std::map<int, EarlierRun> earlier_runs;  // submissions not made: the segment had run unseen
   std::set<JobId> strays_cancelled;        // cancel sent: a tag's second jobs, ended segments'
   // Why the latest submission could not be checked for an earlier unseen run; empty when it was.

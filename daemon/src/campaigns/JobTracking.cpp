@@ -283,6 +283,32 @@ std::string live_after_it_ended(const SegmentRecord& s, const SlurmJob& job) {
 void CampaignController::cancel_strays(Entry& e, const JobIndex& index, Seconds now, Actions& out) {
   const std::int64_t id = e.rec.spec.id;
   const bool finished = is_finished(e.rec.state);
+  // The job of a segment that ended, live in the dump: found by its id, and taken as the
+  // segment's by its tag or, where the site rewrites --comment, by its name (a reused id is
+  // someone else's job).
+  for (const SegmentRecord& s : e.rec.segments) {
+    const JobId job_id = s.seg.slurm_job_id;
+    if (job_id <= 0 || s.submitting || e.strays_cancelled.count(job_id)) continue;
+    const auto tagged = index.tagged_by_id.find(job_id);
+    const auto untagged = index.untagged_by_id.find(job_id);
+    const SlurmJob* j = tagged != index.tagged_by_id.end()       ? tagged->second
+                        : untagged != index.untagged_by_id.end() ? untagged->second
+                                                                 : nullptr;
+    if (!j) continue;
+    const auto tag = JobTag::parse(j->comment);
+    const bool segments =
+        tag ? tag->store == store_.store_id() && tag->campaign == id && tag->segment == s.seg.index
+            : j->name == segment_job_name(store_.store_id(), e.rec, s.seg.index);
+    if (!segments) continue;
+    const std::string live = live_after_it_ended(s, *j);
+    if (live.empty()) continue;
+    spdlog::warn(
+        "campaign {} segment {}: job {} {} ({}): cancelling it so the segment does not run a "
+        "second time",
+        id, s.seg.index, job_id, live, to_string(s.seg.state));
+    e.strays_cancelled.insert(job_id);
+    out.cancels.push_back({id, s.seg.index, job_id});
+  }
   for (auto it = index.by_tag.lower_bound({id, 0, 0});
        it != index.by_tag.end() && std::get<0>(it->first) == id; ++it) {
     const auto& [campaign, k, attempt] = it->first;
@@ -294,17 +320,7 @@ void CampaignController::cancel_strays(Entry& e, const JobIndex& index, Seconds 
     if (!finished && (!s || attempt > s->seg.attempts)) continue;
     for (const SlurmJob* j : it->second) {
       if (is_finished(j->state) || e.strays_cancelled.count(j->id)) continue;
-      if (const SegmentRecord* f = follower(e, j->id)) {
-        const std::string live = live_after_it_ended(*f, *j);
-        if (live.empty()) continue;
-        spdlog::warn(
-            "campaign {} segment {}: job {} {} ({}): cancelling it so the segment does not run "
-            "a second time",
-            id, f->seg.index, j->id, live, to_string(f->seg.state));
-        e.strays_cancelled.insert(j->id);
-        out.cancels.push_back({id, f->seg.index, j->id});
-        continue;
-      }
+      if (follower(e, j->id)) continue;  // a segment's own job: above
       JobId cancel = j->id;
       JobId kept = s ? s->seg.slurm_job_id : 0;
       if (!finished && attempt == s->seg.attempts && s->seg.state == SegmentState::kPending &&

@@ -324,10 +324,11 @@ void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions
   }
   // The intent is durable before anyone may submit: a crash from here on is settled by the tag.
   store_.begin_submission(e.rec.spec.id, s, tag, why);
-  e.in_flight.insert(s.seg.index);
   ++counters_.submissions;
+  // Marked in flight once the action is out (a throw before it leaves no mark behind).
   out.submits.push_back({e.rec.spec.id, s.seg.index, s.seg.attempts, make_request(e, s, tag),
                          earlier_run_question(e, s)});
+  e.in_flight.insert(s.seg.index);
 }
 
 }  // namespace mirage::daemon

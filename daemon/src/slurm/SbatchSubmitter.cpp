@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
 #include "mirage/daemon/slurm/ChildProcess.h"
@@ -64,14 +66,9 @@ bool any_in(const std::string& text, const auto& patterns) {
   return false;
 }
 
-bool refused_for_now(const std::string& err) {
-  return any_in(err, kRefusedForNow) ||
-         (err.find(kAccountingPolicy) != std::string::npos && any_in(err, kSubmitLimitReasons));
-}
-
-// sbatch's standard error as one line: its lines, trimmed, joined.
-std::string one_line(const std::string& text) {
-  std::string out;
+// sbatch's standard error's non-empty lines, trimmed.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
   std::size_t at = 0;
   while (at < text.size()) {
     auto nl = text.find('\n', at);
@@ -80,9 +77,26 @@ std::string one_line(const std::string& text) {
     at = nl + 1;
     const auto b = line.find_first_not_of(" \t\r");
     if (b == std::string::npos) continue;
-    line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
-    out += (out.empty() ? "" : "; ") + line;
+    lines.push_back(line.substr(b, line.find_last_not_of(" \t\r") - b + 1));
   }
+  return lines;
+}
+
+// Read off the refusal's own line, the last (and the limit's reason off the line before it): a
+// warning earlier in the output that names the same words says nothing of the refusal.
+bool refused_for_now(const std::string& err) {
+  const auto lines = lines_of(err);
+  if (lines.empty()) return false;
+  const std::string& last = lines.back();
+  const std::string before = lines.size() > 1 ? lines[lines.size() - 2] : std::string();
+  return any_in(last, kRefusedForNow) || (last.find(kAccountingPolicy) != std::string::npos &&
+                                          any_in(before + "\n" + last, kSubmitLimitReasons));
+}
+
+// sbatch's standard error as one line: its lines, trimmed, joined.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (const std::string& line : lines_of(text)) out += (out.empty() ? "" : "; ") + line;
   return out.size() > 1000 ? out.substr(0, 1000) + "..." : out;
 }
 
@@ -212,7 +226,7 @@ JobId SbatchSubmitter::submit(const SubmitRequest& r) const {
     throw SlurmError(who + " exited with status " + std::to_string(res.exit_code), res.exit_code,
                      false);
   const bool no_answer = any_in(err, kNoAnswer);
-  throw SlurmError(err, res.exit_code, no_answer, !no_answer && refused_for_now(err));
+  throw SlurmError(err, res.exit_code, no_answer, !no_answer && refused_for_now(res.err));
 }
 
 }  // namespace mirage::daemon
