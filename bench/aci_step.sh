@@ -2,7 +2,7 @@
 # The live recalibration of a wait model's intervals: the adaptive rule's step (AdaptiveWaitCalibration),
 # with MINIMUMS the size classes' minimum, or with DECAYS the daemon's weighted rule's decay
 # (WeightedWaitCalibration, ClassWaitCalibration), chosen on each fit window and then judged
-# forward (docs/results/wait-model.md#adaptive-live-recalibration-its-step-chosen-on-the-fit-months).
+# forward (docs/results/wait-model.md#live-recalibration-per-size-class-the-daemons-rule).
 # For each trace of bench/trace_windows.sh whose cross-fitted wait model is in MODELS
 # (`--cross-fit-folds 3`, as bench/wait_model.sh writes NAME-mlp.json there):
 #   chosen: the network fitted with the window's last fold left out (the file's last member) gets
