@@ -112,10 +112,10 @@ void register_trace_waits_command(CLI::App& trace) {
   cmd->add_flag("--no-replays", o->no_replays, "With --check: leave the two replays out");
   cmd->add_option("--adaptive-steps", o->adaptive_steps,
                   "With --check: also state the file's quantiles recalibrated adaptively with "
-                  "these steps (a row each, beside the daemon's step), to choose one on a fit "
+                  "these steps (a row each, beside the adaptive row's 0.005), to choose one on a fit "
                   "window's last month")
       ->delimiter(',')
-      ->check(number_above_zero_to(1.0));
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--adaptive-class-minimums", o->class_minimums,
                   "With --check: also state the file's quantiles recalibrated adaptively with one "
                   "state per size class, in force once its class has this many waits (the pooled "
