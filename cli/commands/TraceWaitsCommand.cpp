@@ -110,10 +110,11 @@ void register_trace_waits_command(CLI::App& trace) {
       ->check(CLI::ExistingFile);
   cmd->add_flag("--json", o->json, "With --check: one JSON object instead of the table");
   cmd->add_flag("--no-replays", o->no_replays, "With --check: leave the two replays out");
-  cmd->add_option("--adaptive-steps", o->adaptive_steps,
-                  "With --check: also state the file's quantiles recalibrated adaptively with "
-                  "these steps (a row each, beside the adaptive row's 0.005), to choose one on a fit "
-                  "window's last month")
+  cmd->add_option(
+         "--adaptive-steps", o->adaptive_steps,
+         "With --check: also state the file's quantiles recalibrated adaptively with "
+         "these steps (a row each, beside the adaptive row's 0.005), to choose one on a fit "
+         "window's last month")
       ->delimiter(',')
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--adaptive-class-minimums", o->class_minimums,
