@@ -192,11 +192,14 @@ const SlurmJob* CampaignController::segment_job(Entry& e, SegmentRecord& s, cons
   return best;
 }
 
+// Each attempt's job, and the twin an attempt left where its late job started first (follow_twin).
 std::vector<JobId> CampaignController::submitted_jobs(const Entry& e,
                                                       const SegmentRecord& s) const {
   std::vector<JobId> jobs;
   for (const auto& sub : store_.submissions(e.rec.spec.id))
-    if (sub.segment == s.seg.index && sub.job > 0) jobs.push_back(sub.job);
+    if (sub.segment == s.seg.index)
+      for (const JobId job : {sub.job, sub.twin})
+        if (job > 0) jobs.push_back(job);
   return jobs;
 }
 
@@ -284,22 +287,20 @@ void CampaignController::cancel_strays(Entry& e, const JobIndex& index, Seconds 
   const std::int64_t id = e.rec.spec.id;
   const bool finished = is_finished(e.rec.state);
   // The job of a segment that ended, live in the dump: found by its id, and taken as the
-  // segment's by its tag or, where the site rewrites --comment, by its name (a reused id is
-  // someone else's job).
+  // segment's by its tag or, where the site rewrites --comment, by its name
+  // (untagged_segment_job), as a running segment's is (a reused id is someone else's job).
   for (const SegmentRecord& s : e.rec.segments) {
     const JobId job_id = s.seg.slurm_job_id;
     if (job_id <= 0 || s.submitting || e.strays_cancelled.count(job_id)) continue;
-    const auto tagged = index.tagged_by_id.find(job_id);
-    const auto untagged = index.untagged_by_id.find(job_id);
-    const SlurmJob* j = tagged != index.tagged_by_id.end()       ? tagged->second
-                        : untagged != index.untagged_by_id.end() ? untagged->second
-                                                                 : nullptr;
+    const SlurmJob* j = untagged_segment_job(e, s, index);
+    if (const auto tagged = index.tagged_by_id.find(job_id);
+        !j && tagged != index.tagged_by_id.end()) {
+      const auto tag = JobTag::parse(tagged->second->comment);
+      if (tag && tag->store == store_.store_id() && tag->campaign == id &&
+          tag->segment == s.seg.index)
+        j = tagged->second;
+    }
     if (!j) continue;
-    const auto tag = JobTag::parse(j->comment);
-    const bool segments =
-        tag ? tag->store == store_.store_id() && tag->campaign == id && tag->segment == s.seg.index
-            : j->name == segment_job_name(store_.store_id(), e.rec, s.seg.index);
-    if (!segments) continue;
     const std::string live = live_after_it_ended(s, *j);
     if (live.empty()) continue;
     spdlog::warn(

@@ -25,8 +25,6 @@ EarlierRunQuestion CampaignController::earlier_run_question(const Entry& e,
   q.user_id = config_.user_id;
   q.known_jobs = submitted_jobs(e, s);
   if (s.seg.slurm_job_id > 0) q.known_jobs.push_back(s.seg.slurm_job_id);
-  for (const auto& sub : store_.submissions(e.rec.spec.id))
-    if (sub.segment == s.seg.index && sub.twin > 0) q.known_jobs.push_back(sub.twin);
   for (const auto& [id, other] : entries_) {
     if (id == e.rec.spec.id || other->rec.spec.name != e.rec.spec.name) continue;
     q.name_is_unique = false;

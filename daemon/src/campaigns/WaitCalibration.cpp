@@ -139,6 +139,15 @@ std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& job
   return out;
 }
 
+// The same stream through a calibration kept per size class, as the daemon keeps it.
+template <class State>
+std::vector<WaitQuantiles> recalibrated_per_class(const std::vector<StreamJob>& jobs,
+                                                  PerClassCalibration<State> live) {
+  return recalibrated_stream(
+      jobs, [&](const StreamJob& o) { live.add(o.nodes, o.stated, o.start - o.submit); },
+      [&](const StreamJob& j) { return live.adjust(j.nodes, j.stated); });
+}
+
 }  // namespace
 
 std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs) {
@@ -153,19 +162,14 @@ std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs)
 
 std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs, double step,
                                                  std::size_t min_class_outcomes) {
-  PerClassCalibration<AdaptiveWaitCalibration> live(AdaptiveWaitCalibration(step),
-                                                    min_class_outcomes);
-  return recalibrated_stream(
-      jobs, [&](const StreamJob& o) { live.add(o.nodes, o.stated, o.start - o.submit); },
-      [&](const StreamJob& j) { return live.adjust(j.nodes, j.stated); });
+  return recalibrated_per_class(jobs, PerClassCalibration<AdaptiveWaitCalibration>(
+                                          AdaptiveWaitCalibration(step), min_class_outcomes));
 }
 
 std::vector<WaitQuantiles> recalibrated_weighted(const std::vector<StreamJob>& jobs, double decay,
                                                  std::size_t min_class_outcomes) {
-  ClassWaitCalibration live(WeightedWaitCalibration(decay), min_class_outcomes);
-  return recalibrated_stream(
-      jobs, [&](const StreamJob& o) { live.add(o.nodes, o.stated, o.start - o.submit); },
-      [&](const StreamJob& j) { return live.adjust(j.nodes, j.stated); });
+  return recalibrated_per_class(
+      jobs, ClassWaitCalibration(WeightedWaitCalibration(decay), min_class_outcomes));
 }
 
 std::string predictor_digest(const std::string& path) {
