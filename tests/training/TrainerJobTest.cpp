@@ -413,6 +413,32 @@ TEST_F(TrainerJobTest, NoValidCheckpointRefusesToStartOver) {
   EXPECT_EQ(test::run_trainer(args(ckpt, {"--steps", "4"}), {}, dir_ / "second.log"), 2);
 }
 
+// The retry of a segment that refused finds only the `.corrupt` files its first attempt left:
+// that is no fresh start either (it would train again from step 0).
+TEST_F(TrainerJobTest, ARunAfterEveryCheckpointWasMovedAsideStillRefusesToStartOver) {
+  const fs::path ckpt = dir_ / "ckpt";
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "2"}), {}, dir_ / "first.log"), 0);
+  fs::resize_file(ckpt / checkpoint_file_name(2), 10);
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "4"}), {}, dir_ / "second.log"), 2);
+  EXPECT_EQ(test::run_trainer(args(ckpt, {"--steps", "4"}), {}, dir_ / "third.log"), 2);
+  EXPECT_TRUE(CheckpointDir(ckpt).list().empty());
+}
+
+// A checkpoint whose checksums hold but whose payload this trainer cannot decode (another
+// build's layout) is not corrupt: it stays where it is, and no older one is resumed instead.
+TEST_F(TrainerJobTest, ACheckpointThatVerifiesButDoesNotLoadIsLeftInPlace) {
+  const fs::path ckpt = dir_ / "ckpt";
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "2"}), {}, dir_ / "first.log"), 0);
+  CheckpointDir(ckpt).write(4, "a payload of another layout");
+  TrainerProcess second(args(ckpt, {"--steps", "6"}), {}, dir_ / "second.log");
+  EXPECT_EQ(second.wait(120s), std::optional<int>(1));
+  EXPECT_NE(second.log_text().find("verifies but does not load"), std::string::npos)
+      << second.log_text();
+  EXPECT_TRUE(fs::exists(ckpt / checkpoint_file_name(4)));
+  EXPECT_TRUE(fs::exists(ckpt / checkpoint_file_name(2)));
+  EXPECT_TRUE(CheckpointDir(ckpt).quarantined().empty());
+}
+
 // Hand-off: a successor started while its predecessor trains waits (state "waiting"); the
 // predecessor, on SIGUSR1, checkpoints, writes handoff.json and exits 0; the successor then
 // resumes from exactly that step. Without --handoff-wait the successor is refused (exit 3).

@@ -2,6 +2,7 @@
 // the Slurm environment, the directory lock.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -46,6 +47,33 @@ TEST(CheckpointFormat, RoundTripsAndRejectsEveryDamage) {
   EXPECT_EQ(decode_checkpoint_file(checkpoint_header("")), "");
 }
 
+// A file of another format version may be sound (a newer trainer wrote it): unreadable, not
+// corrupt, so the trainer neither moves it aside nor resumes from an older one.
+TEST_F(TempDirTest, ACheckpointOfAnotherFormatVersionIsUnreadableNotCorrupt) {
+  CheckpointDir dir(dir_);
+  const fs::path file = dir.write(3, "payload");
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes[8] = static_cast<char>(bytes[8] + 1);  // the version, little-endian
+  const uLong crc = crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), 28);
+  for (int i = 0; i < 4; ++i) bytes[28 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  EXPECT_THROW(CheckpointDir::open_payload(file), CheckpointUnreadable);
+
+  bytes[bytes.size() - 1] = static_cast<char>(bytes.back() ^ 1);
+  std::ofstream(dir_ / checkpoint_file_name(5), std::ios::binary) << bytes.substr(0, 20);
+  try {
+    CheckpointDir::open_payload(dir_ / checkpoint_file_name(5));
+    ADD_FAILURE() << "a truncated file opened";
+  } catch (const CheckpointUnreadable&) {
+    ADD_FAILURE() << "a truncated file taken as unreadable, not corrupt";
+  } catch (const CheckpointError&) {
+  }
+}
+
 TEST_F(TempDirTest, CheckpointDirKeepsTheNewestAndListsNewestFirst) {
   CheckpointDir dir(dir_, 2);
   for (int step : {10, 20, 30}) dir.write(step, "payload " + std::to_string(step));
@@ -73,6 +101,8 @@ TEST_F(TempDirTest, QuarantinedAndForeignFilesAreNotCheckpoints) {
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].step, 5);
   EXPECT_TRUE(fs::exists(dir_ / (checkpoint_file_name(7) + ".corrupt")));
+  EXPECT_EQ(dir.quarantined(),
+            std::vector<fs::path>{dir_ / (checkpoint_file_name(7) + ".corrupt")});
   EXPECT_FALSE(fs::exists(dir_ / ".ckpt-000000000009.mgc.tmp.123"));
 }
 

@@ -81,8 +81,8 @@ Header parse_header(std::string_view bytes, std::uint64_t file_size) {
   }
   auto version = get_le<std::uint32_t>(bytes.data() + 8);
   if (version != kVersion) {
-    throw CheckpointError("format version " + std::to_string(version) + ", this build reads " +
-                          std::to_string(kVersion));
+    throw CheckpointUnreadable("format version " + std::to_string(version) + ", this build reads " +
+                               std::to_string(kVersion));
   }
   Header h{get_le<std::uint64_t>(bytes.data() + 16), get_le<std::uint32_t>(bytes.data() + 24)};
   if (get_le<std::uint32_t>(bytes.data() + 12) != kHeaderSize ||
@@ -100,7 +100,7 @@ std::size_t read_at(int fd, std::uint64_t pos, void* buf, std::size_t n) {
     ssize_t r =
         ::pread(fd, static_cast<char*>(buf) + done, n - done, static_cast<off_t>(pos + done));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw std::system_error(errno, std::generic_category(), "cannot read checkpoint");
+    if (r < 0) throw CheckpointUnreadable("cannot read: " + std::string(std::strerror(errno)));
     if (r == 0) break;
     done += static_cast<std::size_t>(r);
   }
@@ -184,7 +184,7 @@ std::vector<CheckpointEntry> CheckpointDir::list() const {
 
 PayloadReader CheckpointDir::open_payload(const std::filesystem::path& file) {
   int raw = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (raw < 0) throw CheckpointError("cannot open: " + std::string(std::strerror(errno)));
+  if (raw < 0) throw CheckpointUnreadable("cannot open: " + std::string(std::strerror(errno)));
   // Shared by the reader's copies; closed with the last one.
   std::shared_ptr<int> fd(new int(raw), [](int* p) {
     ::close(*p);
@@ -192,7 +192,7 @@ PayloadReader CheckpointDir::open_payload(const std::filesystem::path& file) {
   });
   std::error_code ec;
   const std::uint64_t file_size = std::filesystem::file_size(file, ec);
-  if (ec) throw CheckpointError("cannot stat: " + ec.message());
+  if (ec) throw CheckpointUnreadable("cannot stat: " + ec.message());
   std::string header(kHeaderSize, '\0');
   header.resize(read_at(*fd, 0, header.data(), kHeaderSize));
   const Header h = parse_header(header, file_size);
@@ -221,9 +221,21 @@ std::string CheckpointDir::read_payload(const std::filesystem::path& file) {
   try {
     bytes = read_file(file);
   } catch (const std::system_error& e) {
-    throw CheckpointError(e.what());
+    throw CheckpointUnreadable(e.what());
   }
   return decode_checkpoint_file(bytes);
+}
+
+std::vector<std::filesystem::path> CheckpointDir::quarantined() const {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(".corrupt") && step_of(name.substr(0, name.size() - 8))) {
+      out.push_back(entry.path());
+    }
+  }
+  return out;
 }
 
 void CheckpointDir::quarantine(const std::filesystem::path& file) {

@@ -28,6 +28,12 @@ struct CheckpointError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The file could not be read (an I/O error, on a shared filesystem often passing) or is of
+// another format version: it may well be sound, so it is neither moved aside nor passed over.
+struct CheckpointUnreadable : CheckpointError {
+  using CheckpointError::CheckpointError;
+};
+
 struct CheckpointEntry {
   std::int64_t step = 0;
   std::filesystem::path path;
@@ -66,9 +72,11 @@ class CheckpointDir {
 
   // All `ckpt-<step>.mgc` files, newest first (unverified).
   std::vector<CheckpointEntry> list() const;
+  // The checkpoints moved aside by `quarantine`.
+  std::vector<std::filesystem::path> quarantined() const;
 
   // Verifies one checkpoint (size, header, payload CRC, read in chunks) and opens its payload;
-  // throws CheckpointError.
+  // throws CheckpointError (CheckpointUnreadable where the file may be sound).
   static PayloadReader open_payload(const std::filesystem::path& file);
   // The verified payload as bytes (small files, tests).
   static std::string read_payload(const std::filesystem::path& file);

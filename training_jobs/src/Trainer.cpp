@@ -384,13 +384,29 @@ void Trainer::resume() {
         break;
       } catch (const RunFailure&) {
         throw;
-      } catch (const std::exception& e) {
+      } catch (const CheckpointUnreadable& e) {
+        // Resuming from an older checkpoint would redo the steps since, for a read that may
+        // pass at the next attempt.
+        throw RunFailure(kExitError,
+                         fmt::format("checkpoint {} cannot be read: {}; left in place, not "
+                                     "resuming from an older one",
+                                     entry.path.string(), e.what()));
+      } catch (const CheckpointError& e) {
         spdlog::warn("checkpoint {} rejected: {}; moved aside as .corrupt, trying the previous one",
                      entry.path.string(), e.what());
         CheckpointDir::quarantine(entry.path);
+      } catch (const std::exception& e) {
+        // Its checksums hold: the bytes are as written, by a trainer whose layout this one
+        // does not read.
+        throw RunFailure(kExitError,
+                         fmt::format("checkpoint {} verifies but does not load: {}; left in "
+                                     "place (written by another build of the trainer?)",
+                                     entry.path.string(), e.what()));
       }
     }
-    if (decision == "fresh" && !entries.empty()) decision = "no-valid";
+    // Checkpoints moved aside by an earlier attempt count: an empty list then is no fresh start.
+    if (decision == "fresh" && (!entries.empty() || !checkpoints_.quarantined().empty()))
+      decision = "no-valid";
     if (decision == "fresh")
       spdlog::info("no checkpoint in {}: starting at step 0", o_.checkpoint_dir.string());
     dp_->store_set("resume", decision);
