@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <random>
 
@@ -392,9 +393,10 @@ TEST(CampaignController, RandomCrashesNeverLoseOrDuplicate) {
 }
 
 // A hand-off campaign whose policy submits at once (`max_retries` further submissions of a failed
-// segment): segment 1 started beside segment 0, which the tick signalled.
+// segment): segment 1 started beside segment 0, which the tick signalled (or, without
+// `signal_sent`, committed the signal and died before sending it).
 struct HandoffUnderway {
-  explicit HandoffUnderway(std::optional<int> max_retries = std::nullopt)
+  explicit HandoffUnderway(std::optional<int> max_retries = std::nullopt, bool signal_sent = true)
       : h(quick_config(), policy.factory()) {
     policy.submit = true;
     auto req = simple_request(2, 10 * kHour);
@@ -408,8 +410,8 @@ struct HandoffUnderway {
     h.tick();  // policy: submit now
     EXPECT_EQ(h.slurm.submissions().size(), 2u);
     h.slurm.start(h.job_of(id, 1));
-    h.tick();
-    EXPECT_EQ(h.slurm.signals().size(), 1u);
+    EXPECT_EQ(h.tick(signal_sent).signals.size(), 1u);
+    EXPECT_EQ(h.slurm.signals().size(), signal_sent ? 1u : 0u);
   }
   Scripted policy;
   Harness h;
@@ -433,6 +435,47 @@ TEST(CampaignController, HandoffSignalsThePredecessorThenCancelsItAfterTheGrace)
   h.tick();
   EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
   EXPECT_EQ(h.slurm.cancels().size(), 1u);
+}
+
+// A restart as after a crash, then a pass at once and one a retry delay later: nothing is sent
+// again (`sent`: how much Slurm was sent) before the delay.
+void restart_then_pass_the_retry_delay(Harness& h, const std::function<std::size_t()>& sent) {
+  h.restart();
+  h.tick();
+  EXPECT_EQ(sent(), 0u) << "sent again before the retry delay";
+  h.clock.advance(h.config_.retry_delay);
+  h.tick();
+}
+
+// The daemon committed the hand-off signal and stopped before its Slurm thread sent it (or a
+// tick was killed first): the next one sends it once the retry delay has passed, while the
+// predecessor runs, instead of cancelling it after the grace with no checkpoint.
+TEST(CampaignController, AHandoffSignalLostWithARestartIsSentAgain) {
+  HandoffUnderway c(std::nullopt, /*signal_sent=*/false);
+  Harness& h = c.h;
+  restart_then_pass_the_retry_delay(h, [&] { return h.slurm.signals().size(); });
+  ASSERT_EQ(h.slurm.signals().size(), 1u);
+  EXPECT_EQ(h.slurm.signals()[0].job, h.job_of(c.id, 0));
+  EXPECT_EQ(h.slurm.signals()[0].signo, SIGUSR1);
+  h.clock.advance(h.config_.retry_delay);
+  h.tick();
+  EXPECT_EQ(h.slurm.signals().size(), 1u);  // this daemon sent it
+  EXPECT_TRUE(h.slurm.cancels().empty());
+}
+
+// The same for the cancel after the grace: a predecessor that ignores the signal would otherwise
+// run beside its successor to its limit.
+TEST(CampaignController, AHandoffCancelLostWithARestartIsSentAgain) {
+  HandoffUnderway c;
+  Harness& h = c.h;
+  h.clock.advance(300);
+  ASSERT_EQ(h.tick(/*perform=*/false).cancels.size(), 1u);
+  restart_then_pass_the_retry_delay(h, [&] { return h.slurm.cancels().size(); });
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.slurm.cancels()[0], h.job_of(c.id, 0));
+  h.tick();
+  EXPECT_EQ(h.seg(c.id, 0).seg.state, SegmentState::kDone);
+  EXPECT_EQ(h.slurm.signals().size(), 1u);
 }
 
 // A script that traps no hand-off signal dies of it (FAILED): its successor carries on from the

@@ -67,6 +67,19 @@ struct HandlerFixture : ::testing::Test {
   json call_raw(const std::string& line) { return json::parse(handler.handle(line, 0)); }
 };
 
+// The daemon's side of `mirage trace export --out`: the store reached through a symlink (or
+// `..`) is the store, refused as its own path is, and left whole.
+TEST_F(HandlerFixture, ExportRefusesTheStoreThroughASymlink) {
+  const std::string link = h.dir.file("trace.swf");
+  std::filesystem::create_symlink(h.path, link);
+  const auto size = std::filesystem::file_size(h.path);
+  const std::string error = error_of(call({{"op", "export"}, {"out", link}}));
+  EXPECT_NE(error.find(link), std::string::npos) << error;
+  EXPECT_NE(error.find("it is " + h.path + ", the store"), std::string::npos) << error;
+  EXPECT_EQ(std::filesystem::file_size(h.path), size);
+  EXPECT_TRUE(call({{"op", "list"}})["ok"]);
+}
+
 TEST_F(HandlerFixture, AddListShowPauseResumeCancel) {
   const json added = call(add_request());
   ASSERT_TRUE(added["ok"]) << added;

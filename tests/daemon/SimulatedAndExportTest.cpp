@@ -7,10 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "TestSupport.h"
 #include "mirage/core/Error.h"
 #include "mirage/daemon/slurm/SimulatedSlurmClient.h"
+#include "mirage/daemon/store/CampaignStore.h"
+#include "mirage/daemon/store/StoreLock.h"
 #include "mirage/daemon/store/TraceExport.h"
 #include "mirage/traces/Trace.h"
 
@@ -341,6 +344,40 @@ TEST(TraceExport, WritesSwfTheReaderReadsBack) {
   EXPECT_EQ(t.jobs[1].runtime(), 600);
   EXPECT_EQ(t.jobs[1].nodes, 2);
   EXPECT_EQ(t.jobs[1].time_limit, 3600);
+}
+
+// `--out` naming the store, the files beside it or the same file another way (`..`, a symlink,
+// a hard link) would truncate the campaigns: refused before anything is written, naming both.
+TEST(TraceExport, RefusesToWriteOverTheStoreOrTheFilesBesideIt) {
+  testing::TempDir dir;
+  const std::string path = dir.file("store.db");
+  CampaignStore store(path);
+  const auto lock = StoreLock::acquire(path, "the test", 0);
+  ASSERT_TRUE(lock);
+  const std::string id = store.store_id();
+  std::filesystem::create_directory(dir.file("sub"));
+  std::filesystem::create_symlink(path, dir.file("link.swf"));
+  std::filesystem::create_hard_link(path, dir.file("hard.swf"));
+  const std::pair<std::string, std::string> cases[] = {
+      {dir.file("sub/../store.db"), path},
+      {dir.file("link.swf"), path},
+      {dir.file("hard.swf"), path},
+      {dir.file("sub/../store.db-wal"), path + "-wal"},
+      {dir.file("sub/../store.db.lock"), StoreLock::lock_path(path)}};
+  const auto size = std::filesystem::file_size(path);
+  for (const auto& [out, own] : cases) {
+    try {
+      export_store(store, "", out);
+      ADD_FAILURE() << out << " was written";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(out), std::string::npos) << what;
+      EXPECT_NE(what.find("it is " + own), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(std::filesystem::file_size(path), size);
+  EXPECT_EQ(store.store_id(), id);
+  EXPECT_EQ(export_store(store, "", dir.file("trace.swf")).jobs, 0u);
 }
 
 }  // namespace

@@ -266,6 +266,57 @@ TEST(StoreSurvival, AnOrphanedJobIsTakenBackAsACampaignsFirstSegment) {
   EXPECT_NE(shown.front().reason.find("adopted"), std::string::npos);
 }
 
+// A job the user submitted by hand carries no tag, and another store's is that store's to
+// follow: adopted, either would be held as "left the queue while mirage was not looking" while it
+// runs (and a --rerun would start a second segment 0 on its checkpoint). The first dump refuses
+// it, naming the job and why; the job is left alone.
+TEST(StoreSurvival, AdoptingAJobWithoutThisStoresTagIsRefusedAtTheFirstDump) {
+  Harness h;
+  SlurmJob by_hand;
+  by_hand.name = "by-hand";
+  by_hand.comment = "my own run";
+  SlurmJob foreign;
+  foreign.name = "theirs-s0";
+  foreign.comment = JobTag{"0badc0de", 7, 0, 1}.str();
+  for (const auto& [job, why] :
+       {std::pair{by_hand, std::string("carries no mirage tag")},
+        std::pair{foreign, std::string("of store 0badc0de, not this store's")}}) {
+    const JobId id = h.slurm.add_job(job);
+    h.slurm.start(id);
+    auto r = simple_request(2);
+    r.name = job.name;
+    r.adopt_job = id;
+    const auto campaign = h.controller->add(r).spec.id;
+    h.tick();
+    h.clock.advance(kHour);
+    h.tick();
+    const std::string message = h.campaign(campaign).message;
+    EXPECT_EQ(h.campaign(campaign).state, CampaignState::kFailed) << message;
+    EXPECT_NE(message.find("job " + std::to_string(id) + " (" + job.name + ")"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find(why), std::string::npos) << message;
+    EXPECT_FALSE(h.seg(campaign, 0).fate_unknown()) << "held as gone while it runs";
+    EXPECT_EQ(h.slurm.find(id)->state, SlurmJobState::kRunning);
+  }
+  // Where the site rewrites --comment (a job_submit plugin), the daemon's own jobs carry no tag:
+  // the refusal says so.
+  h.store->set_value("site_rewrites_comments", "1");
+  SlurmJob rewritten;
+  rewritten.name = "lost-s0";
+  rewritten.comment = "rewritten by the site";
+  const JobId id = h.slurm.add_job(rewritten);
+  auto r = simple_request(2);
+  r.name = rewritten.name;
+  r.adopt_job = id;
+  const auto campaign = h.controller->add(r).spec.id;
+  h.tick();
+  EXPECT_EQ(h.campaign(campaign).state, CampaignState::kFailed);
+  EXPECT_NE(h.campaign(campaign).message.find("this site rewrites --comment"), std::string::npos)
+      << h.campaign(campaign).message;
+  EXPECT_TRUE(h.slurm.cancels().empty());
+  EXPECT_TRUE(h.slurm.submissions().empty());
+}
+
 // A store restored from a copy taken before its last submissions: the successor that copy never
 // recorded is still in the queue. It is followed as the segment's job; the segment is never
 // submitted a second time.

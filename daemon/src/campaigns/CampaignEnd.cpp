@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "campaigns/CampaignEntry.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
@@ -18,6 +19,14 @@ namespace {
 // written before it started (clock skew between the file server and slurmctld; same second).
 constexpr Seconds kDoneFileSlack = 10;
 constexpr const char* kStartedAfterDone = "cancelled: it started after the done file was written";
+
+// A hand-off signal or cancel committed at `committed` that this process did not send: an
+// earlier process may have died before sending it, so it is due again `delay` later (both are
+// harmless to repeat: the training job ignores a second signal, a job gone is no error).
+bool due_again(const std::set<int>& sent_here, int k, Seconds committed, Seconds delay,
+               Seconds now) {
+  return !sent_here.count(k) && now >= committed + delay;
+}
 
 }  // namespace
 
@@ -60,6 +69,14 @@ bool CampaignController::finish_if_done_file(Entry& e, Seconds now, Actions& out
 
 void CampaignController::handoff(Entry& e, Seconds now, Actions& out) {
   if (e.rec.spec.overlap != OverlapMode::kHandoff) return;
+  const auto signal = [&](int k, JobId job) {
+    e.handoff_signalled_here.insert(k);
+    out.signals.push_back({e.rec.spec.id, k, job, config_.handoff_signal});
+  };
+  const auto cancel = [&](int k, JobId job) {
+    e.handoff_cancelled_here.insert(k);
+    out.cancels.push_back({e.rec.spec.id, k, job});
+  };
   for (int k = 0; k + 1 < e.count(); ++k) {
     SegmentRecord& p = e.seg(k);
     const SegmentRecord& n = e.seg(k + 1);
@@ -67,7 +84,7 @@ void CampaignController::handoff(Entry& e, Seconds now, Actions& out) {
     if (p.signalled_at < 0) {
       p.signalled_at = now;
       save(e, p);
-      out.signals.push_back({e.rec.spec.id, k, p.seg.slurm_job_id, config_.handoff_signal});
+      signal(k, p.seg.slurm_job_id);
       ++counters_.handoff_signals;
       spdlog::info(
           "campaign {}: segment {} (job {}) started; signalling segment {} (job {}) "
@@ -76,11 +93,24 @@ void CampaignController::handoff(Entry& e, Seconds now, Actions& out) {
     } else if (p.killed_at < 0 && now >= p.signalled_at + e.rec.spec.handoff_grace) {
       p.killed_at = now;
       save(e, p);
-      out.cancels.push_back({e.rec.spec.id, k, p.seg.slurm_job_id});
+      cancel(k, p.seg.slurm_job_id);
       spdlog::warn(
           "campaign {}: segment {} (job {}) still runs {} after the hand-off signal; "
           "cancelling it",
           e.rec.spec.id, k, p.seg.slurm_job_id, format_short_duration(e.rec.spec.handoff_grace));
+    } else if (const bool cancelled = p.killed_at >= 0;
+               due_again(cancelled ? e.handoff_cancelled_here : e.handoff_signalled_here, k,
+                         cancelled ? p.killed_at : p.signalled_at, config_.retry_delay, now)) {
+      if (cancelled)
+        cancel(k, p.seg.slurm_job_id);
+      else
+        signal(k, p.seg.slurm_job_id);
+      spdlog::warn(
+          "campaign {}: segment {} (job {}) still runs {} after its hand-off {}, which a process "
+          "that stopped may not have sent; sending it again",
+          e.rec.spec.id, k, p.seg.slurm_job_id,
+          format_short_duration(now - (cancelled ? p.killed_at : p.signalled_at)),
+          cancelled ? "cancel" : "signal");
     }
   }
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "campaigns/CampaignEntry.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
@@ -23,6 +24,28 @@ std::string ended_text(const SlurmJob& job) {
   else if (job.exit_code > 0)
     out += ", exit code " + std::to_string(job.exit_code);
   return out;
+}
+
+// Why `job`, named by `campaign add --adopt JOB` and in the queue, cannot be the campaign's first
+// segment; nothing when it can. An adopted segment is followed by the tag its job carries
+// (segment_job): a job without this store's would be taken, once the reconcile delay passed, for
+// one that left the queue unseen while it runs, and a `--rerun` would then start a second
+// segment 0 on its checkpoint. (One gone from the queue is asked after as any segment's.)
+// Where the site rewrites --comment, no job carries a tag to be followed by.
+std::optional<std::string> why_not_adoptable(const SlurmJob& job, const std::string& store_id,
+                                             bool comments_rewritten) {
+  const std::string named = "job " + std::to_string(job.id) + " (" + job.name + ")";
+  const auto tag = JobTag::parse(job.comment);
+  if (!tag)
+    return named + " carries no mirage tag (its comment is '" + job.comment + "'): " +
+           (comments_rewritten
+                ? "this site rewrites --comment, so no job can be taken back by its tag"
+                : "only a job a mirage daemon submitted can be followed as a segment") +
+           "; let it run on its own, or add the campaign without --adopt";
+  if (tag->store != store_id)
+    return named + " carries the tag " + job.comment + " of store " + tag->store +
+           ", not this store's (" + store_id + "): that store's daemon follows it";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -147,6 +170,22 @@ void CampaignController::track(Entry& e, const JobIndex& index, Seconds dump_tim
   for (auto& s : e.rec.segments) {
     if (s.seg.slurm_job_id <= 0 || s.submitting) continue;
     if (s.seg.state != SegmentState::kPending && s.seg.state != SegmentState::kRunning) continue;
+    if (s.adopted_tag == SegmentRecord::kTagUnread && s.seg.attempts == 1) {  // not seen yet
+      const auto tagged = index.tagged_by_id.find(s.seg.slurm_job_id);
+      const auto untagged = index.untagged_by_id.find(s.seg.slurm_job_id);
+      const SlurmJob* job = tagged != index.tagged_by_id.end()       ? tagged->second
+                            : untagged != index.untagged_by_id.end() ? untagged->second
+                                                                     : nullptr;
+      const bool rewritten = !store_.value(kCommentsRewrittenKey).empty();
+      if (const auto why =
+              job ? why_not_adoptable(*job, store_.store_id(), rewritten) : std::nullopt) {
+        s.seg.state = SegmentState::kFailed;
+        s.message = *why;
+        save(e, s);
+        finish(e, CampaignState::kFailed, "campaign add --adopt refused: " + *why, now);
+        return;
+      }
+    }
     if (const SlurmJob* job = segment_job(e, s, index)) {
       apply_job(e, s, *job, now, out);
       continue;

@@ -1,13 +1,50 @@
 #include "mirage/daemon/store/TraceExport.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include "mirage/core/Time.h"
 #include "mirage/daemon/store/CampaignStore.h"
+#include "mirage/daemon/store/StoreLock.h"
 
 namespace mirage::daemon {
+
+namespace {
+
+// Whether `a` and `b` name one file: the same device and inode where both exist (through `..`, a
+// symlink or a hard link), else the same path once `..` and the symlinks of its existing part
+// are resolved (a -wal file not made yet would be read by SQLite as the store's).
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;
+  const auto ca = std::filesystem::weakly_canonical(a, ec);
+  if (ec) return false;
+  const auto cb = std::filesystem::weakly_canonical(b, ec);
+  return !ec && ca == cb;
+}
+
+// Why the trace cannot be written at `out`: it is the store or one of the files beside it that
+// SQLite and the store's lock keep (writing it would truncate the campaigns). nullopt when not.
+std::optional<std::string> out_is_the_stores(const std::string& store, const std::string& out) {
+  const std::pair<std::string, const char*> own[] = {
+      {store, "the store"},
+      {store + "-wal", "the store's -wal file"},
+      {store + "-shm", "the store's -shm file"},
+      {store + "-journal", "the store's journal"},
+      {StoreLock::lock_path(store), "the store's lock file"},
+      {store + ".new", "the store being made"}};
+  for (const auto& [path, what] : own)
+    if (same_file(out, path))
+      return "cannot write the trace to " + out + ": it is " + path + ", " + what + " (store " +
+             store + "); name another file for --out";
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::size_t export_swf(const std::vector<SlurmJob>& all, const TraceExportOptions& o,
                        std::ostream& out) {
@@ -55,6 +92,7 @@ std::size_t export_swf(const std::vector<SlurmJob>& all, const TraceExportOption
 
 StoreExport export_store(const CampaignStore& store, const std::string& partition,
                          const std::string& path) {
+  if (const auto why = out_is_the_stores(store.path(), path)) throw std::runtime_error(*why);
   TraceExportOptions options;
   const auto machine = nlohmann::json::parse(store.value(kMachineKey), nullptr, false);
   const bool known = machine.is_object();

@@ -10,7 +10,7 @@
 //   1. follow each submitted segment's job in the dump (pending -> running -> done / failed);
 //   2. settle intents whose outcome is unknown (after a restart or a lost reply);
 //   3. hand-off mode: once the successor runs, signal the predecessor, and cancel it after the
-//      grace period;
+//      grace period (either sent again, while it runs, when a process that stopped committed it);
 //   4. the done file: once it exists and no segment runs, the campaign is done (a successor
 //      still queued is cancelled);
 //   5. submit: segment 0 at once; a later one when the policy says so (asked every decision

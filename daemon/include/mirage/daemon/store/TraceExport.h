@@ -27,7 +27,9 @@ std::size_t export_swf(const std::vector<SlurmJob>& jobs, const TraceExportOptio
 
 // What a store observed, as an SWF trace of `partition` (empty: the one the daemon watches)
 // written to `path`; returns the rows written and the partition. The daemon does it for
-// `mirage trace export` while it holds the store; without a daemon the command does.
+// `mirage trace export` while it holds the store; without a daemon the command does. A `path`
+// that is the store or a file SQLite or its lock keep beside it (by device and inode: through
+// `..` or a link too) is refused, naming both, before anything is written.
 struct StoreExport {
   std::size_t jobs = 0;
   std::string partition;  // empty: all partitions
