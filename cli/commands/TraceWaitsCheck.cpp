@@ -283,6 +283,8 @@ void run_wait_check(const WaitCheckOptions& o) {
             p["pinball_50_h"] = s->pinball_50_h;
             p["in_50"] = s->in_50 ? nlohmann::json(*s->in_50) : nlohmann::json();
             p["in_90"] = s->in_90 ? nlohmann::json(*s->in_90) : nlohmann::json();
+            p["in_50_pit"] = s->in_50_pit ? nlohmann::json(*s->in_50_pit) : nlohmann::json();
+            p["in_90_pit"] = s->in_90_pit ? nlohmann::json(*s->in_90_pit) : nlohmann::json();
             p["median_abs_error_h"] = s->median_abs_error_h;
           }
           row["predictors"].push_back(p);
@@ -307,17 +309,18 @@ void run_wait_check(const WaitCheckOptions& o) {
       fmt::print("\n{}: {} jobs, fewer than {}: not judged\n", c.name, c.jobs, kMinClassJobs);
       continue;
     }
-    fmt::print("\n{} ({} jobs)\n  {:<{}} {:>10} {:>13} {:>7} {:>7} {:>17}\n", c.name, c.jobs,
-               "predictor", width, "pinball h", "pinball@50 h", "in 50%", "in 90%",
-               "median abs err h");
+    fmt::print("\n{} ({} jobs)\n  {:<{}} {:>10} {:>13} {:>7} {:>7} {:>8} {:>8} {:>17}\n", c.name,
+               c.jobs, "predictor", width, "pinball h", "pinball@50 h", "in 50%", "in 90%",
+               "PIT 50%", "PIT 90%", "median abs err h");
     for (const auto& [name, s] : c.scores) {
       if (!s) {
         fmt::print("  {:<{}} {:>10}\n", name, width, "no figure for every job");
         continue;
       }
-      fmt::print("  {:<{}} {:>10} {:>13.3f} {:>7} {:>7} {:>17.2f}\n", name, width,
+      fmt::print("  {:<{}} {:>10} {:>13.3f} {:>7} {:>7} {:>8} {:>8} {:>17.2f}\n", name, width,
                  s->pinball_h ? fmt::format("{:.3f}", *s->pinball_h) : std::string("-"),
-                 s->pinball_50_h, share(s->in_50), share(s->in_90), s->median_abs_error_h);
+                 s->pinball_50_h, share(s->in_50), share(s->in_90), share(s->in_50_pit),
+                 share(s->in_90_pit), s->median_abs_error_h);
     }
   }
   if (!o.out.empty()) fmt::print("\nper job: {}\n", o.out);
