@@ -98,11 +98,13 @@ Column adaptive_column(std::string name, const Column& model, const Trace& trace
 }
 
 // The same by the daemon's rule (ClassWaitCalibration: weighted conformal per size class), its
-// weights decaying by `decay` a job.
+// weights decaying by `decay` a job, a size class corrected by its own state from
+// `min_class_outcomes` waits on.
 Column weighted_column(std::string name, const Column& model, const Trace& trace, const Judged& j,
-                       double decay = daemon::WeightedWaitCalibration::kDecay) {
+                       double decay = daemon::WeightedWaitCalibration::kDecay,
+                       std::size_t min_class_outcomes = daemon::kMinClassOutcomes) {
   const std::vector<WaitQuantiles> live =
-      daemon::recalibrated_weighted(stream_of(model, trace, j), decay);
+      daemon::recalibrated_weighted(stream_of(model, trace, j), decay, min_class_outcomes);
   return {std::move(name), {live.begin(), live.end()}, {}, {}};
 }
 
@@ -236,6 +238,13 @@ void run_wait_check(const WaitCheckOptions& o) {
   for (const double decay : o.weighted_decays)
     j.columns.push_back(weighted_column(fmt::format("recalibrated weighted, decay {:g}", decay),
                                         model, trace, j, decay));
+  if (!o.weighted_class_minimums.empty())
+    j.columns.push_back(weighted_column("recalibrated weighted, pooled", model, trace, j,
+                                        daemon::WeightedWaitCalibration::kDecay, daemon::kPooled));
+  for (const std::size_t minimum : o.weighted_class_minimums)
+    j.columns.push_back(
+        weighted_column(fmt::format("recalibrated weighted, per class from {}", minimum), model,
+                        trace, j, daemon::WeightedWaitCalibration::kDecay, minimum));
   j.columns.push_back(bins);
   j.columns.push_back(forecast);
   // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged

@@ -23,6 +23,8 @@ struct WaitCheckOptions {
   std::vector<std::size_t> class_minimums;
   // Decays of the weighted calibration's weights (a row each), beside its default's row.
   std::vector<double> weighted_decays;
+  // The same minimums for the daemon's weighted rule (a row each, beside its pooled state alone).
+  std::vector<std::size_t> weighted_class_minimums;
   TraceOptions trace_options;
   ClusterOptions cluster;
 };
