@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 
 #include "TimeFlags.h"
@@ -68,9 +69,15 @@ Column replay_column(const std::string& name, const Trace& as_read, const TraceO
   return c;
 }
 
-std::vector<daemon::StreamJob> stream_of(const Column& model, const Trace& trace, const Judged& j) {
+// The judged jobs `ks` (all of them by default) as the live recalibration learns them.
+std::vector<daemon::StreamJob> stream_of(const Column& model, const Trace& trace, const Judged& j,
+                                         std::vector<std::size_t> ks = {}) {
+  if (ks.empty()) {
+    ks.resize(j.jobs.size());
+    std::iota(ks.begin(), ks.end(), std::size_t{0});
+  }
   std::vector<daemon::StreamJob> stream;
-  for (std::size_t k = 0; k < j.jobs.size(); ++k) {
+  for (const std::size_t k : ks) {
     const Job& job = trace.jobs[j.jobs[k]];
     stream.push_back({job.submit, job.start, job.nodes, *model.quantiles[k]});
   }
@@ -106,6 +113,48 @@ Column weighted_column(std::string name, const Column& model, const Trace& trace
   const std::vector<WaitQuantiles> live =
       daemon::recalibrated_weighted(stream_of(model, trace, j), decay, min_class_outcomes);
   return {std::move(name), {live.begin(), live.end()}, {}, {}};
+}
+
+// The most active user of each size class among the judged jobs (kMinClassJobs jobs or more;
+// the first name breaks a tie) and those jobs (indices into the judged jobs).
+struct UserStream {
+  std::size_t size_class = 0;
+  std::string user;
+  std::vector<std::size_t> jobs;
+};
+
+std::vector<UserStream> busiest_users(const Trace& trace, const Judged& j) {
+  std::vector<UserStream> out;
+  for (std::size_t c = 0; c < kSizeClasses; ++c) {
+    std::map<std::string, std::vector<std::size_t>> by_user;
+    for (std::size_t k = 0; k < j.jobs.size(); ++k) {
+      const Job& job = trace.jobs[j.jobs[k]];
+      if (size_class_index(job.nodes) == c && !job.user.empty()) by_user[job.user].push_back(k);
+    }
+    const std::vector<std::size_t>* busiest = nullptr;
+    const std::string* name = nullptr;
+    for (const auto& [user, ks] : by_user)
+      if (ks.size() >= kMinClassJobs && (!busiest || ks.size() > busiest->size())) {
+        busiest = &ks;
+        name = &user;
+      }
+    if (busiest) out.push_back({c, *name, *busiest});
+  }
+  return out;
+}
+
+// The daemon's rule fed only `stream`'s jobs, as a daemon learns from one user's successors
+// (the rows above feed it every job of the log); silent on every other job.
+Column user_stream_column(const Column& model, const Trace& trace, const Judged& j,
+                          const std::vector<UserStream>& streams) {
+  Column c{"recalibrated weighted, one user's stream", {}, {}, {}};
+  c.quantiles.resize(j.jobs.size());
+  for (const UserStream& u : streams) {
+    const std::vector<WaitQuantiles> live =
+        daemon::recalibrated_weighted(stream_of(model, trace, j, u.jobs));
+    for (std::size_t i = 0; i < u.jobs.size(); ++i) c.quantiles[u.jobs[i]] = live[i];
+  }
+  return c;
 }
 
 struct ClassScores {
@@ -245,6 +294,9 @@ void run_wait_check(const WaitCheckOptions& o) {
     j.columns.push_back(
         weighted_column(fmt::format("recalibrated weighted, per class from {}", minimum), model,
                         trace, j, daemon::WeightedWaitCalibration::kDecay, minimum));
+  const std::vector<UserStream> streams =
+      o.user_streams ? busiest_users(trace, j) : std::vector<UserStream>{};
+  if (o.user_streams) j.columns.push_back(user_stream_column(model, trace, j, streams));
   j.columns.push_back(bins);
   j.columns.push_back(forecast);
   // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged
@@ -266,6 +318,13 @@ void run_wait_check(const WaitCheckOptions& o) {
     classes.push_back(score_class(size_class(kSizeClassNodes[c]), j, [&](std::size_t k) {
       return size_class_index(trace.jobs[j.jobs[k]].nodes) == c;
     }));
+  for (const UserStream& u : streams) {
+    std::vector<bool> in_stream(j.jobs.size());
+    for (const std::size_t k : u.jobs) in_stream[k] = true;
+    classes.push_back(score_class(
+        fmt::format("{}, user {}'s jobs", size_class(kSizeClassNodes[u.size_class]), u.user), j,
+        [&](std::size_t k) { return in_stream[k]; }));
+  }
   if (!o.out.empty()) write_jobs_csv(o.out, trace, j);
 
   const bool forward = checked->fitted_to() <= from;
