@@ -10,6 +10,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -113,6 +114,18 @@ Column weighted_column(std::string name, const Column& model, const Trace& trace
   const std::vector<WaitQuantiles> live =
       daemon::recalibrated_weighted(stream_of(model, trace, j), decay, min_class_outcomes);
   return {std::move(name), {live.begin(), live.end()}, {}, {}};
+}
+
+// With `minimums`, `rule`'s row with the pooled state alone, then one for each minimum of a size
+// class's own waits before its own state corrects it (how the daemon's minimum is chosen), each
+// made by `make` from its name and minimum.
+void add_class_minimum_rows(std::vector<Column>& columns, const std::string& rule,
+                            const std::vector<std::size_t>& minimums,
+                            const std::function<Column(std::string, std::size_t)>& make) {
+  if (minimums.empty()) return;
+  columns.push_back(make(rule + ", pooled", daemon::kPooled));
+  for (const std::size_t minimum : minimums)
+    columns.push_back(make(fmt::format("{}, per class from {}", rule, minimum), minimum));
 }
 
 // The most active user of each size class among the judged jobs (kMinClassJobs jobs or more;
@@ -277,23 +290,19 @@ void run_wait_check(const WaitCheckOptions& o) {
   for (const double step : o.adaptive_steps)
     j.columns.push_back(adaptive_column(fmt::format("recalibrated adaptive, step {:g}", step),
                                         model, trace, j, step));
-  if (!o.class_minimums.empty())
-    j.columns.push_back(adaptive_column("recalibrated adaptive, pooled", model, trace, j,
-                                        daemon::AdaptiveWaitCalibration::kStep, daemon::kPooled));
-  for (const std::size_t minimum : o.class_minimums)
-    j.columns.push_back(
-        adaptive_column(fmt::format("recalibrated adaptive, per class from {}", minimum), model,
-                        trace, j, daemon::AdaptiveWaitCalibration::kStep, minimum));
+  add_class_minimum_rows(j.columns, "recalibrated adaptive", o.class_minimums,
+                         [&](std::string name, std::size_t minimum) {
+                           return adaptive_column(std::move(name), model, trace, j,
+                                                  daemon::AdaptiveWaitCalibration::kStep, minimum);
+                         });
   for (const double decay : o.weighted_decays)
     j.columns.push_back(weighted_column(fmt::format("recalibrated weighted, decay {:g}", decay),
                                         model, trace, j, decay));
-  if (!o.weighted_class_minimums.empty())
-    j.columns.push_back(weighted_column("recalibrated weighted, pooled", model, trace, j,
-                                        daemon::WeightedWaitCalibration::kDecay, daemon::kPooled));
-  for (const std::size_t minimum : o.weighted_class_minimums)
-    j.columns.push_back(
-        weighted_column(fmt::format("recalibrated weighted, per class from {}", minimum), model,
-                        trace, j, daemon::WeightedWaitCalibration::kDecay, minimum));
+  add_class_minimum_rows(j.columns, "recalibrated weighted", o.weighted_class_minimums,
+                         [&](std::string name, std::size_t minimum) {
+                           return weighted_column(std::move(name), model, trace, j,
+                                                  daemon::WeightedWaitCalibration::kDecay, minimum);
+                         });
   const std::vector<UserStream> streams =
       o.user_streams ? busiest_users(trace, j) : std::vector<UserStream>{};
   if (o.user_streams) j.columns.push_back(user_stream_column(model, trace, j, streams));
