@@ -1,33 +1,38 @@
 #!/usr/bin/env bash
 # The live recalibration of a wait model's intervals: the adaptive rule's step (AdaptiveWaitCalibration),
-# with MINIMUMS the size classes' minimum, or with DECAYS the daemon's weighted rule's decay
-# (WeightedWaitCalibration, ClassWaitCalibration), chosen on each fit window and then judged
-# forward (docs/results/wait-model.md#live-recalibration-per-size-class-the-daemons-rule).
+# with ADAPTIVE_MINIMUMS its size classes' minimum, with DECAYS the daemon's weighted rule's decay
+# (WeightedWaitCalibration, ClassWaitCalibration) or with MINIMUMS its size classes' minimum,
+# chosen on each fit window and then judged forward (docs/results/wait-model.md#live-recalibration-per-size-class-the-daemons-rule).
 # For each trace of bench/trace_windows.sh whose cross-fitted wait model is in MODELS
 # (`--cross-fit-folds 3`, as bench/wait_model.sh writes NAME-mlp.json there):
 #   chosen: the network fitted with the window's last fold left out (the file's last member) gets
 #     its tail set on the window's jobs before that fold (`train --network-of`), and is replayed
 #     as if live on that last fold, a row per candidate: each step of STEPS (`--adaptive-steps`),
-#     with MINIMUMS the pooled state and each minimum of MINIMUMS of a class's own waits before
-#     its own state corrects it (`--adaptive-class-minimums`), or with DECAYS each decay of the
-#     weighted rule (`--weighted-decays`); the candidate of least
+#     with ADAPTIVE_MINIMUMS the adaptive rule's pooled state and each minimum of a class's own
+#     waits before its own state corrects it (`--adaptive-class-minimums`), with DECAYS each decay
+#     of the weighted rule (`--weighted-decays`), or with MINIMUMS the weighted rule's pooled
+#     state and each minimum (`--weighted-class-minimums`); the candidate of least
 #     pinball loss over all jobs is chosen. Nothing of the judged month is read.
 #   judged: the file itself on the judged month, recalibrated live by the latest 50, by every
 #     candidate (the one chosen on its window marked), by the adaptive rule at its step (the row
 #     "recalibrated adaptive") and by the daemon's rule (the row "recalibrated weighted").
 # Prints per trace every candidate's pinball loss and classes on both targets on the last fold
 # (what a rule common to every site is chosen on), then per class the pinball loss and the
-# 50% / 90% coverage of each way of recalibrating on the judged month; asserts nothing. With KEEP,
+# 50% / 90% coverage of each way of recalibrating on the judged month, counted closed and, in
+# brackets, by the randomized PIT (a wait on a stated atom shares it); asserts nothing. The
+# targets are judged on the closed count. With KEEP,
 # each trace's two JSON answers are kept there (NAME-choose.json, NAME-judged.json).
 #   MODELS=DIR [STEPS=0,0.002,0.005,0.01,0.02,0.05 | MINIMUMS=0,10,30,100,300 |
-#     DECAYS=1,0.999,0.995,0.99,0.98,0.95] [KEEP=DIR] \
+#     ADAPTIVE_MINIMUMS=0,10,30,100,300 | DECAYS=1,0.999,0.995,0.99,0.98,0.95] [KEEP=DIR] \
 #     bench/aci_step.sh [TRACE|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
 if [ -n "${MINIMUMS:-}" ]; then
-  candidates=(--adaptive-class-minimums "$MINIMUMS")
+  candidates=(--weighted-class-minimums "$MINIMUMS")
+elif [ -n "${ADAPTIVE_MINIMUMS:-}" ]; then
+  candidates=(--adaptive-class-minimums "$ADAPTIVE_MINIMUMS")
 elif [ -n "${DECAYS:-}" ]; then
   candidates=(--weighted-decays "$DECAYS")
 else
@@ -85,9 +90,9 @@ import json, sys
 choose, judged, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
 daemon, adaptive = "recalibrated weighted", "recalibrated adaptive"
 prefixes = ("recalibrated adaptive, step ", "recalibrated adaptive, per class from ",
-            "recalibrated weighted, decay ")
+            "recalibrated weighted, decay ", "recalibrated weighted, per class from ")
 def candidate(name):  # the candidate a row states, or None
-    if name == adaptive + ", pooled":
+    if name in (adaptive + ", pooled", daemon + ", pooled"):
         return "pooled"
     return next((name[len(p):] for p in prefixes if name.startswith(p)), None)
 def on_target(p):  # the shares as the tables print them, whole percents
@@ -96,7 +101,8 @@ def rows(answer):
     return {c["class"]: {q["name"]: q for q in c["predictors"]} for c in answer["classes"]
             if not c.get("too_few")}
 def cell(p):
-    return f"{p['pinball_h']:.3f}, {100 * p['in_50']:.0f}% / {100 * p['in_90']:.0f}%"
+    return (f"{p['pinball_h']:.3f}, {100 * p['in_50']:.0f}% / {100 * p['in_90']:.0f}% "
+            f"(PIT {100 * p['in_50_pit']:.0f}% / {100 * p['in_90_pit']:.0f}%)")
 fit = rows(choose)
 names = [n for n in fit["all"] if candidate(n) is not None]
 held = {n: sum(on_target(c[n]) for k, c in fit.items() if k != "all") for n in names}

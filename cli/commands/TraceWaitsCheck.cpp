@@ -10,8 +10,10 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 
 #include "TimeFlags.h"
@@ -68,9 +70,15 @@ Column replay_column(const std::string& name, const Trace& as_read, const TraceO
   return c;
 }
 
-std::vector<daemon::StreamJob> stream_of(const Column& model, const Trace& trace, const Judged& j) {
+// The judged jobs `ks` (all of them by default) as the live recalibration learns them.
+std::vector<daemon::StreamJob> stream_of(const Column& model, const Trace& trace, const Judged& j,
+                                         std::vector<std::size_t> ks = {}) {
+  if (ks.empty()) {
+    ks.resize(j.jobs.size());
+    std::iota(ks.begin(), ks.end(), std::size_t{0});
+  }
   std::vector<daemon::StreamJob> stream;
-  for (std::size_t k = 0; k < j.jobs.size(); ++k) {
+  for (const std::size_t k : ks) {
     const Job& job = trace.jobs[j.jobs[k]];
     stream.push_back({job.submit, job.start, job.nodes, *model.quantiles[k]});
   }
@@ -98,12 +106,68 @@ Column adaptive_column(std::string name, const Column& model, const Trace& trace
 }
 
 // The same by the daemon's rule (ClassWaitCalibration: weighted conformal per size class), its
-// weights decaying by `decay` a job.
+// weights decaying by `decay` a job, a size class corrected by its own state from
+// `min_class_outcomes` waits on.
 Column weighted_column(std::string name, const Column& model, const Trace& trace, const Judged& j,
-                       double decay = daemon::WeightedWaitCalibration::kDecay) {
+                       double decay = daemon::WeightedWaitCalibration::kDecay,
+                       std::size_t min_class_outcomes = daemon::kMinClassOutcomes) {
   const std::vector<WaitQuantiles> live =
-      daemon::recalibrated_weighted(stream_of(model, trace, j), decay);
+      daemon::recalibrated_weighted(stream_of(model, trace, j), decay, min_class_outcomes);
   return {std::move(name), {live.begin(), live.end()}, {}, {}};
+}
+
+// With `minimums`, `rule`'s row with the pooled state alone, then one for each minimum of a size
+// class's own waits before its own state corrects it (how the daemon's minimum is chosen), each
+// made by `make` from its name and minimum.
+void add_class_minimum_rows(std::vector<Column>& columns, const std::string& rule,
+                            const std::vector<std::size_t>& minimums,
+                            const std::function<Column(std::string, std::size_t)>& make) {
+  if (minimums.empty()) return;
+  columns.push_back(make(rule + ", pooled", daemon::kPooled));
+  for (const std::size_t minimum : minimums)
+    columns.push_back(make(fmt::format("{}, per class from {}", rule, minimum), minimum));
+}
+
+// The most active user of each size class among the judged jobs (kMinClassJobs jobs or more;
+// the first name breaks a tie) and those jobs (indices into the judged jobs).
+struct UserStream {
+  std::size_t size_class = 0;
+  std::string user;
+  std::vector<std::size_t> jobs;
+};
+
+std::vector<UserStream> busiest_users(const Trace& trace, const Judged& j) {
+  std::vector<UserStream> out;
+  for (std::size_t c = 0; c < kSizeClasses; ++c) {
+    std::map<std::string, std::vector<std::size_t>> by_user;
+    for (std::size_t k = 0; k < j.jobs.size(); ++k) {
+      const Job& job = trace.jobs[j.jobs[k]];
+      if (size_class_index(job.nodes) == c && !job.user.empty()) by_user[job.user].push_back(k);
+    }
+    const std::vector<std::size_t>* busiest = nullptr;
+    const std::string* name = nullptr;
+    for (const auto& [user, ks] : by_user)
+      if (ks.size() >= kMinClassJobs && (!busiest || ks.size() > busiest->size())) {
+        busiest = &ks;
+        name = &user;
+      }
+    if (busiest) out.push_back({c, *name, *busiest});
+  }
+  return out;
+}
+
+// The daemon's rule fed only `stream`'s jobs, as a daemon learns from one user's successors
+// (the rows above feed it every job of the log); silent on every other job.
+Column user_stream_column(const Column& model, const Trace& trace, const Judged& j,
+                          const std::vector<UserStream>& streams) {
+  Column c{"recalibrated weighted, one user's stream", {}, {}, {}};
+  c.quantiles.resize(j.jobs.size());
+  for (const UserStream& u : streams) {
+    const std::vector<WaitQuantiles> live =
+        daemon::recalibrated_weighted(stream_of(model, trace, j, u.jobs));
+    for (std::size_t i = 0; i < u.jobs.size(); ++i) c.quantiles[u.jobs[i]] = live[i];
+  }
+  return c;
 }
 
 struct ClassScores {
@@ -226,16 +290,22 @@ void run_wait_check(const WaitCheckOptions& o) {
   for (const double step : o.adaptive_steps)
     j.columns.push_back(adaptive_column(fmt::format("recalibrated adaptive, step {:g}", step),
                                         model, trace, j, step));
-  if (!o.class_minimums.empty())
-    j.columns.push_back(adaptive_column("recalibrated adaptive, pooled", model, trace, j,
-                                        daemon::AdaptiveWaitCalibration::kStep, daemon::kPooled));
-  for (const std::size_t minimum : o.class_minimums)
-    j.columns.push_back(
-        adaptive_column(fmt::format("recalibrated adaptive, per class from {}", minimum), model,
-                        trace, j, daemon::AdaptiveWaitCalibration::kStep, minimum));
+  add_class_minimum_rows(j.columns, "recalibrated adaptive", o.class_minimums,
+                         [&](std::string name, std::size_t minimum) {
+                           return adaptive_column(std::move(name), model, trace, j,
+                                                  daemon::AdaptiveWaitCalibration::kStep, minimum);
+                         });
   for (const double decay : o.weighted_decays)
     j.columns.push_back(weighted_column(fmt::format("recalibrated weighted, decay {:g}", decay),
                                         model, trace, j, decay));
+  add_class_minimum_rows(j.columns, "recalibrated weighted", o.weighted_class_minimums,
+                         [&](std::string name, std::size_t minimum) {
+                           return weighted_column(std::move(name), model, trace, j,
+                                                  daemon::WeightedWaitCalibration::kDecay, minimum);
+                         });
+  const std::vector<UserStream> streams =
+      o.user_streams ? busiest_users(trace, j) : std::vector<UserStream>{};
+  if (o.user_streams) j.columns.push_back(user_stream_column(model, trace, j, streams));
   j.columns.push_back(bins);
   j.columns.push_back(forecast);
   // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged
@@ -257,6 +327,13 @@ void run_wait_check(const WaitCheckOptions& o) {
     classes.push_back(score_class(size_class(kSizeClassNodes[c]), j, [&](std::size_t k) {
       return size_class_index(trace.jobs[j.jobs[k]].nodes) == c;
     }));
+  for (const UserStream& u : streams) {
+    std::vector<bool> in_stream(j.jobs.size());
+    for (const std::size_t k : u.jobs) in_stream[k] = true;
+    classes.push_back(score_class(
+        fmt::format("{}, user {}'s jobs", size_class(kSizeClassNodes[u.size_class]), u.user), j,
+        [&](std::size_t k) { return in_stream[k]; }));
+  }
   if (!o.out.empty()) write_jobs_csv(o.out, trace, j);
 
   const bool forward = checked->fitted_to() <= from;
@@ -283,6 +360,8 @@ void run_wait_check(const WaitCheckOptions& o) {
             p["pinball_50_h"] = s->pinball_50_h;
             p["in_50"] = s->in_50 ? nlohmann::json(*s->in_50) : nlohmann::json();
             p["in_90"] = s->in_90 ? nlohmann::json(*s->in_90) : nlohmann::json();
+            p["in_50_pit"] = s->in_50_pit ? nlohmann::json(*s->in_50_pit) : nlohmann::json();
+            p["in_90_pit"] = s->in_90_pit ? nlohmann::json(*s->in_90_pit) : nlohmann::json();
             p["median_abs_error_h"] = s->median_abs_error_h;
           }
           row["predictors"].push_back(p);
@@ -307,17 +386,18 @@ void run_wait_check(const WaitCheckOptions& o) {
       fmt::print("\n{}: {} jobs, fewer than {}: not judged\n", c.name, c.jobs, kMinClassJobs);
       continue;
     }
-    fmt::print("\n{} ({} jobs)\n  {:<{}} {:>10} {:>13} {:>7} {:>7} {:>17}\n", c.name, c.jobs,
-               "predictor", width, "pinball h", "pinball@50 h", "in 50%", "in 90%",
-               "median abs err h");
+    fmt::print("\n{} ({} jobs)\n  {:<{}} {:>10} {:>13} {:>7} {:>7} {:>8} {:>8} {:>17}\n", c.name,
+               c.jobs, "predictor", width, "pinball h", "pinball@50 h", "in 50%", "in 90%",
+               "PIT 50%", "PIT 90%", "median abs err h");
     for (const auto& [name, s] : c.scores) {
       if (!s) {
         fmt::print("  {:<{}} {:>10}\n", name, width, "no figure for every job");
         continue;
       }
-      fmt::print("  {:<{}} {:>10} {:>13.3f} {:>7} {:>7} {:>17.2f}\n", name, width,
+      fmt::print("  {:<{}} {:>10} {:>13.3f} {:>7} {:>7} {:>8} {:>8} {:>17.2f}\n", name, width,
                  s->pinball_h ? fmt::format("{:.3f}", *s->pinball_h) : std::string("-"),
-                 s->pinball_50_h, share(s->in_50), share(s->in_90), s->median_abs_error_h);
+                 s->pinball_50_h, share(s->in_50), share(s->in_90), share(s->in_50_pit),
+                 share(s->in_90_pit), s->median_abs_error_h);
     }
   }
   if (!o.out.empty()) fmt::print("\nper job: {}\n", o.out);

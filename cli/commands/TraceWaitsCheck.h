@@ -23,6 +23,11 @@ struct WaitCheckOptions {
   std::vector<std::size_t> class_minimums;
   // Decays of the weighted calibration's weights (a row each), beside its default's row.
   std::vector<double> weighted_decays;
+  // The same minimums for the daemon's weighted rule (a row each, beside its pooled state alone).
+  std::vector<std::size_t> weighted_class_minimums;
+  // The daemon's rule fed only the most active user's jobs of each size class (30 or more): a
+  // row, and a class of that user's jobs on which every row is scored.
+  bool user_streams = false;
   TraceOptions trace_options;
   ClusterOptions cluster;
 };

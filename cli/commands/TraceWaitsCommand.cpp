@@ -34,6 +34,8 @@ struct WaitsOptions {
   std::vector<double> adaptive_steps;
   std::vector<std::size_t> class_minimums;
   std::vector<double> weighted_decays;
+  std::vector<std::size_t> weighted_class_minimums;
+  bool user_streams = false;
 };
 
 void run_waits(const WaitsOptions& o) {
@@ -49,6 +51,8 @@ void run_waits(const WaitsOptions& o) {
     c.adaptive_steps = o.adaptive_steps;
     c.class_minimums = o.class_minimums;
     c.weighted_decays = o.weighted_decays;
+    c.weighted_class_minimums = o.weighted_class_minimums;
+    c.user_streams = o.user_streams;
     c.trace_options = o.trace_options;
     c.cluster = o.cluster;
     run_wait_check(c);
@@ -61,6 +65,9 @@ void run_waits(const WaitsOptions& o) {
     throw InputError({"", 0, "--adaptive-class-minimums"}, "only with --check");
   if (!o.weighted_decays.empty())
     throw InputError({"", 0, "--weighted-decays"}, "only with --check");
+  if (!o.weighted_class_minimums.empty())
+    throw InputError({"", 0, "--weighted-class-minimums"}, "only with --check");
+  if (o.user_streams) throw InputError({"", 0, "--user-streams"}, "only with --check");
   Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
@@ -128,6 +135,16 @@ void register_trace_waits_command(CLI::App& trace) {
                   "conformal per size class with these decays of an outcome's weight (a row each)")
       ->delimiter(',')
       ->check(number_above_zero_to(1.0));
+  cmd->add_option("--weighted-class-minimums", o->weighted_class_minimums,
+                  "With --check: also state the file's quantiles recalibrated by weighted "
+                  "conformal with one state per size class, in force once its class has this "
+                  "many waits (a row each), and with the pooled state alone, to choose the "
+                  "daemon's minimum on a fit window's last month")
+      ->delimiter(',');
+  cmd->add_flag("--user-streams", o->user_streams,
+                "With --check: also state the daemon's rule fed only the most active user's jobs "
+                "of each size class (30 or more), as a daemon learns from one user's successors, "
+                "and score every row on that user's jobs");
   cmd->add_option("--from", o->from,
                   "Fit on jobs submitted from (YYYY-MM-DD[THH:MM:SS], UTC); with --check, judge "
                   "them")

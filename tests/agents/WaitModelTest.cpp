@@ -406,5 +406,47 @@ TEST(WaitCheck, FiguresOnAHandMadeSetOfJobs) {
   EXPECT_DOUBLE_EQ(p.median_abs_error_h, 0.5);  // 25 and 35 min
 }
 
+// The randomized PIT of a wait on a stated atom: a predictor right about an atom of 37.5% at zero
+// states q05 = q10 = q25 = 0, and its closed 25-75% interval holds 75% of the waits; its PIT, the
+// zero waits spread over the atom's levels, holds the 50% it states.
+TEST(WaitCheck, APredictorRightAboutAnAtomAtZeroHoldsItsLevelsByThePit) {
+  std::vector<Seconds> real(375, 0);  // 375 of 1000 zero, then 1 .. 625 s, one each
+  for (Seconds w = 1; w <= 625; ++w) real.push_back(w);
+  const WaitQuantiles stated{0, 0, 0, 125, 375, 525, 575};  // the waits' own quantiles
+  const WaitScore s = score_quantiles(real, std::vector<WaitQuantiles>(real.size(), stated));
+  EXPECT_DOUBLE_EQ(*s.in_50, 0.75);  // the closed count, kept
+  EXPECT_DOUBLE_EQ(*s.in_90, 0.95);
+  EXPECT_NEAR(*s.in_50_pit, 0.50, 1e-12);
+  EXPECT_NEAR(*s.in_90_pit, 0.90, 1e-12);
+}
+
+// A tie's share is the part of its atom's levels inside the interval, the atom's ends read at the
+// middle of the gaps beside the equal levels: at zero from level 0 (no wait is below it) to the
+// middle of 25-50%; at 300 s (stated at 25, 50 and 75%) from the middle of 10-25% to that of
+// 75-90%.
+TEST(WaitCheck, AWaitOnAStatedAtomCountsTheShareOfItsLevelsInside) {
+  const WaitQuantiles zero{0, 0, 0, 600, 1200, 1800, 2400};
+  EXPECT_NEAR(pit_share_inside(zero, 0, 2, 4), 0.125 / 0.375, 1e-12);
+  EXPECT_NEAR(pit_share_inside(zero, 0, 0, 6), 0.325 / 0.375, 1e-12);
+  const WaitQuantiles middle{60, 120, 300, 300, 300, 900, 1200};
+  EXPECT_NEAR(pit_share_inside(middle, 300, 2, 4), 0.5 / 0.65, 1e-12);
+  EXPECT_DOUBLE_EQ(pit_share_inside(middle, 300, 0, 6), 1.0);
+  EXPECT_DOUBLE_EQ(pit_share_inside(middle, 301, 2, 4), 0.0);  // beside the atom: closed
+  const WaitQuantiles all_zero{0, 0, 0, 0, 0, 0, 0};  // every level: the atom is 0 .. 97.5%
+  EXPECT_NEAR(pit_share_inside(all_zero, 0, 2, 4), 0.5 / 0.975, 1e-12);
+}
+
+// Without a wait on a stated atom the PIT counts as the closed interval: a wait equal to one
+// stated level (20 min at 25%) states no jump, and is inside as the closed count has it.
+TEST(WaitCheck, WithoutATieThePitCountsAsTheClosedInterval) {
+  const WaitQuantiles stated{
+      0, 10 * kMinute, 20 * kMinute, 30 * kMinute, 40 * kMinute, 50 * kMinute, 60 * kMinute};
+  const std::vector<Seconds> real{5 * kMinute, 20 * kMinute, 35 * kMinute, 90 * kMinute};
+  const WaitScore s = score_quantiles(real, {stated, stated, stated, stated});
+  EXPECT_DOUBLE_EQ(*s.in_50, 0.5);
+  EXPECT_DOUBLE_EQ(*s.in_50_pit, *s.in_50);
+  EXPECT_DOUBLE_EQ(*s.in_90_pit, *s.in_90);
+}
+
 }  // namespace
 }  // namespace mirage
