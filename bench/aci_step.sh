@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The live recalibration of a wait model's intervals: the adaptive rule's step (AdaptiveWaitCalibration),
-# with MINIMUMS the size classes' minimum, with DECAYS the daemon's weighted rule's decay
-# (WeightedWaitCalibration, ClassWaitCalibration), or with RATES and DISCOUNTS the live aggregation
-# with the binned distribution under it (WaitAggregation), chosen on each fit window and then judged
+# with MINIMUMS the size classes' minimum, or with DECAYS the daemon's weighted rule's decay
+# (WeightedWaitCalibration, ClassWaitCalibration), chosen on each fit window and then judged
 # forward (docs/results/wait-model.md#live-recalibration-per-size-class-the-daemons-rule).
 # For each trace of bench/trace_windows.sh whose cross-fitted wait model is in MODELS
 # (`--cross-fit-folds 3`, as bench/wait_model.sh writes NAME-mlp.json there):
@@ -10,20 +9,18 @@
 #     its tail set on the window's jobs before that fold (`train --network-of`), and is replayed
 #     as if live on that last fold, a row per candidate: each step of STEPS (`--adaptive-steps`),
 #     with MINIMUMS the pooled state and each minimum of MINIMUMS of a class's own waits before
-#     its own state corrects it (`--adaptive-class-minimums`), with DECAYS each decay of the
-#     weighted rule (`--weighted-decays`), or with RATES and DISCOUNTS each pair of the
-#     aggregation (`--aggregation-rates`, `--aggregation-discounts`); the candidate of least
+#     its own state corrects it (`--adaptive-class-minimums`), or with DECAYS each decay of the
+#     weighted rule (`--weighted-decays`); the candidate of least
 #     pinball loss over all jobs is chosen. Nothing of the judged month is read.
 #   judged: the file itself on the judged month, recalibrated live by the latest 50, by every
 #     candidate (the one chosen on its window marked), by the adaptive rule at its step (the row
-#     "recalibrated adaptive"), by the daemon's rule (the row "recalibrated weighted") and
-#     aggregated at the default rate and discount (the row "recalibrated aggregated").
+#     "recalibrated adaptive") and by the daemon's rule (the row "recalibrated weighted").
 # Prints per trace every candidate's pinball loss and classes on both targets on the last fold
 # (what a rule common to every site is chosen on), then per class the pinball loss and the
 # 50% / 90% coverage of each way of recalibrating on the judged month; asserts nothing. With KEEP,
 # each trace's two JSON answers are kept there (NAME-choose.json, NAME-judged.json).
 #   MODELS=DIR [STEPS=0,0.002,0.005,0.01,0.02,0.05 | MINIMUMS=0,10,30,100,300 |
-#     DECAYS=1,0.999,0.995,0.99,0.98,0.95 | RATES=0,0.1,1 [DISCOUNTS=1,0.995]] [KEEP=DIR] \
+#     DECAYS=1,0.999,0.995,0.99,0.98,0.95] [KEEP=DIR] \
 #     bench/aci_step.sh [TRACE|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,8 +30,6 @@ if [ -n "${MINIMUMS:-}" ]; then
   candidates=(--adaptive-class-minimums "$MINIMUMS")
 elif [ -n "${DECAYS:-}" ]; then
   candidates=(--weighted-decays "$DECAYS")
-elif [ -n "${RATES:-}" ]; then
-  candidates=(--aggregation-rates "$RATES" --aggregation-discounts "${DISCOUNTS:-1}")
 else
   candidates=(--adaptive-steps "${STEPS:-0,0.002,0.005,0.01,0.02,0.05}")
 fi
@@ -89,9 +84,8 @@ PY
 import json, sys
 choose, judged, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
 daemon, adaptive = "recalibrated weighted", "recalibrated adaptive"
-aggregated = "recalibrated aggregated"
 prefixes = ("recalibrated adaptive, step ", "recalibrated adaptive, per class from ",
-            "recalibrated weighted, decay ", "recalibrated aggregated, ")
+            "recalibrated weighted, decay ")
 def candidate(name):  # the candidate a row states, or None
     if name == adaptive + ", pooled":
         return "pooled"
@@ -115,11 +109,10 @@ for c in judged["classes"]:
         continue
     p = {q["name"]: q for q in c["predictors"]}
     cells = []
-    for n in ["recalibrated live"] + names + [adaptive, daemon, aggregated]:
+    for n in ["recalibrated live"] + names + [adaptive, daemon]:
         mark = "*" if n == chosen else ""
         target = "" if c["class"] == "all" else f", {on_target(p[n]):d}"
-        tag = {"recalibrated live": "latest 50", adaptive: "adaptive",
-               aggregated: "aggregated"}.get(n) or candidate(n) \
+        tag = {"recalibrated live": "latest 50", adaptive: "adaptive"}.get(n) or candidate(n) \
             or "daemon's"
         cells.append(f"{tag}{mark}: {cell(p[n])}{target}")
     print(f"| {label} | {candidate(chosen)} ({tried}) | {c['class']} | {c['jobs']} | "

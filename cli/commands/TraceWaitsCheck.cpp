@@ -22,7 +22,6 @@
 #include "mirage/core/Error.h"
 #include "mirage/core/QueueForecast.h"
 #include "mirage/core/Time.h"
-#include "mirage/daemon/campaigns/WaitAggregation.h"
 #include "mirage/daemon/campaigns/WaitCalibration.h"
 #include "mirage/simulator/Fidelity.h"
 #include "mirage/traces/LoggedQueue.h"
@@ -104,17 +103,6 @@ Column weighted_column(std::string name, const Column& model, const Trace& trace
                        double decay = daemon::WeightedWaitCalibration::kDecay) {
   const std::vector<WaitQuantiles> live =
       daemon::recalibrated_weighted(stream_of(model, trace, j), decay);
-  return {std::move(name), {live.begin(), live.end()}, {}, {}};
-}
-
-// The same aggregated live with the binned distribution per size class and level
-// (daemon::WaitAggregation, at `rate` and `discount`), the daemon's weighted rule on top.
-Column aggregated_column(std::string name, const Column& model, const Column& bins,
-                         const Trace& trace, const Judged& j,
-                         double rate = daemon::WaitAggregation::kRate,
-                         double discount = daemon::WaitAggregation::kDiscount) {
-  const std::vector<WaitQuantiles> live =
-      daemon::recalibrated_aggregated(stream_of(model, trace, j), bins.quantiles, rate, discount);
   return {std::move(name), {live.begin(), live.end()}, {}, {}};
 }
 
@@ -248,18 +236,6 @@ void run_wait_check(const WaitCheckOptions& o) {
   for (const double decay : o.weighted_decays)
     j.columns.push_back(weighted_column(fmt::format("recalibrated weighted, decay {:g}", decay),
                                         model, trace, j, decay));
-  j.columns.push_back(aggregated_column("recalibrated aggregated", model, bins, trace, j));
-  // Either list alone pairs with the other's default.
-  const bool aggregations = !o.aggregation_rates.empty() || !o.aggregation_discounts.empty();
-  const auto or_default = [&](const std::vector<double>& v, double fallback) {
-    return v.empty() && aggregations ? std::vector<double>{fallback} : v;
-  };
-  for (const double rate : or_default(o.aggregation_rates, daemon::WaitAggregation::kRate))
-    for (const double discount :
-         or_default(o.aggregation_discounts, daemon::WaitAggregation::kDiscount))
-      j.columns.push_back(aggregated_column(
-          fmt::format("recalibrated aggregated, rate {:g}, discount {:g}", rate, discount), model,
-          bins, trace, j, rate, discount));
   j.columns.push_back(bins);
   j.columns.push_back(forecast);
   // The replays as `trace fidelity` runs them: forward (calibrated on the log before the judged

@@ -23,9 +23,6 @@ struct WaitCheckOptions {
   std::vector<std::size_t> class_minimums;
   // Decays of the weighted calibration's weights (a row each), beside its default's row.
   std::vector<double> weighted_decays;
-  // Rates and discounts of the live aggregation with the binned distribution (a row for each
-  // pair), beside its default's row.
-  std::vector<double> aggregation_rates, aggregation_discounts;
   TraceOptions trace_options;
   ClusterOptions cluster;
 };

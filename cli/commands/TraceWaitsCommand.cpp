@@ -34,7 +34,6 @@ struct WaitsOptions {
   std::vector<double> adaptive_steps;
   std::vector<std::size_t> class_minimums;
   std::vector<double> weighted_decays;
-  std::vector<double> aggregation_rates, aggregation_discounts;
 };
 
 void run_waits(const WaitsOptions& o) {
@@ -50,8 +49,6 @@ void run_waits(const WaitsOptions& o) {
     c.adaptive_steps = o.adaptive_steps;
     c.class_minimums = o.class_minimums;
     c.weighted_decays = o.weighted_decays;
-    c.aggregation_rates = o.aggregation_rates;
-    c.aggregation_discounts = o.aggregation_discounts;
     c.trace_options = o.trace_options;
     c.cluster = o.cluster;
     run_wait_check(c);
@@ -64,10 +61,6 @@ void run_waits(const WaitsOptions& o) {
     throw InputError({"", 0, "--adaptive-class-minimums"}, "only with --check");
   if (!o.weighted_decays.empty())
     throw InputError({"", 0, "--weighted-decays"}, "only with --check");
-  if (!o.aggregation_rates.empty())
-    throw InputError({"", 0, "--aggregation-rates"}, "only with --check");
-  if (!o.aggregation_discounts.empty())
-    throw InputError({"", 0, "--aggregation-discounts"}, "only with --check");
   Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
@@ -133,16 +126,6 @@ void register_trace_waits_command(CLI::App& trace) {
   cmd->add_option("--weighted-decays", o->weighted_decays,
                   "With --check: also state the file's quantiles recalibrated by weighted "
                   "conformal per size class with these decays of an outcome's weight (a row each)")
-      ->delimiter(',')
-      ->check(number_above_zero_to(1.0));
-  cmd->add_option("--aggregation-rates", o->aggregation_rates,
-                  "With --check: also state the file's quantiles aggregated live with its binned "
-                  "distribution at these learning rates (a row for each with each of "
-                  "--aggregation-discounts), recalibrated as the weighted row")
-      ->delimiter(',')
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--aggregation-discounts", o->aggregation_discounts,
-                  "With --check: the discounts of the aggregation's past losses those rows take")
       ->delimiter(',')
       ->check(number_above_zero_to(1.0));
   cmd->add_option("--from", o->from,

@@ -117,6 +117,28 @@ WaitQuantiles WeightedWaitCalibration::adjust(const WaitQuantiles& model) const 
 
 namespace {
 
+// Each job's quantiles as `adjust(job)` states them after `learn(o)` has seen every job o of the
+// stream started by its submission, in the order of their starts.
+template <class Learn, class Adjust>
+std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& jobs, Learn learn,
+                                               Adjust adjust) {
+  std::vector<std::size_t> by_start(jobs.size());
+  for (std::size_t k = 0; k < by_start.size(); ++k) by_start[k] = k;
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](std::size_t a, std::size_t b) { return jobs[a].start < jobs[b].start; });
+  std::vector<std::size_t> by_submit = by_start;
+  std::stable_sort(by_submit.begin(), by_submit.end(),
+                   [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
+  std::vector<WaitQuantiles> out(jobs.size());
+  std::size_t next = 0;  // in by_start: the first wait not yet learned
+  for (const std::size_t k : by_submit) {
+    for (; next < by_start.size() && jobs[by_start[next]].start <= jobs[k].submit; ++next)
+      learn(jobs[by_start[next]]);
+    out[k] = adjust(jobs[k]);
+  }
+  return out;
+}
+
 // The same stream through a calibration kept per size class, as the daemon keeps it.
 template <class State>
 std::vector<WaitQuantiles> recalibrated_per_class(const std::vector<StreamJob>& jobs,

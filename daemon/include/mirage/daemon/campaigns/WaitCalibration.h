@@ -6,7 +6,6 @@
 // Per level, split-conformal on the log of the wait plus 10 minutes (agents/ConformalLevels.h,
 // the mechanism the wait model's training recalibrates its size classes with). With fewer
 // outcomes than the minimum, the model's own quantiles stand.
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <limits>
@@ -187,27 +186,6 @@ struct StreamJob {
   int nodes = 1;
   WaitQuantiles stated{};
 };
-// Each job's quantiles as `adjust(job)` states them after `learn(o)` has seen every job o of the
-// stream started by its submission, in the order of their starts.
-template <class Learn, class Adjust>
-std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& jobs, Learn learn,
-                                               Adjust adjust) {
-  std::vector<std::size_t> by_start(jobs.size());
-  for (std::size_t k = 0; k < by_start.size(); ++k) by_start[k] = k;
-  std::stable_sort(by_start.begin(), by_start.end(),
-                   [&](std::size_t a, std::size_t b) { return jobs[a].start < jobs[b].start; });
-  std::vector<std::size_t> by_submit = by_start;
-  std::stable_sort(by_submit.begin(), by_submit.end(),
-                   [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
-  std::vector<WaitQuantiles> out(jobs.size());
-  std::size_t next = 0;  // in by_start: the first wait not yet learned
-  for (const std::size_t k : by_submit) {
-    for (; next < by_start.size() && jobs[by_start[next]].start <= jobs[k].submit; ++next)
-      learn(jobs[by_start[next]]);
-    out[k] = adjust(jobs[k]);
-  }
-  return out;
-}
 std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs);
 // The same by the daemon's rule (ClassWaitCalibration: every started job's wait learned by the
 // pooled state and its class's), its weights decaying by `decay` a job, a class corrected by its
