@@ -439,6 +439,31 @@ TEST_F(TrainerJobTest, ACheckpointThatVerifiesButDoesNotLoadIsLeftInPlace) {
   EXPECT_TRUE(CheckpointDir(ckpt).quarantined().empty());
 }
 
+// A successor still waiting for its predecessor when its own limit's signal comes trained
+// nothing: it exits 3 (not 0, which the daemon would count as a segment done).
+TEST_F(TrainerJobTest, ASuccessorStoppedWhileWaitingForItsPredecessorIsNotDone) {
+  const fs::path ckpt = dir_ / "ckpt";
+  const fs::path first_progress = dir_ / "first.json", second_progress = dir_ / "second.json";
+  TrainerProcess first(
+      args(ckpt, {"--steps", "100000", "--batch", "16", "--progress", first_progress.string()}),
+      {{"SLURM_JOB_ID", "101"}}, dir_ / "first.log");
+  ASSERT_TRUE(reaches_step(first, first_progress, 1)) << first.log_text();
+  TrainerProcess second(args(ckpt, {"--steps", "100000", "--handoff-wait", "--handoff-timeout",
+                                    "600", "--progress", second_progress.string()}),
+                        {{"SLURM_JOB_ID", "102"}}, dir_ / "second.log");
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto p = read_json(second_progress);
+        return (p && (*p)["state"] == "waiting") || !second.running();
+      },
+      30s));
+  second.signal(SIGUSR1);
+  EXPECT_EQ(second.wait(30s), std::optional<int>(3)) << second.log_text();
+  EXPECT_TRUE(first.running());
+  first.signal(SIGUSR1);
+  EXPECT_EQ(first.wait(30s), std::optional<int>(0)) << first.log_text();
+}
+
 // Hand-off: a successor started while its predecessor trains waits (state "waiting"); the
 // predecessor, on SIGUSR1, checkpoints, writes handoff.json and exits 0; the successor then
 // resumes from exactly that step. Without --handoff-wait the successor is refused (exit 3).

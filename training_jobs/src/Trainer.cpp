@@ -683,9 +683,11 @@ void Trainer::finish() {
 int Trainer::run() {
   start_distributed();
   if (!take_checkpoint_dir()) {
+    // Not 0: a segment that trained nothing because its predecessor held the directory to the
+    // end must not count as a segment done.
     report("stopped", false);
     spdlog::info("stopped before training: {}", stop_reason_);
-    return kExitOk;
+    return kExitLocked;
   }
   resume();
   train();

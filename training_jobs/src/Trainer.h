@@ -7,12 +7,12 @@
 
 namespace mirage::training {
 
-// Exit statuses, also in training_jobs/README.md.
+// Exit statuses, also in docs/training-job.md.
 enum TrainerExit : int {
   kExitOk = 0,                 // stopped cleanly (target, budget or signal), checkpoint written
   kExitError = 1,              // bad arguments, I/O or distributed failure
   kExitNoValidCheckpoint = 2,  // checkpoints exist but none verifies or loads: not starting over
-  kExitLocked = 3,             // another trainer holds the checkpoint directory
+  kExitLocked = 3,  // another trainer holds the checkpoint directory (or held it until a signal)
 };
 
 int run_trainer(const TrainOptions& options);
