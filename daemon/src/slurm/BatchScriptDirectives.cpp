@@ -432,6 +432,7 @@ class DirectiveReader {
       out_.gpus = ScriptValue<int>{parse_gpus_per_node(v), line, text};
       out_.gpu_count = GpuCount::kPerNode;
       out_.gpus_by_gres = true;
+      out_.gpu_request = v;
     } else {  // gpus, gpus-per-node
       int n = 0;
       if (!parse_gpu_count(v, n))
@@ -439,6 +440,7 @@ class DirectiveReader {
       out_.gpus = ScriptValue<int>{n, line, text};
       out_.gpu_count = name == "gpus" ? GpuCount::kPerJob : GpuCount::kPerNode;
       out_.gpus_by_gres = false;
+      out_.gpu_request = v;
     }
     return true;
   }
