@@ -70,6 +70,27 @@ TEST(CampaignShape, FlagsOverrideTheScriptAsSbatchOptionsAndSayWhichWins) {
             (std::vector<std::string>{"--nodes=4", "--account=proj"}));
 }
 
+// sbatch runs without them (SbatchSubmitter): the user hears which, to move them to the script.
+TEST(CampaignShape, AddNamesTheShellsSbatchVariablesThatSbatchRunsWithout) {
+  Harness h(config());
+  auto r = script_request();
+  r.environment = {"HOME=/home/u", "SBATCH_TIMELIMIT=5", "SBATCH_PARTITION=debug",
+                   "SLURM_CLUSTERS=other"};
+  std::vector<std::string> notes;
+  h.controller->add(r, &notes);
+  ASSERT_EQ(notes.size(), 2u);  // the variables', then which policy (none given) and why
+  EXPECT_EQ(notes[0],
+            "sbatch runs without SBATCH_TIMELIMIT, SBATCH_PARTITION, SLURM_CLUSTERS of this "
+            "environment (they would override the script's #SBATCH lines): put them in the "
+            "script or give them as flags");
+  notes.clear();
+  r.name = "plain";
+  r.environment = {"HOME=/home/u"};
+  h.controller->add(r, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("policy ", 0), 0u) << notes[0];
+}
+
 TEST(CampaignShape, TheDaemonsPartitionAndAccountStandInOnlyWhereTheScriptNamesNone) {
   auto cfg = config();
   cfg.partition = "batch";
