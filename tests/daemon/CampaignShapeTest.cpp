@@ -177,6 +177,21 @@ TEST(CampaignShape, AScriptWithWhichSbatchSubmitsNothingIsRefusedNamingTheLine) 
   EXPECT_TRUE(h.controller->campaigns().empty());
 }
 
+// sbatch --wait blocks until the job ends: the daemon's sbatch call would time out, the reply
+// (the job id) lost.
+TEST(CampaignShape, AScriptWithWhichSbatchWaitsForTheJobIsRefusedNamingTheLine) {
+  Harness h(config());
+  for (const auto& [script, where] : std::vector<std::pair<std::string, std::string>>{
+           {"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --wait\n", ":3: field '#SBATCH --wait'"},
+           {"#!/bin/bash\n#SBATCH -W\n", ":2: field '#SBATCH -W'"},
+           {"#!/bin/bash\n#SBATCH -HW\n", ":2: field '#SBATCH -HW'"}}) {
+    const std::string why = refusal_of(*h.controller, script_request(script));
+    EXPECT_NE(why.find("/home/u/gpt.sbatch" + where), std::string::npos) << why;
+    EXPECT_NE(why.find("does not return until the job ends"), std::string::npos) << why;
+  }
+  EXPECT_TRUE(h.controller->campaigns().empty());
+}
+
 TEST(CampaignShape, TheSimulatedClusterNeedsATimeLimitFromTheFlagsOrTheScript) {
   auto cfg = config();
   cfg.time_limit_required = true;

@@ -85,6 +85,12 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
                         " submits no job (it only prints, and exits 0): a campaign's segment must "
                         "be a job; remove the line")
              .what());
+  // sbatch then blocks until the job ends: the daemon's call times out and the job id is lost.
+  if (const auto& d = directives.waits_for_the_job)
+    fail(InputError({script_name, d->line, "#SBATCH " + d->text},
+                    "sbatch --wait does not return until the job ends: the daemon's sbatch call "
+                    "would time out before it said the job id; remove the line")
+             .what());
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
   if (const std::string dropped = sbatch_input_variables_of(r.environment); !dropped.empty())
     shape.notes.push_back("sbatch runs without " + dropped +

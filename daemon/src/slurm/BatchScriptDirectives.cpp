@@ -385,6 +385,8 @@ class DirectiveReader {
   void note_submits_nothing(const std::string& name, const std::string& text, long line) {
     if (submits_nothing(name) && !out_.submits_nothing)
       out_.submits_nothing = ScriptValue<std::string>{name, line, text};
+    if (name == "wait" && !out_.waits_for_the_job)
+      out_.waits_for_the_job = ScriptValue<std::string>{name, line, text};
   }
 
   // Applies one option's value; false (with out_.error set) when the shape cannot use it.

@@ -70,6 +70,9 @@ struct BatchScriptDirectives {
   // The first directive with which sbatch submits no job and still exits 0 (--test-only,
   // --help, --usage, --version): no job id, an outcome never settled.
   std::optional<ScriptValue<std::string>> submits_nothing;
+  // The first --wait (-W): sbatch then returns only when the job ends, long after any caller
+  // waiting for its job id has given up.
+  std::optional<ScriptValue<std::string>> waits_for_the_job;
   // The first malformed line (no shebang, a value that does not parse); nothing after it is read.
   std::optional<InputError> error;
 
