@@ -4,7 +4,8 @@
 # one over it refused both ways with the same message. A policy file that is no model is refused
 # without the learned agents' plugin (here out of reach: a load would fail naming it). An add
 # without --policy takes the default the learned agents' verdict compiled in
-# (daemon/config/default-policy.toml) and says so in one line, both ways.
+# (daemon/config/default-policy.toml) and says so in one line, both ways; one run with
+# SBATCH_PARTITION set names it as a variable sbatch runs without, both ways.
 #   campaign_add_with_and_without_a_daemon.sh MIRAGE_BIN DIR
 set -euo pipefail
 bin="$(realpath "$1")" dir="$2"
@@ -60,6 +61,13 @@ for way in "--socket $dir/daemon.sock" "--config $dir/store.toml"; do
   out="$(add "${where[@]}" "$dir/over-limit.sbatch")"
   grep -q "^rc=2$" <<<"$out" || fail "over-limit.sbatch not refused with ${where[0]}: $out"
   refusals+=("$(head -1 <<<"$out")")
+  # The shell's sbatch input variables would override the script: add names those sbatch runs
+  # without (the only add here that passes its environment).
+  out="$(cd "$dir" && SBATCH_PARTITION=debug "$bin" campaign add --name sbatch-vars \
+    --script "$dir/latin1.sbatch" --segments 1 --time 1:00:00 "${where[@]}" 2>&1)" ||
+    fail "an add with SBATCH_PARTITION set, with ${where[0]}, was refused: $out"
+  grep -q "note: sbatch runs without .*SBATCH_PARTITION.* of this environment" <<<"$out" ||
+    fail "an add with SBATCH_PARTITION set, with ${where[0]}, does not name it: $out"
   out="$(add "${where[@]}" "$dir/latin1.sbatch" --policy /etc/hostname)"
   grep -q "policy: /etc/hostname is not a mirage model file" <<<"$out" ||
     fail "a policy that is no model file, with ${where[0]}: $out"
@@ -67,4 +75,4 @@ done
 [ "${refusals[0]}" = "${refusals[1]}" ] || fail "two refusals: '${refusals[0]}' and '${refusals[1]}'"
 grep -q "over-limit.sbatch: the script is 4194305 bytes, over the limit of 4194304 bytes" \
   <<<"${refusals[0]}" || fail "the refusal does not name the file, its size and the limit: ${refusals[0]}"
-echo "ok: 100 KB, 4 MiB and Latin-1 scripts added with and without the daemon; over 4 MiB refused alike"
+echo "ok: 100 KB, 4 MiB and Latin-1 scripts added with and without the daemon; over 4 MiB refused alike; SBATCH_PARTITION named both ways"

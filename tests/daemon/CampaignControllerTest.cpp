@@ -55,6 +55,32 @@ TEST(CampaignController, SubmitsTheFirstSegmentAtOnceTaggedAndComplete) {
   EXPECT_EQ(h.job_of(id, 0), h.slurm.submissions()[0].job);
 }
 
+// A `campaign add` run inside a segment carries that segment's MIRAGE_* values; sbatch reads the
+// first of a name twice given (the script's --export=NONE or a name list), so the daemon's must be
+// the only ones: a stale MIRAGE_DONE_FILE would end every new segment as done.
+TEST(CampaignController, TheDaemonsMirageVariablesReplaceTheUsersStaleOnes) {
+  Harness h(quick_config());
+  auto req = simple_request(3);
+  req.environment = {"MIRAGE_DONE_FILE=/old/done", "MIRAGE_SEGMENT=7", "MIRAGE_HANDOFF=1",
+                     "MIRAGE_TRACES=/traces", "FOO=bar"};
+  const auto& rec = h.controller->add(req);
+  const std::string done = rec.done_file;
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 1u);
+  const auto& env = h.slurm.submissions()[0].request.environment;
+  auto count = [&](const std::string& prefix) {
+    return std::count_if(env.begin(), env.end(),
+                         [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+  };
+  EXPECT_EQ(count("MIRAGE_DONE_FILE="), 1);
+  EXPECT_EQ(count("MIRAGE_DONE_FILE=" + done), 1);
+  EXPECT_EQ(count("MIRAGE_SEGMENT="), 1);
+  EXPECT_EQ(count("MIRAGE_SEGMENT=0"), 1);
+  EXPECT_EQ(count("MIRAGE_HANDOFF="), 0);  // a concurrent campaign: nobody hands off
+  EXPECT_EQ(count("MIRAGE_TRACES=/traces"), 1);
+  EXPECT_EQ(count("FOO=bar"), 1);
+}
+
 TEST(CampaignController, ReactiveRunsTheChainToTheEnd) {
   Harness h(quick_config());
   const auto id = h.controller->add(simple_request(3)).spec.id;

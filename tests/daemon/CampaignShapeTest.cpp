@@ -70,6 +70,27 @@ TEST(CampaignShape, FlagsOverrideTheScriptAsSbatchOptionsAndSayWhichWins) {
             (std::vector<std::string>{"--nodes=4", "--account=proj"}));
 }
 
+// sbatch runs without them (SbatchSubmitter): the user hears which, to move them to the script.
+TEST(CampaignShape, AddNamesTheShellsSbatchVariablesThatSbatchRunsWithout) {
+  Harness h(config());
+  auto r = script_request();
+  r.environment = {"HOME=/home/u", "SBATCH_TIMELIMIT=5", "SBATCH_PARTITION=debug",
+                   "SLURM_CLUSTERS=other"};
+  std::vector<std::string> notes;
+  h.controller->add(r, &notes);
+  ASSERT_EQ(notes.size(), 2u);  // the variables', then which policy (none given) and why
+  EXPECT_EQ(notes[0],
+            "sbatch runs without SBATCH_TIMELIMIT, SBATCH_PARTITION, SLURM_CLUSTERS of this "
+            "environment (they would override the script's #SBATCH lines): put them in the "
+            "script or give them as flags");
+  notes.clear();
+  r.name = "plain";
+  r.environment = {"HOME=/home/u"};
+  h.controller->add(r, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("policy ", 0), 0u) << notes[0];
+}
+
 TEST(CampaignShape, TheDaemonsPartitionAndAccountStandInOnlyWhereTheScriptNamesNone) {
   auto cfg = config();
   cfg.partition = "batch";
@@ -123,37 +144,48 @@ TEST(CampaignShape, AScriptSbatchWouldRefuseIsRefusedNamingTheLine) {
   EXPECT_TRUE(h.controller->campaigns().empty());
 }
 
-// sbatch takes them, but each array task or hetjob component would carry the segment's tag (all
-// but one cancelled as strays), and another cluster's job never shows in this one's queue.
-TEST(CampaignShape, AScriptOfMoreThanOneJobOrOfAnotherClusterIsRefusedNamingTheLine) {
+// Each script (with where its refusal points: ":LINE: field '#SBATCH ...'") is refused at
+// `campaign add`, naming that line and saying `why`; no campaign is added.
+void expect_refused_naming_the_line(const std::vector<std::pair<std::string, std::string>>& scripts,
+                                    const std::string& why) {
   Harness h(config());
-  for (const auto& [script, where] : std::vector<std::pair<std::string, std::string>>{
-           {"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --array=0-3\n", ":3: field '#SBATCH --array=0-3'"},
-           {"#!/bin/bash\n#SBATCH -N 1\n#SBATCH hetjob\n#SBATCH -N 2\n",
-            ":3: field '#SBATCH hetjob'"},
-           {"#!/bin/bash\n#SBATCH -M other\n", ":2: field '#SBATCH -M other'"}}) {
-    const std::string why = refusal_of(*h.controller, script_request(script));
-    EXPECT_NE(why.find("/home/u/gpt.sbatch" + where), std::string::npos) << why;
-    EXPECT_NE(why.find("a campaign's segment is one job of this cluster"), std::string::npos)
-        << why;
+  for (const auto& [script, where] : scripts) {
+    const std::string refusal = refusal_of(*h.controller, script_request(script));
+    EXPECT_NE(refusal.find("/home/u/gpt.sbatch" + where), std::string::npos) << refusal;
+    EXPECT_NE(refusal.find(why), std::string::npos) << refusal;
   }
   EXPECT_TRUE(h.controller->campaigns().empty());
 }
 
+// sbatch takes them, but each array task or hetjob component would carry the segment's tag (all
+// but one cancelled as strays), and another cluster's job never shows in this one's queue.
+TEST(CampaignShape, AScriptOfMoreThanOneJobOrOfAnotherClusterIsRefusedNamingTheLine) {
+  expect_refused_naming_the_line(
+      {{"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --array=0-3\n", ":3: field '#SBATCH --array=0-3'"},
+       {"#!/bin/bash\n#SBATCH -N 1\n#SBATCH hetjob\n#SBATCH -N 2\n", ":3: field '#SBATCH hetjob'"},
+       {"#!/bin/bash\n#SBATCH -M other\n", ":2: field '#SBATCH -M other'"}},
+      "a campaign's segment is one job of this cluster");
+}
+
 // sbatch prints and exits 0 with no job id: the segment's outcome would never be settled.
 TEST(CampaignShape, AScriptWithWhichSbatchSubmitsNothingIsRefusedNamingTheLine) {
-  Harness h(config());
-  for (const auto& [script, where] : std::vector<std::pair<std::string, std::string>>{
-           {"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --test-only\n", ":3: field '#SBATCH --test-only'"},
-           {"#!/bin/bash\n#SBATCH --help\n", ":2: field '#SBATCH --help'"},
-           {"#!/bin/bash\n#SBATCH --usage\n", ":2: field '#SBATCH --usage'"},
-           {"#!/bin/bash\n#SBATCH -N 1 -V\n", ":2: field '#SBATCH -V'"},
-           {"#!/bin/bash\n#SBATCH -Hh\n", ":2: field '#SBATCH -Hh'"}}) {
-    const std::string why = refusal_of(*h.controller, script_request(script));
-    EXPECT_NE(why.find("/home/u/gpt.sbatch" + where), std::string::npos) << why;
-    EXPECT_NE(why.find("submits no job"), std::string::npos) << why;
-  }
-  EXPECT_TRUE(h.controller->campaigns().empty());
+  expect_refused_naming_the_line(
+      {{"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --test-only\n", ":3: field '#SBATCH --test-only'"},
+       {"#!/bin/bash\n#SBATCH --help\n", ":2: field '#SBATCH --help'"},
+       {"#!/bin/bash\n#SBATCH --usage\n", ":2: field '#SBATCH --usage'"},
+       {"#!/bin/bash\n#SBATCH -N 1 -V\n", ":2: field '#SBATCH -V'"},
+       {"#!/bin/bash\n#SBATCH -Hh\n", ":2: field '#SBATCH -Hh'"}},
+      "submits no job");
+}
+
+// sbatch --wait blocks until the job ends: the daemon's sbatch call would time out, the reply
+// (the job id) lost.
+TEST(CampaignShape, AScriptWithWhichSbatchWaitsForTheJobIsRefusedNamingTheLine) {
+  expect_refused_naming_the_line(
+      {{"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --wait\n", ":3: field '#SBATCH --wait'"},
+       {"#!/bin/bash\n#SBATCH -W\n", ":2: field '#SBATCH -W'"},
+       {"#!/bin/bash\n#SBATCH -HW\n", ":2: field '#SBATCH -HW'"}},
+      "does not return until the job ends");
 }
 
 TEST(CampaignShape, TheSimulatedClusterNeedsATimeLimitFromTheFlagsOrTheScript) {

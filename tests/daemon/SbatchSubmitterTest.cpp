@@ -81,6 +81,24 @@ TEST(SbatchSubmitter, ReturnsTheJobIdAndGivesSbatchTheScriptOptionsTagAndEnviron
   EXPECT_EQ(env.find("/elsewhere.conf"), std::string::npos) << env;
 }
 
+// sbatch's input variables override the script's #SBATCH lines: a shell's SBATCH_TIMELIMIT or
+// SBATCH_CLUSTERS would make a job other than the shape the daemon recorded and plans with.
+TEST(SbatchSubmitter, SbatchRunsWithoutTheInputVariablesThatOverrideTheScript) {
+  TempDir dir;
+  const auto s = submitter(fake_sbatch(dir, "echo 4242"));
+  SubmitRequest r = request(dir);
+  for (const char* e : {"SBATCH_TIMELIMIT=5", "SBATCH_PARTITION=debug", "SBATCH_CLUSTERS=other",
+                        "SLURM_CLUSTERS=other", "SBATCH_GRES=gpu:1", "MY_SBATCH_NOTE=kept"})
+    r.environment.push_back(e);
+  EXPECT_EQ(s.submit(r), 4242);
+  const std::string env = slurp(dir.file("env"));
+  for (const char* name :
+       {"SBATCH_TIMELIMIT", "SBATCH_PARTITION", "SBATCH_CLUSTERS", "SLURM_CLUSTERS", "SBATCH_GRES"})
+    EXPECT_EQ(env.find(std::string(" ") + name + "="), std::string::npos) << name << "\n" << env;
+  EXPECT_NE(env.find("MY_SBATCH_NOTE='kept'"), std::string::npos) << env;
+  EXPECT_NE(env.find("MIRAGE_SEGMENT='3'"), std::string::npos) << env;
+}
+
 TEST(SbatchSubmitter, AHeldSuccessorGoesBehindItsPredecessorOverTheUsersOwnDependency) {
   SubmitRequest r;
   r.comment = "mirage:00000001:1:1:1";

@@ -55,6 +55,27 @@ TEST(SegmentShape, AGpuFlagTakesTheFormOfTheScriptsGpuDirective) {
             std::vector<std::string>{"--gpus-per-node=8"});
 }
 
+// sbatch's command-line --gres (or --gpus) replaces the script's whole value: only the count
+// changes, or the segments would land on any GPU type and lose the other generic resources.
+TEST(SegmentShape, AGpuFlagKeepsTheScriptsGpuTypeAndItsOtherGres) {
+  ShapeFlags f;
+  f.gpus_per_node = 8;
+  auto options = [&](const std::string& directives) {
+    return resolve(f, "#!/bin/bash\n" + directives).sbatch_options;
+  };
+  EXPECT_EQ(options("#SBATCH --gres=gpu:a100:4\n"), std::vector<std::string>{"--gres=gpu:a100:8"});
+  EXPECT_EQ(options("#SBATCH --gres=gpu:4,nvme:1\n"),
+            std::vector<std::string>{"--gres=gpu:8,nvme:1"});
+  EXPECT_EQ(options("#SBATCH --gres=nvme:1,gpu:a100\n"),
+            std::vector<std::string>{"--gres=nvme:1,gpu:a100:8"});
+  EXPECT_EQ(options("#SBATCH -N 2 --gpus=a100:8\n"), std::vector<std::string>{"--gpus=a100:16"});
+  EXPECT_EQ(options("#SBATCH --gpus-per-node=a100:8\n"),
+            std::vector<std::string>{"--gpus-per-node=a100:8"});
+  f.gpus_per_node = 2;
+  EXPECT_EQ(options("#SBATCH --gpus-per-node=a100:8\n"),
+            std::vector<std::string>{"--gpus-per-node=a100:2"});
+}
+
 TEST(SegmentShape, NothingStatedLeavesTheSitesDefaults) {
   const SegmentShape s = resolve({}, "#!/bin/bash\nsrun train\n");
   EXPECT_EQ(s.nodes, 1);

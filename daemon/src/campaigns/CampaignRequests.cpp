@@ -16,6 +16,7 @@
 #include "mirage/daemon/campaigns/DefaultPolicy.h"
 #include "mirage/daemon/campaigns/DoneFile.h"
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
+#include "mirage/daemon/slurm/SbatchSubmitter.h"
 
 namespace mirage::daemon {
 namespace {
@@ -23,6 +24,15 @@ namespace {
 // A frontier point's mean, written as every duration is for people ("1h45m").
 std::string hours_text(double hours) {
   return format_short_duration(static_cast<Seconds>(std::llround(hours * kHour)));
+}
+
+// The names of the environment's sbatch input variables, in order: "SBATCH_QOS, SBATCH_GRES".
+std::string sbatch_input_variables_of(const std::vector<std::string>& environment) {
+  std::string names;
+  for (const auto& e : environment)
+    if (is_sbatch_input_variable(e))
+      names += (names.empty() ? "" : ", ") + e.substr(0, e.find('='));
+  return names;
 }
 
 }  // namespace
@@ -75,7 +85,17 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
                         " submits no job (it only prints, and exits 0): a campaign's segment must "
                         "be a job; remove the line")
              .what());
+  // sbatch then blocks until the job ends: the daemon's call times out and the job id is lost.
+  if (const auto& d = directives.waits_for_the_job)
+    fail(InputError({script_name, d->line, "#SBATCH " + d->text},
+                    "sbatch --wait does not return until the job ends: the daemon's sbatch call "
+                    "would time out before it said the job id; remove the line")
+             .what());
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
+  if (const std::string dropped = sbatch_input_variables_of(r.environment); !dropped.empty())
+    shape.notes.push_back("sbatch runs without " + dropped +
+                          " of this environment (they would override the script's #SBATCH "
+                          "lines): put them in the script or give them as flags");
   if (config_.time_limit_required && shape.time_limit <= 0)
     fail(
         "time_limit: the simulated cluster has no default time limit; give --time or an "

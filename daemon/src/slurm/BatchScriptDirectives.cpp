@@ -385,6 +385,8 @@ class DirectiveReader {
   void note_submits_nothing(const std::string& name, const std::string& text, long line) {
     if (submits_nothing(name) && !out_.submits_nothing)
       out_.submits_nothing = ScriptValue<std::string>{name, line, text};
+    if (name == "wait" && !out_.waits_for_the_job)
+      out_.waits_for_the_job = ScriptValue<std::string>{name, line, text};
   }
 
   // Applies one option's value; false (with out_.error set) when the shape cannot use it.
@@ -432,6 +434,7 @@ class DirectiveReader {
       out_.gpus = ScriptValue<int>{parse_gpus_per_node(v), line, text};
       out_.gpu_count = GpuCount::kPerNode;
       out_.gpus_by_gres = true;
+      out_.gpu_request = v;
     } else {  // gpus, gpus-per-node
       int n = 0;
       if (!parse_gpu_count(v, n))
@@ -439,6 +442,7 @@ class DirectiveReader {
       out_.gpus = ScriptValue<int>{n, line, text};
       out_.gpu_count = name == "gpus" ? GpuCount::kPerJob : GpuCount::kPerNode;
       out_.gpus_by_gres = false;
+      out_.gpu_request = v;
     }
     return true;
   }

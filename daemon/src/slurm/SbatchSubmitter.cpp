@@ -139,6 +139,10 @@ std::string export_value(const SubmitRequest& r) {
 
 }  // namespace
 
+bool is_sbatch_input_variable(std::string_view entry) {
+  return entry.rfind("SBATCH_", 0) == 0 || entry.rfind("SLURM_CLUSTERS=", 0) == 0;
+}
+
 bool executable_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
@@ -192,7 +196,8 @@ JobId SbatchSubmitter::submit(const SubmitRequest& r) const {
   spec.input = r.script;
   spec.timeout = std::chrono::seconds(settings_.timeout);
   for (const auto& e : r.environment)
-    if (settings_.slurm_conf.empty() || e.rfind("SLURM_CONF=", 0) != 0)
+    if (!is_sbatch_input_variable(e) &&
+        (settings_.slurm_conf.empty() || e.rfind("SLURM_CONF=", 0) != 0))
       spec.environment.push_back(e);
   if (!settings_.slurm_conf.empty())
     spec.environment.push_back("SLURM_CONF=" + settings_.slurm_conf);

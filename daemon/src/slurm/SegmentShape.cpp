@@ -26,6 +26,49 @@ void resolve_text(const std::optional<std::string>& flag,
                 directive && directive->value != *flag, script_name);
 }
 
+bool is_count(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// One GPU entry ("gpu:a100:4", "gpu", "a100:8", "8") asking for `n`: its count replaced, or
+// added after its name or type.
+std::string entry_with_count(std::string_view entry, int n) {
+  const auto colon = entry.rfind(':');
+  const std::string_view last = colon == std::string_view::npos ? entry : entry.substr(colon + 1);
+  if (is_count(last))
+    return std::string(entry.substr(0, entry.size() - last.size())) + std::to_string(n);
+  return std::string(entry) + ":" + std::to_string(n);
+}
+
+// A --gres entry that names GPUs: "gpu", "gpu:...", with or without "gres:" or "gres/".
+bool is_gpu_gres(std::string_view entry) {
+  for (std::string_view prefix : {"gres:", "gres/"})
+    if (entry.substr(0, prefix.size()) == prefix) entry.remove_prefix(prefix.size());
+  return entry.substr(0, 3) == "gpu" && (entry.size() == 3 || entry[3] == ':');
+}
+
+// The script's GPU request (--gres, or --gpus/--gpus-per-node when `gres` is false) asking for
+// `n`: sbatch's command-line option replaces the script's whole value, so only the count
+// changes and the GPU type and the other generic resources stay. Of several GPU entries the
+// first takes the count (one count cannot be split between types).
+std::string request_with_count(std::string_view request, int n, bool gres) {
+  std::string out;
+  bool counted = false;
+  while (!request.empty()) {
+    const auto comma = request.find(',');
+    const std::string_view entry = request.substr(0, comma);
+    request = comma == std::string_view::npos ? std::string_view{} : request.substr(comma + 1);
+    std::string kept(entry);
+    if (!gres || is_gpu_gres(entry)) {
+      if (counted) continue;
+      kept = entry_with_count(entry, n);
+      counted = true;
+    }
+    out += (out.empty() ? "" : ",") + kept;
+  }
+  return out;
+}
+
 }  // namespace
 
 SegmentShape resolve_segment_shape(const ShapeFlags& flags, const BatchScriptDirectives& script,
@@ -45,9 +88,11 @@ SegmentShape resolve_segment_shape(const ShapeFlags& flags, const BatchScriptDir
     out.gpus_per_node = n;
     // In the script's own form: sbatch refuses --gpus-per-node beside a --gres=gpu directive.
     if (script.gpus && script.gpus_by_gres)
-      opts.push_back("--gres=gpu:" + std::to_string(n));
+      opts.push_back("--gres=" + request_with_count(script.gpu_request, n, true));
     else if (script.gpus && script.gpu_count == GpuCount::kPerJob)
-      opts.push_back("--gpus=" + std::to_string(n * out.nodes));
+      opts.push_back("--gpus=" + request_with_count(script.gpu_request, n * out.nodes, false));
+    else if (script.gpus)
+      opts.push_back("--gpus-per-node=" + request_with_count(script.gpu_request, n, false));
     else
       opts.push_back("--gpus-per-node=" + std::to_string(n));
     note_override(out.notes, "--gpus-per-node", std::to_string(n), script.gpus,

@@ -50,6 +50,9 @@ struct BatchScriptDirectives {
   std::optional<ScriptValue<int>> gpus;   // counted as `gpu_count` says
   GpuCount gpu_count = GpuCount::kPerNode;
   bool gpus_by_gres = false;  // named by --gres (a flag then overrides with --gres too)
+  // That directive's value as written ("gpu:a100:4,nvme:1", "a100:8"): a flag changes only its
+  // count, as sbatch's command-line option replaces the whole value.
+  std::string gpu_request;
   // 0 for UNLIMITED or INFINITE: the partition's limit applies.
   std::optional<ScriptValue<Seconds>> time_limit;
   std::optional<ScriptValue<std::string>> partition;
@@ -67,6 +70,9 @@ struct BatchScriptDirectives {
   // The first directive with which sbatch submits no job and still exits 0 (--test-only,
   // --help, --usage, --version): no job id, an outcome never settled.
   std::optional<ScriptValue<std::string>> submits_nothing;
+  // The first --wait (-W): sbatch then returns only when the job ends, long after any caller
+  // waiting for its job id has given up.
+  std::optional<ScriptValue<std::string>> waits_for_the_job;
   // The first malformed line (no shebang, a value that does not parse); nothing after it is read.
   std::optional<InputError> error;
 

@@ -7,6 +7,7 @@
 // `campaign add` (SubmitRequest::options), which override the script's as on sbatch's command
 // line.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mirage/core/Time.h"
@@ -29,6 +30,12 @@ bool executable_file(const std::string& path);
 // The first executable `program` in the directories of `search_path` (a $PATH value); empty when
 // there is none.
 std::string find_on_path(const std::string& program, const std::string& search_path);
+
+// Whether the environment entry `entry` ("NAME=value") is one of sbatch's input variables
+// (SBATCH_*, and SLURM_CLUSTERS, sbatch.1's "INPUT ENVIRONMENT VARIABLES"): they override the
+// script's #SBATCH lines, so a shell's would make the job differ from the shape the daemon
+// recorded. sbatch runs without them; the job (which gets sbatch's environment) then has none.
+bool is_sbatch_input_variable(std::string_view entry);
 
 class SbatchSubmitter {
  public:
