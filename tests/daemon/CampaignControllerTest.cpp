@@ -504,6 +504,78 @@ TEST(CampaignController, AHandoffCancelLostWithARestartIsSentAgain) {
   EXPECT_EQ(h.slurm.signals().size(), 1u);
 }
 
+// The hand-off signal committed by a pass that stopped before sending it (a `mirage tick` killed
+// by its --time, a daemon stopped with it queued): the next pass, past the grace (5 min, as
+// scrontab's ticks), sends the signal, not the cancel, and the cancel comes a grace after Slurm
+// took the signal, so the job gets all of it to checkpoint. `each_pass_afresh`: every pass is a
+// process of its own (`mirage tick`); else the daemon restarted once.
+void lost_signal_is_sent_before_the_cancel(bool each_pass_afresh) {
+  HandoffUnderway c(std::nullopt, /*signal_sent=*/false);
+  Harness& h = c.h;
+  const Seconds grace = h.campaign(c.id).spec.handoff_grace;
+  h.restart();
+  const auto pass = [&](Seconds after) {
+    h.clock.advance(after);
+    if (each_pass_afresh) h.restart();
+    h.tick();
+  };
+  pass(grace);
+  ASSERT_EQ(h.slurm.signals().size(), 1u);
+  EXPECT_EQ(h.slurm.signals()[0].job, h.job_of(c.id, 0));
+  EXPECT_TRUE(h.slurm.cancels().empty()) << "cancelled with no signal sent";
+  pass(grace - 1);
+  EXPECT_TRUE(h.slurm.cancels().empty()) << "cancelled before a grace had passed since the signal";
+  pass(1);
+  ASSERT_EQ(h.slurm.cancels().size(), 1u);
+  EXPECT_EQ(h.slurm.cancels()[0], h.job_of(c.id, 0));
+  EXPECT_EQ(h.slurm.signals().size(), 1u);
+}
+
+TEST(CampaignController, AHandoffSignalLostWithAKilledTickIsSentBeforeTheCancel) {
+  lost_signal_is_sent_before_the_cancel(/*each_pass_afresh=*/true);
+}
+
+TEST(CampaignController, AHandoffSignalLostWithADaemonRestartIsSentBeforeTheCancel) {
+  lost_signal_is_sent_before_the_cancel(/*each_pass_afresh=*/false);
+}
+
+// A signal Slurm took is never sent again, not even by passes that each start afresh (`mirage
+// tick`) a retry delay apart until the grace: the training job would be signalled every tick.
+TEST(CampaignController, AHandoffSignalSlurmTookIsNeverSentAgain) {
+  HandoffUnderway c;
+  Harness& h = c.h;
+  const Seconds grace = h.campaign(c.id).spec.handoff_grace;
+  for (Seconds t = h.config_.retry_delay; t < grace; t += h.config_.retry_delay) {
+    h.clock.advance(h.config_.retry_delay);
+    h.restart();
+    h.tick();
+  }
+  EXPECT_EQ(h.slurm.signals().size(), 1u);
+  EXPECT_TRUE(h.slurm.cancels().empty());
+}
+
+// A signal Slurm refuses for good (the job not the user's) is not sent again every retry delay
+// with no cancel ever: the grace runs from the refusal, and the cancel after it ends the job.
+TEST(CampaignController, AHandoffSignalRefusedForGoodIsFollowedByTheCancel) {
+  HandoffUnderway c(std::nullopt, /*signal_sent=*/false);
+  Harness& h = c.h;
+  const Seconds grace = h.campaign(c.id).spec.handoff_grace;
+  h.restart();
+  h.clock.advance(h.config_.retry_delay);
+  const Actions a = h.tick(/*perform=*/false);
+  ASSERT_EQ(a.signals.size(), 1u);
+  h.controller->on_signal_failed(
+      a.signals[0], SlurmError("slurm_kill_job: Access/permission denied", 2002, false));
+  for (Seconds t = h.config_.retry_delay; t < grace; t += h.config_.retry_delay) {
+    h.clock.advance(h.config_.retry_delay);
+    h.tick();
+  }
+  EXPECT_TRUE(h.slurm.signals().empty()) << "a signal refused for good was sent again";
+  h.clock.advance(grace);
+  h.tick();
+  EXPECT_EQ(h.slurm.cancels().size(), 1u);
+}
+
 // A script that traps no hand-off signal dies of it (FAILED): its successor carries on from the
 // checkpoint, so that is no failure, not even with no retry allowed.
 TEST(CampaignController, AHandoffPredecessorThatDiesOfItsSignalIsDone) {

@@ -127,8 +127,8 @@ TEST(CampaignStore, TheNewFieldsSurviveAReopen) {
 
 // A store of schema 1 (before shapes came from the script), 2 (before the fallback chain), 3
 // (before decisions recorded expected starts), 4 (before segments lost unseen and request
-// keys), 5 (before the waits predicted and got), 6 (before job names carried the store id) or 7
-// (before an attempt's twin was recorded):
+// keys), 5 (before the waits predicted and got), 6 (before job names carried the store id), 7
+// (before an attempt's twin was recorded) or 8 (before a hand-off's sends were recorded):
 // today's without the columns the later schemas added, holding one campaign with a running first
 // segment and one decision.
 std::int64_t write_old_store(const std::string& path, int schema) {
@@ -151,7 +151,10 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
-  std::string sql = "ALTER TABLE submissions DROP COLUMN twin_job;";
+  std::string sql =
+      "ALTER TABLE segments DROP COLUMN signal_sent_at;"
+      "ALTER TABLE segments DROP COLUMN cancel_sent_at;";
+  if (schema <= 7) sql += "ALTER TABLE submissions DROP COLUMN twin_job;";
   if (schema <= 6) sql += "ALTER TABLE campaigns DROP COLUMN job_names_carry_store;";
   if (schema <= 5) sql += "DROP TABLE wait_predictions;";
   if (schema <= 4)
@@ -186,6 +189,28 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   sqlite3_free(err);
   sqlite3_close(db);
   return id;
+}
+
+// Nothing says whether a hand-off step committed before was sent: it is sent again (harmless).
+TEST(CampaignStore, AStoreOfSchema8IsMigratedAndItsHandoffStepsAreNotKnownSent) {
+  TempDir dir;
+  const std::int64_t id = write_old_store(dir.file("old.db"), 8);
+  {
+    CampaignStore store(dir.file("old.db"));
+    SegmentRecord s = store.load_campaigns().at(0).segments[0];
+    EXPECT_EQ(s.seg.slurm_job_id, 55);
+    EXPECT_EQ(s.signal_sent_at, -1);
+    EXPECT_EQ(s.cancel_sent_at, -1);
+    s.signalled_at = 1000;
+    s.signal_sent_at = 1002;
+    s.killed_at = 1300;
+    s.cancel_sent_at = 1301;
+    store.save_segment(id, s);
+  }
+  CampaignStore again(dir.file("old.db"));  // kept from then on
+  const SegmentRecord s = again.load_campaigns().at(0).segments[0];
+  EXPECT_EQ(s.signal_sent_at, 1002);
+  EXPECT_EQ(s.cancel_sent_at, 1301);
 }
 
 TEST(CampaignStore, AStoreOfSchema7IsMigratedAndItsAttemptsHaveNoTwin) {

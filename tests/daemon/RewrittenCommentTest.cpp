@@ -233,7 +233,8 @@ TEST(RewrittenComment, AJobInFlightUnderTheNameOfBeforeIsFoundAfterAnUpgrade) {
   ASSERT_EQ(sqlite3_open(h.path.c_str(), &db), SQLITE_OK);
   const char* to_schema_6 =
       "ALTER TABLE campaigns DROP COLUMN job_names_carry_store; ALTER TABLE submissions DROP "
-      "COLUMN twin_job; PRAGMA user_version=6;";
+      "COLUMN twin_job; ALTER TABLE segments DROP COLUMN signal_sent_at; ALTER TABLE segments "
+      "DROP COLUMN cancel_sent_at; PRAGMA user_version=6;";
   EXPECT_EQ(sqlite3_exec(db, to_schema_6, nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   h.restart();  // the new release on the old store

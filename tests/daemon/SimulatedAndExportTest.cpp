@@ -346,6 +346,19 @@ TEST(TraceExport, WritesSwfTheReaderReadsBack) {
   EXPECT_EQ(t.jobs[1].time_limit, 3600);
 }
 
+// Exporting `store` to `out` is refused, naming `out` and `own`, the store's file it is.
+void expect_export_refused(const CampaignStore& store, const std::string& out,
+                           const std::string& own) {
+  try {
+    export_store(store, "", out);
+    ADD_FAILURE() << out << " was written";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(out), std::string::npos) << what;
+    EXPECT_NE(what.find("it is " + own), std::string::npos) << what;
+  }
+}
+
 // `--out` naming the store, the files beside it or the same file another way (`..`, a symlink,
 // a hard link) would truncate the campaigns: refused before anything is written, naming both.
 TEST(TraceExport, RefusesToWriteOverTheStoreOrTheFilesBesideIt) {
@@ -365,18 +378,25 @@ TEST(TraceExport, RefusesToWriteOverTheStoreOrTheFilesBesideIt) {
       {dir.file("sub/../store.db-wal"), path + "-wal"},
       {dir.file("sub/../store.db.lock"), StoreLock::lock_path(path)}};
   const auto size = std::filesystem::file_size(path);
-  for (const auto& [out, own] : cases) {
-    try {
-      export_store(store, "", out);
-      ADD_FAILURE() << out << " was written";
-    } catch (const std::runtime_error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find(out), std::string::npos) << what;
-      EXPECT_NE(what.find("it is " + own), std::string::npos) << what;
-    }
-  }
+  for (const auto& [out, own] : cases) expect_export_refused(store, out, own);
   EXPECT_EQ(std::filesystem::file_size(path), size);
   EXPECT_EQ(store.store_id(), id);
+  EXPECT_EQ(export_store(store, "", dir.file("trace.swf")).jobs, 0u);
+}
+
+// A store reached through a symlink: SQLite keeps its -wal and journal beside the real file, so
+// `--out` naming those is refused too (not only the names beside the link).
+TEST(TraceExport, RefusesToWriteOverTheFilesBesideASymlinkedStoresRealFile) {
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.file("data"));
+  const std::string real = dir.file("data/store.db");
+  { CampaignStore made(real); }
+  std::filesystem::create_symlink(real, dir.file("store.db"));
+  CampaignStore store(dir.file("store.db"));
+  const auto canonical_real = std::filesystem::weakly_canonical(real).string();
+  const std::pair<std::string, std::string> cases[] = {
+      {real + "-wal", canonical_real + "-wal"}, {real + "-journal", canonical_real + "-journal"}};
+  for (const auto& [out, own] : cases) expect_export_refused(store, out, own);
   EXPECT_EQ(export_store(store, "", dir.file("trace.swf")).jobs, 0u);
 }
 

@@ -115,6 +115,30 @@ void CampaignController::refused_for_now(Entry& e, SegmentRecord& s, const Slurm
   spdlog::warn("campaign {} segment {}: {}", e.rec.spec.id, k, s.message);
 }
 
+// A hand-off predecessor's signal or cancel taken at `now`: kept in the store (in `sent`), so that
+// no later process sends it again. Not for another job of the segment (a stray's cancel), nor
+// for one not committed (a segment sent again since).
+void CampaignController::handoff_sent(std::int64_t campaign, int segment, JobId job,
+                                      Seconds SegmentRecord::*committed,
+                                      Seconds SegmentRecord::*sent) {
+  auto it = entries_.find(campaign);
+  if (it == entries_.end()) return;
+  SegmentRecord& s = it->second->seg(segment);
+  if (s.seg.slurm_job_id != job || s.*committed < 0 || s.*sent >= 0) return;
+  s.*sent = clock_.now();
+  save(*it->second, s);
+}
+
+void CampaignController::on_signalled(const SignalAction& a) {
+  handoff_sent(a.campaign, a.segment, a.job, &SegmentRecord::signalled_at,
+               &SegmentRecord::signal_sent_at);
+}
+
+void CampaignController::on_cancelled(const CancelAction& a) {
+  handoff_sent(a.campaign, a.segment, a.job, &SegmentRecord::killed_at,
+               &SegmentRecord::cancel_sent_at);
+}
+
 void CampaignController::on_signal_failed(const SignalAction& a, const SlurmError& error) {
   auto it = entries_.find(a.campaign);
   if (it == entries_.end()) return;
@@ -124,7 +148,11 @@ void CampaignController::on_signal_failed(const SignalAction& a, const SlurmErro
   if (error.transient()) {
     s.signalled_at = -1;  // try again next tick
     save(*it->second, s);
+    return;
   }
+  // Refused for good (the job not ours, or gone): sending it again would be refused the same, so
+  // it counts as sent and the grace runs; the cancel after it ends a predecessor still running.
+  on_signalled(a);
 }
 
 void CampaignController::on_cancel_failed(const CancelAction& a, const SlurmError& error) {
@@ -267,6 +295,7 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
     try {
       check_may_act(may_act);
       client.signal_job(a.job, a.signo);
+      deliver([a](CampaignController& c) { c.on_signalled(a); });
     } catch (const SlurmError& e) {
       deliver([a, e](CampaignController& c) { c.on_signal_failed(a, e); });
     }
@@ -275,6 +304,7 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
     try {
       check_may_act(may_act);
       client.cancel_job(a.job);
+      deliver([a](CampaignController& c) { c.on_cancelled(a); });
     } catch (const SlurmError& e) {
       deliver([a, e](CampaignController& c) { c.on_cancel_failed(a, e); });
     }

@@ -1,11 +1,11 @@
 // How segments and campaigns end besides their limit: the done file a segment creates, and the
-// hand-off (the predecessor signalled once its successor runs, cancelled after the grace).
+// hand-off (the predecessor signalled once its successor runs, cancelled a grace after Slurm took
+// the signal).
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "campaigns/CampaignEntry.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
@@ -19,14 +19,6 @@ namespace {
 // written before it started (clock skew between the file server and slurmctld; same second).
 constexpr Seconds kDoneFileSlack = 10;
 constexpr const char* kStartedAfterDone = "cancelled: it started after the done file was written";
-
-// A hand-off signal or cancel committed at `committed` that this process did not send: an
-// earlier process may have died before sending it, so it is due again `delay` later (both are
-// harmless to repeat: the training job ignores a second signal, a job gone is no error).
-bool due_again(const std::set<int>& sent_here, int k, Seconds committed, Seconds delay,
-               Seconds now) {
-  return !sent_here.count(k) && now >= committed + delay;
-}
 
 }  // namespace
 
@@ -67,50 +59,55 @@ bool CampaignController::finish_if_done_file(Entry& e, Seconds now, Actions& out
   return true;
 }
 
+// Each step is committed (its time kept) before it is sent, and kept as sent once Slurm took it
+// (on_signalled, on_cancelled). One committed and not taken was lost with a process that stopped
+// first (a restart drops the Slurm thread's queue; a tick may be killed before its actions), or
+// is still on its way: it is sent again, while the predecessor runs, once the retry delay has
+// passed since it was last committed (both are harmless to repeat: the training job ignores a
+// second signal, a job gone is no error). The grace runs from the signal's taking.
 void CampaignController::handoff(Entry& e, Seconds now, Actions& out) {
   if (e.rec.spec.overlap != OverlapMode::kHandoff) return;
-  const auto signal = [&](int k, JobId job) {
-    e.handoff_signalled_here.insert(k);
-    out.signals.push_back({e.rec.spec.id, k, job, config_.handoff_signal});
+  const auto signal = [&](SegmentRecord& p) {
+    p.signalled_at = now;
+    save(e, p);
+    out.signals.push_back({e.rec.spec.id, p.seg.index, p.seg.slurm_job_id, config_.handoff_signal});
   };
-  const auto cancel = [&](int k, JobId job) {
-    e.handoff_cancelled_here.insert(k);
-    out.cancels.push_back({e.rec.spec.id, k, job});
+  const auto cancel = [&](SegmentRecord& p) {
+    p.killed_at = now;
+    save(e, p);
+    out.cancels.push_back({e.rec.spec.id, p.seg.index, p.seg.slurm_job_id});
+  };
+  const auto lost = [&](const SegmentRecord& p, Seconds committed, const char* what) {
+    if (now < committed + config_.retry_delay) return false;
+    spdlog::warn(
+        "campaign {}: segment {} (job {}) still runs {} after its hand-off {} was committed, and "
+        "Slurm is not known to have taken it (a process that stopped may not have sent it); "
+        "sending it again",
+        e.rec.spec.id, p.seg.index, p.seg.slurm_job_id, format_short_duration(now - committed),
+        what);
+    return true;
   };
   for (int k = 0; k + 1 < e.count(); ++k) {
     SegmentRecord& p = e.seg(k);
     const SegmentRecord& n = e.seg(k + 1);
     if (p.seg.state != SegmentState::kRunning || n.seg.state != SegmentState::kRunning) continue;
     if (p.signalled_at < 0) {
-      p.signalled_at = now;
-      save(e, p);
-      signal(k, p.seg.slurm_job_id);
+      signal(p);
       ++counters_.handoff_signals;
       spdlog::info(
           "campaign {}: segment {} (job {}) started; signalling segment {} (job {}) "
           "with signal {} to checkpoint and stop",
           e.rec.spec.id, k + 1, n.seg.slurm_job_id, k, p.seg.slurm_job_id, config_.handoff_signal);
-    } else if (p.killed_at < 0 && now >= p.signalled_at + e.rec.spec.handoff_grace) {
-      p.killed_at = now;
-      save(e, p);
-      cancel(k, p.seg.slurm_job_id);
+    } else if (p.killed_at >= 0) {
+      if (p.cancel_sent_at < 0 && lost(p, p.killed_at, "cancel")) cancel(p);
+    } else if (p.signal_sent_at < 0) {
+      if (lost(p, p.signalled_at, "signal")) signal(p);
+    } else if (now >= p.signal_sent_at + e.rec.spec.handoff_grace) {
+      cancel(p);
       spdlog::warn(
           "campaign {}: segment {} (job {}) still runs {} after the hand-off signal; "
           "cancelling it",
           e.rec.spec.id, k, p.seg.slurm_job_id, format_short_duration(e.rec.spec.handoff_grace));
-    } else if (const bool cancelled = p.killed_at >= 0;
-               due_again(cancelled ? e.handoff_cancelled_here : e.handoff_signalled_here, k,
-                         cancelled ? p.killed_at : p.signalled_at, config_.retry_delay, now)) {
-      if (cancelled)
-        cancel(k, p.seg.slurm_job_id);
-      else
-        signal(k, p.seg.slurm_job_id);
-      spdlog::warn(
-          "campaign {}: segment {} (job {}) still runs {} after its hand-off {}, which a process "
-          "that stopped may not have sent; sending it again",
-          e.rec.spec.id, k, p.seg.slurm_job_id,
-          format_short_duration(now - (cancelled ? p.killed_at : p.signalled_at)),
-          cancelled ? "cancel" : "signal");
     }
   }
 }

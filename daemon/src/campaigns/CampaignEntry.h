@@ -28,11 +28,6 @@ struct CampaignController::Entry {
   std::map<int, int> refusals_for_now;     // refusals in a row that only last a while
   std::map<int, EarlierRun> earlier_runs;  // submissions not made: the segment had run unseen
   std::set<JobId> strays_cancelled;        // cancel sent: a tag's second jobs, ended segments'
-  // Hand-off predecessors this process signalled (cancelled). One committed by an earlier process
-  // may have been lost with it (a restart drops the Slurm thread's queue; a tick may be killed
-  // before its actions): it is sent again while the predecessor runs (handoff).
-  std::set<int> handoff_signalled_here;
-  std::set<int> handoff_cancelled_here;
   // Why the latest submission could not be checked for an earlier unseen run; empty when it was.
   std::string rerun_note;
   // Slurm's latest estimate for segment `estimate_segment` (asked once a decision), or why there

@@ -550,7 +550,7 @@ void CampaignController::segment_failed(Entry& e, SegmentRecord& s, bool started
     s.seg.state = SegmentState::kPlanned;
     s.seg.slurm_job_id = 0;
     s.seg.submit_time = s.seg.start_time = s.seg.end_time = -1;
-    s.signalled_at = s.killed_at = -1;
+    s.forget_handoff();
     save(e, s);
     return;
   }

@@ -220,7 +220,7 @@ const CampaignRecord& CampaignController::settle(std::int64_t id, int segment, b
     s.seg.state = SegmentState::kPlanned;
     s.seg.slurm_job_id = 0;
     s.seg.submit_time = s.seg.start_time = s.seg.end_time = -1;
-    s.signalled_at = s.killed_at = -1;
+    s.forget_handoff();
     s.message = "the user said its job did not run: submitted again";
   }
   save(e, s);

@@ -48,8 +48,8 @@ namespace {
 // left the queue unseen (lost_at) and its output file, and the request key of `campaign add`; 6:
 // the waits predicted for submitted jobs and got (a new table: kSchema adds it to earlier stores);
 // 7: whether a campaign's job names carry the store id; 8: an attempt's second job, cancelled
-// when its first one started (twin_job).
-constexpr int kSchemaVersion = 8;
+// when its first one started (twin_job); 9: when Slurm took a hand-off's signal and cancel.
+constexpr int kSchemaVersion = 9;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS campaigns(
@@ -79,6 +79,7 @@ CREATE TABLE IF NOT EXISTS segments(
   held_behind INTEGER NOT NULL DEFAULT 0, released_at INTEGER NOT NULL DEFAULT -1,
   lost_at INTEGER NOT NULL DEFAULT -1, output_file TEXT NOT NULL DEFAULT '',
   adopted_tag TEXT NOT NULL DEFAULT '',
+  signal_sent_at INTEGER NOT NULL DEFAULT -1, cancel_sent_at INTEGER NOT NULL DEFAULT -1,
   PRIMARY KEY(campaign_id, idx));
 CREATE TABLE IF NOT EXISTS submissions(
   campaign_id INTEGER NOT NULL, idx INTEGER NOT NULL, attempt INTEGER NOT NULL,
@@ -167,6 +168,14 @@ void migrate_from_6(sql::Database& db) {
 // Schema 7 -> 8. No attempt had a twin recorded.
 void migrate_from_7(sql::Database& db) {
   db.exec("ALTER TABLE submissions ADD COLUMN twin_job INTEGER NOT NULL DEFAULT 0;");
+}
+
+// Schema 8 -> 9. A hand-off signal or cancel committed before is not known to have been taken:
+// it is sent again while its predecessor runs (harmless to repeat).
+void migrate_from_8(sql::Database& db) {
+  db.exec(
+      "ALTER TABLE segments ADD COLUMN signal_sent_at INTEGER NOT NULL DEFAULT -1;"
+      "ALTER TABLE segments ADD COLUMN cancel_sent_at INTEGER NOT NULL DEFAULT -1;");
 }
 
 SegmentState parse_segment_state(const std::string& s) {
@@ -298,6 +307,7 @@ void CampaignStore::initialise(std::int64_t version) {
   if (version >= 1 && version <= 4) migrate_from_4(*db_);
   if (version >= 1 && version <= 6) migrate_from_6(*db_);
   if (version >= 1 && version <= 7) migrate_from_7(*db_);
+  if (version >= 1 && version <= 8) migrate_from_8(*db_);
   db_->exec(kSchema);
   db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   store_id_ = value("store_id");
@@ -420,7 +430,8 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
   auto g = db_->prepare(
       "SELECT campaign_id, idx, state, job_id, submit_time, start_time, end_time, attempts, "
       "submitting, intent_time, signalled_at, killed_at, message, held_behind, released_at, "
-      "lost_at, output_file, adopted_tag FROM segments ORDER BY campaign_id, idx");
+      "lost_at, output_file, adopted_tag, signal_sent_at, cancel_sent_at FROM segments "
+      "ORDER BY campaign_id, idx");
   std::size_t at = 0;
   while (g.step()) {
     const std::int64_t cid = g.integer(0);
@@ -451,6 +462,8 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     r.lost_at = g.integer(15);
     r.output_file = g.text(16);
     r.adopted_tag = g.text(17);
+    r.signal_sent_at = g.integer(18);
+    r.cancel_sent_at = g.integer(19);
   }
   return out;
 }
@@ -499,7 +512,8 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
   auto s = db_->prepare(
       "INSERT INTO segments(campaign_id, idx, state, job_id, submit_time, start_time, end_time, "
       "attempts, submitting, intent_time, signalled_at, killed_at, message, held_behind, "
-      "released_at, lost_at, output_file, adopted_tag) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+      "released_at, lost_at, output_file, adopted_tag, signal_sent_at, cancel_sent_at) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
       "ON CONFLICT(campaign_id, idx) DO UPDATE "
       "SET state=excluded.state, job_id=excluded.job_id, submit_time=excluded.submit_time, "
       "start_time=excluded.start_time, end_time=excluded.end_time, attempts=excluded.attempts, "
@@ -507,7 +521,8 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
       "signalled_at=excluded.signalled_at, killed_at=excluded.killed_at, "
       "message=excluded.message, held_behind=excluded.held_behind, "
       "released_at=excluded.released_at, lost_at=excluded.lost_at, "
-      "output_file=excluded.output_file, adopted_tag=excluded.adopted_tag");
+      "output_file=excluded.output_file, adopted_tag=excluded.adopted_tag, "
+      "signal_sent_at=excluded.signal_sent_at, cancel_sent_at=excluded.cancel_sent_at");
   s.bind(1, campaign)
       .bind(2, r.seg.index)
       .bind(3, to_string(r.seg.state))
@@ -525,7 +540,9 @@ void CampaignStore::save_segment(std::int64_t campaign, const SegmentRecord& r) 
       .bind(15, r.released_at)
       .bind(16, r.lost_at)
       .bind(17, r.output_file)
-      .bind(18, r.adopted_tag);
+      .bind(18, r.adopted_tag)
+      .bind(19, r.signal_sent_at)
+      .bind(20, r.cancel_sent_at);
   s.run();
 }
 

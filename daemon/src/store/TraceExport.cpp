@@ -30,11 +30,16 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
 // Why the trace cannot be written at `out`: it is the store or one of the files beside it that
 // SQLite and the store's lock keep (writing it would truncate the campaigns). nullopt when not.
 std::optional<std::string> out_is_the_stores(const std::string& store, const std::string& out) {
+  // SQLite keeps its files beside the store's real file (it follows a symlink to the store);
+  // mirage its lock and the store being made beside the path as given.
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(store, ec);
+  const std::string sqlite_base = ec ? store : real.string();
   const std::pair<std::string, const char*> own[] = {
       {store, "the store"},
-      {store + "-wal", "the store's -wal file"},
-      {store + "-shm", "the store's -shm file"},
-      {store + "-journal", "the store's journal"},
+      {sqlite_base + "-wal", "the store's -wal file"},
+      {sqlite_base + "-shm", "the store's -shm file"},
+      {sqlite_base + "-journal", "the store's journal"},
       {StoreLock::lock_path(store), "the store's lock file"},
       {store + ".new", "the store being made"}};
   for (const auto& [path, what] : own)

@@ -10,7 +10,8 @@
 //   1. follow each submitted segment's job in the dump (pending -> running -> done / failed);
 //   2. settle intents whose outcome is unknown (after a restart or a lost reply);
 //   3. hand-off mode: once the successor runs, signal the predecessor, and cancel it after the
-//      grace period (either sent again, while it runs, when a process that stopped committed it);
+//      grace period after Slurm took the signal (either sent again, while it runs, until Slurm
+//      has taken it);
 //   4. the done file: once it exists and no segment runs, the campaign is done (a successor
 //      still queued is cancelled);
 //   5. submit: segment 0 at once; a later one when the policy says so (asked every decision
@@ -238,6 +239,9 @@ class CampaignController {
   // which `campaign show` says.
   void on_earlier_runs_checked(const SubmitAction& action, const std::string& unchecked);
   void on_submit_failed(const SubmitAction& action, const SlurmError& error);
+  // Slurm took a hand-off's signal (cancel): kept, so that no later process sends it again.
+  void on_signalled(const SignalAction& action);
+  void on_cancelled(const CancelAction& action);
   void on_signal_failed(const SignalAction& action, const SlurmError& error);
   void on_cancel_failed(const CancelAction& action, const SlurmError& error);
   void on_release_failed(const ReleaseAction& action, const SlurmError& error);
@@ -341,6 +345,9 @@ class CampaignController {
   void finish(Entry& e, CampaignState state, const std::string& message, Seconds now);
   // Slurm refused the segment's submission only for a while: planned again, later, as it was.
   void refused_for_now(Entry& e, SegmentRecord& s, const SlurmError& error, Seconds now);
+  // Slurm took the hand-off signal or cancel committed in `committed`: the time goes in `sent`.
+  void handoff_sent(std::int64_t campaign, int segment, JobId job,
+                    Seconds SegmentRecord::*committed, Seconds SegmentRecord::*sent);
   void save(const Entry& e, const SegmentRecord& s);
   // The wait the predictor states for the segment's job, which entered the queue now (submitted
   // free to start, or released from behind its predecessor), kept beside the decisions; and,

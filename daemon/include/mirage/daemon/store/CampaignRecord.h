@@ -31,9 +31,15 @@ struct SegmentRecord {
   // may or may not exist in Slurm; it is found by its tag or submitted again.
   bool submitting = false;
   Seconds intent_time = -1;
-  Seconds signalled_at = -1;  // hand-off: when the predecessor was signalled
-  Seconds killed_at = -1;     // hand-off: when it was cancelled after the grace period
-  std::string message;        // the last failure, for humans
+  // Hand-off, of a predecessor: when its signal (its cancel after the grace) was last committed,
+  // and when Slurm took it; -1 for none. One committed and not taken (its process stopped first)
+  // is sent again; the grace runs from the signal's taking, so the job gets all of it.
+  Seconds signalled_at = -1;
+  Seconds signal_sent_at = -1;
+  Seconds killed_at = -1;
+  Seconds cancel_sent_at = -1;
+  void forget_handoff() { signalled_at = signal_sent_at = killed_at = cancel_sent_at = -1; }
+  std::string message;  // the last failure, for humans
   // The fallback chain: submitted behind this job (--dependency=afterany), the predecessor, so
   // that it starts when that job ends even if mirage is gone; 0 when submitted without one.
   JobId held_behind = 0;
