@@ -206,6 +206,46 @@ const std::vector<Simulator::Ranked>& Simulator::rank_in_order() {
   return order;
 }
 
+template <class Place>
+std::optional<Seconds> Simulator::start_past_holds(SimJobIndex j, const Place& place) const {
+  std::optional<Seconds> start = place(std::numeric_limits<Seconds>::min());
+  // Planned past each boundary it would run across, as a recurring reservation is planned,
+  // and past each down window it would start in.
+  while (start) {
+    std::optional<Seconds> after = mirage::down_until(bf_.down_ahead, *start);
+    if (!after && runs_across_boundary(j, *start)) after = next_boundary_after(*start);
+    if (!after) break;
+    start = place(*after);
+  }
+  return start;
+}
+
+bool Simulator::no_room_beside_the_top(const std::vector<Ranked>& ranked, Seconds latest_start) {
+  // The pass passes over the jobs before it (their users' limits hold them) without planning
+  // them, and tests it first whatever bf_max_job_user (its user's first).
+  const Ranked* top = nullptr;
+  for (const Ranked& r : ranked)
+    if ((!top || before(r, *top)) && !over_user_limit(r.user, r.nodes)) top = &r;
+  const AvailabilityProfile& profile = bf_.profile;
+  const int free_now = profile.free_now(0);
+  if (!top || spec_.scheduler.bf_max_job_test < 1 || top->nodes <= free_now) return false;
+  const std::optional<Seconds> start = start_past_holds(top->job, [&](Seconds not_before) {
+    return profile.earliest_start_pooled(top->nodes, top->planned, latest_start, not_before);
+  });
+  if (!start || *start <= now_) return false;  // no reservation, or it may start now
+  // The running jobs' plan only gives nodes back as time goes on, so the least free from now to
+  // a job's planned end is those free now, and, where the end is past the top job's start, those
+  // free at that start less its nodes (its run the fewest free).
+  const int free_beside_top = profile.free_at(*start) - top->nodes;
+  // A job held by its user's limits or a boundary its limit would run across never starts now
+  // (the pass's own starts only tighten the limits).
+  return std::none_of(ranked.begin(), ranked.end(), [&](const Ranked& r) {
+    const int room = now_ + r.planned > *start ? std::min(free_now, free_beside_top) : free_now;
+    return &r != top && r.nodes <= room && !over_user_limit(r.user, r.nodes) &&
+           !runs_across_boundary(r.job, now_);
+  });
+}
+
 void Simulator::backfill_schedule() {
   if (eligible_.empty() || down_until(now_)) return;
   const SchedulerParameters& sp = spec_.scheduler;
@@ -223,16 +263,6 @@ void Simulator::backfill_schedule() {
         return e.nodes <= free_nodes_ && !over_user_limit(e.user, e.nodes);
       }))
     return;
-
-  // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
-  // a congested replay makes hundreds of thousands of passes).
-  const std::vector<Ranked>& order = rank_in_order();
-  const std::size_t tested = std::min<std::size_t>(
-      order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
-  const auto at = [&order](std::size_t k) {
-    return order.begin() + static_cast<std::ptrdiff_t>(k);
-  };
-  const auto cut = at(tested);
 
   // The plan: what running jobs hold until their expected ends (time limits, not runtimes),
   // rounded up to bf_resolution as Slurm's plan is.
@@ -264,6 +294,23 @@ void Simulator::backfill_schedule() {
          it != spec_.down->end() && it->from <= latest_start; ++it)
       down_ahead.push_back(*it);
   }
+  // Most passes that get this far start nothing: the best job's reservation leaves the jobs that
+  // fit now no room. Seen before the queue is ranked, they end here.
+  const bool proven_idle = whole_node && no_room_beside_the_top(ranked_eligible(), latest_start);
+  if (proven_idle) {
+    ++counters_.backfill_passes_proven_idle;
+    if (!check_idle_proofs_) return;
+  }
+
+  // Jobs in priority order, at most bf_max_job_test of them (in a buffer kept between passes:
+  // a congested replay makes hundreds of thousands of passes).
+  const std::vector<Ranked>& order = rank_in_order();
+  const std::size_t tested = std::min<std::size_t>(
+      order.size(), static_cast<std::size_t>(std::max(0, sp.bf_max_job_test)));
+  const auto at = [&order](std::size_t k) {
+    return order.begin() + static_cast<std::ptrdiff_t>(k);
+  };
+  const auto cut = at(tested);
   int free_now = whole_node ? free_nodes_ : 0;
   bool reserved_one = false;
   std::vector<SimJobIndex>& to_start = bf_.to_start;
@@ -283,18 +330,22 @@ void Simulator::backfill_schedule() {
   // bf_max_job_user: a user's jobs past this many in the pass are neither started nor planned.
   std::unordered_map<std::uint32_t, int> tested_by;
   // A pass shows only in the jobs it starts now: once every job left to test needs more nodes
-  // than are free now (what the pass's own starts leave; later reservations never take them),
-  // none of them can start, and what they would reserve changes nothing.
+  // than are free now (what the pass's own starts leave; later reservations never take them) or
+  // is held by its user's limits (which the pass's starts only tighten), none of them can start,
+  // and what they would reserve changes nothing.
   const auto fitting_after = [&](std::size_t k) {
     const int free = profile.free_now(0);
-    return std::count_if(at(k), cut, [&](const Ranked& r) { return r.nodes <= free; });
+    return std::count_if(at(k), cut, [&](const Ranked& r) {
+      return r.nodes <= free && !over_user_limit(r.user, r.nodes);
+    });
   };
   std::ptrdiff_t fitting = whole_node ? fitting_after(0) : 0;
   // Likewise, a job starts now only where the plan leaves its nodes free from now to the end of
   // its limit, and every reservation only takes from the plan: once no job left to test has that
   // room, none of them can start. Looked at after each reservation in the future, in a list of
   // the jobs left that had room at the last look (made at the first; a job without room then has
-  // none for the rest of the pass), each dropped once it is tested or has no room.
+  // none for the rest of the pass; one its user's limits hold is left out), each dropped once it
+  // is tested or has no room.
   std::vector<int>& least = bf_.least_free;
   std::vector<Ranked>& with_room = bf_.with_room;
   with_room.clear();
@@ -305,7 +356,7 @@ void Simulator::backfill_schedule() {
     changed_from = std::numeric_limits<std::size_t>::max();
     if (!listed) {
       for (auto r = at(k + 1); r != cut; ++r)
-        if (r->nodes <= least[0]) with_room.push_back(*r);
+        if (r->nodes <= least[0] && !over_user_limit(r->user, r->nodes)) with_room.push_back(*r);
       listed = true;
     }
     for (; !with_room.empty(); with_room.pop_back()) {
@@ -320,7 +371,7 @@ void Simulator::backfill_schedule() {
     if (whole_node && fitting == 0) break;
     const SimJobIndex j = order[k].job;
     const SimJobSpec& s = job(j);
-    if (whole_node && s.nodes <= profile.free_now(0)) --fitting;
+    if (whole_node && s.nodes <= profile.free_now(0) && !over_user_limit(s)) --fitting;
     if (limited && s.user != 0) {
       const UserUse* extra = started_of(s.user);
       if (over_user_limit(s, extra ? extra->jobs : 0, extra ? extra->nodes : 0)) continue;
@@ -340,15 +391,7 @@ void Simulator::backfill_schedule() {
       placed = profile.earliest_start(req, duration, horizon, not_before);
       return placed ? std::optional<Seconds>(placed->start) : std::nullopt;
     };
-    auto start = place(std::numeric_limits<Seconds>::min());
-    // Planned past each boundary it would run across, as a recurring reservation is planned,
-    // and past each down window it would start in.
-    while (start) {
-      std::optional<Seconds> after = mirage::down_until(down_ahead, *start);
-      if (!after && runs_across_boundary(j, *start)) after = next_boundary_after(*start);
-      if (!after) break;
-      start = place(*after);
-    }
+    const std::optional<Seconds> start = start_past_holds(j, place);
     if (!start) continue;
     if (whole_node)
       changed_from = std::min(changed_from, profile.reserve_pooled(*start, req.units, duration));
@@ -374,6 +417,7 @@ void Simulator::backfill_schedule() {
       if (whole_node && !room_after(k)) break;
     }
   }
+  if (proven_idle && !to_start.empty()) ++counters_.backfill_idle_proofs_broken;
   for (std::size_t k = 0; k < to_start.size(); ++k) {
     auto pos = std::find_if(eligible_.begin(), eligible_.end(),
                             [&](const EligibleJob& e) { return e.job == to_start[k]; });

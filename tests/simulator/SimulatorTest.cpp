@@ -705,6 +705,38 @@ TEST(Simulator, NeverOversubscribesTheMachineAndNeverStartsBeforeSubmit) {
   }
 }
 
+// A busy machine with what a calibration adds (users with limits and fairshare, bf_max_job_user,
+// a weekly boundary, down windows): each backfill pass proven to start nothing before its queue is
+// ranked is run whole all the same, and starts nothing; the starts are those of a replay that
+// skips them.
+TEST(Simulator, ABackfillPassProvenIdleStartsNothingWhenRunWhole) {
+  std::vector<SimJobSpec> specs = random_jobs(3000, 32, 13);
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    specs[i].user = 1 + static_cast<std::uint32_t>(i % 7);
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(std::move(specs));
+  for (auto mode : {BackfillMode::kSlurm, BackfillMode::kEasy}) {
+    ClusterSpec c = machine(32, mode);
+    c.priority.weight_fairshare = 400;
+    c.user_limits.max_running_jobs = 6;
+    c.user_limits.max_running_nodes = 14;
+    c.scheduler.bf_max_job_user = 3;
+    c.boundaries = std::make_shared<const std::vector<WeeklyBoundaries>>(
+        std::vector<WeeklyBoundaries>{{0, 100 * kWeek, {3 * kDay + 1000}}});
+    c.down = std::make_shared<const std::vector<DownWindow>>(
+        std::vector<DownWindow>{{200000, 210000}, {900000, 905000}});
+    Simulator checked(c, jobs), skipping(c, jobs);
+    checked.check_idle_proofs(true);
+    checked.run_to_completion();
+    skipping.run_to_completion();
+    EXPECT_GT(checked.counters().backfill_passes_proven_idle, 0u) << to_string(mode);
+    EXPECT_EQ(checked.counters().backfill_idle_proofs_broken, 0u) << to_string(mode);
+    EXPECT_EQ(skipping.counters().backfill_passes_proven_idle,
+              checked.counters().backfill_passes_proven_idle);
+    for (SimJobIndex j = 0; j < jobs->size(); ++j)
+      ASSERT_EQ(checked.start_time(j), skipping.start_time(j)) << j << " " << to_string(mode);
+  }
+}
+
 TEST(Simulator, BackfillReducesWaitsOnABusyMachine) {
   auto jobs = std::make_shared<const std::vector<SimJobSpec>>(random_jobs(3000, 32, 9));
   Simulator none(machine(32, BackfillMode::kNone), jobs),

@@ -145,6 +145,9 @@ class Simulator {
   // hidden work left out.
   const std::vector<JobOutcome>& outcomes() const { return outcomes_; }
   void set_recording(bool on) { recording_ = on; }
+  // For tests: a backfill pass proven to start nothing (Counters::backfill_passes_proven_idle)
+  // runs whole all the same, and one that starts a job counts in backfill_idle_proofs_broken.
+  void check_idle_proofs(bool on) { check_idle_proofs_ = on; }
 
   const ClusterSpec& spec() const { return spec_; }
   const SimJobSpec& job(SimJobIndex j) const {  // in the header: every scheduling pass reads it
@@ -168,6 +171,9 @@ class Simulator {
     std::uint64_t main_passes = 0;
     std::uint64_t backfill_passes = 0;
     std::uint64_t backfill_starts = 0;
+    // Passes left before ranking the queue: the plan proves none of its jobs can start now.
+    std::uint64_t backfill_passes_proven_idle = 0;
+    std::uint64_t backfill_idle_proofs_broken = 0;  // check_idle_proofs only
   };
   const Counters& counters() const { return counters_; }
 
@@ -237,6 +243,17 @@ class Simulator {
   // priority and theirs are what a ranking gives them: the pass starts what it would have.
   bool best_cannot_fit();
   void backfill_schedule();
+  // Whole-node mode, with bf_.profile holding the running jobs' plan: whether a backfill pass is
+  // sure to start nothing, before its queue is ranked. The job it tests first (the best within its
+  // user's limits) does not fit now and reserves the plan's earliest start for it; every later
+  // reservation only takes from the plan, so a job without room beside that one has none when
+  // tested. `ranked`: the eligible jobs with their priorities (ranked_eligible).
+  bool no_room_beside_the_top(const std::vector<Ranked>& ranked, Seconds latest_start);
+  // The start `place` (from a not-before time to the plan's earliest start) gives `j`, moved
+  // past each down window ahead (bf_.down_ahead) it would start in and each boundary its limit
+  // would run across, as a backfill pass plans a job.
+  template <class Place>
+  std::optional<Seconds> start_past_holds(SimJobIndex j, const Place& place) const;
   void mark_dirty(bool main_too);
   double priority_of(const SimJobSpec& s, Seconds eligible_since) const;
   // Makes `j` eligible now.
@@ -431,6 +448,7 @@ class Simulator {
   int recent_ends_ = 0;
   int recent_end_pos_ = 0;
   bool recording_ = true;
+  bool check_idle_proofs_ = false;
   std::vector<JobOutcome> outcomes_;
   Counters counters_;
 };
