@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What the segment template (training_jobs/sbatch/gpt-segment.sbatch) asks of the trainer, run
 # outside Slurm with srun replaced by a stub that records the trainer's arguments: a later
-# segment waits for its predecessor in either overlap mode (concurrent: for as long as the
-# predecessor runs), the first segment does not, and a user's own --handoff-timeout stands.
+# segment waits for its predecessor in either overlap mode (concurrent: as long as squeue says
+# the job holding the directory has left, the trainer's default where it lists none), the first
+# segment does not, and a user's own --handoff-timeout stands.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,7 +16,15 @@ cat >"$work/bin/srun" <<'STUB'
 shift 2 # --kill-on-bad-exit=1 and the trainer
 printf '%s\n' "$@" >"$ARGS_OUT"
 STUB
-chmod +x "$work/bin/srun"
+# squeue -h -j JOB -t RUNNING -o %L: the holder's time left, as SQUEUE_LEFT says (none if unset).
+cat >"$work/bin/squeue" <<'STUB'
+#!/bin/sh
+[ -n "${SQUEUE_LEFT:-}" ] && echo "$SQUEUE_LEFT"
+exit 0
+STUB
+chmod +x "$work/bin/srun" "$work/bin/squeue"
+mkdir -p "$work/ckpt"
+echo "pid 123 host node1 job 41" >"$work/ckpt/trainer.lock"
 
 failed=0
 # Runs the template with the given environment; prints the trainer's arguments, one a line.
@@ -36,9 +45,16 @@ timeout_of() { grep -A1 -- '^--handoff-timeout$' <<<"$1" | tail -n +2 | tr '\n' 
 
 a=$(trainer_args MIRAGE_SEGMENT=0)
 expect "first segment waits" "$(waits "$a")" 0
-a=$(trainer_args MIRAGE_SEGMENT=3)
+a=$(trainer_args MIRAGE_SEGMENT=3 SQUEUE_LEFT=1-02:03:04)
 expect "concurrent later segment waits" "$(waits "$a")" 1
-expect "concurrent later segment's wait" "$(timeout_of "$a")" 2592000
+expect "concurrent wait, the holder's time left and 10 minutes" "$(timeout_of "$a")" 94384
+a=$(trainer_args MIRAGE_SEGMENT=3 SQUEUE_LEFT=08:09)
+expect "concurrent wait, minutes and seconds left" "$(timeout_of "$a")" 1089
+a=$(trainer_args MIRAGE_SEGMENT=3 SQUEUE_LEFT=UNLIMITED)
+expect "concurrent wait, a holder without a limit" "$(timeout_of "$a")" 2592600
+a=$(trainer_args MIRAGE_SEGMENT=3)
+expect "concurrent segment whose lock's job Slurm no longer lists waits" "$(waits "$a")" 1
+expect "... for the trainer's default only" "$(timeout_of "$a")" ""
 a=$(trainer_args MIRAGE_SEGMENT=3 MIRAGE_HANDOFF=1)
 expect "hand-off segment waits" "$(waits "$a")" 1
 expect "hand-off segment's wait (the trainer's default)" "$(timeout_of "$a")" ""
