@@ -71,21 +71,24 @@ TEST(CampaignShape, FlagsOverrideTheScriptAsSbatchOptionsAndSayWhichWins) {
 }
 
 // sbatch runs without them (SbatchSubmitter): the user hears which, to move them to the script.
-TEST(CampaignShape, AddNamesTheShellsSbatchVariablesThatSbatchRunsWithout) {
+TEST(CampaignShape, AnAddWhoseShellSetsSbatchVariablesIsRefusedNamingThem) {
   Harness h(config());
   auto r = script_request();
-  r.environment = {"HOME=/home/u", "SBATCH_TIMELIMIT=5", "SBATCH_PARTITION=debug",
+  r.environment = {"HOME=/home/u", "SBATCH_TIMELIMIT=5", "SBATCH_ACCOUNT=proj",
                    "SLURM_CLUSTERS=other"};
-  std::vector<std::string> notes;
-  h.controller->add(r, &notes);
-  ASSERT_EQ(notes.size(), 2u);  // the variables', then which policy (none given) and why
-  EXPECT_EQ(notes[0],
-            "sbatch runs without SBATCH_TIMELIMIT, SBATCH_PARTITION, SLURM_CLUSTERS of this "
-            "environment (they would override the script's #SBATCH lines): put them in the "
-            "script or give them as flags");
-  notes.clear();
-  r.name = "plain";
+  try {
+    h.controller->add(r);
+    ADD_FAILURE() << "added";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "environment: SBATCH_TIMELIMIT, SBATCH_ACCOUNT, SLURM_CLUSTERS set; sbatch "
+                  "reads them over the script's #SBATCH lines"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(h.controller->campaigns().empty());
   r.environment = {"HOME=/home/u"};
+  std::vector<std::string> notes;
   h.controller->add(r, &notes);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].rfind("policy ", 0), 0u) << notes[0];

@@ -92,10 +92,13 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
                     "would time out before it said the job id; remove the line")
              .what());
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
-  if (const std::string dropped = sbatch_input_variables_of(r.environment); !dropped.empty())
-    shape.notes.push_back("sbatch runs without " + dropped +
-                          " of this environment (they would override the script's #SBATCH "
-                          "lines): put them in the script or give them as flags");
+  // Refused, not dropped with a note: an account, QOS or reservation a site asks users to keep
+  // in SBATCH_* would be lost silently (charged elsewhere, or every segment refused).
+  if (const std::string found = sbatch_input_variables_of(r.environment); !found.empty())
+    fail("environment: " + found +
+         " set; sbatch reads them over the script's #SBATCH lines, so the segments would not "
+         "be the job mirage plans: give them as flags or #SBATCH lines, or leave them out of "
+         "this command (env -u NAME mirage campaign add ...)");
   if (config_.time_limit_required && shape.time_limit <= 0)
     fail(
         "time_limit: the simulated cluster has no default time limit; give --time or an "
