@@ -73,6 +73,17 @@ bool reaches_step(TrainerProcess& trainer, const fs::path& progress, std::int64_
   return reached() && trainer.running();
 }
 
+// Whether a trainer started with --handoff-wait comes to wait for its predecessor (false as soon
+// as it exits).
+bool comes_to_wait(TrainerProcess& trainer, const fs::path& progress) {
+  auto waiting = [&] {
+    auto p = read_json(progress);
+    return p && (*p)["state"] == "waiting";
+  };
+  wait_until([&] { return waiting() || !trainer.running(); }, 30s);
+  return waiting() && trainer.running();
+}
+
 float max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
   float worst = 0;
@@ -105,6 +116,10 @@ class TrainerJobTest : public ::testing::Test {
         "0",      "--checkpoint-dir", ckpt.string()};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
+  }
+  // A predecessor that trains for as long as it is let.
+  std::vector<std::string> predecessor_args(const fs::path& ckpt, const fs::path& progress) const {
+    return args(ckpt, {"--steps", "100000", "--batch", "16", "--progress", progress.string()});
   }
 
   fs::path dir_;
@@ -444,19 +459,13 @@ TEST_F(TrainerJobTest, ACheckpointThatVerifiesButDoesNotLoadIsLeftInPlace) {
 TEST_F(TrainerJobTest, ASuccessorStoppedWhileWaitingForItsPredecessorIsNotDone) {
   const fs::path ckpt = dir_ / "ckpt";
   const fs::path first_progress = dir_ / "first.json", second_progress = dir_ / "second.json";
-  TrainerProcess first(
-      args(ckpt, {"--steps", "100000", "--batch", "16", "--progress", first_progress.string()}),
-      {{"SLURM_JOB_ID", "101"}}, dir_ / "first.log");
+  TrainerProcess first(predecessor_args(ckpt, first_progress), {{"SLURM_JOB_ID", "101"}},
+                       dir_ / "first.log");
   ASSERT_TRUE(reaches_step(first, first_progress, 1)) << first.log_text();
   TrainerProcess second(args(ckpt, {"--steps", "100000", "--handoff-wait", "--handoff-timeout",
                                     "600", "--progress", second_progress.string()}),
                         {{"SLURM_JOB_ID", "102"}}, dir_ / "second.log");
-  ASSERT_TRUE(wait_until(
-      [&] {
-        auto p = read_json(second_progress);
-        return (p && (*p)["state"] == "waiting") || !second.running();
-      },
-      30s));
+  ASSERT_TRUE(comes_to_wait(second, second_progress)) << second.log_text();
   second.signal(SIGUSR1);
   EXPECT_EQ(second.wait(30s), std::optional<int>(3)) << second.log_text();
   EXPECT_TRUE(first.running());
@@ -470,9 +479,8 @@ TEST_F(TrainerJobTest, ASuccessorStoppedWhileWaitingForItsPredecessorIsNotDone) 
 TEST_F(TrainerJobTest, HandoffWaitsForPredecessorCheckpoint) {
   const fs::path ckpt = dir_ / "ckpt";
   const fs::path first_progress = dir_ / "first.json", second_progress = dir_ / "second.json";
-  TrainerProcess first(
-      args(ckpt, {"--steps", "100000", "--batch", "16", "--progress", first_progress.string()}),
-      {{"SLURM_JOB_ID", "101"}}, dir_ / "first.log");
+  TrainerProcess first(predecessor_args(ckpt, first_progress), {{"SLURM_JOB_ID", "101"}},
+                       dir_ / "first.log");
   ASSERT_TRUE(reaches_step(first, first_progress, 2)) << first.log_text();
 
   EXPECT_EQ(test::run_trainer(args(ckpt, {"--steps", "100000"}), {}, dir_ / "refused.log"), 3);
@@ -482,13 +490,7 @@ TEST_F(TrainerJobTest, HandoffWaitsForPredecessorCheckpoint) {
            {"--steps", "100000", "--run-steps", "2", "--handoff-wait", "--handoff-timeout", "60",
             "--progress", second_progress.string(), "--metrics", (dir_ / "second.jsonl").string()}),
       {{"SLURM_JOB_ID", "102"}}, dir_ / "second.log");
-  ASSERT_TRUE(wait_until(
-      [&] {
-        auto p = read_json(second_progress);
-        return (p && (*p)["state"] == "waiting") || !second.running();
-      },
-      30s));
-  ASSERT_TRUE(second.running()) << second.log_text();
+  ASSERT_TRUE(comes_to_wait(second, second_progress)) << second.log_text();
   std::this_thread::sleep_for(500ms);
   EXPECT_TRUE(second.running());
   EXPECT_TRUE(first.running());
