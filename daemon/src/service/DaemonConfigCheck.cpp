@@ -18,6 +18,7 @@
 #include "mirage/daemon/service/Daemon.h"
 #include "mirage/daemon/service/DaemonConfig.h"
 #include "mirage/daemon/slurm/SbatchSubmitter.h"
+#include "mirage/daemon/store/CampaignStore.h"
 #include "store/PathChecks.h"
 
 namespace mirage::daemon {
@@ -165,7 +166,7 @@ class Checker {
 
   // SQLite's companions of the database file, and the simulated cluster kept beside it.
   static bool is_store_file(const fs::path& p, const fs::path& store) {
-    for (const char* suffix : {"-wal", "-shm", "-journal"})
+    for (const char* suffix : kSqliteCompanionSuffixes)
       if (p == fs::path(store.string() + suffix)) return true;
     return p == fs::path(simulated_cluster_path(store.string()));
   }

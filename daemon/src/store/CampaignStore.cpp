@@ -277,9 +277,9 @@ CampaignStore::CampaignStore(const std::string& path) : path_(path) {
 }
 
 void CampaignStore::create(const std::string& path) {
-  const std::string staging = path + ".new";
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-    std::filesystem::remove(staging + suffix);
+  const std::string staging = staging_path(path);
+  std::filesystem::remove(staging);
+  for (const char* suffix : kSqliteCompanionSuffixes) std::filesystem::remove(staging + suffix);
   try {
     db_ = std::make_unique<sql::Database>(staging);
     configure(*db_);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "mirage/core/Time.h"
 #include "mirage/daemon/store/CampaignStore.h"
@@ -35,13 +36,12 @@ std::optional<std::string> out_is_the_stores(const std::string& store, const std
   std::error_code ec;
   const std::filesystem::path real = std::filesystem::weakly_canonical(store, ec);
   const std::string sqlite_base = ec ? store : real.string();
-  const std::pair<std::string, const char*> own[] = {
+  std::vector<std::pair<std::string, std::string>> own = {
       {store, "the store"},
-      {sqlite_base + "-wal", "the store's -wal file"},
-      {sqlite_base + "-shm", "the store's -shm file"},
-      {sqlite_base + "-journal", "the store's journal"},
       {StoreLock::lock_path(store), "the store's lock file"},
-      {store + ".new", "the store being made"}};
+      {CampaignStore::staging_path(store), "the store being made"}};
+  for (const char* suffix : kSqliteCompanionSuffixes)
+    own.emplace_back(sqlite_base + suffix, std::string("the store's ") + suffix + " file");
   for (const auto& [path, what] : own)
     if (same_file(out, path))
       return "cannot write the trace to " + out + ": it is " + path + ", " + what + " (store " +

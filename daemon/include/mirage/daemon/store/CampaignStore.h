@@ -77,8 +77,15 @@ struct WaitPredictionRecord {
   Seconds wait = kUnknownTime;  // started - queued_at; kUnknownTime until it starts
 };
 
+// The files SQLite keeps beside a database file (write-ahead log, its shared memory, a rollback
+// journal): named by the database's path and one of these.
+inline constexpr const char* kSqliteCompanionSuffixes[] = {"-wal", "-shm", "-journal"};
+
 class CampaignStore {
  public:
+  // Where a store at `path` is made before it is renamed into place whole.
+  static std::string staging_path(const std::string& path) { return path + ".new"; }
+
   // Opens (creating if needed) the store at `path`; ":memory:" for a throwaway one. Refuses a
   // file that is not a mirage store: an empty one, or another program's SQLite database.
   explicit CampaignStore(const std::string& path);
