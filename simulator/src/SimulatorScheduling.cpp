@@ -120,21 +120,12 @@ void Simulator::main_schedule() {
   if (spec_.allocation == AllocationMode::kWholeNode && best_cannot_fit()) return;
   while (!eligible_.empty() &&
          (spec_.allocation != AllocationMode::kWholeNode || free_nodes_ > 0)) {
-    // The best job within its user's limits; the limits looked up only for a job that would be
-    // the best.
     const std::vector<Ranked>& ranked = ranked_eligible();
-    std::size_t best = eligible_.size();
-    Ranked best_r{};
-    for (std::size_t i = 0; i < ranked.size(); ++i) {
-      const Ranked& r = ranked[i];
-      if (best != eligible_.size() && !before(r, best_r)) continue;
-      if (over_user_limit(r.user, r.nodes)) continue;
-      best = i;
-      best_r = r;
-    }
+    const std::size_t best = best_within_limits(ranked);
     // A job that would run across a boundary waits for it, and blocks the rest as one that does
     // not fit does: backfill starts what ends before the boundary.
-    if (best == eligible_.size()) break;
+    if (best == ranked.size()) break;
+    const Ranked best_r = ranked[best];
     if (!fits_now(job(best_r.job)) || runs_across_boundary(best_r.job, now_)) {
       main_blocker_ = best_r.job;
       break;
@@ -220,15 +211,24 @@ std::optional<Seconds> Simulator::start_past_holds(SimJobIndex j, const Place& p
   return start;
 }
 
+std::size_t Simulator::best_within_limits(const std::vector<Ranked>& ranked) const {
+  std::size_t best = ranked.size();
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    if ((best == ranked.size() || before(ranked[i], ranked[best])) &&
+        !over_user_limit(ranked[i].user, ranked[i].nodes))
+      best = i;
+  return best;
+}
+
 bool Simulator::no_room_beside_the_top(const std::vector<Ranked>& ranked, Seconds latest_start) {
   // The pass passes over the jobs before it (their users' limits hold them) without planning
   // them, and tests it first whatever bf_max_job_user (its user's first).
-  const Ranked* top = nullptr;
-  for (const Ranked& r : ranked)
-    if ((!top || before(r, *top)) && !over_user_limit(r.user, r.nodes)) top = &r;
+  const std::size_t best = best_within_limits(ranked);
+  if (best == ranked.size()) return false;
+  const Ranked* top = &ranked[best];
   const AvailabilityProfile& profile = bf_.profile;
   const int free_now = profile.free_now(0);
-  if (!top || spec_.scheduler.bf_max_job_test < 1 || top->nodes <= free_now) return false;
+  if (spec_.scheduler.bf_max_job_test < 1 || top->nodes <= free_now) return false;
   const std::optional<Seconds> start = start_past_holds(top->job, [&](Seconds not_before) {
     return profile.earliest_start_pooled(top->nodes, top->planned, latest_start, not_before);
   });

@@ -82,7 +82,7 @@ class AvailabilityProfile {
   // One slot: the units free at `t` (not before now).
   int free_at(Seconds t) const {
     const auto it = std::upper_bound(times_.begin(), times_.end(), t);
-    return free_[static_cast<std::size_t>(it - times_.begin()) - 1];
+    return at(static_cast<std::size_t>(it - times_.begin()) - 1, 0);
   }
   // Units free on `slot` right now.
   int free_now(int slot) const { return free_[slot]; }

@@ -249,6 +249,10 @@ class Simulator {
   // reservation only takes from the plan, so a job without room beside that one has none when
   // tested. `ranked`: the eligible jobs with their priorities (ranked_eligible).
   bool no_room_beside_the_top(const std::vector<Ranked>& ranked, Seconds latest_start);
+  // The index in `ranked` of the best job its user's limits let start (the limits looked up only
+  // for a job that would be the best), or ranked.size() where there is none: the main pass starts
+  // it next, a backfill pass tests it first.
+  std::size_t best_within_limits(const std::vector<Ranked>& ranked) const;
   // The start `place` (from a not-before time to the plan's earliest start) gives `j`, moved
   // past each down window ahead (bf_.down_ahead) it would start in and each boundary its limit
   // would run across, as a backfill pass plans a job.
