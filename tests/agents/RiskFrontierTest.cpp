@@ -1,18 +1,18 @@
 // The risk frontier saved for the daemon: written, read back, and chosen from.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 
 #include "mirage/agents/RiskFrontier.h"
 #include "mirage/core/Error.h"
+#include "support/TempDir.h"
 
 namespace mirage {
 namespace {
 
 std::string temp_file(const std::string& name) {
-  return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-" + name;
+  return test::temp_file(name);
 }
 
 // What reading `path` throws ("" when it reads).

@@ -1,7 +1,6 @@
 // The successor's wait as a distribution conditioned on the queue, the quantile policy that reads
 // it, and the check of its intervals.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/core/Error.h"
+#include "support/TempDir.h"
 
 namespace mirage {
 namespace {
@@ -63,7 +63,7 @@ WaitDistributionSpec one_node_chain() {
 }
 
 std::string temp_file(const std::string& name) {
-  return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-" + name;
+  return test::temp_file(name);
 }
 
 TEST(WaitDistribution, RealWaitsAreGroupedByTheWaitTheQueuePlanned) {

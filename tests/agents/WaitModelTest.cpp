@@ -2,7 +2,6 @@
 // lines that refuse a bad one, the rows it is fitted on, the predictor interface `quantile` and
 // the daemon read, and the figures `trace waits --check` prints.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <functional>
@@ -16,6 +15,7 @@
 #include "mirage/agents/WaitDistribution.h"
 #include "mirage/agents/WaitModel.h"
 #include "mirage/core/Error.h"
+#include "support/TempDir.h"
 
 namespace mirage {
 namespace {
@@ -23,7 +23,7 @@ namespace {
 constexpr Seconds kT0 = test::kWaitFitStart;
 
 std::string temp_file(const std::string& name) {
-  return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-wm-" + name;
+  return test::temp_file(name);
 }
 
 DenseLayer random_layer(int inputs, int outputs, std::mt19937& rng, float spread) {

@@ -3,7 +3,6 @@
 // the blend leans on whichever of the network and the binned distribution states the tail's
 // waits better. The model file carries it, and refuses a tail it cannot read.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <random>
@@ -14,6 +13,7 @@
 #include "mirage/agents/WaitModel.h"
 #include "mirage/agents/WaitTail.h"
 #include "mirage/core/Error.h"
+#include "support/TempDir.h"
 
 namespace mirage {
 namespace {
@@ -120,7 +120,7 @@ TEST(WaitTail, TheBlendLeansOnWhicheverStatesTheTailsWaitsBetter) {
 }
 
 std::string temp_file(const std::string& name) {
-  return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "-tail-" + name;
+  return test::temp_file(name);
 }
 
 WaitNet constant_net() {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "FakeSlurmClient.h"
+#include "TempDir.h"
 #include "mirage/agents/PolicyRegistry.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
 #include "mirage/daemon/slurm/SnapshotBuilder.h"
@@ -21,23 +22,7 @@
 
 namespace mirage::daemon::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "mirage-test-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = mirage::test::TempDir;
 
 // An executable shell script `name` in `dir` running `body`, standing in for a Slurm command.
 inline std::string fake_program(const TempDir& dir, const std::string& name,
