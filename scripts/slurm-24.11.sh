@@ -11,12 +11,14 @@
 #   scripts/slurm-24.11.sh --build-only   the build alone: no tarball, no tests
 #   scripts/slurm-24.11.sh --shell        a shell in the root, the repository at /src
 # Idempotent and cached: the root, its packages and build-slurm24.11/ inside it are reused; only
-# what changed is built again. The suites take the machine's test-cluster lock
-# (/tmp/mirage-slurm-cluster.lock, as tests/slurm/cluster.sh does), so they never overlap this
-# machine's own Slurm cluster tests (fixed ports).
+# what changed is built again. The suites take the test-cluster lock of their ports (as
+# tests/slurm/cluster.sh does), so they never overlap another cluster on those ports: by default
+# this machine's own Slurm cluster tests' (/tmp/mirage-slurm-cluster.lock); with
+# MIRAGE_SLURM24_PORT_OFFSET=N every port of the root's clusters is N higher and the lock is
+# /tmp/mirage-slurm-cluster-N.lock, so they run beside this machine's own (.ci/run does).
 # Environment: MIRAGE_SLURM24_DIR (default /var/tmp/mirage-slurm24.11: the root, logs, timings),
 # MIRAGE_DEBIAN_MIRROR (default http://deb.debian.org/debian), MIRAGE_JOBS (build jobs),
-# MIRAGE_SLURM24_SUITES (which suites).
+# MIRAGE_SLURM24_SUITES (which suites), MIRAGE_SLURM24_PORT_OFFSET (default 0).
 # Needs root and debootstrap (scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +28,11 @@ root="$base/root"
 mirror="${MIRAGE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 jobs="${MIRAGE_JOBS:-$(nproc)}"
 build=/build-slurm24.11
-lock_file="${MIRAGE_SLURM_LOCK:-/tmp/mirage-slurm-cluster.lock}"
+port_offset="${MIRAGE_SLURM24_PORT_OFFSET:-0}"
+[[ "$port_offset" =~ ^[0-9]+$ ]] || { echo "slurm-24.11: MIRAGE_SLURM24_PORT_OFFSET must be a number, got '$port_offset'" >&2; exit 2; }
+default_lock=/tmp/mirage-slurm-cluster.lock
+[ "$port_offset" -eq 0 ] || default_lock="/tmp/mirage-slurm-cluster-$port_offset.lock"
+lock_file="${MIRAGE_SLURM_LOCK:-$default_lock}"
 mode="${1:-all}"
 case "$mode" in all | --build-only | --shell) ;; *) echo "slurm-24.11: unknown argument '$mode'" >&2; exit 2 ;; esac
 
@@ -96,7 +102,7 @@ grep -qw localhost "$root/etc/hosts" 2>/dev/null || echo "127.0.0.1 localhost" >
 in_root() {
   chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HOME=/root LANG=C.UTF-8 TZ=UTC CI="${CI:-}" DEBIAN_FRONTEND=noninteractive \
-    CCACHE_DIR=/var/cache/mirage-ccache "$@"
+    CCACHE_DIR=/var/cache/mirage-ccache MIRAGE_SLURM_PORT_OFFSET="$port_offset" "$@"
 }
 
 # The packages, again only when the list changed.
@@ -146,7 +152,7 @@ stage package
 (. tests/package/site_root.sh && site_root trixie) >"$base/site-root.log" 2>&1 9>&- &
 site_root_pid=$!
 
-# The root's clusters bind this machine's ports: hold the machine's lock while they run.
+# The root's clusters bind this machine's ports: hold their ports' lock while they run.
 # The descriptor is closed for everything the root runs, so no daemon started there keeps the lock.
 lock_wait="${MIRAGE_SLURM_LOCK_WAIT:-1800}"
 exec 9>>"$lock_file"

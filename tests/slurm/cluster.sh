@@ -20,7 +20,10 @@
 #   MIRAGE_SLURM_START_TIMEOUT seconds to wait for all nodes to be idle (default 30)
 #   MIRAGE_SLURM_DBD_PORT      with --accounting: slurmdbd's port (default 16819); MariaDB listens
 #                              on 127.0.0.1 at this port + 1000
-#   MIRAGE_SLURM_LOCK          the machine's test-cluster lock (default /tmp/mirage-slurm-cluster.lock)
+#   MIRAGE_SLURM_PORT_OFFSET   added to every port above (default 0): a second family of clusters
+#                              (scripts/slurm-24.11.sh's root) running beside this machine's own
+#   MIRAGE_SLURM_LOCK          the test-cluster lock of these ports (default
+#                              /tmp/mirage-slurm-cluster.lock; -OFFSET before .lock with an offset)
 #   MIRAGE_SLURM_LOCK_WAIT     seconds start waits for it (default 1800)
 #   MIRAGE_SLURM_LOCK_HELD     set: the caller holds that lock already, start takes none
 #
@@ -31,7 +34,7 @@
 # `capped` (at most one node per user running) that root may ask for.
 #
 # Slurm 22.05 (Debian 12) and 24.11 (Debian 13, scripts/slurm-24.11.sh) are supported: slurm.conf
-# leaves out what the installed release no longer knows. Every cluster on this machine shares
+# leaves out what the installed release no longer knows. Every cluster of one port offset shares
 # fixed ports, so start takes the lock MIRAGE_SLURM_LOCK (flock) and a small holder process keeps
 # it until stop, or until slurmctld has been gone for two minutes.
 #
@@ -46,7 +49,7 @@ die() {
 note() { echo "cluster.sh: $*" >&2; }
 
 usage() {
-  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 cmd="${1:-}"
@@ -62,7 +65,11 @@ ctld_port="${MIRAGE_SLURM_CTLD_PORT:-16817}"
 node_port="${MIRAGE_SLURM_NODE_PORT:-17001}"
 start_timeout="${MIRAGE_SLURM_START_TIMEOUT:-30}"
 dbd_port="${MIRAGE_SLURM_DBD_PORT:-16819}"
-lock_file="${MIRAGE_SLURM_LOCK:-/tmp/mirage-slurm-cluster.lock}"
+port_offset="${MIRAGE_SLURM_PORT_OFFSET:-0}"
+[[ "$port_offset" =~ ^[0-9]+$ ]] || die "MIRAGE_SLURM_PORT_OFFSET must be a number, got '$port_offset'"
+default_lock=/tmp/mirage-slurm-cluster.lock
+[ "$port_offset" -eq 0 ] || default_lock="/tmp/mirage-slurm-cluster-$port_offset.lock"
+lock_file="${MIRAGE_SLURM_LOCK:-$default_lock}"
 lock_wait="${MIRAGE_SLURM_LOCK_WAIT:-1800}"
 accounting=0
 sched_overrides=()
@@ -93,7 +100,12 @@ done
 [[ "$ctld_port" =~ ^[0-9]+$ ]] || die "--ctld-port must be a number, got '$ctld_port'"
 [[ "$node_port" =~ ^[0-9]+$ ]] || die "--node-port must be a number, got '$node_port'"
 [[ "$dbd_port" =~ ^[0-9]+$ ]] || die "MIRAGE_SLURM_DBD_PORT must be a number, got '$dbd_port'"
+ctld_port=$((ctld_port + port_offset))
+node_port=$((node_port + port_offset))
+dbd_port=$((dbd_port + port_offset))
 db_port=$((dbd_port + 1000))
+[ "$db_port" -le 65535 ] && [ $((node_port + nodes)) -le 65535 ] ||
+  die "ports beyond 65535: MIRAGE_SLURM_PORT_OFFSET=$port_offset is too large"
 case "$dir" in
   /*) ;;
   *) dir="$(pwd)/$dir" ;;
