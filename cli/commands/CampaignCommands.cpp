@@ -480,7 +480,9 @@ void register_campaign_commands(CLI::App& app) {
   auto a = std::make_shared<AddOptions>();
   CLI::App* add = campaign->add_subcommand("add", "Register a campaign with the daemon");
   add->add_option("--name", a->name, "Campaign name (jobs are named NAME-s<segment>)")->required();
-  add->add_option("--script", a->script, "Batch script each segment runs (read now, sent whole)")
+  add->add_option("--script", a->script,
+                  "Batch script each segment runs (read now, sent whole; mirage orders the "
+                  "segments, so no #SBATCH --hold or --dependency)")
       ->required()
       ->check(CLI::ExistingFile);
   add->add_option("--segments", a->segments,

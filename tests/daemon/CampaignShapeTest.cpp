@@ -191,6 +191,21 @@ TEST(CampaignShape, AScriptWithWhichSbatchWaitsForTheJobIsRefusedNamingTheLine) 
       "does not return until the job ends");
 }
 
+// A held segment would stay JobHeldUser with nothing to release it; a script's dependency would
+// be kept on every retry and fallback, and refused once its job has left slurmctld.
+TEST(CampaignShape, AScriptThatHoldsItsJobOrOrdersItBehindAnotherIsRefusedNamingTheLine) {
+  expect_refused_naming_the_line(
+      {{"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --hold\n", ":3: field '#SBATCH --hold'"},
+       {"#!/bin/bash\n#SBATCH -HQ\n", ":2: field '#SBATCH -HQ'"}},
+      "nothing would release it: mirage orders the segments itself");
+  expect_refused_naming_the_line(
+      {{"#!/bin/bash\n#SBATCH --dependency=afterany:12\n",
+        ":2: field '#SBATCH --dependency=afterany:12'"},
+       {"#!/bin/bash\n#SBATCH -N 1\n#SBATCH -d afterok:7\n", ":3: field '#SBATCH -d'"}},
+      "mirage orders the segments itself; for a job the training needs first (a preparation "
+      "job), add the campaign once that job has finished");
+}
+
 TEST(CampaignShape, TheSimulatedClusterNeedsATimeLimitFromTheFlagsOrTheScript) {
   auto cfg = config();
   cfg.time_limit_required = true;

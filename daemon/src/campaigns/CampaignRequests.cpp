@@ -91,6 +91,18 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
                     "sbatch --wait does not return until the job ends: the daemon's sbatch call "
                     "would time out before it said the job id; remove the line")
              .what());
+  // A held segment stays pending (JobHeldUser) with nothing to release it; a dependency is kept
+  // on every retry and fallback, and once its job has left slurmctld sbatch refuses it.
+  if (const auto& d = directives.held_or_dependent)
+    fail(InputError({script_name, d->line, "#SBATCH " + d->text},
+                    d->value == "hold"
+                        ? "sbatch --hold submits the job held, and nothing would release it: "
+                          "mirage orders the segments itself; remove the line"
+                        : "sbatch --dependency would be kept on every segment and retry, and is "
+                          "refused once its job has left the controller: mirage orders the "
+                          "segments itself; for a job the training needs first (a preparation "
+                          "job), add the campaign once that job has finished")
+             .what());
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
   // Refused, not dropped with a note: an account, QOS or reservation a site asks users to keep
   // in SBATCH_* would be lost silently (charged elsewhere, or every segment refused).
