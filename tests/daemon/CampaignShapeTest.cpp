@@ -94,6 +94,17 @@ TEST(CampaignShape, AnAddWhoseShellSetsSbatchVariablesIsRefusedNamingThem) {
   EXPECT_EQ(notes[0].rfind("policy ", 0), 0u) << notes[0];
 }
 
+// SLURM_HINT is sbatch's --hint as SBATCH_HINT is (sbatch.1, INPUT ENVIRONMENT VARIABLES): a
+// shell's "nomultithread" would change the job's CPUs behind the script's back.
+TEST(CampaignShape, AnAddWhoseShellSetsSlurmHintIsRefusedNamingIt) {
+  Harness h(config());
+  auto r = script_request();
+  r.environment = {"HOME=/home/u", "SLURM_HINT=nomultithread"};
+  const std::string e = refusal_of(*h.controller, r);
+  EXPECT_NE(e.find("environment: SLURM_HINT set; sbatch reads them over"), std::string::npos) << e;
+  EXPECT_TRUE(h.controller->campaigns().empty());
+}
+
 TEST(CampaignShape, TheDaemonsPartitionAndAccountStandInOnlyWhereTheScriptNamesNone) {
   auto cfg = config();
   cfg.partition = "batch";

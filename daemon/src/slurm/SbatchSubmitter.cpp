@@ -140,7 +140,8 @@ std::string export_value(const SubmitRequest& r) {
 }  // namespace
 
 bool is_sbatch_input_variable(std::string_view entry) {
-  return entry.rfind("SBATCH_", 0) == 0 || entry.rfind("SLURM_CLUSTERS=", 0) == 0;
+  return entry.rfind("SBATCH_", 0) == 0 || entry.rfind("SLURM_CLUSTERS=", 0) == 0 ||
+         entry.rfind("SLURM_HINT=", 0) == 0;
 }
 
 bool executable_file(const std::string& path) {
