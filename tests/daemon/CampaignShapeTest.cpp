@@ -105,6 +105,35 @@ TEST(CampaignShape, AnAddWhoseShellSetsSlurmHintIsRefusedNamingIt) {
   EXPECT_TRUE(h.controller->campaigns().empty());
 }
 
+// Added from inside a job (a segment adding the next campaign): the outer job's SLURM_* would
+// reach each segment, and srun there would read SLURM_NTASKS or SLURM_MEM_PER_NODE as its own.
+TEST(CampaignShape, AnAddFromInsideAJobLeavesOutThatJobsSlurmVariablesSayingWhich) {
+  Harness h(config());
+  auto r = script_request();
+  const std::vector<std::string> own = {"HOME=/home/u", "SLURM_CONF=/etc/slurm/slurm.conf",
+                                        "SLURM_TIME_FORMAT=relative", "SLURM_MPI_TYPE=pmix"};
+  r.environment = own;
+  for (const char* e : {"SLURM_JOB_ID=77", "SLURM_NTASKS=8", "SLURM_MEM_PER_NODE=1000",
+                        "SLURM_CPUS_PER_TASK=4", "SLURM_STEP_ID=0", "SLURM_NNODES=2",
+                        "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_NTASKS_PER_NODE=4"})
+    r.environment.push_back(e);
+  std::vector<std::string> notes;
+  const auto id = h.controller->add(r, &notes).spec.id;
+  EXPECT_EQ(h.campaign(id).environment, own);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_EQ(notes[0],
+            "environment: left out SLURM_JOB_ID, SLURM_NTASKS, SLURM_MEM_PER_NODE, "
+            "SLURM_CPUS_PER_TASK, SLURM_STEP_ID, SLURM_NNODES, SLURM_TASKS_PER_NODE, "
+            "SLURM_NTASKS_PER_NODE: Slurm set them for job 77, in which this command ran; each "
+            "segment gets its own job's");
+  // Outside a job they are the user's own settings, kept.
+  r.name = "gpt2";
+  r.environment = own;
+  r.environment.push_back("SLURM_NTASKS=8");
+  const auto second = h.controller->add(r).spec.id;
+  EXPECT_EQ(h.campaign(second).environment.back(), "SLURM_NTASKS=8");
+}
+
 TEST(CampaignShape, TheDaemonsPartitionAndAccountStandInOnlyWhereTheScriptNamesNone) {
   auto cfg = config();
   cfg.partition = "batch";

@@ -16,6 +16,7 @@
 #include "mirage/daemon/campaigns/DefaultPolicy.h"
 #include "mirage/daemon/campaigns/DoneFile.h"
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
+#include "mirage/daemon/slurm/JobEnvironment.h"
 #include "mirage/daemon/slurm/SbatchSubmitter.h"
 
 namespace mirage::daemon {
@@ -26,13 +27,26 @@ std::string hours_text(double hours) {
   return format_short_duration(static_cast<Seconds>(std::llround(hours * kHour)));
 }
 
+// "A, B, C".
+std::string comma_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 // The names of the environment's sbatch input variables, in order: "SBATCH_QOS, SBATCH_GRES".
 std::string sbatch_input_variables_of(const std::vector<std::string>& environment) {
-  std::string names;
+  std::vector<std::string> names;
   for (const auto& e : environment)
-    if (is_sbatch_input_variable(e))
-      names += (names.empty() ? "" : ", ") + e.substr(0, e.find('='));
-  return names;
+    if (is_sbatch_input_variable(e)) names.push_back(e.substr(0, e.find('=')));
+  return comma_list(names);
+}
+
+// The environment's SLURM_JOB_ID value: the job `campaign add` ran in.
+std::string job_id_of(const std::vector<std::string>& environment) {
+  for (const auto& e : environment)
+    if (e.rfind("SLURM_JOB_ID=", 0) == 0) return e.substr(13);
+  return "";
 }
 
 }  // namespace
@@ -111,6 +125,16 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
          " set; sbatch reads them over the script's #SBATCH lines, so the segments would not "
          "be the job mirage plans: give them as flags or #SBATCH lines, or leave them out of "
          "this command (env -u NAME mirage campaign add ...)");
+  // Added from inside a job (a segment adding the next campaign): that job's description would
+  // reach each segment through --export=ALL where its own options set none, and srun there reads
+  // some of it (SLURM_NTASKS, SLURM_MEM_PER_NODE, SLURM_CPUS_PER_TASK) as its own input.
+  std::vector<std::string> dropped;
+  const std::string outer_job = job_id_of(r.environment);
+  r.environment = without_outer_job_variables(std::move(r.environment), dropped);
+  if (!dropped.empty())
+    shape.notes.push_back("environment: left out " + comma_list(dropped) +
+                          ": Slurm set them for job " + outer_job +
+                          ", in which this command ran; each segment gets its own job's");
   if (config_.time_limit_required && shape.time_limit <= 0)
     fail(
         "time_limit: the simulated cluster has no default time limit; give --time or an "
