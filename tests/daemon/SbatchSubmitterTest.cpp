@@ -135,6 +135,29 @@ TEST(SbatchSubmitter, TheJobGetsTheEnvironmentTheScriptsExportLineAsksForWithMir
             "--export=ALL,EDITOR=vi,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
 }
 
+// sbatch applies the list in order: a shell's MIRAGE_CKPT_DIR named again after the script's
+// MIRAGE_CKPT_DIR=/ckpt/B would put campaign B in campaign A's checkpoints. The daemon's own
+// names still come last, over the script's.
+TEST(SbatchSubmitter, AUsersOwnMirageValueInTheScriptsExportListIsNotReplacedByTheShells) {
+  SubmitRequest r;
+  r.comment = "mirage:00000001:1:1:1";
+  r.environment = {"MIRAGE_CKPT_DIR=/ckpt/A", "MIRAGE_SEGMENT=3", "MIRAGE_DONE_FILE=/s/done"};
+  auto export_of = [&](const std::string& script) {
+    r.script = script;
+    for (const auto& a : SbatchSubmitter::arguments(r))
+      if (a.rfind("--export", 0) == 0) return a;
+    return std::string("(none)");
+  };
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=ALL,MIRAGE_CKPT_DIR=/ckpt/B\nsrun a\n"),
+            "--export=ALL,MIRAGE_CKPT_DIR=/ckpt/B,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=HOME,MIRAGE_CKPT_DIR\nsrun a\n"),
+            "--export=HOME,MIRAGE_CKPT_DIR,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=ALL,MIRAGE_SEGMENT=9\nsrun a\n"),
+            "--export=ALL,MIRAGE_SEGMENT=9,MIRAGE_CKPT_DIR,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=ALL\nsrun a\n"),
+            "--export=ALL,MIRAGE_CKPT_DIR,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+}
+
 TEST(SbatchSubmitter, ReadsAFederatedIdAfterWarnings) {
   TempDir dir;
   const auto s = submitter(fake_sbatch(dir, "echo 'sbatch: warning: odd' >&2; echo '77;cluster'"));

@@ -1,9 +1,15 @@
 #include "mirage/daemon/slurm/JobEnvironment.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace mirage::daemon {
 namespace {
+
+// The variables the daemon gives each segment (MIRAGE_HANDOFF only in hand-off mode).
+constexpr std::string_view kDaemonVariables[] = {
+    "MIRAGE_CAMPAIGN_ID", "MIRAGE_CAMPAIGN_NAME", "MIRAGE_SEGMENT", "MIRAGE_SEGMENTS",
+    "MIRAGE_ATTEMPT",     "MIRAGE_DONE_FILE",     "MIRAGE_HANDOFF"};
 
 // What Slurm sets in a batch job and in its steps (sbatch.1 and srun.1 of 22.05 and 24.11,
 // OUTPUT ENVIRONMENT VARIABLES), as whole names...
@@ -46,7 +52,42 @@ bool contains(const auto& list, std::string_view name) {
   return std::find(std::begin(list), std::end(list), name) != std::end(list);
 }
 
+// The entries of an --export list, split at the commas outside quotes (sbatch's
+// find_quote_token); a whole entry in quotes loses them.
+std::vector<std::string> export_entries(std::string_view list) {
+  std::vector<std::string> out;
+  std::string cur;
+  char quote = 0;
+  for (const char c : list) {
+    if (quote) {
+      quote = c == quote ? 0 : quote;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == ',') {
+      out.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  out.push_back(cur);
+  for (auto& e : out)
+    if (e.size() >= 2 && (e.front() == '\'' || e.front() == '"') && e.back() == e.front())
+      e = e.substr(1, e.size() - 2);
+  return out;
+}
+
+std::string upper(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
 }  // namespace
+
+bool is_daemon_variable(std::string_view entry) {
+  return contains(kDaemonVariables, name_of(entry));
+}
 
 bool is_job_scoped_variable(std::string_view entry) {
   const std::string_view name = name_of(entry);
@@ -71,6 +112,24 @@ std::vector<std::string> without_outer_job_variables(std::vector<std::string> en
     else
       kept.push_back(std::move(e));
   return kept;
+}
+
+std::string export_value(std::string_view asked, const std::vector<std::string>& environment) {
+  if (asked.empty()) return "ALL";
+  std::vector<std::string> given;  // the names the list gives a value or the shell's value
+  for (const auto& e : export_entries(asked)) given.emplace_back(name_of(e));
+  std::vector<std::string> names;
+  for (const auto& e : environment) {
+    if (e.rfind("MIRAGE_", 0) != 0) continue;
+    const std::string name(name_of(e));
+    if (contains(names, name) || (!is_daemon_variable(e) && contains(given, name))) continue;
+    names.push_back(name);
+  }
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
+  const std::string mode = upper(asked);
+  if (mode == "NONE" || mode == "NIL") return list.empty() ? std::string(asked) : list;
+  return list.empty() ? std::string(asked) : std::string(asked) + "," + list;
 }
 
 }  // namespace mirage::daemon
