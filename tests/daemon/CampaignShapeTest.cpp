@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "TestSupport.h"
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/slurm/SbatchSubmitter.h"
 
 namespace mirage::daemon {
 namespace {
@@ -132,6 +134,29 @@ TEST(CampaignShape, AnAddFromInsideAJobLeavesOutThatJobsSlurmVariablesSayingWhic
   r.environment.push_back("SLURM_NTASKS=8");
   const auto second = h.controller->add(r).spec.id;
   EXPECT_EQ(h.campaign(second).environment.back(), "SLURM_NTASKS=8");
+}
+
+// --no-export-env is sbatch --export=NONE on the command line (over the script's own --export
+// line), with the daemon's MIRAGE_* names: the job loads the login environment on its node
+// instead of an environment of the daemon's variables alone.
+TEST(CampaignShape, NoExportEnvSubmitsExportNoneWithTheDaemonsNamesOverTheScriptsLine) {
+  Harness h(config());
+  const nlohmann::json asked = {
+      {"name", "gpt"},
+      {"script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --export=ALL\nsrun train\n"},
+      {"segments", 2},
+      {"environment", {"PATH=/usr/bin", "MIRAGE_CKPT_DIR=/ckpt/A"}},
+      {"export_environment", false}};
+  const auto id = h.controller->add(parse_campaign_request(asked)).spec.id;
+  EXPECT_TRUE(h.campaign(id).environment.empty());
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 1u);
+  std::vector<std::string> exports;
+  for (const auto& a : SbatchSubmitter::arguments(h.slurm.submissions()[0].request))
+    if (a.rfind("--export", 0) == 0) exports.push_back(a);
+  EXPECT_EQ(exports, (std::vector<std::string>{
+                         "--export=MIRAGE_CAMPAIGN_ID,MIRAGE_CAMPAIGN_NAME,MIRAGE_SEGMENT,"
+                         "MIRAGE_SEGMENTS,MIRAGE_ATTEMPT,MIRAGE_DONE_FILE"}));
 }
 
 TEST(CampaignShape, TheDaemonsPartitionAndAccountStandInOnlyWhereTheScriptNamesNone) {

@@ -118,6 +118,8 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
                           "job), add the campaign once that job has finished")
              .what());
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
+  // --no-export-env: nothing of the add's environment reaches sbatch or the job.
+  if (!r.export_environment) r.environment.clear();
   // Refused, not dropped with a note: an account, QOS or reservation a site asks users to keep
   // in SBATCH_* would be lost silently (charged elsewhere, or every segment refused).
   if (const std::string found = sbatch_input_variables_of(r.environment); !found.empty())
@@ -227,6 +229,9 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   rec.account = shape.account.empty() ? config_.account : shape.account;
   rec.qos = shape.qos;
   rec.sbatch_options = std::move(shape.sbatch_options);
+  // On sbatch's command line, over the script's --export line (SbatchSubmitter adds the daemon's
+  // MIRAGE_* names to it).
+  if (!r.export_environment) rec.sbatch_options.push_back("--export=NONE");
   rec.spec.overlap = r.overlap;
   rec.spec.handoff_grace = r.handoff_grace;
   rec.script_path = r.script_path;

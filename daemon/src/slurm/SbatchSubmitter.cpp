@@ -159,13 +159,16 @@ std::vector<std::string> SbatchSubmitter::arguments(const SubmitRequest& r) {
   std::vector<std::string> args{"--parsable"};
   if (!r.name.empty()) args.push_back("--job-name=" + r.name);
   args.push_back("--comment=" + r.comment);
-  // The command line's --export replaces the script's: it says the script's, with the segment's
-  // MIRAGE_* names beside it.
+  // The command line's --export (`campaign add --no-export-env`) replaces the script's, as in
+  // sbatch; either is said once, with the segment's MIRAGE_* names beside it.
   std::string asked;
   if (const auto script = read_batch_directives(r.script, "the script"); script.export_env)
     asked = script.export_env->value;
+  for (const auto& o : r.options)
+    if (o.rfind("--export=", 0) == 0) asked = o.substr(9);
   args.push_back("--export=" + export_value(asked, r.environment));
-  args.insert(args.end(), r.options.begin(), r.options.end());
+  for (const auto& o : r.options)
+    if (o.rfind("--export=", 0) != 0) args.push_back(o);
   // Last, so that it wins over a --dependency the user gave (the chain is mirage's to keep).
   if (r.after_any > 0) args.push_back("--dependency=afterany:" + std::to_string(r.after_any));
   return args;
