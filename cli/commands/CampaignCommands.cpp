@@ -203,10 +203,13 @@ int run_add(const AddOptions& o) {
   if (o.adopt > 0) c["adopt_job"] = o.adopt;
   if (!o.max_overlap.empty())
     c["max_overlap"] = parse_nonnegative_duration_flag(o.max_overlap, "--max-overlap");
-  // Like sbatch's default --export=ALL: the segments see the environment of `campaign add`.
+  // Like sbatch's default --export=ALL: the segments see the environment of `campaign add`;
+  // --no-export-env is --export=NONE (the daemon says it on sbatch's command line).
   json env = json::array();
   if (!o.no_export)
     for (char** e = environ; e && *e; ++e) env.push_back(*e);
+  else
+    c["export_environment"] = false;
   c["environment"] = env;
   // One key for this command: a retry after a lost reply, through the socket or the store,
   // returns the campaign the first try made.
@@ -480,7 +483,9 @@ void register_campaign_commands(CLI::App& app) {
   auto a = std::make_shared<AddOptions>();
   CLI::App* add = campaign->add_subcommand("add", "Register a campaign with the daemon");
   add->add_option("--name", a->name, "Campaign name (jobs are named NAME-s<segment>)")->required();
-  add->add_option("--script", a->script, "Batch script each segment runs (read now, sent whole)")
+  add->add_option("--script", a->script,
+                  "Batch script each segment runs (read now, sent whole; mirage orders the "
+                  "segments, so no #SBATCH --hold or --dependency)")
       ->required()
       ->check(CLI::ExistingFile);
   add->add_option("--segments", a->segments,
@@ -556,7 +561,9 @@ void register_campaign_commands(CLI::App& app) {
           },
           "KEY", "request key"));
   add->add_flag("--no-export-env", a->no_export,
-                "Do not pass this shell's environment to the segments (sbatch --export=NONE)");
+                "Do not pass this shell's environment to the segments: they get sbatch "
+                "--export=NONE's (the login environment on the node) and the MIRAGE_* "
+                "variables, whatever the script's --export line");
   a->where.store_without_daemon = true;
   a->where.add_to(*add);
   add->add_flag("--json", a->json, "Print the new campaign as JSON");

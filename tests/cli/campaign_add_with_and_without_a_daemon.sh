@@ -5,7 +5,8 @@
 # without the learned agents' plugin (here out of reach: a load would fail naming it). An add
 # without --policy takes the default the learned agents' verdict compiled in
 # (daemon/config/default-policy.toml) and says so in one line, both ways; one run with
-# SBATCH_PARTITION set names it as a variable sbatch runs without, both ways.
+# SBATCH_PARTITION set names it as a variable sbatch runs without, both ways; --no-export-env
+# puts --export=NONE among the campaign's sbatch flags, both ways.
 #   campaign_add_with_and_without_a_daemon.sh MIRAGE_BIN DIR
 set -euo pipefail
 bin="$(realpath "$1")" dir="$2"
@@ -55,6 +56,10 @@ for way in "--socket $dir/daemon.sock" "--config $dir/store.toml"; do
   for f in 100k at-limit latin1; do
     out="$(add "${where[@]}" "$dir/$f.sbatch")"
     grep -q "^rc=0$" <<<"$out" || fail "$f.sbatch refused with ${where[0]}: $out"
+    # --no-export-env (every add here but one) is sbatch's --export=NONE on its command line.
+    id="$(sed -n "s/^campaign \([0-9]*\) '$f.sbatch' added.*/\1/p" <<<"$out")"
+    "$bin" campaign show "$id" --json "${where[@]}" | grep -q '"--export=NONE"' ||
+      fail "$f.sbatch added with --no-export-env, with ${where[0]}, is not submitted with --export=NONE"
     grep -q "note: policy $default (the default): learned agents earned their place (least cost, or on the frontier and cheaper than the baseline chosen the month before) on [0-9]* of [0-9]* chains in real waits (.*, so the default is .*: see docs/learned-agents.md" <<<"$out" ||
       fail "an add without --policy, with ${where[0]}, does not say it took $default and why: $out"
   done
@@ -75,4 +80,4 @@ done
 [ "${refusals[0]}" = "${refusals[1]}" ] || fail "two refusals: '${refusals[0]}' and '${refusals[1]}'"
 grep -q "over-limit.sbatch: the script is 4194305 bytes, over the limit of 4194304 bytes" \
   <<<"${refusals[0]}" || fail "the refusal does not name the file, its size and the limit: ${refusals[0]}"
-echo "ok: 100 KB, 4 MiB and Latin-1 scripts added with and without the daemon; over 4 MiB refused alike; SBATCH_PARTITION named both ways"
+echo "ok: 100 KB, 4 MiB and Latin-1 scripts added with and without the daemon; over 4 MiB refused alike; SBATCH_PARTITION named both ways; --no-export-env is --export=NONE"

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "TestSupport.h"
+#include "mirage/daemon/control/ControlProtocol.h"
+#include "mirage/daemon/slurm/SbatchSubmitter.h"
 
 namespace mirage::daemon {
 namespace {
@@ -92,6 +94,69 @@ TEST(CampaignShape, AnAddWhoseShellSetsSbatchVariablesIsRefusedNamingThem) {
   h.controller->add(r, &notes);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].rfind("policy ", 0), 0u) << notes[0];
+}
+
+// SLURM_HINT is sbatch's --hint as SBATCH_HINT is (sbatch.1, INPUT ENVIRONMENT VARIABLES): a
+// shell's "nomultithread" would change the job's CPUs behind the script's back.
+TEST(CampaignShape, AnAddWhoseShellSetsSlurmHintIsRefusedNamingIt) {
+  Harness h(config());
+  auto r = script_request();
+  r.environment = {"HOME=/home/u", "SLURM_HINT=nomultithread"};
+  const std::string e = refusal_of(*h.controller, r);
+  EXPECT_NE(e.find("environment: SLURM_HINT set; sbatch reads them over"), std::string::npos) << e;
+  EXPECT_TRUE(h.controller->campaigns().empty());
+}
+
+// Added from inside a job (a segment adding the next campaign): the outer job's SLURM_* would
+// reach each segment, and srun there would read SLURM_NTASKS or SLURM_MEM_PER_NODE as its own.
+TEST(CampaignShape, AnAddFromInsideAJobLeavesOutThatJobsSlurmVariablesSayingWhich) {
+  Harness h(config());
+  auto r = script_request();
+  const std::vector<std::string> own = {"HOME=/home/u", "SLURM_CONF=/etc/slurm/slurm.conf",
+                                        "SLURM_TIME_FORMAT=relative", "SLURM_MPI_TYPE=pmix"};
+  r.environment = own;
+  for (const char* e : {"SLURM_JOB_ID=77", "SLURM_NTASKS=8", "SLURM_MEM_PER_NODE=1000",
+                        "SLURM_CPUS_PER_TASK=4", "SLURM_STEP_ID=0", "SLURM_NNODES=2",
+                        "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_NTASKS_PER_NODE=4"})
+    r.environment.push_back(e);
+  std::vector<std::string> notes;
+  const auto id = h.controller->add(r, &notes).spec.id;
+  EXPECT_EQ(h.campaign(id).environment, own);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_EQ(notes[0],
+            "environment: left out SLURM_JOB_ID, SLURM_NTASKS, SLURM_MEM_PER_NODE, "
+            "SLURM_CPUS_PER_TASK, SLURM_STEP_ID, SLURM_NNODES, SLURM_TASKS_PER_NODE, "
+            "SLURM_NTASKS_PER_NODE: Slurm set them for job 77, in which this command ran; each "
+            "segment gets its own job's");
+  // Outside a job they are the user's own settings, kept.
+  r.name = "gpt2";
+  r.environment = own;
+  r.environment.push_back("SLURM_NTASKS=8");
+  const auto second = h.controller->add(r).spec.id;
+  EXPECT_EQ(h.campaign(second).environment.back(), "SLURM_NTASKS=8");
+}
+
+// --no-export-env is sbatch --export=NONE on the command line (over the script's own --export
+// line), with the daemon's MIRAGE_* names: the job loads the login environment on its node
+// instead of an environment of the daemon's variables alone.
+TEST(CampaignShape, NoExportEnvSubmitsExportNoneWithTheDaemonsNamesOverTheScriptsLine) {
+  Harness h(config());
+  const nlohmann::json asked = {
+      {"name", "gpt"},
+      {"script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --export=ALL\nsrun train\n"},
+      {"segments", 2},
+      {"environment", {"PATH=/usr/bin", "MIRAGE_CKPT_DIR=/ckpt/A"}},
+      {"export_environment", false}};
+  const auto id = h.controller->add(parse_campaign_request(asked)).spec.id;
+  EXPECT_TRUE(h.campaign(id).environment.empty());
+  h.tick();
+  ASSERT_EQ(h.slurm.submissions().size(), 1u);
+  std::vector<std::string> exports;
+  for (const auto& a : SbatchSubmitter::arguments(h.slurm.submissions()[0].request))
+    if (a.rfind("--export", 0) == 0) exports.push_back(a);
+  EXPECT_EQ(exports, (std::vector<std::string>{
+                         "--export=MIRAGE_CAMPAIGN_ID,MIRAGE_CAMPAIGN_NAME,MIRAGE_SEGMENT,"
+                         "MIRAGE_SEGMENTS,MIRAGE_ATTEMPT,MIRAGE_DONE_FILE"}));
 }
 
 TEST(CampaignShape, TheDaemonsPartitionAndAccountStandInOnlyWhereTheScriptNamesNone) {
@@ -189,6 +254,21 @@ TEST(CampaignShape, AScriptWithWhichSbatchWaitsForTheJobIsRefusedNamingTheLine) 
        {"#!/bin/bash\n#SBATCH -W\n", ":2: field '#SBATCH -W'"},
        {"#!/bin/bash\n#SBATCH -HW\n", ":2: field '#SBATCH -HW'"}},
       "does not return until the job ends");
+}
+
+// A held segment would stay JobHeldUser with nothing to release it; a script's dependency would
+// be kept on every retry and fallback, and refused once its job has left slurmctld.
+TEST(CampaignShape, AScriptThatHoldsItsJobOrOrdersItBehindAnotherIsRefusedNamingTheLine) {
+  expect_refused_naming_the_line(
+      {{"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --hold\n", ":3: field '#SBATCH --hold'"},
+       {"#!/bin/bash\n#SBATCH -HQ\n", ":2: field '#SBATCH -HQ'"}},
+      "nothing would release it: mirage orders the segments itself");
+  expect_refused_naming_the_line(
+      {{"#!/bin/bash\n#SBATCH --dependency=afterany:12\n",
+        ":2: field '#SBATCH --dependency=afterany:12'"},
+       {"#!/bin/bash\n#SBATCH -N 1\n#SBATCH -d afterok:7\n", ":3: field '#SBATCH -d'"}},
+      "mirage orders the segments itself; for a job the training needs first (a preparation "
+      "job), add the campaign once that job has finished");
 }
 
 TEST(CampaignShape, TheSimulatedClusterNeedsATimeLimitFromTheFlagsOrTheScript) {

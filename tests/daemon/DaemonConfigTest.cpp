@@ -193,6 +193,49 @@ TEST(DaemonConfig, PathsExpandHomeAndVariables) {
   EXPECT_EQ(parse_signal("nope"), -1);
 }
 
+// `campaign add` in a project and scrontab's `mirage tick` elsewhere read one config: a relative
+// store path taken from each one's working directory gave two stores, and the tick found none of
+// the campaigns.
+TEST(DaemonConfig, RelativePathsStartAtTheConfigFilesFolderNotTheWorkingDirectory) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "etc");
+  std::filesystem::create_directories(dir.path() / "elsewhere");
+  std::ofstream(dir.file("etc/mirage.toml"))
+      << "[cluster]\nslurm_conf = \"slurm.conf\"\nsbatch = \"bin/sbatch\"\n"
+      << "[simulator]\ntrace = \"../traces/t.swf\"\ncalibration = \"c.toml\"\n"
+      << "[store]\npath = \"state/mirage.db\"\n[socket]\npath = \"run/m.sock\"\n"
+      << "[policy]\nfrontier = \"f.toml\"\nwait_distribution = \"w.toml\"\n"
+      << "[log]\nfile = \"./log/m.log\"\n";
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path() / "elsewhere");
+  DaemonConfig c;
+  try {
+    c = load_daemon_config("../etc/mirage.toml");
+  } catch (...) {
+    std::filesystem::current_path(cwd);
+    throw;
+  }
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(c.store_path, dir.file("etc/state/mirage.db"));
+  EXPECT_EQ(c.socket_path, dir.file("etc/run/m.sock"));
+  EXPECT_EQ(c.log_file, dir.file("etc/log/m.log"));
+  EXPECT_EQ(c.slurm_conf, dir.file("etc/slurm.conf"));
+  EXPECT_EQ(c.sbatch, dir.file("etc/bin/sbatch"));
+  EXPECT_EQ(c.sim_trace, dir.file("traces/t.swf"));
+  EXPECT_EQ(c.sim_calibration, dir.file("etc/c.toml"));
+  EXPECT_EQ(c.frontier_file, dir.file("etc/f.toml"));
+  EXPECT_EQ(c.wait_distribution_file, dir.file("etc/w.toml"));
+  // A word the key knows is not a path, and an absolute path stays as written.
+  EXPECT_EQ(parse_daemon_config("[simulator]\ncalibration = \"infer\"\n[store]\npath = "
+                                "\"/var/m.db\"\n",
+                                dir.file("etc/mirage.toml"))
+                .sim_calibration,
+            "infer");
+  EXPECT_EQ(parse_daemon_config("[store]\npath = \"/var/m.db\"\n", dir.file("etc/mirage.toml"))
+                .store_path,
+            "/var/m.db");
+}
+
 TEST(DaemonConfig, DurationsBeyondTheirRangeAreErrorsNamingTheKey) {
   // 2^63-1 seconds: the daemon multiplied it into milliseconds, overflowed and spun.
   EXPECT_NE(error_of("[poll]\ninterval = 9223372036854775807\n")

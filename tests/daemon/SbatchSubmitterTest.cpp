@@ -112,18 +112,24 @@ TEST(SbatchSubmitter, AHeldSuccessorGoesBehindItsPredecessorOverTheUsersOwnDepen
     EXPECT_EQ(a.find("afterany"), std::string::npos);
 }
 
+// sbatch's --export argument for a segment of `script` submitted with `environment`.
+std::string export_argument(const std::string& script,
+                            const std::vector<std::string>& environment) {
+  SubmitRequest r;
+  r.comment = "mirage:00000001:1:1:1";
+  r.script = script;
+  r.environment = environment;
+  for (const auto& a : SbatchSubmitter::arguments(r))
+    if (a.rfind("--export", 0) == 0) return a;
+  return "(none)";
+}
+
 // The command line's --export replaces the script's: it says the script's, with the segment's
 // MIRAGE_* variables beside it (by name: sbatch takes their values from its environment).
 TEST(SbatchSubmitter, TheJobGetsTheEnvironmentTheScriptsExportLineAsksForWithMirages) {
-  SubmitRequest r;
-  r.comment = "mirage:00000001:1:1:1";
-  r.environment = {"HOME=/home/u", "MIRAGE_SEGMENT=3", "MIRAGE_DONE_FILE=/s/done"};
-  auto export_of = [&](const std::string& script) {
-    r.script = script;
-    for (const auto& a : SbatchSubmitter::arguments(r))
-      if (a.rfind("--export", 0) == 0) return a;
-    return std::string("(none)");
-  };
+  const std::vector<std::string> env = {"HOME=/home/u", "MIRAGE_SEGMENT=3",
+                                        "MIRAGE_DONE_FILE=/s/done"};
+  auto export_of = [&](const std::string& script) { return export_argument(script, env); };
   EXPECT_EQ(export_of("#!/bin/bash\nsrun a\n"), "--export=ALL");
   EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=NONE\nsrun a\n"),
             "--export=MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
@@ -133,6 +139,23 @@ TEST(SbatchSubmitter, TheJobGetsTheEnvironmentTheScriptsExportLineAsksForWithMir
             "--export=PATH,OMP_NUM_THREADS=8,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
   EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=ALL,EDITOR=vi\nsrun a\n"),
             "--export=ALL,EDITOR=vi,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+}
+
+// sbatch applies the list in order: a shell's MIRAGE_CKPT_DIR named again after the script's
+// MIRAGE_CKPT_DIR=/ckpt/B would put campaign B in campaign A's checkpoints. The daemon's own
+// names still come last, over the script's.
+TEST(SbatchSubmitter, AUsersOwnMirageValueInTheScriptsExportListIsNotReplacedByTheShells) {
+  const std::vector<std::string> env = {"MIRAGE_CKPT_DIR=/ckpt/A", "MIRAGE_SEGMENT=3",
+                                        "MIRAGE_DONE_FILE=/s/done"};
+  auto export_of = [&](const std::string& script) { return export_argument(script, env); };
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=ALL,MIRAGE_CKPT_DIR=/ckpt/B\nsrun a\n"),
+            "--export=ALL,MIRAGE_CKPT_DIR=/ckpt/B,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=HOME,MIRAGE_CKPT_DIR\nsrun a\n"),
+            "--export=HOME,MIRAGE_CKPT_DIR,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=ALL,MIRAGE_SEGMENT=9\nsrun a\n"),
+            "--export=ALL,MIRAGE_SEGMENT=9,MIRAGE_CKPT_DIR,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
+  EXPECT_EQ(export_of("#!/bin/bash\n#SBATCH --export=ALL\nsrun a\n"),
+            "--export=ALL,MIRAGE_CKPT_DIR,MIRAGE_SEGMENT,MIRAGE_DONE_FILE");
 }
 
 TEST(SbatchSubmitter, ReadsAFederatedIdAfterWarnings) {

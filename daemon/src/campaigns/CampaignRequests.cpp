@@ -16,6 +16,7 @@
 #include "mirage/daemon/campaigns/DefaultPolicy.h"
 #include "mirage/daemon/campaigns/DoneFile.h"
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
+#include "mirage/daemon/slurm/JobEnvironment.h"
 #include "mirage/daemon/slurm/SbatchSubmitter.h"
 
 namespace mirage::daemon {
@@ -26,13 +27,26 @@ std::string hours_text(double hours) {
   return format_short_duration(static_cast<Seconds>(std::llround(hours * kHour)));
 }
 
+// "A, B, C".
+std::string comma_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 // The names of the environment's sbatch input variables, in order: "SBATCH_QOS, SBATCH_GRES".
 std::string sbatch_input_variables_of(const std::vector<std::string>& environment) {
-  std::string names;
+  std::vector<std::string> names;
   for (const auto& e : environment)
-    if (is_sbatch_input_variable(e))
-      names += (names.empty() ? "" : ", ") + e.substr(0, e.find('='));
-  return names;
+    if (is_sbatch_input_variable(e)) names.push_back(e.substr(0, e.find('=')));
+  return comma_list(names);
+}
+
+// The environment's SLURM_JOB_ID value: the job `campaign add` ran in.
+std::string job_id_of(const std::vector<std::string>& environment) {
+  for (const auto& e : environment)
+    if (e.rfind("SLURM_JOB_ID=", 0) == 0) return e.substr(13);
+  return "";
 }
 
 }  // namespace
@@ -91,7 +105,21 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
                     "sbatch --wait does not return until the job ends: the daemon's sbatch call "
                     "would time out before it said the job id; remove the line")
              .what());
+  // A held segment stays pending (JobHeldUser) with nothing to release it; a dependency is kept
+  // on every retry and fallback, and once its job has left slurmctld sbatch refuses it.
+  if (const auto& d = directives.held_or_dependent)
+    fail(InputError({script_name, d->line, "#SBATCH " + d->text},
+                    d->value == "hold"
+                        ? "sbatch --hold submits the job held, and nothing would release it: "
+                          "mirage orders the segments itself; remove the line"
+                        : "sbatch --dependency would be kept on every segment and retry, and is "
+                          "refused once its job has left the controller: mirage orders the "
+                          "segments itself; for a job the training needs first (a preparation "
+                          "job), add the campaign once that job has finished")
+             .what());
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
+  // --no-export-env: nothing of the add's environment reaches sbatch or the job.
+  if (!r.export_environment) r.environment.clear();
   // Refused, not dropped with a note: an account, QOS or reservation a site asks users to keep
   // in SBATCH_* would be lost silently (charged elsewhere, or every segment refused).
   if (const std::string found = sbatch_input_variables_of(r.environment); !found.empty())
@@ -99,6 +127,16 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
          " set; sbatch reads them over the script's #SBATCH lines, so the segments would not "
          "be the job mirage plans: give them as flags or #SBATCH lines, or leave them out of "
          "this command (env -u NAME mirage campaign add ...)");
+  // Added from inside a job (a segment adding the next campaign): that job's description would
+  // reach each segment through --export=ALL where its own options set none, and srun there reads
+  // some of it (SLURM_NTASKS, SLURM_MEM_PER_NODE, SLURM_CPUS_PER_TASK) as its own input.
+  std::vector<std::string> dropped;
+  const std::string outer_job = job_id_of(r.environment);
+  r.environment = without_outer_job_variables(std::move(r.environment), dropped);
+  if (!dropped.empty())
+    shape.notes.push_back("environment: left out " + comma_list(dropped) +
+                          ": Slurm set them for job " + outer_job +
+                          ", in which this command ran; each segment gets its own job's");
   if (config_.time_limit_required && shape.time_limit <= 0)
     fail(
         "time_limit: the simulated cluster has no default time limit; give --time or an "
@@ -191,6 +229,9 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   rec.account = shape.account.empty() ? config_.account : shape.account;
   rec.qos = shape.qos;
   rec.sbatch_options = std::move(shape.sbatch_options);
+  // On sbatch's command line, over the script's --export line (SbatchSubmitter adds the daemon's
+  // MIRAGE_* names to it).
+  if (!r.export_environment) rec.sbatch_options.push_back("--export=NONE");
   rec.spec.overlap = r.overlap;
   rec.spec.handoff_grace = r.handoff_grace;
   rec.script_path = r.script_path;

@@ -13,6 +13,7 @@
 #include "mirage/core/QueueForecast.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
+#include "mirage/daemon/slurm/JobEnvironment.h"
 #include "mirage/daemon/slurm/OutputFile.h"
 
 namespace mirage::daemon {
@@ -22,17 +23,6 @@ namespace {
 // The limit of a segment submitted with none from the flags or the script, until Slurm's record
 // says which default it got: the successor then waits for the predecessor's end.
 constexpr Seconds kUnknownLimit = 365 * kDay;
-
-// The variables the daemon gives each segment (MIRAGE_HANDOFF only in hand-off mode).
-constexpr std::string_view kDaemonVariables[] = {
-    "MIRAGE_CAMPAIGN_ID", "MIRAGE_CAMPAIGN_NAME", "MIRAGE_SEGMENT", "MIRAGE_SEGMENTS",
-    "MIRAGE_ATTEMPT",     "MIRAGE_DONE_FILE",     "MIRAGE_HANDOFF"};
-
-bool set_by_daemon(std::string_view entry) {
-  const std::string_view name = entry.substr(0, entry.find('='));
-  return std::find(std::begin(kDaemonVariables), std::end(kDaemonVariables), name) !=
-         std::end(kDaemonVariables);
-}
 
 }  // namespace
 
@@ -282,7 +272,7 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   // Without the user's own values of the daemon's names (a `campaign add` run inside a segment
   // carries that segment's): sbatch reads the first of a name given twice.
   std::copy_if(r.environment.begin(), r.environment.end(), std::back_inserter(q.environment),
-               [](const std::string& e) { return !set_by_daemon(e); });
+               [](const std::string& e) { return !is_daemon_variable(e); });
   q.environment.push_back("MIRAGE_CAMPAIGN_ID=" + std::to_string(r.spec.id));
   q.environment.push_back("MIRAGE_CAMPAIGN_NAME=" + r.spec.name);
   q.environment.push_back("MIRAGE_SEGMENT=" + std::to_string(s.seg.index));

@@ -318,11 +318,11 @@ json partition_knowledge_json(const PartitionInfo& p) {
 CampaignRequest parse_campaign_request(const json& c) {
   const std::string w = "campaign.";
   if (!c.is_object()) bad("campaign", "expected an object, got " + type_of(c));
-  only_keys(c, {"name",        "script",        "script_base64",  "script_path",   "segments",
-                "nodes",       "gpus_per_node", "time_limit",     "partition",     "account",
-                "qos",         "max_retries",   "fallback_chain", "max_hours",     "done_file",
-                "policy",      "max_overlap",   "overlap",        "handoff_grace", "work_dir",
-                "environment", "request_key",   "adopt_job"},
+  only_keys(c, {"name",        "script",        "script_base64",  "script_path",       "segments",
+                "nodes",       "gpus_per_node", "time_limit",     "partition",         "account",
+                "qos",         "max_retries",   "fallback_chain", "max_hours",         "done_file",
+                "policy",      "max_overlap",   "overlap",        "handoff_grace",     "work_dir",
+                "environment", "request_key",   "adopt_job",      "export_environment"},
             w);
   if (!c.contains("name")) bad(w + "name", "missing");
   if (c.contains("script") == c.contains("script_base64"))
@@ -355,6 +355,12 @@ CampaignRequest parse_campaign_request(const json& c) {
   if (c.contains("qos")) f.qos = get_text(c, "qos", w, 200);
   if (c.contains("max_retries"))
     r.max_retries = static_cast<int>(get_int(c, "max_retries", w, 0, 1000));
+  if (c.contains("export_environment")) {
+    if (!c.at("export_environment").is_boolean())
+      bad(w + "export_environment",
+          "expected true or false, got " + type_of(c.at("export_environment")));
+    r.export_environment = c.at("export_environment").get<bool>();
+  }
   if (c.contains("fallback_chain")) {
     if (!c.at("fallback_chain").is_boolean())
       bad(w + "fallback_chain", "expected true or false, got " + type_of(c.at("fallback_chain")));

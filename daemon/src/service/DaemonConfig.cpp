@@ -7,6 +7,7 @@
 #include <cctype>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -22,7 +23,9 @@ namespace {
 
 class Reader {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+  // `folder`: where the file's relative paths start (the file's own folder).
+  Reader(std::string file, std::filesystem::path folder)
+      : file_(std::move(file)), folder_(std::move(folder)) {}
 
   [[noreturn]] void fail(const toml::node& at, const std::string& key, const std::string& what) {
     throw InputError({file_, toml_line(at), key}, what);
@@ -106,13 +109,18 @@ class Reader {
     return v;
   }
 
-  // A path with ~ and $VARS expanded; an unset variable is an error at this key.
+  // A path with ~ and $VARS expanded; an unset variable is an error at this key. A relative path
+  // starts at the config file's folder, not at the working directory of whichever command reads
+  // the file (`campaign add` in a project, scrontab's `mirage tick` elsewhere).
   std::string path(const toml::node& n, const std::string& key) {
+    std::string p;
     try {
-      return expand_path(string(n, key));
+      p = expand_path(string(n, key));
     } catch (const InputError& e) {
       fail(n, key, e.message());
     }
+    if (p.empty() || std::filesystem::path(p).is_absolute()) return p;
+    return (folder_ / p).lexically_normal().string();
   }
 
  private:
@@ -144,6 +152,7 @@ class Reader {
   }
 
   std::string file_;
+  std::filesystem::path folder_;
 };
 
 using KeyHandler = std::function<void(const toml::node&, const std::string&)>;
@@ -270,7 +279,8 @@ DaemonConfig parse_daemon_config(const std::string& text, const std::string& nam
   }
   DaemonConfig c;
   c.source = name;
-  Reader r(name);
+  std::error_code ec;  // no working directory: relative paths stay as written
+  Reader r(name, std::filesystem::absolute(name, ec).parent_path());
 
   using Section = std::map<std::string, KeyHandler>;
   std::map<std::string, Section> sections;

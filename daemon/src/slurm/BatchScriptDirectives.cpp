@@ -387,6 +387,8 @@ class DirectiveReader {
       out_.submits_nothing = ScriptValue<std::string>{name, line, text};
     if (name == "wait" && !out_.waits_for_the_job)
       out_.waits_for_the_job = ScriptValue<std::string>{name, line, text};
+    if ((name == "hold" || name == "dependency") && !out_.held_or_dependent)
+      out_.held_or_dependent = ScriptValue<std::string>{name, line, text};
   }
 
   // Applies one option's value; false (with out_.error set) when the shape cannot use it.

@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -13,6 +12,7 @@
 
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
 #include "mirage/daemon/slurm/ChildProcess.h"
+#include "mirage/daemon/slurm/JobEnvironment.h"
 
 namespace mirage::daemon {
 namespace {
@@ -114,33 +114,11 @@ std::optional<JobId> parse_job_id(const std::string& out) {
   return id;
 }
 
-// sbatch's --export for the job: the script's, with the segment's MIRAGE_* variables added (the
-// command line's --export replaces the script's, so it says both). sbatch runs with the
-// campaign's environment and MIRAGE_*: without an --export line, all of it is the job's, as
-// sbatch's default. NONE and NIL take no variables beside them (sbatch.1 of 22.05 and 24.11): a
-// list of the MIRAGE_* names alone is NONE with them (neither passes the rest, both load the
-// user's login environment on the node; NIL would not load it).
-std::string export_value(const SubmitRequest& r) {
-  const auto script = read_batch_directives(r.script, "the script");
-  if (!script.export_env || script.export_env->value.empty()) return "ALL";
-  std::string names;
-  for (const auto& e : r.environment)
-    if (e.rfind("MIRAGE_", 0) == 0) {
-      const std::string name = e.substr(0, e.find('='));
-      if (("," + names + ",").find("," + name + ",") == std::string::npos)
-        names += (names.empty() ? "" : ",") + name;
-    }
-  std::string v = script.export_env->value;
-  std::string upper = v;
-  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (upper == "NONE" || upper == "NIL") return names.empty() ? v : names;
-  return names.empty() ? v : v + "," + names;
-}
-
 }  // namespace
 
 bool is_sbatch_input_variable(std::string_view entry) {
-  return entry.rfind("SBATCH_", 0) == 0 || entry.rfind("SLURM_CLUSTERS=", 0) == 0;
+  return entry.rfind("SBATCH_", 0) == 0 || entry.rfind("SLURM_CLUSTERS=", 0) == 0 ||
+         entry.rfind("SLURM_HINT=", 0) == 0;
 }
 
 bool executable_file(const std::string& path) {
@@ -181,8 +159,16 @@ std::vector<std::string> SbatchSubmitter::arguments(const SubmitRequest& r) {
   std::vector<std::string> args{"--parsable"};
   if (!r.name.empty()) args.push_back("--job-name=" + r.name);
   args.push_back("--comment=" + r.comment);
-  args.push_back("--export=" + export_value(r));
-  args.insert(args.end(), r.options.begin(), r.options.end());
+  // The command line's --export (`campaign add --no-export-env`) replaces the script's, as in
+  // sbatch; either is said once, with the segment's MIRAGE_* names beside it.
+  std::string asked;
+  if (const auto script = read_batch_directives(r.script, "the script"); script.export_env)
+    asked = script.export_env->value;
+  for (const auto& o : r.options)
+    if (o.rfind("--export=", 0) == 0) asked = o.substr(9);
+  args.push_back("--export=" + export_value(asked, r.environment));
+  for (const auto& o : r.options)
+    if (o.rfind("--export=", 0) != 0) args.push_back(o);
   // Last, so that it wins over a --dependency the user gave (the chain is mirage's to keep).
   if (r.after_any > 0) args.push_back("--dependency=afterany:" + std::to_string(r.after_any));
   return args;

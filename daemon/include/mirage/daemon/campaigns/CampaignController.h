@@ -160,6 +160,10 @@ struct CampaignRequest {
   Seconds handoff_grace = 5 * kMinute;
   std::string work_dir;
   std::vector<std::string> environment;
+  // False (`campaign add --no-export-env`): the segments get no environment of the add, as with
+  // sbatch --export=NONE on the command line (over the script's --export line), and the daemon's
+  // MIRAGE_* variables.
+  bool export_environment = true;
   std::uint32_t owner_uid = 0;
   // Names this request: a retry with the same key (through the socket or the store) returns the
   // campaign the first one made instead of adding a second. Empty: none.

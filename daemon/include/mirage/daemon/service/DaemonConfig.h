@@ -3,7 +3,9 @@
 // type or out of its range, or an unset $VAR in a path, is an InputError naming the file, the
 // line and the key ("mirage.toml:12: field 'poll.interval': expected at most 1h, got 7200").
 // Durations are strings ("30s", "10m", "12h", "2d", or Slurm's "HH:MM:SS") or integers
-// (seconds). daemon/config/mirage.example.toml documents every key and its range.
+// (seconds). Paths expand ~ and $VARS; a relative one starts at the config file's own folder
+// (`name`'s), whichever directory the command that reads it runs in. daemon/config/
+// mirage.example.toml documents every key and its range.
 //
 // Ranges, so that no value overflows a later computation (seconds to milliseconds, a limit
 // added to a time) or makes the daemon spin:

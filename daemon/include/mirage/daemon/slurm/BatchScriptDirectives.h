@@ -73,6 +73,9 @@ struct BatchScriptDirectives {
   // The first --wait (-W): sbatch then returns only when the job ends, long after any caller
   // waiting for its job id has given up.
   std::optional<ScriptValue<std::string>> waits_for_the_job;
+  // The first --hold (-H) or --dependency (-d): the script orders its job itself, where a
+  // campaign's segments are ordered by mirage.
+  std::optional<ScriptValue<std::string>> held_or_dependent;
   // The first malformed line (no shebang, a value that does not parse); nothing after it is read.
   std::optional<InputError> error;
 

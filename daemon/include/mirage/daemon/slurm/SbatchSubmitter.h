@@ -32,9 +32,10 @@ bool executable_file(const std::string& path);
 std::string find_on_path(const std::string& program, const std::string& search_path);
 
 // Whether the environment entry `entry` ("NAME=value") is one of sbatch's input variables
-// (SBATCH_*, and SLURM_CLUSTERS, sbatch.1's "INPUT ENVIRONMENT VARIABLES"): they override the
-// script's #SBATCH lines, so a shell's would make the job differ from the shape the daemon
-// recorded. sbatch runs without them; the job (which gets sbatch's environment) then has none.
+// (SBATCH_*, SLURM_CLUSTERS and SLURM_HINT, sbatch.1's "INPUT ENVIRONMENT VARIABLES"): they
+// override the script's #SBATCH lines, so a shell's would make the job differ from the shape the
+// daemon recorded. sbatch runs without them; the job (which gets sbatch's environment) then has
+// none.
 bool is_sbatch_input_variable(std::string_view entry);
 
 class SbatchSubmitter {
