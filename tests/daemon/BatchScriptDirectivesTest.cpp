@@ -78,6 +78,35 @@ TEST(BatchScriptDirectives, ALaterDirectiveReplacesAnEarlierOne) {
   EXPECT_EQ(d.nodes->line, 3);
 }
 
+// sbatch keeps the last --gres whole (slurm_opt.c's arg_set_gres): the job runs with no GPU.
+TEST(BatchScriptDirectives, ALaterGresWithoutAGpuLeavesNoGpus) {
+  auto d = read("#!/bin/bash\n#SBATCH --gres=gpu:4\n#SBATCH --gres=nvme:1\n");
+  ASSERT_FALSE(d.error) << d.error->what();
+  EXPECT_FALSE(d.gpus);
+  EXPECT_EQ(d.gpus_per_node(1), 0);
+  EXPECT_FALSE(d.gpus_by_gres);
+  d = read("#!/bin/bash\n#SBATCH --gres=gpu:4\n#SBATCH --gres=gpu:a100:2,nvme:1\n");
+  EXPECT_EQ(d.gpus_per_node(1), 2);
+  EXPECT_EQ(d.gpu_request, "gpu:a100:2,nvme:1");
+  EXPECT_EQ(d.gpus->line, 3);
+  // --gpus-per-node is another option: a later --gres leaves it.
+  d = read("#!/bin/bash\n#SBATCH --gpus-per-node=4\n#SBATCH --gres=nvme:1\n");
+  EXPECT_EQ(d.gpus_per_node(1), 4);
+}
+
+TEST(BatchScriptDirectives, TheLastOfEachShapeOptionWins) {
+  const auto d = read(
+      "#!/bin/bash\n#SBATCH -N 2 --time=1:00:00 -p a -A x -q low --gpus-per-node=2\n"
+      "#SBATCH --nodes=3 -t 30 --partition=b --account=y --qos=high --gpus-per-node=8\n");
+  ASSERT_FALSE(d.error) << d.error->what();
+  EXPECT_EQ(d.nodes->value, 3);
+  EXPECT_EQ(d.time_limit->value, 30 * kMinute);
+  EXPECT_EQ(d.partition->value, "b");
+  EXPECT_EQ(d.account->value, "y");
+  EXPECT_EQ(d.qos->value, "high");
+  EXPECT_EQ(d.gpus_per_node(3), 8);
+}
+
 // Only what sbatch reads counts: directives before the first command, outside comments.
 TEST(BatchScriptDirectives, ReadsOnlyTheLinesSbatchReads) {
   const std::pair<const char*, int> cases[] = {

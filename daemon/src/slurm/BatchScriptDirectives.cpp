@@ -429,6 +429,12 @@ class DirectiveReader {
     } else if (name == "chdir") {
       out_.chdir = ScriptValue<std::string>{v, line, text};
     } else if (name == "gres") {
+      // sbatch's later --gres replaces the earlier list whole, the GPUs it named with it.
+      if (out_.gpus_by_gres) {
+        out_.gpus.reset();
+        out_.gpus_by_gres = false;
+        out_.gpu_request.clear();
+      }
       // Other generic resources (licences, shards) are not GPUs: only a gpu entry counts.
       if (v.find("gpu") == std::string::npos) return true;
       out_.gpus = ScriptValue<int>{parse_gpus_per_node(v), line, text};

@@ -6,7 +6,8 @@
 //
 // As sbatch: the first line must be "#!" and an interpreter; directives are the lines that start
 // with "#SBATCH" (or the old "#SLURM") before the first line that is neither blank nor a comment;
-// a later directive for the same option replaces an earlier one. Both "--opt=value" and "--opt
+// a later directive for the same option replaces an earlier one (a later --gres the whole
+// list: "--gres=gpu:4" then "--gres=nvme:1" asks for no GPU). Both "--opt=value" and "--opt
 // value", an unambiguous abbreviation ("--part=gpu"), and the short forms "-N 2", "-N2" (-N, -t,
 // -p, -A, -q, -G).
 //
