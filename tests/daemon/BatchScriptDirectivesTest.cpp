@@ -46,6 +46,20 @@ TEST(BatchScriptDirectives, ReadsShortFormsAttachedOrApart) {
   EXPECT_EQ(d.qos->value, "low");
 }
 
+// getopt gives -N the value "=2": sbatch refuses it ("Invalid node count") or keeps the '='.
+TEST(BatchScriptDirectives, AShortOptionWithEqualsIsRefusedSayingWhatSbatchExpects) {
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH --job-name=x\n#SBATCH -N=2\n"),
+            "train.sbatch:3: field '#SBATCH -N': '-N=2': sbatch reads what follows -N, '=2' with "
+            "its '=', as the value; write -N 2, -N2 or --nodes=2");
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH -t=1:00:00\n"),
+            "train.sbatch:2: field '#SBATCH -t': '-t=1:00:00': sbatch reads what follows -t, "
+            "'=1:00:00' with its '=', as the value; write -t 1:00:00, -t1:00:00 or "
+            "--time=1:00:00");
+  // After a flag, as getopt reads a cluster of them.
+  EXPECT_NE(error_of("#!/bin/bash\n#SBATCH -HJ=x\n").find("write -J x, -Jx or --job-name=x"),
+            std::string::npos);
+}
+
 TEST(BatchScriptDirectives, SlurmTimeFormats) {
   const std::pair<const char*, Seconds> cases[] = {
       {"90", 90 * kMinute},         {"48:00:00", 48 * kHour},

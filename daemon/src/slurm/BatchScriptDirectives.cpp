@@ -374,12 +374,26 @@ class DirectiveReader {
       const std::string name(o->name);
       note_submits_nothing(name, w, line);
       if (o->arg == Arg::kNone) continue;
-      if (i + 1 < w.size())
-        return apply(name, w.substr(i + 1 + (w[i + 1] == '='), std::string::npos), w, line);
+      if (i + 1 < w.size() && w[i + 1] == '=') return equals_after_short(w, i, name, line);
+      if (i + 1 < w.size()) return apply(name, w.substr(i + 1), w, line);
       if (o->arg == Arg::kRequired) pending_ = Pending{name, w, line};
       return true;
     }
     return true;
+  }
+
+  // "-N=2": getopt takes all that follows -N as its value, "=2" with its '=', which sbatch then
+  // refuses ("-t=1:00:00") or keeps ("-J=x" names the job "=x"): never what was meant.
+  bool equals_after_short(const std::string& w, std::size_t at, const std::string& name,
+                          long line) {
+    const std::string opt = std::string("-") + w[at], value = w.substr(at + 2);
+    const std::string spelled = short_option(w[at])->arg == Arg::kRequired
+                                    ? opt + " " + value + ", " + opt + value
+                                    : opt + value;
+    return fail(line, "#SBATCH " + opt,
+                "'" + w + "': sbatch reads what follows " + opt + ", '" + w.substr(at + 1) +
+                    "' with its '=', as the value; write " + spelled + " or --" + name + "=" +
+                    value);
   }
 
   void note_submits_nothing(const std::string& name, const std::string& text, long line) {

@@ -13,7 +13,8 @@
 //
 // What sbatch refuses is refused here too, naming the line: an option no sbatch from Slurm 22.05
 // to 24.11 knows, a word that is not an option (shell text such as "; touch x"), an unmatched
-// quote, a NUL byte, DOS line breaks. Any other byte is the script's own.
+// quote, a NUL byte, DOS line breaks; and a short option written with '=' ("-N=2": sbatch reads
+// "=2" as the value, and refuses it or keeps the '='). Any other byte is the script's own.
 #include <cstdint>
 #include <optional>
 #include <string>
