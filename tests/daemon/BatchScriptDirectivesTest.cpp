@@ -249,6 +249,14 @@ TEST(BatchScriptDirectives, DosLineBreaksAreRefusedNamingTheFirstLineWithOne) {
             std::string::npos);
 }
 
+// sbatch checks the whole script for them, not only its directives.
+TEST(BatchScriptDirectives, DosLineBreaksAfterTheDirectivesAreRefusedToo) {
+  EXPECT_NE(error_of("#!/bin/bash\n#SBATCH -N 1\nsrun x\n\necho done\r\n")
+                .find("train.sbatch:5: DOS line breaks"),
+            std::string::npos);
+  EXPECT_FALSE(read("#!/bin/bash\n#SBATCH -N 1\necho 'a\rb'\n").error);  // no \r\n
+}
+
 // A comment or a job name in Latin-1 is the script's own: sbatch passes the bytes on.
 TEST(BatchScriptDirectives, BytesThatAreNotUtf8AreAccepted) {
   const auto d = read("#!/bin/bash\n# caf\xe9\n#SBATCH -J caf\xe9 -N 2\necho \xff\n");
