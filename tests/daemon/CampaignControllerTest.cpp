@@ -539,6 +539,26 @@ TEST(CampaignController, AHandoffSignalLostWithADaemonRestartIsSentBeforeTheCanc
   lost_signal_is_sent_before_the_cancel(/*each_pass_afresh=*/false);
 }
 
+// `campaign show` says when Slurm took each hand-off step, or that it has not yet: the time a
+// step was committed says nothing of whether the job got it.
+TEST(CampaignController, ShowSaysWhenSlurmTookTheHandoffSignalAndTheCancel) {
+  HandoffUnderway lost(std::nullopt, /*signal_sent=*/false);
+  const auto shown = [](HandoffUnderway& c) {
+    return campaign_detail_json(c.h.campaign(c.id), *c.h.store).at("segment_list").at(0);
+  };
+  EXPECT_EQ(shown(lost).at("signal_sent_at"), -1);
+  EXPECT_FALSE(shown(lost).contains("signalled_at"));
+  HandoffUnderway c;
+  Harness& h = c.h;
+  const Seconds sent = h.clock.now();
+  EXPECT_EQ(shown(c).at("signal_sent_at"), sent);
+  EXPECT_FALSE(shown(c).contains("cancel_sent_at"));
+  h.clock.advance(h.campaign(c.id).spec.handoff_grace);
+  ASSERT_EQ(h.tick(/*perform=*/false).cancels.size(), 1u);
+  EXPECT_EQ(shown(c).at("cancel_sent_at"), -1);
+  EXPECT_EQ(shown(c).at("signal_sent_at"), sent);
+}
+
 // A signal Slurm took is never sent again, not even by passes that each start afresh (`mirage
 // tick`) a retry delay apart until the grace: the training job would be signalled every tick.
 TEST(CampaignController, AHandoffSignalSlurmTookIsNeverSentAgain) {
