@@ -23,10 +23,11 @@ namespace {
 // says which default it got: the successor then waits for the predecessor's end.
 constexpr Seconds kUnknownLimit = 365 * kDay;
 
-// The variables the daemon gives each segment (MIRAGE_HANDOFF only in hand-off mode).
+// The variables the daemon gives each segment (MIRAGE_HANDOFF and MIRAGE_HANDOFF_WAIT only in
+// hand-off mode).
 constexpr std::string_view kDaemonVariables[] = {
     "MIRAGE_CAMPAIGN_ID", "MIRAGE_CAMPAIGN_NAME", "MIRAGE_SEGMENT", "MIRAGE_SEGMENTS",
-    "MIRAGE_ATTEMPT",     "MIRAGE_DONE_FILE",     "MIRAGE_HANDOFF"};
+    "MIRAGE_ATTEMPT",     "MIRAGE_DONE_FILE",     "MIRAGE_HANDOFF", "MIRAGE_HANDOFF_WAIT"};
 
 bool set_by_daemon(std::string_view entry) {
   const std::string_view name = entry.substr(0, entry.find('='));
@@ -290,8 +291,16 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   q.environment.push_back("MIRAGE_ATTEMPT=" + std::to_string(s.seg.attempts));
   q.environment.push_back("MIRAGE_DONE_FILE=" + r.done_file);
   // The segment may start while its predecessor still runs: it waits for the hand-off
-  // (training_jobs/sbatch/gpt-segment.sbatch passes --handoff-wait).
-  if (r.spec.overlap == OverlapMode::kHandoff) q.environment.push_back("MIRAGE_HANDOFF=1");
+  // (training_jobs/sbatch/gpt-segment.sbatch passes --handoff-wait), as long as this daemon may
+  // take to signal and then cancel the predecessor, and no less than the trainer's default
+  // (--handoff-timeout $MIRAGE_HANDOFF_WAIT). From the config of each submission, so a campaign
+  // added before a longer [poll] interval waits long enough too.
+  if (r.spec.overlap == OverlapMode::kHandoff) {
+    q.environment.push_back("MIRAGE_HANDOFF=1");
+    const Seconds wait = std::max(kTrainerHandoffWait,
+                                  handoff_wait_needed(config_.tick_interval, r.spec.handoff_grace));
+    q.environment.push_back("MIRAGE_HANDOFF_WAIT=" + std::to_string(wait));
+  }
   q.work_dir = r.work_dir;
   q.options = r.sbatch_options;
   // The daemon's partition and account stand in where neither the flags nor the script name
