@@ -131,6 +131,20 @@ std::string ending_text(const json& a, const json* segment) {
   return fmt::format("job {}: its end was not seen", job);
 }
 
+// A segment's hand-off steps as Slurm took them ("signal sent 2026-...; cancel after the grace
+// not yet taken by Slurm"), or "" before the first.
+std::string handoff_text(const json& segment) {
+  std::string out;
+  for (const auto& [key, what] : {std::pair{"signal_sent_at", "signal"},
+                                  std::pair{"cancel_sent_at", "cancel after the grace"}}) {
+    if (!segment.contains(key)) continue;
+    const auto at = segment.at(key).get<Seconds>();
+    out += (out.empty() ? "" : "; ") + std::string(what) +
+           (at >= 0 ? " sent " + when(at) : " not yet taken by Slurm");
+  }
+  return out;
+}
+
 // The script as sbatch would read it, checked here too so that a script sbatch would refuse is
 // refused before the daemon is asked. Its size first, from the file system: a script over the
 // limit is not read.
@@ -352,6 +366,8 @@ int run_show(const IdOptions& o) {
                s.at("attempts").get<int>(), when(s.at("submit_time").get<Seconds>()),
                when(s.at("start_time").get<Seconds>()), when(s.at("end_time").get<Seconds>()),
                escape_control(s.value("message", std::string())));
+    if (const std::string handoff = handoff_text(s); !handoff.empty())
+      fmt::print("  {:>3}  hand-off: {}\n", "", handoff);
   }
   // Why, in words: when and why each segment was submitted, and how each attempt ended.
   std::map<int, const json*> segments;

@@ -46,6 +46,20 @@ TEST(BatchScriptDirectives, ReadsShortFormsAttachedOrApart) {
   EXPECT_EQ(d.qos->value, "low");
 }
 
+// getopt gives -N the value "=2": sbatch refuses it ("Invalid node count") or keeps the '='.
+TEST(BatchScriptDirectives, AShortOptionWithEqualsIsRefusedSayingWhatSbatchExpects) {
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH --job-name=x\n#SBATCH -N=2\n"),
+            "train.sbatch:3: field '#SBATCH -N': '-N=2': sbatch reads what follows -N, '=2' with "
+            "its '=', as the value; write -N 2, -N2 or --nodes=2");
+  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH -t=1:00:00\n"),
+            "train.sbatch:2: field '#SBATCH -t': '-t=1:00:00': sbatch reads what follows -t, "
+            "'=1:00:00' with its '=', as the value; write -t 1:00:00, -t1:00:00 or "
+            "--time=1:00:00");
+  // After a flag, as getopt reads a cluster of them.
+  EXPECT_NE(error_of("#!/bin/bash\n#SBATCH -HJ=x\n").find("write -J x, -Jx or --job-name=x"),
+            std::string::npos);
+}
+
 TEST(BatchScriptDirectives, SlurmTimeFormats) {
   const std::pair<const char*, Seconds> cases[] = {
       {"90", 90 * kMinute},         {"48:00:00", 48 * kHour},
@@ -76,6 +90,35 @@ TEST(BatchScriptDirectives, ALaterDirectiveReplacesAnEarlierOne) {
   const auto d = read("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --nodes=4\n");
   EXPECT_EQ(d.nodes->value, 4);
   EXPECT_EQ(d.nodes->line, 3);
+}
+
+// sbatch keeps the last --gres whole (slurm_opt.c's arg_set_gres): the job runs with no GPU.
+TEST(BatchScriptDirectives, ALaterGresWithoutAGpuLeavesNoGpus) {
+  auto d = read("#!/bin/bash\n#SBATCH --gres=gpu:4\n#SBATCH --gres=nvme:1\n");
+  ASSERT_FALSE(d.error) << d.error->what();
+  EXPECT_FALSE(d.gpus);
+  EXPECT_EQ(d.gpus_per_node(1), 0);
+  EXPECT_FALSE(d.gpus_by_gres);
+  d = read("#!/bin/bash\n#SBATCH --gres=gpu:4\n#SBATCH --gres=gpu:a100:2,nvme:1\n");
+  EXPECT_EQ(d.gpus_per_node(1), 2);
+  EXPECT_EQ(d.gpu_request, "gpu:a100:2,nvme:1");
+  EXPECT_EQ(d.gpus->line, 3);
+  // --gpus-per-node is another option: a later --gres leaves it.
+  d = read("#!/bin/bash\n#SBATCH --gpus-per-node=4\n#SBATCH --gres=nvme:1\n");
+  EXPECT_EQ(d.gpus_per_node(1), 4);
+}
+
+TEST(BatchScriptDirectives, TheLastOfEachShapeOptionWins) {
+  const auto d = read(
+      "#!/bin/bash\n#SBATCH -N 2 --time=1:00:00 -p a -A x -q low --gpus-per-node=2\n"
+      "#SBATCH --nodes=3 -t 30 --partition=b --account=y --qos=high --gpus-per-node=8\n");
+  ASSERT_FALSE(d.error) << d.error->what();
+  EXPECT_EQ(d.nodes->value, 3);
+  EXPECT_EQ(d.time_limit->value, 30 * kMinute);
+  EXPECT_EQ(d.partition->value, "b");
+  EXPECT_EQ(d.account->value, "y");
+  EXPECT_EQ(d.qos->value, "high");
+  EXPECT_EQ(d.gpus_per_node(3), 8);
 }
 
 // Only what sbatch reads counts: directives before the first command, outside comments.
@@ -204,6 +247,14 @@ TEST(BatchScriptDirectives, DosLineBreaksAreRefusedNamingTheFirstLineWithOne) {
                 .find("train.sbatch:2: the "
                       "script holds a NUL byte"),
             std::string::npos);
+}
+
+// sbatch checks the whole script for them, not only its directives.
+TEST(BatchScriptDirectives, DosLineBreaksAfterTheDirectivesAreRefusedToo) {
+  EXPECT_NE(error_of("#!/bin/bash\n#SBATCH -N 1\nsrun x\n\necho done\r\n")
+                .find("train.sbatch:5: DOS line breaks"),
+            std::string::npos);
+  EXPECT_FALSE(read("#!/bin/bash\n#SBATCH -N 1\necho 'a\rb'\n").error);  // no \r\n
 }
 
 // A comment or a job name in Latin-1 is the script's own: sbatch passes the bytes on.

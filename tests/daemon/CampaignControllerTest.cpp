@@ -81,6 +81,40 @@ TEST(CampaignController, TheDaemonsMirageVariablesReplaceTheUsersStaleOnes) {
   EXPECT_EQ(count("FOO=bar"), 1);
 }
 
+// A hand-off successor that stops waiting before its predecessor is signalled and, past the
+// grace, cancelled exits as locked: each segment is told how long that may take, never less than
+// the trainer's own default, and `campaign add` says so where that default would be too short.
+TEST(CampaignController, AHandoffSegmentIsToldToWaitAsLongAsSignalAndCancelMayTake) {
+  auto config = quick_config();
+  config.tick_interval = 2 * kMinute;
+  Harness h(config);
+  const auto wait_of = [&](const CampaignRequest& req, std::vector<std::string>& notes) {
+    h.controller->add(req, &notes);
+    h.tick();
+    const auto& env = h.slurm.submissions().back().request.environment;
+    for (const auto& e : env)
+      if (e.rfind("MIRAGE_HANDOFF_WAIT=", 0) == 0) return e.substr(e.find('=') + 1);
+    return std::string("(none)");
+  };
+  auto req = simple_request(2);
+  req.overlap = OverlapMode::kHandoff;
+  req.handoff_grace = 20 * kMinute;
+  std::vector<std::string> notes;
+  const Seconds needed = 2 * config.tick_interval + req.handoff_grace + kMinute;
+  EXPECT_EQ(wait_of(req, notes), std::to_string(needed));
+  ASSERT_FALSE(notes.empty());
+  EXPECT_EQ(notes[0],
+            "hand-off: a successor may wait 25m for its predecessor ([poll] interval 2m twice, "
+            "--handoff-grace 20m, a minute for Slurm's kill), over mirage-train-gpt's default "
+            "--handoff-timeout of 15m: each segment gets MIRAGE_HANDOFF_WAIT=1500, which "
+            "training_jobs/sbatch/gpt-segment.sbatch passes on; a script of your own must wait "
+            "that long, or lower --handoff-grace or [poll] interval");
+  req.handoff_grace = kMinute;  // the trainer's default is enough: no note, and that default
+  req.name = "short-grace";
+  EXPECT_EQ(wait_of(req, notes), std::to_string(kTrainerHandoffWait));
+  EXPECT_EQ(notes[0].rfind("hand-off", 0), std::string::npos) << notes[0];
+}
+
 TEST(CampaignController, ReactiveRunsTheChainToTheEnd) {
   Harness h(quick_config());
   const auto id = h.controller->add(simple_request(3)).spec.id;
@@ -537,6 +571,26 @@ TEST(CampaignController, AHandoffSignalLostWithAKilledTickIsSentBeforeTheCancel)
 
 TEST(CampaignController, AHandoffSignalLostWithADaemonRestartIsSentBeforeTheCancel) {
   lost_signal_is_sent_before_the_cancel(/*each_pass_afresh=*/false);
+}
+
+// `campaign show` says when Slurm took each hand-off step, or that it has not yet: the time a
+// step was committed says nothing of whether the job got it.
+TEST(CampaignController, ShowSaysWhenSlurmTookTheHandoffSignalAndTheCancel) {
+  HandoffUnderway lost(std::nullopt, /*signal_sent=*/false);
+  const auto shown = [](HandoffUnderway& c) {
+    return campaign_detail_json(c.h.campaign(c.id), *c.h.store).at("segment_list").at(0);
+  };
+  EXPECT_EQ(shown(lost).at("signal_sent_at"), -1);
+  EXPECT_FALSE(shown(lost).contains("signalled_at"));
+  HandoffUnderway c;
+  Harness& h = c.h;
+  const Seconds sent = h.clock.now();
+  EXPECT_EQ(shown(c).at("signal_sent_at"), sent);
+  EXPECT_FALSE(shown(c).contains("cancel_sent_at"));
+  h.clock.advance(h.campaign(c.id).spec.handoff_grace);
+  ASSERT_EQ(h.tick(/*perform=*/false).cancels.size(), 1u);
+  EXPECT_EQ(shown(c).at("cancel_sent_at"), -1);
+  EXPECT_EQ(shown(c).at("signal_sent_at"), sent);
 }
 
 // A signal Slurm took is never sent again, not even by passes that each start afresh (`mirage

@@ -271,6 +271,15 @@ TEST(CampaignShape, AScriptThatHoldsItsJobOrOrdersItBehindAnotherIsRefusedNaming
       "job), add the campaign once that job has finished");
 }
 
+// getopt gives a short option all that follows it, '=' included: "-N=2" asks for "=2" nodes.
+TEST(CampaignShape, AScriptWithAShortOptionWrittenWithEqualsIsRefusedNamingTheLine) {
+  expect_refused_naming_the_line(
+      {{"#!/bin/bash\n#SBATCH --gres=gpu:4\n#SBATCH -N=2\n", ":3: field '#SBATCH -N'"},
+       {"#!/bin/bash\n#SBATCH -t=1:00:00\n", ":2: field '#SBATCH -t'"},
+       {"#!/bin/bash\n#SBATCH -p=gpu\n", ":2: field '#SBATCH -p'"}},
+      "with its '=', as the value; write");
+}
+
 TEST(CampaignShape, TheSimulatedClusterNeedsATimeLimitFromTheFlagsOrTheScript) {
   auto cfg = config();
   cfg.time_limit_required = true;

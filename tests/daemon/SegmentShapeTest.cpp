@@ -76,6 +76,23 @@ TEST(SegmentShape, AGpuFlagKeepsTheScriptsGpuTypeAndItsOtherGres) {
             std::vector<std::string>{"--gpus-per-node=a100:2"});
 }
 
+// A socket suffix stays after the count (it had the count appended after it, which sbatch
+// refuses), and a comma inside it separates no entries.
+TEST(SegmentShape, AGpuFlagKeepsTheScriptsSocketSuffix) {
+  ShapeFlags f;
+  f.gpus_per_node = 2;
+  auto shape = [&](const std::string& gres) {
+    return resolve(f, "#!/bin/bash\n#SBATCH --gres=" + gres + "\n");
+  };
+  EXPECT_EQ(shape("gpu:a100:4(S:0-1)").sbatch_options,
+            std::vector<std::string>{"--gres=gpu:a100:2(S:0-1)"});
+  EXPECT_EQ(shape("gpu:4(S:0,1),nvme:1").sbatch_options,
+            std::vector<std::string>{"--gres=gpu:2(S:0,1),nvme:1"});
+  EXPECT_EQ(shape("gpu(S:0)").sbatch_options, std::vector<std::string>{"--gres=gpu:2(S:0)"});
+  EXPECT_EQ(resolve({}, "#!/bin/bash\n#SBATCH --gres=gpu:a100:4(S:0-1)\n").gpus_per_node, 4);
+  EXPECT_EQ(resolve({}, "#!/bin/bash\n#SBATCH --gres=gpu:4(S:0,1),nvme:1\n").gpus_per_node, 4);
+}
+
 TEST(SegmentShape, NothingStatedLeavesTheSitesDefaults) {
   const SegmentShape s = resolve({}, "#!/bin/bash\nsrun train\n");
   EXPECT_EQ(s.nodes, 1);

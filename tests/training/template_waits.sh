@@ -3,7 +3,8 @@
 # outside Slurm with srun replaced by a stub that records the trainer's arguments: a later
 # segment waits for its predecessor in either overlap mode (concurrent: as long as squeue says
 # the job holding the directory has left, the trainer's default where it lists none), the first
-# segment does not, and a user's own --handoff-timeout stands.
+# segment does not, a hand-off segment waits as long as the daemon says (MIRAGE_HANDOFF_WAIT),
+# and a user's own --handoff-timeout stands.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -58,6 +59,10 @@ expect "... for the trainer's default only" "$(timeout_of "$a")" ""
 a=$(trainer_args MIRAGE_SEGMENT=3 MIRAGE_HANDOFF=1)
 expect "hand-off segment waits" "$(waits "$a")" 1
 expect "hand-off segment's wait (the trainer's default)" "$(timeout_of "$a")" ""
+a=$(trainer_args MIRAGE_SEGMENT=3 MIRAGE_HANDOFF=1 MIRAGE_HANDOFF_WAIT=1500)
+expect "hand-off segment's wait, as long as the daemon may take to signal and cancel" "$(timeout_of "$a")" 1500
 a=$(trainer_args MIRAGE_SEGMENT=3 MIRAGE_TRAIN_ARGS="--handoff-timeout 60")
 expect "a user's own wait" "$(timeout_of "$a")" 60
+a=$(trainer_args MIRAGE_SEGMENT=3 MIRAGE_HANDOFF=1 MIRAGE_HANDOFF_WAIT=1500 MIRAGE_TRAIN_ARGS="--handoff-timeout 60")
+expect "a user's own wait over the daemon's" "$(timeout_of "$a")" 60
 exit $failed

@@ -120,6 +120,20 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
   // --no-export-env: nothing of the add's environment reaches sbatch or the job.
   if (!r.export_environment) r.environment.clear();
+  // Not refused: each segment is told the wait it needs (MIRAGE_HANDOFF_WAIT, make_request), at
+  // each submission, so that no successor gives up before its predecessor is signalled; a script
+  // that does not pass it on must wait that long of its own.
+  if (const Seconds needed = handoff_wait_needed(config_.tick_interval, r.handoff_grace);
+      r.overlap == OverlapMode::kHandoff && needed > kTrainerHandoffWait)
+    shape.notes.push_back(fmt::format(
+        "hand-off: a successor may wait {} for its predecessor ([poll] interval {} twice, "
+        "--handoff-grace {}, a minute for Slurm's kill), over mirage-train-gpt's default "
+        "--handoff-timeout of {}: each segment gets MIRAGE_HANDOFF_WAIT={}, which "
+        "training_jobs/sbatch/gpt-segment.sbatch passes on; a script of your own must wait that "
+        "long, or lower --handoff-grace or [poll] interval",
+        format_short_duration(needed), format_short_duration(config_.tick_interval),
+        format_short_duration(r.handoff_grace), format_short_duration(kTrainerHandoffWait),
+        needed));
   // Refused, not dropped with a note: an account, QOS or reservation a site asks users to keep
   // in SBATCH_* would be lost silently (charged elsewhere, or every segment refused).
   if (const std::string found = sbatch_input_variables_of(r.environment); !found.empty())

@@ -280,8 +280,16 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   q.environment.push_back("MIRAGE_ATTEMPT=" + std::to_string(s.seg.attempts));
   q.environment.push_back("MIRAGE_DONE_FILE=" + r.done_file);
   // The segment may start while its predecessor still runs: it waits for the hand-off
-  // (training_jobs/sbatch/gpt-segment.sbatch passes --handoff-wait).
-  if (r.spec.overlap == OverlapMode::kHandoff) q.environment.push_back("MIRAGE_HANDOFF=1");
+  // (training_jobs/sbatch/gpt-segment.sbatch passes --handoff-wait), as long as this daemon may
+  // take to signal and then cancel the predecessor, and no less than the trainer's default
+  // (--handoff-timeout $MIRAGE_HANDOFF_WAIT). From the config of each submission, so a campaign
+  // added before a longer [poll] interval waits long enough too.
+  if (r.spec.overlap == OverlapMode::kHandoff) {
+    q.environment.push_back("MIRAGE_HANDOFF=1");
+    const Seconds wait = std::max(kTrainerHandoffWait,
+                                  handoff_wait_needed(config_.tick_interval, r.spec.handoff_grace));
+    q.environment.push_back("MIRAGE_HANDOFF_WAIT=" + std::to_string(wait));
+  }
   q.work_dir = r.work_dir;
   q.options = r.sbatch_options;
   // The daemon's partition and account stand in where neither the flags nor the script name

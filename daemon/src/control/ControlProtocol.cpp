@@ -110,7 +110,10 @@ json segment_json(const SegmentRecord& s) {
             {"start_time", s.seg.start_time},
             {"end_time", s.seg.end_time},
             {"submitting", s.submitting}};
-  if (s.signalled_at >= 0) j["signalled_at"] = s.signalled_at;
+  // A hand-off step once committed: when Slurm took it, -1 while it has not (its committed time
+  // says nothing of whether the job got it).
+  if (s.signalled_at >= 0) j["signal_sent_at"] = s.signal_sent_at;
+  if (s.killed_at >= 0) j["cancel_sent_at"] = s.cancel_sent_at;
   if (s.held_behind > 0) j["held_behind"] = s.held_behind;
   if (s.released_at >= 0) j["released_at"] = s.released_at;
   if (s.fate_unknown()) j["fate_unknown_since"] = s.lost_at;

@@ -374,12 +374,26 @@ class DirectiveReader {
       const std::string name(o->name);
       note_submits_nothing(name, w, line);
       if (o->arg == Arg::kNone) continue;
-      if (i + 1 < w.size())
-        return apply(name, w.substr(i + 1 + (w[i + 1] == '='), std::string::npos), w, line);
+      if (i + 1 < w.size() && w[i + 1] == '=') return equals_after_short(w, i, name, line);
+      if (i + 1 < w.size()) return apply(name, w.substr(i + 1), w, line);
       if (o->arg == Arg::kRequired) pending_ = Pending{name, w, line};
       return true;
     }
     return true;
+  }
+
+  // "-N=2": getopt takes all that follows -N as its value, "=2" with its '=', which sbatch then
+  // refuses ("-t=1:00:00") or keeps ("-J=x" names the job "=x"): never what was meant.
+  bool equals_after_short(const std::string& w, std::size_t at, const std::string& name,
+                          long line) {
+    const std::string opt = std::string("-") + w[at], value = w.substr(at + 2);
+    const std::string spelled = short_option(w[at])->arg == Arg::kRequired
+                                    ? opt + " " + value + ", " + opt + value
+                                    : opt + value;
+    return fail(line, "#SBATCH " + opt,
+                "'" + w + "': sbatch reads what follows " + opt + ", '" + w.substr(at + 1) +
+                    "' with its '=', as the value; write " + spelled + " or --" + name + "=" +
+                    value);
   }
 
   void note_submits_nothing(const std::string& name, const std::string& text, long line) {
@@ -431,6 +445,12 @@ class DirectiveReader {
     } else if (name == "chdir") {
       out_.chdir = ScriptValue<std::string>{v, line, text};
     } else if (name == "gres") {
+      // sbatch's later --gres replaces the earlier list whole, the GPUs it named with it.
+      if (out_.gpus_by_gres) {
+        out_.gpus.reset();
+        out_.gpus_by_gres = false;
+        out_.gpu_request.clear();
+      }
       // Other generic resources (licences, shards) are not GPUs: only a gpu entry counts.
       if (v.find("gpu") == std::string::npos) return true;
       out_.gpus = ScriptValue<int>{parse_gpus_per_node(v), line, text};

@@ -6,10 +6,11 @@
 namespace mirage::daemon {
 namespace {
 
-// The variables the daemon gives each segment (MIRAGE_HANDOFF only in hand-off mode).
+// The variables the daemon gives each segment (MIRAGE_HANDOFF and MIRAGE_HANDOFF_WAIT only in
+// hand-off mode).
 constexpr std::string_view kDaemonVariables[] = {
     "MIRAGE_CAMPAIGN_ID", "MIRAGE_CAMPAIGN_NAME", "MIRAGE_SEGMENT", "MIRAGE_SEGMENTS",
-    "MIRAGE_ATTEMPT",     "MIRAGE_DONE_FILE",     "MIRAGE_HANDOFF"};
+    "MIRAGE_ATTEMPT",     "MIRAGE_DONE_FILE",     "MIRAGE_HANDOFF", "MIRAGE_HANDOFF_WAIT"};
 
 // What Slurm sets in a batch job and in its steps (sbatch.1 and srun.1 of 22.05 and 24.11,
 // OUTPUT ENVIRONMENT VARIABLES), as whole names...

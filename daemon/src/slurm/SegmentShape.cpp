@@ -31,20 +31,36 @@ bool is_count(std::string_view text) {
 }
 
 // One GPU entry ("gpu:a100:4", "gpu", "a100:8", "8") asking for `n`: its count replaced, or
-// added after its name or type.
+// added after its name or type. A socket suffix ("gpu:a100:4(S:0-1)") stays after the count.
 std::string entry_with_count(std::string_view entry, int n) {
+  const auto paren = entry.find('(');
+  const std::string_view suffix = paren == std::string_view::npos ? "" : entry.substr(paren);
+  entry = entry.substr(0, paren);
   const auto colon = entry.rfind(':');
   const std::string_view last = colon == std::string_view::npos ? entry : entry.substr(colon + 1);
   if (is_count(last))
-    return std::string(entry.substr(0, entry.size() - last.size())) + std::to_string(n);
-  return std::string(entry) + ":" + std::to_string(n);
+    return std::string(entry.substr(0, entry.size() - last.size())) + std::to_string(n) +
+           std::string(suffix);
+  return std::string(entry) + ":" + std::to_string(n) + std::string(suffix);
 }
 
-// A --gres entry that names GPUs: "gpu", "gpu:...", with or without "gres:" or "gres/".
+// Where the entry that starts `list` ends: its first comma outside a socket suffix ("(S:0,1)").
+std::size_t entry_end(std::string_view list) {
+  int depth = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i] == '(') ++depth;
+    if (list[i] == ')' && depth > 0) --depth;
+    if (list[i] == ',' && depth == 0) return i;
+  }
+  return std::string_view::npos;
+}
+
+// A --gres entry that names GPUs: "gpu", "gpu:...", "gpu(S:0)", with or without "gres:" or
+// "gres/".
 bool is_gpu_gres(std::string_view entry) {
   for (std::string_view prefix : {"gres:", "gres/"})
     if (entry.substr(0, prefix.size()) == prefix) entry.remove_prefix(prefix.size());
-  return entry.substr(0, 3) == "gpu" && (entry.size() == 3 || entry[3] == ':');
+  return entry.substr(0, 3) == "gpu" && (entry.size() == 3 || entry[3] == ':' || entry[3] == '(');
 }
 
 // The script's GPU request (--gres, or --gpus/--gpus-per-node when `gres` is false) asking for
@@ -55,7 +71,7 @@ std::string request_with_count(std::string_view request, int n, bool gres) {
   std::string out;
   bool counted = false;
   while (!request.empty()) {
-    const auto comma = request.find(',');
+    const auto comma = entry_end(request);
     const std::string_view entry = request.substr(0, comma);
     request = comma == std::string_view::npos ? std::string_view{} : request.substr(comma + 1);
     std::string kept(entry);

@@ -50,6 +50,17 @@
 
 namespace mirage::daemon {
 
+// mirage-train-gpt's --handoff-timeout default (training_jobs/src/TrainOptions.h): how long a
+// hand-off successor waits for its predecessor unless told otherwise.
+inline constexpr Seconds kTrainerHandoffWait = 15 * kMinute;
+
+// How long a hand-off successor may wait for its predecessor's checkpoint directory: a tick to
+// see it start (the signal), the grace, a tick to see the grace out (the cancel), and a minute
+// for Slurm to kill the job (KillWait, 30 s by default) and its lock to go.
+constexpr Seconds handoff_wait_needed(Seconds tick_interval, Seconds grace) {
+  return 2 * tick_interval + grace + kMinute;
+}
+
 struct ControllerConfig {
   std::string partition;  // for campaigns that name none (empty: the cluster's default)
   std::string account;    // for campaigns that name none
@@ -72,6 +83,7 @@ struct ControllerConfig {
   Seconds retry_delay = 60;          // wait before submitting a refused segment again
   int max_campaigns_per_user = 100;  // guard rail: active + paused campaigns per owner
   int handoff_signal = 10;           // SIGUSR1 on Linux
+  Seconds tick_interval = 30;        // [poll] interval: how often a pass sees the jobs
   // An intent whose outcome is unknown is submitted again only when its tag is missing from a
   // dump taken at least this long after the outcome became unknown (covers an RPC still being
   // processed by slurmctld when the daemon died).

@@ -6,13 +6,15 @@
 //
 // As sbatch: the first line must be "#!" and an interpreter; directives are the lines that start
 // with "#SBATCH" (or the old "#SLURM") before the first line that is neither blank nor a comment;
-// a later directive for the same option replaces an earlier one. Both "--opt=value" and "--opt
+// a later directive for the same option replaces an earlier one (a later --gres the whole
+// list: "--gres=gpu:4" then "--gres=nvme:1" asks for no GPU). Both "--opt=value" and "--opt
 // value", an unambiguous abbreviation ("--part=gpu"), and the short forms "-N 2", "-N2" (-N, -t,
 // -p, -A, -q, -G).
 //
 // What sbatch refuses is refused here too, naming the line: an option no sbatch from Slurm 22.05
 // to 24.11 knows, a word that is not an option (shell text such as "; touch x"), an unmatched
-// quote, a NUL byte, DOS line breaks. Any other byte is the script's own.
+// quote, a NUL byte, DOS line breaks; and a short option written with '=' ("-N=2": sbatch reads
+// "=2" as the value, and refuses it or keeps the '='). Any other byte is the script's own.
 #include <cstdint>
 #include <optional>
 #include <string>
