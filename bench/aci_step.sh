@@ -2,7 +2,6 @@
 # The live recalibration of a wait model's intervals: the adaptive rule's step (AdaptiveWaitCalibration),
 # with ADAPTIVE_MINIMUMS its size classes' minimum, with DECAYS the daemon's weighted rule's decay
 # (WeightedWaitCalibration, ClassWaitCalibration) or with MINIMUMS its size classes' minimum,
-# or with TWO_TIER_MINIMUMS and/or TWO_TIER_DECAYS the two-tier rule's (TwoTierWaitCalibration),
 # chosen on each fit window and then judged forward (docs/results/wait-model.md#live-recalibration-per-size-class-the-daemons-rule).
 # For each trace of bench/trace_windows.sh whose cross-fitted wait model is in MODELS
 # (`--cross-fit-folds 3`, as bench/wait_model.sh writes NAME-mlp.json there):
@@ -12,14 +11,11 @@
 #     with ADAPTIVE_MINIMUMS the adaptive rule's pooled state and each minimum of a class's own
 #     waits before its own state corrects it (`--adaptive-class-minimums`), with DECAYS each decay
 #     of the weighted rule (`--weighted-decays`), or with MINIMUMS the weighted rule's pooled
-#     state and each minimum (`--weighted-class-minimums`), with TWO_TIER_MINIMUMS /
-#     TWO_TIER_DECAYS the two-tier rule's tier 1 alone and each pair of minimum and tier-2 decay
-#     (`--two-tier-class-minimums`, `--two-tier-decays`); the candidate of least
+#     state and each minimum (`--weighted-class-minimums`); the candidate of least
 #     pinball loss over all jobs is chosen. Nothing of the judged month is read.
 #   judged: the file itself on the judged month, recalibrated live by the latest 50, by every
 #     candidate (the one chosen on its window marked), by the adaptive rule at its step (the row
-#     "recalibrated adaptive"), the two-tier rule ("recalibrated two-tier") and the daemon's rule
-#     (the row "recalibrated weighted").
+#     "recalibrated adaptive") and by the daemon's rule (the row "recalibrated weighted").
 # Prints per trace every candidate's pinball loss and classes on both targets on the last fold
 # (what a rule common to every site is chosen on), then per class the pinball loss and the
 # 50% / 90% coverage of each way of recalibrating on the judged month, counted closed and, in
@@ -27,18 +23,13 @@
 # targets are judged on the closed count. With KEEP,
 # each trace's two JSON answers are kept there (NAME-choose.json, NAME-judged.json).
 #   MODELS=DIR [STEPS=0,0.002,0.005,0.01,0.02,0.05 | MINIMUMS=0,10,30,100,300 |
-#     ADAPTIVE_MINIMUMS=0,10,30,100,300 | DECAYS=1,0.999,0.995,0.99,0.98,0.95 |
-#     TWO_TIER_MINIMUMS=0,10,30,100,300 TWO_TIER_DECAYS=1,0.999,0.995,0.99] [KEEP=DIR] \
+#     ADAPTIVE_MINIMUMS=0,10,30,100,300 | DECAYS=1,0.999,0.995,0.99,0.98,0.95] [KEEP=DIR] \
 #     bench/aci_step.sh [TRACE|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
-if [ -n "${TWO_TIER_MINIMUMS:-}${TWO_TIER_DECAYS:-}" ]; then
-  candidates=()
-  [ -z "${TWO_TIER_MINIMUMS:-}" ] || candidates+=(--two-tier-class-minimums "$TWO_TIER_MINIMUMS")
-  [ -z "${TWO_TIER_DECAYS:-}" ] || candidates+=(--two-tier-decays "$TWO_TIER_DECAYS")
-elif [ -n "${MINIMUMS:-}" ]; then
+if [ -n "${MINIMUMS:-}" ]; then
   candidates=(--weighted-class-minimums "$MINIMUMS")
 elif [ -n "${ADAPTIVE_MINIMUMS:-}" ]; then
   candidates=(--adaptive-class-minimums "$ADAPTIVE_MINIMUMS")
@@ -97,12 +88,11 @@ PY
   python3 - "$out/choose.json" "$out/judged.json" "$label" <<'PY'
 import json, sys
 choose, judged, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
-daemon, adaptive, two_tier = "recalibrated weighted", "recalibrated adaptive", "recalibrated two-tier"
+daemon, adaptive = "recalibrated weighted", "recalibrated adaptive"
 prefixes = ("recalibrated adaptive, step ", "recalibrated adaptive, per class from ",
-            "recalibrated weighted, decay ", "recalibrated weighted, per class from ",
-            "recalibrated two-tier, per class from ")
+            "recalibrated weighted, decay ", "recalibrated weighted, per class from ")
 def candidate(name):  # the candidate a row states, or None
-    if name in (adaptive + ", pooled", daemon + ", pooled", two_tier + ", pooled"):
+    if name in (adaptive + ", pooled", daemon + ", pooled"):
         return "pooled"
     return next((name[len(p):] for p in prefixes if name.startswith(p)), None)
 def on_target(p):  # the shares as the tables print them, whole percents
@@ -125,11 +115,10 @@ for c in judged["classes"]:
         continue
     p = {q["name"]: q for q in c["predictors"]}
     cells = []
-    for n in ["recalibrated live"] + names + [adaptive, two_tier, daemon]:
+    for n in ["recalibrated live"] + names + [adaptive, daemon]:
         mark = "*" if n == chosen else ""
         target = "" if c["class"] == "all" else f", {on_target(p[n]):d}"
-        tag = {"recalibrated live": "latest 50", adaptive: "adaptive",
-               two_tier: "two-tier"}.get(n) or candidate(n) \
+        tag = {"recalibrated live": "latest 50", adaptive: "adaptive"}.get(n) or candidate(n) \
             or "daemon's"
         cells.append(f"{tag}{mark}: {cell(p[n])}{target}")
     print(f"| {label} | {candidate(chosen)} ({tried}) | {c['class']} | {c['jobs']} | "

@@ -116,38 +116,6 @@ Column weighted_column(std::string name, const Column& model, const Trace& trace
   return {std::move(name), {live.begin(), live.end()}, {}, {}};
 }
 
-// The same by the two-tier rule (TwoTierWaitCalibration: the pooled weighted state, then each
-// size class's on its residuals from `min_class_outcomes` of its waits, decaying by
-// `class_decay`).
-Column two_tier_column(std::string name, const Column& model, const Trace& trace, const Judged& j,
-                       std::size_t min_class_outcomes = daemon::kMinClassOutcomes,
-                       double class_decay = daemon::WeightedWaitCalibration::kDecay) {
-  const std::vector<WaitQuantiles> live =
-      daemon::recalibrated_two_tier(stream_of(model, trace, j), min_class_outcomes, class_decay);
-  return {std::move(name), {live.begin(), live.end()}, {}, {}};
-}
-
-// The two-tier rule's candidates: a row for each minimum and tier-2 decay (the default where
-// one list is empty), beside tier 1 alone when minimums are asked.
-void add_two_tier_rows(std::vector<Column>& columns, const WaitCheckOptions& o, const Column& model,
-                       const Trace& trace, const Judged& j) {
-  if (o.two_tier_class_minimums.empty() && o.two_tier_decays.empty()) return;
-  const std::string rule = "recalibrated two-tier";
-  if (!o.two_tier_class_minimums.empty())
-    columns.push_back(two_tier_column(rule + ", pooled", model, trace, j, daemon::kPooled));
-  const auto minimums = o.two_tier_class_minimums.empty()
-                            ? std::vector<std::size_t>{daemon::kMinClassOutcomes}
-                            : o.two_tier_class_minimums;
-  const auto decays = o.two_tier_decays.empty()
-                          ? std::vector<double>{daemon::WeightedWaitCalibration::kDecay}
-                          : o.two_tier_decays;
-  for (const std::size_t minimum : minimums)
-    for (const double decay : decays)
-      columns.push_back(
-          two_tier_column(fmt::format("{}, per class from {}, decay {:g}", rule, minimum, decay),
-                          model, trace, j, minimum, decay));
-}
-
 // With `minimums`, `rule`'s row with the pooled state alone, then one for each minimum of a size
 // class's own waits before its own state corrects it (how the daemon's minimum is chosen), each
 // made by `make` from its name and minimum.
@@ -315,12 +283,10 @@ void run_wait_check(const WaitCheckOptions& o) {
                             bins.quantiles[k] = b->predict(queue, fj);
                           forecast.points[k] = QueueForecast::plan(queue, fj).wait;
                         });
-  // The daemon's rule, then adaptive conformal inference, the rule it replaced, and the two-tier
-  // rule.
+  // The daemon's rule, then adaptive conformal inference, the rule it replaced.
   j.columns = {model, live_column(model, trace, j),
                weighted_column("recalibrated weighted", model, trace, j),
-               adaptive_column("recalibrated adaptive", model, trace, j),
-               two_tier_column("recalibrated two-tier", model, trace, j)};
+               adaptive_column("recalibrated adaptive", model, trace, j)};
   for (const double step : o.adaptive_steps)
     j.columns.push_back(adaptive_column(fmt::format("recalibrated adaptive, step {:g}", step),
                                         model, trace, j, step));
@@ -337,7 +303,6 @@ void run_wait_check(const WaitCheckOptions& o) {
                            return weighted_column(std::move(name), model, trace, j,
                                                   daemon::WeightedWaitCalibration::kDecay, minimum);
                          });
-  add_two_tier_rows(j.columns, o, model, trace, j);
   const std::vector<UserStream> streams =
       o.user_streams ? busiest_users(trace, j) : std::vector<UserStream>{};
   if (o.user_streams) j.columns.push_back(user_stream_column(model, trace, j, streams));

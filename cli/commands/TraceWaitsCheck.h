@@ -25,11 +25,6 @@ struct WaitCheckOptions {
   std::vector<double> weighted_decays;
   // The same minimums for the daemon's weighted rule (a row each, beside its pooled state alone).
   std::vector<std::size_t> weighted_class_minimums;
-  // Minimums of a class's waits before the two-tier rule's second tier corrects it, and decays of
-  // that tier's weights: a row for each pair (the default where one list is empty), beside the
-  // first tier alone when minimums are given.
-  std::vector<std::size_t> two_tier_class_minimums;
-  std::vector<double> two_tier_decays;
   // The daemon's rule fed only the most active user's jobs of each size class (30 or more): a
   // row, and a class of that user's jobs on which every row is scored.
   bool user_streams = false;

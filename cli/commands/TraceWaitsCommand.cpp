@@ -35,8 +35,6 @@ struct WaitsOptions {
   std::vector<std::size_t> class_minimums;
   std::vector<double> weighted_decays;
   std::vector<std::size_t> weighted_class_minimums;
-  std::vector<std::size_t> two_tier_class_minimums;
-  std::vector<double> two_tier_decays;
   bool user_streams = false;
 };
 
@@ -54,8 +52,6 @@ void run_waits(const WaitsOptions& o) {
     c.class_minimums = o.class_minimums;
     c.weighted_decays = o.weighted_decays;
     c.weighted_class_minimums = o.weighted_class_minimums;
-    c.two_tier_class_minimums = o.two_tier_class_minimums;
-    c.two_tier_decays = o.two_tier_decays;
     c.user_streams = o.user_streams;
     c.trace_options = o.trace_options;
     c.cluster = o.cluster;
@@ -71,10 +67,6 @@ void run_waits(const WaitsOptions& o) {
     throw InputError({"", 0, "--weighted-decays"}, "only with --check");
   if (!o.weighted_class_minimums.empty())
     throw InputError({"", 0, "--weighted-class-minimums"}, "only with --check");
-  if (!o.two_tier_class_minimums.empty())
-    throw InputError({"", 0, "--two-tier-class-minimums"}, "only with --check");
-  if (!o.two_tier_decays.empty())
-    throw InputError({"", 0, "--two-tier-decays"}, "only with --check");
   if (o.user_streams) throw InputError({"", 0, "--user-streams"}, "only with --check");
   Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   ClusterSpec spec = o.cluster.to_spec(trace);
@@ -149,17 +141,6 @@ void register_trace_waits_command(CLI::App& trace) {
                   "many waits (a row each), and with the pooled state alone, to choose the "
                   "daemon's minimum on a fit window's last month")
       ->delimiter(',');
-  cmd->add_option("--two-tier-class-minimums", o->two_tier_class_minimums,
-                  "With --check: also state the file's quantiles recalibrated in two tiers (the "
-                  "pooled weighted state, then each size class's state on its residuals, in force "
-                  "once its class has this many waits; a row each), and with the first tier "
-                  "alone, to choose the minimum on a fit window's last month")
-      ->delimiter(',');
-  cmd->add_option("--two-tier-decays", o->two_tier_decays,
-                  "With --check: the two-tier rows' second tier with these decays (a row for each "
-                  "with each of --two-tier-class-minimums, or with the default minimum)")
-      ->delimiter(',')
-      ->check(number_above_zero_to(1.0));
   cmd->add_flag("--user-streams", o->user_streams,
                 "With --check: also state the daemon's rule fed only the most active user's jobs "
                 "of each size class (30 or more), as a daemon learns from one user's successors, "

@@ -252,66 +252,6 @@ TEST(ClassWaitCalibration, ALogsStreamPooledIsOneStateFedEveryStartInOrder) {
   EXPECT_EQ(pooled.back(), one.adjust(jobs.back().stated));
 }
 
-// A job of 8 nodes every `every` jobs, the rest of 1 node, each waiting `drift` times what the
-// model says.
-std::vector<std::tuple<int, WaitQuantiles, Seconds>> sparse_large(Stream& stream, int jobs,
-                                                                  int every, double drift) {
-  std::vector<std::tuple<int, WaitQuantiles, Seconds>> out;
-  for (int i = 0; i < jobs; ++i) {
-    const auto [model, wait] = stream.next(drift);
-    out.emplace_back(i % every == 0 ? 8 : 1, model, wait);
-  }
-  return out;
-}
-
-TEST(TwoTierWaitCalibration, AShiftCommonToEveryClassReachesASparseClassAtThePoolsSpeed) {
-  Stream stream;
-  TwoTierWaitCalibration two_tier;
-  ClassWaitCalibration per_class;          // each class from its own waits alone
-  for (const double drift : {1.0, 4.0}) {  // the model held; then every class's waits rose 4-fold
-    for (const auto& [nodes, model, wait] : sparse_large(stream, 600, 10, drift)) {
-      two_tier.add(nodes, model, wait);
-      per_class.add(nodes, model, wait);
-    }
-  }
-  // Both rules correct the 8-node class by its own state (120 waits, 60 since the rise).
-  const WaitQuantiles w = lognormal_quantiles(3600);
-  // The pool, 540 of whose waits came since the rise, carries it to the 8-node class; the
-  // class's own state, weighting its older waits, lags.
-  EXPECT_GT(two_tier.adjust(8, w)[3], 3 * w[3]);
-  EXPECT_LT(per_class.adjust(8, w)[3], 3 * w[3]);
-  EXPECT_GT(two_tier.adjust(8, w)[3], per_class.adjust(8, w)[3]);
-}
-
-TEST(TwoTierWaitCalibration, AClassWithAStandingOffsetFromThePoolKeepsIt) {
-  Stream stream;
-  TwoTierWaitCalibration two_tier;
-  TwoTierWaitCalibration tier_1(kPooled);  // the pooled state alone
-  for (const auto& [nodes, model, wait] : two_classes(stream, 1200, 3)) {
-    two_tier.add(nodes, model, wait);
-    tier_1.add(nodes, model, wait);
-  }
-  // 8-node waits three times the model's, 1-node ones as it says: the pool states one median
-  // between them, the second tier puts each class back on its own.
-  const WaitQuantiles w = lognormal_quantiles(3600);
-  EXPECT_EQ(tier_1.adjust(1, w), tier_1.adjust(8, w));
-  EXPECT_GT(two_tier.adjust(8, w)[3], 5 * w[3] / 2);
-  EXPECT_LT(two_tier.adjust(1, w)[3], 5 * w[3] / 4);
-  EXPECT_LT(tier_1.adjust(8, w)[3], 5 * w[3] / 2);
-}
-
-TEST(TwoTierWaitCalibration, ASecondTierNeverInForceIsThePooledWeightedState) {
-  Stream stream;
-  std::vector<StreamJob> jobs;
-  for (const auto& [nodes, model, wait] : two_classes(stream, 400, 3)) {
-    const Seconds submit = static_cast<Seconds>(jobs.size()) * 600;
-    jobs.push_back({submit, submit + wait, nodes, model});
-  }
-  EXPECT_EQ(recalibrated_two_tier(jobs, kPooled),
-            recalibrated_weighted(jobs, WeightedWaitCalibration::kDecay, kPooled));
-  EXPECT_NE(recalibrated_two_tier(jobs), recalibrated_two_tier(jobs, kPooled));
-}
-
 TEST(WeightedWaitCalibration, EqualWeightsGiveTheSplitConformalRanks) {
   Stream stream;
   std::vector<WaitOutcome> outcomes;

@@ -115,20 +115,6 @@ WaitQuantiles WeightedWaitCalibration::adjust(const WaitQuantiles& model) const 
   return active() ? shift_levels(model, shift_) : model;
 }
 
-void TwoTierWaitCalibration::add(int nodes, const WaitQuantiles& model, Seconds wait) {
-  ++outcomes_;
-  if (min_class_outcomes_ != kPooled)
-    classes_[size_class_index(nodes)].add(pooled_.adjust(model), wait);
-  pooled_.add(model, wait);
-}
-
-WaitQuantiles TwoTierWaitCalibration::adjust(int nodes, const WaitQuantiles& model) const {
-  const WaitQuantiles tier1 = pooled_.adjust(model);
-  if (min_class_outcomes_ == kPooled) return tier1;
-  const WeightedWaitCalibration& own = classes_[size_class_index(nodes)];
-  return own.outcomes() >= min_class_outcomes_ ? own.adjust(tier1) : tier1;
-}
-
 namespace {
 
 // Each job's quantiles as `adjust(job)` states them after `learn(o)` has seen every job o of the
@@ -153,11 +139,10 @@ std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& job
   return out;
 }
 
-// The same stream through a calibration that knows size classes (add and adjust by nodes), as
-// the daemon keeps it.
-template <class Calibration>
+// The same stream through a calibration kept per size class, as the daemon keeps it.
+template <class State>
 std::vector<WaitQuantiles> recalibrated_per_class(const std::vector<StreamJob>& jobs,
-                                                  Calibration live) {
+                                                  PerClassCalibration<State> live) {
   return recalibrated_stream(
       jobs, [&](const StreamJob& o) { live.add(o.nodes, o.stated, o.start - o.submit); },
       [&](const StreamJob& j) { return live.adjust(j.nodes, j.stated); });
@@ -185,12 +170,6 @@ std::vector<WaitQuantiles> recalibrated_weighted(const std::vector<StreamJob>& j
                                                  std::size_t min_class_outcomes) {
   return recalibrated_per_class(
       jobs, ClassWaitCalibration(WeightedWaitCalibration(decay), min_class_outcomes));
-}
-
-std::vector<WaitQuantiles> recalibrated_two_tier(const std::vector<StreamJob>& jobs,
-                                                 std::size_t min_class_outcomes,
-                                                 double class_decay) {
-  return recalibrated_per_class(jobs, TwoTierWaitCalibration(min_class_outcomes, class_decay));
 }
 
 std::string predictor_digest(const std::string& path) {

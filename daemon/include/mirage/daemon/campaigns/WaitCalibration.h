@@ -144,32 +144,6 @@ class PerClassCalibration {
 // The daemon's: the weighted calibration per size class.
 using ClassWaitCalibration = PerClassCalibration<WeightedWaitCalibration>;
 
-// Two tiers of weighted calibration: the pooled state (tier 1), fed every wait, corrects every
-// job's quantiles, so a shift common to all sizes reaches a sparse class at the speed of the
-// whole stream; each size class's state (tier 2) learns the residuals of its own jobs' tier-1-
-// corrected quantiles (a class's standing offset from the pool) and corrects on top once it has
-// `min_class_outcomes` of them. Each wait's tier-1 quantiles are the pool's as it stood before
-// learning that wait, so the states are a function of the waits in the order they are learned.
-class TwoTierWaitCalibration {
- public:
-  explicit TwoTierWaitCalibration(std::size_t min_class_outcomes = kMinClassOutcomes,
-                                  double class_decay = WeightedWaitCalibration::kDecay)
-      : min_class_outcomes_(min_class_outcomes) {
-    classes_.fill(WeightedWaitCalibration(class_decay));
-  }
-  std::size_t min_class_outcomes() const { return min_class_outcomes_; }
-  std::size_t outcomes() const { return outcomes_; }
-  const WeightedWaitCalibration& pooled() const { return pooled_; }
-  void add(int nodes, const WaitQuantiles& model, Seconds wait);
-  WaitQuantiles adjust(int nodes, const WaitQuantiles& model) const;
-
- private:
-  std::size_t min_class_outcomes_;
-  std::size_t outcomes_ = 0;
-  WeightedWaitCalibration pooled_;
-  std::array<WeightedWaitCalibration, kSizeClasses> classes_;  // on the tier-1 quantiles
-};
-
 // A predictor whose quantiles are `model`'s corrected by the calibration it shares with
 // whoever feeds it outcomes (the controller), each job by the state in force for its size class:
 // what the `quantile` policy decides by in the daemon.
@@ -219,11 +193,6 @@ std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs)
 std::vector<WaitQuantiles> recalibrated_weighted(
     const std::vector<StreamJob>& jobs, double decay = WeightedWaitCalibration::kDecay,
     std::size_t min_class_outcomes = kMinClassOutcomes);
-// The same by TwoTierWaitCalibration, tier 2 in force from `min_class_outcomes` of a class's
-// waits (kPooled: never, tier 1 alone), its weights decaying by `class_decay` a job.
-std::vector<WaitQuantiles> recalibrated_two_tier(
-    const std::vector<StreamJob>& jobs, std::size_t min_class_outcomes = kMinClassOutcomes,
-    double class_decay = WeightedWaitCalibration::kDecay);
 // The same by adaptive conformal inference (AdaptiveWaitCalibration per size class, the daemon's
 // rule until the weighted one replaced it), its levels moving by `step`.
 std::vector<WaitQuantiles> recalibrated_adaptive(
