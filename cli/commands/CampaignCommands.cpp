@@ -67,7 +67,7 @@ struct AddOptions {
   std::string policy;
   std::string max_overlap;  // instead of a policy: the daemon picks from its risk frontier
   std::string overlap = "concurrent";
-  std::string handoff_grace = "5m";
+  std::string handoff_grace;  // empty: the daemon's [handoff] grace
   bool no_export = false;
   long long adopt = 0;      // a job already queued or running that becomes segment 0
   std::string request_key;  // empty: a new random one
@@ -181,8 +181,9 @@ int run_add(const AddOptions& o) {
                                             format_short_duration(daemon::kMaxTimeLimit) +
                                             ", such as 2d, 48:00:00 or 2-00:00:00; got '" +
                                             escape_control(o.time) + "'");
-  const auto grace = parse_duration(o.handoff_grace);
-  if (!grace || *grace > daemon::kMaxHandoffGrace)
+  const auto grace =
+      o.handoff_grace.empty() ? std::optional<Seconds>() : parse_duration(o.handoff_grace);
+  if (!o.handoff_grace.empty() && (!grace || *grace > daemon::kMaxHandoffGrace))
     throw InputError({"", 0, "--handoff-grace"},
                      "expected a duration such as 5m, at most " +
                          std::to_string(daemon::kMaxHandoffGrace / kDay) + "d");
@@ -199,9 +200,9 @@ int run_add(const AddOptions& o) {
             {"script_base64", daemon::base64_encode(script)},  // any bytes, not only UTF-8
             {"script_path", std::filesystem::absolute(o.script).string()},
             {"overlap", o.overlap},
-            {"handoff_grace", *grace},
             {"work_dir", std::filesystem::current_path().string()}};
-  // Only the flags given: the script's #SBATCH lines decide the rest.
+  // Only the flags given: the script's #SBATCH lines (and the daemon's config) decide the rest.
+  if (grace) c["handoff_grace"] = *grace;
   if (o.segments > 0) c["segments"] = o.segments;
   if (o.nodes > 0) c["nodes"] = o.nodes;
   if (o.gpus_per_node >= 0) c["gpus_per_node"] = o.gpus_per_node;
@@ -557,8 +558,8 @@ void register_campaign_commands(CLI::App& app) {
       ->check(CLI::IsMember({"handoff", "concurrent"}))
       ->capture_default_str();
   add->add_option("--handoff-grace", a->handoff_grace,
-                  "Hand-off: cancel the predecessor this long after the signal if still running")
-      ->capture_default_str();
+                  "Hand-off: cancel the predecessor this long after the signal if still running "
+                  "(default: the daemon's [handoff] grace, 5m unless set)");
   add->add_option("--adopt", a->adopt,
                   "Take back this job, queued or running (one the daemon names as tagged by a "
                   "store that lost it), as the campaign's first segment instead of submitting one")

@@ -100,7 +100,7 @@ TEST(CampaignController, AHandoffSegmentIsToldToWaitAsLongAsSignalAndCancelMayTa
   req.overlap = OverlapMode::kHandoff;
   req.handoff_grace = 20 * kMinute;
   std::vector<std::string> notes;
-  const Seconds needed = 2 * config.tick_interval + req.handoff_grace + kMinute;
+  const Seconds needed = 2 * config.tick_interval + *req.handoff_grace + kMinute;
   EXPECT_EQ(wait_of(req, notes), std::to_string(needed));
   ASSERT_FALSE(notes.empty());
   EXPECT_EQ(notes[0],
@@ -113,6 +113,20 @@ TEST(CampaignController, AHandoffSegmentIsToldToWaitAsLongAsSignalAndCancelMayTa
   req.name = "short-grace";
   EXPECT_EQ(wait_of(req, notes), std::to_string(kTrainerHandoffWait));
   EXPECT_EQ(notes[0].rfind("hand-off", 0), std::string::npos) << notes[0];
+}
+
+// `[handoff] grace` in the daemon's config is the grace of every campaign added without
+// --handoff-grace; a campaign's own is kept.
+TEST(CampaignController, ACampaignWithoutAGraceOfItsOwnTakesTheConfigsHandoffGrace) {
+  auto config = quick_config();
+  config.handoff_grace = 12 * kMinute;
+  Harness h(config);
+  auto req = simple_request(2);
+  req.overlap = OverlapMode::kHandoff;
+  EXPECT_EQ(h.controller->add(req).spec.handoff_grace, 12 * kMinute);
+  req.name = "own-grace";
+  req.handoff_grace = 2 * kMinute;
+  EXPECT_EQ(h.controller->add(req).spec.handoff_grace, 2 * kMinute);
 }
 
 TEST(CampaignController, ReactiveRunsTheChainToTheEnd) {

@@ -104,7 +104,8 @@ file = "/tmp/m.log"
   EXPECT_TRUE(cc.time_limit_required);  // the simulated cluster has no default limit
   EXPECT_EQ(cc.earliest_submission, 12 * kHour);
   EXPECT_EQ(cc.handoff_signal, SIGUSR2);
-  EXPECT_EQ(cc.tick_interval, 15);  // what a hand-off segment's wait is reckoned from
+  EXPECT_EQ(cc.handoff_grace, 600);  // of campaigns added without --handoff-grace
+  EXPECT_EQ(cc.tick_interval, 15);   // what a hand-off segment's wait is reckoned from
 }
 
 TEST(DaemonConfig, DefaultsFillTheRest) {

@@ -76,7 +76,8 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   if (f.time_limit && *f.time_limit < kMinute) fail("time_limit: expected at least one minute");
   if (r.max_retries && (*r.max_retries < 0 || *r.max_retries > 1000))
     fail("max_retries: expected 0 to 1000");
-  if (r.handoff_grace < 0) fail("handoff_grace: expected 0 or more seconds");
+  if (r.handoff_grace && *r.handoff_grace < 0) fail("handoff_grace: expected 0 or more seconds");
+  const Seconds grace = r.handoff_grace.value_or(config_.handoff_grace);
   if (r.max_hours != 0 && !(r.max_hours >= 1.0 / 60 && r.max_hours <= 24.0 * 365 * 10))
     fail("max_hours: expected 1 minute (0.0167) to 87600 hours, or 0 for no cap");
   // As sbatch reads it: a script sbatch would refuse, or a directive that does not parse, is
@@ -123,7 +124,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   // Not refused: each segment is told the wait it needs (MIRAGE_HANDOFF_WAIT, make_request), at
   // each submission, so that no successor gives up before its predecessor is signalled; a script
   // that does not pass it on must wait that long of its own.
-  if (const Seconds needed = handoff_wait_needed(config_.tick_interval, r.handoff_grace);
+  if (const Seconds needed = handoff_wait_needed(config_.tick_interval, grace);
       r.overlap == OverlapMode::kHandoff && needed > kTrainerHandoffWait)
     shape.notes.push_back(fmt::format(
         "hand-off: a successor may wait {} for its predecessor ([poll] interval {} twice, "
@@ -132,8 +133,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
         "training_jobs/sbatch/gpt-segment.sbatch passes on; a script of your own must wait that "
         "long, or lower --handoff-grace or [poll] interval",
         format_short_duration(needed), format_short_duration(config_.tick_interval),
-        format_short_duration(r.handoff_grace), format_short_duration(kTrainerHandoffWait),
-        needed));
+        format_short_duration(grace), format_short_duration(kTrainerHandoffWait), needed));
   // Refused, not dropped with a note: an account, QOS or reservation a site asks users to keep
   // in SBATCH_* would be lost silently (charged elsewhere, or every segment refused).
   if (const std::string found = sbatch_input_variables_of(r.environment); !found.empty())
@@ -247,7 +247,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   // MIRAGE_* names to it).
   if (!r.export_environment) rec.sbatch_options.push_back("--export=NONE");
   rec.spec.overlap = r.overlap;
-  rec.spec.handoff_grace = r.handoff_grace;
+  rec.spec.handoff_grace = grace;
   rec.script_path = r.script_path;
   rec.owner_uid = r.owner_uid;
   rec.max_retries = r.max_retries.value_or(config_.max_retries);

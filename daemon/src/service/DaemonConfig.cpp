@@ -262,6 +262,7 @@ ControllerConfig DaemonConfig::controller_config() const {
   c.retry_delay = retry_delay;
   c.max_campaigns_per_user = max_campaigns_per_user;
   c.handoff_signal = handoff_signal;
+  c.handoff_grace = handoff_grace;
   c.tick_interval = poll_interval;
   c.user_id = static_cast<std::uint32_t>(getuid());
   c.time_limit_required = backend == Backend::kSimulator;

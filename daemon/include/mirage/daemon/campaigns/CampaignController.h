@@ -78,12 +78,13 @@ struct ControllerConfig {
   // The successor is submitted at the latest this long before the predecessor's limit runs out
   // (the `reactive` fallback), and in any case when the predecessor ends.
   Seconds fallback_lead = 60;
-  int max_retries = 2;               // further submissions of a segment that failed (the
-                                     // default of campaigns that set none)
-  Seconds retry_delay = 60;          // wait before submitting a refused segment again
-  int max_campaigns_per_user = 100;  // guard rail: active + paused campaigns per owner
-  int handoff_signal = 10;           // SIGUSR1 on Linux
-  Seconds tick_interval = 30;        // [poll] interval: how often a pass sees the jobs
+  int max_retries = 2;                  // further submissions of a segment that failed (the
+                                        // default of campaigns that set none)
+  Seconds retry_delay = 60;             // wait before submitting a refused segment again
+  int max_campaigns_per_user = 100;     // guard rail: active + paused campaigns per owner
+  int handoff_signal = 10;              // SIGUSR1 on Linux
+  Seconds handoff_grace = 5 * kMinute;  // [handoff] grace: of campaigns that set none
+  Seconds tick_interval = 30;           // [poll] interval: how often a pass sees the jobs
   // An intent whose outcome is unknown is submitted again only when its tag is missing from a
   // dump taken at least this long after the outcome became unknown (covers an RPC still being
   // processed by slurmctld when the daemon died).
@@ -169,7 +170,7 @@ struct CampaignRequest {
   // frontier's point with the least interruption within it (ControllerConfig::frontier_file).
   std::optional<Seconds> max_overlap;
   OverlapMode overlap = OverlapMode::kConcurrent;
-  Seconds handoff_grace = 5 * kMinute;
+  std::optional<Seconds> handoff_grace;  // none: the daemon's [handoff] grace
   std::string work_dir;
   std::vector<std::string> environment;
   // False (`campaign add --no-export-env`): the segments get no environment of the add, as with
