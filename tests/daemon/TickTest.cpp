@@ -82,6 +82,31 @@ TEST(Tick, OnePassSubmitsWhatTheControllerDecidesAndTheNextFollowsIt) {
   EXPECT_EQ(shown.at("segment_list").at(0).at("state"), "done");
 }
 
+// From scrontab, passes come every run of it, not every [poll] interval: a hand-off segment
+// waits as long as two such gaps, the grace and Slurm's kill may take.
+TEST(Tick, AHandoffSegmentsWaitIsReckonedFromTheGapBetweenTicks) {
+  TickHarness h;
+  const auto handoff_wait = [&] {
+    for (const auto& e : h.slurm.submissions().back().request.environment)
+      if (e.rfind("MIRAGE_HANDOFF_WAIT=", 0) == 0) return std::stoll(e.substr(e.find('=') + 1));
+    return -1LL;
+  };
+  h.tick();  // scrontab's first run: nothing to submit
+  h.clock.advance(10 * kMinute);
+  json c = {{"name", "train"},
+            {"script", "#!/bin/bash\nsleep 20\n"},
+            {"segments", 2},
+            {"nodes", 1},
+            {"gpus_per_node", 4},
+            {"time_limit", kHour},
+            {"work_dir", "/tmp"},
+            {"overlap", "handoff"},
+            {"handoff_grace", 5 * kMinute}};
+  h.request({{"op", "add"}, {"campaign", c}});
+  ASSERT_EQ(h.tick().submitted, 1u);
+  EXPECT_EQ(handoff_wait(), 2 * 10 * kMinute + 5 * kMinute + kMinute);
+}
+
 TEST(Tick, WhileAnotherHoldsTheStoreDoesNothingAndSaysWho) {
   TickHarness h;
   h.add(1);

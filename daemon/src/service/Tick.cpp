@@ -16,6 +16,8 @@ namespace {
 
 // The most decide passes one tick makes on its dump.
 constexpr int kMostPasses = 20;
+// When the latest tick on this store made its pass (seconds since the epoch).
+constexpr const char* kLastTickKey = "tick.last_pass_at";
 
 bool ends_with(const std::string& s, std::string_view tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -48,6 +50,13 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
   CampaignPass pass(config, clock);
   CampaignController& controller = pass.controller();
   const Seconds locked_at = clock.now();
+  if (const std::string last = pass.store().value(kLastTickKey); !last.empty()) {
+    try {
+      controller.observe_tick_interval(locked_at - std::stoll(last));
+    } catch (const std::exception&) {  // not a number: reckoned from [poll] interval alone
+    }
+  }
+  pass.store().set_value(kLastTickKey, std::to_string(locked_at));
   if (controller.unresolved() > 0) wait_until(locked_at + controller.config().reconcile_delay);
 
   const std::uint64_t submits_before = client.counters().submits;

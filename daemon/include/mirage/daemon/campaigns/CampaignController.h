@@ -25,6 +25,7 @@
 //      policy's decision (or the fallback lead) releases it early instead of submitting anew. A
 //      chain whose segments fail one after another stops after max_retries + 1 of them, and
 //      --max-hours caps the run time of all segments together.
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -243,6 +244,12 @@ class CampaignController {
   // Slurm's clock, so a login node whose clock runs minutes apart neither misses its own job nor
   // takes an older one for it.
   void observe_controller_clock(Seconds ahead) { controller_ahead_ = ahead; }
+  // `mirage tick` from scrontab: passes come as often as scrontab runs it, not every
+  // [poll] interval. A hand-off segment's wait (MIRAGE_HANDOFF_WAIT) is reckoned from the longer
+  // of the two, at most a day, so that no successor gives up before its predecessor is signalled.
+  void observe_tick_interval(Seconds seen) {
+    config_.tick_interval = std::max(config_.tick_interval, std::min(seen, kDay));
+  }
   // A time of this machine's clock on slurmctld's, which every time Slurm reports is on (starts,
   // ends, submit times, its estimates): what a decision compares with them, and the queue seen.
   Seconds on_controller_clock(Seconds local) const { return local + controller_ahead_; }
