@@ -737,6 +737,30 @@ TEST(Simulator, ABackfillPassProvenIdleStartsNothingWhenRunWhole) {
   }
 }
 
+// A ranking at a later instant that keeps the last one's jobs and rewrites only their priorities
+// holds what a ranking made afresh holds, over whole replays with fairshare, user limits, arrivals
+// between passes and both backfill modes; the starts are those of a replay that does not check.
+TEST(Simulator, ARankingKeptAcrossInstantsIsTheRankingMadeAfresh) {
+  std::vector<SimJobSpec> specs = random_jobs(3000, 32, 17);
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    specs[i].user = 1 + static_cast<std::uint32_t>((i * i) % 11);  // some users submit far more
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(std::move(specs));
+  for (auto mode : {BackfillMode::kSlurm, BackfillMode::kEasy}) {
+    ClusterSpec c = machine(32, mode);
+    c.priority.weight_fairshare = 400;
+    c.priority.decay_half_life = kDay;
+    c.user_limits.max_running_jobs = 6;
+    Simulator checked(c, jobs), plain(c, jobs);
+    checked.check_kept_rankings(true);
+    checked.run_to_completion();
+    plain.run_to_completion();
+    EXPECT_GT(checked.counters().kept_rankings, 100u) << to_string(mode);
+    EXPECT_EQ(checked.counters().kept_rankings_wrong, 0u) << to_string(mode);
+    for (SimJobIndex j = 0; j < jobs->size(); ++j)
+      ASSERT_EQ(checked.start_time(j), plain.start_time(j)) << j << " " << to_string(mode);
+  }
+}
+
 TEST(Simulator, BackfillReducesWaitsOnABusyMachine) {
   auto jobs = std::make_shared<const std::vector<SimJobSpec>>(random_jobs(3000, 32, 9));
   Simulator none(machine(32, BackfillMode::kNone), jobs),
