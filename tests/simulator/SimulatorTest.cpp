@@ -705,6 +705,14 @@ TEST(Simulator, NeverOversubscribesTheMachineAndNeverStartsBeforeSubmit) {
   }
 }
 
+// Runs two replays of the same jobs to completion: each job starts at the same time in both.
+void expect_same_starts(Simulator& a, Simulator& b, std::size_t jobs, BackfillMode mode) {
+  a.run_to_completion();
+  b.run_to_completion();
+  for (SimJobIndex j = 0; j < jobs; ++j)
+    ASSERT_EQ(a.start_time(j), b.start_time(j)) << j << " " << to_string(mode);
+}
+
 // A busy machine with what a calibration adds (users with limits and fairshare, bf_max_job_user,
 // a weekly boundary, down windows): each backfill pass proven to start nothing before its queue is
 // ranked is run whole all the same, and starts nothing; the starts are those of a replay that
@@ -726,14 +734,11 @@ TEST(Simulator, ABackfillPassProvenIdleStartsNothingWhenRunWhole) {
         std::vector<DownWindow>{{200000, 210000}, {900000, 905000}});
     Simulator checked(c, jobs), skipping(c, jobs);
     checked.check_idle_proofs(true);
-    checked.run_to_completion();
-    skipping.run_to_completion();
+    expect_same_starts(checked, skipping, jobs->size(), mode);
     EXPECT_GT(checked.counters().backfill_passes_proven_idle, 0u) << to_string(mode);
     EXPECT_EQ(checked.counters().backfill_idle_proofs_broken, 0u) << to_string(mode);
     EXPECT_EQ(skipping.counters().backfill_passes_proven_idle,
               checked.counters().backfill_passes_proven_idle);
-    for (SimJobIndex j = 0; j < jobs->size(); ++j)
-      ASSERT_EQ(checked.start_time(j), skipping.start_time(j)) << j << " " << to_string(mode);
   }
 }
 
@@ -752,12 +757,9 @@ TEST(Simulator, ARankingKeptAcrossInstantsIsTheRankingMadeAfresh) {
     c.user_limits.max_running_jobs = 6;
     Simulator checked(c, jobs), plain(c, jobs);
     checked.check_kept_rankings(true);
-    checked.run_to_completion();
-    plain.run_to_completion();
+    expect_same_starts(checked, plain, jobs->size(), mode);
     EXPECT_GT(checked.counters().kept_rankings, 100u) << to_string(mode);
     EXPECT_EQ(checked.counters().kept_rankings_wrong, 0u) << to_string(mode);
-    for (SimJobIndex j = 0; j < jobs->size(); ++j)
-      ASSERT_EQ(checked.start_time(j), plain.start_time(j)) << j << " " << to_string(mode);
   }
 }
 
