@@ -129,6 +129,25 @@ const std::vector<Simulator::Ranked>& Simulator::ranked_eligible() {
         if (const EligibleUser& u = eligible_users_[eligible_[i].slot];
             u.fairshare != u.ranked_with)
           ranked[i].priority = priority_from(eligible_[i], u.fairshare);
+  } else if (bf_.ranked_changes == eligible_changes_ && ranked.size() == eligible_.size()) {
+    // The same jobs in the same places at a later instant: only the priorities move.
+    for (std::size_t i = 0; i < eligible_.size(); ++i) {
+      const EligibleJob& e = eligible_[i];
+      ranked[i].priority = priority_from(e, eligible_users_[e.slot].fairshare);
+    }
+    bf_.ranked_at = now_;
+    if (check_kept_rankings_) {
+      ++counters_.kept_rankings;
+      for (std::size_t i = 0; i < eligible_.size(); ++i) {
+        const EligibleJob& e = eligible_[i];
+        const Ranked& r = ranked[i];
+        if (r.job != e.job || r.nodes != e.nodes || r.user != e.user || r.submit != e.submit ||
+            r.planned != e.planned || r.priority != eligible_priority(e)) {
+          ++counters_.kept_rankings_wrong;
+          break;
+        }
+      }
+    }
   } else {
     ranked.resize(eligible_.size());
     for (std::size_t i = 0; i < eligible_.size(); ++i) {

@@ -705,6 +705,14 @@ TEST(Simulator, NeverOversubscribesTheMachineAndNeverStartsBeforeSubmit) {
   }
 }
 
+// Runs two replays of the same jobs to completion: each job starts at the same time in both.
+void expect_same_starts(Simulator& a, Simulator& b, std::size_t jobs, BackfillMode mode) {
+  a.run_to_completion();
+  b.run_to_completion();
+  for (SimJobIndex j = 0; j < jobs; ++j)
+    ASSERT_EQ(a.start_time(j), b.start_time(j)) << j << " " << to_string(mode);
+}
+
 // A busy machine with what a calibration adds (users with limits and fairshare, bf_max_job_user,
 // a weekly boundary, down windows): each backfill pass proven to start nothing before its queue is
 // ranked is run whole all the same, and starts nothing; the starts are those of a replay that
@@ -726,14 +734,32 @@ TEST(Simulator, ABackfillPassProvenIdleStartsNothingWhenRunWhole) {
         std::vector<DownWindow>{{200000, 210000}, {900000, 905000}});
     Simulator checked(c, jobs), skipping(c, jobs);
     checked.check_idle_proofs(true);
-    checked.run_to_completion();
-    skipping.run_to_completion();
+    expect_same_starts(checked, skipping, jobs->size(), mode);
     EXPECT_GT(checked.counters().backfill_passes_proven_idle, 0u) << to_string(mode);
     EXPECT_EQ(checked.counters().backfill_idle_proofs_broken, 0u) << to_string(mode);
     EXPECT_EQ(skipping.counters().backfill_passes_proven_idle,
               checked.counters().backfill_passes_proven_idle);
-    for (SimJobIndex j = 0; j < jobs->size(); ++j)
-      ASSERT_EQ(checked.start_time(j), skipping.start_time(j)) << j << " " << to_string(mode);
+  }
+}
+
+// A ranking at a later instant that keeps the last one's jobs and rewrites only their priorities
+// holds what a ranking made afresh holds, over whole replays with fairshare, user limits, arrivals
+// between passes and both backfill modes; the starts are those of a replay that does not check.
+TEST(Simulator, ARankingKeptAcrossInstantsIsTheRankingMadeAfresh) {
+  std::vector<SimJobSpec> specs = random_jobs(3000, 32, 17);
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    specs[i].user = 1 + static_cast<std::uint32_t>((i * i) % 11);  // some users submit far more
+  auto jobs = std::make_shared<const std::vector<SimJobSpec>>(std::move(specs));
+  for (auto mode : {BackfillMode::kSlurm, BackfillMode::kEasy}) {
+    ClusterSpec c = machine(32, mode);
+    c.priority.weight_fairshare = 400;
+    c.priority.decay_half_life = kDay;
+    c.user_limits.max_running_jobs = 6;
+    Simulator checked(c, jobs), plain(c, jobs);
+    checked.check_kept_rankings(true);
+    expect_same_starts(checked, plain, jobs->size(), mode);
+    EXPECT_GT(checked.counters().kept_rankings, 100u) << to_string(mode);
+    EXPECT_EQ(checked.counters().kept_rankings_wrong, 0u) << to_string(mode);
   }
 }
 

@@ -148,6 +148,10 @@ class Simulator {
   // For tests: a backfill pass proven to start nothing (Counters::backfill_passes_proven_idle)
   // runs whole all the same, and one that starts a job counts in backfill_idle_proofs_broken.
   void check_idle_proofs(bool on) { check_idle_proofs_ = on; }
+  // For tests: each ranking that keeps the last one's jobs and rewrites only their priorities
+  // (ranked_eligible) is compared with one made afresh, and one that differs counts in
+  // kept_rankings_wrong.
+  void check_kept_rankings(bool on) { check_kept_rankings_ = on; }
 
   const ClusterSpec& spec() const { return spec_; }
   const SimJobSpec& job(SimJobIndex j) const {  // in the header: every scheduling pass reads it
@@ -173,7 +177,8 @@ class Simulator {
     std::uint64_t backfill_starts = 0;
     // Passes left before ranking the queue: the plan proves none of its jobs can start now.
     std::uint64_t backfill_passes_proven_idle = 0;
-    std::uint64_t backfill_idle_proofs_broken = 0;  // check_idle_proofs only
+    std::uint64_t backfill_idle_proofs_broken = 0;             // check_idle_proofs only
+    std::uint64_t kept_rankings = 0, kept_rankings_wrong = 0;  // check_kept_rankings only
   };
   const Counters& counters() const { return counters_; }
 
@@ -453,6 +458,7 @@ class Simulator {
   int recent_end_pos_ = 0;
   bool recording_ = true;
   bool check_idle_proofs_ = false;
+  bool check_kept_rankings_ = false;
   std::vector<JobOutcome> outcomes_;
   Counters counters_;
 };
