@@ -181,12 +181,15 @@ int run_add(const AddOptions& o) {
                                             format_short_duration(daemon::kMaxTimeLimit) +
                                             ", such as 2d, 48:00:00 or 2-00:00:00; got '" +
                                             escape_control(o.time) + "'");
-  const auto grace =
-      o.handoff_grace.empty() ? std::optional<Seconds>() : parse_duration(o.handoff_grace);
-  if (!o.handoff_grace.empty() && (!grace || *grace > daemon::kMaxHandoffGrace))
-    throw InputError({"", 0, "--handoff-grace"},
-                     "expected a duration such as 5m, at most " +
-                         std::to_string(daemon::kMaxHandoffGrace / kDay) + "d");
+  Seconds grace = -1;  // none given: the daemon's [handoff] grace
+  if (!o.handoff_grace.empty()) {
+    const auto given = parse_duration(o.handoff_grace);
+    if (!given || *given > daemon::kMaxHandoffGrace)
+      throw InputError({"", 0, "--handoff-grace"},
+                       "expected a duration such as 5m, at most " +
+                           std::to_string(daemon::kMaxHandoffGrace / kDay) + "d");
+    grace = *given;
+  }
   const std::string script = read_script(o.script);
   std::string policy = o.policy;
   // A model file is passed by absolute path (with its threshold, MODEL@THRESHOLD): the daemon
@@ -202,7 +205,7 @@ int run_add(const AddOptions& o) {
             {"overlap", o.overlap},
             {"work_dir", std::filesystem::current_path().string()}};
   // Only the flags given: the script's #SBATCH lines (and the daemon's config) decide the rest.
-  if (grace) c["handoff_grace"] = *grace;
+  if (grace >= 0) c["handoff_grace"] = grace;
   if (o.segments > 0) c["segments"] = o.segments;
   if (o.nodes > 0) c["nodes"] = o.nodes;
   if (o.gpus_per_node >= 0) c["gpus_per_node"] = o.gpus_per_node;
