@@ -162,6 +162,7 @@ std::string read_script(const std::string& path) {
   if (auto why = daemon::script_size_problem(path, script.size())) throw *why;
   const auto directives = daemon::read_batch_directives(script, path);
   if (directives.error) throw *directives.error;
+  if (directives.short_option_with_equals) throw *directives.short_option_with_equals;
   return script;
 }
 
@@ -583,7 +584,8 @@ void register_campaign_commands(CLI::App& app) {
   add->add_flag("--no-export-env", a->no_export,
                 "Do not pass this shell's environment to the segments: they get sbatch "
                 "--export=NONE's (the login environment on the node) and the MIRAGE_* "
-                "variables, whatever the script's --export line");
+                "variables, whatever the script's --export line (srun in the script needs "
+                "SLURM_EXPORT_ENV=ALL for its steps to get the job's environment)");
   a->where.store_without_daemon = true;
   a->where.add_to(*add);
   add->add_flag("--json", a->json, "Print the new campaign as JSON");

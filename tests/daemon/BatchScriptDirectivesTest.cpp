@@ -47,17 +47,35 @@ TEST(BatchScriptDirectives, ReadsShortFormsAttachedOrApart) {
 }
 
 // getopt gives -N the value "=2": sbatch refuses it ("Invalid node count") or keeps the '='.
+std::string short_option_with_equals_of(const std::string& script) {
+  const auto d = read(script);
+  return d.short_option_with_equals ? d.short_option_with_equals->what() : "";
+}
+
 TEST(BatchScriptDirectives, AShortOptionWithEqualsIsRefusedSayingWhatSbatchExpects) {
-  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH --job-name=x\n#SBATCH -N=2\n"),
+  EXPECT_EQ(short_option_with_equals_of("#!/bin/bash\n#SBATCH --job-name=x\n#SBATCH -N=2\n"),
             "train.sbatch:3: field '#SBATCH -N': '-N=2': sbatch reads what follows -N, '=2' with "
             "its '=', as the value; write -N 2, -N2 or --nodes=2");
-  EXPECT_EQ(error_of("#!/bin/bash\n#SBATCH -t=1:00:00\n"),
+  EXPECT_EQ(short_option_with_equals_of("#!/bin/bash\n#SBATCH -t=1:00:00\n"),
             "train.sbatch:2: field '#SBATCH -t': '-t=1:00:00': sbatch reads what follows -t, "
             "'=1:00:00' with its '=', as the value; write -t 1:00:00, -t1:00:00 or "
             "--time=1:00:00");
   // After a flag, as getopt reads a cluster of them.
-  EXPECT_NE(error_of("#!/bin/bash\n#SBATCH -HJ=x\n").find("write -J x, -Jx or --job-name=x"),
+  EXPECT_NE(short_option_with_equals_of("#!/bin/bash\n#SBATCH -HJ=x\n")
+                .find("write -J x, -Jx or --job-name=x"),
             std::string::npos);
+}
+
+// A campaign stored before such lines were refused is read again at each submission: the lines
+// after one are still its partition, account and output, as sbatch reads them.
+TEST(BatchScriptDirectives, TheLinesAfterAShortOptionWithEqualsAreStillRead) {
+  const auto d = read("#!/bin/bash\n#SBATCH -J=train\n#SBATCH -p gpu\n#SBATCH -A proj\n");
+  EXPECT_FALSE(d.error);
+  ASSERT_TRUE(d.short_option_with_equals);
+  ASSERT_TRUE(d.partition);
+  EXPECT_EQ(d.partition->value, "gpu");
+  ASSERT_TRUE(d.account);
+  EXPECT_EQ(d.account->value, "proj");
 }
 
 TEST(BatchScriptDirectives, SlurmTimeFormats) {

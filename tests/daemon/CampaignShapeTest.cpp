@@ -115,9 +115,10 @@ TEST(CampaignShape, AnAddFromInsideAJobLeavesOutThatJobsSlurmVariablesSayingWhic
   const std::vector<std::string> own = {"HOME=/home/u", "SLURM_CONF=/etc/slurm/slurm.conf",
                                         "SLURM_TIME_FORMAT=relative", "SLURM_MPI_TYPE=pmix"};
   r.environment = own;
-  for (const char* e : {"SLURM_JOB_ID=77", "SLURM_NTASKS=8", "SLURM_MEM_PER_NODE=1000",
-                        "SLURM_CPUS_PER_TASK=4", "SLURM_STEP_ID=0", "SLURM_NNODES=2",
-                        "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_NTASKS_PER_NODE=4"})
+  for (const char* e :
+       {"SLURM_JOB_ID=77", "SLURM_NTASKS=8", "SLURM_MEM_PER_NODE=1000", "SLURM_CPUS_PER_TASK=4",
+        "SLURM_STEP_ID=0", "SLURM_NNODES=2", "SLURM_TASKS_PER_NODE=4(x2)",
+        "SLURM_NTASKS_PER_NODE=4", "SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image=ubuntu"})
     r.environment.push_back(e);
   std::vector<std::string> notes;
   const auto id = h.controller->add(r, &notes).spec.id;
@@ -126,7 +127,8 @@ TEST(CampaignShape, AnAddFromInsideAJobLeavesOutThatJobsSlurmVariablesSayingWhic
   EXPECT_EQ(notes[0],
             "environment: left out SLURM_JOB_ID, SLURM_NTASKS, SLURM_MEM_PER_NODE, "
             "SLURM_CPUS_PER_TASK, SLURM_STEP_ID, SLURM_NNODES, SLURM_TASKS_PER_NODE, "
-            "SLURM_NTASKS_PER_NODE: Slurm set them for job 77, in which this command ran; each "
+            "SLURM_NTASKS_PER_NODE, SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image: "
+            "Slurm set them for job 77, in which this command ran; each "
             "segment gets its own job's");
   // Outside a job they are the user's own settings, kept.
   r.name = "gpt2";

@@ -238,6 +238,36 @@ TEST(DaemonConfig, RelativePathsStartAtTheConfigFilesFolderNotTheWorkingDirector
             "/var/m.db");
 }
 
+// A config written while relative paths started at the working directory: the store found there
+// and not beside the config is named, not left for a new, empty store.
+TEST(DaemonConfig, ARelativePathWhoseFileIsOnlyWhereItStartedBeforeIsRefusedNamingBoth) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "etc");
+  std::filesystem::create_directories(dir.path() / "home");
+  std::ofstream(dir.file("etc/mirage.toml")) << "[store]\npath = \"mirage.db\"\n";
+  std::ofstream(dir.file("home/mirage.db")) << "";
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path() / "home");
+  std::string error;
+  try {
+    load_daemon_config(dir.file("etc/mirage.toml"));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::filesystem::current_path(cwd);
+  EXPECT_NE(error.find("store.path"), std::string::npos) << error;
+  EXPECT_NE(error.find(dir.file("etc/mirage.db") + ", where nothing is, while " +
+                       dir.file("home/mirage.db") + " (where it started before"),
+            std::string::npos)
+      << error;
+  // Once it is beside the config too, that one is read.
+  std::ofstream(dir.file("etc/mirage.db")) << "";
+  std::filesystem::current_path(dir.path() / "home");
+  const auto c = load_daemon_config(dir.file("etc/mirage.toml"));
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(c.store_path, dir.file("etc/mirage.db"));
+}
+
 TEST(DaemonConfig, DurationsBeyondTheirRangeAreErrorsNamingTheKey) {
   // 2^63-1 seconds: the daemon multiplied it into milliseconds, overflowed and spun.
   EXPECT_NE(error_of("[poll]\ninterval = 9223372036854775807\n")

@@ -99,6 +99,18 @@ TEST(SbatchSubmitter, SbatchRunsWithoutTheInputVariablesThatOverrideTheScript) {
   EXPECT_NE(env.find("MIRAGE_SEGMENT='3'"), std::string::npos) << env;
 }
 
+// SLURM_HINT is refused at `campaign add`; a campaign stored before keeps it on every segment,
+// so that its CPU layout does not change halfway.
+TEST(SbatchSubmitter, ACampaignStoredWithSlurmHintKeepsItOnEverySegment) {
+  TempDir dir;
+  const auto s = submitter(fake_sbatch(dir, "echo 4242"));
+  SubmitRequest r = request(dir);
+  r.environment.push_back("SLURM_HINT=nomultithread");
+  EXPECT_EQ(s.submit(r), 4242);
+  const std::string env = slurp(dir.file("env"));
+  EXPECT_NE(env.find("SLURM_HINT='nomultithread'"), std::string::npos) << env;
+}
+
 TEST(SbatchSubmitter, AHeldSuccessorGoesBehindItsPredecessorOverTheUsersOwnDependency) {
   SubmitRequest r;
   r.comment = "mirage:00000001:1:1:1";

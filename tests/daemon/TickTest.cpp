@@ -105,6 +105,12 @@ TEST(Tick, AHandoffSegmentsWaitIsReckonedFromTheGapBetweenTicks) {
   h.request({{"op", "add"}, {"campaign", c}});
   ASSERT_EQ(h.tick().submitted, 1u);
   EXPECT_EQ(handoff_wait(), 2 * 10 * kMinute + 5 * kMinute + kMinute);
+  // A tick run by hand half a minute after scrontab's does not shorten it.
+  h.clock.advance(30);
+  c["name"] = "second";
+  h.request({{"op", "add"}, {"campaign", c}});
+  ASSERT_EQ(h.tick().submitted, 1u);
+  EXPECT_EQ(handoff_wait(), 2 * 10 * kMinute + 5 * kMinute + kMinute);
 }
 
 TEST(Tick, WhileAnotherHoldsTheStoreDoesNothingAndSaysWho) {

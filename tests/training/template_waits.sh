@@ -4,7 +4,7 @@
 # segment waits for its predecessor in either overlap mode (concurrent: as long as squeue says
 # the job holding the directory has left, the trainer's default where it lists none), the first
 # segment does not, a hand-off segment waits as long as the daemon says (MIRAGE_HANDOFF_WAIT),
-# and a user's own --handoff-timeout stands.
+# and a user's own --handoff-timeout stands; the trainer's step gets the job's whole environment.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,6 +16,7 @@ cat >"$work/bin/srun" <<'STUB'
 #!/bin/sh
 shift 2 # --kill-on-bad-exit=1 and the trainer
 printf '%s\n' "$@" >"$ARGS_OUT"
+echo "${SLURM_EXPORT_ENV:-}" >"$ARGS_OUT.export"
 STUB
 # squeue -h -j JOB -t RUNNING -o %L: the holder's time left, as SQUEUE_LEFT says (none if unset).
 cat >"$work/bin/squeue" <<'STUB'
@@ -65,4 +66,8 @@ a=$(trainer_args MIRAGE_SEGMENT=3 MIRAGE_TRAIN_ARGS="--handoff-timeout 60")
 expect "a user's own wait" "$(timeout_of "$a")" 60
 a=$(trainer_args MIRAGE_SEGMENT=3 MIRAGE_HANDOFF=1 MIRAGE_HANDOFF_WAIT=1500 MIRAGE_TRAIN_ARGS="--handoff-timeout 60")
 expect "a user's own wait over the daemon's" "$(timeout_of "$a")" 60
+# sbatch --export=NONE (campaign add --no-export-env) leaves SLURM_EXPORT_ENV for srun to read as
+# its own --export: the trainer's step must get the job's whole environment all the same.
+trainer_args SLURM_EXPORT_ENV=MIRAGE_CAMPAIGN_ID,MIRAGE_SEGMENT >/dev/null
+expect "the trainer's step gets the job's whole environment" "$(cat "$work/args.export")" ALL
 exit $failed

@@ -100,6 +100,7 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
                         " submits no job (it only prints, and exits 0): a campaign's segment must "
                         "be a job; remove the line")
              .what());
+  if (const auto& e = directives.short_option_with_equals) fail(e->what());
   // sbatch then blocks until the job ends: the daemon's call times out and the job id is lost.
   if (const auto& d = directives.waits_for_the_job)
     fail(InputError({script_name, d->line, "#SBATCH " + d->text},

@@ -120,7 +120,19 @@ class Reader {
       fail(n, key, e.message());
     }
     if (p.empty() || std::filesystem::path(p).is_absolute()) return p;
-    return (folder_ / p).lexically_normal().string();
+    const std::filesystem::path here = (folder_ / p).lexically_normal();
+    // Where the same line meant until relative paths started at the config's folder: a store (or
+    // log, socket) found there and not here would be left for a new, empty one.
+    std::error_code ec;
+    const std::filesystem::path before = std::filesystem::absolute(p, ec).lexically_normal();
+    if (!ec && before != here && std::filesystem::exists(before, ec) &&
+        !std::filesystem::exists(here, ec))
+      fail(n, key,
+           "\"" + p + "\" starts at the config file's folder, " + here.string() +
+               ", where nothing is, while " + before.string() +
+               " (where it started before: the working directory) exists; write the path you "
+               "mean in full");
+    return here.string();
   }
 
  private:

@@ -2,10 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 #include "mirage/daemon/service/CampaignPass.h"
 #include "mirage/daemon/store/StoreLock.h"
@@ -16,8 +19,36 @@ namespace {
 
 // The most decide passes one tick makes on its dump.
 constexpr int kMostPasses = 20;
-// When the latest tick on this store made its pass (seconds since the epoch).
+// When the latest tick on this store made its pass (seconds since the epoch), and the gaps
+// between the latest ticks (seconds, comma-separated, the newest last).
 constexpr const char* kLastTickKey = "tick.last_pass_at";
+constexpr const char* kTickGapsKey = "tick.recent_gaps";
+// As many gaps are kept: a tick run by hand between two of scrontab's is one short gap among them.
+constexpr std::size_t kTickGapsKept = 8;
+
+// The longest of the recent gaps between ticks, the one ending now included; stores both.
+std::optional<Seconds> longest_recent_tick_gap(CampaignStore& store, Seconds now) {
+  std::vector<Seconds> gaps;
+  std::stringstream kept(store.value(kTickGapsKey));
+  for (std::string g; std::getline(kept, g, ',');) {
+    try {
+      gaps.push_back(std::stoll(g));
+    } catch (const std::exception&) {  // not a number: left out
+    }
+  }
+  const std::string last = store.value(kLastTickKey);
+  store.set_value(kLastTickKey, std::to_string(now));
+  try {
+    if (!last.empty()) gaps.push_back(std::max<Seconds>(0, now - std::stoll(last)));
+  } catch (const std::exception&) {
+  }
+  if (gaps.size() > kTickGapsKept) gaps.erase(gaps.begin(), gaps.end() - kTickGapsKept);
+  std::string joined;
+  for (const Seconds g : gaps) joined += (joined.empty() ? "" : ",") + std::to_string(g);
+  store.set_value(kTickGapsKey, joined);
+  if (gaps.empty()) return std::nullopt;
+  return *std::max_element(gaps.begin(), gaps.end());
+}
 
 bool ends_with(const std::string& s, std::string_view tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -50,13 +81,8 @@ TickResult run_tick(const DaemonConfig& config, SlurmClient& client, const Clock
   CampaignPass pass(config, clock);
   CampaignController& controller = pass.controller();
   const Seconds locked_at = clock.now();
-  if (const std::string last = pass.store().value(kLastTickKey); !last.empty()) {
-    try {
-      controller.observe_tick_interval(locked_at - std::stoll(last));
-    } catch (const std::exception&) {  // not a number: reckoned from [poll] interval alone
-    }
-  }
-  pass.store().set_value(kLastTickKey, std::to_string(locked_at));
+  if (const auto gap = longest_recent_tick_gap(pass.store(), locked_at))
+    controller.observe_tick_interval(*gap);
   if (controller.unresolved() > 0) wait_until(locked_at + controller.config().reconcile_delay);
 
   const std::uint64_t submits_before = client.counters().submits;

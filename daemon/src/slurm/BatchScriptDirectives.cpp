@@ -390,10 +390,12 @@ class DirectiveReader {
     const std::string spelled = short_option(w[at])->arg == Arg::kRequired
                                     ? opt + " " + value + ", " + opt + value
                                     : opt + value;
-    return fail(line, "#SBATCH " + opt,
-                "'" + w + "': sbatch reads what follows " + opt + ", '" + w.substr(at + 1) +
-                    "' with its '=', as the value; write " + spelled + " or --" + name + "=" +
-                    value);
+    if (!out_.short_option_with_equals)
+      out_.short_option_with_equals = InputError(
+          {file_, line, "#SBATCH " + opt},
+          "'" + w + "': sbatch reads what follows " + opt + ", '" + w.substr(at + 1) +
+              "' with its '=', as the value; write " + spelled + " or --" + name + "=" + value);
+    return true;
   }
 
   void note_submits_nothing(const std::string& name, const std::string& text, long line) {

@@ -39,10 +39,11 @@ constexpr std::string_view kJobScopedNames[] = {
 };
 
 // ...and as families (a release adds members: 24.11's SLURM_JOB_START_TIME, SLURM_TRES_PER_TASK).
+// SLURM_SPANK_*: the outer job's plugin options (a container image), which sbatch applies again.
 constexpr std::string_view kJobScopedPrefixes[] = {
     "SLURM_JOB_",       "SLURM_STEP_",       "SLURM_ARRAY_",        "SLURM_HET_",
     "SLURM_PACK_",      "SLURM_NTASKS_PER_", "SLURM_CPU_BIND",      "SLURM_MEM_BIND",
-    "SLURM_SRUN_COMM_", "SLURM_TRES_",       "SLURM_TOPOLOGY_ADDR",
+    "SLURM_SRUN_COMM_", "SLURM_TRES_",       "SLURM_TOPOLOGY_ADDR", "SLURM_SPANK_",
 };
 
 std::string_view name_of(std::string_view entry) {

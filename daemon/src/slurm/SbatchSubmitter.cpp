@@ -181,8 +181,9 @@ JobId SbatchSubmitter::submit(const SubmitRequest& r) const {
   spec.work_dir = r.work_dir.empty() ? "/tmp" : r.work_dir;
   spec.input = r.script;
   spec.timeout = std::chrono::seconds(settings_.timeout);
+  // SLURM_HINT (refused at add) is kept: a campaign stored with it keeps its layout.
   for (const auto& e : r.environment)
-    if (!is_sbatch_input_variable(e) &&
+    if (!(is_sbatch_input_variable(e) && e.rfind("SLURM_HINT=", 0) != 0) &&
         (settings_.slurm_conf.empty() || e.rfind("SLURM_CONF=", 0) != 0))
       spec.environment.push_back(e);
   if (!settings_.slurm_conf.empty())

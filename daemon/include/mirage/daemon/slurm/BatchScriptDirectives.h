@@ -78,6 +78,10 @@ struct BatchScriptDirectives {
   // The first --hold (-H) or --dependency (-d): the script orders its job itself, where a
   // campaign's segments are ordered by mirage.
   std::optional<ScriptValue<std::string>> held_or_dependent;
+  // The first short option written with '=' ("-N=2"): getopt gives the option "=2", which sbatch
+  // refuses or keeps as written ("-J=x" names the job "=x"). Refused at `campaign add`; the
+  // lines after it are still read, as sbatch reads them, for campaigns stored before.
+  std::optional<InputError> short_option_with_equals;
   // The first malformed line (no shebang, a value that does not parse); nothing after it is read.
   std::optional<InputError> error;
 

@@ -34,8 +34,8 @@ std::string find_on_path(const std::string& program, const std::string& search_p
 // Whether the environment entry `entry` ("NAME=value") is one of sbatch's input variables
 // (SBATCH_*, SLURM_CLUSTERS and SLURM_HINT, sbatch.1's "INPUT ENVIRONMENT VARIABLES"): they
 // override the script's #SBATCH lines, so a shell's would make the job differ from the shape the
-// daemon recorded. sbatch runs without them; the job (which gets sbatch's environment) then has
-// none.
+// daemon recorded. `campaign add` refuses a shell that sets one; sbatch runs without those of
+// campaigns stored before (all but SLURM_HINT, which they keep: their layout stays as it began).
 bool is_sbatch_input_variable(std::string_view entry);
 
 class SbatchSubmitter {
