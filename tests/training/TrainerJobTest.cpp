@@ -473,6 +473,23 @@ TEST_F(TrainerJobTest, ASuccessorStoppedWhileWaitingForItsPredecessorIsNotDone) 
   EXPECT_EQ(first.wait(30s), std::optional<int>(0)) << first.log_text();
 }
 
+// MIRAGE_HANDOFF_WAIT, which mirage sets for a hand-off segment, is the wait of a trainer given
+// no --handoff-timeout (a user's own script), not the trainer's 15 minutes.
+TEST_F(TrainerJobTest, AHandoffWaitWithoutATimeoutWaitsAsLongAsMirageSays) {
+  const fs::path ckpt = dir_ / "ckpt";
+  const fs::path first_progress = dir_ / "first.json";
+  TrainerProcess first(predecessor_args(ckpt, first_progress), {{"SLURM_JOB_ID", "101"}},
+                       dir_ / "first.log");
+  ASSERT_TRUE(reaches_step(first, first_progress, 1)) << first.log_text();
+  TrainerProcess second(args(ckpt, {"--steps", "100000", "--handoff-wait"}),
+                        {{"SLURM_JOB_ID", "102"}, {"MIRAGE_HANDOFF_WAIT", "2"}},
+                        dir_ / "second.log");
+  EXPECT_EQ(second.wait(60s), std::optional<int>(3)) << second.log_text();
+  EXPECT_NE(second.log_text().find("waiting up to 2 s"), std::string::npos) << second.log_text();
+  first.signal(SIGUSR1);
+  EXPECT_EQ(first.wait(30s), std::optional<int>(0)) << first.log_text();
+}
+
 // Hand-off: a successor started while its predecessor trains waits (state "waiting"); the
 // predecessor, on SIGUSR1, checkpoints, writes handoff.json and exits 0; the successor then
 // resumes from exactly that step. Without --handoff-wait the successor is refused (exit 3).

@@ -150,8 +150,12 @@ int main(int argc, char** argv) {
   app.add_option("--corpus", corpus, "training text (default: the corpus built into the binary)");
   app.add_flag("--handoff-wait", o.handoff_wait,
                "wait for the trainer holding the checkpoint directory to hand off, then resume");
-  app.add_option("--handoff-timeout", o.handoff_timeout_s, "seconds to wait for the hand-off")
-      ->capture_default_str();
+  // mirage sets MIRAGE_HANDOFF_WAIT for a hand-off segment: as long as its daemon may take to
+  // signal and cancel the predecessor, which a script that passes no --handoff-timeout still gets.
+  app.add_option("--handoff-timeout", o.handoff_timeout_s,
+                 "seconds to wait for the hand-off (default: $MIRAGE_HANDOFF_WAIT, set by mirage "
+                 "in hand-off mode, else 900)")
+      ->envname("MIRAGE_HANDOFF_WAIT");
   app.add_option("--progress", progress, "JSON file rewritten with the current state");
   app.add_option("--metrics", metrics, "JSON-lines file appended with each logged step");
   app.add_option("--done-file", done_file,
