@@ -1,5 +1,6 @@
 // What users ask of the controller: add a campaign (checked as sbatch and Slurm would check it,
 // idempotent by its request key), pause, resume and cancel it.
+#include <fmt/ranges.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
@@ -27,26 +28,12 @@ std::string hours_text(double hours) {
   return format_short_duration(static_cast<Seconds>(std::llround(hours * kHour)));
 }
 
-// "A, B, C".
-std::string comma_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 // The names of the environment's sbatch input variables, in order: "SBATCH_QOS, SBATCH_GRES".
 std::string sbatch_input_variables_of(const std::vector<std::string>& environment) {
   std::vector<std::string> names;
   for (const auto& e : environment)
     if (is_sbatch_input_variable(e)) names.push_back(e.substr(0, e.find('=')));
-  return comma_list(names);
-}
-
-// The environment's SLURM_JOB_ID value: the job `campaign add` ran in.
-std::string job_id_of(const std::vector<std::string>& environment) {
-  for (const auto& e : environment)
-    if (e.rfind("SLURM_JOB_ID=", 0) == 0) return e.substr(13);
-  return "";
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 }  // namespace
@@ -146,12 +133,13 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
   // reach each segment through --export=ALL where its own options set none, and srun there reads
   // some of it (SLURM_NTASKS, SLURM_MEM_PER_NODE, SLURM_CPUS_PER_TASK) as its own input.
   std::vector<std::string> dropped;
-  const std::string outer_job = job_id_of(r.environment);
+  const std::string outer_job = outer_job_of(r.environment);
   r.environment = without_outer_job_variables(std::move(r.environment), dropped);
   if (!dropped.empty())
-    shape.notes.push_back("environment: left out " + comma_list(dropped) +
-                          ": Slurm set them for job " + outer_job +
-                          ", in which this command ran; each segment gets its own job's");
+    shape.notes.push_back(fmt::format(
+        "environment: left out {}: Slurm set them for job {}, in which this command ran; each "
+        "segment gets its own job's",
+        fmt::join(dropped, ", "), outer_job));
   if (config_.time_limit_required && shape.time_limit <= 0)
     fail(
         "time_limit: the simulated cluster has no default time limit; give --time or an "

@@ -1,5 +1,6 @@
 #include "mirage/daemon/service/Tick.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -19,35 +20,31 @@ namespace {
 
 // The most decide passes one tick makes on its dump.
 constexpr int kMostPasses = 20;
-// When the latest tick on this store made its pass (seconds since the epoch), and the gaps
-// between the latest ticks (seconds, comma-separated, the newest last).
-constexpr const char* kLastTickKey = "tick.last_pass_at";
-constexpr const char* kTickGapsKey = "tick.recent_gaps";
-// As many gaps are kept: a tick run by hand between two of scrontab's is one short gap among them.
+// When the latest ticks on this store made their passes (seconds since the epoch,
+// comma-separated, the newest last).
+constexpr const char* kTickPassesKey = "tick.recent_passes";
+// The gaps between as many passes count: a tick run by hand between two of scrontab's is one
+// short gap among them.
 constexpr std::size_t kTickGapsKept = 8;
 
-// The longest of the recent gaps between ticks, the one ending now included; stores both.
+// The longest gap between the latest passes, the one ending now included; records this pass.
 std::optional<Seconds> longest_recent_tick_gap(CampaignStore& store, Seconds now) {
-  std::vector<Seconds> gaps;
-  std::stringstream kept(store.value(kTickGapsKey));
-  for (std::string g; std::getline(kept, g, ',');) {
+  std::vector<Seconds> passes;
+  std::stringstream kept(store.value(kTickPassesKey));
+  for (std::string t; std::getline(kept, t, ',');) {
     try {
-      gaps.push_back(std::stoll(g));
+      passes.push_back(std::stoll(t));
     } catch (const std::exception&) {  // not a number: left out
     }
   }
-  const std::string last = store.value(kLastTickKey);
-  store.set_value(kLastTickKey, std::to_string(now));
-  try {
-    if (!last.empty()) gaps.push_back(std::max<Seconds>(0, now - std::stoll(last)));
-  } catch (const std::exception&) {
-  }
-  if (gaps.size() > kTickGapsKept) gaps.erase(gaps.begin(), gaps.end() - kTickGapsKept);
-  std::string joined;
-  for (const Seconds g : gaps) joined += (joined.empty() ? "" : ",") + std::to_string(g);
-  store.set_value(kTickGapsKey, joined);
-  if (gaps.empty()) return std::nullopt;
-  return *std::max_element(gaps.begin(), gaps.end());
+  passes.push_back(now);
+  if (passes.size() > kTickGapsKept + 1)
+    passes.erase(passes.begin(), passes.end() - kTickGapsKept - 1);
+  store.set_value(kTickPassesKey, fmt::format("{}", fmt::join(passes, ",")));
+  std::optional<Seconds> longest;
+  for (std::size_t i = 1; i < passes.size(); ++i)
+    longest = std::max(longest.value_or(0), std::max<Seconds>(0, passes[i] - passes[i - 1]));
+  return longest;
 }
 
 bool ends_with(const std::string& s, std::string_view tail) {

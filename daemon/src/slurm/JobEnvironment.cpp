@@ -1,5 +1,8 @@
 #include "mirage/daemon/slurm/JobEnvironment.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -102,11 +105,15 @@ bool is_job_scoped_variable(std::string_view entry) {
                      [&](std::string_view p) { return name.rfind(p, 0) == 0; });
 }
 
+std::string outer_job_of(const std::vector<std::string>& environment) {
+  for (const auto& e : environment)
+    if (e.rfind("SLURM_JOB_ID=", 0) == 0) return e.substr(e.find('=') + 1);
+  return "";
+}
+
 std::vector<std::string> without_outer_job_variables(std::vector<std::string> environment,
                                                      std::vector<std::string>& dropped) {
-  const bool in_a_job = std::any_of(environment.begin(), environment.end(),
-                                    [](const auto& e) { return e.rfind("SLURM_JOB_ID=", 0) == 0; });
-  if (!in_a_job) return environment;
+  if (outer_job_of(environment).empty()) return environment;
   std::vector<std::string> kept;
   for (auto& e : environment)
     if (is_job_scoped_variable(e))
@@ -127,8 +134,7 @@ std::string export_value(std::string_view asked, const std::vector<std::string>&
     if (contains(names, name) || (!is_daemon_variable(e) && contains(given, name))) continue;
     names.push_back(name);
   }
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
+  const std::string list = fmt::format("{}", fmt::join(names, ","));
   const std::string mode = upper(asked);
   if (mode == "NONE" || mode == "NIL") return list.empty() ? std::string(asked) : list;
   return list.empty() ? std::string(asked) : std::string(asked) + "," + list;

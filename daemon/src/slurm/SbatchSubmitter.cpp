@@ -114,11 +114,16 @@ std::optional<JobId> parse_job_id(const std::string& out) {
   return id;
 }
 
+// The sbatch input variables that set the job's shape or cluster, which the daemon recorded
+// without them: sbatch runs without those of a campaign stored before `campaign add` refused them.
+bool overrides_the_recorded_job(std::string_view entry) {
+  return entry.rfind("SBATCH_", 0) == 0 || entry.rfind("SLURM_CLUSTERS=", 0) == 0;
+}
+
 }  // namespace
 
 bool is_sbatch_input_variable(std::string_view entry) {
-  return entry.rfind("SBATCH_", 0) == 0 || entry.rfind("SLURM_CLUSTERS=", 0) == 0 ||
-         entry.rfind("SLURM_HINT=", 0) == 0;
+  return overrides_the_recorded_job(entry) || entry.rfind("SLURM_HINT=", 0) == 0;
 }
 
 bool executable_file(const std::string& path) {
@@ -183,7 +188,7 @@ JobId SbatchSubmitter::submit(const SubmitRequest& r) const {
   spec.timeout = std::chrono::seconds(settings_.timeout);
   // SLURM_HINT (refused at add) is kept: a campaign stored with it keeps its layout.
   for (const auto& e : r.environment)
-    if (!(is_sbatch_input_variable(e) && e.rfind("SLURM_HINT=", 0) != 0) &&
+    if (!overrides_the_recorded_job(e) &&
         (settings_.slurm_conf.empty() || e.rfind("SLURM_CONF=", 0) != 0))
       spec.environment.push_back(e);
   if (!settings_.slurm_conf.empty())

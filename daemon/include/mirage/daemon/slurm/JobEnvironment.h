@@ -21,8 +21,11 @@ bool is_daemon_variable(std::string_view entry);
 // SLURM_MPI_TYPE, ...) are not.
 bool is_job_scoped_variable(std::string_view entry);
 
-// `environment` without the job-scoped variables when it is a job's (it holds SLURM_JOB_ID: a
-// `campaign add` run inside a job); their names go to `dropped`, in order.
+// The job `environment` is a job's (its SLURM_JOB_ID: a `campaign add` run inside a job), or "".
+std::string outer_job_of(const std::vector<std::string>& environment);
+
+// `environment` without the job-scoped variables when it is a job's (outer_job_of); their names
+// go to `dropped`, in order.
 std::vector<std::string> without_outer_job_variables(std::vector<std::string> environment,
                                                      std::vector<std::string>& dropped);
 
