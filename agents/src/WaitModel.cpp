@@ -245,8 +245,6 @@ std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue
   j[10] = weekday == 0 || weekday == 6 ? 1.f : 0.f;
   j[11] = category[0];
   j[12] = category[1];
-  const auto own_class = class_queue_inputs(queue, job.nodes);
-  std::copy(own_class.begin(), own_class.end(), x.begin() + kWaitModelInputsBeforeClasses);
   return x;
 }
 
@@ -291,19 +289,16 @@ std::array<double, kWaitLevels.size()> WaitNet::forward(const float* x) const {
 void WaitNet::validate() const {
   if (architecture != "mlp" && architecture != "moe")
     throw std::invalid_argument("architecture: expected mlp or moe, got '" + architecture + "'");
-  if ((inputs() != kWaitModelInputs && inputs() != kWaitModelInputsBeforeClasses) ||
-      input_scale.size() != input_mean.size())
+  if (input_mean.size() != kWaitModelInputs || input_scale.size() != kWaitModelInputs)
     throw std::invalid_argument(
-        fmt::format("input_mean, input_scale: expected {} values each ({} in a file fitted "
-                    "before the size class's queue was an input)",
-                    kWaitModelInputs, kWaitModelInputsBeforeClasses));
+        fmt::format("input_mean, input_scale: expected {} values each", kWaitModelInputs));
   if (std::any_of(input_scale.begin(), input_scale.end(), [](float s) { return !(s > 0); }))
     throw std::invalid_argument("input_scale: expected positive values");
   if (!(max_target > 0)) throw std::invalid_argument("max_target: expected a positive value");
   if (experts.empty() || (architecture == "mlp") != (experts.size() == 1))
     throw std::invalid_argument("experts: expected one for mlp, several for moe");
-  const auto check = [&](const std::vector<DenseLayer>& layers, int outputs, const char* what) {
-    int width = inputs();
+  const auto check = [](const std::vector<DenseLayer>& layers, int outputs, const char* what) {
+    int width = kWaitModelInputs;
     for (const DenseLayer& l : layers) {
       if (l.inputs != width || l.outputs < 1 ||
           l.weights.size() != static_cast<std::size_t>(l.inputs) * l.outputs ||
@@ -429,7 +424,7 @@ void write_wait_model(const std::string& path, const WaitModel& model) {
   const nlohmann::json j = {{"format", kWaitModelFormat},
                             {"format_version", kWaitModelFormatVersion},
                             {"encoder_version", i.encoder_version},
-                            {"inputs", model.net().inputs()},
+                            {"inputs", kWaitModelInputs},
                             {"levels", kWaitLevels},
                             {"target", "log1p(wait_s / 60)"},
                             {"trace", i.trace},
@@ -480,12 +475,9 @@ WaitModel read_wait_model(const std::string& path) {
               fmt::format("the model reads the queue through encoder version {}, this build's is "
                           "{}: train it again (mirage train --agent wait-model)",
                           integer("encoder_version"), FeatureEncoder::kVersion));
-  const auto inputs = integer("inputs");
-  if (inputs != kWaitModelInputs && inputs != kWaitModelInputsBeforeClasses)
-    throw bad("inputs",
-              fmt::format("expected {} inputs ({} in a file fitted before the size class's queue "
-                          "was an input), got {}: train it again",
-                          kWaitModelInputs, kWaitModelInputsBeforeClasses, inputs));
+  if (integer("inputs") != kWaitModelInputs)
+    throw bad("inputs", fmt::format("expected {} inputs, got {}: train it again", kWaitModelInputs,
+                                    integer("inputs")));
   WaitModelInfo info;
   std::vector<WaitNet> members;
   const auto time = [&](const char* field) {
@@ -529,11 +521,6 @@ WaitModel read_wait_model(const std::string& path) {
       }
     }
   }
-  for (std::size_t m = 0; m < members.size(); ++m)
-    if (members[m].inputs() != inputs)
-      throw bad(version == kSingleNetworkVersion ? "input_mean" : fmt::format("members[{}]", m),
-                fmt::format("expected a network of the file's {} inputs, got one of {}", inputs,
-                            members[m].inputs()));
   WaitTail tail;
   try {
     if (!j.contains("tail")) throw std::invalid_argument("missing");

@@ -34,20 +34,19 @@ DenseLayer random_layer(int inputs, int outputs, std::mt19937& rng, float spread
   return l;
 }
 
-// A network of random weights, large enough that raw increments come out negative too, reading
-// the first `inputs` of the row.
-WaitNet random_net(const std::string& architecture, unsigned seed, int inputs = kWaitModelInputs) {
+// A network of random weights, large enough that raw increments come out negative too.
+WaitNet random_net(const std::string& architecture, unsigned seed) {
   std::mt19937 rng(seed);
   WaitNet n;
   n.architecture = architecture;
-  n.input_mean.assign(static_cast<std::size_t>(inputs), 0.f);
-  n.input_scale.assign(static_cast<std::size_t>(inputs), 1.f);
+  n.input_mean.assign(kWaitModelInputs, 0.f);
+  n.input_scale.assign(kWaitModelInputs, 1.f);
   n.max_target = 12.f;
   const int experts = architecture == "moe" ? 3 : 1;
   for (int e = 0; e < experts; ++e)
-    n.experts.push_back({random_layer(inputs, 16, rng, 0.5f),
+    n.experts.push_back({random_layer(kWaitModelInputs, 16, rng, 0.5f),
                          random_layer(16, static_cast<int>(kWaitLevels.size()), rng, 2.f)});
-  if (experts > 1) n.gate = {random_layer(inputs, experts, rng, 1.f)};
+  if (experts > 1) n.gate = {random_layer(kWaitModelInputs, experts, rng, 1.f)};
   return n;
 }
 
@@ -230,75 +229,6 @@ TEST(WaitModel, AFileOfOneNetworkWrittenBeforeEnsemblesReadsAsOneMember) {
   ASSERT_EQ(back.members().size(), 1u);
   EXPECT_EQ(back.predict(queue(2, 5), ForecastJob{2, 0, kHour}),
             m.predict(queue(2, 5), ForecastJob{2, 0, kHour}));
-}
-
-// What the queue says of the job's own size class: its running jobs' waits and its pending jobs'
-// waits so far (median and 90th percentile, nearest rank) and how many of each, no other size's.
-TEST(WaitModel, TheClassInputsReadTheJobsOwnSizeClassRunningWaitsAndPendingWaitsSoFar) {
-  QueueSnapshot q;
-  q.time = kT0 + 40 * kDay;
-  q.total_nodes = 20;
-  for (const Seconds w : {10 * kMinute, kHour, 2 * kHour, 3 * kHour, 30 * kHour})
-    q.running.push_back({.time_limit = 10 * kHour, .nodes = 1, .waited = w, .run = kHour});
-  q.running.push_back({.time_limit = 10 * kHour, .nodes = 8, .waited = 40 * kHour, .run = kHour});
-  for (const Seconds w : {20 * kMinute, 5 * kMinute})
-    q.pending.push_back({.time_limit = kHour, .nodes = 1, .waited = w});
-  q.pending.push_back({.time_limit = kHour, .nodes = 4, .waited = 9 * kHour});
-  const auto t = [](Seconds s) { return FeatureEncoder::time_feature(s); };
-  using Inputs = std::array<float, kClassQueueInputs>;
-  EXPECT_EQ(class_queue_inputs(q, 1), (Inputs{t(2 * kHour), t(30 * kHour), 5.f / 20, t(5 * kMinute),
-                                              t(20 * kMinute), 2.f / 20}));
-  EXPECT_EQ(class_queue_inputs(q, 3), (Inputs{0, 0, 0, t(9 * kHour), t(9 * kHour), 1.f / 20}));
-  EXPECT_EQ(class_queue_inputs(q, 64), (Inputs{t(40 * kHour), t(40 * kHour), 1.f / 20, 0, 0, 0}));
-  // They close the model's row.
-  const auto row = wait_model_inputs(q, ForecastJob{1, 0, kHour});
-  EXPECT_TRUE(std::equal(row.begin() + kWaitModelInputsBeforeClasses, row.end(),
-                         class_queue_inputs(q, 1).begin()));
-}
-
-// A file fitted before the class inputs reads the row it was fitted on (the prefix), so it
-// predicts as it did: two queues alike but for which size class the running jobs are of read the
-// same to it, and differently to a file fitted with the class inputs.
-TEST(WaitModel, AFileFittedBeforeTheClassInputsPredictsFromTheRowItWasFittedOn) {
-  const auto queue_of = [](int first_nodes, int second_nodes) {
-    QueueSnapshot q = queue(0, 0);
-    q.running.push_back({.time_limit = 10 * kHour, .nodes = first_nodes, .waited = 5 * kHour});
-    q.running.push_back({.time_limit = 10 * kHour, .nodes = second_nodes, .waited = 5 * kHour});
-    return q;
-  };
-  const QueueSnapshot a = queue_of(1, 9), b = queue_of(5, 5);  // same count, nodes and waits
-  const ForecastJob job{1, 0, kHour};
-  const auto row_a = wait_model_inputs(a, job), row_b = wait_model_inputs(b, job);
-  ASSERT_TRUE(
-      std::equal(row_a.begin(), row_a.begin() + kWaitModelInputsBeforeClasses, row_b.begin()));
-  ASSERT_NE(row_a, row_b);
-
-  const std::string path = temp_file("before-classes.json");
-  const WaitNet before = random_net("mlp", 31, kWaitModelInputsBeforeClasses);
-  write_wait_model(path, WaitModel(test::synthetic_wait_model_info(), before));
-  const WaitModel back = read_wait_model(path);
-  const auto quantiles_of = [](const std::array<double, kWaitLevels.size()>& y) {
-    WaitQuantiles w{};
-    for (std::size_t k = 0; k < w.size(); ++k) w[k] = wait_from_target(y[k]);
-    return w;
-  };
-  EXPECT_EQ(back.predict(a, job), quantiles_of(before.forward(row_a.data())));
-  EXPECT_EQ(back.predict(a, job), back.predict(b, job));
-  const WaitModel with_classes(test::synthetic_wait_model_info(), random_net("mlp", 31));
-  EXPECT_NE(with_classes.predict(a, job), with_classes.predict(b, job));
-
-  // A member reading the whole row beside it is refused, naming it.
-  const std::string whole = temp_file("with-classes.json");
-  write_wait_model(whole, with_classes);
-  nlohmann::json j = nlohmann::json::parse(std::ifstream(path));
-  EXPECT_EQ(j["inputs"], kWaitModelInputsBeforeClasses);
-  j["members"].push_back(nlohmann::json::parse(std::ifstream(whole))["members"][0]);
-  std::ofstream(path) << j.dump();
-  EXPECT_NE(error_of([&] { (void)read_wait_predictor(path); })
-                .find("field 'members[1]': expected a network of the file's " +
-                      std::to_string(kWaitModelInputsBeforeClasses) + " inputs, got one of " +
-                      std::to_string(kWaitModelInputs)),
-            std::string::npos);
 }
 
 TEST(WaitModel, AFileOfTheRemovedFallBackIsReadAsItWasFitted) {

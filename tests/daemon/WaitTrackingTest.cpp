@@ -26,8 +26,8 @@ std::string write_partition_model(const testing::TempDir& dir) {
   DenseLayer out{kWaitModelInputs, static_cast<int>(kWaitLevels.size()), {}, {}};
   out.weights.assign(static_cast<std::size_t>(out.inputs * out.outputs), 0.f);
   // The base (5%) is the partition's mean target, read at half scale (inputs are held within 5).
-  net.input_scale[kCategoryInput] = 2.f;
-  out.weights[kCategoryInput] = 2.f;
+  net.input_scale[kWaitModelInputs - 2] = 2.f;
+  out.weights[kWaitModelInputs - 2] = 2.f;
   out.bias = {0.f, -9.f, -9.f, -9.f, -9.f, -9.f, -9.f};  // increments of almost nothing
   net.experts.push_back({out});
   WaitModelInfo info;

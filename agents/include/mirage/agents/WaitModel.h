@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "mirage/agents/ClassQueueInputs.h"
 #include "mirage/agents/WaitPredictor.h"
 #include "mirage/agents/WaitTail.h"
 #include "mirage/core/ClusterSpec.h"
@@ -56,15 +55,9 @@ WaitCategories fit_wait_categories(const Trace& trace, Seconds from, Seconds to)
 // job's own (kJobInputs): its nodes as a share of the machine and in log scale, GPUs per node,
 // its limit, the forecast's planned waits (to the limits, running jobs alone, half runtimes,
 // recent runtimes), the hour of the day (sine, cosine), whether it is a weekend, and its partition
-// or queue (WaitCategories::inputs; {0, 0} where the model reads neither); then what the queue
-// says of the job's own size class (class_queue_inputs). A file fitted before the class inputs
-// holds networks of the first kWaitModelInputsBeforeClasses: they read that prefix of the row,
-// exactly the row they were fitted on.
+// or queue (WaitCategories::inputs; {0, 0} where the model reads neither).
 inline constexpr int kJobInputs = 13;
-inline constexpr int kWaitModelInputsBeforeClasses = FeatureEncoder::kPerSnapshot + kJobInputs;
-inline constexpr int kWaitModelInputs = kWaitModelInputsBeforeClasses + kClassQueueInputs;
-// Where the partition's mean target sits in the row (its share follows).
-inline constexpr int kCategoryInput = kWaitModelInputsBeforeClasses - 2;
+inline constexpr int kWaitModelInputs = FeatureEncoder::kPerSnapshot + kJobInputs;
 std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
                                                       const ForecastJob& job);
 std::array<float, kWaitModelInputs> wait_model_inputs(const QueueSnapshot& queue,
@@ -98,11 +91,8 @@ struct WaitNet {
   std::array<float, kWaitLevels.size()> level_shift{};
   std::vector<std::vector<DenseLayer>> experts;
   std::vector<DenseLayer> gate;
-  // The quantiles in target units, never decreasing. `x` holds a row of kWaitModelInputs raw
-  // inputs, of which the network reads its first inputs().
+  // The quantiles in target units, never decreasing. `x` holds kWaitModelInputs raw inputs.
   std::array<double, kWaitLevels.size()> forward(const float* x) const;
-  // kWaitModelInputs, or kWaitModelInputsBeforeClasses in a file fitted before the class inputs.
-  int inputs() const { return static_cast<int>(input_mean.size()); }
   // Throws std::invalid_argument saying what is inconsistent (sizes, expert count).
   void validate() const;
 };
