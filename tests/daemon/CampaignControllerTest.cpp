@@ -9,6 +9,8 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <stdexcept>
+#include <utility>
 
 #include "TestSupport.h"
 #include "mirage/agents/Baselines.h"
@@ -345,6 +347,33 @@ TEST(CampaignController, ASubmissionRefusedForNowWaitsWithoutSpendingARetry) {
   EXPECT_TRUE(h.seg(id, 0).message.empty()) << h.seg(id, 0).message;
   ASSERT_EQ(h.store->submissions(id).size(), 1u);
   EXPECT_EQ(h.store->submissions(id).front().job, h.job_of(id, 0));
+}
+
+// An error other than Slurm's while submitting (a file system error looking for earlier runs,
+// memory): the submission's outcome is unknown, settled by the job's tag as a lost reply is, and
+// the batch's other actions still get theirs.
+TEST(CampaignController, AnUnexpectedErrorOnASubmitLeavesItsOutcomeUnknownNotTheCampaignStuck) {
+  Harness h(quick_config());
+  h.controller->add(simple_request(1, kHour, "a"));
+  h.controller->add(simple_request(1, kHour, "b"));
+  bool thrown = false;
+  h.slurm.set_on_submit([&thrown](FakeSlurmClient&) {
+    if (!std::exchange(thrown, true)) throw std::runtime_error("readdir: Input/output error");
+  });
+  const Actions batch = h.tick();
+  ASSERT_EQ(batch.submits.size(), 2u);
+  ASSERT_TRUE(thrown);
+  const auto failed = batch.submits[0].campaign, other = batch.submits[1].campaign;
+  EXPECT_GT(h.job_of(other, 0), 0) << "the batch's other submit got no outcome";
+  EXPECT_EQ(h.controller->in_flight(), 0u);
+  EXPECT_TRUE(h.seg(failed, 0).submitting);
+  h.clock.advance(h.config_.reconcile_delay);
+  h.tick();  // not found by its tag: submitted again
+  EXPECT_GT(h.job_of(failed, 0), 0);
+  h.clock.advance(h.config_.decision_interval);
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions_tagged(failed, 0).size(), 1u);
+  EXPECT_EQ(h.slurm.submissions_tagged(other, 0).size(), 1u);
 }
 
 // A refusal that waiting does not lift (a bad option) still spends the retries and fails.

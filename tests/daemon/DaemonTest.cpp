@@ -160,6 +160,35 @@ DaemonConfig quiet_config(const testing::TempDir& dir) {
   return config;
 }
 
+// `mirage daemon &` from an ssh or tmux shell: a daemon outlives its terminal, so the hang-up
+// leaves it serving; SIGTERM still stops it cleanly. In a child process: the signals are sent to
+// the whole process, and one not handled ends it.
+TEST(Daemon, AHangUpLeavesItServingAndSigtermStillStopsIt) {
+  testing::TempDir dir;
+  const DaemonConfig config = quiet_config(dir);
+  const std::string stopped = testing::in_child_process([&]() -> std::string {
+    auto clock = std::make_shared<SystemClock>();
+    Daemon daemon(config, std::make_unique<FakeSlurmClient>(*clock), clock);
+    std::atomic<int> status{-1};
+    std::thread serving([&] { status = daemon.run(/*handle_signals=*/true); });
+    const auto pings = [&] {
+      return call_daemon(config.socket_path, {{"op", "ping"}})["ok"].get<bool>();
+    };
+    std::string why;
+    if (!eventually(pings, 10)) {
+      why = "never served; ";
+    } else {
+      ::kill(::getpid(), SIGHUP);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      if (!eventually(pings, 5)) why = "stopped serving after the hang-up; ";
+    }
+    ::kill(::getpid(), SIGTERM);
+    serving.join();
+    return why + "exit status " + std::to_string(status.load());
+  });
+  EXPECT_EQ(stopped, "exit status 0");
+}
+
 TEST(Daemon, MakesItsDeletedLockFileAgainAndHoldsIt) {
   testing::TempDir dir;
   const DaemonConfig config = quiet_config(dir);

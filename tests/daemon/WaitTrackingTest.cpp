@@ -241,6 +241,45 @@ TEST(WaitTracking, AStillPendingSuccessorChangesNothing) {
   EXPECT_GT(stated_now(h)[6], before[6]);
 }
 
+// A submission Slurm refused for now (a submit limit) is made again later under the same
+// attempt: its wait runs from the try Slurm took, and is predicted as things stood then.
+TEST(WaitTracking, ASubmissionRefusedForNowWaitsFromTheTrySlurmTook) {
+  testing::TempDir dir;
+  ControllerConfig c = config_with(write_short_waits(dir));
+  c.retry_delay = 4 * kHour;
+  Harness h(c);
+  // Enough outcomes for the recalibration to act, and one more job queued whose start moves it.
+  const auto other = h.controller->add(simple_request(12, kHour, "other")).spec.id;
+  run_segments(h, other, 11, 3 * kHour);
+  h.tick();
+  const JobId moves_calibration = h.job_of(other, 11);
+  ASSERT_GT(moves_calibration, 0);
+  const auto id = h.controller->add(simple_request(1, kHour, "refused")).spec.id;
+  h.slurm.refuse_next_submit("QOSMaxSubmitJobPerUserLimit", /*for_now=*/true);
+  h.tick();
+  ASSERT_EQ(h.seg(id, 0).seg.state, SegmentState::kPlanned);
+  const WaitQuantiles at_refusal = stated_now(h);
+  h.clock.advance(c.retry_delay / 2);
+  h.slurm.start(moves_calibration);
+  h.tick();
+  h.clock.advance(c.retry_delay - c.retry_delay / 2);
+  const WaitQuantiles at_retry = stated_now(h);
+  ASSERT_NE(at_retry, at_refusal);
+  const Seconds retried = h.clock.now();
+  h.tick();  // Slurm takes it now
+  const JobId job = h.job_of(id, 0);
+  ASSERT_GT(job, 0);
+  const Seconds waited = 2 * kHour;
+  h.clock.advance(waited);
+  h.slurm.start(job);
+  h.tick();
+  const auto waits = h.store->started_waits(id, 10);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_EQ(waits[0].wait, waited);
+  EXPECT_EQ(waits[0].queued_at, h.controller->on_controller_clock(retried));
+  EXPECT_EQ(waits[0].stated, at_retry);
+}
+
 TEST(WaitTracking, ARefitFileIsAnotherPredictorWhoseCalibrationStartsAfresh) {
   testing::TempDir dir;
   const std::string file = write_short_waits(dir);

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "campaigns/CampaignEntry.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
@@ -247,7 +249,7 @@ AccountedJobs search_earlier_runs(SlurmClient& client, const std::vector<SubmitA
   }
   try {
     return client.search_accounting(search);
-  } catch (const SlurmError& e) {
+  } catch (const std::exception& e) {  // Slurm's, or another: the search is as good as unanswered
     return {std::nullopt, std::string("accounting did not answer: ") + e.what()};
   }
 }
@@ -263,6 +265,21 @@ void check_may_act(const ActionGuard& may_act) {
     throw SlurmError("not sent: " + *why + " (another process may act on the store)", ENOLCK, true);
 }
 
+// What `call` threw, if anything. An error other than Slurm's (a file system error looking for
+// earlier runs, memory) leaves unknown whether the action took effect: a transient error, settled
+// as one is (a submission by its job's tag), and no action after it in the batch is dropped.
+template <typename Call>
+std::optional<SlurmError> error_of(Call&& call) {
+  try {
+    call();
+  } catch (const SlurmError& e) {
+    return e;
+  } catch (const std::exception& e) {
+    return SlurmError(std::string("unexpected error: ") + e.what(), EIO, true);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver,
@@ -270,58 +287,65 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
   const AccountedJobs accounted =
       actions.submits.empty() ? AccountedJobs{} : search_earlier_runs(client, actions.submits);
   for (const auto& a : actions.submits) {
-    const auto tag = JobTag::parse(a.request.comment);
     EarlierRunAnswer earlier;
-    if (tag)
-      earlier = find_earlier_run(a.earlier, *tag, a.request.name, accounted.jobs, accounted.why);
-    if (earlier.run) {
+    auto error = error_of([&] {
+      if (const auto tag = JobTag::parse(a.request.comment))
+        earlier = find_earlier_run(a.earlier, *tag, a.request.name, accounted.jobs, accounted.why);
+    });
+    if (!error && earlier.run) {
       deliver([a, run = std::move(*earlier.run)](CampaignController& c) mutable {
         c.on_earlier_run(a, std::move(run));
       });
       continue;
     }
-    deliver([a, unchecked = std::move(earlier.unchecked)](CampaignController& c) {
-      c.on_earlier_runs_checked(a, unchecked);
-    });
-    try {
-      check_may_act(may_act);
-      const JobId id = client.submit(a.request);
-      deliver([a, id](CampaignController& c) { c.on_submitted(a, id); });
-    } catch (const SlurmError& e) {
-      deliver([a, e](CampaignController& c) { c.on_submit_failed(a, e); });
+    JobId id = 0;
+    if (!error) {
+      deliver([a, unchecked = std::move(earlier.unchecked)](CampaignController& c) {
+        c.on_earlier_runs_checked(a, unchecked);
+      });
+      error = error_of([&] {
+        check_may_act(may_act);
+        id = client.submit(a.request);
+      });
     }
+    if (error)
+      deliver([a, e = *error](CampaignController& c) { c.on_submit_failed(a, e); });
+    else
+      deliver([a, id](CampaignController& c) { c.on_submitted(a, id); });
   }
   for (const auto& a : actions.signals) {
-    try {
-      check_may_act(may_act);
-      client.signal_job(a.job, a.signo);
+    if (const auto error = error_of([&] {
+          check_may_act(may_act);
+          client.signal_job(a.job, a.signo);
+        }))
+      deliver([a, e = *error](CampaignController& c) { c.on_signal_failed(a, e); });
+    else
       deliver([a](CampaignController& c) { c.on_signalled(a); });
-    } catch (const SlurmError& e) {
-      deliver([a, e](CampaignController& c) { c.on_signal_failed(a, e); });
-    }
   }
   for (const auto& a : actions.cancels) {
-    try {
-      check_may_act(may_act);
-      client.cancel_job(a.job);
+    if (const auto error = error_of([&] {
+          check_may_act(may_act);
+          client.cancel_job(a.job);
+        }))
+      deliver([a, e = *error](CampaignController& c) { c.on_cancel_failed(a, e); });
+    else
       deliver([a](CampaignController& c) { c.on_cancelled(a); });
-    } catch (const SlurmError& e) {
-      deliver([a, e](CampaignController& c) { c.on_cancel_failed(a, e); });
-    }
   }
   for (const auto& a : actions.releases) {
-    try {
-      check_may_act(may_act);
-      client.release_job(a.job);
-    } catch (const SlurmError& e) {
-      deliver([a, e](CampaignController& c) { c.on_release_failed(a, e); });
-    }
+    if (const auto error = error_of([&] {
+          check_may_act(may_act);
+          client.release_job(a.job);
+        }))
+      deliver([a, e = *error](CampaignController& c) { c.on_release_failed(a, e); });
   }
   if (!actions.lookups.empty()) {  // one question to accounting for every job gone unseen
     std::vector<JobId> jobs;
     for (const auto& a : actions.lookups) jobs.push_back(a.job);
-    try {
-      const auto answers = client.accounted_jobs(jobs);
+    std::map<JobId, AccountedJob> answers;
+    if (const auto error = error_of([&] { answers = client.accounted_jobs(jobs); })) {
+      for (const auto& a : actions.lookups)
+        deliver([a, e = *error](CampaignController& c) { c.on_accounting_failed(a, e); });
+    } else {
       for (const auto& a : actions.lookups) {
         const auto it = answers.find(a.job);
         AccountedJob answer = it != answers.end() ? it->second : AccountedJob{};
@@ -329,18 +353,14 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
           c.on_accounted(a, std::move(answer));
         });
       }
-    } catch (const SlurmError& e) {
-      for (const auto& a : actions.lookups)
-        deliver([a, e](CampaignController& c) { c.on_accounting_failed(a, e); });
     }
   }
   for (const auto& a : actions.estimates) {
-    try {
-      const StartEstimate estimate = client.will_run(a.request);
+    StartEstimate estimate;
+    if (const auto error = error_of([&] { estimate = client.will_run(a.request); }))
+      deliver([a, e = *error](CampaignController& c) { c.on_estimate_failed(a, e); });
+    else
       deliver([a, estimate](CampaignController& c) { c.on_estimate(a, estimate); });
-    } catch (const SlurmError& e) {
-      deliver([a, e](CampaignController& c) { c.on_estimate_failed(a, e); });
-    }
   }
 }
 

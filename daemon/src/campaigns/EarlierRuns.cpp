@@ -75,8 +75,11 @@ std::optional<EarlierRun> earlier_run_in_files(const EarlierRunQuestion& q, cons
       if (next == std::string::npos) break;
       at = next + kJobSlot.size();
     }
+    // increment(ec), not ++: a directory that fails part-way (NFS, Lustre) ends the reading
+    // with what was read, instead of throwing out of the Slurm thread's batch.
     std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::filesystem::directory_entry& entry = *it;
       const std::string name = entry.path().filename().string();
       const auto job = job_in_name(name, parts);
       if (!job || *job == 0 || known(q, *job)) continue;

@@ -415,11 +415,8 @@ struct Daemon::Impl {
     if (handle_signals) {
       signals.add(SIGTERM);
       signals.add(SIGINT);
-      signals.async_wait([this](const boost::system::error_code& ec, int signo) {
-        if (ec) return;
-        spdlog::info("signal {}: stopping", signo);
-        shutdown();
-      });
+      signals.add(SIGHUP);
+      wait_for_signal();
     }
     worker.start();
     spdlog::info("mirage daemon {} serving (pid {}, backend {}, poll every {} s)", kVersion,
@@ -430,6 +427,22 @@ struct Daemon::Impl {
     worker.stop();
     spdlog::info("mirage daemon stopped");
     return lock_lost ? 1 : 0;
+  }
+
+  // SIGTERM and SIGINT stop the daemon; SIGHUP is caught and ignored: a daemon started from a
+  // shell (`mirage daemon &` over ssh, in tmux) outlives its terminal. Caught, not SIG_IGN, which
+  // sbatch and the other commands the daemon runs would inherit.
+  void wait_for_signal() {
+    signals.async_wait([this](const boost::system::error_code& ec, int signo) {
+      if (ec) return;
+      if (signo == SIGHUP) {
+        spdlog::info("signal {} (hang-up): ignored, the daemon outlives its terminal", signo);
+        wait_for_signal();
+        return;
+      }
+      spdlog::info("signal {}: stopping", signo);
+      shutdown();
+    });
   }
 
   void shutdown() {

@@ -601,9 +601,12 @@ void CampaignStore::update_attempt(const char* set, const std::string& text, std
 void CampaignStore::withdraw_submission(std::int64_t campaign, const SegmentRecord& segment,
                                         int attempt) {
   sql::Transaction t(*db_);
-  auto s = db_->prepare("DELETE FROM submissions WHERE campaign_id=? AND idx=? AND attempt=?");
-  s.bind(1, campaign).bind(2, segment.seg.index).bind(3, attempt);
-  s.run();
+  for (const char* table : {"submissions", "wait_predictions"}) {
+    auto s = db_->prepare(std::string("DELETE FROM ") + table +
+                          " WHERE campaign_id=? AND idx=? AND attempt=?");
+    s.bind(1, campaign).bind(2, segment.seg.index).bind(3, attempt);
+    s.run();
+  }
   save_segment(campaign, segment);
   t.commit();
 }

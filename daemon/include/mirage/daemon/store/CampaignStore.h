@@ -132,7 +132,8 @@ class CampaignStore {
   // the one it had, stays known as its twin.
   void follow_twin(std::int64_t campaign, const SegmentRecord& segment, JobId cancelled);
   // The intent of `attempt` taken back: Slurm refused it for now and made no job, so the
-  // attempt's number (and tag) is used again by the next submission.
+  // attempt's number (and tag) is used again by the next submission. Its wait prediction goes
+  // with it: the job's wait runs from the submission Slurm takes, predicted then.
   void withdraw_submission(std::int64_t campaign, const SegmentRecord& segment, int attempt);
   void refuse_submission(std::int64_t campaign, const SegmentRecord& segment,
                          const std::string& why);
