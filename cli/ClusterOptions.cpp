@@ -31,6 +31,12 @@ void ClusterOptions::add_to(CLI::App& cmd, bool command_has_segment) {
                  "Priority* weights by Slurm's own names (default: Slurm's scheduler settings, "
                  "age and job size weights 1000, or what the calibration file gives)")
       ->check(CLI::ExistingFile);
+  cmd.add_option("--priority-calc-period", priority_calc_period,
+                 "Minutes between slurmctld's recomputations of the pending jobs' priorities "
+                 "(slurm.conf's PriorityCalcPeriod; Slurm's default 5): the queue is ranked by "
+                 "the figures of the period's start. 0: recomputed at every pass (the default "
+                 "without --slurm-conf)")
+      ->check(whole_number(0, 24 * 60));
   cmd.add_option("--calibration", calibration,
                  "What the log leaves out (user limits, capacity over time, dependencies): none "
                  "(the log's jobs alone on the whole machine), infer (from the log), auto (the "
@@ -92,6 +98,8 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
       fmt::print(stderr, "mirage: {}: {}\n", slurm_conf, note);
     spec = std::move(conf.spec);
   }
+  if (priority_calc_period >= 0)
+    spec.scheduler.priority_calc_period = static_cast<Seconds>(priority_calc_period) * kMinute;
   return spec;
 }
 
@@ -125,7 +133,9 @@ Calibration ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
     said += " (scheduler and priority settings from " + slurm_conf + ", not the calibration)";
   }
   if (!said.empty()) fmt::print(stderr, "mirage: {}\n", said);
+  const Seconds calc_period = spec.scheduler.priority_calc_period;
   apply_calibration(c, spec, trace.jobs);
+  if (priority_calc_period >= 0) spec.scheduler.priority_calc_period = calc_period;
   return c;
 }
 

@@ -18,6 +18,8 @@ struct ClusterOptions {
   // A site's slurm.conf (simulator/SlurmConf.h): the scheduler and priority settings by Slurm's
   // own key names; empty: the simulator's defaults, or those the calibration file gives.
   std::string slurm_conf;
+  // slurm.conf's PriorityCalcPeriod, in minutes; -1: not given (every pass, or the slurm.conf's).
+  int priority_calc_period = -1;
   // What the log leaves out (simulator/Calibration.h): "none" replays the log's jobs alone on
   // the whole machine; "infer" infers it from the log; "auto" reads the file beside the trace
   // (simulator/CalibrationFile.h), else infers; anything else names a calibration file.

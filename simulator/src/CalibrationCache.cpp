@@ -90,7 +90,8 @@ json to_json(const SchedulerParameters& s) {
           s.bf_resolution,
           s.bf_max_job_test,
           s.bf_max_job_user,
-          static_cast<int>(s.backfill)};
+          static_cast<int>(s.backfill),
+          s.priority_calc_period};
 }
 SchedulerParameters scheduler_from(const json& j) {
   SchedulerParameters s;
@@ -101,6 +102,7 @@ SchedulerParameters scheduler_from(const json& j) {
   s.bf_max_job_test = j.at(4);
   s.bf_max_job_user = j.at(5);
   s.backfill = static_cast<BackfillMode>(j.at(6).get<int>());
+  if (j.size() > 7) s.priority_calc_period = j.at(7);  // entries written before it have none
   return s;
 }
 
@@ -282,14 +284,18 @@ std::string calibration_cache_key(const std::vector<Job>& jobs, const ClusterSpe
   const SchedulerParameters& sc = spec.scheduler;
   const PriorityParameters& p = spec.priority;
   // Doubles as fmt writes them: the shortest text that reads back as the same value.
-  const std::string machine = fmt::format(
-      "nodes={} gpus={} alloc={} sched={},{},{},{},{},{},{} prio={},{},{},{},{},{} limits={},{} "
-      "held={}",
-      spec.nodes, spec.gpus_per_node, to_string(spec.allocation), sc.sched_interval, sc.bf_interval,
-      sc.bf_window, sc.bf_resolution, sc.bf_max_job_test, sc.bf_max_job_user,
-      to_string(sc.backfill), p.weight_age, p.weight_job_size, p.max_age, p.favor_small,
-      p.weight_fairshare, p.decay_half_life, spec.user_limits.max_running_jobs,
-      spec.user_limits.max_running_nodes, hex64(held_digest(spec)));
+  const std::string machine =
+      fmt::format(
+          "nodes={} gpus={} alloc={} sched={},{},{},{},{},{},{} prio={},{},{},{},{},{} "
+          "limits={},{} "
+          "held={}",
+          spec.nodes, spec.gpus_per_node, to_string(spec.allocation), sc.sched_interval,
+          sc.bf_interval, sc.bf_window, sc.bf_resolution, sc.bf_max_job_test, sc.bf_max_job_user,
+          to_string(sc.backfill), p.weight_age, p.weight_job_size, p.max_age, p.favor_small,
+          p.weight_fairshare, p.decay_half_life, spec.user_limits.max_running_jobs,
+          spec.user_limits.max_running_nodes, hex64(held_digest(spec))) +
+      // Only where set: the keys made before the period was modelled stand.
+      (sc.priority_calc_period > 0 ? fmt::format(" calc={}", sc.priority_calc_period) : "");
   const std::string inference = fmt::format(
       "settings={},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{} tests={},{},{},{},{} "
       "fit_until={} version={}",

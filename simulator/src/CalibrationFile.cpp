@@ -156,13 +156,14 @@ void write_calibration(const Calibration& c, const CalibrationSettings& settings
       << "bf_window = \"" << Reader::short_duration(sp->bf_window) << "\"\n"
       << "bf_resolution = \"" << Reader::short_duration(sp->bf_resolution) << "\"\n"
       << "bf_max_job_test = " << sp->bf_max_job_test << "\n"
-      << "bf_max_job_user = " << sp->bf_max_job_user << "\n";
+      << "bf_max_job_user = " << sp->bf_max_job_user << "\n"
+      << "priority_calc_period = \"" << Reader::short_duration(sp->priority_calc_period) << "\"\n";
   } else {
     f << "\n# [scheduler] not set: the defaults (or --slurm-conf) apply. Keys, as in slurm.conf: "
          "backfill "
          "(\"slurm\", \"easy\",\n# \"none\"), sched_interval, bf_interval, bf_window, "
-         "bf_resolution (durations such as \"30s\", \"2d\"),\n# bf_max_job_test, "
-         "bf_max_job_user (counts).\n";
+         "bf_resolution, priority_calc_period (durations such as \"30s\", \"2d\"),\n# "
+         "bf_max_job_test, bf_max_job_user (counts).\n";
   }
   write_file_durably(path, f.str());
 }
@@ -346,10 +347,12 @@ Calibration read_calibration(const std::string& path, CalibrationSettings& setti
           if (sp.bf_max_job_test == 0) r.fail(v, full, "expected at least 1");
         } else if (k.str() == "bf_max_job_user") {
           sp.bf_max_job_user = r.count(v, full, 1 << 20);
+        } else if (k.str() == "priority_calc_period") {
+          sp.priority_calc_period = r.duration(v, full, 0, kDay, "5m");
         } else {
           unknown(k, full,
                   "backfill, sched_interval, bf_interval, bf_window, bf_resolution, "
-                  "bf_max_job_test, bf_max_job_user");
+                  "bf_max_job_test, bf_max_job_user, priority_calc_period");
         }
       }
       c.scheduler = sp;

@@ -78,7 +78,7 @@ Simulator::Simulator(ClusterSpec spec, std::shared_ptr<const std::vector<SimJobS
   if (spec_.allocation == AllocationMode::kGpuGranular)
     free_gpus_.assign(static_cast<std::size_t>(spec_.nodes),
                       static_cast<std::uint16_t>(spec_.gpus_per_node));
-  now_ = t.empty() ? 0 : t.front().submit;
+  set_now(t.empty() ? 0 : t.front().submit);
   usage_origin_ = now_;
   if (spec_.scheduler.bf_interval <= 0) spec_.scheduler.bf_interval = 1;
   if (spec_.priority.weight_fairshare > 0 && spec_.priority.decay_half_life <= 0)
@@ -173,7 +173,7 @@ void Simulator::run_until(Seconds t) {
     if (next > t) break;
     process_events_at(next);
   }
-  if (t > now_) now_ = t;
+  if (t > now_) set_now(t);
 }
 
 void Simulator::run_to_completion() {
@@ -198,7 +198,7 @@ bool Simulator::run_until_started(SimJobIndex j, Seconds deadline) {
     }
     const Seconds next = next_event_time();
     if (next > deadline || next == kNever) {
-      if (deadline > now_ && deadline != kNever) now_ = deadline;
+      if (deadline > now_ && deadline != kNever) set_now(deadline);
       break;
     }
     process_events_at(next);
@@ -208,7 +208,7 @@ bool Simulator::run_until_started(SimJobIndex j, Seconds deadline) {
 }
 
 void Simulator::process_events_at(Seconds t) {
-  now_ = t;
+  set_now(t);
   ++counters_.events;
   // Ends first, so that what they free is usable by what arrives at the same instant.
   while (!running_.empty() && running_.front().end <= t) {
@@ -292,8 +292,8 @@ void Simulator::add_eligible(SimJobIndex j) {
 void Simulator::remove_eligible(std::size_t pos) {
   // The ranking of this instant, made for eligible_ as it was, loses the same entry the same way.
   std::vector<Ranked>& ranked = bf_.ranked;
-  const bool ranked_in_step = bf_.ranked_changes == eligible_changes_ && bf_.ranked_at == now_ &&
-                              ranked.size() == eligible_.size();
+  const bool ranked_in_step = bf_.ranked_changes == eligible_changes_ &&
+                              bf_.ranked_at == priority_at() && ranked.size() == eligible_.size();
   release_user_slot(eligible_[pos].slot);
   eligible_[pos] = eligible_.back();
   eligible_.pop_back();

@@ -63,7 +63,7 @@ double Simulator::fairshare_factor(std::uint32_t user) const {
   // pending job of every pass asks.
   UserShare* found = shares_.find(user);
   UserShare& u = found ? *found : shares_[user];
-  if (u.factor_at == now_ && u.factor_version == share_version_) return u.factor;
+  if (u.factor_at == priority_at() && u.factor_version == factor_version()) return u.factor;
   if (weight_at_ != now_ || weight_origin_ != usage_origin_) {
     weight_now_ = usage_weight(now_);
     weight_at_ = now_;
@@ -81,8 +81,8 @@ double Simulator::fairshare_factor(std::uint32_t user) const {
     u.factor = 1.0;
     u.exponent = std::numeric_limits<double>::quiet_NaN();
   }
-  u.factor_at = now_;
-  u.factor_version = share_version_;
+  u.factor_at = priority_at();
+  u.factor_version = factor_version();
   return u.factor;
 }
 
@@ -100,24 +100,24 @@ double Simulator::fairshare_of(std::uint32_t user) const {
 
 // PriorityParameters::score's sum, in its order: the same figure from a size part kept.
 double Simulator::priority_of(const SimJobSpec& s, Seconds eligible_since) const {
-  return spec_.priority.age_part(now_ - eligible_since) + size_part(s) +
+  return spec_.priority.age_part(priority_at() - eligible_since) + size_part(s) +
          spec_.priority.weight_fairshare * fairshare_of(s.user);
 }
 
 void Simulator::refresh_user_factors() {
-  if (factors_at_ == now_ && factors_version_ == share_version_) return;
+  if (factors_at_ == priority_at() && factors_version_ == factor_version()) return;
   for (EligibleUser& u : eligible_users_)
     if (u.jobs > 0) slot_factor(u);
-  factors_at_ = now_;
-  factors_version_ = share_version_;
+  factors_at_ = priority_at();
+  factors_version_ = factor_version();
 }
 
 const std::vector<Simulator::Ranked>& Simulator::ranked_eligible() {
   std::vector<Ranked>& ranked = bf_.ranked;
-  const bool same_jobs = bf_.ranked_at == now_ && bf_.ranked_changes == eligible_changes_;
-  if (same_jobs && bf_.ranked_shares == share_version_) return ranked;
+  const bool same_jobs = bf_.ranked_at == priority_at() && bf_.ranked_changes == eligible_changes_;
+  if (same_jobs && bf_.ranked_shares == factor_version()) return ranked;
   refresh_user_factors();
-  bf_.ranked_shares = share_version_;
+  bf_.ranked_shares = factor_version();
   if (same_jobs) {
     // The same instant and jobs (a start took one out): a priority moves only with its user's
     // factor, and is then the same sum as below.
@@ -135,7 +135,7 @@ const std::vector<Simulator::Ranked>& Simulator::ranked_eligible() {
       const EligibleJob& e = eligible_[i];
       ranked[i].priority = priority_from(e, eligible_users_[e.slot].fairshare);
     }
-    bf_.ranked_at = now_;
+    bf_.ranked_at = priority_at();
     if (check_kept_rankings_) {
       ++counters_.kept_rankings;
       for (std::size_t i = 0; i < eligible_.size(); ++i) {
@@ -155,7 +155,7 @@ const std::vector<Simulator::Ranked>& Simulator::ranked_eligible() {
       const double priority = priority_from(e, eligible_users_[e.slot].fairshare);
       ranked[i] = {e.job, e.nodes, e.user, priority, e.submit, e.planned};
     }
-    bf_.ranked_at = now_;
+    bf_.ranked_at = priority_at();
     bf_.ranked_changes = eligible_changes_;
   }
   for (EligibleUser& u : eligible_users_) u.ranked_with = u.fairshare;

@@ -163,9 +163,9 @@ SlurmConf read_slurm_conf(const std::string& path, ClusterSpec base) {
     s.priority.weight_age = 0;
     s.priority.weight_fairshare = 0;
   }
-  if (const Value* v = keys.get("prioritycalcperiod"); v && s.priority.weight_age != 0)
-    conf.notes.push_back("Slurm recomputes priorities every PriorityCalcPeriod=" + v->text +
-                         " minutes; the simulator computes age continuously");
+  s.scheduler.priority_calc_period = 5 * kMinute;  // Slurm's default
+  if (const Value* v = keys.get("prioritycalcperiod"))
+    s.scheduler.priority_calc_period = keys.duration(*v, "PriorityCalcPeriod");
   return conf;
 }
 

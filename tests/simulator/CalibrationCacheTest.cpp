@@ -165,12 +165,14 @@ TEST_F(CalibrationCacheTest, TheKeyChangesWithEverythingTheInferenceReads) {
   conf.scheduler.bf_window = 2 * kDay;  // a slurm.conf's SchedulerParameters
   ClusterSpec weights = spec_;
   weights.priority.weight_fairshare = 100;
+  ClusterSpec calc_period = spec_;
+  calc_period.scheduler.priority_calc_period = 5 * kMinute;
   CalibrationSettings feedback;
   feedback.feedback = true;
   std::vector<Job> edited = trace_.jobs;
   edited[edited.size() / 2].end += 1;
   for (const std::string& other :
-       {key(gpus), key(conf), key(weights),
+       {key(gpus), key(conf), key(weights), key(calc_period),
         calibration_cache_key(trace_.jobs, spec_, feedback, std::nullopt),
         calibration_cache_key(trace_.jobs, spec_, {}, trace_.jobs.front().submit + kWeek),
         calibration_cache_key(edited, spec_, {}, std::nullopt)})

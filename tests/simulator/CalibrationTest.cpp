@@ -701,6 +701,7 @@ TEST(CalibrationFile, SchedulerSettingsReadBackTheSame) {
   sp.bf_interval = 5 * kMinute;
   sp.bf_max_job_test = 100;
   sp.bf_max_job_user = 10;
+  sp.priority_calc_period = 2 * kMinute;
   c.scheduler = sp;
   CalibrationSettings settings;
   const Calibration back = read_back(c, settings);
@@ -710,6 +711,7 @@ TEST(CalibrationFile, SchedulerSettingsReadBackTheSame) {
   EXPECT_EQ(back.scheduler->bf_interval, 5 * kMinute);
   EXPECT_EQ(back.scheduler->bf_max_job_test, 100);
   EXPECT_EQ(back.scheduler->bf_max_job_user, 10);
+  EXPECT_EQ(back.scheduler->priority_calc_period, 2 * kMinute);
 }
 
 std::string read_error(const std::string& text) {

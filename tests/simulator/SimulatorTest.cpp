@@ -116,6 +116,25 @@ TEST(Simulator, AgeCanOutweighSize) {
   EXPECT_EQ(sized.start_time(1), 250);
 }
 
+// slurmctld recomputes priorities once a PriorityCalcPeriod: at 200 the priorities in force are
+// those of 0, where neither X (eligible at 10) nor Y (at 20) had aged, so Y's size wins.
+TEST(Simulator, PrioritiesAreThoseOfTheLastPriorityCalcPeriodsStart) {
+  std::vector<SimJobSpec> jobs = {make_job(0, 2, 200, 200), make_job(10, 1, 50, 50),
+                                  make_job(20, 2, 50, 50)};
+  ClusterSpec c = machine(2, BackfillMode::kNone);
+  c.priority.weight_age = 1000;
+  c.priority.max_age = 1000;
+  c.priority.weight_job_size = 10;
+  c.scheduler.priority_calc_period = 300;
+  auto periodic = run(c, jobs);
+  EXPECT_EQ(periodic.start_time(2), 200);
+  EXPECT_EQ(periodic.start_time(1), 250);
+  c.scheduler.priority_calc_period = 100;  // at 200 both have aged since the period's start
+  auto recomputed = run(c, jobs);
+  EXPECT_EQ(recomputed.start_time(1), 200);
+  EXPECT_EQ(recomputed.start_time(2), 250);
+}
+
 TEST(Simulator, AJobThatOvertakesTheLastPassesBlockerStartsAtTheNextPass) {
   // A holds 3 of 4 nodes until 1000. B (4 nodes, since 0) tops the queue and blocks C (1 node,
   // since 90): each arrival's pass starts nothing. B's age stops at 100 s, C's goes on, and C
@@ -453,6 +472,24 @@ TEST(Simulator, AJobWhoseUserFairshareRoseOvertakesTheBlockerAtTheSameInstant) {
   EXPECT_EQ(sim.start_time(2), 1000);
 }
 
+// With a PriorityCalcPeriod a user's fairshare factor holds for the period: D's end at 50 does
+// not lower B's user below C's before the next period, so C waits until A ends at 1000.
+TEST(Simulator, AFairshareFactorHoldsUntilTheNextPriorityCalcPeriod) {
+  ClusterSpec c = machine(4, BackfillMode::kNone);
+  c.priority = PriorityParameters::unweighted();
+  c.priority.weight_fairshare = 1000;
+  c.priority.decay_half_life = kDay;
+  c.scheduler.priority_calc_period = 300;
+  auto a = make_job(0, 2, 1000, 1000), d = make_job(0, 1, 50, 50), b = make_job(0, 4, 100, 100),
+       cj = make_job(10, 2, 100, 100);
+  a.user = 1;
+  d.user = b.user = 2;
+  cj.user = 3;
+  auto sim = run(c, {a, d, b, cj});
+  EXPECT_EQ(sim.start_time(3), 1000);
+  EXPECT_EQ(sim.start_time(2), 1100);
+}
+
 // A snapshot lists the last kRecentEnds jobs' runtime shares oldest first, before the ring of
 // them fills and after it has wrapped.
 TEST(Simulator, SnapshotListsTheRecentRuntimeSharesOldestFirst) {
@@ -590,6 +627,19 @@ TEST(Simulator, SnapshotCarriesPrioritiesAccrualAndWhyJobsWait) {
   EXPECT_EQ(sim.pending_view(1)->state, PendingState::kLimit);
   EXPECT_FALSE(sim.pending_view(0));  // it runs
   EXPECT_EQ(sim.started_priority(0), 0);
+}
+
+TEST(Simulator, ASnapshotReportsThePrioritiesInForce) {
+  ClusterSpec c = machine(4, BackfillMode::kNone);
+  c.priority = PriorityParameters::unweighted();
+  c.priority.weight_age = 1000;
+  c.priority.max_age = 1000;
+  c.scheduler.priority_calc_period = 30;
+  Simulator sim(c, std::make_shared<const std::vector<SimJobSpec>>(std::vector<SimJobSpec>{
+                       make_job(0, 4, 100, 100), make_job(10, 1, 100, 100)}));
+  sim.run_until(50);
+  ASSERT_EQ(sim.snapshot().pending.size(), 1u);
+  EXPECT_DOUBLE_EQ(sim.snapshot().pending[0].priority, 20);  // aged from 10 to the period's 30
 }
 
 // Slurm's will-run plan (job_start_data): the running jobs alone, each to its limit, on the

@@ -40,7 +40,8 @@ TEST(SlurmConf, ReadsTheSchedulerAndPriorityBySlurmsNames) {
                                       "PriorityWeightJobSize=500\n"
                                       "PriorityFavorSmall=YES\n"
                                       "PriorityMaxAge=14-0\n"
-                                      "PriorityDecayHalfLife=7-0\n");
+                                      "PriorityDecayHalfLife=7-0\n"
+                                      "PriorityCalcPeriod=2\n");
   const SlurmConf c = read_slurm_conf(path, machine());
   std::filesystem::remove(path);
   EXPECT_EQ(c.spec.nodes, 88);
@@ -58,6 +59,7 @@ TEST(SlurmConf, ReadsTheSchedulerAndPriorityBySlurmsNames) {
   EXPECT_TRUE(c.spec.priority.favor_small);
   EXPECT_EQ(c.spec.priority.max_age, 14 * kDay);
   EXPECT_EQ(c.spec.priority.decay_half_life, 7 * kDay);
+  EXPECT_EQ(c.spec.scheduler.priority_calc_period, 2 * kMinute);
   ASSERT_EQ(c.notes.size(), 1u);
   EXPECT_EQ(c.notes[0], "SchedulerParameters bf_continue is not modelled by the simulator");
 }
@@ -75,6 +77,7 @@ TEST(SlurmConf, WhatTheFileLeavesOutIsSlurmsDefault) {
   EXPECT_EQ(c.spec.priority.weight_age, 0);
   EXPECT_EQ(c.spec.priority.weight_job_size, 0);
   EXPECT_EQ(c.spec.priority.max_age, 7 * kDay);
+  EXPECT_EQ(c.spec.scheduler.priority_calc_period, 5 * kMinute);
   ASSERT_EQ(c.notes.size(), 1u);
   EXPECT_NE(c.notes[0].find("ignored by Slurm without SlurmDBD"), std::string::npos);
 }

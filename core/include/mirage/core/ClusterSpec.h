@@ -36,6 +36,10 @@ struct SchedulerParameters {
   int bf_max_job_test = 500;           // jobs backfill considers per pass
   int bf_max_job_user = 0;             // of those, per user (0: no limit)
   BackfillMode backfill = BackfillMode::kSlurm;
+  // PriorityCalcPeriod: slurmctld's decay thread recomputes every pending job's priority (its age
+  // and its user's fairshare factor) once a period, and the queue is ranked by those figures
+  // until the next (a job submitted between is given age 0). 0: recomputed at every pass.
+  Seconds priority_calc_period = 0;
 };
 
 struct PriorityParameters {

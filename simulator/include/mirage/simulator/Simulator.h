@@ -282,12 +282,28 @@ class Simulator {
   // One eligible user's factor now, into their slot where it is not there already: a check that
   // prices a few jobs need not compute every user's.
   double slot_factor(EligibleUser& u) {
-    if (u.factor_at != now_ || u.factor_version != share_version_) {
+    if (u.factor_at != priority_at() || u.factor_version != factor_version()) {
       u.fairshare = fairshare_of(u.user);
-      u.factor_at = now_;
-      u.factor_version = share_version_;
+      u.factor_at = priority_at();
+      u.factor_version = factor_version();
     }
     return u.fairshare;
+  }
+  // The instant the priorities in force were computed: now, or with a PriorityCalcPeriod the
+  // start of the period now is in (periods on multiples of it, as backfill's ticks are).
+  Seconds priority_at() const { return priority_at_; }
+  // Moves the clock, and with it the instant of the priorities in force (a division saved on
+  // every priority a pass reads).
+  void set_now(Seconds t) {
+    now_ = t;
+    const Seconds period = spec_.scheduler.priority_calc_period;
+    priority_at_ = period > 0 ? t - ((t % period) + period) % period : t;
+  }
+  // What changes the fairshare factors in force at priority_at(): every start and end, or, with
+  // a PriorityCalcPeriod, nothing before the next period (a user's factor is computed when first
+  // needed in a period and kept for it).
+  std::uint64_t factor_version() const {
+    return spec_.scheduler.priority_calc_period > 0 ? 0 : share_version_;
   }
   // An eligible job's priority now, from what it holds of its spec: the same figure.
   double eligible_priority(const EligibleJob& e) const {
@@ -296,7 +312,7 @@ class Simulator {
   // PriorityParameters::score's sum, in its order, from what an eligible job holds and its
   // user's factor.
   double priority_from(const EligibleJob& e, double fairshare) const {
-    return spec_.priority.age_part(now_ - e.since) + e.size_part +
+    return spec_.priority.age_part(priority_at() - e.since) + e.size_part +
            spec_.priority.weight_fairshare * fairshare;
   }
   double size_part(const SimJobSpec& s) const;
@@ -348,6 +364,7 @@ class Simulator {
   std::shared_ptr<const std::vector<SimJobSpec>> hidden_;  // HiddenWork.h, in submit order
   std::vector<SimJobSpec> extra_;                          // jobs submitted through submit()
   Seconds now_ = 0;
+  Seconds priority_at_ = 0;       // priority_at()
   std::size_t next_arrival_ = 0;  // cursor into *trace_
   std::size_t next_hidden_ = 0;   // cursor into *hidden_
 
