@@ -302,15 +302,7 @@ void follow_late_job_after_refusal(bool started_before_followed) {
   ASSERT_EQ(h.seg(id, 0).seg.state, SegmentState::kPlanned);
   ASSERT_TRUE(h.slurm.submissions().empty());
   // slurmctld makes the first try's job now, as of the submission it received.
-  const SubmitRequest& lost = first.submits[0].request;
-  SlurmJob late;
-  late.name = lost.name;
-  late.comment = lost.comment;
-  late.nodes = lost.nodes;
-  late.gpus_per_node = lost.gpus_per_node;
-  late.time_limit = lost.time_limit;
-  late.submit = submitted;
-  const JobId job = h.slurm.add_job(late);
+  const JobId job = testing::create_late(h.slurm, first.submits[0].request, submitted);
   const Seconds waited = 2 * kHour;  // beyond the retry delay: started before it is followed
   const Seconds retry = c.retry_delay;
   h.clock.advance(started_before_followed ? waited : retry);
