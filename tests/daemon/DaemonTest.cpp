@@ -1,12 +1,15 @@
 // The whole daemon (event loop, Slurm thread, store, socket) against the fake Slurm: a campaign
 // runs to the end through the control socket, and an unreachable controller is ridden out.
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -14,6 +17,7 @@
 #include "mirage/daemon/control/ControlProtocol.h"
 #include "mirage/daemon/control/ControlServer.h"
 #include "mirage/daemon/service/Daemon.h"
+#include "mirage/daemon/slurm/ChildProcess.h"
 #include "mirage/daemon/store/StoreLock.h"
 
 namespace mirage::daemon {
@@ -160,13 +164,14 @@ DaemonConfig quiet_config(const testing::TempDir& dir) {
   return config;
 }
 
-// `mirage daemon &` from an ssh or tmux shell: a daemon outlives its terminal, so the hang-up
-// leaves it serving; SIGTERM still stops it cleanly. In a child process: the signals are sent to
-// the whole process, and one not handled ends it.
-TEST(Daemon, AHangUpLeavesItServingAndSigtermStillStopsIt) {
-  testing::TempDir dir;
-  const DaemonConfig config = quiet_config(dir);
-  const std::string stopped = testing::in_child_process([&]() -> std::string {
+// A daemon handling its signals, run in a child process (the signals are sent to the whole
+// process, and one not handled ends it): `prepare` is done first, `disturb` once it serves, then
+// SIGTERM. Says whether it still served after `disturb`, and how it stopped.
+std::string serve_disturbed_in_child(const DaemonConfig& config,
+                                     const std::function<void()>& prepare,
+                                     const std::function<void()>& disturb) {
+  return testing::in_child_process([&]() -> std::string {
+    prepare();
     auto clock = std::make_shared<SystemClock>();
     Daemon daemon(config, std::make_unique<FakeSlurmClient>(*clock), clock);
     std::atomic<int> status{-1};
@@ -178,15 +183,61 @@ TEST(Daemon, AHangUpLeavesItServingAndSigtermStillStopsIt) {
     if (!eventually(pings, 10)) {
       why = "never served; ";
     } else {
-      ::kill(::getpid(), SIGHUP);
+      disturb();
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      if (!eventually(pings, 5)) why = "stopped serving after the hang-up; ";
+      if (!eventually(pings, 5)) why = "stopped serving after the disturbance; ";
     }
     ::kill(::getpid(), SIGTERM);
     serving.join();
     return why + "exit status " + std::to_string(status.load());
   });
-  EXPECT_EQ(stopped, "exit status 0");
+}
+
+// `mirage daemon &` from an ssh or tmux shell: a daemon outlives its terminal, so the hang-up
+// leaves it serving; SIGTERM still stops it cleanly.
+TEST(Daemon, AHangUpLeavesItServingAndSigtermStillStopsIt) {
+  testing::TempDir dir;
+  const DaemonConfig config = quiet_config(dir);
+  EXPECT_EQ(serve_disturbed_in_child(
+                config, [] {}, [] { ::kill(::getpid(), SIGHUP); }),
+            "exit status 0");
+}
+
+// `mirage daemon 2>&1 | tee log &`, the terminal hung up: tee is gone, and each later log line
+// is written to a pipe no one reads. The lines are lost; the daemon serves on, not killed by
+// SIGPIPE.
+TEST(Daemon, AStderrPipeWhoseReaderIsGoneLeavesItServing) {
+  testing::TempDir dir;
+  DaemonConfig config = quiet_config(dir);
+  config.log_level = "info";  // to stderr: no [log] file
+  const auto stderr_to_a_gone_reader = [&] {
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    ::close(fds[0]);
+    ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[1]);
+    configure_logging(config);
+  };
+  EXPECT_EQ(serve_disturbed_in_child(config, stderr_to_a_gone_reader,
+                                     [] { spdlog::info("a line no one reads"); }),
+            "exit status 0");
+}
+
+// The daemon ignores SIGPIPE; the commands it runs do not (sbatch, scontrol writing to a reader
+// gone end as they would from a shell).
+TEST(Daemon, TheCommandsItRunsKeepSigpipesDefault) {
+  const std::string ignored = testing::in_child_process([] {
+    std::signal(SIGPIPE, SIG_IGN);
+    ChildProcessSpec cat;
+    cat.program = "/bin/cat";
+    cat.args = {"/proc/self/status"};
+    const ChildProcessResult r = run_child_process(cat);
+    const auto at = r.out.find("SigIgn:");
+    if (at == std::string::npos) return "no SigIgn in: " + r.out;
+    const unsigned long long mask = std::stoull(r.out.substr(at + 7), nullptr, 16);
+    return std::string(mask & (1ULL << (SIGPIPE - 1)) ? "ignored" : "default");
+  });
+  EXPECT_EQ(ignored, "default");
 }
 
 TEST(Daemon, MakesItsDeletedLockFileAgainAndHoldsIt) {

@@ -6,6 +6,7 @@
 #include <utime.h>
 
 #include <fstream>
+#include <system_error>
 
 #include "TestSupport.h"
 #include "mirage/daemon/slurm/SacctLookup.h"
@@ -148,6 +149,32 @@ TEST(StoreSurvival, ARestoredStoreWithoutAccountingOrOutputFileSubmitsTheSegment
   c.restore();
   EXPECT_EQ(c.submitted(1), 1u);
   EXPECT_EQ(c.h.store->value(rerun_check_key(c.id)), "");
+}
+
+// The output directory cannot be read (here a file where it should be, which fails as root
+// too; a listing that fails part-way on NFS is told the same way): its files could not tell,
+// and the submission says so. A directory that does not exist holds no earlier run.
+TEST(StoreSurvival, AnOutputDirectoryThatCannotBeReadLeavesTheSubmissionUnchecked) {
+  testing::TempDir out;
+  const std::string not_a_directory = out.file("outputs");
+  std::ofstream(not_a_directory) << "a file\n";
+  auto unreadable = simple_request(1, kHour, "unreadable");
+  unreadable.script = "#!/bin/bash\n#SBATCH --output=" + not_a_directory + "/%x-%j.out\nsleep 20\n";
+  auto absent = simple_request(1, kHour, "absent");
+  absent.script = "#!/bin/bash\n#SBATCH --output=" + out.file("none") + "/%x-%j.out\nsleep 20\n";
+  Harness h(restore_config());
+  const auto unread = h.controller->add(unreadable).spec.id;
+  const auto empty = h.controller->add(absent).spec.id;
+  h.tick();
+  EXPECT_EQ(h.slurm.submissions_tagged(unread, 0).size(), 1u);
+  const std::string note = h.store->value(rerun_check_key(unread));
+  EXPECT_NE(note.find("no accounting"), std::string::npos) << note;
+  EXPECT_NE(note.find(not_a_directory), std::string::npos) << note;
+  EXPECT_NE(note.find(std::make_error_code(std::errc::not_a_directory).message()),
+            std::string::npos)
+      << note;
+  EXPECT_EQ(h.slurm.submissions_tagged(empty, 0).size(), 1u);
+  EXPECT_EQ(h.store->value(rerun_check_key(empty)), "");
 }
 
 // Segment 1 ran unseen and failed: that is its first attempt, and the retry rules go on from it.

@@ -10,6 +10,7 @@
 namespace mirage::daemon {
 namespace {
 
+using testing::create_late;
 using testing::Harness;
 using testing::quick_config;
 using testing::Scripted;
@@ -30,24 +31,13 @@ SubmitRequest time_out_submission(Harness& h) {
   return a.submits.at(0).request;
 }
 
-// slurmctld reads the request sbatch gave up on and creates its job now.
-JobId create_late(Harness& h, const SubmitRequest& request) {
-  SlurmJob late;
-  late.name = request.name;
-  late.comment = request.comment;
-  late.nodes = request.nodes;
-  late.gpus_per_node = request.gpus_per_node;
-  late.time_limit = request.time_limit;
-  return h.slurm.add_job(late);
-}
-
 TEST(RunsOnce, AJobCreatedLateForASubmissionTakenAsLostIsCancelled) {
   Harness h(quick_config());
   const auto id = h.controller->add(simple_request(2)).spec.id;
   const SubmitRequest lost = time_out_submission(h);
   const JobId resubmitted = h.job_of(id, 0);
   ASSERT_EQ(h.slurm.submissions().at(0).request.comment, lost.comment);
-  const JobId late = create_late(h, lost);
+  const JobId late = create_late(h.slurm, lost);
   h.tick();
   ASSERT_EQ(h.slurm.cancels().size(), 1u);
   EXPECT_EQ(h.slurm.cancels()[0], late);
@@ -68,7 +58,7 @@ TEST(RunsOnce, ALateJobThatStartedFirstIsFollowedAndItsPendingTwinCancelled) {
   const auto id = h.controller->add(simple_request(2)).spec.id;
   const SubmitRequest lost = time_out_submission(h);
   const JobId resubmitted = h.job_of(id, 0);
-  const JobId late = create_late(h, lost);
+  const JobId late = create_late(h.slurm, lost);
   h.slurm.start(late);  // older in the queue, it started first
   h.tick();
   ASSERT_EQ(h.slurm.cancels().size(), 1u);
@@ -91,7 +81,7 @@ TEST(RunsOnce, AFollowedTwinThatFailsIsRetriedAsANewJobNotAdoptedAsTheRetry) {
   const auto id = h.controller->add(simple_request(2)).spec.id;
   const SubmitRequest lost = time_out_submission(h);
   const JobId resubmitted = h.job_of(id, 0);
-  const JobId late = create_late(h, lost);
+  const JobId late = create_late(h.slurm, lost);
   h.slurm.start(late);
   h.tick();
   ASSERT_EQ(h.job_of(id, 0), late);
@@ -119,7 +109,7 @@ TEST(RunsOnce, ALateJobOfACancelledCampaignIsCancelled) {
   h.clock.advance(10);
   h.tick();  // the tag is absent: the submission is abandoned with the campaign
   EXPECT_FALSE(h.seg(id, 0).submitting);
-  const JobId late = create_late(h, a.submits.at(0).request);
+  const JobId late = create_late(h.slurm, a.submits.at(0).request);
   h.tick();
   ASSERT_EQ(h.slurm.cancels().size(), 1u);
   EXPECT_EQ(h.slurm.cancels()[0], late);
@@ -131,7 +121,7 @@ TEST(RunsOnce, ALateJobIsCancelledByADaemonStartedAfterward) {
   const auto id = h.controller->add(simple_request(2)).spec.id;
   const SubmitRequest lost = time_out_submission(h);
   h.restart();
-  create_late(h, lost);
+  create_late(h.slurm, lost);
   h.tick();
   ASSERT_EQ(h.slurm.cancels().size(), 1u);
   EXPECT_NE(h.slurm.cancels()[0], h.job_of(id, 0));
@@ -142,7 +132,7 @@ TEST(RunsOnce, ALateJobIsCancelledByADaemonStartedAfterward) {
 TEST(RunsOnce, AStrayWhoseCancelWasRefusedIsCancelledAgain) {
   Harness h(quick_config());
   h.controller->add(simple_request(2));
-  const JobId late = create_late(h, time_out_submission(h));
+  const JobId late = create_late(h.slurm, time_out_submission(h));
   const Actions a = h.tick(/*perform=*/false);
   ASSERT_EQ(a.cancels.size(), 1u);
   EXPECT_EQ(a.cancels[0].job, late);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "ShortWaits.h"
 #include "TestSupport.h"
 #include "mirage/agents/WaitDistribution.h"
@@ -278,6 +280,54 @@ TEST(WaitTracking, ASubmissionRefusedForNowWaitsFromTheTrySlurmTook) {
   EXPECT_EQ(waits[0].wait, waited);
   EXPECT_EQ(waits[0].queued_at, h.controller->on_controller_clock(retried));
   EXPECT_EQ(waits[0].stated, at_retry);
+}
+
+// A first try whose reply was lost, sent again under its attempt and refused for now (its wait
+// prediction withdrawn), whose job slurmctld makes late: followed at the next submission, its wait
+// runs from its own submission as Slurm records it, started already or not.
+void follow_late_job_after_refusal(bool started_before_followed) {
+  testing::TempDir dir;
+  ControllerConfig c = config_with(write_short_waits(dir));
+  c.retry_delay = kHour;
+  Harness h(c);
+  const auto id = h.controller->add(simple_request(1, kHour, "late")).spec.id;
+  const Seconds submitted = h.controller->on_controller_clock(h.clock.now());
+  const Actions first = h.tick(/*perform=*/false);
+  ASSERT_EQ(first.submits.size(), 1u);
+  h.controller->on_submit_failed(first.submits[0],
+                                 SlurmError("Socket timed out on send/recv", ETIMEDOUT, true));
+  h.clock.advance(c.reconcile_delay);
+  h.slurm.refuse_next_submit("QOSMaxSubmitJobPerUserLimit", /*for_now=*/true);
+  h.tick();  // the tag is absent: sent again under the same attempt, refused for now
+  ASSERT_EQ(h.seg(id, 0).seg.state, SegmentState::kPlanned);
+  ASSERT_TRUE(h.slurm.submissions().empty());
+  // slurmctld makes the first try's job now, as of the submission it received.
+  const JobId job = testing::create_late(h.slurm, first.submits[0].request, submitted);
+  const Seconds waited = 2 * kHour;  // beyond the retry delay: started before it is followed
+  const Seconds retry = c.retry_delay;
+  h.clock.advance(started_before_followed ? waited : retry);
+  if (started_before_followed) h.slurm.start(job);
+  h.clock.advance(started_before_followed ? retry : waited - retry);
+  h.tick();  // the retry finds the job and follows it
+  ASSERT_EQ(h.job_of(id, 0), job);
+  if (!started_before_followed) {
+    h.slurm.start(job);
+    h.tick();
+  }
+  ASSERT_EQ(h.seg(id, 0).seg.state, SegmentState::kRunning);
+  ASSERT_TRUE(h.slurm.submissions().empty());
+  const auto waits = h.store->started_waits(id, 10);
+  ASSERT_EQ(waits.size(), 1u) << "the wait of the job followed was not recorded";
+  EXPECT_EQ(waits[0].queued_at, submitted);
+  EXPECT_EQ(waits[0].wait, h.slurm.find(job)->start - submitted);
+}
+
+TEST(WaitTracking, ALateJobFollowedRunningAfterARefusalWaitedFromItsOwnSubmission) {
+  follow_late_job_after_refusal(/*started_before_followed=*/true);
+}
+
+TEST(WaitTracking, ALateJobFollowedPendingAfterARefusalWaitsFromItsOwnSubmission) {
+  follow_late_job_after_refusal(/*started_before_followed=*/false);
 }
 
 TEST(WaitTracking, ARefitFileIsAnotherPredictorWhoseCalibrationStartsAfresh) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <system_error>
 
 namespace mirage::daemon {
 namespace {
@@ -75,8 +76,8 @@ std::optional<EarlierRun> earlier_run_in_files(const EarlierRunQuestion& q, cons
       if (next == std::string::npos) break;
       at = next + kJobSlot.size();
     }
-    // increment(ec), not ++: a directory that fails part-way (NFS, Lustre) ends the reading
-    // with what was read, instead of throwing out of the Slurm thread's batch.
+    // increment(ec), not ++: a directory that fails part-way (NFS, Lustre) does not throw out of
+    // the Slurm thread's batch; what was read still counts, and the rest is said unchecked.
     std::error_code ec;
     for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       const std::filesystem::directory_entry& entry = *it;
@@ -91,6 +92,9 @@ std::optional<EarlierRun> earlier_run_in_files(const EarlierRunQuestion& q, cons
         best.written = *written;
       }
     }
+    // A directory that does not exist holds no run; one that cannot be read could.
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      unchecked = "its output directory " + dir + " could not be read: " + ec.message();
   }
   if (found == 0) return std::nullopt;
   // Each unseen run was an attempt: the latest is the last of them.

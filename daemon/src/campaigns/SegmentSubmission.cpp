@@ -211,11 +211,21 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
   // is submitted again because that attempt failed (its end is in the history).
   auto submit_next = [&](const std::string& why, JobId after_any = 0) {
     SegmentRecord& s = next < e.count() ? e.seg(next) : add_segment(e);
-    submit(e, s, now, out, false,
-           s.seg.attempts > 0 ? "again after attempt " + std::to_string(s.seg.attempts) : why,
-           after_any);
+    const bool followed =
+        submit(e, s, now, out, false,
+               s.seg.attempts > 0 ? "again after attempt " + std::to_string(s.seg.attempts) : why,
+               after_any);
     // Held behind its predecessor, its wait begins when it is released or the predecessor ends.
-    if (after_any == 0) predict_wait(e, s, now, queue);
+    if (after_any != 0) return;
+    if (!followed) {
+      predict_wait(e, s, now, queue);
+      return;
+    }
+    // A job already queued (a first try whose reply was lost, made late after a retry was
+    // refused for now and took the attempt's prediction back): its wait runs from its own
+    // submission, as Slurm records it, and is learned at once if it has started.
+    predict_wait(e, s, now, queue, s.seg.submit_time);
+    if (s.seg.start_time >= 0) wait_started(e, s);
   };
   if (next == 0) {
     submit_next("first segment");
@@ -310,7 +320,7 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   return q;
 }
 
-void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
+bool CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
                                 const std::string& why, JobId after_any) {
   if (!again) {
     ++s.seg.attempts;
@@ -334,7 +344,7 @@ void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions
         "a new submission",
         e.rec.spec.id, s.seg.index, queued->id, queued->comment);
     adopt_tagged(e, s, *queued, now, out);
-    return;
+    return true;
   }
   // The intent is durable before anyone may submit: a crash from here on is settled by the tag.
   store_.begin_submission(e.rec.spec.id, s, tag, why);
@@ -343,6 +353,7 @@ void CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions
   out.submits.push_back({e.rec.spec.id, s.seg.index, s.seg.attempts, make_request(e, s, tag),
                          earlier_run_question(e, s)});
   e.in_flight.insert(s.seg.index);
+  return false;
 }
 
 }  // namespace mirage::daemon

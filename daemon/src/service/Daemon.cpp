@@ -402,6 +402,10 @@ struct Daemon::Impl {
 
   // ---- run / stop
   int run(bool handle_signals) {
+    // A log written to a pipe whose reader is gone (`2>&1 | tee log &`, its terminal hung up)
+    // fails with EPIPE, the line lost, instead of SIGPIPE killing the daemon silently.
+    // SIG_IGN would pass to the commands it runs, but ChildProcess gives them SIGPIPE's default.
+    if (handle_signals) std::signal(SIGPIPE, SIG_IGN);
     started_steady = clock_steady_s();
     client_name = client->name();
     open_store();

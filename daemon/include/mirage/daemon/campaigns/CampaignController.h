@@ -356,8 +356,9 @@ class CampaignController {
   void segment_failed(Entry& e, SegmentRecord& s, bool started, const std::string& why, Seconds now,
                       Actions& out);
   // `why`, in words, is kept with the submission for `campaign show`.
-  // `after_any`: queued behind that job (the fallback chain); 0: free to start.
-  void submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
+  // `after_any`: queued behind that job (the fallback chain); 0: free to start. True when a job
+  // of the segment already queued (a late one, a restored store's) is followed instead.
+  bool submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
               const std::string& why, JobId after_any = 0);
   SubmitRequest make_request(const Entry& e, const SegmentRecord& s, const JobTag& tag) const;
   // The segment's output file, as its script and options name it, for job `job`.
@@ -376,8 +377,9 @@ class CampaignController {
   // The wait the predictor states for the segment's job, which entered the queue now (submitted
   // free to start, or released from behind its predecessor), kept beside the decisions; and,
   // once it starts, the wait it got, which the calibration learns from (WaitTracking.cpp).
-  void predict_wait(const Entry& e, const SegmentRecord& s, Seconds now,
-                    const QueueSnapshot& queue);
+  // `queued_at`, on slurmctld's clock: when a job followed, not submitted now, entered the queue.
+  void predict_wait(const Entry& e, const SegmentRecord& s, Seconds now, const QueueSnapshot& queue,
+                    Seconds queued_at = kUnknownTime);
   void wait_started(const Entry& e, const SegmentRecord& s);
   // The calibration from the store: every outcome of the predictor in use, in the order of their
   // starts, as a daemon that never stopped learned them (its state is the sequence's).

@@ -25,8 +25,8 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  // Serves until SIGTERM / SIGINT (when handle_signals; SIGHUP is then ignored) or stop();
-  // returns the exit status.
+  // Serves until SIGTERM / SIGINT (when handle_signals; SIGHUP and SIGPIPE are then ignored) or
+  // stop(); returns the exit status.
   int run(bool handle_signals = true);
   // Thread-safe: asks run() to return.
   void stop();
