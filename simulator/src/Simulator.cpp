@@ -256,8 +256,11 @@ void Simulator::arrive(SimJobIndex j) {
   p.submitted = now_;
   const SimJobSpec& s = job(j);
   // Every user with work on the machine holds an equal share.
-  if (spec_.priority.weight_fairshare > 0 && s.user != 0 && shares_.try_emplace(s.user).second)
+  if (spec_.priority.weight_fairshare > 0 && s.user != 0 && !shares_.find(s.user)) {
+    keep_period_start_totals();  // the count of users a period's factors divide by
+    shares_.try_emplace(s.user);
     ++share_version_;
+  }
   if (s.begin > now_) {
     begin_heap_.emplace_back(s.begin, j);
     std::push_heap(begin_heap_.begin(), begin_heap_.end(), LaterBegin{});

@@ -17,12 +17,33 @@ double Simulator::usage_weight(Seconds t) const {
                    static_cast<double>(spec_.priority.decay_half_life));
 }
 
+void Simulator::keep_period_start_totals() {
+  if (spec_.scheduler.priority_calc_period <= 0 || totals_changed_in_ == priority_at_) return;
+  total_usage_at_start_ = total_usage_;
+  total_running_at_start_ = total_running_;
+  total_running_since_at_start_ = total_running_since_;
+  users_at_start_ = shares_.size();
+  totals_changed_in_ = priority_at_;
+}
+
+Simulator::UserShare& Simulator::changing_share(std::uint32_t user) {
+  keep_period_start_totals();
+  UserShare& u = shares_[user];
+  if (spec_.scheduler.priority_calc_period > 0 && u.changed_in != priority_at_) {
+    u.usage_at_start = u.usage;
+    u.running_at_start = u.running;
+    u.running_since_at_start = u.running_since;
+    u.changed_in = priority_at_;
+  }
+  return u;
+}
+
 void Simulator::note_share(const SimJobSpec& s, Seconds start, bool starting) {
   if (spec_.priority.weight_fairshare <= 0 || s.user == 0) return;
   const double units = spec_.allocation == AllocationMode::kGpuGranular
                            ? static_cast<double>(s.nodes) * gpus_needed(s)
                            : static_cast<double>(s.nodes);
-  UserShare& u = shares_[s.user];
+  UserShare& u = changing_share(s.user);
   const double sign = starting ? 1.0 : -1.0;
   u.running += sign * units;
   u.running_since += sign * units * static_cast<double>(start);
@@ -38,8 +59,12 @@ void Simulator::note_share(const SimJobSpec& s, Seconds start, bool starting) {
     if (static_cast<double>(now_ - usage_origin_) >
         400.0 * static_cast<double>(spec_.priority.decay_half_life)) {
       const double w = usage_weight(now_);
-      shares_.for_each([w](UserShare& share) { share.usage /= w; });
+      shares_.for_each([w](UserShare& share) {
+        share.usage /= w;
+        share.usage_at_start /= w;
+      });
       total_usage_ /= w;
+      total_usage_at_start_ /= w;
       usage_origin_ = now_;
     }
   }
@@ -51,7 +76,7 @@ void Simulator::add_steady_usage(std::uint32_t user, double units) {
   // Units held since forever, decayed with the half-life h: units x h / ln 2, weighted at now.
   const double used = units * static_cast<double>(spec_.priority.decay_half_life) / std::log(2.0) *
                       usage_weight(now_);
-  shares_[user].usage += used;
+  changing_share(user).usage += used;
   total_usage_ += used;
   ++share_version_;
 }
@@ -64,6 +89,7 @@ double Simulator::fairshare_factor(std::uint32_t user) const {
   UserShare* found = shares_.find(user);
   UserShare& u = found ? *found : shares_[user];
   if (u.factor_at == priority_at() && u.factor_version == factor_version()) return u.factor;
+  if (spec_.scheduler.priority_calc_period > 0) return period_start_factor(u);
   if (weight_at_ != now_ || weight_origin_ != usage_origin_) {
     weight_now_ = usage_weight(now_);
     weight_at_ = now_;
@@ -83,6 +109,23 @@ double Simulator::fairshare_factor(std::uint32_t user) const {
   }
   u.factor_at = priority_at();
   u.factor_version = factor_version();
+  return u.factor;
+}
+
+double Simulator::period_start_factor(UserShare& u) const {
+  const Seconds at = priority_at_;
+  const bool mine_kept = u.changed_in == at, all_kept = totals_changed_in_ == at;
+  const double w = usage_weight(at), t = static_cast<double>(at);
+  const double mine =
+      mine_kept ? u.usage_at_start + w * (u.running_at_start * t - u.running_since_at_start)
+                : u.usage + w * (u.running * t - u.running_since);
+  const double all = all_kept ? total_usage_at_start_ + w * (total_running_at_start_ * t -
+                                                             total_running_since_at_start_)
+                              : total_usage_ + w * (total_running_ * t - total_running_since_);
+  const auto users = static_cast<double>(all_kept ? users_at_start_ : shares_.size());
+  u.factor = all > 0 ? std::exp2(-users * mine / all) : 1.0;
+  u.factor_at = at;
+  u.factor_version = 0;
   return u.factor;
 }
 

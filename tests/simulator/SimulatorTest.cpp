@@ -629,6 +629,33 @@ TEST(Simulator, SnapshotCarriesPrioritiesAccrualAndWhyJobsWait) {
   EXPECT_EQ(sim.started_priority(0), 0);
 }
 
+// With a PriorityCalcPeriod the factors are those of the period's start whoever reads them first:
+// a snapshot taken mid-period changes nothing. At 800 (the period of 600) B's user had used
+// 2 nodes x 600 s and C's 3 x 350 s: C's job goes first.
+TEST(Simulator, APeriodsFactorsAreItsStartsWhateverReadsThemFirst) {
+  ClusterSpec c = machine(8, BackfillMode::kNone);
+  c.priority = PriorityParameters::unweighted();
+  c.priority.weight_fairshare = 1000;
+  c.priority.decay_half_life = 365 * kDay;
+  c.scheduler.priority_calc_period = 300;
+  std::vector<SimJobSpec> jobs = {make_job(0, 2, 10000, 10000), make_job(0, 3, 800, 800),
+                                  make_job(250, 3, 10000, 10000), make_job(260, 3, 100, 100),
+                                  make_job(270, 3, 100, 100)};
+  jobs[0].user = jobs[3].user = 2;
+  jobs[1].user = 1;
+  jobs[2].user = jobs[4].user = 3;
+  const auto shared = std::make_shared<const std::vector<SimJobSpec>>(jobs);
+  Simulator plain(c, shared), looked(c, shared);
+  plain.run_to_completion();
+  looked.run_until(650);
+  ASSERT_EQ(looked.snapshot().pending.size(), 2u);
+  looked.run_to_completion();
+  EXPECT_EQ(plain.start_time(4), 800);
+  EXPECT_EQ(plain.start_time(3), 900);
+  EXPECT_EQ(looked.start_time(4), 800);
+  EXPECT_EQ(looked.start_time(3), 900);
+}
+
 TEST(Simulator, ASnapshotReportsThePrioritiesInForce) {
   ClusterSpec c = machine(4, BackfillMode::kNone);
   c.priority = PriorityParameters::unweighted();

@@ -409,8 +409,21 @@ class Simulator {
     double exponent = std::numeric_limits<double>::quiet_NaN();
     Seconds factor_at = -1;
     std::uint64_t factor_version = 0;
+    // With a PriorityCalcPeriod: usage, running and running_since as they stood at the start of
+    // the period they last changed in (`changed_in`, that period's priority_at()), so that a
+    // factor is the period start's whoever asks for it and whenever (a snapshot, a pass).
+    double usage_at_start = 0, running_at_start = 0, running_since_at_start = 0;
+    Seconds changed_in = -1;
   };
   double fairshare_factor(std::uint32_t user) const;
+  // With a PriorityCalcPeriod: `u`'s factor from the figures of the period's start.
+  double period_start_factor(UserShare& u) const;
+  // `user`'s share, made if it has none, about to change: with a PriorityCalcPeriod what it and
+  // the totals were at the period's start is kept first.
+  UserShare& changing_share(std::uint32_t user);
+  // The totals and the count of users as they stood at the start of the period they last changed
+  // in (totals_changed_in_), kept before they change (with a PriorityCalcPeriod only).
+  void keep_period_start_totals();
   double usage_weight(Seconds t) const;
   void note_share(const SimJobSpec& s, Seconds start, bool starting);
   mutable PerUser<UserShare> shares_;
@@ -418,6 +431,9 @@ class Simulator {
   mutable double weight_now_ = 1;
   mutable Seconds weight_at_ = -1, weight_origin_ = -1;
   double total_usage_ = 0, total_running_ = 0, total_running_since_ = 0;
+  double total_usage_at_start_ = 0, total_running_at_start_ = 0, total_running_since_at_start_ = 0;
+  std::size_t users_at_start_ = 0;
+  Seconds totals_changed_in_ = -1;
   Seconds usage_origin_ = 0;
   std::uint64_t share_version_ = 0;
   std::vector<std::uint16_t> free_gpus_;  // GPU-granular mode, per node
