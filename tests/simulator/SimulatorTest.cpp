@@ -98,20 +98,27 @@ TEST(Simulator, SlurmStyleReservesForEveryTestedJobEasyOnlyForTheTop) {
   EXPECT_EQ(slurm.start_time(2), 100);
 }
 
-TEST(Simulator, AgeCanOutweighSize) {
-  // Two nodes, busy until 200. X (1 node) waited since 10, Y (2 nodes) since 20. With a strong
-  // age weight X goes first; with none, Y's size wins.
-  std::vector<SimJobSpec> jobs = {make_job(0, 2, 200, 200), make_job(10, 1, 50, 50),
-                                  make_job(20, 2, 50, 50)};
+// Two nodes, busy until 200. X (1 node) waits since 10, Y (2 nodes) since 20; age weighs 1000
+// over 1000 s, size 10.
+std::vector<SimJobSpec> age_against_size_jobs() {
+  return {make_job(0, 2, 200, 200), make_job(10, 1, 50, 50), make_job(20, 2, 50, 50)};
+}
+ClusterSpec age_against_size_machine() {
   ClusterSpec c = machine(2, BackfillMode::kNone);
   c.priority.weight_age = 1000;
   c.priority.max_age = 1000;
   c.priority.weight_job_size = 10;
-  auto aged = run(c, jobs);
+  return c;
+}
+
+TEST(Simulator, AgeCanOutweighSize) {
+  // With a strong age weight X goes first; with none, Y's size wins.
+  ClusterSpec c = age_against_size_machine();
+  auto aged = run(c, age_against_size_jobs());
   EXPECT_EQ(aged.start_time(1), 200);
   EXPECT_EQ(aged.start_time(2), 250);
   c.priority.weight_age = 0;
-  auto sized = run(c, jobs);
+  auto sized = run(c, age_against_size_jobs());
   EXPECT_EQ(sized.start_time(2), 200);
   EXPECT_EQ(sized.start_time(1), 250);
 }
@@ -119,18 +126,13 @@ TEST(Simulator, AgeCanOutweighSize) {
 // slurmctld recomputes priorities once a PriorityCalcPeriod: at 200 the priorities in force are
 // those of 0, where neither X (eligible at 10) nor Y (at 20) had aged, so Y's size wins.
 TEST(Simulator, PrioritiesAreThoseOfTheLastPriorityCalcPeriodsStart) {
-  std::vector<SimJobSpec> jobs = {make_job(0, 2, 200, 200), make_job(10, 1, 50, 50),
-                                  make_job(20, 2, 50, 50)};
-  ClusterSpec c = machine(2, BackfillMode::kNone);
-  c.priority.weight_age = 1000;
-  c.priority.max_age = 1000;
-  c.priority.weight_job_size = 10;
+  ClusterSpec c = age_against_size_machine();
   c.scheduler.priority_calc_period = 300;
-  auto periodic = run(c, jobs);
+  auto periodic = run(c, age_against_size_jobs());
   EXPECT_EQ(periodic.start_time(2), 200);
   EXPECT_EQ(periodic.start_time(1), 250);
   c.scheduler.priority_calc_period = 100;  // at 200 both have aged since the period's start
-  auto recomputed = run(c, jobs);
+  auto recomputed = run(c, age_against_size_jobs());
   EXPECT_EQ(recomputed.start_time(1), 200);
   EXPECT_EQ(recomputed.start_time(2), 250);
 }
@@ -456,17 +458,25 @@ TEST(Simulator, FairshareRanksTheLighterUserFirst) {
 // each user's fairshare factor as of this instant. A and D start at 0 and B (4 nodes) blocks the
 // pass with a node free; C (2 nodes) fits once D ends at 50, which gives D's user (B's) usage and
 // C's user none: C outranks B, which is older, and starts then.
-TEST(Simulator, AJobWhoseUserFairshareRoseOvertakesTheBlockerAtTheSameInstant) {
-  ClusterSpec c = machine(4, BackfillMode::kNone);
+ClusterSpec fairshare_only(int nodes, Seconds half_life) {
+  ClusterSpec c = machine(nodes, BackfillMode::kNone);
   c.priority = PriorityParameters::unweighted();
   c.priority.weight_fairshare = 1000;
-  c.priority.decay_half_life = kDay;
-  auto a = make_job(0, 2, 1000, 1000), d = make_job(0, 1, 50, 50), b = make_job(0, 4, 100, 100),
-       cj = make_job(10, 2, 100, 100);
-  a.user = 1;
-  d.user = b.user = 2;
-  cj.user = 3;
-  auto sim = run(c, {a, d, b, cj});
+  c.priority.decay_half_life = half_life;
+  return c;
+}
+// A (user 1) and D (user 2) start at 0; B (user 2, 4 nodes) blocks; C (user 3, 2 nodes) from 10.
+std::vector<SimJobSpec> blocker_and_lighter_user() {
+  std::vector<SimJobSpec> jobs = {make_job(0, 2, 1000, 1000), make_job(0, 1, 50, 50),
+                                  make_job(0, 4, 100, 100), make_job(10, 2, 100, 100)};
+  jobs[0].user = 1;
+  jobs[1].user = jobs[2].user = 2;
+  jobs[3].user = 3;
+  return jobs;
+}
+
+TEST(Simulator, AJobWhoseUserFairshareRoseOvertakesTheBlockerAtTheSameInstant) {
+  auto sim = run(fairshare_only(4, kDay), blocker_and_lighter_user());
   EXPECT_EQ(sim.start_time(1), 0);
   EXPECT_EQ(sim.start_time(3), 50);
   EXPECT_EQ(sim.start_time(2), 1000);
@@ -475,17 +485,9 @@ TEST(Simulator, AJobWhoseUserFairshareRoseOvertakesTheBlockerAtTheSameInstant) {
 // With a PriorityCalcPeriod a user's fairshare factor holds for the period: D's end at 50 does
 // not lower B's user below C's before the next period, so C waits until A ends at 1000.
 TEST(Simulator, AFairshareFactorHoldsUntilTheNextPriorityCalcPeriod) {
-  ClusterSpec c = machine(4, BackfillMode::kNone);
-  c.priority = PriorityParameters::unweighted();
-  c.priority.weight_fairshare = 1000;
-  c.priority.decay_half_life = kDay;
+  ClusterSpec c = fairshare_only(4, kDay);
   c.scheduler.priority_calc_period = 300;
-  auto a = make_job(0, 2, 1000, 1000), d = make_job(0, 1, 50, 50), b = make_job(0, 4, 100, 100),
-       cj = make_job(10, 2, 100, 100);
-  a.user = 1;
-  d.user = b.user = 2;
-  cj.user = 3;
-  auto sim = run(c, {a, d, b, cj});
+  auto sim = run(c, blocker_and_lighter_user());
   EXPECT_EQ(sim.start_time(3), 1000);
   EXPECT_EQ(sim.start_time(2), 1100);
 }
@@ -588,14 +590,19 @@ TEST(Simulator, SnapshotShowsPendingAndRunningJobs) {
   EXPECT_EQ(waited, 49 + 48 + 47);
 }
 
+ClusterSpec age_only(int nodes) {
+  ClusterSpec c = machine(nodes, BackfillMode::kNone);
+  c.priority = PriorityParameters::unweighted();
+  c.priority.weight_age = 1000;
+  c.priority.max_age = 1000;
+  return c;
+}
+
 // The simulator says of its jobs what slurmctld says of its own: a pending job's priority now and
 // the age it accrued (a dependent job accrues none until its dependency ends), why it waits (its
 // user's limit, a dependency, a begin time), and a running job's priority as it started.
 TEST(Simulator, SnapshotCarriesPrioritiesAccrualAndWhyJobsWait) {
-  ClusterSpec c = machine(4, BackfillMode::kNone);
-  c.priority = PriorityParameters::unweighted();
-  c.priority.weight_age = 1000;
-  c.priority.max_age = 1000;
+  ClusterSpec c = age_only(4);
   c.user_limits.max_running_jobs = 1;
   std::vector<SimJobSpec> jobs{make_job(0, 4, 100, 100), make_job(10, 1, 100, 100),
                                make_job(20, 1, 100, 100), make_job(30, 1, 100, 100)};
@@ -633,10 +640,7 @@ TEST(Simulator, SnapshotCarriesPrioritiesAccrualAndWhyJobsWait) {
 // a snapshot taken mid-period changes nothing. At 800 (the period of 600) B's user had used
 // 2 nodes x 600 s and C's 3 x 350 s: C's job goes first.
 TEST(Simulator, APeriodsFactorsAreItsStartsWhateverReadsThemFirst) {
-  ClusterSpec c = machine(8, BackfillMode::kNone);
-  c.priority = PriorityParameters::unweighted();
-  c.priority.weight_fairshare = 1000;
-  c.priority.decay_half_life = 365 * kDay;
+  ClusterSpec c = fairshare_only(8, 365 * kDay);
   c.scheduler.priority_calc_period = 300;
   std::vector<SimJobSpec> jobs = {make_job(0, 2, 10000, 10000), make_job(0, 3, 800, 800),
                                   make_job(250, 3, 10000, 10000), make_job(260, 3, 100, 100),
@@ -657,10 +661,7 @@ TEST(Simulator, APeriodsFactorsAreItsStartsWhateverReadsThemFirst) {
 }
 
 TEST(Simulator, ASnapshotReportsThePrioritiesInForce) {
-  ClusterSpec c = machine(4, BackfillMode::kNone);
-  c.priority = PriorityParameters::unweighted();
-  c.priority.weight_age = 1000;
-  c.priority.max_age = 1000;
+  ClusterSpec c = age_only(4);
   c.scheduler.priority_calc_period = 30;
   Simulator sim(c, std::make_shared<const std::vector<SimJobSpec>>(std::vector<SimJobSpec>{
                        make_job(0, 4, 100, 100), make_job(10, 1, 100, 100)}));

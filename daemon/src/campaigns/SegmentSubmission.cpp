@@ -216,16 +216,10 @@ void CampaignController::advance(Entry& e, Seconds now, const ObservationBuilder
                s.seg.attempts > 0 ? "again after attempt " + std::to_string(s.seg.attempts) : why,
                after_any);
     // Held behind its predecessor, its wait begins when it is released or the predecessor ends.
-    if (after_any != 0) return;
-    if (!followed) {
-      predict_wait(e, s, now, queue);
-      return;
-    }
-    // A job already queued (a first try whose reply was lost, made late after a retry was
-    // refused for now and took the attempt's prediction back): its wait runs from its own
-    // submission, as Slurm records it, and is learned at once if it has started.
-    predict_wait(e, s, now, queue, s.seg.submit_time);
-    if (s.seg.start_time >= 0) wait_started(e, s);
+    // A job followed instead (a first try whose reply was lost, made late after a retry was
+    // refused for now) entered the queue at another moment, perhaps held behind its predecessor
+    // by that try's decision: no forecast of now is paired with its wait, so none is learned.
+    if (after_any == 0 && !followed) predict_wait(e, s, now, queue);
   };
   if (next == 0) {
     submit_next("first segment");

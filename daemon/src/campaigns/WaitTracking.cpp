@@ -20,15 +20,14 @@ constexpr std::size_t kEveryOutcome = std::numeric_limits<std::int64_t>::max();
 }  // namespace
 
 void CampaignController::predict_wait(const Entry& e, const SegmentRecord& s, Seconds now,
-                                      const QueueSnapshot& queue, Seconds queued_at) {
+                                      const QueueSnapshot& queue) {
   if (!waits_) return;
   const ForecastJob job{e.rec.spec.nodes, e.rec.spec.gpus_per_node, e.rec.spec.time_limit};
   WaitPredictionRecord r;
   r.campaign = e.rec.spec.id;
   r.segment = s.seg.index;
   r.attempt = s.seg.attempts;
-  // Its start, which the wait runs to, is slurmctld's.
-  r.queued_at = queued_at != kUnknownTime ? queued_at : on_controller_clock(now);
+  r.queued_at = on_controller_clock(now);  // its start, which the wait runs to, is slurmctld's
   r.predictor = config_.wait_distribution_file;
   r.predictor_digest = waits_digest_;
   r.model = waits_->predict_uncalibrated(queue, job, e.rec.spec.partition);

@@ -377,9 +377,8 @@ class CampaignController {
   // The wait the predictor states for the segment's job, which entered the queue now (submitted
   // free to start, or released from behind its predecessor), kept beside the decisions; and,
   // once it starts, the wait it got, which the calibration learns from (WaitTracking.cpp).
-  // `queued_at`, on slurmctld's clock: when a job followed, not submitted now, entered the queue.
-  void predict_wait(const Entry& e, const SegmentRecord& s, Seconds now, const QueueSnapshot& queue,
-                    Seconds queued_at = kUnknownTime);
+  void predict_wait(const Entry& e, const SegmentRecord& s, Seconds now,
+                    const QueueSnapshot& queue);
   void wait_started(const Entry& e, const SegmentRecord& s);
   // The calibration from the store: every outcome of the predictor in use, in the order of their
   // starts, as a daemon that never stopped learned them (its state is the sequence's).
