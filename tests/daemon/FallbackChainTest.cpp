@@ -226,6 +226,37 @@ TEST(FallbackChain, ASegmentThatStartedAfterTheDoneFileWasWrittenIsCancelled) {
   EXPECT_EQ(h.campaign(id).message, "segment 0 created the done file " + r.done_file);
 }
 
+// The chain's submission of segment 1 goes unanswered, its resend is refused for now, and
+// slurmctld makes the first try's job late, held behind segment 0. When the retry's decision is to
+// submit it free while segment 0 runs, the job found is released, not left held until segment 0
+// ends.
+TEST(FallbackChain, ALateJobHeldByALostTryIsReleasedWhenTheRetryDecidesToSubmit) {
+  Scripted policy;
+  ControllerConfig config = chain_config();
+  config.retry_delay = kHour;
+  Harness h(config, policy.factory());
+  auto r = simple_request(3, 10 * kHour);
+  r.policy = "scripted";
+  const auto id = h.controller->add(r).spec.id;
+  h.tick();
+  const JobId first = h.job_of(id, 0);
+  h.slurm.start(first);
+  const Actions chained = h.tick(/*perform=*/false);
+  ASSERT_EQ(chained.submits.size(), 1u);
+  ASSERT_EQ(chained.submits[0].request.after_any, first);
+  testing::lose_reply_then_refuse_for_now(h, chained.submits[0], config.reconcile_delay);
+  ASSERT_EQ(h.seg(id, 1).seg.state, SegmentState::kPlanned);
+  const JobId late = testing::create_late(h.slurm, chained.submits[0].request);
+  h.slurm.hold_behind(late, first);
+  policy.submit = true;
+  h.clock.advance(config.retry_delay);
+  h.tick();  // the retry's decision: submit now; the late job is followed
+  ASSERT_EQ(h.job_of(id, 1), late);
+  EXPECT_FALSE(h.slurm.held(late));
+  EXPECT_EQ(h.slurm.releases(), std::vector<JobId>{late});
+  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 0u);
+}
+
 TEST(FallbackChain, AReleaseThatDoesNotReachSlurmIsTriedAgain) {
   Chain c;
   c.policy.submit = true;

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -248,6 +249,17 @@ inline std::size_t submissions_of(const FakeSlurmClient& slurm, const std::strin
   for (const auto& s : slurm.submissions_tagged(id, k))
     if (JobTag::parse(s.request.comment)->store == store_id) ++n;
   return n;
+}
+
+// `submit`'s reply is lost (its outcome unknown); after the reconcile delay its tag is absent, so
+// it is sent again under the same attempt, and that is refused for now (a submit limit).
+inline void lose_reply_then_refuse_for_now(Harness& h, const SubmitAction& submit,
+                                           Seconds reconcile_delay) {
+  h.controller->on_submit_failed(submit,
+                                 SlurmError("Socket timed out on send/recv", ETIMEDOUT, true));
+  h.clock.advance(reconcile_delay);
+  h.slurm.refuse_next_submit("QOSMaxSubmitJobPerUserLimit", /*for_now=*/true);
+  h.tick();
 }
 
 // slurmctld reads a request sbatch gave up on (its reply lost) and creates its job now, submitted

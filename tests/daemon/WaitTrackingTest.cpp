@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cerrno>
-
 #include "ShortWaits.h"
 #include "TestSupport.h"
 #include "mirage/agents/WaitDistribution.h"
@@ -295,11 +293,7 @@ void follow_late_job_after_refusal(bool started_before_followed) {
   const Seconds submitted = h.controller->on_controller_clock(h.clock.now());
   const Actions first = h.tick(/*perform=*/false);
   ASSERT_EQ(first.submits.size(), 1u);
-  h.controller->on_submit_failed(first.submits[0],
-                                 SlurmError("Socket timed out on send/recv", ETIMEDOUT, true));
-  h.clock.advance(c.reconcile_delay);
-  h.slurm.refuse_next_submit("QOSMaxSubmitJobPerUserLimit", /*for_now=*/true);
-  h.tick();  // the tag is absent: sent again under the same attempt, refused for now
+  testing::lose_reply_then_refuse_for_now(h, first.submits[0], c.reconcile_delay);
   ASSERT_EQ(h.seg(id, 0).seg.state, SegmentState::kPlanned);
   ASSERT_TRUE(h.slurm.submissions().empty());
   // slurmctld makes the first try's job now, as of the submission it received.

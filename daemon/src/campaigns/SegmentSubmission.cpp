@@ -316,6 +316,9 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
 
 bool CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions& out, bool again,
                                 const std::string& why, JobId after_any) {
+  // What this attempt's earlier try was queued behind (the fallback chain): a job it made late,
+  // found below, is held so.
+  const JobId earlier_try_behind = s.held_behind;
   if (!again) {
     ++s.seg.attempts;
     s.held_behind = after_any;
@@ -338,6 +341,15 @@ bool CampaignController::submit(Entry& e, SegmentRecord& s, Seconds now, Actions
         "a new submission",
         e.rec.spec.id, s.seg.index, queued->id, queued->comment);
     adopt_tagged(e, s, *queued, now, out);
+    // Held behind its running predecessor by that try while this decision is to submit it free:
+    // released, as a held successor is when the policy says go.
+    const SegmentRecord* pred = s.seg.index > 0 ? &e.seg(s.seg.index - 1) : nullptr;
+    if (!again && after_any == 0 && earlier_try_behind > 0 && pred &&
+        pred->seg.slurm_job_id == earlier_try_behind && pred->seg.state == SegmentState::kRunning &&
+        s.seg.state == SegmentState::kPending) {
+      s.held_behind = earlier_try_behind;
+      release(e, s, now, out, why);
+    }
     return true;
   }
   // The intent is durable before anyone may submit: a crash from here on is settled by the tag.
