@@ -98,9 +98,13 @@ ClusterSpec ClusterOptions::to_spec(const Trace& trace) const {
       fmt::print(stderr, "mirage: {}: {}\n", slurm_conf, note);
     spec = std::move(conf.spec);
   }
+  apply_priority_calc_period(spec);
+  return spec;
+}
+
+void ClusterOptions::apply_priority_calc_period(ClusterSpec& spec) const {
   if (priority_calc_period >= 0)
     spec.scheduler.priority_calc_period = static_cast<Seconds>(priority_calc_period) * kMinute;
-  return spec;
 }
 
 Calibration ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
@@ -133,9 +137,8 @@ Calibration ClusterOptions::calibrate(Trace& trace, ClusterSpec& spec) const {
     said += " (scheduler and priority settings from " + slurm_conf + ", not the calibration)";
   }
   if (!said.empty()) fmt::print(stderr, "mirage: {}\n", said);
-  const Seconds calc_period = spec.scheduler.priority_calc_period;
   apply_calibration(c, spec, trace.jobs);
-  if (priority_calc_period >= 0) spec.scheduler.priority_calc_period = calc_period;
+  apply_priority_calc_period(spec);  // the flag wins over a calibration file's [scheduler] too
   return c;
 }
 

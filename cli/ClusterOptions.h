@@ -41,6 +41,8 @@ struct ClusterOptions {
   // trace's jobs (dependencies); said in one line on stderr. Throws InputError for a bad file.
   // Returns what was applied.
   Calibration calibrate(Trace& trace, ClusterSpec& spec) const;
+  // --priority-calc-period, where given, into `spec`.
+  void apply_priority_calc_period(ClusterSpec& spec) const;
   // The inference's settings the flags give (--null-tests).
   CalibrationSettings inference_settings() const;
   // Where the replay's calibration was fitted, in one line for the tables that stand on it: in

@@ -284,18 +284,16 @@ std::string calibration_cache_key(const std::vector<Job>& jobs, const ClusterSpe
   const SchedulerParameters& sc = spec.scheduler;
   const PriorityParameters& p = spec.priority;
   // Doubles as fmt writes them: the shortest text that reads back as the same value.
-  const std::string machine =
-      fmt::format(
-          "nodes={} gpus={} alloc={} sched={},{},{},{},{},{},{} prio={},{},{},{},{},{} "
-          "limits={},{} "
-          "held={}",
-          spec.nodes, spec.gpus_per_node, to_string(spec.allocation), sc.sched_interval,
-          sc.bf_interval, sc.bf_window, sc.bf_resolution, sc.bf_max_job_test, sc.bf_max_job_user,
-          to_string(sc.backfill), p.weight_age, p.weight_job_size, p.max_age, p.favor_small,
-          p.weight_fairshare, p.decay_half_life, spec.user_limits.max_running_jobs,
-          spec.user_limits.max_running_nodes, hex64(held_digest(spec))) +
-      // Only where set: the keys made before the period was modelled stand.
-      (sc.priority_calc_period > 0 ? fmt::format(" calc={}", sc.priority_calc_period) : "");
+  std::string machine = fmt::format(
+      "nodes={} gpus={} alloc={} sched={},{},{},{},{},{},{} prio={},{},{},{},{},{} limits={},{} "
+      "held={}",
+      spec.nodes, spec.gpus_per_node, to_string(spec.allocation), sc.sched_interval, sc.bf_interval,
+      sc.bf_window, sc.bf_resolution, sc.bf_max_job_test, sc.bf_max_job_user,
+      to_string(sc.backfill), p.weight_age, p.weight_job_size, p.max_age, p.favor_small,
+      p.weight_fairshare, p.decay_half_life, spec.user_limits.max_running_jobs,
+      spec.user_limits.max_running_nodes, hex64(held_digest(spec)));
+  // Only where set: the keys made before the period was modelled stand.
+  if (sc.priority_calc_period > 0) machine += fmt::format(" calc={}", sc.priority_calc_period);
   const std::string inference = fmt::format(
       "settings={},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{} tests={},{},{},{},{} "
       "fit_until={} version={}",

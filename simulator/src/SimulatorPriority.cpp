@@ -11,6 +11,15 @@
 #include "mirage/simulator/Simulator.h"
 
 namespace mirage {
+namespace {
+
+// Usage weighted as of t (the decay weight there w): the ended work's, plus what the running
+// units have held so far (units x t, less the sum of units x start).
+double usage_as_of(double ended, double running, double running_since, double w, double t) {
+  return ended + w * (running * t - running_since);
+}
+
+}  // namespace
 
 double Simulator::usage_weight(Seconds t) const {
   return std::exp2(static_cast<double>(t - usage_origin_) /
@@ -97,8 +106,8 @@ double Simulator::fairshare_factor(std::uint32_t user) const {
   }
   const double w = weight_now_;
   const double now = static_cast<double>(now_);
-  const double mine = u.usage + w * (u.running * now - u.running_since);
-  const double all = total_usage_ + w * (total_running_ * now - total_running_since_);
+  const double mine = usage_as_of(u.usage, u.running, u.running_since, w, now);
+  const double all = usage_as_of(total_usage_, total_running_, total_running_since_, w, now);
   if (all > 0) {
     const double exponent = -static_cast<double>(shares_.size()) * mine / all;
     if (exponent != u.exponent) u.factor = std::exp2(exponent);  // NaN (none yet) differs
@@ -117,11 +126,12 @@ double Simulator::period_start_factor(UserShare& u) const {
   const bool mine_kept = u.changed_in == at, all_kept = totals_changed_in_ == at;
   const double w = usage_weight(at), t = static_cast<double>(at);
   const double mine =
-      mine_kept ? u.usage_at_start + w * (u.running_at_start * t - u.running_since_at_start)
-                : u.usage + w * (u.running * t - u.running_since);
-  const double all = all_kept ? total_usage_at_start_ + w * (total_running_at_start_ * t -
-                                                             total_running_since_at_start_)
-                              : total_usage_ + w * (total_running_ * t - total_running_since_);
+      mine_kept ? usage_as_of(u.usage_at_start, u.running_at_start, u.running_since_at_start, w, t)
+                : usage_as_of(u.usage, u.running, u.running_since, w, t);
+  const double all = all_kept
+                         ? usage_as_of(total_usage_at_start_, total_running_at_start_,
+                                       total_running_since_at_start_, w, t)
+                         : usage_as_of(total_usage_, total_running_, total_running_since_, w, t);
   const auto users = static_cast<double>(all_kept ? users_at_start_ : shares_.size());
   u.factor = all > 0 ? std::exp2(-users * mine / all) : 1.0;
   u.factor_at = at;

@@ -246,8 +246,7 @@ TEST(FallbackChain, ALateJobHeldByALostTryIsReleasedWhenTheRetryDecidesToSubmit)
   ASSERT_EQ(chained.submits[0].request.after_any, first);
   testing::lose_reply_then_refuse_for_now(h, chained.submits[0], config.reconcile_delay);
   ASSERT_EQ(h.seg(id, 1).seg.state, SegmentState::kPlanned);
-  const JobId late = testing::create_late(h.slurm, chained.submits[0].request);
-  h.slurm.hold_behind(late, first);
+  const JobId late = h.slurm.create_job(chained.submits[0].request);  // held behind segment 0
   policy.submit = true;
   h.clock.advance(config.retry_delay);
   h.tick();  // the retry's decision: submit now; the late job is followed

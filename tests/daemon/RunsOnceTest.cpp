@@ -10,7 +10,6 @@
 namespace mirage::daemon {
 namespace {
 
-using testing::create_late;
 using testing::Harness;
 using testing::quick_config;
 using testing::Scripted;
@@ -37,7 +36,7 @@ TEST(RunsOnce, AJobCreatedLateForASubmissionTakenAsLostIsCancelled) {
   const SubmitRequest lost = time_out_submission(h);
   const JobId resubmitted = h.job_of(id, 0);
   ASSERT_EQ(h.slurm.submissions().at(0).request.comment, lost.comment);
-  const JobId late = create_late(h.slurm, lost);
+  const JobId late = h.slurm.create_job(lost);
   h.tick();
   ASSERT_EQ(h.slurm.cancels().size(), 1u);
   EXPECT_EQ(h.slurm.cancels()[0], late);
@@ -58,7 +57,7 @@ TEST(RunsOnce, ALateJobThatStartedFirstIsFollowedAndItsPendingTwinCancelled) {
   const auto id = h.controller->add(simple_request(2)).spec.id;
   const SubmitRequest lost = time_out_submission(h);
   const JobId resubmitted = h.job_of(id, 0);
-  const JobId late = create_late(h.slurm, lost);
+  const JobId late = h.slurm.create_job(lost);
   h.slurm.start(late);  // older in the queue, it started first
   h.tick();
   ASSERT_EQ(h.slurm.cancels().size(), 1u);
@@ -81,7 +80,7 @@ TEST(RunsOnce, AFollowedTwinThatFailsIsRetriedAsANewJobNotAdoptedAsTheRetry) {
   const auto id = h.controller->add(simple_request(2)).spec.id;
   const SubmitRequest lost = time_out_submission(h);
   const JobId resubmitted = h.job_of(id, 0);
-  const JobId late = create_late(h.slurm, lost);
+  const JobId late = h.slurm.create_job(lost);
   h.slurm.start(late);
   h.tick();
   ASSERT_EQ(h.job_of(id, 0), late);
@@ -109,7 +108,7 @@ TEST(RunsOnce, ALateJobOfACancelledCampaignIsCancelled) {
   h.clock.advance(10);
   h.tick();  // the tag is absent: the submission is abandoned with the campaign
   EXPECT_FALSE(h.seg(id, 0).submitting);
-  const JobId late = create_late(h.slurm, a.submits.at(0).request);
+  const JobId late = h.slurm.create_job(a.submits.at(0).request);
   h.tick();
   ASSERT_EQ(h.slurm.cancels().size(), 1u);
   EXPECT_EQ(h.slurm.cancels()[0], late);
@@ -121,7 +120,7 @@ TEST(RunsOnce, ALateJobIsCancelledByADaemonStartedAfterward) {
   const auto id = h.controller->add(simple_request(2)).spec.id;
   const SubmitRequest lost = time_out_submission(h);
   h.restart();
-  create_late(h.slurm, lost);
+  h.slurm.create_job(lost);
   h.tick();
   ASSERT_EQ(h.slurm.cancels().size(), 1u);
   EXPECT_NE(h.slurm.cancels()[0], h.job_of(id, 0));
@@ -132,7 +131,7 @@ TEST(RunsOnce, ALateJobIsCancelledByADaemonStartedAfterward) {
 TEST(RunsOnce, AStrayWhoseCancelWasRefusedIsCancelledAgain) {
   Harness h(quick_config());
   h.controller->add(simple_request(2));
-  const JobId late = create_late(h.slurm, time_out_submission(h));
+  const JobId late = h.slurm.create_job(time_out_submission(h));
   const Actions a = h.tick(/*perform=*/false);
   ASSERT_EQ(a.cancels.size(), 1u);
   EXPECT_EQ(a.cancels[0].job, late);

@@ -262,18 +262,4 @@ inline void lose_reply_then_refuse_for_now(Harness& h, const SubmitAction& submi
   h.tick();
 }
 
-// slurmctld reads a request sbatch gave up on (its reply lost) and creates its job now, submitted
-// at `submitted` on slurmctld's clock (kUnknownTime: now).
-inline JobId create_late(FakeSlurmClient& slurm, const SubmitRequest& request,
-                         Seconds submitted = kUnknownTime) {
-  SlurmJob late;
-  late.name = request.name;
-  late.comment = request.comment;
-  late.nodes = request.nodes;
-  late.gpus_per_node = request.gpus_per_node;
-  late.time_limit = request.time_limit;
-  late.submit = submitted;
-  return slurm.add_job(late);
-}
-
 }  // namespace mirage::daemon::testing

@@ -297,7 +297,7 @@ void follow_late_job_after_refusal(bool started_before_followed) {
   ASSERT_EQ(h.seg(id, 0).seg.state, SegmentState::kPlanned);
   ASSERT_TRUE(h.slurm.submissions().empty());
   // slurmctld makes the first try's job now, as of the submission it received.
-  const JobId job = testing::create_late(h.slurm, first.submits[0].request, submitted);
+  const JobId job = h.slurm.create_job(first.submits[0].request, submitted);
   const Seconds waited = 2 * kHour;  // beyond the retry delay: started before it is followed
   const Seconds retry = c.retry_delay;
   h.clock.advance(started_before_followed ? waited : retry);

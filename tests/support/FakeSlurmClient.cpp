@@ -38,6 +38,21 @@ std::vector<PartitionInfo> FakeSlurmClient::load_partitions() {
   return partitions_;
 }
 
+JobId FakeSlurmClient::create_job(const SubmitRequest& request, Seconds submitted) {
+  SlurmJob job;
+  job.name = request.name;
+  job.comment = rewritten_comment_.value_or(request.comment);
+  job.partition = request.partition.empty() ? "gpu" : request.partition;
+  job.time_limit = request.time_limit;
+  job.nodes = request.nodes;
+  job.gpus_per_node = request.gpus_per_node;
+  job.user_id = submitter_;
+  job.submit = submitted;
+  const JobId id = add_job(job);
+  if (request.after_any > 0) after_any_[id] = request.after_any;
+  return id;
+}
+
 JobId FakeSlurmClient::submit(const SubmitRequest& request) {
   if (on_submit_) on_submit_(*this);
   ++counters_.submits;
@@ -47,16 +62,7 @@ JobId FakeSlurmClient::submit(const SubmitRequest& request) {
     refuse_.reset();
     throw SlurmError("Batch job submission failed: " + why, 2000, false, refuse_for_now_);
   }
-  SlurmJob job;
-  job.name = request.name;
-  job.comment = rewritten_comment_.value_or(request.comment);
-  job.partition = request.partition.empty() ? "gpu" : request.partition;
-  job.time_limit = request.time_limit;
-  job.nodes = request.nodes;
-  job.gpus_per_node = request.gpus_per_node;
-  job.user_id = submitter_;
-  const JobId id = add_job(job);
-  if (request.after_any > 0) after_any_[id] = request.after_any;
+  const JobId id = create_job(request);
   submissions_.push_back({id, request});
   if (lose_reply_) {
     lose_reply_ = false;

@@ -31,6 +31,10 @@ class FakeSlurmClient final : public SlurmClient {
 
   // --- the test's hands on the cluster
   JobId add_job(SlurmJob job);  // id assigned when 0; submit time defaults to now
+  // slurmctld makes the job `request` asks for (held behind its after_any), submitted at
+  // `submitted` (kUnknownTime: now): what submit() does, and what a request sbatch gave up on
+  // (its reply lost) becomes when slurmctld reads it late.
+  JobId create_job(const SubmitRequest& request, Seconds submitted = kUnknownTime);
   // A job waiting on a dependency that has not been met (or released) cannot start.
   void start(JobId job);
   bool held(JobId job) const;
@@ -73,8 +77,6 @@ class FakeSlurmClient final : public SlurmClient {
   // Submitted jobs belong to this user (default 0), as the daemon's own user's do on a cluster.
   void set_submitter(std::uint32_t uid) { submitter_ = uid; }
   void lose_next_submit_reply() { lose_reply_ = true; }
-  // `job` waits behind `predecessor` (--dependency=afterany), as one submitted so would.
-  void hold_behind(JobId job, JobId predecessor) { after_any_[job] = predecessor; }
   // A site's job_submit plugin that writes its own text over every job's --comment.
   void rewrite_comments_to(std::string comment) { rewritten_comment_ = std::move(comment); }
   // slurmctld's clock runs `offset` seconds ahead of the daemon's (negative: behind, as when the
