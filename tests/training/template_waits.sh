@@ -2,7 +2,8 @@
 # What the segment template (training_jobs/sbatch/gpt-segment.sbatch) asks of the trainer, run
 # outside Slurm with srun replaced by a stub that records the trainer's arguments: a later
 # segment waits for its predecessor in either overlap mode (concurrent: as long as squeue says
-# the job holding the directory has left, the trainer's default where it lists none), the first
+# the job holding the directory has left, the trainer's default where it lists none or the lock
+# names this very job), the first
 # segment does not, a hand-off segment waits as long as the daemon says (MIRAGE_HANDOFF_WAIT),
 # and a user's own --handoff-timeout stands; the trainer's step gets the job's whole environment.
 set -euo pipefail
@@ -57,6 +58,13 @@ expect "concurrent wait, a holder without a limit" "$(timeout_of "$a")" 2592600
 a=$(trainer_args MIRAGE_SEGMENT=3)
 expect "concurrent segment whose lock's job Slurm no longer lists waits" "$(waits "$a")" 1
 expect "... for the trainer's default only" "$(timeout_of "$a")" ""
+# A requeued job (the same id) finding the lock of its own earlier incarnation: that job is this
+# one, so its time left is no predecessor's to wait out.
+echo "pid 99 host node2 job 7" >"$work/ckpt/trainer.lock"
+a=$(trainer_args MIRAGE_SEGMENT=3 SQUEUE_LEFT=03:50:00)
+expect "a requeued segment finding its own stale lock waits" "$(waits "$a")" 1
+expect "... for the trainer's default only, not its own time left" "$(timeout_of "$a")" ""
+echo "pid 123 host node1 job 41" >"$work/ckpt/trainer.lock"
 a=$(trainer_args MIRAGE_SEGMENT=3 MIRAGE_HANDOFF=1)
 expect "hand-off segment waits" "$(waits "$a")" 1
 expect "hand-off segment's wait (the trainer's default)" "$(timeout_of "$a")" ""
