@@ -355,6 +355,22 @@ TEST_F(TrainerJobTest, ReachingTheTotalStepsCreatesTheDoneFileAndNothingEarlierD
   EXPECT_TRUE(fs::exists(flag));
 }
 
+// A stop (here the time budget) raised on the step that reaches --steps still ends the campaign:
+// the done file is written, so the daemon queues no segment just to write it.
+TEST_F(TrainerJobTest, AStopOnTheFinalStepStillCreatesTheDoneFile) {
+  const fs::path done = dir_ / "campaign.done";
+  const fs::path progress = dir_ / "progress.json";
+  ASSERT_EQ(test::run_trainer(args(dir_ / "ckpt", {"--steps", "1", "--time-budget", "0.001",
+                                                   "--progress", progress.string()}),
+                              {{"MIRAGE_DONE_FILE", done.string()}}, dir_ / "trainer.log"),
+            0);
+  EXPECT_TRUE(fs::exists(done));
+  auto p = read_json(progress);
+  ASSERT_TRUE(p);
+  EXPECT_EQ((*p)["state"], "done");
+  EXPECT_EQ((*p)["step"], 1);
+}
+
 // srun forwards signals to every task, but they arrive at different moments: a signal to one rank
 // stops both after the same step, and both exit 0.
 TEST_F(TrainerJobTest, SignalToOneRankStopsAllRanksAtTheSameStep) {

@@ -666,12 +666,15 @@ void Trainer::finish() {
     write_handoff_marker(o_.checkpoint_dir, marker);
   }
   // The campaign is finished: its segments stop here (mirage reads the file when this one exits).
-  if (lead_ && stop_reason_ == "done" && o_.done_file) {
+  // The step decides, not the stop's reason: a signal or the time budget on the step that reaches
+  // the target ends the campaign too, or the daemon would queue a segment only to say so.
+  const bool done = state_.step >= o_.steps;
+  if (lead_ && done && o_.done_file) {
     write_file_atomically(*o_.done_file,
                           {"step " + std::to_string(state_.step) + ", job " + env_.job_id + "\n"});
     spdlog::info("reached {} steps: created {}", o_.steps, o_.done_file->string());
   }
-  report(stop_reason_ == "done" ? "done" : "stopped", false);
+  report(done ? "done" : "stopped", false);
   if (SignalStop::requested()) {
     spdlog::info("stopped at step {} ({}), {:.2f} s after {}", state_.step, stop_reason_,
                  SignalStop::seconds_since_signal(), SignalStop::signal_name());
