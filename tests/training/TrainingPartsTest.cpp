@@ -2,6 +2,7 @@
 // the Slurm environment, the directory lock.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <filesystem>
@@ -104,6 +105,25 @@ TEST_F(TempDirTest, QuarantinedAndForeignFilesAreNotCheckpoints) {
   EXPECT_EQ(dir.quarantined(),
             std::vector<fs::path>{dir_ / (checkpoint_file_name(7) + ".corrupt")});
   EXPECT_FALSE(fs::exists(dir_ / ".ckpt-000000000009.mgc.tmp.123"));
+}
+
+// A directory that cannot be listed is not an empty one: taken as empty, training would start
+// again at step 0 beside the checkpoints it could not see. Only a missing directory is empty.
+TEST_F(TempDirTest, ACheckpointDirThatCannotBeListedThrowsAndAMissingOneIsEmpty) {
+  EXPECT_TRUE(CheckpointDir(dir_ / "missing").list().empty());
+  EXPECT_TRUE(CheckpointDir(dir_ / "missing").quarantined().empty());
+  // A path that exists but is no directory fails to list however privileged the caller (the
+  // tests run as root in CI, where a chmod would not stop the listing).
+  std::ofstream(dir_ / "a-file") << "not a directory";
+  EXPECT_THROW(CheckpointDir(dir_ / "a-file").list(), CheckpointUnreadable);
+  EXPECT_THROW(CheckpointDir(dir_ / "a-file").quarantined(), CheckpointUnreadable);
+  if (::geteuid() != 0) {
+    fs::create_directories(dir_ / "locked");
+    CheckpointDir(dir_ / "locked").write(2, "payload");
+    fs::permissions(dir_ / "locked", fs::perms::none);
+    EXPECT_THROW(CheckpointDir(dir_ / "locked").list(), CheckpointUnreadable);
+    fs::permissions(dir_ / "locked", fs::perms::owner_all);
+  }
 }
 
 TEST_F(TempDirTest, AtomicWriteReplacesWholeFile) {

@@ -117,6 +117,21 @@ std::optional<std::int64_t> step_of(const std::string& name) {
   return std::stoll(digits);
 }
 
+// The entries of `dir`, none where it does not exist. Any other failure (permissions, a shared
+// filesystem's error) throws: taken as an empty directory, it would start training again at
+// step 0 beside the checkpoints it could not see.
+std::vector<std::filesystem::directory_entry> entries_of(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::directory_entry> out;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec == std::errc::no_such_file_or_directory) return out;
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) out.push_back(*it);
+  if (ec)
+    throw CheckpointUnreadable("cannot list checkpoint directory " + dir.string() + ": " +
+                               ec.message());
+  return out;
+}
+
 }  // namespace
 
 std::string checkpoint_file_name(std::int64_t step) {
@@ -154,7 +169,12 @@ std::filesystem::path CheckpointDir::write(
   });
   out.write_at(0, header_for(length, crc));
   out.commit();
-  std::vector<CheckpointEntry> all = list();
+  std::vector<CheckpointEntry> all;
+  try {
+    all = list();
+  } catch (const CheckpointUnreadable&) {
+    // The new checkpoint is safely on disk: the older ones go at the next write instead.
+  }
   // Older than the newest `keep_`, and never the file just written.
   for (std::size_t i = static_cast<std::size_t>(keep_); i < all.size(); ++i) {
     if (all[i].step < step) {
@@ -171,8 +191,7 @@ std::filesystem::path CheckpointDir::write(std::int64_t step, std::string_view p
 
 std::vector<CheckpointEntry> CheckpointDir::list() const {
   std::vector<CheckpointEntry> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+  for (const auto& entry : entries_of(dir_)) {
     if (!entry.is_regular_file()) continue;
     if (auto step = step_of(entry.path().filename().string())) {
       out.push_back({*step, entry.path()});
@@ -228,8 +247,7 @@ std::string CheckpointDir::read_payload(const std::filesystem::path& file) {
 
 std::vector<std::filesystem::path> CheckpointDir::quarantined() const {
   std::vector<std::filesystem::path> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+  for (const auto& entry : entries_of(dir_)) {
     const std::string name = entry.path().filename().string();
     if (name.ends_with(".corrupt") && step_of(name.substr(0, name.size() - 8))) {
       out.push_back(entry.path());

@@ -70,7 +70,8 @@ class CheckpointDir {
                               const std::function<void(const PayloadSink&)>& produce) const;
   std::filesystem::path write(std::int64_t step, std::string_view payload) const;
 
-  // All `ckpt-<step>.mgc` files, newest first (unverified).
+  // All `ckpt-<step>.mgc` files, newest first (unverified). Both lists are empty where the
+  // directory does not exist and throw CheckpointUnreadable where it cannot be listed.
   std::vector<CheckpointEntry> list() const;
   // The checkpoints moved aside by `quarantine`.
   std::vector<std::filesystem::path> quarantined() const;

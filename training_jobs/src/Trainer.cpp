@@ -365,8 +365,19 @@ void Trainer::resume() {
 
   std::string decision = "fresh";
   if (lead_) {
+    // A directory that cannot be listed is not an empty one: no fresh start beside checkpoints
+    // this run cannot see.
+    auto listed = [&](const auto& list) {
+      try {
+        return list();
+      } catch (const CheckpointUnreadable& e) {
+        throw RunFailure(kExitError, fmt::format("{}; not starting at step 0 beside checkpoints "
+                                                 "it may hold (may pass at the next attempt)",
+                                                 e.what()));
+      }
+    };
     checkpoints_.remove_stale_temporaries();
-    auto entries = checkpoints_.list();
+    auto entries = listed([&] { return checkpoints_.list(); });
     for (const auto& entry : entries) {
       try {
         PayloadReader payload = CheckpointDir::open_payload(entry.path);
@@ -405,7 +416,8 @@ void Trainer::resume() {
       }
     }
     // Checkpoints moved aside by an earlier attempt count: an empty list then is no fresh start.
-    if (decision == "fresh" && (!entries.empty() || !checkpoints_.quarantined().empty()))
+    if (decision == "fresh" &&
+        (!entries.empty() || !listed([&] { return checkpoints_.quarantined(); }).empty()))
       decision = "no-valid";
     if (decision == "fresh")
       spdlog::info("no checkpoint in {}: starting at step 0", o_.checkpoint_dir.string());
