@@ -16,7 +16,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "AdamW.h"
 #include "CheckpointFile.h"
+#include "CheckpointPayload.h"
+#include "GptModel.h"
 #include "TrainState.h"
 #include "TrainerProcess.h"
 
@@ -468,6 +471,110 @@ TEST_F(TrainerJobTest, ACheckpointThatVerifiesButDoesNotLoadIsLeftInPlace) {
   EXPECT_TRUE(fs::exists(ckpt / checkpoint_file_name(4)));
   EXPECT_TRUE(fs::exists(ckpt / checkpoint_file_name(2)));
   EXPECT_TRUE(CheckpointDir(ckpt).quarantined().empty());
+}
+
+// The data position counts sequences of --seq-len bytes of one corpus: resumed with another
+// length, or over another text, it would mean other text (some seen twice, some skipped). The
+// trainer refuses, naming both values and the checkpoint.
+TEST_F(TrainerJobTest, ResumingWithAnotherSeqLenOrCorpusExitsNamingBoth) {
+  const fs::path ckpt = dir_ / "ckpt";
+  const fs::path corpus = dir_ / "corpus.txt";
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "line " + std::to_string(i) + " of the first corpus\n";
+  std::ofstream(corpus) << text;
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "2", "--corpus", corpus.string()}), {},
+                              dir_ / "first.log"),
+            0);
+  const std::string file = (ckpt / checkpoint_file_name(2)).string();
+
+  TrainerProcess shorter(
+      args(ckpt, {"--steps", "4", "--seq-len", "16", "--corpus", corpus.string()}), {},
+      dir_ / "shorter.log");
+  EXPECT_EQ(shorter.wait(120s), std::optional<int>(1)) << shorter.log_text();
+  EXPECT_NE(shorter.log_text().find("checkpoint " + file +
+                                    " was written with --seq-len 32, this "
+                                    "run has --seq-len 16"),
+            std::string::npos)
+      << shorter.log_text();
+
+  std::ofstream(corpus) << text << "and a line more\n";
+  TrainerProcess other(args(ckpt, {"--steps", "4", "--corpus", corpus.string()}), {},
+                       dir_ / "other.log");
+  EXPECT_EQ(other.wait(120s), std::optional<int>(1)) << other.log_text();
+  EXPECT_NE(
+      other.log_text().find("checkpoint " + file + " was written over corpus " + corpus.string() +
+                            " (" + std::to_string(text.size()) + " bytes, CRC "),
+      std::string::npos)
+      << other.log_text();
+  EXPECT_NE(other.log_text().find("this run reads " + corpus.string() + " (" +
+                                  std::to_string(text.size() + 16) + " bytes, CRC "),
+            std::string::npos)
+      << other.log_text();
+  EXPECT_EQ(CheckpointDir(ckpt).list().size(), 1u);  // nothing trained, nothing written
+}
+
+// Checkpoints written before the trainer recorded the sequence length, the corpus and the
+// campaign say nothing of them: they are resumed (with any --seq-len, by any campaign), and the
+// next checkpoint records this run's.
+TEST_F(TrainerJobTest, ACheckpointWrittenBeforeTheIdentityKeysIsResumed) {
+  const fs::path ckpt = dir_ / "ckpt";
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "2"}), {{"MIRAGE_CAMPAIGN_ID", "1"}},
+                              dir_ / "first.log"),
+            0);
+  {  // rewrite step 2 as an older trainer wrote it: no seq_len, corpus or campaign keys
+    PayloadReader payload = CheckpointDir::open_payload(ckpt / checkpoint_file_name(2));
+    GptModel model(payload_config(payload));
+    std::vector<torch::Tensor> params = model->parameters();
+    AdamW optimizer(params, AdamWOptions{});
+    TrainState state;
+    decode_payload(payload, model, optimizer, state);
+    ASSERT_EQ(state.seq_len, 32);
+    ASSERT_EQ(state.campaign_id, "1");
+    state.seq_len = 0;
+    state.corpus_name.clear();
+    state.corpus_size = -1;
+    state.campaign_id.clear();
+    CheckpointDir(ckpt).write(
+        2, [&](const PayloadSink& sink) { encode_payload(model, optimizer, state, sink); });
+  }
+  ASSERT_EQ(inspect_checkpoint(ckpt / checkpoint_file_name(2)).state.seq_len, 0);
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "3", "--seq-len", "16"}),
+                              {{"MIRAGE_CAMPAIGN_ID", "2"}}, dir_ / "second.log"),
+            0);
+  auto resumed = inspect_checkpoint(ckpt / checkpoint_file_name(3));
+  EXPECT_EQ(resumed.state.seq_len, 16);
+  EXPECT_EQ(resumed.state.corpus_name, "embedded:corpus.txt");
+  EXPECT_GT(resumed.state.corpus_size, 0);
+  EXPECT_EQ(resumed.state.campaign_id, "2");
+}
+
+// Two campaigns sharing a checkpoint directory (a shell's exported MIRAGE_CKPT_DIR): the second
+// does not resume the first's checkpoints, so the first's final step does not end it "done" at
+// once. --adopt-checkpoints takes them over (a failed campaign added again to continue it).
+TEST_F(TrainerJobTest, ACampaignDoesNotResumeAnotherCampaignsCheckpointsUnlessAdopting) {
+  const fs::path ckpt = dir_ / "ckpt";
+  const fs::path first_done = dir_ / "first.done", second_done = dir_ / "second.done";
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "2"}),
+                              {{"MIRAGE_CAMPAIGN_ID", "1"}, {"MIRAGE_DONE_FILE", first_done}},
+                              dir_ / "first.log"),
+            0);
+  ASSERT_TRUE(fs::exists(first_done));
+  const std::map<std::string, std::string> second{{"MIRAGE_CAMPAIGN_ID", "2"},
+                                                  {"MIRAGE_DONE_FILE", second_done}};
+  TrainerProcess refused(args(ckpt, {"--steps", "2"}), second, dir_ / "refused.log");
+  EXPECT_EQ(refused.wait(120s), std::optional<int>(1)) << refused.log_text();
+  EXPECT_FALSE(fs::exists(second_done));
+  EXPECT_NE(refused.log_text().find("checkpoint " + (ckpt / checkpoint_file_name(2)).string() +
+                                    " belongs to campaign 1, this run is campaign 2; "
+                                    "--adopt-checkpoints continues from it"),
+            std::string::npos)
+      << refused.log_text();
+
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "3", "--adopt-checkpoints"}), second,
+                              dir_ / "adopting.log"),
+            0);
+  EXPECT_TRUE(fs::exists(second_done));
+  EXPECT_EQ(inspect_checkpoint(ckpt / checkpoint_file_name(3)).state.campaign_id, "2");
 }
 
 // A successor still waiting for its predecessor when its own limit's signal comes trained

@@ -1,5 +1,9 @@
 #include "ByteCorpus.h"
 
+#include <zlib.h>
+
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "AtomicFile.h"
@@ -29,6 +33,18 @@ ByteCorpus ByteCorpus::from_file(const std::filesystem::path& path) {
 
 ByteCorpus::ByteCorpus(std::string bytes, std::string name)
     : bytes_(std::move(bytes)), name_(std::move(name)) {}
+
+std::uint32_t ByteCorpus::checksum() const {
+  uLong crc = crc32(0, nullptr, 0);
+  // zlib takes uInt lengths: a large corpus goes in pieces.
+  for (std::size_t at = 0; at < bytes_.size();) {
+    const std::size_t n =
+        std::min<std::size_t>(bytes_.size() - at, std::numeric_limits<uInt>::max());
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes_.data() + at), static_cast<uInt>(n));
+    at += n;
+  }
+  return static_cast<std::uint32_t>(crc);
+}
 
 std::int64_t ByteCorpus::windows(int seq_len) const {
   if (seq_len < 1) return 0;

@@ -20,6 +20,8 @@ class ByteCorpus {
 
   const std::string& name() const { return name_; }
   std::size_t size() const { return bytes_.size(); }
+  // CRC-32 of the bytes: with the size, what says that a checkpoint's data position is this text's.
+  std::uint32_t checksum() const;
   // Whole windows of `seq_len + 1` bytes per epoch (windows overlap by one byte).
   std::int64_t windows(int seq_len) const;
 

@@ -4,6 +4,7 @@
 #include <torch/serialize/output-archive.h>
 
 #include <cstring>
+#include <optional>
 
 namespace mirage::training {
 namespace {
@@ -25,6 +26,21 @@ std::int64_t read_int(torch::serialize::InputArchive& archive, const std::string
   torch::Tensor t;
   archive.read(key, t);
   return t.item<std::int64_t>();
+}
+
+// A key that checkpoints of an older trainer lack.
+std::optional<std::int64_t> try_read_int(torch::serialize::InputArchive& archive,
+                                         const std::string& key) {
+  torch::Tensor t;
+  if (!archive.try_read(key, t)) return std::nullopt;
+  return t.item<std::int64_t>();
+}
+
+std::optional<std::string> try_read_string(torch::serialize::InputArchive& archive,
+                                           const std::string& key) {
+  c10::IValue v;
+  if (!archive.try_read(key, v)) return std::nullopt;
+  return v.toStringRef();
 }
 
 void load_archive(torch::serialize::InputArchive& archive, const PayloadReader& payload) {
@@ -58,6 +74,14 @@ void encode_payload(GptModel& model, const AdamW& optimizer, const TrainState& s
   }
   st.write("rng_count", scalar(static_cast<std::int64_t>(state.rng_states.size())));
   st.write("rng", rng);
+  // Written only where known, as a checkpoint of an older trainer has none.
+  if (state.seq_len > 0) st.write("seq_len", scalar(std::int64_t{state.seq_len}));
+  if (state.corpus_size >= 0) {
+    st.write("corpus_name", c10::IValue(state.corpus_name));
+    st.write("corpus_size", scalar(state.corpus_size));
+    st.write("corpus_crc", scalar(std::int64_t{state.corpus_crc}));
+  }
+  if (!state.campaign_id.empty()) st.write("campaign_id", c10::IValue(state.campaign_id));
   root.write("state", st);
 
   // CPU copies, so a checkpoint written on a GPU loads anywhere.
@@ -115,6 +139,11 @@ void decode_payload(const PayloadReader& payload, GptModel& model, AdamW& optimi
     state.rng_states.emplace_back(reinterpret_cast<const char*>(t.data_ptr<std::uint8_t>()),
                                   static_cast<std::size_t>(t.numel()));
   }
+  state.seq_len = static_cast<int>(try_read_int(st, "seq_len").value_or(0));
+  state.corpus_size = try_read_int(st, "corpus_size").value_or(-1);
+  state.corpus_name = try_read_string(st, "corpus_name").value_or("");
+  state.corpus_crc = static_cast<std::uint32_t>(try_read_int(st, "corpus_crc").value_or(0));
+  state.campaign_id = try_read_string(st, "campaign_id").value_or("");
   root.read("model", model_archive);
   {
     // Copied into the existing parameters, which keeps their device and the optimizer's

@@ -1,7 +1,8 @@
 #pragma once
 // The payload inside a checkpoint file (see CheckpointFile.h for the framing): one LibTorch
-// archive with `config` (model shape), `state` (TrainState), `model` (parameters) and `optim`
-// (AdamW moments).
+// archive with `config` (model shape), `state` (TrainState; seq_len, corpus_* and campaign_id
+// only where known, and absent from checkpoints of older trainers), `model` (parameters) and
+// `optim` (AdamW moments).
 
 #include "AdamW.h"
 #include "CheckpointFile.h"

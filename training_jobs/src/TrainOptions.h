@@ -34,6 +34,8 @@ struct TrainOptions {
   // GPU attention kernel: auto (LibTorch's pick), flash, cudnn, efficient
   std::string attention = "auto";
   std::optional<std::filesystem::path> corpus;  // default: the embedded corpus
+  // Resume a checkpoint of another campaign (MIRAGE_CAMPAIGN_ID) instead of refusing it.
+  bool adopt_checkpoints = false;
   bool handoff_wait = false;
   double handoff_timeout_s = 900;
   std::optional<std::filesystem::path> progress_file;

@@ -20,6 +20,14 @@ struct TrainState {
   // Per rank: the random generators' state (CPU, and CUDA when used), so dropout continues
   // exactly where it stopped.
   std::vector<std::string> rng_states;
+  // What the data position counts (sequences of seq_len bytes of this corpus) and whose
+  // checkpoints these are (MIRAGE_CAMPAIGN_ID). 0, -1 and empty: not recorded (a checkpoint of an
+  // older trainer, a run outside a campaign).
+  int seq_len = 0;
+  std::string corpus_name;
+  std::int64_t corpus_size = -1;
+  std::uint32_t corpus_crc = 0;
+  std::string campaign_id;
 };
 
 struct CheckpointSummary {

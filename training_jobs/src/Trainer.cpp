@@ -202,6 +202,7 @@ class Trainer {
   void start_distributed();
   bool take_checkpoint_dir();  // false: stop before training (signal during the wait)
   void resume();
+  void check_identity(const std::filesystem::path& file) const;
   void share_resumed_state();
   void train();
   void save_checkpoint();
@@ -217,6 +218,8 @@ class Trainer {
   int seq_len_ = 0;
   torch::Device device_{torch::kCPU};
   ByteCorpus corpus_{"", ""};
+  std::uint32_t corpus_crc_ = 0;
+  std::string campaign_id_;  // MIRAGE_CAMPAIGN_ID, set by mirage for each segment
   ProgressReporter reporter_{std::nullopt, std::nullopt};
   Progress progress_;
   std::unique_ptr<DataParallel> dp_;
@@ -266,6 +269,8 @@ Trainer::Trainer(const TrainOptions& options)
     throw RunFailure(kExitError, fmt::format("corpus {} ({} bytes) is shorter than one sequence",
                                              corpus_.name(), corpus_.size()));
   }
+  corpus_crc_ = corpus_.checksum();
+  if (const char* id = std::getenv("MIRAGE_CAMPAIGN_ID")) campaign_id_ = id;
   if (lead_) reporter_ = ProgressReporter(o_.progress_file, o_.metrics_file);
   progress_.job_id = env_.job_id;
   progress_.model = config_.name;
@@ -388,6 +393,7 @@ void Trainer::resume() {
                                        entry.path.string(), saved.name, config_.name));
         }
         decode_payload(payload, model_, *optimizer_, state_);
+        check_identity(entry.path);
         last_checkpoint_step_ = entry.step;
         decision = "resumed";
         spdlog::info("resuming from {} (step {}, {} sequences consumed)", entry.path.string(),
@@ -432,6 +438,38 @@ void Trainer::resume() {
                                  o_.checkpoint_dir.string()));
   }
   share_resumed_state();
+}
+
+// The data position counts sequences of seq_len bytes of one corpus: with another length or text
+// it would name other text (some seen twice, some skipped). And a directory shared by two
+// campaigns would let the second resume, and perhaps end "done" on, the first's checkpoints.
+// What a checkpoint does not record (an older trainer's, a run outside a campaign) passes.
+void Trainer::check_identity(const std::filesystem::path& file) const {
+  if (state_.seq_len > 0 && state_.seq_len != seq_len_) {
+    throw RunFailure(kExitError,
+                     fmt::format("checkpoint {} was written with --seq-len {}, this run has "
+                                 "--seq-len {}: its data position counts sequences of {} bytes",
+                                 file.string(), state_.seq_len, seq_len_, state_.seq_len));
+  }
+  if (state_.corpus_size >= 0 && (state_.corpus_size != static_cast<std::int64_t>(corpus_.size()) ||
+                                  state_.corpus_crc != corpus_crc_)) {
+    throw RunFailure(
+        kExitError,
+        fmt::format("checkpoint {} was written over corpus {} ({} bytes, CRC {:08x}), this run "
+                    "reads {} ({} bytes, CRC {:08x}): its data position is a place in the former",
+                    file.string(), state_.corpus_name, state_.corpus_size, state_.corpus_crc,
+                    corpus_.name(), corpus_.size(), corpus_crc_));
+  }
+  if (!state_.campaign_id.empty() && !campaign_id_.empty() && state_.campaign_id != campaign_id_) {
+    if (!o_.adopt_checkpoints) {
+      throw RunFailure(kExitError,
+                       fmt::format("checkpoint {} belongs to campaign {}, this run is campaign {}; "
+                                   "--adopt-checkpoints continues from it",
+                                   file.string(), state_.campaign_id, campaign_id_));
+    }
+    spdlog::info("--adopt-checkpoints: continuing campaign {}'s checkpoint {} as campaign {}",
+                 state_.campaign_id, file.string(), campaign_id_);
+  }
 }
 
 void Trainer::share_resumed_state() {
@@ -493,6 +531,11 @@ void Trainer::save_checkpoint() {
   if (lead_) {
     auto t0 = Clock::now();
     state_.world_size = dp_->world_size();
+    state_.seq_len = seq_len_;
+    state_.corpus_name = corpus_.name();
+    state_.corpus_size = static_cast<std::int64_t>(corpus_.size());
+    state_.corpus_crc = corpus_crc_;
+    state_.campaign_id = campaign_id_;
     state_.rng_states.assign(static_cast<std::size_t>(dp_->world_size()), "");
     state_.rng_states[0] = mine;
     for (int r = 1; r < dp_->world_size(); ++r) {

@@ -46,16 +46,22 @@ double parse_duration(const std::string& text) {
 
 nlohmann::json summary_json(const std::filesystem::path& file) {
   auto s = mirage::training::inspect_checkpoint(file);
-  return {{"file", file.string()},
-          {"valid", true},
-          {"model", s.config.name},
-          {"parameters", s.parameter_count},
-          {"step", s.state.step},
-          {"data_position", s.state.data_position},
-          {"tokens_seen", s.state.tokens_seen},
-          {"loss", s.state.loss},
-          {"world_size", s.state.world_size},
-          {"rng_states", s.state.rng_states.size()}};
+  return {
+      {"file", file.string()},
+      {"valid", true},
+      {"model", s.config.name},
+      {"parameters", s.parameter_count},
+      {"step", s.state.step},
+      {"data_position", s.state.data_position},
+      {"tokens_seen", s.state.tokens_seen},
+      {"loss", s.state.loss},
+      {"world_size", s.state.world_size},
+      {"rng_states", s.state.rng_states.size()},
+      // null: not recorded (a checkpoint of an older trainer, a run outside a campaign)
+      {"seq_len", s.state.seq_len > 0 ? nlohmann::json(s.state.seq_len) : nullptr},
+      {"corpus", s.state.corpus_size >= 0 ? nlohmann::json(s.state.corpus_name) : nullptr},
+      {"corpus_bytes", s.state.corpus_size >= 0 ? nlohmann::json(s.state.corpus_size) : nullptr},
+      {"campaign_id", s.state.campaign_id.empty() ? nullptr : nlohmann::json(s.state.campaign_id)}};
 }
 
 // --inspect: one checkpoint file, or every checkpoint of a directory, as JSON lines.
@@ -148,6 +154,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "flash", "cudnn", "efficient"}))
       ->capture_default_str();
   app.add_option("--corpus", corpus, "training text (default: the corpus built into the binary)");
+  app.add_flag("--adopt-checkpoints", o.adopt_checkpoints,
+               "resume checkpoints written by another campaign (another MIRAGE_CAMPAIGN_ID), e.g. "
+               "a failed campaign added again to continue it; refused without");
   app.add_flag("--handoff-wait", o.handoff_wait,
                "wait for the trainer holding the checkpoint directory to hand off, then resume");
   // mirage sets MIRAGE_HANDOFF_WAIT for a hand-off segment: as long as its daemon may take to
