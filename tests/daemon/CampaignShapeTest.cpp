@@ -138,6 +138,27 @@ TEST(CampaignShape, AnAddFromInsideAJobLeavesOutThatJobsSlurmVariablesSayingWhic
   EXPECT_EQ(h.campaign(second).environment.back(), "SLURM_NTASKS=8");
 }
 
+// The rendezvous of the job the add ran in (MASTER_ADDR/PORT, the trainer's rank overrides) and
+// 24.05's SLURM_STEPMGR (no SLURM_STEP_ name) are that job's: each segment's ranks meet at their
+// own job's, so they are left out with the others.
+TEST(CampaignShape, AnAddFromInsideAJobLeavesOutThatJobsRendezvousVariables) {
+  Harness h(config());
+  auto r = script_request();
+  r.environment = {"HOME=/home/u",           "SLURM_JOB_ID=77",    "MASTER_ADDR=node7",
+                   "MASTER_PORT=29577",      "MIRAGE_RANK=0",      "MIRAGE_WORLD_SIZE=4",
+                   "MIRAGE_LOCAL_RANK=0",    "MIRAGE_RUN_ID=77.0", "SLURM_STEPMGR=node7",
+                   "MIRAGE_CKPT_DIR=/ckpt/A"};
+  std::vector<std::string> notes;
+  const auto id = h.controller->add(r, &notes).spec.id;
+  EXPECT_EQ(h.campaign(id).environment,
+            (std::vector<std::string>{"HOME=/home/u", "MIRAGE_CKPT_DIR=/ckpt/A"}));
+  ASSERT_FALSE(notes.empty());
+  EXPECT_EQ(notes[0],
+            "environment: left out SLURM_JOB_ID, MASTER_ADDR, MASTER_PORT, MIRAGE_RANK, "
+            "MIRAGE_WORLD_SIZE, MIRAGE_LOCAL_RANK, MIRAGE_RUN_ID, SLURM_STEPMGR: Slurm set them "
+            "for job 77, in which this command ran; each segment gets its own job's");
+}
+
 // --no-export-env is sbatch --export=NONE on the command line (over the script's own --export
 // line), with the daemon's MIRAGE_* names: the job loads the login environment on its node
 // instead of an environment of the daemon's variables alone.

@@ -5,7 +5,8 @@
 # the job holding the directory has left, the trainer's default where it lists none or the lock
 # names this very job), the first
 # segment does not, a hand-off segment waits as long as the daemon says (MIRAGE_HANDOFF_WAIT),
-# and a user's own --handoff-timeout stands; the trainer's step gets the job's whole environment.
+# and a user's own --handoff-timeout stands; the trainer's step gets the job's whole environment
+# and the job's own rendezvous.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,6 +19,8 @@ cat >"$work/bin/srun" <<'STUB'
 shift 2 # --kill-on-bad-exit=1 and the trainer
 printf '%s\n' "$@" >"$ARGS_OUT"
 echo "${SLURM_EXPORT_ENV:-}" >"$ARGS_OUT.export"
+echo "${MASTER_ADDR:-} ${MASTER_PORT:-} ${MIRAGE_RANK-unset} ${MIRAGE_WORLD_SIZE-unset}" \
+  "${MIRAGE_LOCAL_RANK-unset} ${MIRAGE_RUN_ID-unset}" >"$ARGS_OUT.rendezvous"
 STUB
 # squeue -h -j JOB -t RUNNING -o %L: the holder's time left, as SQUEUE_LEFT says (none if unset).
 cat >"$work/bin/squeue" <<'STUB'
@@ -78,4 +81,14 @@ expect "a user's own wait over the daemon's" "$(timeout_of "$a")" 60
 # its own --export: the trainer's step must get the job's whole environment all the same.
 trainer_args SLURM_EXPORT_ENV=MIRAGE_CAMPAIGN_ID,MIRAGE_SEGMENT >/dev/null
 expect "the trainer's step gets the job's whole environment" "$(cat "$work/args.export")" ALL
+# The rendezvous is this job's own: MASTER_ADDR/PORT and the trainer's rank overrides inherited
+# from the shell that added the campaign (another job's, a test's) are not used; only
+# MIRAGE_MASTER_ADDR/PORT override.
+trainer_args MASTER_ADDR=stale.node MASTER_PORT=1234 MIRAGE_RANK=0 MIRAGE_WORLD_SIZE=1 \
+  MIRAGE_LOCAL_RANK=0 MIRAGE_RUN_ID=old >/dev/null
+expect "an inherited rendezvous is replaced by the job's" "$(cat "$work/args.rendezvous")" \
+  "$(hostname) 29507 unset unset unset unset"
+trainer_args MASTER_ADDR=stale.node MIRAGE_MASTER_ADDR=10.0.0.9 MIRAGE_MASTER_PORT=4000 >/dev/null
+expect "MIRAGE_MASTER_ADDR/PORT override" "$(cat "$work/args.rendezvous")" \
+  "10.0.0.9 4000 unset unset unset unset"
 exit $failed

@@ -41,6 +41,14 @@ constexpr std::string_view kJobScopedNames[] = {
     "SLURM_TASK_PID",       "SLURM_THREADS_PER_CORE",
 };
 
+// ...the rendezvous of the job's training ranks (the segment template exports MASTER_ADDR/PORT;
+// the trainer reads the MIRAGE_ ones over Slurm's): in a segment they would send its ranks to
+// that job's rendezvous, or make every task the same rank...
+constexpr std::string_view kJobRendezvousNames[] = {
+    "MASTER_ADDR",       "MASTER_PORT",       "MIRAGE_RANK",
+    "MIRAGE_WORLD_SIZE", "MIRAGE_LOCAL_RANK", "MIRAGE_RUN_ID",
+};
+
 // ...and as families (a release adds members: 24.11's SLURM_JOB_START_TIME, SLURM_TRES_PER_TASK).
 // SLURM_SPANK_*: the outer job's plugin options (a container image), which sbatch applies again.
 constexpr std::string_view kJobScopedPrefixes[] = {
@@ -96,7 +104,10 @@ bool is_daemon_variable(std::string_view entry) {
 
 bool is_job_scoped_variable(std::string_view entry) {
   const std::string_view name = name_of(entry);
-  if (contains(kJobScopedNames, name)) return true;
+  // SLURM_STEPMGR (24.05's step manager node) is no SLURM_STEP_ name.
+  if (contains(kJobScopedNames, name) || contains(kJobRendezvousNames, name) ||
+      name == "SLURM_STEPMGR")
+    return true;
   // A heterogeneous job's per-component copies: SLURM_NTASKS_HET_GROUP_1.
   if (name.rfind("SLURM", 0) == 0 && (name.find("_HET_GROUP_") != std::string_view::npos ||
                                       name.find("_PACK_GROUP_") != std::string_view::npos))

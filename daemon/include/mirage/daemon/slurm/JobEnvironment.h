@@ -17,8 +17,9 @@ bool is_daemon_variable(std::string_view entry);
 // srun.1's OUTPUT ENVIRONMENT VARIABLES: SLURM_JOB_ID, SLURM_NTASKS, SLURM_MEM_PER_NODE,
 // SLURM_CPUS_PER_TASK, SLURM_STEP_*, ...). A segment's job gets its own from its own options;
 // where those set none, an outer job's would reach it through --export=ALL and srun in the
-// segment would read some as its input. SLURM_CONF and the user's settings (SLURM_TIME_FORMAT,
-// SLURM_MPI_TYPE, ...) are not.
+// segment would read some as its input. So are the job's training rendezvous (MASTER_ADDR,
+// MASTER_PORT, MIRAGE_RANK, MIRAGE_WORLD_SIZE, MIRAGE_LOCAL_RANK, MIRAGE_RUN_ID). SLURM_CONF
+// and the user's settings (SLURM_TIME_FORMAT, SLURM_MPI_TYPE, ...) are not.
 bool is_job_scoped_variable(std::string_view entry);
 
 // The job `environment` is a job's (its SLURM_JOB_ID: a `campaign add` run inside a job), or "".
