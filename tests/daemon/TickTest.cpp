@@ -127,6 +127,22 @@ TEST(Tick, WhileAnotherHoldsTheStoreDoesNothingAndSaysWho) {
   EXPECT_TRUE(h.slurm.submissions().empty());
 }
 
+// A tick given the store through a symlink (the old place, after the store moved to the shared
+// file system) while the daemon holds the real file: the same store, so it does not run.
+TEST(Tick, ThroughASymlinkWhileTheRealStoreIsHeldDoesNothing) {
+  TickHarness h;
+  h.add(1);
+  auto daemon = StoreLock::acquire(h.config.store_path, "mirage daemon", 0);
+  ASSERT_TRUE(daemon.has_value());
+  const std::string link = h.dir.file("link.db");
+  std::filesystem::create_symlink(h.config.store_path, link);
+  h.config.store_path = link;
+  const TickResult r = h.tick();
+  EXPECT_FALSE(r.ran);
+  EXPECT_EQ(r.held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
+  EXPECT_EQ(h.slurm.counters().submits, 0u);
+}
+
 // The lock file deleted while the tick decides, and a second tick locking the new one: the first
 // no longer holds the store, so it submits nothing (its intent settles by its tag later).
 TEST(Tick, WhoseLockFileIsTakenMeanwhileSubmitsNothing) {
