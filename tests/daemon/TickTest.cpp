@@ -284,6 +284,32 @@ TEST(StoreControl, CancelWithoutADaemonCancelsTheCampaignsJobsAtOnce) {
   EXPECT_EQ(h.slurm.cancels().at(0), job);
 }
 
+// slurmctld away when a cancel is served on the store: the campaign is cancelled, but its job
+// still runs; the reply names it (the command says so), and the next tick cancels it.
+TEST(StoreControl, CancelWhoseScancelFailsNamesTheJobNotCancelledYet) {
+  TickHarness h;
+  const auto id = h.add(2);
+  h.tick();
+  const JobId job = h.slurm.submissions().at(0).job;
+  h.slurm.start(job);
+  h.slurm.set_reachable(false);
+  const json reply = h.request({{"op", "cancel"}, {"id", id}});
+  EXPECT_EQ(reply.at("campaign").at("state"), "cancelled");
+  ASSERT_TRUE(reply.contains("not_cancelled")) << reply;
+  ASSERT_EQ(reply.at("not_cancelled").size(), 1u) << reply;
+  EXPECT_EQ(reply.at("not_cancelled").at(0).at("job"), job);
+  EXPECT_FALSE(reply.at("not_cancelled").at(0).at("error").get<std::string>().empty());
+  EXPECT_EQ(h.slurm.find(job)->state, SlurmJobState::kRunning);
+  h.slurm.set_reachable(true);
+  h.clock.advance(kMinute);
+  h.tick();
+  EXPECT_NE(h.slurm.find(job)->state, SlurmJobState::kRunning);
+  // Taken at once: the reply names no job.
+  const auto other = h.add(1, "other");
+  h.tick();
+  EXPECT_FALSE(h.request({{"op", "cancel"}, {"id", other}}).contains("not_cancelled"));
+}
+
 TEST(StoreControl, RequestWhileAnotherHoldsTheStoreSaysSoAfterWaiting) {
   TickHarness h;
   auto tick = StoreLock::acquire(h.config.store_path, "mirage tick", 0);
