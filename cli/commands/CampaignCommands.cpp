@@ -453,6 +453,13 @@ int run_simple(const IdOptions& o, const char* op, const char* verb) {
   const auto reply = ask_daemon(o.where, {{"op", op}, {"id", o.id}}, rc);
   if (!reply) return rc;
   const json& c = reply->at("campaign");
+  // Served on the store with slurmctld away: the campaign is cancelled, these jobs are not yet.
+  for (const json& n : reply->value("not_cancelled", json::array()))
+    std::cerr << fmt::format(
+        "mirage: job {} not cancelled yet ({}): the next tick or daemon cancels it, or `scancel "
+        "{}`\n",
+        n.at("job").get<std::int64_t>(), escape_control(n.at("error").get<std::string>()),
+        n.at("job").get<std::int64_t>());
   if (o.json) {
     std::cout << c.dump(2) << "\n";
     return 0;

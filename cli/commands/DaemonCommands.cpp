@@ -74,6 +74,19 @@ std::optional<json> ask_daemon(const DaemonSocketOptions& where, const json& req
   bool maybe_done = false;  // an add went out and no answer came back
   try {
     try {
+      // Configs without a [socket] path share the default socket: the daemon refuses a request
+      // meant for another store than its own.
+      json sent = request;
+      if (!where.config.empty())
+        sent["store"] = daemon::load_daemon_config(where.config).store_path;
+      try {
+        return daemon::call_daemon_keyed(socket, sent);
+      } catch (const daemon::RequestError& e) {
+        // A daemon from before requests named their store refuses the key, having done nothing:
+        // it is asked as before.
+        if (!sent.contains("store") || std::string(e.what()).rfind("store: unknown key", 0) != 0)
+          throw;
+      }
       return daemon::call_daemon_keyed(socket, request);
     } catch (const daemon::ControlClientError& e) {
       maybe_done = e.request_sent();

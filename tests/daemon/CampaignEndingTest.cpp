@@ -196,6 +196,25 @@ TEST(CampaignEnding, ADoneFileThatCannotServeIsRefusedSayingWhy) {
   EXPECT_EQ(h.controller->add(req).done_file, req.done_file);
 }
 
+// A campaign ends when its done file exists: two unfinished ones sharing a file would both end
+// when the first finished, the other short of its training. Named another way (`..`) too.
+TEST(CampaignEnding, ADoneFileAnUnfinishedCampaignUsesIsRefusedNamingIt) {
+  Harness h(config());
+  std::filesystem::create_directory(h.dir.file("run"));
+  auto req = simple_request(0);
+  req.done_file = h.dir.file("run/finished");
+  const auto first = h.controller->add(req).spec.id;
+  req.name = "second";
+  req.done_file = h.dir.file("run/../run/finished");
+  const std::string why = testing::refusal_of(*h.controller, req);
+  EXPECT_EQ(why.rfind("done_file: ", 0), 0u) << why;
+  EXPECT_NE(why.find("campaign " + std::to_string(first)), std::string::npos) << why;
+  EXPECT_EQ(h.controller->campaigns().size(), 1u);
+  // Once the first has ended the file may serve another.
+  h.controller->cancel(first);
+  EXPECT_EQ(h.controller->add(req).done_file, req.done_file);
+}
+
 TEST(CampaignEnding, ADoneFileInADirectoryThatCannotBeWrittenIsRefused) {
   testing::TempDir dir;
   std::filesystem::create_directory(dir.path() / "locked");

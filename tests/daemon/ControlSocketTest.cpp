@@ -103,6 +103,29 @@ TEST_F(HandlerFixture, AddListShowPauseResumeCancel) {
   EXPECT_TRUE(call({{"op", "ping"}})["ok"]);
 }
 
+// Two configs without a [socket] path share the default socket: a request meant for another
+// store reaches this daemon, which refuses it (naming both stores) instead of cancelling its own
+// campaign of that number. Its own store through a symlink is served; no "store", as before.
+TEST_F(HandlerFixture, ARequestForAnotherStoreIsRefusedNamingBoth) {
+  const json added = call(add_request());
+  ASSERT_TRUE(added["ok"]) << added;
+  const auto id = added["campaign"]["id"].get<std::int64_t>();
+  const std::string other = h.dir.file("other.db");
+  { CampaignStore made(other); }
+  const json refused = call({{"op", "cancel"}, {"id", id}, {"store", other}});
+  EXPECT_FALSE(refused["ok"]) << refused;
+  const std::string why = refused.value("error", "");
+  EXPECT_EQ(why.rfind("the daemon at ", 0), 0u) << why;
+  EXPECT_NE(why.find("serves " + h.path + ", not " + other), std::string::npos) << why;
+  EXPECT_NE(why.find("give [socket] path"), std::string::npos) << why;
+  EXPECT_EQ(call({{"op", "show"}, {"id", id}})["campaign"]["state"], "active");
+  EXPECT_TRUE(performed.empty());
+  const std::string link = h.dir.file("link.db");
+  std::filesystem::create_symlink(h.path, link);
+  EXPECT_TRUE(call({{"op", "list"}, {"store", link}})["ok"]);
+  EXPECT_TRUE(call({{"op", "list"}})["ok"]);
+}
+
 TEST_F(HandlerFixture, MalformedAndHostileRequestsGetErrors) {
   const std::vector<std::string> bad = {
       "",

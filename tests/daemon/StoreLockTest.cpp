@@ -112,6 +112,40 @@ TEST(StoreLock, WaiterOnADeletedLockFileDoesNotTakeTheStore) {
   EXPECT_EQ(held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
 }
 
+// A store reached under two names (a symlink left where the store was before it moved to the
+// shared file system) is one store: its lock is the real file's, so both names share it.
+TEST(StoreLock, StoreReachedThroughASymlinkSharesTheRealFilesLock) {
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.file("shared"));
+  const std::string real = dir.file("shared/store.db");
+  std::ofstream(real) << "";
+  const std::string link = dir.file("store.db");
+  std::filesystem::create_symlink(real, link);
+  auto held = StoreLock::acquire(real, "mirage daemon", 0);
+  ASSERT_TRUE(held.has_value());
+  std::string held_by;
+  EXPECT_FALSE(StoreLock::acquire(link, "mirage tick", 0, &held_by).has_value());
+  EXPECT_EQ(held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
+  EXPECT_EQ(StoreLock::lock_path(link), StoreLock::lock_path(real));
+  EXPECT_FALSE(held->lost().has_value());
+}
+
+// A hard link has no one real name to key the lock on (and SQLite keeps its journal beside the
+// name it was given), so a store with two names in the file system is refused, saying so.
+TEST(StoreLock, HardLinkedStoreIsRefusedNamingIt) {
+  testing::TempDir dir;
+  const std::string store = dir.file("store.db");
+  std::ofstream(store) << "";
+  std::filesystem::create_hard_link(store, dir.file("other.db"));
+  try {
+    StoreLock::acquire(store, "mirage tick", 0);
+    FAIL() << "a hard-linked store was locked";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(store + " has 2 hard links"), std::string::npos) << what;
+  }
+}
+
 // Root owns every path it makes, so the store is given away; anyone else finds root's files.
 TEST(StoreLock, StoreOfAnotherUserIsRefusedNamingItsOwner) {
   testing::TempDir dir;

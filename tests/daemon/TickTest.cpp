@@ -127,6 +127,22 @@ TEST(Tick, WhileAnotherHoldsTheStoreDoesNothingAndSaysWho) {
   EXPECT_TRUE(h.slurm.submissions().empty());
 }
 
+// A tick given the store through a symlink (the old place, after the store moved to the shared
+// file system) while the daemon holds the real file: the same store, so it does not run.
+TEST(Tick, ThroughASymlinkWhileTheRealStoreIsHeldDoesNothing) {
+  TickHarness h;
+  h.add(1);
+  auto daemon = StoreLock::acquire(h.config.store_path, "mirage daemon", 0);
+  ASSERT_TRUE(daemon.has_value());
+  const std::string link = h.dir.file("link.db");
+  std::filesystem::create_symlink(h.config.store_path, link);
+  h.config.store_path = link;
+  const TickResult r = h.tick();
+  EXPECT_FALSE(r.ran);
+  EXPECT_EQ(r.held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
+  EXPECT_EQ(h.slurm.counters().submits, 0u);
+}
+
 // The lock file deleted while the tick decides, and a second tick locking the new one: the first
 // no longer holds the store, so it submits nothing (its intent settles by its tag later).
 TEST(Tick, WhoseLockFileIsTakenMeanwhileSubmitsNothing) {
@@ -266,6 +282,32 @@ TEST(StoreControl, CancelWithoutADaemonCancelsTheCampaignsJobsAtOnce) {
   EXPECT_EQ(c.at("state"), "cancelled");
   ASSERT_EQ(h.slurm.cancels().size(), 1u);
   EXPECT_EQ(h.slurm.cancels().at(0), job);
+}
+
+// slurmctld away when a cancel is served on the store: the campaign is cancelled, but its job
+// still runs; the reply names it (the command says so), and the next tick cancels it.
+TEST(StoreControl, CancelWhoseScancelFailsNamesTheJobNotCancelledYet) {
+  TickHarness h;
+  const auto id = h.add(2);
+  h.tick();
+  const JobId job = h.slurm.submissions().at(0).job;
+  h.slurm.start(job);
+  h.slurm.set_reachable(false);
+  const json reply = h.request({{"op", "cancel"}, {"id", id}});
+  EXPECT_EQ(reply.at("campaign").at("state"), "cancelled");
+  ASSERT_TRUE(reply.contains("not_cancelled")) << reply;
+  ASSERT_EQ(reply.at("not_cancelled").size(), 1u) << reply;
+  EXPECT_EQ(reply.at("not_cancelled").at(0).at("job"), job);
+  EXPECT_FALSE(reply.at("not_cancelled").at(0).at("error").get<std::string>().empty());
+  EXPECT_EQ(h.slurm.find(job)->state, SlurmJobState::kRunning);
+  h.slurm.set_reachable(true);
+  h.clock.advance(kMinute);
+  h.tick();
+  EXPECT_NE(h.slurm.find(job)->state, SlurmJobState::kRunning);
+  // Taken at once: the reply names no job.
+  const auto other = h.add(1, "other");
+  h.tick();
+  EXPECT_FALSE(h.request({{"op", "cancel"}, {"id", other}}).contains("not_cancelled"));
 }
 
 TEST(StoreControl, RequestWhileAnotherHoldsTheStoreSaysSoAfterWaiting) {

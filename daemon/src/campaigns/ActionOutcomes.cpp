@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "campaigns/CampaignEntry.h"
+#include "campaigns/CancelsNotTaken.h"
 #include "mirage/daemon/campaigns/CampaignController.h"
 
 namespace mirage::daemon {
@@ -282,8 +283,11 @@ std::optional<SlurmError> error_of(Call&& call) {
 
 }  // namespace
 
-void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver,
-                     const ActionGuard& may_act) {
+namespace {
+
+std::vector<CancelNotTaken> perform(SlurmClient& client, const Actions& actions,
+                                    const OutcomeDelivery& deliver, const ActionGuard& may_act) {
+  std::vector<CancelNotTaken> not_cancelled;
   const AccountedJobs accounted =
       actions.submits.empty() ? AccountedJobs{} : search_earlier_runs(client, actions.submits);
   for (const auto& a : actions.submits) {
@@ -326,10 +330,12 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
     if (const auto error = error_of([&] {
           check_may_act(may_act);
           client.cancel_job(a.job);
-        }))
+        })) {
+      not_cancelled.push_back({a, error->what()});
       deliver([a, e = *error](CampaignController& c) { c.on_cancel_failed(a, e); });
-    else
+    } else {
       deliver([a](CampaignController& c) { c.on_cancelled(a); });
+    }
   }
   for (const auto& a : actions.releases) {
     if (const auto error = error_of([&] {
@@ -362,16 +368,31 @@ void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeD
     else
       deliver([a, estimate](CampaignController& c) { c.on_estimate(a, estimate); });
   }
+  return not_cancelled;
+}
+
+OutcomeDelivery on_this_thread(CampaignController& controller) {
+  return [&controller](const std::function<void(CampaignController&)>& outcome) {
+    outcome(controller);
+  };
+}
+
+}  // namespace
+
+void perform_actions(SlurmClient& client, const Actions& actions, const OutcomeDelivery& deliver,
+                     const ActionGuard& may_act) {
+  perform(client, actions, deliver, may_act);
 }
 
 void perform_actions(CampaignController& controller, SlurmClient& client, const Actions& actions,
                      const ActionGuard& may_act) {
-  perform_actions(
-      client, actions,
-      [&controller](const std::function<void(CampaignController&)>& outcome) {
-        outcome(controller);
-      },
-      may_act);
+  perform(client, actions, on_this_thread(controller), may_act);
+}
+
+std::vector<CancelNotTaken> perform_actions_reporting(CampaignController& controller,
+                                                      SlurmClient& client, const Actions& actions,
+                                                      const ActionGuard& may_act) {
+  return perform(client, actions, on_this_thread(controller), may_act);
 }
 
 }  // namespace mirage::daemon

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "campaigns/CampaignEntry.h"
@@ -158,8 +159,22 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
     fail("limit reached: user " + std::to_string(r.owner_uid) + " already has " +
          std::to_string(owned) + " active or paused campaigns (guard.max_campaigns_per_user = " +
          std::to_string(config_.max_campaigns_per_user) + ")");
-  if (!r.done_file.empty())
+  if (!r.done_file.empty()) {
     if (auto why = prepare_done_file(r.done_file)) fail("done_file: " + *why);
+    // A campaign ends when its done file exists: two sharing one would both end when the first
+    // finished, the other short of its training.
+    std::error_code ec;
+    const auto mine = std::filesystem::weakly_canonical(r.done_file, ec);
+    for (const auto& [id, e] : entries_) {
+      if (is_finished(e->rec.state) || e->rec.done_file.empty()) continue;
+      std::error_code ec_other;
+      const auto theirs = std::filesystem::weakly_canonical(e->rec.done_file, ec_other);
+      if (ec || ec_other ? r.done_file == e->rec.done_file : mine == theirs)
+        fail("done_file: " + r.done_file + " is the done file of campaign " + std::to_string(id) +
+             " '" + e->rec.spec.name + "', " + std::string(to_string(e->rec.state)) +
+             ": the first to finish would end the other as done; name another file");
+    }
+  }
 
   if (r.max_overlap) {
     if (!r.policy.empty()) fail("give a policy or a max_overlap, not both");

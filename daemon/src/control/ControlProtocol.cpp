@@ -13,6 +13,7 @@
 #include "mirage/core/Version.h"
 #include "mirage/daemon/control/ControlServer.h"
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
+#include "mirage/daemon/store/StoreHome.h"
 #include "mirage/daemon/store/TraceExport.h"
 #include "store/Sqlite.h"
 
@@ -407,6 +408,22 @@ CampaignRequest parse_campaign_request(const json& c) {
   return r;
 }
 
+// Configs without a [socket] path share the default socket, so a request may reach the daemon of
+// another store: served, a cancel would end this store's campaign of that number.
+void ControlHandler::check_store(const json& store) const {
+  if (!store.is_string()) bad("store", "expected the path of the store the request is for");
+  const std::string& wanted = store.get_ref<const std::string&>();
+  if (wanted == store_.path() || same_store_file(wanted, store_.path())) return;
+  std::string socket = "its socket";
+  if (hooks_.status)
+    if (const json status = hooks_.status();
+        status.contains("socket") && status["socket"].is_string())
+      socket = status["socket"].get<std::string>();
+  throw RequestError("the daemon at " + socket + " serves " + store_.path() + ", not " + wanted +
+                     "; give [socket] path in the config of " + wanted +
+                     " (a socket of its own), or stop that daemon");
+}
+
 json ControlHandler::dispatch(const json& req, std::uint32_t peer_uid) {
   if (!req.is_object()) throw RequestError("a request is a JSON object, got " + type_of(req));
   if (!req.contains("op")) throw RequestError("op: missing");
@@ -500,7 +517,11 @@ std::string ControlHandler::handle(const std::string& line, std::uint32_t peer_u
   ++requests_;
   json reply;
   try {
-    const json req = json::parse(line);  // throws on malformed input, invalid UTF-8 included
+    json req = json::parse(line);  // throws on malformed input, invalid UTF-8 included
+    if (req.is_object() && req.contains("store")) {
+      check_store(req.at("store"));
+      req.erase("store");
+    }
     reply = dispatch(req, peer_uid);
   } catch (const json::parse_error& e) {
     reply = {{"ok", false}, {"error", std::string("malformed JSON: ") + e.what()}};

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "campaigns/CancelsNotTaken.h"
 #include "mirage/daemon/control/ControlProtocol.h"
 #include "mirage/daemon/service/CampaignPass.h"
 #include "mirage/daemon/store/StoreLock.h"
@@ -21,12 +22,20 @@ nlohmann::json serve_on_store(const DaemonConfig& config, const nlohmann::json& 
                          " and its control socket " + config.socket_path + " does not answer");
   CampaignPass pass(config, clock);
   ControlHandler::Hooks hooks;
-  hooks.perform = [&](Actions a) { perform_actions(pass.controller(), client, a); };
+  std::vector<CancelNotTaken> not_cancelled;
+  hooks.perform = [&](Actions a) {
+    for (auto& n : perform_actions_reporting(pass.controller(), client, a))
+      not_cancelled.push_back(n);
+  };
   hooks.poke = [] {};  // the next tick makes the pass
   hooks.status = [&] { return nlohmann::json{{"store", config.store_path}, {"daemon", false}}; };
   ControlHandler handler(pass.controller(), pass.store(), hooks);
-  const auto reply = nlohmann::json::parse(handler.handle(request.dump(), peer_uid));
+  auto reply = nlohmann::json::parse(handler.handle(request.dump(), peer_uid));
   if (!reply.value("ok", false)) throw RequestError(reply.value("error", std::string("failed")));
+  // The campaign is cancelled, but these jobs may still hold their nodes: the user is told.
+  for (const auto& n : not_cancelled)
+    reply["not_cancelled"].push_back(
+        {{"job", n.action.job}, {"segment", n.action.segment}, {"error", n.why}});
   return reply;
 }
 

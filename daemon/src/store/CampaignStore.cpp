@@ -5,8 +5,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "mirage/daemon/slurm/SegmentShape.h"
 #include "mirage/daemon/store/SnapshotBlob.h"
@@ -110,17 +112,70 @@ CREATE TABLE IF NOT EXISTS observed_jobs(
   time_limit INTEGER NOT NULL, nodes INTEGER NOT NULL, gpus_per_node INTEGER NOT NULL);
 )sql";
 
+// The columns each schema added, with the value the rows already there take. Some came to a
+// schema after stores of it were written (submissions.reason to 2, segments.adopted_tag to 5),
+// so a store's version does not say which it has: each missing one is added at every open.
+struct AddedColumn {
+  int schema;
+  const char* table;
+  const char* column;
+  const char* definition;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {2, "campaigns", "qos", "TEXT NOT NULL DEFAULT ''"},
+    {2, "campaigns", "sbatch_options", "TEXT NOT NULL DEFAULT '[]'"},
+    {2, "campaigns", "max_retries", "INTEGER NOT NULL DEFAULT -1"},
+    {2, "campaigns", "done_file", "TEXT NOT NULL DEFAULT ''"},
+    {2, "campaigns", "shape_granted", "INTEGER NOT NULL DEFAULT 0"},
+    {2, "submissions", "outcome", "TEXT NOT NULL DEFAULT ''"},
+    {2, "submissions", "reason", "TEXT NOT NULL DEFAULT ''"},
+    // Campaigns added before the fallback chain keep running without one.
+    {3, "campaigns", "fallback_chain", "INTEGER NOT NULL DEFAULT 0"},
+    {3, "campaigns", "max_hours", "REAL NOT NULL DEFAULT 0"},
+    {3, "segments", "held_behind", "INTEGER NOT NULL DEFAULT 0"},
+    {3, "segments", "released_at", "INTEGER NOT NULL DEFAULT -1"},
+    // Decisions made before the expected starts were recorded have none.
+    {4, "decisions", "forecast_start", "INTEGER NOT NULL DEFAULT -1"},
+    {4, "decisions", "slurm_start", "INTEGER NOT NULL DEFAULT -1"},
+    {4, "decisions", "slurm_note", "TEXT NOT NULL DEFAULT ''"},
+    // Nothing was lost before; earlier campaigns have no request key.
+    {5, "campaigns", "request_key", "TEXT NOT NULL DEFAULT ''"},
+    {5, "segments", "lost_at", "INTEGER NOT NULL DEFAULT -1"},
+    {5, "segments", "output_file", "TEXT NOT NULL DEFAULT ''"},
+    {5, "segments", "adopted_tag", "TEXT NOT NULL DEFAULT ''"},
+    // The campaigns already in the store keep the job names they were submitted under (NAME-sK),
+    // so that their jobs in flight are found by them until they end.
+    {7, "campaigns", "job_names_carry_store", "INTEGER NOT NULL DEFAULT 0"},
+    // No attempt had a twin recorded.
+    {8, "submissions", "twin_job", "INTEGER NOT NULL DEFAULT 0"},
+    // A hand-off signal or cancel committed before is not known to have been taken: it is sent
+    // again while its predecessor runs (harmless to repeat).
+    {9, "segments", "signal_sent_at", "INTEGER NOT NULL DEFAULT -1"},
+    {9, "segments", "cancel_sent_at", "INTEGER NOT NULL DEFAULT -1"},
+};
+
+std::set<std::string> column_names(sql::Database& db, const std::string& table) {
+  auto info = db.prepare("PRAGMA table_info(" + table + ")");
+  std::set<std::string> names;
+  while (info.step()) names.insert(info.text(1));
+  return names;
+}
+
+// Adds each column of kAddedColumns a store of schema 1 or later lacks.
+void add_missing_columns(sql::Database& db) {
+  std::map<std::string, std::set<std::string>> present;
+  for (const AddedColumn& c : kAddedColumns) {
+    auto it = present.find(c.table);
+    if (it == present.end()) it = present.emplace(c.table, column_names(db, c.table)).first;
+    if (it->second.count(c.column)) continue;
+    db.exec(std::string("ALTER TABLE ") + c.table + " ADD COLUMN " + c.column + " " + c.definition);
+    it->second.insert(c.column);
+  }
+}
+
 // Schema 1 -> 2. Campaigns of schema 1 were submitted with every shape flag (all required then)
 // and nothing from the script: their flags become sbatch options, so they keep that shape.
 void migrate_from_1(sql::Database& db) {
-  db.exec(
-      "ALTER TABLE campaigns ADD COLUMN qos TEXT NOT NULL DEFAULT '';"
-      "ALTER TABLE campaigns ADD COLUMN sbatch_options TEXT NOT NULL DEFAULT '[]';"
-      "ALTER TABLE campaigns ADD COLUMN max_retries INTEGER NOT NULL DEFAULT -1;"
-      "ALTER TABLE campaigns ADD COLUMN done_file TEXT NOT NULL DEFAULT '';"
-      "ALTER TABLE campaigns ADD COLUMN shape_granted INTEGER NOT NULL DEFAULT 0;"
-      "ALTER TABLE submissions ADD COLUMN outcome TEXT NOT NULL DEFAULT '';"
-      "ALTER TABLE submissions ADD COLUMN reason TEXT NOT NULL DEFAULT '';");
   auto read =
       db.prepare("SELECT id, nodes, gpus_per_node, time_limit, partition, account FROM campaigns");
   auto write = db.prepare("UPDATE campaigns SET sbatch_options=? WHERE id=?");
@@ -131,51 +186,6 @@ void migrate_from_1(sql::Database& db) {
     write.bind(1, nlohmann::json(options).dump()).bind(2, read.integer(0));
     write.run();
   }
-}
-
-// Schema 2 -> 3. Campaigns added before the fallback chain keep running without one.
-void migrate_from_2(sql::Database& db) {
-  db.exec(
-      "ALTER TABLE campaigns ADD COLUMN fallback_chain INTEGER NOT NULL DEFAULT 0;"
-      "ALTER TABLE campaigns ADD COLUMN max_hours REAL NOT NULL DEFAULT 0;"
-      "ALTER TABLE segments ADD COLUMN held_behind INTEGER NOT NULL DEFAULT 0;"
-      "ALTER TABLE segments ADD COLUMN released_at INTEGER NOT NULL DEFAULT -1;");
-}
-
-// Schema 3 -> 4. Decisions made before the expected starts were recorded have none.
-void migrate_from_3(sql::Database& db) {
-  db.exec(
-      "ALTER TABLE decisions ADD COLUMN forecast_start INTEGER NOT NULL DEFAULT -1;"
-      "ALTER TABLE decisions ADD COLUMN slurm_start INTEGER NOT NULL DEFAULT -1;"
-      "ALTER TABLE decisions ADD COLUMN slurm_note TEXT NOT NULL DEFAULT '';");
-}
-
-// Schema 4 -> 5. Nothing was lost before; earlier campaigns have no request key.
-void migrate_from_4(sql::Database& db) {
-  db.exec(
-      "ALTER TABLE campaigns ADD COLUMN request_key TEXT NOT NULL DEFAULT '';"
-      "ALTER TABLE segments ADD COLUMN lost_at INTEGER NOT NULL DEFAULT -1;"
-      "ALTER TABLE segments ADD COLUMN output_file TEXT NOT NULL DEFAULT '';"
-      "ALTER TABLE segments ADD COLUMN adopted_tag TEXT NOT NULL DEFAULT '';");
-}
-
-// Schema 6 -> 7. The campaigns already in the store keep the job names they were submitted under
-// (NAME-sK), so that their jobs in flight are found by them until they end.
-void migrate_from_6(sql::Database& db) {
-  db.exec("ALTER TABLE campaigns ADD COLUMN job_names_carry_store INTEGER NOT NULL DEFAULT 0;");
-}
-
-// Schema 7 -> 8. No attempt had a twin recorded.
-void migrate_from_7(sql::Database& db) {
-  db.exec("ALTER TABLE submissions ADD COLUMN twin_job INTEGER NOT NULL DEFAULT 0;");
-}
-
-// Schema 8 -> 9. A hand-off signal or cancel committed before is not known to have been taken:
-// it is sent again while its predecessor runs (harmless to repeat).
-void migrate_from_8(sql::Database& db) {
-  db.exec(
-      "ALTER TABLE segments ADD COLUMN signal_sent_at INTEGER NOT NULL DEFAULT -1;"
-      "ALTER TABLE segments ADD COLUMN cancel_sent_at INTEGER NOT NULL DEFAULT -1;");
 }
 
 SegmentState parse_segment_state(const std::string& s) {
@@ -301,13 +311,9 @@ void CampaignStore::create(const std::string& path) {
 
 void CampaignStore::initialise(std::int64_t version) {
   sql::Transaction t(*db_);
+  // Whatever the version says (a fresh store gets them all from kSchema).
+  if (version >= 1) add_missing_columns(*db_);
   if (version == 1) migrate_from_1(*db_);
-  if (version == 1 || version == 2) migrate_from_2(*db_);
-  if (version >= 1 && version <= 3) migrate_from_3(*db_);
-  if (version >= 1 && version <= 4) migrate_from_4(*db_);
-  if (version >= 1 && version <= 6) migrate_from_6(*db_);
-  if (version >= 1 && version <= 7) migrate_from_7(*db_);
-  if (version >= 1 && version <= 8) migrate_from_8(*db_);
   db_->exec(kSchema);
   db_->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   store_id_ = value("store_id");

@@ -41,6 +41,15 @@ std::optional<std::string> directory_problem(const fs::path& dir) {
   return std::nullopt;
 }
 
+std::optional<std::string> hard_link_problem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink <= 1)
+    return std::nullopt;
+  return path + " has " + std::to_string(st.st_nlink) +
+         " hard links: two processes could each lock it under another name; keep one name "
+         "(remove the other links, or replace them with symlinks)";
+}
+
 std::optional<std::string> store_problem(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
@@ -50,6 +59,7 @@ std::optional<std::string> store_problem(const std::string& path) {
       return path + " is not readable and writable (" + std::strerror(errno) + ")";
     if (st.st_size > 0 && !is_sqlite(path))
       return path + " is not a SQLite database; refusing to use it as the store";
+    if (auto why = hard_link_problem(path)) return why;
   } else if (errno != ENOENT) {
     return path + " cannot be inspected (" + std::strerror(errno) + ")";
   }

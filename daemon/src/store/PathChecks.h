@@ -11,9 +11,14 @@ namespace mirage::daemon {
 // is not a writable directory. nullopt when they can.
 std::optional<std::string> directory_problem(const std::filesystem::path& dir);
 
+// Why the store at `path` has no one name to lock it by: it has hard links (a symlink resolves
+// to the real file; a hard link does not, and SQLite keeps its journal beside the name it was
+// given). nullopt when it has one link or does not exist.
+std::optional<std::string> hard_link_problem(const std::string& path);
+
 // Why `path` cannot be the SQLite store: a directory or other non-file, not readable and
-// writable, not a SQLite database, or in a directory where SQLite cannot make its -wal and -shm
-// files. nullopt when none of these holds.
+// writable, not a SQLite database, hard-linked, or in a directory where SQLite cannot make its -wal
+// and -shm files. nullopt when none of these holds.
 std::optional<std::string> store_problem(const std::string& path);
 
 }  // namespace mirage::daemon

@@ -12,22 +12,21 @@ namespace {
 
 constexpr const char* kHomeKey = "home_path";
 
-// Two names of one file (a symlink, the same home mounted at two places) are one store.
-bool same_file(const std::string& a, const std::string& b) {
+}  // namespace
+
+bool same_store_file(const std::string& a, const std::string& b) {
   struct stat sa {};
   struct stat sb {};
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
 }
 
-}  // namespace
-
 void check_store_home(CampaignStore& store, const std::string& path, bool moved) {
   std::error_code ec;
   const std::filesystem::path canonical = std::filesystem::canonical(path, ec);
   const std::string here = ec ? path : canonical.string();
   const std::string home = store.value(kHomeKey);
-  if (home == here || (!home.empty() && same_file(home, path))) return;
+  if (home == here || (!home.empty() && same_store_file(home, path))) return;
   if (home.empty() || moved) {
     if (!home.empty())
       spdlog::warn("store {}: moved here from {}, as the user said; it belongs here from now on",

@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
+
+#include "store/PathChecks.h"
 
 namespace mirage::daemon {
 
@@ -72,7 +75,11 @@ std::optional<std::string> foreign_owner(const std::string& path) {
 }
 
 std::string StoreLock::lock_path(const std::string& store_path) {
-  return store_path + ".lock";
+  // The real file's: a store reached under two names (a symlink left where it was before it
+  // moved) is one store, and SQLite opens the real file whichever name it is given.
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(store_path, ec);
+  return (ec ? store_path : real.string()) + ".lock";
 }
 
 std::optional<StoreLock> StoreLock::acquire(const std::string& store_path,
@@ -81,6 +88,7 @@ std::optional<StoreLock> StoreLock::acquire(const std::string& store_path,
   const std::string path = lock_path(store_path);
   for (const auto& p : {store_path, path})
     if (auto why = foreign_owner(p)) throw StoreOwnerError(*why);
+  if (auto why = hard_link_problem(store_path)) throw std::runtime_error(*why);
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<long>(wait_s * 1000));
   int fd = -1;

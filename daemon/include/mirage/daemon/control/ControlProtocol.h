@@ -6,6 +6,8 @@
 //   {"op":"show","id":N}                        -> {"ok":true,"campaign":{... "segments":[...]}}
 //   {"op":"add","campaign":{...}}               -> {"ok":true,"campaign":{...},"notes":[...]}
 //   {"op":"cancel"|"pause"|"resume","id":N}     -> {"ok":true,"campaign":{...}}
+// Any request may carry "store":PATH, the store its sender meant (`--config`'s): refused unless it
+// is this daemon's store (the same file); one without it is served as before.
 // Every failure is {"ok":false,"error":"..."}: malformed JSON, unknown ops or keys, wrong types,
 // values out of range (time_limit 1 minute to 365 days, handoff_grace up to 7 days), control
 // characters in name, partition, account or policy, and refused requests alike. Requests are
@@ -73,6 +75,8 @@ class ControlHandler {
 
  private:
   nlohmann::json dispatch(const nlohmann::json& request, std::uint32_t peer_uid);
+  // Throws RequestError unless `store` names this handler's store (the same file).
+  void check_store(const nlohmann::json& store) const;
   CampaignController& controller_;
   CampaignStore& store_;
   Hooks hooks_;

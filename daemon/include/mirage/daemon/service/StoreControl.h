@@ -24,7 +24,8 @@ class StoreBusyError : public ControlClientError {
 // Long enough for a tick's pass (one dump, a few submissions); a daemon holds it for good.
 inline constexpr double kStoreRequestLockWait_s = 20;
 
-// Serves `request` from `peer_uid` on config.store_path and returns the reply. Throws
+// Serves `request` from `peer_uid` on config.store_path and returns the reply; a cancel whose
+// scancel failed lists those jobs under "not_cancelled" ({"job","segment","error"}). Throws
 // RequestError when it answers {"ok":false} (as call_daemon does), StoreBusyError when the store
 // stays locked for `lock_wait_s`, StoreOwnerError when it is another user's.
 nlohmann::json serve_on_store(const DaemonConfig& config, const nlohmann::json& request,

@@ -18,6 +18,9 @@ class StoreCopyError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Whether `a` and `b` name one file (a symlink, the same home mounted at two places): one store.
+bool same_store_file(const std::string& a, const std::string& b);
+
 // Records `path` as the store's home if it has none yet (a store made before homes were kept);
 // throws StoreCopyError when its home is another file than `path`, unless `moved`, which
 // rebinds it to `path`.

@@ -1,9 +1,10 @@
 #pragma once
 // One process at a time acts on a store: the daemon for its life, `mirage tick` for its pass,
-// a `campaign` command for its request when no daemon runs. An flock on `<store>.lock`, which
-// the kernel releases when the holder dies, however it dies. The flock guards only the file it
-// was taken on: a lock file deleted or replaced while held lets the next process lock a new file
-// at the path, so a holder that lasts asks `lost()` and takes the path again (or stops).
+// a `campaign` command for its request when no daemon runs. An flock on `<store>.lock` beside
+// the store's real file (a symlink to the store locks the same one), which the kernel releases
+// when the holder dies, however it dies. The flock guards only the file it was taken on: a lock
+// file deleted or replaced while held lets the next process lock a new file at the path, so a
+// holder that lasts asks `lost()` and takes the path again (or stops).
 #include <optional>
 #include <stdexcept>
 #include <string>
