@@ -210,6 +210,8 @@ TEST(SbatchSubmitter, ARefusalThatLastsOnlyAWhileIsToldFromARealOne) {
                 "Unable to create job record, try again' >&2",
             true},
            {failed + "System submissions disabled' >&2", true},
+           // ESLURM_PARTITION_NOT_AVAIL: an administrator drains (or deactivates) the partition.
+           {failed + "Required partition not available (inactive or drain)' >&2", true},
            // A size or time limit: waiting does not lift it.
            {"echo 'sbatch: error: QOSMaxWallDurationPerJobLimit' >&2; " + failed +
                 "Job violates accounting/QOS policy (job submit limit, user'\\''s size and/or "
@@ -237,6 +239,21 @@ TEST(SbatchSubmitter, AControllerThatDoesNotAnswerLeavesTheOutcomeToTheTag) {
   EXPECT_TRUE(error_of(s, request(dir)).transient());
 }
 
+// slurm_errno.c's texts of SLURM_COMMUNICATIONS_SEND_ERROR, _RECEIVE_ERROR and
+// SLURM_PROTOCOL_INSANE_MSG_LENGTH (1000-1899, transient by slurm_error_is_transient).
+TEST(SbatchSubmitter, AMessageLostOnTheWayLeavesTheOutcomeToTheTag) {
+  for (const char* message :
+       {"Message receive failure", "Message send failure", "Insane message length"}) {
+    TempDir dir;
+    const auto s = submitter(
+        fake_sbatch(dir, std::string("echo 'sbatch: error: Batch job submission failed: ") +
+                             message + "' >&2; exit 1"));
+    const SlurmError e = error_of(s, request(dir));
+    EXPECT_TRUE(e.transient()) << e.what();
+    EXPECT_FALSE(e.refused_for_now()) << e.what();
+  }
+}
+
 TEST(SbatchSubmitter, NoJobIdInTheOutputLeavesTheOutcomeToTheTag) {
   TempDir dir;
   const auto s = submitter(fake_sbatch(dir, "echo 'Submitted batch job'"));
@@ -260,8 +277,23 @@ TEST(SbatchSubmitter, ASbatchThatCannotBeRunIsARefusalSayingWhy) {
   TempDir dir;
   const SlurmError e = error_of(submitter(dir.file("no-sbatch")), request(dir));
   EXPECT_FALSE(e.transient());
+  EXPECT_FALSE(e.refused_for_now());
   EXPECT_EQ(std::string(e.what()),
             "cannot run sbatch (" + dir.file("no-sbatch") + "): No such file or directory");
+}
+
+// sbatch being replaced (a package update writing it) makes exec fail with ETXTBSY, as do a
+// full process or file table (fork's EAGAIN, EMFILE) and an NFS working directory that times
+// out: nothing was submitted, and the same request runs once that passes.
+TEST(SbatchSubmitter, AStartThatFailsOnlyForAWhileIsARefusalForNow) {
+  TempDir dir;
+  const std::string program = fake_sbatch(dir, "echo 1");
+  std::ofstream being_written(program, std::ios::app);  // exec: "Text file busy"
+  ASSERT_TRUE(being_written.is_open());
+  const SlurmError e = error_of(submitter(program), request(dir));
+  EXPECT_FALSE(e.transient()) << e.what();
+  EXPECT_TRUE(e.refused_for_now()) << e.what();
+  EXPECT_EQ(std::string(e.what()), "cannot run sbatch (" + program + "): Text file busy");
 }
 
 TEST(SbatchSubmitter, AWorkingDirectoryThatIsGoneIsARefusalSayingWhich) {
@@ -270,6 +302,7 @@ TEST(SbatchSubmitter, AWorkingDirectoryThatIsGoneIsARefusalSayingWhich) {
   r.work_dir = dir.file("gone");
   const SlurmError e = error_of(submitter(fake_sbatch(dir, "echo 1")), r);
   EXPECT_FALSE(e.transient());
+  EXPECT_FALSE(e.refused_for_now());
   EXPECT_EQ(std::string(e.what()),
             "cannot submit from " + dir.file("gone") + ": No such file or directory");
 }

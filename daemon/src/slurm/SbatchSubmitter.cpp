@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -29,6 +30,11 @@ constexpr const char* kNoAnswer[] = {
     "Connection reset",
     "Transport endpoint is not connected",
     "in standby mode",
+    // SLURM_COMMUNICATIONS_SEND_ERROR, _RECEIVE_ERROR and SLURM_PROTOCOL_INSANE_MSG_LENGTH:
+    // 1000-1899, the codes slurm_error_is_transient takes for a lost reply.
+    "Message send failure",
+    "Message receive failure",
+    "Insane message length",
 };
 
 // sbatch's refusals that last only a while, as the last line says them ("Batch job submission
@@ -47,7 +53,17 @@ constexpr const char* kRefusedForNow[] = {
     "Required ports are in use",
     // ESLURM_SUBMISSIONS_DISABLED: an administrator holds all submissions.
     "System submissions disabled",
+    // ESLURM_PARTITION_NOT_AVAIL: an administrator drains the partition (or makes it inactive)
+    // for maintenance; submissions are taken again once it is up.
+    "Required partition not available (inactive or drain)",
 };
+
+// Why sbatch could not be started, when it passes of itself: no processes, memory or
+// descriptors to spare (fork, the pipes), sbatch being replaced as it is run (a package
+// update: ETXTBSY), an NFS working directory not answering. Nothing was submitted. Any other
+// (ENOENT, ENOTDIR, EACCES) lasts until someone changes the file system: a refusal.
+constexpr int kStartFailsForNow[] = {EAGAIN,  ENOMEM, EMFILE,    ENFILE,
+                                     ETXTBSY, ESTALE, ETIMEDOUT, EIO};
 
 // ESLURM_ACCOUNTING_POLICY ("Job violates accounting/QOS policy (job submit limit, user's size
 // and/or time limits)", 22.05 and 24.11) is a submit limit or a size or time limit alike:
@@ -198,9 +214,11 @@ JobId SbatchSubmitter::submit(const SubmitRequest& r) const {
   const std::string who = "sbatch (" + settings_.program + ")";
   if (res.start_errno != 0) {
     const std::string why = std::strerror(res.start_errno);
+    const bool for_now = std::find(std::begin(kStartFailsForNow), std::end(kStartFailsForNow),
+                                   res.start_errno) != std::end(kStartFailsForNow);
     throw SlurmError(res.chdir_failed ? "cannot submit from " + spec.work_dir + ": " + why
                                       : "cannot run " + who + ": " + why,
-                     res.start_errno, false);
+                     res.start_errno, false, for_now);
   }
   if (res.timed_out)
     throw SlurmError(who + " did not finish within " + format_short_duration(settings_.timeout) +

@@ -44,7 +44,8 @@ class SbatchSubmitter {
 
   // Returns the new job's id. Throws SlurmError: transient when the job may or may not exist
   // (a timeout, sbatch killed, the controller not answering, no job id in its output), else a
-  // refusal carrying sbatch's own message (or why sbatch could not be run).
+  // refusal carrying sbatch's own message (or why sbatch could not be run), refused for now
+  // when it lasts only a while (a submit limit, a drained partition, no process to spare).
   JobId submit(const SubmitRequest& request) const;
 
   // sbatch's arguments for `request` (after the program name).
