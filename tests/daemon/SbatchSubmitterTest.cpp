@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -70,7 +71,8 @@ TEST(SbatchSubmitter, ReturnsTheJobIdAndGivesSbatchTheScriptOptionsTagAndEnviron
   const SubmitRequest r = request(dir);
   EXPECT_EQ(s.submit(r), 4242);
   EXPECT_EQ(slurp(dir.file("args")),
-            "--parsable\n--job-name=gpt-s3\n--comment=mirage:0000abcd:7:3:1\n--export=ALL\n"
+            "--parsable\n--ignore-pbs\n--job-name=gpt-s3\n--comment=mirage:0000abcd:7:3:1\n"
+            "--export=ALL\n"
             "--nodes=2\n--time=01:00:00\n");
   EXPECT_EQ(slurp(dir.file("stdin")), r.script);
   EXPECT_EQ(slurp(dir.file("cwd")), dir.path().string() + "\n");
@@ -109,6 +111,17 @@ TEST(SbatchSubmitter, ACampaignStoredWithSlurmHintKeepsItOnEverySegment) {
   EXPECT_EQ(s.submit(r), 4242);
   const std::string env = slurp(dir.file("env"));
   EXPECT_NE(env.find("SLURM_HINT='nomultithread'"), std::string::npos) << env;
+}
+
+// sbatch translates a script's #PBS and #BSUB lines into its own options (src/sbatch/xlate.c):
+// a ported script's "#PBS -t 0-3" would run the segment four times at once on one checkpoint,
+// "#PBS -h" hold it, "#PBS -W depend=" chain it behind a job of its own.
+TEST(SbatchSubmitter, SbatchReadsNoPbsOrBsubLines) {
+  SubmitRequest r;
+  r.comment = "mirage:00000001:1:1:1";
+  r.script = "#!/bin/bash\n#PBS -t 0-3\n#BSUB -W 60\nsrun train\n";
+  const auto args = SbatchSubmitter::arguments(r);
+  EXPECT_NE(std::find(args.begin(), args.end(), "--ignore-pbs"), args.end());
 }
 
 TEST(SbatchSubmitter, AHeldSuccessorGoesBehindItsPredecessorOverTheUsersOwnDependency) {

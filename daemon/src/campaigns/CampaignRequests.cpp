@@ -107,6 +107,20 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
                           "job), add the campaign once that job has finished")
              .what());
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
+  // sbatch is told --ignore-pbs (SbatchSubmitter::arguments): a ported script's #PBS lines would
+  // otherwise make an array, a hold or a dependency of each segment. The first few are named.
+  constexpr std::size_t kPbsLinesNamed = 5;
+  const auto pbs = pbs_and_bsub_lines(r.script);
+  for (std::size_t i = 0; i < pbs.size() && i < kPbsLinesNamed; ++i)
+    shape.notes.push_back(fmt::format(
+        "'{}' ({}:{}) is ignored: mirage submits with --ignore-pbs; say what the segments need "
+        "in #SBATCH lines",
+        escape_control(pbs[i].text.size() > 80 ? pbs[i].text.substr(0, 77) + "..." : pbs[i].text),
+        script_name, pbs[i].line));
+  if (pbs.size() > kPbsLinesNamed)
+    shape.notes.push_back(
+        fmt::format("{} more #PBS or #BSUB lines ({}:{} and after) are ignored too",
+                    pbs.size() - kPbsLinesNamed, script_name, pbs[kPbsLinesNamed].line));
   // --no-export-env: nothing of the add's environment reaches sbatch or the job.
   if (!r.export_environment) r.environment.clear();
   // Not refused: each segment is told the wait it needs (MIRAGE_HANDOFF_WAIT, make_request), at
