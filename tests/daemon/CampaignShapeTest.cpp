@@ -118,6 +118,17 @@ TEST(CampaignShape, AnAddNamesTheFirstFivePbsLinesAndCountsTheRest) {
             "3 more #PBS or #BSUB lines (/home/u/gpt.sbatch:7 and after) are ignored too");
 }
 
+// sbatch --export=NONE still gives the job its SLURM_* variables, the umask among them: an add
+// with --no-export-env keeps the umask `campaign add` recorded, and nothing else of its shell.
+TEST(CampaignShape, AnAddWithoutItsShellsEnvironmentKeepsItsUmask) {
+  Harness h(config());
+  auto r = script_request();
+  r.export_environment = false;
+  r.environment = {"HOME=/home/u", "SLURM_UMASK=0022"};
+  const auto id = h.controller->add(r).spec.id;
+  EXPECT_EQ(h.campaign(id).environment, std::vector<std::string>{"SLURM_UMASK=0022"});
+}
+
 // sbatch runs without them (SbatchSubmitter): the user hears which, to move them to the script.
 TEST(CampaignShape, AnAddWhoseShellSetsSbatchVariablesIsRefusedNamingThem) {
   Harness h(config());

@@ -101,6 +101,22 @@ TEST(SbatchSubmitter, SbatchRunsWithoutTheInputVariablesThatOverrideTheScript) {
   EXPECT_NE(env.find("MIRAGE_SEGMENT='3'"), std::string::npos) << env;
 }
 
+// sbatch gives the job its caller's umask as SLURM_UMASK where the environment sets none: the
+// daemon's 0077 unless `campaign add` recorded the user's, which sbatch then passes on as given.
+TEST(SbatchSubmitter, TheUmaskCampaignAddRecordedReachesSbatchAsSbatchWritesIt) {
+  EXPECT_EQ(slurm_umask_entry(022), "SLURM_UMASK=0022");
+  EXPECT_EQ(slurm_umask_entry(027), "SLURM_UMASK=0027");
+  EXPECT_EQ(slurm_umask_entry(0), "SLURM_UMASK=0000");
+  EXPECT_EQ(slurm_umask_entry(0777), "SLURM_UMASK=0777");
+  TempDir dir;
+  const auto s = submitter(fake_sbatch(dir, "echo 4242"));
+  SubmitRequest r = request(dir);
+  r.environment.push_back(slurm_umask_entry(022));
+  EXPECT_EQ(s.submit(r), 4242);
+  const std::string env = slurp(dir.file("env"));
+  EXPECT_NE(env.find("SLURM_UMASK='0022'"), std::string::npos) << env;
+}
+
 // SLURM_HINT is refused at `campaign add`; a campaign stored before keeps it on every segment,
 // so that its CPU layout does not change halfway.
 TEST(SbatchSubmitter, ACampaignStoredWithSlurmHintKeepsItOnEverySegment) {

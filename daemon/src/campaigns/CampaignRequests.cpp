@@ -121,8 +121,11 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
     shape.notes.push_back(
         fmt::format("{} more #PBS or #BSUB lines ({}:{} and after) are ignored too",
                     pbs.size() - kPbsLinesNamed, script_name, pbs[kPbsLinesNamed].line));
-  // --no-export-env: nothing of the add's environment reaches sbatch or the job.
-  if (!r.export_environment) r.environment.clear();
+  // --no-export-env: nothing of the add's environment reaches sbatch or the job but the umask,
+  // which sbatch passes on with --export=NONE too.
+  if (!r.export_environment)
+    std::erase_if(r.environment,
+                  [](const std::string& e) { return e.rfind("SLURM_UMASK=", 0) != 0; });
   // Not refused: each segment is told the wait it needs (MIRAGE_HANDOFF_WAIT, make_request), at
   // each submission, so that no successor gives up before its predecessor is signalled; a script
   // that does not pass it on must wait that long of its own.

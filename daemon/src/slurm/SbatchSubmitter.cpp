@@ -142,6 +142,13 @@ bool is_sbatch_input_variable(std::string_view entry) {
   return overrides_the_recorded_job(entry) || entry.rfind("SLURM_HINT=", 0) == 0;
 }
 
+std::string slurm_umask_entry(unsigned umask) {
+  // As sbatch's _set_umask_env: "0%d%d%d".
+  std::string digits = "0000";
+  for (int i = 0; i < 3; ++i) digits[3 - i] = static_cast<char>('0' + ((umask >> (3 * i)) & 07));
+  return "SLURM_UMASK=" + digits;
+}
+
 bool executable_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;

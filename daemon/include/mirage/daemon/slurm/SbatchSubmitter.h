@@ -38,6 +38,10 @@ std::string find_on_path(const std::string& program, const std::string& search_p
 // campaigns stored before (all but SLURM_HINT, which they keep: their layout stays as it began).
 bool is_sbatch_input_variable(std::string_view entry);
 
+// SLURM_UMASK=<umask> as sbatch writes it ("0022"): sbatch gives the job its caller's umask so
+// where the environment sets none, and the daemon's is 0077; `campaign add` records the user's.
+std::string slurm_umask_entry(unsigned umask);
+
 class SbatchSubmitter {
  public:
   explicit SbatchSubmitter(SbatchSettings settings) : settings_(std::move(settings)) {}
