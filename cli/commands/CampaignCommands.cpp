@@ -2,6 +2,7 @@
 // no daemon running, the same requests served on its store. Human tables by default, --json for
 // scripts; a clear message and exit status 3 when neither the daemon nor a store is at hand.
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -24,6 +25,7 @@
 #include "mirage/core/Time.h"
 #include "mirage/daemon/control/ControlProtocol.h"
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
+#include "mirage/daemon/slurm/SbatchSubmitter.h"
 
 extern char** environ;
 
@@ -225,10 +227,24 @@ int run_add(const AddOptions& o) {
   // Like sbatch's default --export=ALL: the segments see the environment of `campaign add`;
   // --no-export-env is --export=NONE (the daemon says it on sbatch's command line).
   json env = json::array();
-  if (!o.no_export)
-    for (char** e = environ; e && *e; ++e) env.push_back(*e);
-  else
+  std::string umask_entry;  // the shell's own SLURM_UMASK, if it sets one
+  for (char** e = environ; e && *e; ++e) {
+    if (std::string_view(*e).rfind("SLURM_UMASK=", 0) == 0) umask_entry = *e;
+    if (!o.no_export) env.push_back(*e);
+  }
+  // sbatch gives the job its caller's umask (SLURM_UMASK) where the environment sets none, even
+  // with --export=NONE; the daemon and the tick run with 0077, so without the user's own the
+  // segments' checkpoints and logs would be theirs alone, unlike a job they submit by hand.
+  if (umask_entry.empty()) {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    umask_entry = daemon::slurm_umask_entry(mask);
+    if (!o.no_export) env.push_back(umask_entry);
+  }
+  if (o.no_export) {
+    env.push_back(umask_entry);
     c["export_environment"] = false;
+  }
   c["environment"] = env;
   // One key for this command: a retry after a lost reply, through the socket or the store,
   // returns the campaign the first try made.

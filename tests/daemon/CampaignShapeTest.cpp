@@ -72,6 +72,63 @@ TEST(CampaignShape, FlagsOverrideTheScriptAsSbatchOptionsAndSayWhichWins) {
             (std::vector<std::string>{"--nodes=4", "--account=proj"}));
 }
 
+// sbatch would apply a ported script's #PBS and #BSUB lines (an array, a hold, a dependency, a
+// walltime) anywhere before the 101st line that is no comment, where mirage reads only #SBATCH:
+// it submits with --ignore-pbs, and the user hears which lines that leaves out.
+TEST(CampaignShape, AnAddNamesThePbsAndBsubLinesSbatchIsToldToIgnore) {
+  Harness h(config());
+  std::string script =
+      "#!/bin/bash\n"
+      "#SBATCH --nodes=2\n"
+      "#PBS -t 0-3\n"
+      "#BSUB -W 60\n"
+      "  #PBS -h\n"  // not at the line's start: sbatch reads it as a comment
+      "srun prepare\n"
+      "#PBS -l walltime=48:00:00\n";  // after a command, still read by sbatch
+  for (int i = 0; i < 100; ++i) script += "echo " + std::to_string(i) + "\n";
+  script += "#PBS -W depend=afterok:12\n";  // past the 100 lines sbatch reads for them
+  std::vector<std::string> notes;
+  h.controller->add(script_request(script), &notes);
+  ASSERT_EQ(notes.size(), 4u);  // one a line, then which policy (none given) and why
+  EXPECT_EQ(notes[0],
+            "'#PBS -t 0-3' (/home/u/gpt.sbatch:3) is ignored: mirage submits with --ignore-pbs; "
+            "say what the segments need in #SBATCH lines");
+  EXPECT_EQ(notes[1],
+            "'#BSUB -W 60' (/home/u/gpt.sbatch:4) is ignored: mirage submits with --ignore-pbs; "
+            "say what the segments need in #SBATCH lines");
+  EXPECT_EQ(notes[2],
+            "'#PBS -l walltime=48:00:00' (/home/u/gpt.sbatch:7) is ignored: mirage submits with "
+            "--ignore-pbs; say what the segments need in #SBATCH lines");
+  EXPECT_EQ(notes[3].rfind("policy ", 0), 0u) << notes[3];
+}
+
+// A whole PBS header is not a screenful of notes: the first five, then how many more.
+TEST(CampaignShape, AnAddNamesTheFirstFivePbsLinesAndCountsTheRest) {
+  Harness h(config());
+  std::string script = "#!/bin/bash\n";
+  for (int i = 0; i < 8; ++i) script += "#PBS -N n" + std::to_string(i) + "\n";
+  script += "srun train\n";
+  std::vector<std::string> notes;
+  h.controller->add(script_request(script), &notes);
+  ASSERT_EQ(notes.size(), 7u);
+  EXPECT_EQ(notes[4],
+            "'#PBS -N n4' (/home/u/gpt.sbatch:6) is ignored: mirage submits with --ignore-pbs; "
+            "say what the segments need in #SBATCH lines");
+  EXPECT_EQ(notes[5],
+            "3 more #PBS or #BSUB lines (/home/u/gpt.sbatch:7 and after) are ignored too");
+}
+
+// sbatch --export=NONE still gives the job its SLURM_* variables, the umask among them: an add
+// with --no-export-env keeps the umask `campaign add` recorded, and nothing else of its shell.
+TEST(CampaignShape, AnAddWithoutItsShellsEnvironmentKeepsItsUmask) {
+  Harness h(config());
+  auto r = script_request();
+  r.export_environment = false;
+  r.environment = {"HOME=/home/u", "SLURM_UMASK=0022"};
+  const auto id = h.controller->add(r).spec.id;
+  EXPECT_EQ(h.campaign(id).environment, std::vector<std::string>{"SLURM_UMASK=0022"});
+}
+
 // sbatch runs without them (SbatchSubmitter): the user hears which, to move them to the script.
 TEST(CampaignShape, AnAddWhoseShellSetsSbatchVariablesIsRefusedNamingThem) {
   Harness h(config());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -70,7 +71,8 @@ TEST(SbatchSubmitter, ReturnsTheJobIdAndGivesSbatchTheScriptOptionsTagAndEnviron
   const SubmitRequest r = request(dir);
   EXPECT_EQ(s.submit(r), 4242);
   EXPECT_EQ(slurp(dir.file("args")),
-            "--parsable\n--job-name=gpt-s3\n--comment=mirage:0000abcd:7:3:1\n--export=ALL\n"
+            "--parsable\n--ignore-pbs\n--job-name=gpt-s3\n--comment=mirage:0000abcd:7:3:1\n"
+            "--export=ALL\n"
             "--nodes=2\n--time=01:00:00\n");
   EXPECT_EQ(slurp(dir.file("stdin")), r.script);
   EXPECT_EQ(slurp(dir.file("cwd")), dir.path().string() + "\n");
@@ -99,6 +101,22 @@ TEST(SbatchSubmitter, SbatchRunsWithoutTheInputVariablesThatOverrideTheScript) {
   EXPECT_NE(env.find("MIRAGE_SEGMENT='3'"), std::string::npos) << env;
 }
 
+// sbatch gives the job its caller's umask as SLURM_UMASK where the environment sets none: the
+// daemon's 0077 unless `campaign add` recorded the user's, which sbatch then passes on as given.
+TEST(SbatchSubmitter, TheUmaskCampaignAddRecordedReachesSbatchAsSbatchWritesIt) {
+  EXPECT_EQ(slurm_umask_entry(022), "SLURM_UMASK=0022");
+  EXPECT_EQ(slurm_umask_entry(027), "SLURM_UMASK=0027");
+  EXPECT_EQ(slurm_umask_entry(0), "SLURM_UMASK=0000");
+  EXPECT_EQ(slurm_umask_entry(0777), "SLURM_UMASK=0777");
+  TempDir dir;
+  const auto s = submitter(fake_sbatch(dir, "echo 4242"));
+  SubmitRequest r = request(dir);
+  r.environment.push_back(slurm_umask_entry(022));
+  EXPECT_EQ(s.submit(r), 4242);
+  const std::string env = slurp(dir.file("env"));
+  EXPECT_NE(env.find("SLURM_UMASK='0022'"), std::string::npos) << env;
+}
+
 // SLURM_HINT is refused at `campaign add`; a campaign stored before keeps it on every segment,
 // so that its CPU layout does not change halfway.
 TEST(SbatchSubmitter, ACampaignStoredWithSlurmHintKeepsItOnEverySegment) {
@@ -109,6 +127,17 @@ TEST(SbatchSubmitter, ACampaignStoredWithSlurmHintKeepsItOnEverySegment) {
   EXPECT_EQ(s.submit(r), 4242);
   const std::string env = slurp(dir.file("env"));
   EXPECT_NE(env.find("SLURM_HINT='nomultithread'"), std::string::npos) << env;
+}
+
+// sbatch translates a script's #PBS and #BSUB lines into its own options (src/sbatch/xlate.c):
+// a ported script's "#PBS -t 0-3" would run the segment four times at once on one checkpoint,
+// "#PBS -h" hold it, "#PBS -W depend=" chain it behind a job of its own.
+TEST(SbatchSubmitter, SbatchReadsNoPbsOrBsubLines) {
+  SubmitRequest r;
+  r.comment = "mirage:00000001:1:1:1";
+  r.script = "#!/bin/bash\n#PBS -t 0-3\n#BSUB -W 60\nsrun train\n";
+  const auto args = SbatchSubmitter::arguments(r);
+  EXPECT_NE(std::find(args.begin(), args.end(), "--ignore-pbs"), args.end());
 }
 
 TEST(SbatchSubmitter, AHeldSuccessorGoesBehindItsPredecessorOverTheUsersOwnDependency) {
@@ -210,6 +239,8 @@ TEST(SbatchSubmitter, ARefusalThatLastsOnlyAWhileIsToldFromARealOne) {
                 "Unable to create job record, try again' >&2",
             true},
            {failed + "System submissions disabled' >&2", true},
+           // ESLURM_PARTITION_NOT_AVAIL: an administrator drains (or deactivates) the partition.
+           {failed + "Required partition not available (inactive or drain)' >&2", true},
            // A size or time limit: waiting does not lift it.
            {"echo 'sbatch: error: QOSMaxWallDurationPerJobLimit' >&2; " + failed +
                 "Job violates accounting/QOS policy (job submit limit, user'\\''s size and/or "
@@ -237,6 +268,21 @@ TEST(SbatchSubmitter, AControllerThatDoesNotAnswerLeavesTheOutcomeToTheTag) {
   EXPECT_TRUE(error_of(s, request(dir)).transient());
 }
 
+// slurm_errno.c's texts of SLURM_COMMUNICATIONS_SEND_ERROR, _RECEIVE_ERROR and
+// SLURM_PROTOCOL_INSANE_MSG_LENGTH (1000-1899, transient by slurm_error_is_transient).
+TEST(SbatchSubmitter, AMessageLostOnTheWayLeavesTheOutcomeToTheTag) {
+  for (const char* message :
+       {"Message receive failure", "Message send failure", "Insane message length"}) {
+    TempDir dir;
+    const auto s = submitter(
+        fake_sbatch(dir, std::string("echo 'sbatch: error: Batch job submission failed: ") +
+                             message + "' >&2; exit 1"));
+    const SlurmError e = error_of(s, request(dir));
+    EXPECT_TRUE(e.transient()) << e.what();
+    EXPECT_FALSE(e.refused_for_now()) << e.what();
+  }
+}
+
 TEST(SbatchSubmitter, NoJobIdInTheOutputLeavesTheOutcomeToTheTag) {
   TempDir dir;
   const auto s = submitter(fake_sbatch(dir, "echo 'Submitted batch job'"));
@@ -260,8 +306,23 @@ TEST(SbatchSubmitter, ASbatchThatCannotBeRunIsARefusalSayingWhy) {
   TempDir dir;
   const SlurmError e = error_of(submitter(dir.file("no-sbatch")), request(dir));
   EXPECT_FALSE(e.transient());
+  EXPECT_FALSE(e.refused_for_now());
   EXPECT_EQ(std::string(e.what()),
             "cannot run sbatch (" + dir.file("no-sbatch") + "): No such file or directory");
+}
+
+// sbatch being replaced (a package update writing it) makes exec fail with ETXTBSY, as do a
+// full process or file table (fork's EAGAIN, EMFILE) and an NFS working directory that times
+// out: nothing was submitted, and the same request runs once that passes.
+TEST(SbatchSubmitter, AStartThatFailsOnlyForAWhileIsARefusalForNow) {
+  TempDir dir;
+  const std::string program = fake_sbatch(dir, "echo 1");
+  std::ofstream being_written(program, std::ios::app);  // exec: "Text file busy"
+  ASSERT_TRUE(being_written.is_open());
+  const SlurmError e = error_of(submitter(program), request(dir));
+  EXPECT_FALSE(e.transient()) << e.what();
+  EXPECT_TRUE(e.refused_for_now()) << e.what();
+  EXPECT_EQ(std::string(e.what()), "cannot run sbatch (" + program + "): Text file busy");
 }
 
 TEST(SbatchSubmitter, AWorkingDirectoryThatIsGoneIsARefusalSayingWhich) {
@@ -270,6 +331,7 @@ TEST(SbatchSubmitter, AWorkingDirectoryThatIsGoneIsARefusalSayingWhich) {
   r.work_dir = dir.file("gone");
   const SlurmError e = error_of(submitter(fake_sbatch(dir, "echo 1")), r);
   EXPECT_FALSE(e.transient());
+  EXPECT_FALSE(e.refused_for_now());
   EXPECT_EQ(std::string(e.what()),
             "cannot submit from " + dir.file("gone") + ": No such file or directory");
 }

@@ -108,8 +108,25 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
                           "job), add the campaign once that job has finished")
              .what());
   SegmentShape shape = resolve_segment_shape(f, directives, script_name);
-  // --no-export-env: nothing of the add's environment reaches sbatch or the job.
-  if (!r.export_environment) r.environment.clear();
+  // sbatch is told --ignore-pbs (SbatchSubmitter::arguments): a ported script's #PBS lines would
+  // otherwise make an array, a hold or a dependency of each segment. The first few are named.
+  constexpr std::size_t kPbsLinesNamed = 5;
+  const auto pbs = pbs_and_bsub_lines(r.script);
+  for (std::size_t i = 0; i < pbs.size() && i < kPbsLinesNamed; ++i)
+    shape.notes.push_back(fmt::format(
+        "'{}' ({}:{}) is ignored: mirage submits with --ignore-pbs; say what the segments need "
+        "in #SBATCH lines",
+        escape_control(pbs[i].text.size() > 80 ? pbs[i].text.substr(0, 77) + "..." : pbs[i].text),
+        script_name, pbs[i].line));
+  if (pbs.size() > kPbsLinesNamed)
+    shape.notes.push_back(
+        fmt::format("{} more #PBS or #BSUB lines ({}:{} and after) are ignored too",
+                    pbs.size() - kPbsLinesNamed, script_name, pbs[kPbsLinesNamed].line));
+  // --no-export-env: nothing of the add's environment reaches sbatch or the job but the umask,
+  // which sbatch passes on with --export=NONE too.
+  if (!r.export_environment)
+    std::erase_if(r.environment,
+                  [](const std::string& e) { return e.rfind("SLURM_UMASK=", 0) != 0; });
   // Not refused: each segment is told the wait it needs (MIRAGE_HANDOFF_WAIT, make_request), at
   // each submission, so that no successor gives up before its predecessor is signalled; a script
   // that does not pass it on must wait that long of its own.

@@ -565,4 +565,23 @@ BatchScriptDirectives read_batch_directives(std::string_view script, const std::
   return out;
 }
 
+std::vector<ScriptValue<std::string>> pbs_and_bsub_lines(std::string_view script) {
+  std::vector<ScriptValue<std::string>> out;
+  int non_comments = 0;
+  long line_no = 0;
+  while (!script.empty()) {
+    const auto nl = script.find('\n');
+    const std::string_view line = script.substr(0, nl);
+    script = nl == std::string_view::npos ? std::string_view{} : script.substr(nl + 1);
+    ++line_no;
+    if (line.substr(0, 4) == "#PBS" || line.substr(0, 5) == "#BSUB") {
+      out.push_back({std::string(line), line_no, std::string(line)});
+    } else if (line.empty() || line[0] != '#') {
+      // As xlate.c counts: a blank line too.
+      if (++non_comments > 100) break;
+    }
+  }
+  return out;
+}
+
 }  // namespace mirage::daemon

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -29,6 +30,11 @@ constexpr const char* kNoAnswer[] = {
     "Connection reset",
     "Transport endpoint is not connected",
     "in standby mode",
+    // SLURM_COMMUNICATIONS_SEND_ERROR, _RECEIVE_ERROR and SLURM_PROTOCOL_INSANE_MSG_LENGTH:
+    // 1000-1899, the codes slurm_error_is_transient takes for a lost reply.
+    "Message send failure",
+    "Message receive failure",
+    "Insane message length",
 };
 
 // sbatch's refusals that last only a while, as the last line says them ("Batch job submission
@@ -47,7 +53,17 @@ constexpr const char* kRefusedForNow[] = {
     "Required ports are in use",
     // ESLURM_SUBMISSIONS_DISABLED: an administrator holds all submissions.
     "System submissions disabled",
+    // ESLURM_PARTITION_NOT_AVAIL: an administrator drains the partition (or makes it inactive)
+    // for maintenance; submissions are taken again once it is up.
+    "Required partition not available (inactive or drain)",
 };
+
+// Why sbatch could not be started, when it passes of itself: no processes, memory or
+// descriptors to spare (fork, the pipes), sbatch being replaced as it is run (a package
+// update: ETXTBSY), an NFS working directory not answering. Nothing was submitted. Any other
+// (ENOENT, ENOTDIR, EACCES) lasts until someone changes the file system: a refusal.
+constexpr int kStartFailsForNow[] = {EAGAIN,  ENOMEM, EMFILE,    ENFILE,
+                                     ETXTBSY, ESTALE, ETIMEDOUT, EIO};
 
 // ESLURM_ACCOUNTING_POLICY ("Job violates accounting/QOS policy (job submit limit, user's size
 // and/or time limits)", 22.05 and 24.11) is a submit limit or a size or time limit alike:
@@ -126,6 +142,13 @@ bool is_sbatch_input_variable(std::string_view entry) {
   return overrides_the_recorded_job(entry) || entry.rfind("SLURM_HINT=", 0) == 0;
 }
 
+std::string slurm_umask_entry(unsigned umask) {
+  // As sbatch's _set_umask_env: "0%d%d%d".
+  std::string digits = "0000";
+  for (int i = 0; i < 3; ++i) digits[3 - i] = static_cast<char>('0' + ((umask >> (3 * i)) & 07));
+  return "SLURM_UMASK=" + digits;
+}
+
 bool executable_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
@@ -161,7 +184,9 @@ std::string find_sbatch(const std::string& configured, const std::string& search
 }
 
 std::vector<std::string> SbatchSubmitter::arguments(const SubmitRequest& r) {
-  std::vector<std::string> args{"--parsable"};
+  // --ignore-pbs: sbatch would also apply the script's #PBS and #BSUB lines (a job array, a
+  // hold, a dependency), which mirage does not read; `campaign add` names them.
+  std::vector<std::string> args{"--parsable", "--ignore-pbs"};
   if (!r.name.empty()) args.push_back("--job-name=" + r.name);
   args.push_back("--comment=" + r.comment);
   // The command line's --export (`campaign add --no-export-env`) replaces the script's, as in
@@ -198,9 +223,11 @@ JobId SbatchSubmitter::submit(const SubmitRequest& r) const {
   const std::string who = "sbatch (" + settings_.program + ")";
   if (res.start_errno != 0) {
     const std::string why = std::strerror(res.start_errno);
+    const bool for_now = std::find(std::begin(kStartFailsForNow), std::end(kStartFailsForNow),
+                                   res.start_errno) != std::end(kStartFailsForNow);
     throw SlurmError(res.chdir_failed ? "cannot submit from " + spec.work_dir + ": " + why
                                       : "cannot run " + who + ": " + why,
-                     res.start_errno, false);
+                     res.start_errno, false, for_now);
   }
   if (res.timed_out)
     throw SlurmError(who + " did not finish within " + format_short_duration(settings_.timeout) +

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mirage/core/Error.h"
 #include "mirage/core/Time.h"
@@ -92,5 +93,12 @@ struct BatchScriptDirectives {
 // Reads the directives of `script`; `file` names it in messages. Never throws: a problem is kept
 // in `error`, so that a caller that checked the script once can read it again leniently.
 BatchScriptDirectives read_batch_directives(std::string_view script, const std::string& file);
+
+// The script's #PBS and #BSUB lines that sbatch translates into its own options unless given
+// --ignore-pbs (src/sbatch/xlate.c of 22.05 to 24.11: "#PBS -t" an array, "-h" a hold,
+// "-W depend=" a dependency, "-l walltime=" a limit): those that start with the word, before
+// the 101st line that does not start with '#', after a command too. Each with its 1-based line;
+// `value` and `text` are the line as written. mirage always passes --ignore-pbs.
+std::vector<ScriptValue<std::string>> pbs_and_bsub_lines(std::string_view script);
 
 }  // namespace mirage::daemon

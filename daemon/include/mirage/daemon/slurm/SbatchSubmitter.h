@@ -5,7 +5,7 @@
 // sbatch runs in the campaign's working directory with the campaign's environment. mirage adds
 // only its own: the job name, the tag (--comment), the MIRAGE_* environment, and the options from
 // `campaign add` (SubmitRequest::options), which override the script's as on sbatch's command
-// line.
+// line; and --ignore-pbs, so that the script's #PBS and #BSUB lines are not applied.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,13 +38,18 @@ std::string find_on_path(const std::string& program, const std::string& search_p
 // campaigns stored before (all but SLURM_HINT, which they keep: their layout stays as it began).
 bool is_sbatch_input_variable(std::string_view entry);
 
+// SLURM_UMASK=<umask> as sbatch writes it ("0022"): sbatch gives the job its caller's umask so
+// where the environment sets none, and the daemon's is 0077; `campaign add` records the user's.
+std::string slurm_umask_entry(unsigned umask);
+
 class SbatchSubmitter {
  public:
   explicit SbatchSubmitter(SbatchSettings settings) : settings_(std::move(settings)) {}
 
   // Returns the new job's id. Throws SlurmError: transient when the job may or may not exist
   // (a timeout, sbatch killed, the controller not answering, no job id in its output), else a
-  // refusal carrying sbatch's own message (or why sbatch could not be run).
+  // refusal carrying sbatch's own message (or why sbatch could not be run), refused for now
+  // when it lasts only a while (a submit limit, a drained partition, no process to spare).
   JobId submit(const SubmitRequest& request) const;
 
   // sbatch's arguments for `request` (after the program name).
