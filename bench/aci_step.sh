@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The live recalibration of a wait model's intervals: the adaptive rule's step (AdaptiveWaitCalibration),
 # with ADAPTIVE_MINIMUMS its size classes' minimum, with DECAYS the daemon's weighted rule's decay
-# (WeightedWaitCalibration, ClassWaitCalibration), with MINIMUMS its size classes' minimum, or
-# with WAITING the jobs still in the queue as censored waits beside the started ones,
+# (WeightedWaitCalibration, ClassWaitCalibration) or with MINIMUMS its size classes' minimum,
 # chosen on each fit window and then judged forward (docs/results/wait-model.md#live-recalibration-per-size-class-the-daemons-rule).
 # For each trace of bench/trace_windows.sh whose cross-fitted wait model is in MODELS
 # (`--cross-fit-folds 3`, as bench/wait_model.sh writes NAME-mlp.json there):
@@ -24,16 +23,13 @@
 # targets are judged on the closed count. With KEEP,
 # each trace's two JSON answers are kept there (NAME-choose.json, NAME-judged.json).
 #   MODELS=DIR [STEPS=0,0.002,0.005,0.01,0.02,0.05 | MINIMUMS=0,10,30,100,300 |
-#     ADAPTIVE_MINIMUMS=0,10,30,100,300 | DECAYS=1,0.999,0.995,0.99,0.98,0.95 | WAITING=1] \
-#     [KEEP=DIR] \
+#     ADAPTIVE_MINIMUMS=0,10,30,100,300 | DECAYS=1,0.999,0.995,0.99,0.98,0.95] [KEEP=DIR] \
 #     bench/aci_step.sh [TRACE|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirage="${MIRAGE:-${MIRAGE_BUILD_DIR:-build}/cli/mirage}"
 which="${1:-all}"
-if [ -n "${WAITING:-}" ]; then
-  candidates=(--waiting-censored)
-elif [ -n "${MINIMUMS:-}" ]; then
+if [ -n "${MINIMUMS:-}" ]; then
   candidates=(--weighted-class-minimums "$MINIMUMS")
 elif [ -n "${ADAPTIVE_MINIMUMS:-}" ]; then
   candidates=(--adaptive-class-minimums "$ADAPTIVE_MINIMUMS")
@@ -89,19 +85,15 @@ PY
     cp "$out/choose.json" "$KEEP/$name-choose.json"
     cp "$out/judged.json" "$KEEP/$name-judged.json"
   fi
-  python3 - "$out/choose.json" "$out/judged.json" "$label" "${WAITING:-}" <<'PY'
+  python3 - "$out/choose.json" "$out/judged.json" "$label" <<'PY'
 import json, sys
 choose, judged, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
-waiting = bool(sys.argv[4])
 daemon, adaptive = "recalibrated weighted", "recalibrated adaptive"
 prefixes = ("recalibrated adaptive, step ", "recalibrated adaptive, per class from ",
-            "recalibrated weighted, decay ", "recalibrated weighted, per class from ",
-            "recalibrated weighted, waiting ")
+            "recalibrated weighted, decay ", "recalibrated weighted, per class from ")
 def candidate(name):  # the candidate a row states, or None
     if name in (adaptive + ", pooled", daemon + ", pooled"):
         return "pooled"
-    if waiting and name == daemon:  # against the jobs still waiting: the daemon's as it is
-        return "started only"
     return next((name[len(p):] for p in prefixes if name.startswith(p)), None)
 def on_target(p):  # the shares as the tables print them, whole percents
     return 45 <= round(100 * p["in_50"]) <= 55 and 85 <= round(100 * p["in_90"]) <= 95
@@ -123,7 +115,7 @@ for c in judged["classes"]:
         continue
     p = {q["name"]: q for q in c["predictors"]}
     cells = []
-    for n in ["recalibrated live"] + names + [r for r in (adaptive, daemon) if r not in names]:
+    for n in ["recalibrated live"] + names + [adaptive, daemon]:
         mark = "*" if n == chosen else ""
         target = "" if c["class"] == "all" else f", {on_target(p[n]):d}"
         tag = {"recalibrated live": "latest 50", adaptive: "adaptive"}.get(n) or candidate(n) \

@@ -46,28 +46,6 @@ LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes,
   return shift;
 }
 
-namespace {
-
-// The weighted quantile at level `q` of `residuals` (residual, weight; sorted), beside a weight
-// of 1 for the job to come whose weights sum with theirs to `total` + 1.
-double weighted_rank(const std::vector<std::pair<double, double>>& residuals, double total,
-                     double q) {
-  const std::size_t n = residuals.size();
-  const double rank = (total + 1) * q;
-  std::size_t at = 0;
-  double below = 0;  // the weight of the residuals before `at`
-  if (q >= 0.5) {    // the first whose weight with those below reaches the rank
-    for (at = 0; at + 1 < n && below + residuals[at].second < rank; ++at)
-      below += residuals[at].second;
-  } else {  // the last with the job to come's weight and those below within the rank
-    for (; at + 1 < n && below + residuals[at].second + 1 <= rank; ++at)
-      below += residuals[at].second;
-  }
-  return residuals[at].first;
-}
-
-}  // namespace
-
 LevelShifts weighted_conformal_shifts(const std::vector<WaitOutcome>& outcomes,
                                       const std::vector<double>& weights) {
   LevelShifts shift{};
@@ -80,37 +58,18 @@ LevelShifts weighted_conformal_shifts(const std::vector<WaitOutcome>& outcomes,
     for (std::size_t i = 0; i < n; ++i)
       residuals[i] = {log_wait(outcomes[i].wait) - log_wait(outcomes[i].predicted[k]), weights[i]};
     std::sort(residuals.begin(), residuals.end());
-    shift[k] = weighted_rank(residuals, total, kWaitLevels[k]);
-  }
-  return shift;
-}
-
-LevelShifts weighted_conformal_shifts(const std::vector<WaitOutcome>& outcomes,
-                                      const std::vector<double>& weights,
-                                      const LevelShifts& without_waiting,
-                                      const std::vector<WaitOutcome>& waiting,
-                                      double waiting_weight) {
-  LevelShifts shift = without_waiting;
-  const std::size_t n = outcomes.size();
-  if (n == 0 || waiting.empty()) return shift;
-  double total = 0;
-  for (std::size_t i = 0; i < n; ++i) total += weights[i];
-  std::vector<std::pair<double, double>> residuals;
-  for (std::size_t k = 0; k < kWaitLevels.size(); ++k) {
-    residuals.clear();
-    double extra = 0;
-    for (const WaitOutcome& w : waiting)
-      if (const double bound = log_wait(w.wait) - log_wait(w.predicted[k]);
-          bound > without_waiting[k]) {
-        residuals.emplace_back(bound, waiting_weight);
-        extra += waiting_weight;
-      }
-    if (residuals.empty()) continue;
-    for (std::size_t i = 0; i < n; ++i)
-      residuals.emplace_back(log_wait(outcomes[i].wait) - log_wait(outcomes[i].predicted[k]),
-                             weights[i]);
-    std::sort(residuals.begin(), residuals.end());
-    shift[k] = weighted_rank(residuals, total + extra, kWaitLevels[k]);
+    const double q = kWaitLevels[k];
+    const double rank = (total + 1) * q;
+    std::size_t at = 0;
+    double below = 0;  // the weight of the residuals before `at`
+    if (q >= 0.5) {    // the first whose weight with those below reaches the rank
+      for (at = 0; at + 1 < n && below + residuals[at].second < rank; ++at)
+        below += residuals[at].second;
+    } else {  // the last with the job to come's weight and those below within the rank
+      for (; at + 1 < n && below + residuals[at].second + 1 <= rank; ++at)
+        below += residuals[at].second;
+    }
+    shift[k] = residuals[at].first;
   }
   return shift;
 }

@@ -107,13 +107,12 @@ Column adaptive_column(std::string name, const Column& model, const Trace& trace
 
 // The same by the daemon's rule (ClassWaitCalibration: weighted conformal per size class), its
 // weights decaying by `decay` a job, a size class corrected by its own state from
-// `min_class_outcomes` waits on; with `waiting_censored`, also by the jobs still in the queue.
+// `min_class_outcomes` waits on.
 Column weighted_column(std::string name, const Column& model, const Trace& trace, const Judged& j,
                        double decay = daemon::WeightedWaitCalibration::kDecay,
-                       std::size_t min_class_outcomes = daemon::kMinClassOutcomes,
-                       bool waiting_censored = false) {
-  const std::vector<WaitQuantiles> live = daemon::recalibrated_weighted(
-      stream_of(model, trace, j), decay, min_class_outcomes, waiting_censored);
+                       std::size_t min_class_outcomes = daemon::kMinClassOutcomes) {
+  const std::vector<WaitQuantiles> live =
+      daemon::recalibrated_weighted(stream_of(model, trace, j), decay, min_class_outcomes);
   return {std::move(name), {live.begin(), live.end()}, {}, {}};
 }
 
@@ -304,10 +303,6 @@ void run_wait_check(const WaitCheckOptions& o) {
                            return weighted_column(std::move(name), model, trace, j,
                                                   daemon::WeightedWaitCalibration::kDecay, minimum);
                          });
-  if (o.waiting_censored)
-    j.columns.push_back(weighted_column("recalibrated weighted, waiting censored", model, trace, j,
-                                        daemon::WeightedWaitCalibration::kDecay,
-                                        daemon::kMinClassOutcomes, true));
   const std::vector<UserStream> streams =
       o.user_streams ? busiest_users(trace, j) : std::vector<UserStream>{};
   if (o.user_streams) j.columns.push_back(user_stream_column(model, trace, j, streams));

@@ -28,9 +28,6 @@ struct WaitCheckOptions {
   // The daemon's rule fed only the most active user's jobs of each size class (30 or more): a
   // row, and a class of that user's jobs on which every row is scored.
   bool user_streams = false;
-  // The daemon's rule also corrected by the jobs still in the queue, by how long they have
-  // waited so far (a row).
-  bool waiting_censored = false;
   TraceOptions trace_options;
   ClusterOptions cluster;
 };

@@ -36,7 +36,6 @@ struct WaitsOptions {
   std::vector<double> weighted_decays;
   std::vector<std::size_t> weighted_class_minimums;
   bool user_streams = false;
-  bool waiting_censored = false;
 };
 
 void run_waits(const WaitsOptions& o) {
@@ -54,7 +53,6 @@ void run_waits(const WaitsOptions& o) {
     c.weighted_decays = o.weighted_decays;
     c.weighted_class_minimums = o.weighted_class_minimums;
     c.user_streams = o.user_streams;
-    c.waiting_censored = o.waiting_censored;
     c.trace_options = o.trace_options;
     c.cluster = o.cluster;
     run_wait_check(c);
@@ -70,7 +68,6 @@ void run_waits(const WaitsOptions& o) {
   if (!o.weighted_class_minimums.empty())
     throw InputError({"", 0, "--weighted-class-minimums"}, "only with --check");
   if (o.user_streams) throw InputError({"", 0, "--user-streams"}, "only with --check");
-  if (o.waiting_censored) throw InputError({"", 0, "--waiting-censored"}, "only with --check");
   Trace trace = read_trace(o.file, o.trace_options.to_read_options());
   ClusterSpec spec = o.cluster.to_spec(trace);
   o.cluster.calibrate(trace, spec);  // the priority weights the forecast ranks the queue by
@@ -148,10 +145,6 @@ void register_trace_waits_command(CLI::App& trace) {
                 "With --check: also state the daemon's rule fed only the most active user's jobs "
                 "of each size class (30 or more), as a daemon learns from one user's successors, "
                 "and score every row on that user's jobs");
-  cmd->add_flag("--waiting-censored", o->waiting_censored,
-                "With --check: also state the daemon's rule corrected, beside the started waits, "
-                "by the jobs still in the queue at each submission and how long they have waited "
-                "(a row)");
   cmd->add_option("--from", o->from,
                   "Fit on jobs submitted from (YYYY-MM-DD[THH:MM:SS], UTC); with --check, judge "
                   "them")

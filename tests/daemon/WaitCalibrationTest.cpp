@@ -278,51 +278,6 @@ TEST(WeightedWaitCalibration, TheRecentWaitsOutweighTheOlderOnes) {
   EXPECT_EQ(weighted.outcomes(), 1000u);
 }
 
-// A job still in the queue is known to wait at least as long as it has: once it has outwaited a
-// level, the level is corrected by it before it starts; one that has not changes nothing.
-TEST(WeightedWaitCalibration, JobsThatHaveOutwaitedALevelMoveItBeforeTheyStart) {
-  Stream stream;
-  WeightedWaitCalibration weighted;
-  learn(stream, 1, 200, weighted);  // the model held
-  const WaitQuantiles model = lognormal_quantiles(3600);
-  EXPECT_EQ(weighted.adjust(model, {}), weighted.adjust(model));
-  const std::vector<WaitOutcome> not_yet(10, {model, 60});  // a minute: below every level
-  EXPECT_EQ(weighted.adjust(model, not_yet), weighted.adjust(model));
-  // Twenty jobs stated like the next have waited ten times its 95% level and still wait.
-  const std::vector<WaitOutcome> outwaited(20, {model, 10 * model[6]});
-  const WaitQuantiles corrected = weighted.adjust(model, outwaited);
-  EXPECT_GT(corrected[6], 2 * weighted.adjust(model)[6]);
-  EXPECT_GE(corrected[3], weighted.adjust(model)[3]);
-  // The same twenty learned only when they start: until then, what started alone says.
-  WeightedWaitCalibration inactive;
-  EXPECT_EQ(inactive.adjust(model, outwaited), model);  // too few started waits: the model's
-}
-
-// In the check's stream, a job submitted while earlier ones still wait past their levels is
-// stated wider with them than by the started waits alone; a stream where every job starts
-// before the next is submitted is the daemon's rule as it was.
-TEST(ClassWaitCalibration, TheWaitingJobsOfAStreamWidenItsIntervalsBeforeTheyStart) {
-  Stream stream;
-  std::vector<StreamJob> jobs;
-  Seconds t = 0;
-  for (int i = 0; i < 300; ++i, t += 4 * kHour) {  // the model held, each job started by the next
-    const auto [model, wait] = stream.next(1);
-    jobs.push_back({t, t + std::min<Seconds>(wait, 3 * kHour), 1, model});
-  }
-  EXPECT_EQ(recalibrated_weighted(jobs, WeightedWaitCalibration::kDecay, kMinClassOutcomes, true),
-            recalibrated_weighted(jobs));
-  for (int i = 0; i < 40; ++i, t += kHour) {  // then each waits ten days
-    const auto [model, wait] = stream.next(1);
-    jobs.push_back({t, t + 10 * kDay, 1, model});
-  }
-  const auto started = recalibrated_weighted(jobs);
-  const auto waiting =
-      recalibrated_weighted(jobs, WeightedWaitCalibration::kDecay, kMinClassOutcomes, true);
-  // None of the forty has started when the last is submitted: only the waiting ones tell.
-  EXPECT_GT(waiting.back()[6], 2 * started.back()[6]);
-  EXPECT_GT(waiting.back()[3], started.back()[3]);
-}
-
 TEST(IntervalRecord, CountsTheIntervalsThatHeldAndTheMedianError) {
   const WaitQuantiles w{60, 120, 600, 1200, 1800, 3600, 7200};
   const std::vector<WaitOutcome> o{{w, 1200}, {w, 3000}, {w, 9000}};

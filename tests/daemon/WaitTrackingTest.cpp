@@ -109,33 +109,6 @@ WaitQuantiles stated_now(const Harness& h) {
   return h.controller->wait_predictor()->predict(QueueSnapshot{}, ForecastJob{1, 4, kHour});
 }
 
-TEST(WaitTracking, ASuccessorStillWaitingPastItsIntervalWidensTheIntervalsBeforeItStarts) {
-  testing::TempDir dir;
-  Harness h(config_with(write_short_waits(dir)));
-  const auto id = h.controller->add(simple_request(14)).spec.id;
-  run_segments(h, id, 12, 10 * kMinute);  // about what the file says: the calibration is active
-  const WaitQuantiles before = stated_now(h);
-  h.tick();  // submits segment 12, which waits
-  ASSERT_GT(h.job_of(id, 12), 0);
-  h.clock.advance(10 * kHour);  // twenty times the file's longest wait, and still in the queue
-  h.tick();
-  const WaitQuantiles waiting = stated_now(h);
-  EXPECT_GT(waiting[6], 4 * before[6]);
-  EXPECT_GE(waiting[3], before[3]);
-  // A restarted daemon reads the same successor waiting from the store.
-  h.restart();
-  h.tick();
-  EXPECT_EQ(stated_now(h), waiting);
-  // Once it starts, its wait is learned as any other, and nothing waits.
-  h.slurm.start(h.job_of(id, 12));
-  h.tick();
-  WeightedWaitCalibration started;
-  for (const auto& w : h.store->started_waits(std::nullopt, 1000)) started.add(w.model, w.wait);
-  const WaitQuantiles model = h.controller->wait_predictor()->predict_uncalibrated(
-      QueueSnapshot{}, ForecastJob{1, 4, kHour}, "");
-  EXPECT_EQ(stated_now(h), started.adjust(model));
-}
-
 // Pairs k of segments of campaigns `a` and `b` whose waits drift; with `swapped`, b's job starts
 // first but both starts are seen in one tick, a's learned first, against the order they happened.
 void run_pairs(Harness& h, std::int64_t a, std::int64_t b, int first, int last, bool swapped) {

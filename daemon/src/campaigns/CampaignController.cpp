@@ -180,7 +180,6 @@ Actions CampaignController::tick(const std::vector<SlurmJob>& jobs, Seconds dump
     }
   } unhanded{entries_, out};
   CampaignStore::Batch batch(store_);
-  refresh_waiting();  // as the previous pass left the segments; each start takes its job out
   for (auto& [id, ep] : entries_) {
     Entry& e = *ep;
     if (is_finished(e.rec.state)) {

@@ -105,29 +105,20 @@ void WeightedWaitCalibration::add(const WaitQuantiles& model, Seconds wait) {
   history_.push_back({model, wait});
   if (history_.size() > kHistory) history_.erase(history_.begin());
   if (!active()) return;
-  weights_.resize(history_.size());
+  std::vector<double> weights(history_.size());
   double w = decay_;  // the newest: one job before the job to come, which weighs 1
-  for (std::size_t i = weights_.size(); i-- > 0; w *= decay_) weights_[i] = w;
-  shift_ = weighted_conformal_shifts(history_, weights_);
+  for (std::size_t i = weights.size(); i-- > 0; w *= decay_) weights[i] = w;
+  shift_ = weighted_conformal_shifts(history_, weights);
 }
 
 WaitQuantiles WeightedWaitCalibration::adjust(const WaitQuantiles& model) const {
   return active() ? shift_levels(model, shift_) : model;
 }
 
-WaitQuantiles WeightedWaitCalibration::adjust(const WaitQuantiles& model,
-                                              const std::vector<WaitOutcome>& waiting) const {
-  if (!active()) return model;
-  return shift_levels(model,
-                      weighted_conformal_shifts(history_, weights_, shift_, waiting, decay_));
-}
-
 namespace {
 
 // Each job's quantiles as `adjust(job)` states them after `learn(o)` has seen every job o of the
 // stream started by its submission, in the order of their starts.
-// `adjust(job, waiting)` also gets the jobs submitted before it and not started by its
-// submission (indices into `jobs`).
 template <class Learn, class Adjust>
 std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& jobs, Learn learn,
                                                Adjust adjust) {
@@ -139,15 +130,11 @@ std::vector<WaitQuantiles> recalibrated_stream(const std::vector<StreamJob>& job
   std::stable_sort(by_submit.begin(), by_submit.end(),
                    [&](std::size_t a, std::size_t b) { return jobs[a].submit < jobs[b].submit; });
   std::vector<WaitQuantiles> out(jobs.size());
-  std::vector<std::size_t> waiting;
   std::size_t next = 0;  // in by_start: the first wait not yet learned
   for (const std::size_t k : by_submit) {
-    const Seconds now = jobs[k].submit;
-    for (; next < by_start.size() && jobs[by_start[next]].start <= now; ++next)
+    for (; next < by_start.size() && jobs[by_start[next]].start <= jobs[k].submit; ++next)
       learn(jobs[by_start[next]]);
-    std::erase_if(waiting, [&](std::size_t i) { return jobs[i].start <= now; });
-    out[k] = adjust(jobs[k], waiting);
-    if (jobs[k].start > now) waiting.push_back(k);
+    out[k] = adjust(jobs[k]);
   }
   return out;
 }
@@ -158,9 +145,7 @@ std::vector<WaitQuantiles> recalibrated_per_class(const std::vector<StreamJob>& 
                                                   PerClassCalibration<State> live) {
   return recalibrated_stream(
       jobs, [&](const StreamJob& o) { live.add(o.nodes, o.stated, o.start - o.submit); },
-      [&](const StreamJob& j, const std::vector<std::size_t>&) {
-        return live.adjust(j.nodes, j.stated);
-      });
+      [&](const StreamJob& j) { return live.adjust(j.nodes, j.stated); });
 }
 
 }  // namespace
@@ -172,9 +157,7 @@ std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs)
       [&](const StreamJob& o) {
         live[size_class_index(o.nodes)].add(o.stated, o.start - o.submit);
       },
-      [&](const StreamJob& j, const std::vector<std::size_t>&) {
-        return live[size_class_index(j.nodes)].adjust(j.stated);
-      });
+      [&](const StreamJob& j) { return live[size_class_index(j.nodes)].adjust(j.stated); });
 }
 
 std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& jobs, double step,
@@ -184,19 +167,9 @@ std::vector<WaitQuantiles> recalibrated_adaptive(const std::vector<StreamJob>& j
 }
 
 std::vector<WaitQuantiles> recalibrated_weighted(const std::vector<StreamJob>& jobs, double decay,
-                                                 std::size_t min_class_outcomes,
-                                                 bool waiting_censored) {
-  ClassWaitCalibration live(WeightedWaitCalibration(decay), min_class_outcomes);
-  if (!waiting_censored) return recalibrated_per_class(jobs, std::move(live));
-  std::vector<WaitingJob> bounds;
-  return recalibrated_stream(
-      jobs, [&](const StreamJob& o) { live.add(o.nodes, o.stated, o.start - o.submit); },
-      [&](const StreamJob& j, const std::vector<std::size_t>& waiting) {
-        bounds.clear();
-        for (const std::size_t i : waiting)
-          bounds.push_back({jobs[i].nodes, jobs[i].stated, j.submit - jobs[i].submit});
-        return live.adjust(j.nodes, j.stated, bounds);
-      });
+                                                 std::size_t min_class_outcomes) {
+  return recalibrated_per_class(
+      jobs, ClassWaitCalibration(WeightedWaitCalibration(decay), min_class_outcomes));
 }
 
 std::string predictor_digest(const std::string& path) {

@@ -42,27 +42,10 @@ void CampaignController::wait_started(const Entry& e, const SegmentRecord& s) {
   const std::tuple<Seconds, std::int64_t, int> key{r->started, r->campaign, r->segment};
   if (key < learned_up_to_) {  // seen after a later start: learned in the order of the starts
     restore_calibration();
-  } else {
-    calibration_->add(r->nodes, r->model, r->wait);
-    learned_up_to_ = key;
+    return;
   }
-  refresh_waiting();  // it waits no more
-}
-
-void CampaignController::refresh_waiting() {
-  if (!waits_) return;
-  std::vector<WaitingJob> waiting;
-  const Seconds at = on_controller_clock(clock_.now());
-  for (const auto& [id, ep] : entries_) {
-    if (is_finished(ep->rec.state)) continue;
-    for (const SegmentRecord& s : ep->rec.segments) {
-      if (s.seg.state != SegmentState::kPending || s.seg.slurm_job_id == 0) continue;
-      const auto r = store_.unstarted_wait(id, s.seg.index, s.seg.attempts);
-      if (r && r->predictor_digest == waits_digest_)
-        waiting.push_back({ep->rec.spec.nodes, r->model, std::max<Seconds>(0, at - r->queued_at)});
-    }
-  }
-  calibration_->set_waiting(std::move(waiting));
+  calibration_->add(r->nodes, r->model, r->wait);
+  learned_up_to_ = key;
 }
 
 void CampaignController::follow_granted_partition(Entry& e) {
@@ -81,7 +64,6 @@ void CampaignController::restore_calibration() {
   if (!waits_) return;
   *calibration_ = ClassWaitCalibration();
   learned_up_to_ = {kUnknownTime, 0, 0};
-  refresh_waiting();
   for (const auto& r : store_.started_waits(std::nullopt, kEveryOutcome, waits_digest_)) {
     calibration_->add(r.nodes, r.model, r.wait);
     learned_up_to_ = {r.started, r.campaign, r.segment};

@@ -742,16 +742,6 @@ std::optional<WaitPredictionRecord> CampaignStore::record_wait_start(std::int64_
   return r;
 }
 
-std::optional<WaitPredictionRecord> CampaignStore::unstarted_wait(std::int64_t campaign,
-                                                                  int segment, int attempt) const {
-  auto q = db_->prepare(std::string("SELECT ") + kWaitColumns +
-                        " FROM wait_predictions WHERE campaign_id=? AND idx=? AND attempt=? AND "
-                        "started < 0");
-  q.bind(1, campaign).bind(2, segment).bind(3, attempt);
-  if (!q.step()) return std::nullopt;
-  return read_wait_row(q);
-}
-
 std::vector<WaitPredictionRecord> CampaignStore::started_waits(std::optional<std::int64_t> campaign,
                                                                std::size_t limit,
                                                                const std::string& digest) const {

@@ -36,17 +36,6 @@ LevelShifts conformal_shifts(const std::vector<WaitOutcome>& outcomes,
 // of conformal_shifts(outcomes).
 LevelShifts weighted_conformal_shifts(const std::vector<WaitOutcome>& outcomes,
                                       const std::vector<double>& weights);
-// The same beside jobs still waiting, each `waiting[i].wait` the time it has waited so far: a
-// lower bound on its wait (right-censored). `without_waiting` is what `outcomes` alone call for.
-// At each level a waiting job whose residual already exceeds that correction counts at its bound,
-// weighted `waiting_weight`; one not yet beyond it counts nowhere, as before it starts. Learned
-// only at their start, the long waits of a drift would be learned last, after every job
-// submitted while they waited was stated too short.
-LevelShifts weighted_conformal_shifts(const std::vector<WaitOutcome>& outcomes,
-                                      const std::vector<double>& weights,
-                                      const LevelShifts& without_waiting,
-                                      const std::vector<WaitOutcome>& waiting,
-                                      double waiting_weight);
 
 // `stated` corrected by `shifts`; levels corrected apart are put back in order (never
 // decreasing).

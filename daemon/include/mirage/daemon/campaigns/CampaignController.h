@@ -380,9 +380,6 @@ class CampaignController {
   void predict_wait(const Entry& e, const SegmentRecord& s, Seconds now,
                     const QueueSnapshot& queue);
   void wait_started(const Entry& e, const SegmentRecord& s);
-  // The successors in the queue now with a predicted wait, and how long each has waited, for
-  // the calibration to read beside the started waits (a level they have outwaited is wider).
-  void refresh_waiting();
   // The calibration from the store: every outcome of the predictor in use, in the order of their
   // starts, as a daemon that never stopped learned them (its state is the sequence's).
   void restore_calibration();

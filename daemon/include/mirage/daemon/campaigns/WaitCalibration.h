@@ -89,16 +89,10 @@ class WeightedWaitCalibration {
   std::size_t outcomes() const { return history_.size(); }
   bool active() const { return history_.size() >= kMinOutcomes; }
   WaitQuantiles adjust(const WaitQuantiles& model) const;
-  // The same beside jobs still in the queue (`predicted`: the model's quantiles at their
-  // submission, `wait`: how long they have waited so far), each weighing as the newest wait
-  // learned: a level they have already outwaited is corrected by them before they start
-  // (weighted_conformal_shifts). Only started waits make the state active.
-  WaitQuantiles adjust(const WaitQuantiles& model, const std::vector<WaitOutcome>& waiting) const;
 
  private:
   double decay_;
   std::vector<WaitOutcome> history_;  // oldest first
-  std::vector<double> weights_;       // history_'s, the newest decay_
   LevelShifts shift_{};
 };
 
@@ -108,14 +102,6 @@ class WeightedWaitCalibration {
 // by the pooled state before, so a class whose waits drift moves its own intervals and no other
 // class's. kPooled: the pooled state corrects every class (the class states are not kept); 0:
 // each class by its own state alone, the model's own quantiles until it is active.
-// A job still in the queue: its nodes, the model's quantiles at its submission (before any
-// correction), and how long it has waited so far.
-struct WaitingJob {
-  int nodes = 1;
-  WaitQuantiles model{};
-  Seconds waited = 0;
-};
-
 inline constexpr std::size_t kPooled = std::numeric_limits<std::size_t>::max();
 // Chosen on the shared logs' fit months (replayed as if live on each window's last third, the
 // least pinball loss relative to each window's best among pooled, 0, 10, 30, 100 and 300 under
@@ -146,25 +132,7 @@ class PerClassCalibration {
   }
   const State& pooled() const { return pooled_; }
   WaitQuantiles adjust(int nodes, const WaitQuantiles& model) const {
-    if constexpr (requires(const State& s) { s.adjust(model, std::vector<WaitOutcome>{}); })
-      if (!waiting_.empty()) return adjust(nodes, model, waiting_);
     return in_force(nodes).adjust(model);
-  }
-  // The jobs in the queue now, which every adjust(nodes, model) reads beside the started waits
-  // until the next call (the daemon's successors waiting at a pass); none by default.
-  void set_waiting(std::vector<WaitingJob> waiting) { waiting_ = std::move(waiting); }
-  const std::vector<WaitingJob>& waiting() const { return waiting_; }
-  // The same beside the jobs still in the queue that the state in force learns from when they
-  // start: the class's own once its state is in force, every class's while the pooled one is.
-  WaitQuantiles adjust(int nodes, const WaitQuantiles& model,
-                       const std::vector<WaitingJob>& waiting) const {
-    const State& state = in_force(nodes);
-    const bool own = &state != &pooled_;
-    std::vector<WaitOutcome> bounds;
-    for (const WaitingJob& w : waiting)
-      if (!own || size_class_index(w.nodes) == size_class_index(nodes))
-        bounds.push_back({w.model, w.waited});
-    return state.adjust(model, bounds);
   }
 
  private:
@@ -172,7 +140,6 @@ class PerClassCalibration {
   std::size_t outcomes_ = 0;
   State pooled_;
   std::array<State, kSizeClasses> classes_;
-  std::vector<WaitingJob> waiting_;
 };
 // The daemon's: the weighted calibration per size class.
 using ClassWaitCalibration = PerClassCalibration<WeightedWaitCalibration>;
@@ -223,12 +190,9 @@ std::vector<WaitQuantiles> recalibrated_live(const std::vector<StreamJob>& jobs)
 // The same by the daemon's rule (ClassWaitCalibration: every started job's wait learned by the
 // pooled state and its class's), its weights decaying by `decay` a job, a class corrected by its
 // own state from `min_class_outcomes` of its waits on.
-// With `waiting_censored`, the jobs of the stream submitted before a job and not yet started
-// correct it too, by how long they have waited (WeightedWaitCalibration::adjust beside them).
-std::vector<WaitQuantiles> recalibrated_weighted(const std::vector<StreamJob>& jobs,
-                                                 double decay = WeightedWaitCalibration::kDecay,
-                                                 std::size_t min_class_outcomes = kMinClassOutcomes,
-                                                 bool waiting_censored = false);
+std::vector<WaitQuantiles> recalibrated_weighted(
+    const std::vector<StreamJob>& jobs, double decay = WeightedWaitCalibration::kDecay,
+    std::size_t min_class_outcomes = kMinClassOutcomes);
 // The same by adaptive conformal inference (AdaptiveWaitCalibration per size class, the daemon's
 // rule until the weighted one replaced it), its levels moving by `step`.
 std::vector<WaitQuantiles> recalibrated_adaptive(

@@ -158,10 +158,6 @@ class CampaignStore {
   // got, or nullopt when none was predicted for it (or its start is already recorded).
   std::optional<WaitPredictionRecord> record_wait_start(std::int64_t campaign, int segment,
                                                         int attempt, Seconds start);
-  // The record of the job of (campaign, segment, attempt) while it has not started; nullopt when
-  // none was predicted for it or it started.
-  std::optional<WaitPredictionRecord> unstarted_wait(std::int64_t campaign, int segment,
-                                                     int attempt) const;
   // The latest `limit` jobs that started (of `campaign`, or all), oldest first; of one
   // predictor when `digest` is given.
   std::vector<WaitPredictionRecord> started_waits(std::optional<std::int64_t> campaign,
