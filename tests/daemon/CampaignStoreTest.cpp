@@ -151,9 +151,11 @@ std::int64_t write_old_store(const std::string& path, int schema) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
-  std::string sql =
-      "ALTER TABLE segments DROP COLUMN signal_sent_at;"
-      "ALTER TABLE segments DROP COLUMN cancel_sent_at;";
+  std::string sql = "ALTER TABLE campaigns DROP COLUMN sbatch_ignores_pbs;";
+  if (schema <= 8)
+    sql +=
+        "ALTER TABLE segments DROP COLUMN signal_sent_at;"
+        "ALTER TABLE segments DROP COLUMN cancel_sent_at;";
   if (schema <= 7) sql += "ALTER TABLE submissions DROP COLUMN twin_job;";
   if (schema <= 6) sql += "ALTER TABLE campaigns DROP COLUMN job_names_carry_store;";
   if (schema <= 5) sql += "DROP TABLE wait_predictions;";
@@ -287,6 +289,17 @@ TEST(CampaignStore, AStoreOfSchema6KeepsItsCampaignsJobNamesAndNamesNewOnesByThe
   CampaignRecord added = sample_record();
   store.add_campaign(added);
   EXPECT_TRUE(store.load_campaigns().at(1).job_names_carry_store);
+}
+
+TEST(CampaignStore, AStoreOfSchema9KeepsSbatchApplyingItsCampaignsPbsLinesAndIgnoresNewOnes) {
+  TempDir dir;
+  write_old_store(dir.file("old.db"), 9);
+  CampaignStore store(dir.file("old.db"));
+  EXPECT_FALSE(store.load_campaigns().at(0).sbatch_ignores_pbs)
+      << "a ported script's #PBS limit or account would change in the middle of its campaign";
+  CampaignRecord added = sample_record();
+  store.add_campaign(added);
+  EXPECT_TRUE(store.load_campaigns().at(1).sbatch_ignores_pbs);
 }
 
 TEST(CampaignStore, AStoreOfSchema5IsMigratedAndKeepsWaitPredictionsFromThenOn) {

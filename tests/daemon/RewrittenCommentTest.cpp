@@ -232,6 +232,7 @@ TEST(RewrittenComment, AJobInFlightUnderTheNameOfBeforeIsFoundAfterAnUpgrade) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(h.path.c_str(), &db), SQLITE_OK);
   const char* to_schema_6 =
+      "ALTER TABLE campaigns DROP COLUMN sbatch_ignores_pbs; "
       "ALTER TABLE campaigns DROP COLUMN job_names_carry_store; ALTER TABLE submissions DROP "
       "COLUMN twin_job; ALTER TABLE segments DROP COLUMN signal_sent_at; ALTER TABLE segments "
       "DROP COLUMN cancel_sent_at; PRAGMA user_version=6;";

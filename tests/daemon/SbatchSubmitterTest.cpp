@@ -138,6 +138,10 @@ TEST(SbatchSubmitter, SbatchReadsNoPbsOrBsubLines) {
   r.script = "#!/bin/bash\n#PBS -t 0-3\n#BSUB -W 60\nsrun train\n";
   const auto args = SbatchSubmitter::arguments(r);
   EXPECT_NE(std::find(args.begin(), args.end(), "--ignore-pbs"), args.end());
+  // A campaign added before keeps what sbatch made of them (its limit or account may be there).
+  r.ignore_pbs = false;
+  const auto kept = SbatchSubmitter::arguments(r);
+  EXPECT_EQ(std::find(kept.begin(), kept.end(), "--ignore-pbs"), kept.end());
 }
 
 TEST(SbatchSubmitter, AHeldSuccessorGoesBehindItsPredecessorOverTheUsersOwnDependency) {

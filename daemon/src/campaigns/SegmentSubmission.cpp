@@ -296,6 +296,7 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   }
   q.work_dir = r.work_dir;
   q.options = r.sbatch_options;
+  q.ignore_pbs = r.sbatch_ignores_pbs;
   // The daemon's partition and account stand in where neither the flags nor the script name
   // one (the script was checked at `campaign add`: read leniently here).
   const auto script = read_batch_directives(r.spec.script, r.script_path);

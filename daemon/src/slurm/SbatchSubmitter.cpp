@@ -186,7 +186,8 @@ std::string find_sbatch(const std::string& configured, const std::string& search
 std::vector<std::string> SbatchSubmitter::arguments(const SubmitRequest& r) {
   // --ignore-pbs: sbatch would also apply the script's #PBS and #BSUB lines (a job array, a
   // hold, a dependency), which mirage does not read; `campaign add` names them.
-  std::vector<std::string> args{"--parsable", "--ignore-pbs"};
+  std::vector<std::string> args{"--parsable"};
+  if (r.ignore_pbs) args.push_back("--ignore-pbs");
   if (!r.name.empty()) args.push_back("--job-name=" + r.name);
   args.push_back("--comment=" + r.comment);
   // The command line's --export (`campaign add --no-export-env`) replaces the script's, as in

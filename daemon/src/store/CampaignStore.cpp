@@ -51,7 +51,7 @@ namespace {
 // the waits predicted for submitted jobs and got (a new table: kSchema adds it to earlier stores);
 // 7: whether a campaign's job names carry the store id; 8: an attempt's second job, cancelled
 // when its first one started (twin_job); 9: when Slurm took a hand-off's signal and cancel.
-constexpr int kSchemaVersion = 9;
+constexpr int kSchemaVersion = 10;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS campaigns(
@@ -69,7 +69,8 @@ CREATE TABLE IF NOT EXISTS campaigns(
   max_retries INTEGER NOT NULL DEFAULT -1, done_file TEXT NOT NULL DEFAULT '',
   shape_granted INTEGER NOT NULL DEFAULT 0,
   fallback_chain INTEGER NOT NULL DEFAULT 0, max_hours REAL NOT NULL DEFAULT 0,
-  request_key TEXT NOT NULL DEFAULT '', job_names_carry_store INTEGER NOT NULL DEFAULT 1);
+  request_key TEXT NOT NULL DEFAULT '', job_names_carry_store INTEGER NOT NULL DEFAULT 1,
+  sbatch_ignores_pbs INTEGER NOT NULL DEFAULT 1);
 CREATE TABLE IF NOT EXISTS segments(
   campaign_id INTEGER NOT NULL REFERENCES campaigns(id), idx INTEGER NOT NULL,
   state TEXT NOT NULL, job_id INTEGER NOT NULL DEFAULT 0,
@@ -152,6 +153,9 @@ constexpr AddedColumn kAddedColumns[] = {
     // again while its predecessor runs (harmless to repeat).
     {9, "segments", "signal_sent_at", "INTEGER NOT NULL DEFAULT -1"},
     {9, "segments", "cancel_sent_at", "INTEGER NOT NULL DEFAULT -1"},
+    // The campaigns already in the store keep the #PBS and #BSUB lines sbatch applied to their
+    // segments so far: a limit or account of a ported script's would change in mid-run.
+    {10, "campaigns", "sbatch_ignores_pbs", "INTEGER NOT NULL DEFAULT 0"},
 };
 
 std::set<std::string> column_names(sql::Database& db, const std::string& table) {
@@ -345,8 +349,9 @@ void CampaignStore::add_campaign(CampaignRecord& r) {
       "INSERT INTO campaigns(name, owner_uid, script, script_path, partition, account, policy, "
       "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
       "environment, state, message, created, finished, qos, sbatch_options, max_retries, "
-      "done_file, shape_granted, fallback_chain, max_hours, request_key, job_names_carry_store) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "done_file, shape_granted, fallback_chain, max_hours, request_key, job_names_carry_store, "
+      "sbatch_ignores_pbs) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   const Campaign& c = r.spec;
   s.bind(1, c.name)
       .bind(2, static_cast<std::int64_t>(r.owner_uid))
@@ -375,7 +380,8 @@ void CampaignStore::add_campaign(CampaignRecord& r) {
       .bind(25, r.fallback_chain ? 1 : 0)
       .bind(26, r.max_hours)
       .bind(27, r.request_key)
-      .bind(28, r.job_names_carry_store ? 1 : 0);
+      .bind(28, r.job_names_carry_store ? 1 : 0)
+      .bind(29, r.sbatch_ignores_pbs ? 1 : 0);
   s.run();
   r.spec.id = db_->last_insert_id();
   // Every segment of a bounded campaign is planned at once; an open-ended one starts with one.
@@ -394,8 +400,8 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
       "SELECT id, name, owner_uid, script, script_path, partition, account, policy, "
       "segment_count, nodes, gpus_per_node, time_limit, overlap, handoff_grace, work_dir, "
       "environment, state, message, created, finished, qos, sbatch_options, max_retries, "
-      "done_file, shape_granted, fallback_chain, max_hours, request_key, job_names_carry_store "
-      "FROM campaigns ORDER BY id");
+      "done_file, shape_granted, fallback_chain, max_hours, request_key, job_names_carry_store, "
+      "sbatch_ignores_pbs FROM campaigns ORDER BY id");
   while (s.step()) {
     CampaignRecord r;
     Campaign& c = r.spec;
@@ -431,6 +437,7 @@ std::vector<CampaignRecord> CampaignStore::load_campaigns() const {
     r.max_hours = s.real(26);
     r.request_key = s.text(27);
     r.job_names_carry_store = s.integer(28) != 0;
+    r.sbatch_ignores_pbs = s.integer(29) != 0;
     out.push_back(std::move(r));
   }
   auto g = db_->prepare(

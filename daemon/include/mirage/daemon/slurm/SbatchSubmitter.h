@@ -5,7 +5,8 @@
 // sbatch runs in the campaign's working directory with the campaign's environment. mirage adds
 // only its own: the job name, the tag (--comment), the MIRAGE_* environment, and the options from
 // `campaign add` (SubmitRequest::options), which override the script's as on sbatch's command
-// line; and --ignore-pbs, so that the script's #PBS and #BSUB lines are not applied.
+// line; and --ignore-pbs (SubmitRequest::ignore_pbs), so that the script's #PBS and #BSUB lines are
+// not applied.
 #include <string>
 #include <string_view>
 #include <vector>

@@ -149,6 +149,9 @@ struct SubmitRequest {
   // Queued behind this job (--dependency=afterany): it waits, accruing no age, until that job
   // ends or release_job lets it go. 0: none.
   JobId after_any = 0;
+  // --ignore-pbs: the script's #PBS and #BSUB lines are not applied (false: a campaign added
+  // before mirage passed it keeps what sbatch made of them).
+  bool ignore_pbs = true;
 };
 
 // A failed call. `transient` says the controller could not be reached or did not answer, so the

@@ -91,6 +91,10 @@ struct CampaignRecord {
   // Its segments' jobs are named NAME-sK-<store id> (segment_job_name); false for a campaign
   // added before names carried the store id (schema 6 and earlier), whose jobs go by NAME-sK.
   bool job_names_carry_store = true;
+  // Its segments are submitted with --ignore-pbs (sbatch applies none of the script's #PBS and
+  // #BSUB lines); false for a campaign added before (schema 9 and earlier), whose segments keep
+  // what sbatch made of them.
+  bool sbatch_ignores_pbs = true;
   std::vector<SegmentRecord> segments;
 
   int segments_done() const;
