@@ -98,7 +98,8 @@ BatchScriptDirectives read_batch_directives(std::string_view script, const std::
 // --ignore-pbs (src/sbatch/xlate.c of 22.05 to 24.11: "#PBS -t" an array, "-h" a hold,
 // "-W depend=" a dependency, "-l walltime=" a limit): those that start with the word, before
 // the 101st line that does not start with '#', after a command too. Each with its 1-based line;
-// `value` and `text` are the line as written. mirage passes --ignore-pbs (to every campaign added since it does).
+// `value` and `text` are the line as written. mirage passes --ignore-pbs (to every campaign added
+// since it does).
 std::vector<ScriptValue<std::string>> pbs_and_bsub_lines(std::string_view script);
 
 }  // namespace mirage::daemon
