@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -260,7 +261,10 @@ TEST(StoreSurvival, AnOrphanedJobIsTakenBackAsACampaignsFirstSegment) {
   h.tick();
   EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone);
   EXPECT_EQ(h.slurm.submissions_tagged(id, 0).size(), 0u);
-  EXPECT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+  ASSERT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u);
+  // Its checkpoints name campaign 7, whose job it was: the trainer continues them.
+  const auto env = h.slurm.submissions_tagged(id, 1)[0].request.environment;
+  EXPECT_NE(std::find(env.begin(), env.end(), "MIRAGE_ADOPTED_CAMPAIGN_ID=7"), env.end());
   const auto shown = h.store->submissions(id);
   ASSERT_FALSE(shown.empty());
   EXPECT_NE(shown.front().reason.find("adopted"), std::string::npos);

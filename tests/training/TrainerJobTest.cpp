@@ -511,6 +511,13 @@ TEST_F(TrainerJobTest, ResumingWithAnotherSeqLenOrCorpusExitsNamingBoth) {
             std::string::npos)
       << other.log_text();
   EXPECT_EQ(CheckpointDir(ckpt).list().size(), 1u);  // nothing trained, nothing written
+
+  // Asked to (a warm-up of the sequence length), it continues from it all the same.
+  ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "3", "--seq-len", "16", "--corpus",
+                                          corpus.string(), "--adopt-checkpoints"}),
+                              {}, dir_ / "adopting.log"),
+            0);
+  EXPECT_EQ(inspect_checkpoint(ckpt / checkpoint_file_name(3)).state.seq_len, 16);
 }
 
 // Checkpoints written before the trainer recorded the sequence length, the corpus and the
@@ -566,9 +573,14 @@ TEST_F(TrainerJobTest, ACampaignDoesNotResumeAnotherCampaignsCheckpointsUnlessAd
   EXPECT_FALSE(fs::exists(second_done));
   EXPECT_NE(refused.log_text().find("checkpoint " + (ckpt / checkpoint_file_name(2)).string() +
                                     " belongs to campaign 1, this run is campaign 2; "
-                                    "--adopt-checkpoints continues from it"),
+                                    "--adopt-checkpoints continues from it all the same"),
             std::string::npos)
       << refused.log_text();
+  // The campaign whose job `campaign add --adopt` took over is the one it continues.
+  std::map<std::string, std::string> adopted = second;
+  adopted["MIRAGE_ADOPTED_CAMPAIGN_ID"] = "1";
+  TrainerProcess continued(args(ckpt, {"--steps", "2"}), adopted, dir_ / "adopted.log");
+  EXPECT_EQ(continued.wait(120s), std::optional<int>(0)) << continued.log_text();
 
   ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "3", "--adopt-checkpoints"}), second,
                               dir_ / "adopting.log"),

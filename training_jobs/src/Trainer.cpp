@@ -220,6 +220,9 @@ class Trainer {
   ByteCorpus corpus_{"", ""};
   std::uint32_t corpus_crc_ = 0;
   std::string campaign_id_;  // MIRAGE_CAMPAIGN_ID, set by mirage for each segment
+  // MIRAGE_ADOPTED_CAMPAIGN_ID: the campaign of the job `campaign add --adopt` took over, whose
+  // checkpoints this campaign continues.
+  std::string adopted_campaign_id_;
   ProgressReporter reporter_{std::nullopt, std::nullopt};
   Progress progress_;
   std::unique_ptr<DataParallel> dp_;
@@ -271,6 +274,7 @@ Trainer::Trainer(const TrainOptions& options)
   }
   corpus_crc_ = corpus_.checksum();
   if (const char* id = std::getenv("MIRAGE_CAMPAIGN_ID")) campaign_id_ = id;
+  if (const char* id = std::getenv("MIRAGE_ADOPTED_CAMPAIGN_ID")) adopted_campaign_id_ = id;
   if (lead_) reporter_ = ProgressReporter(o_.progress_file, o_.metrics_file);
   progress_.job_id = env_.job_id;
   progress_.model = config_.name;
@@ -443,32 +447,33 @@ void Trainer::resume() {
 // The data position counts sequences of seq_len bytes of one corpus: with another length or text
 // it would name other text (some seen twice, some skipped). And a directory shared by two
 // campaigns would let the second resume, and perhaps end "done" on, the first's checkpoints.
-// What a checkpoint does not record (an older trainer's, a run outside a campaign) passes.
+// What a checkpoint does not record (an older trainer's, a run outside a campaign) passes; so
+// does a checkpoint of the campaign whose job this one adopted (`campaign add --adopt`), and,
+// with --adopt-checkpoints, anything (a warm-up of the sequence length, text added to the corpus).
 void Trainer::check_identity(const std::filesystem::path& file) const {
+  const auto refuse_or_adopt = [&](const std::string& why) {
+    if (!o_.adopt_checkpoints)
+      throw RunFailure(kExitError, why + "; --adopt-checkpoints continues from it all the same");
+    spdlog::warn("--adopt-checkpoints: {}; continuing from it", why);
+  };
   if (state_.seq_len > 0 && state_.seq_len != seq_len_) {
-    throw RunFailure(kExitError,
-                     fmt::format("checkpoint {} was written with --seq-len {}, this run has "
-                                 "--seq-len {}: its data position counts sequences of {} bytes",
-                                 file.string(), state_.seq_len, seq_len_, state_.seq_len));
+    refuse_or_adopt(
+        fmt::format("checkpoint {} was written with --seq-len {}, this run has "
+                    "--seq-len {}: its data position counts sequences of {} bytes",
+                    file.string(), state_.seq_len, seq_len_, state_.seq_len));
   }
   if (state_.corpus_size >= 0 && (state_.corpus_size != static_cast<std::int64_t>(corpus_.size()) ||
                                   state_.corpus_crc != corpus_crc_)) {
-    throw RunFailure(
-        kExitError,
-        fmt::format("checkpoint {} was written over corpus {} ({} bytes, CRC {:08x}), this run "
-                    "reads {} ({} bytes, CRC {:08x}): its data position is a place in the former",
-                    file.string(), state_.corpus_name, state_.corpus_size, state_.corpus_crc,
-                    corpus_.name(), corpus_.size(), corpus_crc_));
+    refuse_or_adopt(fmt::format(
+        "checkpoint {} was written over corpus {} ({} bytes, CRC {:08x}), this run reads {} ({} "
+        "bytes, CRC {:08x}): its data position is a place in the former",
+        file.string(), state_.corpus_name, state_.corpus_size, state_.corpus_crc, corpus_.name(),
+        corpus_.size(), corpus_crc_));
   }
-  if (!state_.campaign_id.empty() && !campaign_id_.empty() && state_.campaign_id != campaign_id_) {
-    if (!o_.adopt_checkpoints) {
-      throw RunFailure(kExitError,
-                       fmt::format("checkpoint {} belongs to campaign {}, this run is campaign {}; "
-                                   "--adopt-checkpoints continues from it",
-                                   file.string(), state_.campaign_id, campaign_id_));
-    }
-    spdlog::info("--adopt-checkpoints: continuing campaign {}'s checkpoint {} as campaign {}",
-                 state_.campaign_id, file.string(), campaign_id_);
+  if (!state_.campaign_id.empty() && !campaign_id_.empty() && state_.campaign_id != campaign_id_ &&
+      state_.campaign_id != adopted_campaign_id_) {
+    refuse_or_adopt(fmt::format("checkpoint {} belongs to campaign {}, this run is campaign {}",
+                                file.string(), state_.campaign_id, campaign_id_));
   }
 }
 

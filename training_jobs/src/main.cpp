@@ -155,8 +155,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--corpus", corpus, "training text (default: the corpus built into the binary)");
   app.add_flag("--adopt-checkpoints", o.adopt_checkpoints,
-               "resume checkpoints written by another campaign (another MIRAGE_CAMPAIGN_ID), e.g. "
-               "a failed campaign added again to continue it; refused without");
+               "resume checkpoints written by another campaign (another MIRAGE_CAMPAIGN_ID, e.g. "
+               "a failed campaign added again to continue it), with another --seq-len or over "
+               "another corpus; refused without");
   app.add_flag("--handoff-wait", o.handoff_wait,
                "wait for the trainer holding the checkpoint directory to hand off, then resume");
   // mirage sets MIRAGE_HANDOFF_WAIT for a hand-off segment: as long as its daemon may take to

@@ -283,6 +283,13 @@ SubmitRequest CampaignController::make_request(const Entry& e, const SegmentReco
   q.environment.push_back("MIRAGE_SEGMENTS=" + std::to_string(r.spec.segment_count));
   q.environment.push_back("MIRAGE_ATTEMPT=" + std::to_string(s.seg.attempts));
   q.environment.push_back("MIRAGE_DONE_FILE=" + r.done_file);
+  // The campaign of a job `campaign add --adopt` took over (its tag's): the trainer continues its
+  // checkpoints, which name that campaign.
+  for (const SegmentRecord& a : r.segments)
+    if (a.adopted_tag != SegmentRecord::kTagUnread)
+      if (const auto adopted = JobTag::parse(a.adopted_tag);
+          adopted && adopted->campaign != r.spec.id)
+        q.environment.push_back("MIRAGE_ADOPTED_CAMPAIGN_ID=" + std::to_string(adopted->campaign));
   // The segment may start while its predecessor still runs: it waits for the hand-off
   // (training_jobs/sbatch/gpt-segment.sbatch passes --handoff-wait), as long as this daemon may
   // take to signal and then cancel the predecessor, and no less than the trainer's default

@@ -10,10 +10,11 @@ namespace mirage::daemon {
 namespace {
 
 // The variables the daemon gives each segment (MIRAGE_HANDOFF and MIRAGE_HANDOFF_WAIT only in
-// hand-off mode).
+// hand-off mode, MIRAGE_ADOPTED_CAMPAIGN_ID only to a campaign that adopted a mirage job).
 constexpr std::string_view kDaemonVariables[] = {
-    "MIRAGE_CAMPAIGN_ID", "MIRAGE_CAMPAIGN_NAME", "MIRAGE_SEGMENT", "MIRAGE_SEGMENTS",
-    "MIRAGE_ATTEMPT",     "MIRAGE_DONE_FILE",     "MIRAGE_HANDOFF", "MIRAGE_HANDOFF_WAIT"};
+    "MIRAGE_CAMPAIGN_ID", "MIRAGE_CAMPAIGN_NAME", "MIRAGE_SEGMENT",
+    "MIRAGE_SEGMENTS",    "MIRAGE_ATTEMPT",       "MIRAGE_DONE_FILE",
+    "MIRAGE_HANDOFF",     "MIRAGE_HANDOFF_WAIT",  "MIRAGE_ADOPTED_CAMPAIGN_ID"};
 
 // What Slurm sets in a batch job and in its steps (sbatch.1 and srun.1 of 22.05 and 24.11,
 // OUTPUT ENVIRONMENT VARIABLES), as whole names...
