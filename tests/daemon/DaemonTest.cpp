@@ -18,6 +18,7 @@
 #include "mirage/daemon/control/ControlServer.h"
 #include "mirage/daemon/service/Daemon.h"
 #include "mirage/daemon/slurm/ChildProcess.h"
+#include "mirage/daemon/store/CampaignStore.h"
 #include "mirage/daemon/store/StoreLock.h"
 
 namespace mirage::daemon {
@@ -251,6 +252,37 @@ TEST(Daemon, MakesItsDeletedLockFileAgainAndHoldsIt) {
   ASSERT_TRUE(eventually([&] { return std::filesystem::exists(lock_file); }, 5));
   std::string held_by;
   EXPECT_FALSE(StoreLock::acquire(config.store_path, "mirage tick", 0, &held_by).has_value());
+  EXPECT_EQ(held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
+}
+
+// A store that is a symlink: the daemon also holds `<link>.lock` (an older mirage's lock), and
+// makes that one again when deleted without taking its own lock on the real file for another's.
+TEST(Daemon, MakesTheDeletedOldLockFileOfASymlinkedStoreAgainAndHoldsIt) {
+  testing::TempDir dir;
+  DaemonConfig config = quiet_config(dir);
+  std::filesystem::create_directory(dir.file("shared"));
+  const std::string real = dir.file("shared/store.db");
+  { CampaignStore made(real); }
+  std::filesystem::create_symlink(real, dir.file("link.db"));
+  config.store_path = dir.file("link.db");
+  const std::string old_lock = config.store_path + ".lock";
+  SystemClock clock;
+  Daemon daemon(config, std::make_unique<FakeSlurmClient>(clock), std::make_shared<SystemClock>());
+  std::atomic<int> status{-1};
+  std::thread t([&] { status = daemon.run(false); });
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(config.socket_path); }, 10));
+  std::filesystem::remove(old_lock);
+  const bool remade = eventually([&] { return std::filesystem::exists(old_lock); }, 5);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // a watch or two more
+  const int stopped_with = status.load();
+  std::string held_by;
+  const bool tick_got_it =
+      StoreLock::acquire(config.store_path, "mirage tick", 0, &held_by).has_value();
+  if (stopped_with < 0) daemon.stop();
+  t.join();
+  EXPECT_TRUE(remade);
+  EXPECT_EQ(stopped_with, -1) << "the daemon stopped";
+  EXPECT_FALSE(tick_got_it);
   EXPECT_EQ(held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
 }
 

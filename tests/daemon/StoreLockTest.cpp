@@ -130,6 +130,92 @@ TEST(StoreLock, StoreReachedThroughASymlinkSharesTheRealFilesLock) {
   EXPECT_FALSE(held->lost().has_value());
 }
 
+// A mirage of before the lock moved beside the real file (a daemon not yet restarted, an older
+// mirage on another login node) locks `<link>.lock` for a store that is a symlink: while it holds
+// that, a new one given the link must not act too, and must name it.
+TEST(StoreLock, SymlinkedStoreHeldUnderItsOldLockByAnOlderMirageIsRefusedNamingIt) {
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.file("shared"));
+  const std::string real = dir.file("shared/store.db");
+  std::ofstream(real) << "";
+  const std::string link = dir.file("store.db");
+  std::filesystem::create_symlink(real, link);
+  const std::string legacy = link + ".lock";
+  { std::ofstream(legacy) << "pid 4242 (mirage daemon)\n"; }
+  // Another open file description: flock locks are per description, so this one is the older
+  // mirage's as far as the lock goes.
+  const int fd = ::open(legacy.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  std::string held_by;
+  EXPECT_FALSE(StoreLock::acquire(link, "mirage tick", 0, &held_by).has_value());
+  EXPECT_EQ(held_by, "pid 4242 (mirage daemon)");
+  ::close(fd);
+  EXPECT_TRUE(StoreLock::acquire(link, "mirage tick", 0).has_value());
+}
+
+// The other way round: a new mirage on the link holds the old lock too, so an older mirage (which
+// locks `<link>.lock` and reads its holder there) is refused and told who holds the store.
+TEST(StoreLock, SymlinkedStoreHeldByANewMirageHoldsItsOldLockToo) {
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.file("shared"));
+  const std::string real = dir.file("shared/store.db");
+  std::ofstream(real) << "";
+  const std::string link = dir.file("store.db");
+  std::filesystem::create_symlink(real, link);
+  auto held = StoreLock::acquire(link, "mirage daemon", 0);
+  ASSERT_TRUE(held.has_value());
+  const std::string legacy = link + ".lock";
+  const int fd = ::open(legacy.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0) << legacy << " was not made";
+  EXPECT_NE(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  ::close(fd);
+  std::string line;
+  std::getline(std::ifstream(legacy), line);
+  EXPECT_EQ(line, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
+  // And a new mirage on the real path still meets the lock beside the real file.
+  std::string held_by;
+  EXPECT_FALSE(StoreLock::acquire(real, "mirage tick", 0, &held_by).has_value());
+  EXPECT_EQ(held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
+}
+
+// Either lock file deleted or replaced lets another process act: lost() watches both.
+TEST(StoreLock, SymlinkedStoreHolderIsToldItsOldLockFileWasDeletedOrReplaced) {
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.file("shared"));
+  const std::string real = dir.file("shared/store.db");
+  std::ofstream(real) << "";
+  const std::string link = dir.file("store.db");
+  std::filesystem::create_symlink(real, link);
+  auto held = StoreLock::acquire(link, "mirage daemon", 0);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_FALSE(held->lost().has_value());
+  const std::string legacy = link + ".lock";
+  std::filesystem::remove(legacy);
+  ASSERT_TRUE(held->lost().has_value());
+  EXPECT_EQ(*held->lost(), legacy + " was deleted");
+  std::ofstream(legacy) << "";
+  ASSERT_TRUE(held->lost().has_value());
+  EXPECT_EQ(*held->lost(), legacy + " was replaced by another file");
+}
+
+// A symlinked directory above a store that is a plain file leaves `<store>.lock` the real lock
+// file under another name: one lock, not two (two open descriptions of one file would refuse
+// each other), and the other name meets it.
+TEST(StoreLock, StoreUnderASymlinkedDirectoryTakesOneLock) {
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.file("real"));
+  std::filesystem::create_directory_symlink(dir.file("real"), dir.file("alias"));
+  const std::string through_alias = dir.file("alias/store.db");
+  std::ofstream(through_alias) << "";
+  auto held = StoreLock::acquire(through_alias, "mirage daemon", 0);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_FALSE(held->lost().has_value());
+  std::string held_by;
+  EXPECT_FALSE(StoreLock::acquire(dir.file("real/store.db"), "mirage tick", 0, &held_by));
+  EXPECT_EQ(held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
+}
+
 // A hard link has no one real name to key the lock on (and SQLite keeps its journal beside the
 // name it was given), so a store with two names in the file system is refused, saying so.
 TEST(StoreLock, HardLinkedStoreIsRefusedNamingIt) {

@@ -99,9 +99,13 @@ struct Daemon::Impl {
     const auto why = lock->lost();
     if (!why) return;
     std::string held_by;
-    if (auto again = StoreLock::acquire(config.store_path, "mirage daemon", 0, &held_by)) {
+    bool again = false;
+    {
+      // The lost file alone: with a store that is a symlink the other is still this daemon's.
       const std::lock_guard<std::mutex> hold(lock_mutex);  // the Slurm thread reads it
-      lock = std::move(again);
+      again = lock->take_again("mirage daemon", &held_by);
+    }
+    if (again) {
       spdlog::warn("{}: the daemon made it again and holds it", *why);
       return;
     }

@@ -1,7 +1,8 @@
 #pragma once
 // One process at a time acts on a store: the daemon for its life, `mirage tick` for its pass,
 // a `campaign` command for its request when no daemon runs. An flock on `<store>.lock` beside
-// the store's real file (a symlink to the store locks the same one), which the kernel releases
+// the store's real file (a symlink to the store locks the same one; a store that is a symlink also
+// locks `<link>.lock`, the lock of an older mirage that may still run), which the kernel releases
 // when the holder dies, however it dies. The flock guards only the file it was taken on: a lock
 // file deleted or replaced while held lets the next process lock a new file at the path, so a
 // holder that lasts asks `lost()` and takes the path again (or stops).
@@ -31,6 +32,11 @@ class StoreLock {
   // taken (the next process to lock the path locks another file); nullopt while it holds.
   std::optional<std::string> lost() const;
 
+  // Takes anew, without waiting, each of its files lost() finds deleted or replaced, keeping the
+  // others (another acquire would meet this very lock on them): false when another process holds
+  // a new one (`held_by` then says who), the lost one kept.
+  bool take_again(const std::string& holder, std::string* held_by = nullptr);
+
   StoreLock(StoreLock&& other) noexcept;
   StoreLock& operator=(StoreLock&& other) noexcept;
   StoreLock(const StoreLock&) = delete;
@@ -38,9 +44,12 @@ class StoreLock {
   ~StoreLock();
 
  private:
-  StoreLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  StoreLock(int fd, std::string path, int old_fd, std::string old_path)
+      : fd_(fd), path_(std::move(path)), old_fd_(old_fd), old_path_(std::move(old_path)) {}
   int fd_ = -1;
   std::string path_;
+  int old_fd_ = -1;  // `<link>.lock` of a store that is a symlink, else -1
+  std::string old_path_;
 };
 
 // Why `path` may not be used by this process's user: it exists and belongs to another user.
