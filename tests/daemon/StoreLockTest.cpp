@@ -112,15 +112,24 @@ TEST(StoreLock, WaiterOnADeletedLockFileDoesNotTakeTheStore) {
   EXPECT_EQ(held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
 }
 
+// A store moved to the shared file system with a symlink left where it was: `link` names `real`.
+struct SymlinkedStore {
+  testing::TempDir dir;
+  std::string real = dir.file("shared/store.db");
+  std::string link = dir.file("store.db");
+  SymlinkedStore() {
+    std::filesystem::create_directory(dir.file("shared"));
+    std::ofstream(real) << "";
+    std::filesystem::create_symlink(real, link);
+  }
+};
+
 // A store reached under two names (a symlink left where the store was before it moved to the
 // shared file system) is one store: its lock is the real file's, so both names share it.
 TEST(StoreLock, StoreReachedThroughASymlinkSharesTheRealFilesLock) {
-  testing::TempDir dir;
-  std::filesystem::create_directory(dir.file("shared"));
-  const std::string real = dir.file("shared/store.db");
-  std::ofstream(real) << "";
-  const std::string link = dir.file("store.db");
-  std::filesystem::create_symlink(real, link);
+  const SymlinkedStore store;
+  const std::string& real = store.real;
+  const std::string& link = store.link;
   auto held = StoreLock::acquire(real, "mirage daemon", 0);
   ASSERT_TRUE(held.has_value());
   std::string held_by;
@@ -134,12 +143,8 @@ TEST(StoreLock, StoreReachedThroughASymlinkSharesTheRealFilesLock) {
 // mirage on another login node) locks `<link>.lock` for a store that is a symlink: while it holds
 // that, a new one given the link must not act too, and must name it.
 TEST(StoreLock, SymlinkedStoreHeldUnderItsOldLockByAnOlderMirageIsRefusedNamingIt) {
-  testing::TempDir dir;
-  std::filesystem::create_directory(dir.file("shared"));
-  const std::string real = dir.file("shared/store.db");
-  std::ofstream(real) << "";
-  const std::string link = dir.file("store.db");
-  std::filesystem::create_symlink(real, link);
+  const SymlinkedStore store;
+  const std::string& link = store.link;
   const std::string legacy = link + ".lock";
   { std::ofstream(legacy) << "pid 4242 (mirage daemon)\n"; }
   // Another open file description: flock locks are per description, so this one is the older
@@ -157,12 +162,9 @@ TEST(StoreLock, SymlinkedStoreHeldUnderItsOldLockByAnOlderMirageIsRefusedNamingI
 // The other way round: a new mirage on the link holds the old lock too, so an older mirage (which
 // locks `<link>.lock` and reads its holder there) is refused and told who holds the store.
 TEST(StoreLock, SymlinkedStoreHeldByANewMirageHoldsItsOldLockToo) {
-  testing::TempDir dir;
-  std::filesystem::create_directory(dir.file("shared"));
-  const std::string real = dir.file("shared/store.db");
-  std::ofstream(real) << "";
-  const std::string link = dir.file("store.db");
-  std::filesystem::create_symlink(real, link);
+  const SymlinkedStore store;
+  const std::string& real = store.real;
+  const std::string& link = store.link;
   auto held = StoreLock::acquire(link, "mirage daemon", 0);
   ASSERT_TRUE(held.has_value());
   const std::string legacy = link + ".lock";
@@ -181,12 +183,8 @@ TEST(StoreLock, SymlinkedStoreHeldByANewMirageHoldsItsOldLockToo) {
 
 // Either lock file deleted or replaced lets another process act: lost() watches both.
 TEST(StoreLock, SymlinkedStoreHolderIsToldItsOldLockFileWasDeletedOrReplaced) {
-  testing::TempDir dir;
-  std::filesystem::create_directory(dir.file("shared"));
-  const std::string real = dir.file("shared/store.db");
-  std::ofstream(real) << "";
-  const std::string link = dir.file("store.db");
-  std::filesystem::create_symlink(real, link);
+  const SymlinkedStore store;
+  const std::string& link = store.link;
   auto held = StoreLock::acquire(link, "mirage daemon", 0);
   ASSERT_TRUE(held.has_value());
   EXPECT_FALSE(held->lost().has_value());
