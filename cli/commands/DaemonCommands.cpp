@@ -104,6 +104,10 @@ std::optional<json> ask_daemon(const DaemonSocketOptions& where, const json& req
   } catch (const daemon::RequestError& e) {  // may quote the request's text back
     rc = 1;
     std::cerr << "mirage: " << escape_control(e.what()) << "\n";
+    // The daemon knows the store the request named, not the file that named it.
+    if (!where.config.empty() &&
+        std::string(e.what()).find("give [socket] path") != std::string::npos)
+      std::cerr << "mirage: that config: " << escape_control(where.config) << "\n";
   } catch (const daemon::StoreOwnerError& e) {
     rc = 1;
     std::cerr << "mirage: " << escape_control(e.what()) << "\n";

@@ -39,6 +39,7 @@ set -e
 [ "$rc" -eq 1 ] || fail "cancel for B through A's daemon: rc $rc: $out"
 grep -qF "the daemon at $socket serves $dir/a.db, not $dir/b.db; give [socket] path" <<<"$out" ||
   fail "the refusal does not name the socket and both stores: $out"
+grep -qF "mirage: that config: $dir/b.toml" <<<"$out" || fail "the refusal does not name B's config: $out"
 "$bin" campaign show 1 --json --config "$dir/a-link.toml" | grep -q '"state": "active"' ||
   fail "A's campaign 1 is not active after a cancel meant for B"
 out="$("$bin" campaign cancel 1 --socket "$socket" 2>&1)" || fail "cancel with --socket alone: $out"

@@ -420,8 +420,8 @@ void ControlHandler::check_store(const json& store) const {
         status.contains("socket") && status["socket"].is_string())
       socket = status["socket"].get<std::string>();
   throw RequestError("the daemon at " + socket + " serves " + store_.path() + ", not " + wanted +
-                     "; give [socket] path in the config of " + wanted +
-                     " (a socket of its own), or stop that daemon");
+                     "; give [socket] path (a socket of its own) in the config whose store is " +
+                     wanted + ", or stop that daemon");
 }
 
 json ControlHandler::dispatch(const json& req, std::uint32_t peer_uid) {
