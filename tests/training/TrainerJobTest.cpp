@@ -577,10 +577,14 @@ TEST_F(TrainerJobTest, ACampaignDoesNotResumeAnotherCampaignsCheckpointsUnlessAd
             std::string::npos)
       << refused.log_text();
   // The campaign whose job `campaign add --adopt` took over is the one it continues.
-  std::map<std::string, std::string> adopted = second;
-  adopted["MIRAGE_ADOPTED_CAMPAIGN_ID"] = "1";
+  const fs::path adopted_done = dir_ / "adopted.done";
+  const std::map<std::string, std::string> adopted{{"MIRAGE_CAMPAIGN_ID", "3"},
+                                                   {"MIRAGE_ADOPTED_CAMPAIGN_ID", "1"},
+                                                   {"MIRAGE_DONE_FILE", adopted_done}};
   TrainerProcess continued(args(ckpt, {"--steps", "2"}), adopted, dir_ / "adopted.log");
   EXPECT_EQ(continued.wait(120s), std::optional<int>(0)) << continued.log_text();
+  EXPECT_TRUE(fs::exists(adopted_done));
+  EXPECT_FALSE(fs::exists(second_done));
 
   ASSERT_EQ(test::run_trainer(args(ckpt, {"--steps", "3", "--adopt-checkpoints"}), second,
                               dir_ / "adopting.log"),
