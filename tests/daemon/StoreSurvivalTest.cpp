@@ -270,6 +270,34 @@ TEST(StoreSurvival, AnOrphanedJobIsTakenBackAsACampaignsFirstSegment) {
   EXPECT_NE(shown.front().reason.find("adopted"), std::string::npos);
 }
 
+// An adopted job that ended and left the queue before any dump showed it: its tag is read from
+// accounting's record, so the segment is known to have run (submitted hours before the adoption)
+// and the campaign it came from reaches the next segment.
+TEST(StoreSurvival, AnAdoptedJobGoneBeforeAnyDumpIsKnownByItsAccountingRecord) {
+  Harness h;
+  h.slurm.set_accounting(true);
+  SlurmJob orphan;
+  orphan.name = "lost-s1";
+  orphan.comment = JobTag{h.store->store_id(), 7, 1, 1}.str();
+  const JobId job = h.slurm.add_job(orphan);
+  h.slurm.start(job);
+  h.clock.advance(6 * kHour);
+  auto r = simple_request(2);
+  r.adopt_job = job;
+  const auto id = h.controller->add(r).spec.id;
+  h.slurm.finish(job);
+  h.slurm.forget(job);  // gone from the queue before the first pass
+  for (int i = 0; i < 4 && h.slurm.submissions_tagged(id, 1).empty(); ++i) {
+    h.tick();
+    h.clock.advance(kMinute);
+  }
+  EXPECT_EQ(h.seg(id, 0).adopted_tag, orphan.comment);
+  EXPECT_EQ(h.seg(id, 0).seg.state, SegmentState::kDone) << h.seg(id, 0).message;
+  ASSERT_EQ(h.slurm.submissions_tagged(id, 1).size(), 1u) << h.seg(id, 0).message;
+  const auto env = h.slurm.submissions_tagged(id, 1)[0].request.environment;
+  EXPECT_NE(std::find(env.begin(), env.end(), "MIRAGE_ADOPTED_CAMPAIGN_ID=7"), env.end());
+}
+
 // A job the user submitted by hand carries no tag, and another store's is that store's to
 // follow: adopted, either would be held as "left the queue while mirage was not looking" while it
 // runs (and a --rerun would start a second segment 0 on its checkpoint). The first dump refuses

@@ -105,6 +105,20 @@ void CampaignController::settle_fate(Entry& e, SegmentRecord& s, Seconds now, Ac
   e.answers.erase(a);
   const std::string job = "job " + std::to_string(s.seg.slurm_job_id);
   SegmentMarks marks{config_.user_id, {}, {}};
+  if (s.adopted_tag == SegmentRecord::kTagUnread && s.seg.attempts == 1) {
+    // An adopted job gone before any dump showed it: its tag is read from accounting's record
+    // of it, one of this store's (what a dump would have shown), so its campaign is known.
+    const SlurmJob* tagged = nullptr;
+    for (const SlurmJob& r : answer.records)
+      if (const auto tag = JobTag::parse(r.comment);
+          r.id == s.seg.slurm_job_id && r.user_id == config_.user_id && tag &&
+          tag->store == store_.store_id() && (!tagged || r.submit >= tagged->submit))
+        tagged = &r;
+    if (tagged) {
+      s.adopted_tag = tagged->comment;
+      save(e, s);
+    }
+  }
   if (s.adopted_tag.empty() || s.seg.attempts > 1) {  // an adopted job's tag is its first's
     marks.tag = attempt_tag(store_.store_id(), e.rec, s).str();
     marks.name = segment_job_name(store_.store_id(), e.rec, k);
