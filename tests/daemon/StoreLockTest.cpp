@@ -181,6 +181,28 @@ TEST(StoreLock, SymlinkedStoreHeldByANewMirageHoldsItsOldLockToo) {
   EXPECT_EQ(held_by, "pid " + std::to_string(::getpid()) + " (mirage daemon)");
 }
 
+// While a new mirage on the link holds the old lock and waits on the real file's, an older mirage
+// refused by the old one is told who holds it now, not the process that held it before.
+TEST(StoreLock, SymlinkedStoreWaiterNamesItselfInTheOldLockWhileItWaits) {
+  const SymlinkedStore store;
+  const std::string& link = store.link;
+  const std::string legacy = link + ".lock";
+  { std::ofstream(legacy) << "pid 4242 (mirage daemon)\n"; }
+  const std::string real_lock = StoreLock::lock_path(store.real);
+  const int fd = ::open(real_lock.c_str(), O_RDWR | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // the real file's lock is held: the waiter waits on it
+  std::optional<StoreLock> waiter;
+  std::thread waiting([&] { waiter = StoreLock::acquire(link, "mirage tick", 5); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::string line;
+  std::getline(std::ifstream(legacy), line);
+  EXPECT_EQ(line, "pid " + std::to_string(::getpid()) + " (mirage tick)");
+  ::close(fd);
+  waiting.join();
+  EXPECT_TRUE(waiter.has_value());
+}
+
 // Either lock file deleted or replaced lets another process act: lost() watches both.
 TEST(StoreLock, SymlinkedStoreHolderIsToldItsOldLockFileWasDeletedOrReplaced) {
   const SymlinkedStore store;

@@ -149,6 +149,10 @@ std::optional<StoreLock> StoreLock::acquire(const std::string& store_path,
   // other's (one on the real path takes only the real file's).
   const int old_fd = old ? take(*old, deadline, held_by) : -1;
   if (old && old_fd < 0) return std::nullopt;
+  // In both, the old one at once: an older mirage refused by it while this one still waits on the
+  // real file's reads who holds the store there, not the last holder.
+  const std::string who = "pid " + std::to_string(::getpid()) + " (" + holder + ")\n";
+  if (old_fd >= 0) write_holder(old_fd, who);
   int fd = -1;
   try {
     fd = take(path, deadline, held_by);
@@ -160,10 +164,7 @@ std::optional<StoreLock> StoreLock::acquire(const std::string& store_path,
     if (old_fd >= 0) ::close(old_fd);
     return std::nullopt;
   }
-  // In both: an older mirage refused by the old one reads who holds the store there.
-  const std::string who = "pid " + std::to_string(::getpid()) + " (" + holder + ")\n";
   write_holder(fd, who);
-  if (old_fd >= 0) write_holder(old_fd, who);
   return StoreLock(fd, path, old_fd, old.value_or(""));
 }
 
