@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "campaigns/CampaignEntry.h"
@@ -20,6 +19,7 @@
 #include "mirage/daemon/slurm/BatchScriptDirectives.h"
 #include "mirage/daemon/slurm/JobEnvironment.h"
 #include "mirage/daemon/slurm/SbatchSubmitter.h"
+#include "store/PathChecks.h"
 
 namespace mirage::daemon {
 namespace {
@@ -180,13 +180,9 @@ const CampaignRecord& CampaignController::add(CampaignRequest r, std::vector<std
     if (auto why = prepare_done_file(r.done_file)) fail("done_file: " + *why);
     // A campaign ends when its done file exists: two sharing one would both end when the first
     // finished, the other short of its training.
-    std::error_code ec;
-    const auto mine = std::filesystem::weakly_canonical(r.done_file, ec);
     for (const auto& [id, e] : entries_) {
       if (is_finished(e->rec.state) || e->rec.done_file.empty()) continue;
-      std::error_code ec_other;
-      const auto theirs = std::filesystem::weakly_canonical(e->rec.done_file, ec_other);
-      if (ec || ec_other ? r.done_file == e->rec.done_file : mine == theirs)
+      if (r.done_file == e->rec.done_file || same_file(r.done_file, e->rec.done_file))
         fail("done_file: " + r.done_file + " is the done file of campaign " + std::to_string(id) +
              " '" + e->rec.spec.name + "', " + std::string(to_string(e->rec.state)) +
              ": the first to finish would end the other as done; name another file");

@@ -24,6 +24,15 @@ bool is_sqlite(const std::string& path) {
 
 }  // namespace
 
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;
+  const auto ca = std::filesystem::weakly_canonical(a, ec);
+  if (ec) return false;
+  const auto cb = std::filesystem::weakly_canonical(b, ec);
+  return !ec && ca == cb;
+}
+
 std::optional<std::string> directory_problem(const fs::path& dir) {
   const fs::path start = dir.empty() ? fs::path(".") : dir;
   fs::path existing = start;

@@ -7,6 +7,11 @@
 
 namespace mirage::daemon {
 
+// Whether `a` and `b` name one file: the same device and inode where both exist (through `..`, a
+// symlink or a hard link), else the same path once `..` and the symlinks of its existing part
+// are resolved (a file not made yet, such as a -wal file SQLite would read as the store's).
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
 // Why files cannot be made in `dir`: it, or the nearest ancestor that exists when it does not,
 // is not a writable directory. nullopt when they can.
 std::optional<std::string> directory_problem(const std::filesystem::path& dir);

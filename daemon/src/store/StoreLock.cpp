@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "mirage/daemon/store/StoreHome.h"
 #include "store/PathChecks.h"
 
 namespace mirage::daemon {
@@ -91,6 +92,11 @@ int take(const std::string& path, std::chrono::steady_clock::time_point deadline
   }
 }
 
+// The line a holder writes into its lock files, for the next one's message.
+std::string holder_line(const std::string& holder) {
+  return "pid " + std::to_string(::getpid()) + " (" + holder + ")\n";
+}
+
 // Written over the last holder's line, then cut to length: one that reads it meanwhile finds a
 // whole first line. A failure costs only the next one's message.
 void write_holder(int fd, const std::string& who) {
@@ -108,11 +114,7 @@ std::optional<std::string> old_lock_path(const std::string& store_path, const st
   std::error_code ec;
   if (!std::filesystem::is_symlink(store_path, ec)) return std::nullopt;
   const std::string old = store_path + ".lock";
-  struct stat a {};
-  struct stat b {};
-  if (::stat(old.c_str(), &a) == 0 && ::stat(lock.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
-      a.st_ino == b.st_ino)
-    return std::nullopt;
+  if (same_store_file(old, lock)) return std::nullopt;
   return old;
 }
 
@@ -151,7 +153,7 @@ std::optional<StoreLock> StoreLock::acquire(const std::string& store_path,
   if (old && old_fd < 0) return std::nullopt;
   // In both, the old one at once: an older mirage refused by it while this one still waits on the
   // real file's reads who holds the store there, not the last holder.
-  const std::string who = "pid " + std::to_string(::getpid()) + " (" + holder + ")\n";
+  const std::string who = holder_line(holder);
   if (old_fd >= 0) write_holder(old_fd, who);
   int fd = -1;
   try {
@@ -176,7 +178,7 @@ std::optional<std::string> StoreLock::lost() const {
 }
 
 bool StoreLock::take_again(const std::string& holder, std::string* held_by) {
-  const std::string who = "pid " + std::to_string(::getpid()) + " (" + holder + ")\n";
+  const std::string who = holder_line(holder);
   // The old one first, as acquire takes them.
   for (auto [fd, path] : {std::pair{&old_fd_, &old_path_}, std::pair{&fd_, &path_}}) {
     if (*fd < 0 || !not_the_file_at(*fd, *path)) continue;

@@ -11,22 +11,11 @@
 #include "mirage/core/Time.h"
 #include "mirage/daemon/store/CampaignStore.h"
 #include "mirage/daemon/store/StoreLock.h"
+#include "store/PathChecks.h"
 
 namespace mirage::daemon {
 
 namespace {
-
-// Whether `a` and `b` name one file: the same device and inode where both exist (through `..`, a
-// symlink or a hard link), else the same path once `..` and the symlinks of its existing part
-// are resolved (a -wal file not made yet would be read by SQLite as the store's).
-bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
-  std::error_code ec;
-  if (std::filesystem::equivalent(a, b, ec)) return true;
-  const auto ca = std::filesystem::weakly_canonical(a, ec);
-  if (ec) return false;
-  const auto cb = std::filesystem::weakly_canonical(b, ec);
-  return !ec && ca == cb;
-}
 
 // Why the trace cannot be written at `out`: it is the store or one of the files beside it that
 // SQLite and the store's lock keep (writing it would truncate the campaigns). nullopt when not.
